@@ -1,0 +1,53 @@
+/**
+ * The built catalog: the artefact scripts/build-catalog.ts writes and both stores load.
+ * Plain data, no framework types. SVG markup lives only in `variants`, never in JSON responses.
+ */
+export const VARIANTS = ["mono", "color", "dark", "light", "wordmark", "icon"] as const;
+export type Variant = (typeof VARIANTS)[number];
+
+export interface ColorRole {
+  /** "brand" | "dark-mode" | "contrast-text" | "accent" ... */
+  role: string;
+  /** 6 lowercase hex characters, no leading # */
+  hex: string;
+  /** where the value came from: "simple-icons" | "artwork" | "derived" | "override" */
+  source: string;
+}
+
+export interface StoredSvg {
+  /** sanitized + svgo-optimized markup */
+  svg: string;
+  /** sha256 hex of the svg bytes */
+  sha256: string;
+  /** e.g. "simple-icons", "iconify:logos", "iconify:devicon", "derived" */
+  source: string;
+}
+
+export interface Brand {
+  id: number;
+  slug: string;
+  name: string;
+  /** 6 lowercase hex, no # */
+  brandColor: string | null;
+  darkModeColor: string | null;
+  /** "000000" or "ffffff" (whichever contrasts more with brandColor), null when brandColor is null */
+  contrastTextColor: string | null;
+  colors: ColorRole[];
+  aliases: string[];
+  /** registrable domains and hosts that name this brand, lowercase, no scheme (filled by the domain step) */
+  domains: string[];
+  sourceUrl: string | null;
+  guidelinesUrl: string | null;
+  /** data sets the brand was merged from */
+  sources: string[];
+  variants: Partial<Record<Variant, StoredSvg>>;
+  /** ISO timestamp when the brand's data was last verified/enriched, or null */
+  verifiedAt: string | null;
+}
+
+export interface BuiltCatalog {
+  /** content hash of the inputs and the builder; changes whenever the catalog changes */
+  version: string;
+  builtAt: string;
+  brands: Brand[];
+}
