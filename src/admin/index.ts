@@ -1,0 +1,88 @@
+import { timingSafeEqual } from "node:crypto";
+import { Elysia, t } from "elysia";
+import { LimitsSchema, TierSchema } from "../accounts/model";
+import { AccountNotFound, type AccountService } from "../accounts/service";
+import { ErrorBody } from "../catalog/model";
+import { ApiError } from "../http/errors";
+
+function sameToken(given: string, expected: string): boolean {
+  const a = Buffer.from(given);
+  const b = Buffer.from(expected);
+  return a.length === b.length && timingSafeEqual(a, b);
+}
+
+/** Operator routes, mounted only when ADMIN_TOKEN is set. */
+export function adminController(deps: { accounts: AccountService; adminToken: string }) {
+  return new Elysia({ prefix: "/admin", tags: ["admin"] })
+    .onBeforeHandle(({ headers }) => {
+      const auth = headers.authorization ?? "";
+      const token = auth.toLowerCase().startsWith("bearer ") ? auth.slice(7).trim() : "";
+      if (!token || !sameToken(token, deps.adminToken))
+        throw new ApiError(
+          401,
+          "unauthorized",
+          "Pass the operator token as Authorization: Bearer <ADMIN_TOKEN>.",
+        );
+    })
+    .post(
+      "/keys",
+      async ({ body, set }) => {
+        const issued = await deps.accounts.createAccountWithKey({
+          tier: body.tier,
+          email: body.email ?? null,
+          limits: body.limits ?? null,
+        });
+        set.status = 201;
+        return issued;
+      },
+      {
+        body: t.Object({
+          tier: TierSchema,
+          email: t.Optional(t.String({ format: "email", maxLength: 254 })),
+          limits: t.Optional(LimitsSchema),
+        }),
+        response: {
+          201: t.Object({
+            accountId: t.String(),
+            keyId: t.String(),
+            apiKey: t.String({ description: "Shown once; only its hash is stored" }),
+            tier: TierSchema,
+          }),
+          401: ErrorBody,
+          422: ErrorBody,
+        },
+        detail: { summary: "Create an account with one API key (operator)" },
+      },
+    )
+    .patch(
+      "/accounts/:accountId",
+      async ({ params, body }) => {
+        try {
+          const a = await deps.accounts.changeTier(
+            params.accountId,
+            body.tier,
+            body.limits ?? null,
+          );
+          return { accountId: a.id, tier: a.tier, limits: a.limits };
+        } catch (err) {
+          if (err instanceof AccountNotFound)
+            throw new ApiError(404, "account_not_found", `No account ${params.accountId}.`);
+          throw err;
+        }
+      },
+      {
+        body: t.Object({ tier: TierSchema, limits: t.Optional(LimitsSchema) }),
+        response: {
+          200: t.Object({
+            accountId: t.String(),
+            tier: TierSchema,
+            limits: t.Union([LimitsSchema, t.Null()]),
+          }),
+          401: ErrorBody,
+          404: ErrorBody,
+          422: ErrorBody,
+        },
+        detail: { summary: "Change an account's tier and custom limits (operator)" },
+      },
+    );
+}

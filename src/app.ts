@@ -1,0 +1,50 @@
+import { swagger } from "@elysiajs/swagger";
+import { Elysia } from "elysia";
+import { adminController } from "./admin";
+import { catalogController } from "./catalog";
+import type { Deps } from "./deps";
+import { healthController } from "./health";
+import { errorPlugin } from "./http/error-plugin";
+import { securityHeaders } from "./http/security";
+
+/** Composes the feature controllers into one app: a web-standard fetch handler. */
+export function createApp(deps: Deps) {
+  const auth = {
+    accounts: deps.accounts,
+    quota: deps.quota,
+    usage: deps.usage,
+    upgradeUrl: deps.config.UPGRADE_URL,
+    verifyBearer: deps.verifyBearer,
+  };
+  const app = new Elysia()
+    .use(errorPlugin)
+    .use(securityHeaders)
+    .use(
+      swagger({
+        path: "/swagger",
+        exclude: ["/swagger", "/swagger/json"],
+        documentation: {
+          info: {
+            title: "Brand Asset API",
+            version: "1.0.0",
+            description:
+              "Brand names, colors and logo artwork (SVG, PNG, WebP) by slug, domain or business e-mail. Every /v1 route needs the X-API-Key header unless stated.",
+          },
+          components: {
+            securitySchemes: {
+              apiKey: { type: "apiKey", in: "header", name: "X-API-Key" },
+              bearer: { type: "http", scheme: "bearer", bearerFormat: "JWT" },
+            },
+          },
+          security: [{ apiKey: [] }],
+        },
+      }),
+    )
+    .use(healthController(deps))
+    .use(catalogController({ ...auth, catalog: deps.catalog }));
+  if (deps.config.ADMIN_TOKEN)
+    app.use(adminController({ accounts: deps.accounts, adminToken: deps.config.ADMIN_TOKEN }));
+  return app;
+}
+
+export type App = ReturnType<typeof createApp>;

@@ -1,0 +1,82 @@
+import { t } from "elysia";
+import { queryInt } from "../http/params";
+
+const Hex = t.String({ pattern: "^[0-9a-f]{6}$", description: "6 hex characters, no leading #" });
+const NullableHex = t.Union([Hex, t.Null()]);
+
+export const ColorRole = t.Object({
+  role: t.String({ description: "brand | dark-mode | contrast-text | ..." }),
+  hex: Hex,
+  source: t.String({ description: "simple-icons | artwork | derived | override" }),
+});
+
+export const SvgVariantInfo = t.Object({
+  variant: t.String(),
+  verified: t.Boolean(),
+});
+
+export const CssVars = t.Union([
+  t.Object({
+    "--brand-color": t.String({ pattern: "^#[0-9a-f]{6}$" }),
+    "--brand-color-dark": t.String({ pattern: "^#[0-9a-f]{6}$" }),
+    "--brand-color-contrast": t.String({ pattern: "^#[0-9a-f]{6}$" }),
+  }),
+  t.Null(),
+]);
+
+export const ServiceResponse = t.Object(
+  {
+    id: t.Integer({ description: "Stable identifier" }),
+    slug: t.String({ description: "URL-safe identifier" }),
+    name: t.String(),
+    brandColor: NullableHex,
+    darkModeColor: NullableHex,
+    svgVariants: t.Union([t.Array(SvgVariantInfo), t.Null()], {
+      description: "Catalog routes always return null; see GET /v1/brand for variants",
+    }),
+    colors: t.Union([t.Array(ColorRole), t.Null()]),
+    _css: CssVars,
+    _notice: t.String(),
+  },
+  { $id: "#/components/schemas/ServiceResponse" },
+);
+
+export const ServiceListResponse = t.Object({
+  items: t.Array(ServiceResponse),
+  total: t.Integer(),
+  limit: t.Integer(),
+  offset: t.Integer(),
+});
+
+export const BatchBody = t.Object({
+  slugs: t.Array(t.String({ maxLength: 200 }), {
+    description:
+      "Catalog slugs; duplicates count once. At most 10 unique (free) or 50 (paid, internal).",
+  }),
+});
+
+export const BatchResponse = t.Object({
+  results: t.Record(t.String(), t.Union([ServiceResponse, t.Null()])),
+  found: t.Integer(),
+  notFound: t.Array(t.String()),
+});
+
+export const ListQuery = t.Object({
+  limit: queryInt("limit", 1, 200, 50),
+  offset: queryInt("offset", 0, null, 0),
+});
+
+export const ErrorBody = t.Object(
+  {
+    error: t.String({ description: "machine-readable code" }),
+    message: t.String(),
+  },
+  { additionalProperties: true },
+);
+
+export const RateLimitedBody = t.Object({
+  error: t.Literal("rate_limit_exceeded"),
+  message: t.String(),
+  reset_in_seconds: t.Integer(),
+  upgrade_url: t.String(),
+});

@@ -1,0 +1,145 @@
+import { log } from "../platform/log";
+import type { CatalogSource } from "./port";
+import type { Brand, BuiltCatalog } from "./types";
+
+export const NOTICE =
+  "Brand names, logos and colors are trademarks of their respective owners. Use them only to " +
+  "identify the brand, follow its brand guidelines, and do not imply endorsement.";
+
+export interface ServiceView {
+  id: number;
+  slug: string;
+  name: string;
+  brandColor: string | null;
+  darkModeColor: string | null;
+  svgVariants: null;
+  colors: { role: string; hex: string; source: string }[] | null;
+  _css: Record<"--brand-color" | "--brand-color-dark" | "--brand-color-contrast", string> | null;
+  _notice: string;
+}
+
+/** CSS custom properties, always derived from the same fields the response carries. */
+export function cssVars(b: Pick<Brand, "brandColor" | "darkModeColor" | "contrastTextColor">) {
+  if (!b.brandColor) return null;
+  return {
+    "--brand-color": `#${b.brandColor}`,
+    "--brand-color-dark": `#${b.darkModeColor ?? b.brandColor}`,
+    "--brand-color-contrast": `#${b.contrastTextColor ?? "000000"}`,
+  };
+}
+
+export function toServiceView(b: Brand): ServiceView {
+  return {
+    id: b.id,
+    slug: b.slug,
+    name: b.name,
+    brandColor: b.brandColor,
+    darkModeColor: b.darkModeColor,
+    svgVariants: null,
+    colors: b.colors.length ? b.colors : null,
+    _css: cssVars(b),
+    _notice: NOTICE,
+  };
+}
+
+/**
+ * The catalog held in memory (a few thousand brands): every read is a map lookup, never a
+ * network call. Reloads itself when the source's version changes.
+ */
+export class CatalogService {
+  private brands: Brand[] = [];
+  private bySlug = new Map<string, Brand>();
+  private views = new Map<number, ServiceView>();
+  private currentVersion: string | null = null;
+  private timer: ReturnType<typeof setInterval> | null = null;
+
+  constructor(private source: CatalogSource) {}
+
+  get version() {
+    return this.currentVersion;
+  }
+  get size() {
+    return this.brands.length;
+  }
+  get loaded() {
+    return this.currentVersion !== null;
+  }
+
+  async load(): Promise<void> {
+    this.install(await this.source.load());
+  }
+
+  /** Poll the source every `ms` and reload when its version changed. */
+  watch(ms: number) {
+    this.timer = setInterval(async () => {
+      try {
+        const v = await this.source.version();
+        if (v && v !== this.currentVersion) {
+          await this.load();
+          log("info", "catalog reloaded", { version: v, brands: this.size });
+        }
+      } catch (err) {
+        log("warn", "catalog refresh failed", { reason: (err as Error).message });
+      }
+    }, ms);
+    (this.timer as { unref?: () => void }).unref?.();
+  }
+
+  stop() {
+    if (this.timer) clearInterval(this.timer);
+  }
+
+  install(built: BuiltCatalog) {
+    const brands = [...built.brands].sort((a, b) => a.id - b.id);
+    this.brands = brands;
+    this.bySlug = new Map(brands.map((b) => [b.slug, b]));
+    this.views = new Map(brands.map((b) => [b.id, toServiceView(b)]));
+    this.currentVersion = built.version;
+  }
+
+  all(): readonly Brand[] {
+    return this.brands;
+  }
+
+  brand(slug: string): Brand | undefined {
+    return this.bySlug.get(slug.toLowerCase());
+  }
+
+  /** Replace one brand's record in place (enrichment results) and refresh its view. */
+  update(brand: Brand) {
+    const i = this.brands.findIndex((b) => b.id === brand.id);
+    if (i < 0) return;
+    this.brands[i] = brand;
+    this.bySlug.set(brand.slug, brand);
+    this.views.set(brand.id, toServiceView(brand));
+  }
+
+  view(slug: string): ServiceView | null {
+    const b = this.brand(slug);
+    return b ? (this.views.get(b.id) ?? null) : null;
+  }
+
+  viewOf(brand: Brand): ServiceView {
+    return this.views.get(brand.id) ?? toServiceView(brand);
+  }
+
+  /** One page in id order (stable across rebuilds: new brands get higher ids). */
+  list(limit: number, offset: number) {
+    const items = this.brands.slice(offset, offset + limit).map((b) => this.viewOf(b));
+    return { items, total: this.brands.length, limit, offset };
+  }
+
+  /** Resolve unique slugs; unknown ones map to null and are listed in notFound. */
+  batch(uniqueSlugs: string[]) {
+    const results: Record<string, ServiceView | null> = {};
+    const notFound: string[] = [];
+    let found = 0;
+    for (const slug of uniqueSlugs) {
+      const v = this.view(slug);
+      results[slug] = v;
+      if (v) found++;
+      else notFound.push(slug);
+    }
+    return { results, found, notFound };
+  }
+}

@@ -1,0 +1,21 @@
+import process from "node:process";
+import { announce, boot, onShutdown } from "./server";
+
+declare const Deno: {
+  serve(
+    opts: { port: number; hostname: string; onListen?: (a: { port: number }) => void },
+    handler: (req: Request) => Response | Promise<Response>,
+  ): { shutdown(): Promise<void>; addr: { port: number } };
+};
+
+/** Deno entry point: the same app as a web-standard fetch handler. */
+const { config, deps, app } = await boot(process.env);
+const server = Deno.serve(
+  {
+    port: config.PORT,
+    hostname: config.HOST,
+    onListen: ({ port }) => announce({ ...config, PORT: port }),
+  },
+  (req) => app.fetch(req),
+);
+onShutdown(() => server.shutdown(), deps);

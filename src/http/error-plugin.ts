@@ -1,0 +1,66 @@
+import { Elysia } from "elysia";
+import { log } from "../platform/log";
+import { ApiError } from "./errors";
+
+interface ValueErrorLike {
+  path?: string;
+  message?: string;
+}
+
+/** "query parameter limit: Expected integer to be less or equal to 200" */
+function describeValidation(error: unknown): string {
+  const e = error as {
+    type?: string;
+    customError?: unknown;
+    valueError?: ValueErrorLike;
+    all?: ValueErrorLike[];
+  };
+  if (typeof e.customError === "string") return e.customError;
+  const first = e.valueError ?? e.all?.[0];
+  const where =
+    e.type === "query"
+      ? "query parameter"
+      : e.type === "params"
+        ? "path parameter"
+        : e.type === "headers"
+          ? "header"
+          : "body field";
+  const field = (first?.path ?? "").replace(/^\//, "").replaceAll("/", ".");
+  if (e.type === "body" && !field) return `Request body: ${first?.message ?? "invalid"}`;
+  return `Invalid ${where} ${field || "(unknown)"}: ${first?.message ?? "invalid value"}`;
+}
+
+/** Maps every error to { error, message } with the spec's codes; no stack traces ever leave. */
+export const errorPlugin = new Elysia({ name: "error-plugin" }).onError(
+  { as: "global" },
+  ({ code, error, set, request }) => {
+    let status = 500;
+    let body: Record<string, unknown>;
+    if (error instanceof ApiError) {
+      status = error.status;
+      body = error.body();
+      Object.assign(set.headers, error.headers);
+    } else if (code === "VALIDATION") {
+      status = 422;
+      body = { error: "validation_error", message: describeValidation(error) };
+    } else if (code === "PARSE") {
+      status = 422;
+      body = { error: "validation_error", message: "Request body is not valid JSON" };
+    } else if (code === "NOT_FOUND") {
+      status = 404;
+      const url = new URL(request.url);
+      body = { error: "not_found", message: `No route for ${request.method} ${url.pathname}` };
+    } else {
+      log("error", "unhandled error", {
+        path: new URL(request.url).pathname,
+        code: String(code),
+        error: error instanceof Error ? error.message : String(error),
+        stack: error instanceof Error ? error.stack : undefined,
+      });
+      body = { error: "internal_error", message: "Internal server error" };
+    }
+    set.status = status;
+    set.headers["content-type"] = "application/json";
+    return body;
+  },
+);

@@ -1,0 +1,36 @@
+/** Tiers, buckets and the daily limits table of SPEC.md ("Limits"). null = no cap. */
+export const TIERS = ["free", "pro", "enterprise", "internal"] as const;
+export type Tier = (typeof TIERS)[number];
+
+export const BUCKETS = ["svg", "png", "webp", "catalog", "search", "domain", "batch"] as const;
+export type Bucket = (typeof BUCKETS)[number];
+
+export type BucketLimits = Record<Bucket, number | null>;
+
+/**
+ * Daily requests per API key and bucket. The pro figures of the spec's tier table are
+ * authoritative over the figures in its sample usage response.
+ */
+export const DAILY_LIMITS: Record<"free" | "pro", BucketLimits> = {
+  free: { svg: 50, png: 50, webp: 50, search: 30, batch: 5, catalog: 100, domain: 20 },
+  pro: { svg: 2000, png: 2000, webp: 2000, search: 500, batch: 50, catalog: null, domain: 300 },
+};
+
+/** Unique slugs allowed in one POST /v1/catalog/batch call. */
+export const BATCH_SLUG_CAP: Record<Tier, number> = {
+  free: 10,
+  pro: 50,
+  enterprise: 50,
+  internal: 50,
+};
+
+/** Effective daily limit for a tier (enterprise: the account's custom limits; internal: none). */
+export function dailyLimit(
+  tier: Tier,
+  bucket: Bucket,
+  custom?: Partial<BucketLimits> | null,
+): number | null {
+  if (tier === "internal") return null;
+  if (tier === "enterprise") return custom?.[bucket] ?? null;
+  return DAILY_LIMITS[tier][bucket];
+}

@@ -1,0 +1,33 @@
+import type { Principal } from "../accounts/model";
+import type { Bucket } from "./limits";
+
+/** Outcome of a quota check-and-consume for one metered request. */
+export interface QuotaDecision {
+  allowed: boolean;
+  /** the daily cap for the caller's tier, null when uncapped */
+  limit: number | null;
+  /** requests left today after this one, null when uncapped */
+  remaining: number | null;
+  /** seconds until the next UTC midnight */
+  resetSeconds: number;
+}
+
+/** The gate every metered route passes through. Adapters: see quota/service.ts. */
+export interface QuotaGate {
+  consume(principal: Principal, bucket: Bucket, now?: Date): Promise<QuotaDecision>;
+  /** give back one unit (the request ended in a server error) */
+  refund(principal: Principal, bucket: Bucket, now?: Date): Promise<void>;
+}
+
+export function secondsToUtcMidnight(now = new Date()): number {
+  const next = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() + 1);
+  return Math.max(1, Math.ceil((next - now.getTime()) / 1000));
+}
+
+/** A gate that never refuses (used until a counter store is wired in). */
+export const unlimitedGate: QuotaGate = {
+  async consume(_p, _b, now) {
+    return { allowed: true, limit: null, remaining: null, resetSeconds: secondsToUtcMidnight(now) };
+  },
+  async refund() {},
+};

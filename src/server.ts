@@ -1,0 +1,54 @@
+import { createApp } from "./app";
+import { type Config, ConfigError, loadConfig } from "./config";
+import { buildDeps, type Deps } from "./deps";
+import { log, setLogLevel } from "./platform/log";
+
+/** Shared start-up for every runtime: config, stores, catalog, app. Exits on a bad config. */
+export async function boot(env: Record<string, string | undefined>) {
+  let config: Config;
+  try {
+    config = loadConfig(env);
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      console.error(`Configuration error: ${err.message}`);
+      process.exit(1);
+    }
+    throw err;
+  }
+  setLogLevel(config.LOG_LEVEL);
+  const started = performance.now();
+  const deps: Deps = await buildDeps(config);
+  deps.catalog.watch(30_000);
+  const app = createApp(deps);
+  log("info", "catalog loaded", {
+    brands: deps.catalog.size,
+    version: deps.catalog.version,
+    store: deps.store.kind,
+    ms: Math.round(performance.now() - started),
+  });
+  return { config, deps, app };
+}
+
+export function announce(config: Config) {
+  const base = `http://localhost:${config.PORT}`;
+  console.log(`Brand Asset API listening on ${base}`);
+  console.log(`API docs: ${base}/swagger  (OpenAPI JSON: ${base}/swagger/json)`);
+}
+
+/** Graceful stop: stop accepting, flush buffers, close stores, exit. */
+export function onShutdown(stop: () => Promise<void> | void, deps: Deps) {
+  let stopping = false;
+  const handler = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    log("info", "shutting down", { signal });
+    try {
+      await stop();
+      await deps.close();
+    } finally {
+      process.exit(0);
+    }
+  };
+  process.on("SIGTERM", () => void handler("SIGTERM"));
+  process.on("SIGINT", () => void handler("SIGINT"));
+}

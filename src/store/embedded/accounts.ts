@@ -1,0 +1,53 @@
+import { join } from "node:path";
+import { type Account, type AccountEvent, applyAccountEvent } from "../../accounts/model";
+import type { AccountStore } from "../../accounts/port";
+import { JsonlLog } from "./jsonl";
+
+/** Embedded account store: events in DATA_DIR/accounts.jsonl, projection replayed into memory. */
+export class EmbeddedAccountStore implements AccountStore {
+  private log: JsonlLog<AccountEvent>;
+  private accounts = new Map<string, Account>();
+  private byKey = new Map<string, string>();
+  private eventsByAccount = new Map<string, AccountEvent[]>();
+  private seen = new Set<string>();
+
+  constructor(dataDir: string) {
+    this.log = new JsonlLog(join(dataDir, "accounts.jsonl"));
+    for (const e of this.log.readAll()) this.apply(e);
+  }
+
+  async append(events: AccountEvent[]): Promise<void> {
+    const fresh = events.filter((e) => !this.seen.has(e.id));
+    this.log.append(fresh);
+    for (const e of fresh) this.apply(e);
+  }
+
+  async getAccount(accountId: string) {
+    return this.accounts.get(accountId) ?? null;
+  }
+
+  async findByKeyId(keyId: string) {
+    const id = this.byKey.get(keyId);
+    return id ? (this.accounts.get(id) ?? null) : null;
+  }
+
+  async events(accountId: string) {
+    return [...(this.eventsByAccount.get(accountId) ?? [])];
+  }
+
+  close() {
+    this.log.close();
+  }
+
+  private apply(e: AccountEvent) {
+    if (this.seen.has(e.id)) return;
+    this.seen.add(e.id);
+    const next = applyAccountEvent(this.accounts.get(e.accountId) ?? null, e);
+    if (!next) return;
+    this.accounts.set(next.id, next);
+    if (e.type === "key.issued") this.byKey.set(e.data.keyId, next.id);
+    const list = this.eventsByAccount.get(e.accountId) ?? [];
+    list.push(e);
+    this.eventsByAccount.set(e.accountId, list);
+  }
+}

@@ -1,0 +1,72 @@
+import type { AccountStore } from "../accounts/port";
+import type { CatalogSource } from "../catalog/port";
+import type { Config } from "../config";
+import { log } from "../platform/log";
+import { EmbeddedAccountStore } from "./embedded/accounts";
+import { FileCatalogSource } from "./embedded/catalog";
+
+/** The storage ports a running service needs, behind one of two adapters. */
+export interface Store {
+  kind: "embedded" | "mongodb";
+  accounts: AccountStore;
+  catalog: CatalogSource;
+  /** true when the backing store answers */
+  ping(): Promise<boolean>;
+  close(): Promise<void>;
+}
+
+export function openEmbeddedStore(config: Pick<Config, "DATA_DIR" | "CATALOG_FILE">): Store {
+  const accounts = new EmbeddedAccountStore(config.DATA_DIR);
+  return {
+    kind: "embedded",
+    accounts,
+    catalog: new FileCatalogSource(config.CATALOG_FILE),
+    ping: async () => true,
+    close: async () => accounts.close(),
+  };
+}
+
+/** MongoDB store (official driver, loaded only when MONGODB_URL is set). Seeds the catalog. */
+export async function openMongoStore(
+  config: Pick<Config, "CATALOG_FILE" | "MONGODB_DB">,
+  url: string,
+): Promise<Store> {
+  const { MongoClient } = await import("mongodb");
+  const { MongoAccountStore } = await import("./mongo/accounts");
+  const { MongoCatalogSource } = await import("./mongo/catalog");
+  const client = new MongoClient(url, { serverSelectionTimeoutMS: 5000 });
+  await client.connect();
+  const db = client.db(config.MONGODB_DB);
+  await MongoAccountStore.ensureIndexes(db);
+  await MongoCatalogSource.ensureIndexes(db);
+  const catalog = new MongoCatalogSource(db);
+  try {
+    const built = await new FileCatalogSource(config.CATALOG_FILE).load();
+    if (await catalog.seed(built))
+      log("info", "seeded MongoDB catalog", { version: built.version });
+  } catch (err) {
+    log("warn", "catalog file not available for seeding; using MongoDB's catalog", {
+      reason: (err as Error).message,
+    });
+  }
+  return {
+    kind: "mongodb",
+    accounts: new MongoAccountStore(db),
+    catalog,
+    ping: async () => {
+      try {
+        await db.command({ ping: 1 });
+        return true;
+      } catch {
+        return false;
+      }
+    },
+    close: () => client.close(),
+  };
+}
+
+export function openStore(config: Config): Promise<Store> {
+  return config.MONGODB_URL
+    ? openMongoStore(config, config.MONGODB_URL)
+    : Promise.resolve(openEmbeddedStore(config));
+}

@@ -1,0 +1,94 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createApp } from "../src/app";
+import { type Config, loadConfig } from "../src/config";
+import { buildDeps, type Deps } from "../src/deps";
+import type { Tier } from "../src/quota/limits";
+import { openEmbeddedStore, type Store } from "../src/store";
+
+export const ADMIN_TOKEN = "test-admin-token-0123456789";
+/** The real built catalog (npm test builds it first); override with CATALOG_FILE. */
+export const CATALOG_FILE =
+  process.env.CATALOG_FILE ?? join(import.meta.dir, "../build/catalog.json");
+
+export function tempDir(prefix = "bapi-"): string {
+  return mkdtempSync(join(tmpdir(), prefix));
+}
+
+export function testConfig(env: Record<string, string> = {}): Config {
+  return loadConfig({
+    DATA_DIR: tempDir(),
+    CATALOG_FILE,
+    ADMIN_TOKEN,
+    LOG_LEVEL: "error",
+    ...env,
+  });
+}
+
+export interface TestApp {
+  deps: Deps;
+  app: ReturnType<typeof createApp>;
+  /** app.handle on a path of http://localhost */
+  req(path: string, init?: RequestInit): Promise<Response>;
+  /** GET with an X-API-Key */
+  get(path: string, apiKey: string, headers?: Record<string, string>): Promise<Response>;
+  /** POST JSON with an X-API-Key */
+  post(path: string, apiKey: string, body: unknown): Promise<Response>;
+  /** a fresh account of the tier; returns its API key */
+  key(tier?: Tier): Promise<string>;
+  close(): Promise<void>;
+}
+
+/**
+ * The real app over the embedded store in a temp DATA_DIR (or a given store), with the real
+ * catalog. `customize` may swap adapters on deps before the app is composed.
+ */
+export async function makeApp(
+  env: Record<string, string> = {},
+  opts: { store?: Store; customize?: (deps: Deps) => void | Promise<void> } = {},
+): Promise<TestApp> {
+  const config = testConfig(env);
+  const deps = await buildDeps(config, opts.store ?? openEmbeddedStore(config));
+  await opts.customize?.(deps);
+  const app = createApp(deps);
+  const req = (path: string, init?: RequestInit) =>
+    app.handle(new Request(`http://localhost${path}`, init));
+  return {
+    deps,
+    app,
+    req,
+    get: (path, apiKey, headers = {}) =>
+      req(path, { headers: { "x-api-key": apiKey, ...headers } }),
+    post: (path, apiKey, body) =>
+      req(path, {
+        method: "POST",
+        headers: { "x-api-key": apiKey, "content-type": "application/json" },
+        body: typeof body === "string" ? body : JSON.stringify(body),
+      }),
+    key: async (tier: Tier = "free") => (await deps.accounts.createAccountWithKey({ tier })).apiKey,
+    close: async () => {
+      await deps.close();
+      rmSync(config.DATA_DIR, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Start a real process (bun/deno entry) and wait until it answers /healthz. */
+export async function waitForHealth(base: string, ms = 15_000): Promise<void> {
+  const until = Date.now() + ms;
+  while (Date.now() < until) {
+    try {
+      if ((await fetch(`${base}/healthz`)).ok) return;
+    } catch {}
+    await Bun.sleep(100);
+  }
+  throw new Error(`${base} did not become healthy in ${ms} ms`);
+}
+
+export async function freePort(): Promise<number> {
+  const s = Bun.serve({ port: 0, fetch: () => new Response() });
+  const port = s.port as number;
+  s.stop(true);
+  return port;
+}
