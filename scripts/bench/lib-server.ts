@@ -1,0 +1,32 @@
+/**
+ * Child process for scripts/bench/lib.ts: the real app (real catalog, embedded store in a
+ * temp DATA_DIR) listening on a free port, plus one fresh API key. Prints one JSON line
+ * `{ url, key }` on stdout, then serves until SIGTERM/SIGINT.
+ * Env: BENCH_TIER (default internal), plus any of the app's own variables.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createApp } from "../../src/app";
+import { loadConfig } from "../../src/config";
+import { buildDeps } from "../../src/deps";
+import { TIERS, type Tier } from "../../src/quota/limits";
+
+const dataDir = mkdtempSync(join(tmpdir(), "bench-"));
+const config = loadConfig({ LOG_LEVEL: "error", ...process.env, DATA_DIR: dataDir, PORT: "0" });
+const deps = await buildDeps(config);
+const app = createApp(deps);
+const server = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: app.fetch });
+const tier = (process.env.BENCH_TIER ?? "internal") as Tier;
+if (!TIERS.includes(tier)) throw new Error(`BENCH_TIER must be one of ${TIERS.join(", ")}`);
+const { apiKey } = await deps.accounts.createAccountWithKey({ tier });
+console.log(JSON.stringify({ url: `http://127.0.0.1:${server.port}`, key: apiKey }));
+
+async function stop() {
+  server.stop(true);
+  await deps.close();
+  rmSync(dataDir, { recursive: true, force: true });
+  process.exit(0);
+}
+process.on("SIGTERM", () => void stop());
+process.on("SIGINT", () => void stop());

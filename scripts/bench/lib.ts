@@ -1,0 +1,135 @@
+/**
+ * Shared benchmark helpers (print figures, never assert):
+ *  - startApp(): the real app as a listening server in its own Bun process, with a fresh key;
+ *  - startBare(): a bare Bun.serve in its own process answering every request with fixed bytes;
+ *  - autocannon(): runs autocannon in a separate Node process and returns { rps, p50, p99 }.
+ * Server and load generator never share an event loop with each other or with the bench script.
+ */
+import { join } from "node:path";
+
+const ROOT = join(import.meta.dir, "../..");
+
+export interface RunningServer {
+  url: string;
+  /** an API key of the requested tier (empty for startBare) */
+  key: string;
+  stop(): Promise<void>;
+}
+
+async function spawnServer(args: string[], env: Record<string, string>): Promise<RunningServer> {
+  const proc = Bun.spawn([process.execPath, ...args], {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+    stdout: "pipe",
+    stderr: "inherit",
+  });
+  const reader = proc.stdout.getReader();
+  const decoder = new TextDecoder();
+  let text = "";
+  while (!text.includes("\n")) {
+    const { value, done } = await reader.read();
+    if (done) throw new Error(`server ${args.join(" ")} exited before announcing its address`);
+    text += decoder.decode(value, { stream: true });
+  }
+  reader.releaseLock();
+  const first = JSON.parse(text.slice(0, text.indexOf("\n"))) as { url: string; key?: string };
+  return {
+    url: first.url,
+    key: first.key ?? "",
+    async stop() {
+      proc.kill("SIGTERM");
+      await proc.exited;
+    },
+  };
+}
+
+/** The real app (Bun.serve({ fetch: app.fetch })) with a fresh key of `tier` (default internal). */
+export function startApp(opts: { tier?: string; env?: Record<string, string> } = {}) {
+  return spawnServer([join(ROOT, "scripts/bench/lib-server.ts")], {
+    ...opts.env,
+    BENCH_TIER: opts.tier ?? "internal",
+  });
+}
+
+/** A bare Bun.serve answering every request with `body` and `headers` (the ceiling to compare to). */
+export function startBare(body: Uint8Array | string, headers: Record<string, string> = {}) {
+  const code = `
+    const body = Buffer.from(process.env.BARE_BODY, "base64");
+    const headers = JSON.parse(process.env.BARE_HEADERS);
+    const s = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response(body, { headers }) });
+    console.log(JSON.stringify({ url: "http://127.0.0.1:" + s.port }));
+    process.on("SIGTERM", () => { s.stop(true); process.exit(0); });`;
+  const bytes = typeof body === "string" ? new TextEncoder().encode(body) : body;
+  return spawnServer(["-e", code], {
+    BARE_BODY: Buffer.from(bytes).toString("base64"),
+    BARE_HEADERS: JSON.stringify(headers),
+  });
+}
+
+export interface LoadResult {
+  rps: number;
+  /** latency percentiles in ms */
+  p50: number;
+  p99: number;
+  requests: number;
+  non2xx: number;
+  errors: number;
+}
+
+export interface LoadOptions {
+  /** base url, e.g. http://127.0.0.1:1234 */
+  url: string;
+  /** paths cycled through by every connection (default ["/"]) */
+  paths?: string[];
+  headers?: Record<string, string>;
+  connections?: number;
+  /** seconds */
+  duration?: number;
+  /** stop after this many requests instead of after `duration` */
+  amount?: number;
+  /** cap on requests per second over all connections */
+  overallRate?: number;
+}
+
+/** Run autocannon in a separate Node process (not the server's, not the bench script's). */
+export async function autocannon(o: LoadOptions): Promise<LoadResult> {
+  const paths = o.paths ?? ["/"];
+  const opts = {
+    url: o.url,
+    connections: o.connections ?? 32,
+    duration: o.duration ?? 5,
+    ...(o.amount ? { amount: o.amount } : {}),
+    ...(o.overallRate ? { overallRate: o.overallRate } : {}),
+    headers: o.headers ?? {},
+    requests: paths.map((path) => ({ method: "GET", path })),
+  };
+  const script = `
+    const autocannon = require(${JSON.stringify(join(ROOT, "node_modules/autocannon"))});
+    autocannon(JSON.parse(process.env.AC_OPTS), (err, r) => {
+      if (err) { console.error(err); process.exit(1); }
+      process.stdout.write(JSON.stringify({
+        rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99,
+        requests: r.requests.total, non2xx: r.non2xx, errors: r.errors + r.timeouts,
+      }));
+    });`;
+  const node = Bun.which("node");
+  if (!node) throw new Error("node is required to run autocannon");
+  const proc = Bun.spawn([node, "-e", script], {
+    env: { ...process.env, AC_OPTS: JSON.stringify(opts) },
+    stdout: "pipe",
+    stderr: "inherit",
+  });
+  const out = await new Response(proc.stdout).text();
+  if ((await proc.exited) !== 0) throw new Error("autocannon failed");
+  return JSON.parse(out) as LoadResult;
+}
+
+/** p-th percentile (0..100) of a list of numbers. */
+export function percentile(values: number[], p: number): number {
+  if (!values.length) return Number.NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  const i = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
+  return sorted[i] as number;
+}
+
+export const fmt = (n: number, digits = 1) => (Number.isFinite(n) ? n.toFixed(digits) : String(n));
