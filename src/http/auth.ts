@@ -63,6 +63,14 @@ export function rateLimited(
 
 const TIER_LABEL = (p: Principal) => `${p.tier} tier`;
 
+/** The authenticated caller of each in-flight request (set in transform, read in resolve). */
+const callers = new WeakMap<Request, Principal>();
+function callerOf(request: Request): Principal {
+  const p = callers.get(request);
+  if (!p) throw invalidApiKey();
+  return p;
+}
+
 /**
  * Route macros:
  *  - `apiKey: true`            X-API-Key required; resolves `principal`.
@@ -73,20 +81,27 @@ const TIER_LABEL = (p: Principal) => `${p.tier} tier`;
  */
 export function authPlugin(deps: AuthDeps) {
   return new Elysia().macro({
+    // Credentials are checked in `transform`, which runs before schema validation, so an
+    // unauthenticated request is always 401, never a 422 that reveals the route's rules.
     apiKey: {
-      async resolve({ headers }) {
-        return { principal: await authenticate(deps, headers, false) };
+      async transform({ request, headers }) {
+        callers.set(request, await authenticate(deps, headers, false));
       },
+      resolve: ({ request }) => ({ principal: callerOf(request) }),
     },
     keyOrBearer: {
-      async resolve({ headers }) {
-        return { principal: await authenticate(deps, headers, true) };
+      async transform({ request, headers }) {
+        callers.set(request, await authenticate(deps, headers, true));
       },
+      resolve: ({ request }) => ({ principal: callerOf(request) }),
     },
     metered: (bucket: Bucket) => ({
-      async resolve({ headers, set }) {
+      async transform({ request, headers }) {
+        callers.set(request, await authenticate(deps, headers, false));
+      },
+      async resolve({ request, set }) {
         const started = performance.now();
-        const principal = await authenticate(deps, headers, false);
+        const principal = callerOf(request);
         const decision = await deps.quota.consume(principal, bucket);
         if (!decision.allowed)
           throw rateLimited(

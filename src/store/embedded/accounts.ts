@@ -23,12 +23,19 @@ export class EmbeddedAccountStore implements AccountStore {
   }
 
   async getAccount(accountId: string) {
+    if (!this.accounts.has(accountId)) this.catchUp();
     return this.accounts.get(accountId) ?? null;
   }
 
   async findByKeyId(keyId: string) {
+    if (!this.byKey.has(keyId)) this.catchUp();
     const id = this.byKey.get(keyId);
     return id ? (this.accounts.get(id) ?? null) : null;
+  }
+
+  /** Apply events another process (the admin CLI) appended since we last read. */
+  private catchUp() {
+    for (const e of this.log.readNew()) this.apply(e);
   }
 
   async events(accountId: string) {

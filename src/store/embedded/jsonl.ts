@@ -5,6 +5,8 @@ import {
   mkdirSync,
   openSync,
   readFileSync,
+  readSync,
+  statSync,
   writeSync,
 } from "node:fs";
 import { dirname } from "node:path";
@@ -17,12 +19,15 @@ import { log } from "../../platform/log";
  */
 export class JsonlLog<T> {
   private fd: number | null = null;
+  /** bytes of the file consumed by readAll/readNew (complete lines only) */
+  private offset = 0;
 
   constructor(readonly path: string) {}
 
   readAll(): T[] {
     if (!existsSync(this.path)) return [];
     const text = readFileSync(this.path, "utf8");
+    this.offset = Buffer.byteLength(text);
     const out: T[] = [];
     const lines = text.split("\n");
     lines.forEach((line, i) => {
@@ -40,6 +45,36 @@ export class JsonlLog<T> {
     // a torn tail has no newline: start the next append on a fresh line
     if (text.length > 0 && !text.endsWith("\n")) this.write("\n");
     return out;
+  }
+
+  /**
+   * Complete lines appended since the last read (by this or another process, e.g. the admin
+   * CLI). Records this process appended itself come back too: callers dedupe by id.
+   */
+  readNew(): T[] {
+    if (!existsSync(this.path)) return [];
+    const size = statSync(this.path).size;
+    if (size <= this.offset) return [];
+    const fd = openSync(this.path, "r");
+    try {
+      const buf = Buffer.alloc(size - this.offset);
+      readSync(fd, buf, 0, buf.length, this.offset);
+      const end = buf.lastIndexOf(0x0a);
+      if (end < 0) return [];
+      this.offset += end + 1;
+      const out: T[] = [];
+      for (const line of buf.subarray(0, end).toString("utf8").split("\n")) {
+        if (!line.trim()) continue;
+        try {
+          out.push(JSON.parse(line) as T);
+        } catch {
+          log("warn", "skipping unreadable line in event log", { file: this.path });
+        }
+      }
+      return out;
+    } finally {
+      closeSync(fd);
+    }
   }
 
   append(records: T[]): void {
