@@ -16,7 +16,10 @@ export function createApp(deps: Deps) {
     upgradeUrl: deps.config.UPGRADE_URL,
     verifyBearer: deps.verifyBearer,
   };
-  const app = new Elysia()
+  // normalize: false — responses are built field by field from the schemas already, and
+  // Elysia's normalizer (exact-mirror) wrongly rejects Record<…, Union<Object, Null>> beside an
+  // Integer (the batch response). Response schemas are still validated.
+  const app = new Elysia({ normalize: false })
     .use(errorPlugin)
     .use(securityHeaders)
     .use(

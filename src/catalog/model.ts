@@ -24,22 +24,19 @@ export const CssVars = t.Union([
   t.Null(),
 ]);
 
-export const ServiceResponse = t.Object(
-  {
-    id: t.Integer({ description: "Stable identifier" }),
-    slug: t.String({ description: "URL-safe identifier" }),
-    name: t.String(),
-    brandColor: NullableHex,
-    darkModeColor: NullableHex,
-    svgVariants: t.Union([t.Array(SvgVariantInfo), t.Null()], {
-      description: "Catalog routes always return null; see GET /v1/brand for variants",
-    }),
-    colors: t.Union([t.Array(ColorRole), t.Null()]),
-    _css: CssVars,
-    _notice: t.String(),
-  },
-  { $id: "#/components/schemas/ServiceResponse" },
-);
+export const ServiceResponse = t.Object({
+  id: t.Integer({ description: "Stable identifier" }),
+  slug: t.String({ description: "URL-safe identifier" }),
+  name: t.String(),
+  brandColor: NullableHex,
+  darkModeColor: NullableHex,
+  svgVariants: t.Union([t.Array(SvgVariantInfo), t.Null()], {
+    description: "Catalog routes always return null; see GET /v1/brand for variants",
+  }),
+  colors: t.Union([t.Array(ColorRole), t.Null()]),
+  _css: CssVars,
+  _notice: t.String(),
+});
 
 export const ServiceListResponse = t.Object({
   items: t.Array(ServiceResponse),

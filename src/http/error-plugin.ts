@@ -40,7 +40,7 @@ export const errorPlugin = new Elysia({ name: "error-plugin" }).onError(
       status = error.status;
       body = error.body();
       Object.assign(set.headers, error.headers);
-    } else if (code === "VALIDATION") {
+    } else if (code === "VALIDATION" && (error as { type?: string }).type !== "response") {
       status = 422;
       body = { error: "validation_error", message: describeValidation(error) };
     } else if (code === "PARSE") {

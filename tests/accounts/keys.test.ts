@@ -1,0 +1,121 @@
+import { afterEach, describe, expect, test } from "bun:test";
+import { readFileSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import { generateKey, hashKey, parseKeyId, sameHash } from "../../src/accounts/keys";
+import { AccountService } from "../../src/accounts/service";
+import { EmbeddedAccountStore } from "../../src/store/embedded/accounts";
+import { tempDir } from "../helpers";
+
+const dirs: string[] = [];
+const dir = () => {
+  const d = tempDir();
+  dirs.push(d);
+  return d;
+};
+afterEach(() => {
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+
+describe("API keys", () => {
+  test("have a recognisable prefix and at least 128 random bits", () => {
+    const seen = new Set<string>();
+    for (let i = 0; i < 200; i++) {
+      const k = generateKey();
+      expect(k.apiKey).toMatch(/^bak_[0-9a-f]{16}_[A-Za-z0-9_-]{32}$/);
+      // 32 base64url characters = 192 bits of secret
+      expect(Buffer.from(k.apiKey.slice(21), "base64url").length).toBe(24);
+      expect(parseKeyId(k.apiKey)).toBe(k.keyId);
+      expect(k.hash).toBe(hashKey(k.apiKey));
+      seen.add(k.apiKey);
+    }
+    expect(seen.size).toBe(200);
+  });
+
+  test("malformed keys have no key id", () => {
+    for (const bad of ["", "bak_", "bak_xyz_abc", "sk_0123456789abcdef_".padEnd(53, "a")])
+      expect(parseKeyId(bad)).toBeNull();
+  });
+
+  test("hash comparison is exact", () => {
+    const h = hashKey("a");
+    expect(sameHash(h, hashKey("a"))).toBe(true);
+    expect(sameHash(h, hashKey("b"))).toBe(false);
+    expect(sameHash(h, "")).toBe(false);
+  });
+
+  test("only the hash is stored, the key verifies, a wrong secret does not", async () => {
+    const d = dir();
+    const svc = new AccountService(new EmbeddedAccountStore(d));
+    const issued = await svc.createAccountWithKey({ tier: "pro", email: "ops@acme.test" });
+    const log = readFileSync(join(d, "accounts.jsonl"), "utf8");
+    expect(log).not.toContain(issued.apiKey);
+    expect(log).toContain(hashKey(issued.apiKey));
+
+    const p = await svc.verifyKey(issued.apiKey);
+    expect(p).toEqual({
+      accountId: issued.accountId,
+      keyId: issued.keyId,
+      tier: "pro",
+      limits: null,
+    });
+    const forged = `${issued.apiKey.slice(0, 21)}${"A".repeat(32)}`;
+    expect(await svc.verifyKey(forged)).toBeNull();
+    expect(await svc.verifyKey(undefined)).toBeNull();
+  });
+
+  test("accounts and keys survive a restart (replayed from the JSONL log)", async () => {
+    const d = dir();
+    const first = new EmbeddedAccountStore(d);
+    const issued = await new AccountService(first).createAccountWithKey({
+      tier: "enterprise",
+      limits: { svg: 5 },
+    });
+    first.close();
+    const again = new AccountService(new EmbeddedAccountStore(d));
+    expect(await again.verifyKey(issued.apiKey)).toMatchObject({
+      tier: "enterprise",
+      limits: { svg: 5 },
+    });
+  });
+
+  test("a key issued by another process (admin CLI) is seen without a restart", async () => {
+    const d = dir();
+    const server = new AccountService(new EmbeddedAccountStore(d));
+    const cli = new AccountService(new EmbeddedAccountStore(d));
+    const issued = await cli.createAccountWithKey({ tier: "free" });
+    expect(await server.verifyKey(issued.apiKey)).toMatchObject({ accountId: issued.accountId });
+  });
+
+  test("regenerating revokes the old key at once and issues a working new one", async () => {
+    const svc = new AccountService(new EmbeddedAccountStore(dir()));
+    const issued = await svc.createAccountWithKey({ tier: "free" });
+    expect(await svc.verifyKey(issued.apiKey)).not.toBeNull();
+    const fresh = await svc.regenerateKey(issued.accountId);
+    expect(fresh.previous).toEqual([issued.keyId]);
+    expect(await svc.verifyKey(issued.apiKey)).toBeNull();
+    expect(await svc.verifyKey(fresh.apiKey)).toMatchObject({ accountId: issued.accountId });
+  });
+
+  test("tier changes apply to the key's next check", async () => {
+    const svc = new AccountService(new EmbeddedAccountStore(dir()));
+    const issued = await svc.createAccountWithKey({ tier: "free" });
+    await svc.verifyKey(issued.apiKey);
+    await svc.changeTier(issued.accountId, "pro", null);
+    expect((await svc.verifyKey(issued.apiKey))?.tier).toBe("pro");
+  });
+
+  test("the key cache keeps repeated checks off the store", async () => {
+    const store = new EmbeddedAccountStore(dir());
+    let lookups = 0;
+    const counting = Object.assign(Object.create(store), {
+      findByKeyId: (id: string) => {
+        lookups++;
+        return store.findByKeyId(id);
+      },
+    });
+    const svc = new AccountService(counting, 30_000);
+    const issued = await svc.createAccountWithKey({ tier: "free" });
+    for (let i = 0; i < 10; i++) await svc.verifyKey(issued.apiKey);
+    expect(lookups).toBe(1);
+  });
+});

@@ -1,0 +1,65 @@
+import { afterAll, describe, expect, test } from "bun:test";
+import { rmSync } from "node:fs";
+import { join } from "node:path";
+import type { Subprocess } from "bun";
+import { ADMIN_TOKEN, CATALOG_FILE, freePort, tempDir, waitForHealth } from "../helpers";
+
+const ROOT = join(import.meta.dir, "../..");
+const procs: Subprocess[] = [];
+const dirs: string[] = [];
+afterAll(() => {
+  for (const p of procs) p.kill("SIGKILL");
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+
+/** Start an entry point as a real process, create a key over HTTP, fetch a catalog entry. */
+async function startAndFetch(cmd: string[]) {
+  const port = await freePort();
+  const dataDir = tempDir();
+  dirs.push(dataDir);
+  const proc = Bun.spawn(cmd, {
+    cwd: ROOT,
+    env: { ...process.env, PORT: String(port), DATA_DIR: dataDir, CATALOG_FILE, ADMIN_TOKEN },
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  procs.push(proc);
+  const base = `http://127.0.0.1:${port}`;
+  await waitForHealth(base, 30_000);
+  const created = await fetch(`${base}/admin/keys`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${ADMIN_TOKEN}`, "content-type": "application/json" },
+    body: JSON.stringify({ tier: "free" }),
+  });
+  expect(created.status).toBe(201);
+  const { apiKey } = await created.json();
+  const res = await fetch(`${base}/v1/catalog/github`, { headers: { "x-api-key": apiKey } });
+  expect(res.status).toBe(200);
+  expect((await res.json()).name).toBe("GitHub");
+  const ready = await fetch(`${base}/readyz`);
+  expect(ready.status).toBe(200);
+  proc.kill("SIGTERM");
+  expect(await proc.exited).toBe(0);
+  return new Response(proc.stdout).text();
+}
+
+describe("runtimes", () => {
+  test("Bun: npm start's entry serves and prints its address and docs", async () => {
+    const out = await startAndFetch([process.execPath, "src/main.ts"]);
+    expect(out).toContain("listening on http://localhost:");
+    expect(out).toContain("/swagger");
+  });
+
+  test("Deno: src/deno.ts serves the same app with Deno.serve", async () => {
+    const deno = join(ROOT, "node_modules/.bin/deno");
+    await startAndFetch([deno, "run", "-A", "src/deno.ts"]);
+  });
+
+  test("the bun build bundle starts with bun dist/main.js", async () => {
+    // exactly what `npm run build` runs (see package.json)
+    const script = (await Bun.file(join(ROOT, "package.json")).json()).scripts.build as string;
+    const build = Bun.spawnSync(["sh", "-c", script], { cwd: ROOT, stderr: "pipe" });
+    expect(build.exitCode).toBe(0);
+    await startAndFetch([process.execPath, "dist/main.js"]);
+  });
+});
