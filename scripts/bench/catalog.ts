@@ -1,0 +1,87 @@
+#!/usr/bin/env bun
+/**
+ * GET /v1/catalog/{slug} with a valid key vs a bare Bun.serve returning the same JSON, same
+ * run; plus cold start of the embedded default to a ready /readyz. Prints figures only.
+ * Target: the app at >= 60% of the bare server's requests/s; cold start < 2 s.
+ *   bun scripts/bench/catalog.ts [--duration 5] [--connections 32]
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import { autocannon, fmt, startApp, startBare } from "./lib";
+
+const { values } = parseArgs({
+  options: {
+    duration: { type: "string", default: "5" },
+    connections: { type: "string", default: "32" },
+  },
+});
+const duration = Number(values.duration);
+const connections = Number(values.connections);
+const ROOT = join(import.meta.dir, "../..");
+
+async function coldStart(): Promise<number> {
+  const dataDir = mkdtempSync(join(tmpdir(), "bench-cold-"));
+  const port = 20000 + Math.floor(Math.random() * 20000);
+  const started = performance.now();
+  const proc = Bun.spawn([process.execPath, "src/main.ts"], {
+    cwd: ROOT,
+    env: { ...process.env, PORT: String(port), DATA_DIR: dataDir, LOG_LEVEL: "error" },
+    stdout: "ignore",
+    stderr: "inherit",
+  });
+  try {
+    for (;;) {
+      try {
+        if ((await fetch(`http://127.0.0.1:${port}/readyz`)).ok) return performance.now() - started;
+      } catch {}
+      await Bun.sleep(10);
+    }
+  } finally {
+    proc.kill("SIGTERM");
+    await proc.exited;
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+const slugs = ["github", "stripe", "slack", "google", "apple", "microsoft", "openai", "figma"];
+const app = await startApp({ tier: "internal" });
+const sample = await fetch(`${app.url}/v1/catalog/github`, { headers: { "x-api-key": app.key } });
+const body = await sample.text();
+const bare = await startBare(body, { "content-type": "application/json" });
+
+const paths = slugs.map((s) => `/v1/catalog/${s}`);
+// warm both servers up (JIT, caches)
+await autocannon({
+  url: app.url,
+  paths,
+  headers: { "x-api-key": app.key },
+  duration: 1,
+  connections,
+});
+await autocannon({ url: bare.url, paths, duration: 1, connections });
+
+const a = await autocannon({
+  url: app.url,
+  paths,
+  headers: { "x-api-key": app.key },
+  duration,
+  connections,
+});
+const b = await autocannon({ url: bare.url, paths, duration, connections });
+await app.stop();
+await bare.stop();
+
+const colds: number[] = [];
+for (let i = 0; i < 3; i++) colds.push(await coldStart());
+
+console.log(`GET /v1/catalog/{slug}  (${connections} connections, ${duration}s each, same run)`);
+console.log(
+  `  app : ${fmt(a.rps, 0)} req/s  p50 ${fmt(a.p50)} ms  p99 ${fmt(a.p99)} ms  non-2xx ${a.non2xx}`,
+);
+console.log(`  bare: ${fmt(b.rps, 0)} req/s  p50 ${fmt(b.p50)} ms  p99 ${fmt(b.p99)} ms`);
+console.log(`  ratio app/bare: ${fmt((100 * a.rps) / b.rps)}%  (target >= 60%)`);
+console.log(
+  `Cold start to ready /readyz: ${colds.map((c) => `${fmt(c, 0)} ms`).join(", ")}  (target < 2000 ms)`,
+);
