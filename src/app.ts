@@ -6,6 +6,7 @@ import type { Deps } from "./deps";
 import { healthController } from "./health";
 import { errorPlugin } from "./http/error-plugin";
 import { securityHeaders } from "./http/security";
+import { usageCurrentController } from "./usage/current";
 
 /** Composes the feature controllers into one app: a web-standard fetch handler. */
 export function createApp(deps: Deps) {
@@ -44,7 +45,15 @@ export function createApp(deps: Deps) {
       }),
     )
     .use(healthController(deps))
-    .use(catalogController({ ...auth, catalog: deps.catalog }));
+    .use(catalogController({ ...auth, catalog: deps.catalog }))
+    .use(
+      usageCurrentController({
+        ...auth,
+        quota: deps.quota,
+        limiter: deps.limiter,
+        trustProxy: deps.config.TRUST_PROXY,
+      }),
+    );
   if (deps.config.ADMIN_TOKEN)
     app.use(adminController({ accounts: deps.accounts, adminToken: deps.config.ADMIN_TOKEN }));
   return app;

@@ -2,7 +2,10 @@ import type { Principal } from "./accounts/model";
 import { AccountService } from "./accounts/service";
 import { CatalogService } from "./catalog/service";
 import type { Config } from "./config";
-import { type QuotaGate, unlimitedGate } from "./quota/port";
+import { carryUsageOnRegenerate } from "./quota/carry-over";
+import type { RateLimiter } from "./quota/rate-limit";
+import type { QuotaService } from "./quota/service";
+import { createCounterStore, createQuotas } from "./quota/setup";
 import { openStore, type Store } from "./store";
 import { noopRecorder, type UsageRecorder } from "./usage/port";
 
@@ -12,7 +15,10 @@ export interface Deps {
   store: Store;
   catalog: CatalogService;
   accounts: AccountService;
-  quota: QuotaGate;
+  /** daily quotas (the metered macro's QuotaGate), usage counts, carry-over, rebuild */
+  quota: QuotaService;
+  /** short-window caps (RATE_LIMITS), same counter store */
+  limiter: RateLimiter;
   usage: UsageRecorder;
   verifyBearer?: (token: string) => Promise<Principal | null>;
   /** release resources (flush buffers, close connections) */
@@ -24,19 +30,25 @@ export async function buildDeps(config: Config, store?: Store): Promise<Deps> {
   const catalog = new CatalogService(s.catalog);
   await catalog.load();
   const accounts = new AccountService(s.accounts, config.KEY_CACHE_TTL_MS);
-  const quota: QuotaGate = unlimitedGate;
+  const { quota, limiter } = createQuotas(createCounterStore(config), {
+    timeoutMs: config.COUNTER_TIMEOUT_MS,
+  });
   const usage: UsageRecorder = noopRecorder;
-  return {
+  const deps: Deps = {
     config,
     store: s,
     catalog,
     accounts,
     quota,
+    limiter,
     usage,
     async close() {
       catalog.stop();
       await usage.close();
+      await quota.close();
       await s.close();
     },
   };
+  carryUsageOnRegenerate(accounts, () => deps.quota);
+  return deps;
 }

@@ -84,5 +84,46 @@ export function adminController(deps: { accounts: AccountService; adminToken: st
         },
         detail: { summary: "Change an account's tier and custom limits (operator)" },
       },
+    )
+    .post(
+      "/accounts/:accountId/keys",
+      async ({ params, set }) => {
+        try {
+          const r = await deps.accounts.regenerateKey(params.accountId);
+          set.status = 201;
+          set.headers["cache-control"] = "no-store";
+          return {
+            accountId: params.accountId,
+            keyId: r.keyId,
+            apiKey: r.apiKey,
+            revokedKeyIds: r.previous,
+          };
+        } catch (err) {
+          if (err instanceof AccountNotFound)
+            throw new ApiError(404, "account_not_found", `No account ${params.accountId}.`);
+          throw err;
+        }
+      },
+      {
+        params: t.Object({ accountId: t.String({ maxLength: 64 }) }),
+        response: {
+          201: t.Object({
+            accountId: t.String(),
+            keyId: t.String(),
+            apiKey: t.String({ description: "Shown once; only its hash is stored" }),
+            revokedKeyIds: t.Array(t.String(), {
+              description: "The keys that were active and are now revoked",
+            }),
+          }),
+          401: ErrorBody,
+          404: ErrorBody,
+          422: ErrorBody,
+        },
+        detail: {
+          summary: "Regenerate an account's API key (operator)",
+          description:
+            "Revokes every active key of the account and issues a new one, returned once. Today's quota usage carries over to the new key (regenerating never resets the day's counts).",
+        },
+      },
     );
 }

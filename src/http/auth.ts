@@ -1,9 +1,11 @@
 import { Elysia } from "elysia";
 import type { Principal } from "../accounts/model";
 import type { AccountService } from "../accounts/service";
-import type { Bucket } from "../quota/limits";
+import type { Bucket, RatePolicy } from "../quota/limits";
 import type { QuotaDecision, QuotaGate } from "../quota/port";
+import type { RateLimiter } from "../quota/rate-limit";
 import type { UsageRecorder } from "../usage/port";
+import { type AddressSource, clientIp } from "./client-ip";
 import { ApiError, invalidApiKey } from "./errors";
 
 export interface AuthDeps {
@@ -19,7 +21,7 @@ type HeaderBag = Record<string, string | undefined>;
 
 /** The caller, from X-API-Key or (where the route allows it) a bearer token; else 401. */
 export async function authenticate(
-  deps: AuthDeps,
+  deps: Pick<AuthDeps, "accounts" | "verifyBearer">,
   headers: HeaderBag,
   allowBearer: boolean,
 ): Promise<Principal> {
@@ -63,6 +65,16 @@ export function rateLimited(
 
 const TIER_LABEL = (p: Principal) => `${p.tier} tier`;
 
+/** What `metered` hands from its resolve to its afterResponse. */
+interface Meter {
+  bucket: Bucket;
+  started: number;
+  /** when the unit was consumed (a refund goes to the same UTC day) */
+  at: Date;
+  /** false when the counter store did not answer: nothing to refund */
+  counted: boolean;
+}
+
 /** The authenticated caller of each in-flight request (set in transform, read in resolve). */
 const callers = new WeakMap<Request, Principal>();
 function callerOf(request: Request): Principal {
@@ -102,7 +114,8 @@ export function authPlugin(deps: AuthDeps) {
       async resolve({ request, set }) {
         const started = performance.now();
         const principal = callerOf(request);
-        const decision = await deps.quota.consume(principal, bucket);
+        const at = new Date();
+        const decision = await deps.quota.consume(principal, bucket, at);
         if (!decision.allowed)
           throw rateLimited(
             `Daily limit of ${decision.limit} ${bucket} requests reached for the ${TIER_LABEL(principal)}. ` +
@@ -112,17 +125,19 @@ export function authPlugin(deps: AuthDeps) {
             rateLimitHeaders(decision),
           );
         Object.assign(set.headers, rateLimitHeaders(decision));
-        return { principal, meter: { bucket, started } };
+        return { principal, meter: { bucket, started, at, counted: decision.counted !== false } };
       },
       afterResponse(ctx) {
         const { set, params, query, route } = ctx;
         const c = ctx as unknown as {
           principal?: Principal;
-          meter?: { bucket: Bucket; started: number };
+          meter?: Meter;
         };
         if (!c.principal || !c.meter) return;
         const status = typeof set.status === "number" ? set.status : 200;
-        if (status >= 500) void deps.quota.refund(c.principal, c.meter.bucket).catch(() => {});
+        // outcome rule (docs/quota.md): server errors give their unit back
+        if (status >= 500 && c.meter.counted)
+          void deps.quota.refund(c.principal, c.meter.bucket, c.meter.at).catch(() => {});
         const p = params as Record<string, string> | undefined;
         const q = query as Record<string, unknown> | undefined;
         deps.usage.record({
@@ -138,6 +153,74 @@ export function authPlugin(deps: AuthDeps) {
           latencyMs: Math.round((performance.now() - c.meter.started) * 100) / 100,
         });
       },
+    }),
+  });
+}
+
+export interface RateLimitDeps {
+  accounts: AccountService;
+  limiter: RateLimiter;
+  upgradeUrl: string;
+  /** honour X-Forwarded-For (TRUST_PROXY) */
+  trustProxy: boolean;
+  verifyBearer?: (token: string) => Promise<Principal | null>;
+}
+
+function windowName(seconds: number): string {
+  if (seconds === 60) return "minute";
+  if (seconds === 3600) return "hour";
+  return `${seconds} seconds`;
+}
+
+async function enforce(deps: RateLimitDeps, policy: RatePolicy, identity: string): Promise<void> {
+  const d = await deps.limiter.hit(policy, identity);
+  if (!d.allowed)
+    throw rateLimited(
+      `Rate limit of ${policy.limit} requests per ${windowName(policy.windowSeconds)} reached for ` +
+        `${policy.label}. Retry in ${d.retryAfter} seconds.`,
+      d.retryAfter,
+      deps.upgradeUrl,
+    );
+}
+
+/**
+ * Short-window caps (quota/limits.ts RATE_LIMITS) as route macros; 429 rate_limit_exceeded with
+ * Retry-After when exceeded:
+ *  - `accountRateLimit: RATE_LIMITS.usage`  X-API-Key or Bearer required (resolves `principal`,
+ *     like `keyOrBearer`); counted per account, and per client IP for callers without valid
+ *     credentials (they get 401 until the cap, then 429).
+ *  - `ipRateLimit: RATE_LIMITS.forgotPassword`  counted per client IP (resolves `clientIp`),
+ *     no credentials needed.
+ */
+export function rateLimitPlugin(deps: RateLimitDeps) {
+  const authDeps = { accounts: deps.accounts, verifyBearer: deps.verifyBearer };
+  const ipOf = (request: Request, server: unknown) =>
+    clientIp(request, server as AddressSource | null, deps.trustProxy);
+  return new Elysia().macro({
+    // Both run in transform (before schema validation), like the auth macros: every attempt
+    // counts, malformed ones included.
+    accountRateLimit: (policy: RatePolicy) => ({
+      async transform({ headers, request, server }) {
+        let principal: Principal | null = null;
+        try {
+          principal = await authenticate(authDeps, headers, true);
+        } catch (err) {
+          if (!(err instanceof ApiError)) throw err;
+        }
+        const identity = principal
+          ? `account:${principal.accountId}`
+          : `ip:${ipOf(request, server)}`;
+        await enforce(deps, policy, identity);
+        if (!principal) throw invalidApiKey();
+        callers.set(request, principal);
+      },
+      resolve: ({ request }) => ({ principal: callerOf(request) }),
+    }),
+    ipRateLimit: (policy: RatePolicy) => ({
+      async transform({ request, server }) {
+        await enforce(deps, policy, `ip:${ipOf(request, server)}`);
+      },
+      resolve: ({ request, server }) => ({ clientIp: ipOf(request, server) }),
     }),
   });
 }

@@ -34,3 +34,36 @@ export function dailyLimit(
   if (tier === "enterprise") return custom?.[bucket] ?? null;
   return DAILY_LIMITS[tier][bucket];
 }
+
+/** A short-window cap: at most `limit` requests per fixed window of `windowSeconds`. */
+export interface RatePolicy {
+  /** part of the counter key; one budget per policy */
+  name: string;
+  limit: number;
+  windowSeconds: number;
+  /** for the 429 message, e.g. "GET /v1/usage" */
+  label: string;
+}
+
+/** The spec's "Separate account and safety caps" (each route has its own budget). */
+export const RATE_LIMITS = {
+  usage: { name: "usage", limit: 60, windowSeconds: 60, label: "GET /v1/usage" },
+  analyticsUsage: {
+    name: "analytics-usage",
+    limit: 60,
+    windowSeconds: 60,
+    label: "GET /v1/analytics/usage",
+  },
+  resendVerification: {
+    name: "resend-verification",
+    limit: 3,
+    windowSeconds: 3600,
+    label: "POST /auth/resend-verification",
+  },
+  forgotPassword: {
+    name: "forgot-password",
+    limit: 3,
+    windowSeconds: 3600,
+    label: "POST /auth/forgot-password",
+  },
+} as const satisfies Record<string, RatePolicy>;

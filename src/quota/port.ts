@@ -10,9 +10,14 @@ export interface QuotaDecision {
   remaining: number | null;
   /** seconds until the next UTC midnight */
   resetSeconds: number;
+  /**
+   * whether this request was added to a counter (false when refused, or when the counter store
+   * did not answer and the request is served unenforced); only counted requests are refunded
+   */
+  counted?: boolean;
 }
 
-/** The gate every metered route passes through. Adapters: see quota/service.ts. */
+/** The gate every metered route passes through. Implementation: QuotaService (quota/service.ts). */
 export interface QuotaGate {
   consume(principal: Principal, bucket: Bucket, now?: Date): Promise<QuotaDecision>;
   /** give back one unit (the request ended in a server error) */
@@ -27,7 +32,13 @@ export function secondsToUtcMidnight(now = new Date()): number {
 /** A gate that never refuses (used until a counter store is wired in). */
 export const unlimitedGate: QuotaGate = {
   async consume(_p, _b, now) {
-    return { allowed: true, limit: null, remaining: null, resetSeconds: secondsToUtcMidnight(now) };
+    return {
+      allowed: true,
+      limit: null,
+      remaining: null,
+      resetSeconds: secondsToUtcMidnight(now),
+      counted: false,
+    };
   },
   async refund() {},
 };

@@ -1,0 +1,115 @@
+import { log } from "../platform/log";
+
+export interface GuardOptions {
+  /** a call that has not answered by then counts as a failure (COUNTER_TIMEOUT_MS) */
+  timeoutMs: number;
+  /** consecutive failures that open the breaker */
+  failureThreshold?: number;
+  /** first pause before a probe; doubles after each failed probe up to maxOpenMs */
+  openMs?: number;
+  maxOpenMs?: number;
+  /** at most one warning per this many ms */
+  logIntervalMs?: number;
+  now?: () => number;
+}
+
+export type Guarded<T> = { ok: true; value: T } | { ok: false };
+
+/**
+ * Timeout + circuit breaker + rate-limited logging around calls to a remote counter store.
+ * Closed: calls go through; `failureThreshold` consecutive failures (errors or timeouts) open it.
+ * Open: calls are skipped (answered `{ ok: false }` at once) until `openMs` has passed; then one
+ * call goes through as a probe (half-open): success closes the breaker, failure reopens it with
+ * twice the pause. Callers decide what `{ ok: false }` means (quotas: serve without enforcing).
+ */
+export class CounterGuard {
+  private failures = 0;
+  private openUntil = 0;
+  private pauseMs: number;
+  private probing = false;
+  private lastLog = Number.NEGATIVE_INFINITY;
+  private unlogged = 0;
+  private readonly o: Required<GuardOptions>;
+
+  constructor(opts: GuardOptions) {
+    this.o = {
+      failureThreshold: 3,
+      openMs: 2_000,
+      maxOpenMs: 30_000,
+      logIntervalMs: 60_000,
+      now: Date.now,
+      ...opts,
+    };
+    this.pauseMs = this.o.openMs;
+  }
+
+  get state(): "closed" | "open" | "half-open" {
+    if (this.openUntil === 0) return "closed";
+    return this.probing || this.o.now() >= this.openUntil ? "half-open" : "open";
+  }
+
+  async run<T>(op: () => Promise<T>): Promise<Guarded<T>> {
+    let probe = false;
+    if (this.openUntil !== 0) {
+      if (this.probing || this.o.now() < this.openUntil) {
+        this.unlogged++;
+        return { ok: false };
+      }
+      this.probing = probe = true;
+    }
+    try {
+      const value = await withTimeout(op, this.o.timeoutMs);
+      this.succeeded(probe);
+      return { ok: true, value };
+    } catch (err) {
+      this.failed(err, probe);
+      return { ok: false };
+    } finally {
+      if (probe) this.probing = false;
+    }
+  }
+
+  private succeeded(probe: boolean) {
+    if (probe || this.openUntil !== 0)
+      log("info", "counter store reachable again; quotas enforced", {});
+    this.failures = 0;
+    this.openUntil = 0;
+    this.pauseMs = this.o.openMs;
+  }
+
+  private failed(err: unknown, probe: boolean) {
+    this.failures++;
+    const now = this.o.now();
+    if (probe) {
+      this.pauseMs = Math.min(this.pauseMs * 2, this.o.maxOpenMs);
+      this.openUntil = now + this.pauseMs;
+    } else if (this.failures >= this.o.failureThreshold && this.openUntil === 0) {
+      this.openUntil = now + this.pauseMs;
+    }
+    this.unlogged++;
+    if (now - this.lastLog >= this.o.logIntervalMs) {
+      log("warn", "counter store unavailable; quotas fail open", {
+        error: err instanceof Error ? err.message.slice(0, 200) : String(err),
+        failures: this.unlogged,
+        breaker: this.openUntil !== 0 ? "open" : "closed",
+        retryInMs: this.openUntil !== 0 ? this.openUntil - now : 0,
+      });
+      this.lastLog = now;
+      this.unlogged = 0;
+    }
+  }
+}
+
+export class CounterTimeout extends Error {
+  constructor(ms: number) {
+    super(`counter store did not answer within ${ms} ms`);
+  }
+}
+
+function withTimeout<T>(op: () => Promise<T>, ms: number): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new CounterTimeout(ms)), ms);
+  });
+  return Promise.race([Promise.resolve().then(op), timeout]).finally(() => clearTimeout(timer));
+}

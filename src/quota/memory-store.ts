@@ -1,0 +1,78 @@
+import type { ConsumeResult, CounterStore } from "./counter-store";
+
+interface Entry {
+  count: number;
+  /** unix ms */
+  expires: number;
+}
+
+/**
+ * Counters in this process's memory: exact for a single instance, lost on restart (rebuild them
+ * from the usage event log). Expired entries read as 0 and are swept once a minute.
+ */
+export class MemoryCounterStore implements CounterStore {
+  readonly kind = "memory" as const;
+  readonly remote = false;
+  private map = new Map<string, Entry>();
+  private nextSweep = 0;
+
+  constructor(private now: () => number = Date.now) {}
+
+  private live(key: string, t: number): Entry | undefined {
+    const e = this.map.get(key);
+    if (!e) return undefined;
+    if (e.expires <= t) {
+      this.map.delete(key);
+      return undefined;
+    }
+    return e;
+  }
+
+  private sweep(t: number) {
+    if (t < this.nextSweep) return;
+    this.nextSweep = t + 60_000;
+    for (const [k, e] of this.map) if (e.expires <= t) this.map.delete(k);
+  }
+
+  private write(key: string, count: number, expireAt: number) {
+    this.map.set(key, { count, expires: expireAt * 1000 });
+  }
+
+  async consume(key: string, limit: number | null, expireAt: number): Promise<ConsumeResult> {
+    const t = this.now();
+    this.sweep(t);
+    const count = this.live(key, t)?.count ?? 0;
+    if (limit !== null && count >= limit) return { allowed: false, count };
+    this.write(key, count + 1, expireAt);
+    return { allowed: true, count: count + 1 };
+  }
+
+  async release(key: string): Promise<void> {
+    const e = this.live(key, this.now());
+    if (e && e.count > 0) e.count -= 1;
+  }
+
+  async read(keys: string[]): Promise<number[]> {
+    const t = this.now();
+    return keys.map((k) => this.live(k, t)?.count ?? 0);
+  }
+
+  async addFrom(pairs: { from: string; to: string }[], expireAt: number): Promise<void> {
+    const t = this.now();
+    const values = pairs.map((p) => this.live(p.from, t)?.count ?? 0);
+    pairs.forEach((p, i) => {
+      const n = values[i] ?? 0;
+      if (n > 0) this.write(p.to, (this.live(p.to, t)?.count ?? 0) + n, expireAt);
+    });
+  }
+
+  async raiseTo(entries: { key: string; value: number }[], expireAt: number): Promise<void> {
+    const t = this.now();
+    for (const { key, value } of entries)
+      this.write(key, Math.max(value, this.live(key, t)?.count ?? 0), expireAt);
+  }
+
+  async close(): Promise<void> {
+    this.map.clear();
+  }
+}

@@ -1,0 +1,40 @@
+import type { Config } from "../config";
+import type { CounterStore } from "./counter-store";
+import { CounterGuard, type GuardOptions } from "./guard";
+import { MemoryCounterStore } from "./memory-store";
+import { RateLimiter } from "./rate-limit";
+import { QuotaService } from "./service";
+import { UpstashCounterStore } from "./upstash-store";
+
+export interface Quotas {
+  quota: QuotaService;
+  limiter: RateLimiter;
+}
+
+/** Counter store from config: Upstash when UPSTASH_REDIS_REST_URL + token are set, else memory. */
+export function createCounterStore(
+  config: Pick<
+    Config,
+    "UPSTASH_REDIS_REST_URL" | "UPSTASH_REDIS_REST_TOKEN" | "COUNTER_TIMEOUT_MS"
+  >,
+): CounterStore {
+  if (config.UPSTASH_REDIS_REST_URL && config.UPSTASH_REDIS_REST_TOKEN)
+    return new UpstashCounterStore({
+      url: config.UPSTASH_REDIS_REST_URL,
+      token: config.UPSTASH_REDIS_REST_TOKEN,
+      timeoutMs: config.COUNTER_TIMEOUT_MS,
+    });
+  return new MemoryCounterStore();
+}
+
+/**
+ * Daily quotas and short-window limits over one counter store. A remote store gets one guard
+ * (timeout + circuit breaker) shared by both, so a dead store is noticed once.
+ */
+export function createQuotas(
+  store: CounterStore,
+  guard: Partial<GuardOptions> & Pick<GuardOptions, "timeoutMs">,
+): Quotas {
+  const g = store.remote ? new CounterGuard(guard) : null;
+  return { quota: new QuotaService(store, g), limiter: new RateLimiter(store, g) };
+}

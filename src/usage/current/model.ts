@@ -1,0 +1,25 @@
+import { t } from "elysia";
+import { BUCKETS } from "../../quota/limits";
+
+const BucketUsage = t.Object({
+  used: t.Integer({ minimum: 0, description: "Requests counted today (UTC) on the bucket" }),
+  limit: t.Union([t.Integer({ minimum: 0 }), t.Null()], {
+    description: "Daily cap; null means unlimited (and always null for enterprise and internal)",
+  }),
+});
+
+export const UsageResponse = t.Object({
+  date: t.String({ format: "date", description: "UTC date, YYYY-MM-DD" }),
+  tier: t.Union([
+    t.Literal("free"),
+    t.Literal("pro"),
+    t.Literal("enterprise"),
+    t.Literal("internal"),
+  ]),
+  endpoints: t.Object(
+    Object.fromEntries(BUCKETS.map((b) => [b, BucketUsage])) as Record<
+      (typeof BUCKETS)[number],
+      typeof BucketUsage
+    >,
+  ),
+});

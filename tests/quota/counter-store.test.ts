@@ -1,0 +1,55 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import Redis from "ioredis";
+import { MemoryCounterStore } from "../../src/quota/memory-store";
+import { UpstashCounterStore } from "../../src/quota/upstash-store";
+import { counterStoreContract } from "./counter-store.contract";
+import { type RedisHarness, startRedisHarness } from "./redis-harness";
+
+let h: RedisHarness;
+let upstash: UpstashCounterStore;
+const memory = new MemoryCounterStore();
+
+beforeAll(async () => {
+  h = await startRedisHarness();
+  upstash = new UpstashCounterStore({ url: h.url, token: h.token, timeoutMs: 2000 });
+});
+afterAll(async () => {
+  await h.stop();
+});
+
+counterStoreContract("memory", () => memory);
+counterStoreContract("upstash", () => upstash);
+
+describe("Upstash adapter specifics", () => {
+  test("counters carry the expiry they were given (checked in redis-server itself)", async () => {
+    const at = Math.floor(Date.now() / 1000) + 1234;
+    await upstash.consume("ttl:check", null, at);
+    const direct = new Redis(h.redisPort, "127.0.0.1");
+    try {
+      const ttl = await direct.ttl("ttl:check");
+      expect(ttl).toBeGreaterThan(1200);
+      expect(ttl).toBeLessThanOrEqual(1234);
+    } finally {
+      direct.disconnect();
+    }
+  });
+
+  test("scripts are loaded again after the Redis script cache is flushed (EVALSHA → EVAL)", async () => {
+    await upstash.consume("flush:k", 5, Math.floor(Date.now() / 1000) + 60);
+    const direct = new Redis(h.redisPort, "127.0.0.1");
+    try {
+      await direct.script("FLUSH");
+    } finally {
+      direct.disconnect();
+    }
+    expect(await upstash.consume("flush:k", 5, Math.floor(Date.now() / 1000) + 60)).toEqual({
+      allowed: true,
+      count: 2,
+    });
+  });
+
+  test("a wrong token is an error (the guard turns it into fail-open)", async () => {
+    const bad = new UpstashCounterStore({ url: h.url, token: "wrong", timeoutMs: 2000 });
+    await expect(bad.consume("x", null, Math.floor(Date.now() / 1000) + 60)).rejects.toThrow();
+  });
+});
