@@ -1,15 +1,23 @@
 import type { AccountStore } from "../accounts/port";
+import type { EnrichmentStore } from "../catalog/enrichment-port";
 import type { CatalogSource } from "../catalog/port";
 import type { Config } from "../config";
 import { log } from "../platform/log";
+import type { UsageEventStore } from "../usage/port";
 import { EmbeddedAccountStore } from "./embedded/accounts";
 import { FileCatalogSource } from "./embedded/catalog";
+import { EmbeddedEnrichmentStore } from "./embedded/enrichment";
+import { EmbeddedUsageStore } from "./embedded/usage";
 
 /** The storage ports a running service needs, behind one of two adapters. */
 export interface Store {
   kind: "embedded" | "mongodb";
   accounts: AccountStore;
   catalog: CatalogSource;
+  /** results of background brand enrichment (catalog/enrichment.ts) */
+  enrichment: EnrichmentStore;
+  /** usage event log + usage_daily projection */
+  usage: UsageEventStore;
   /** true when the backing store answers */
   ping(): Promise<boolean>;
   close(): Promise<void>;
@@ -17,12 +25,20 @@ export interface Store {
 
 export function openEmbeddedStore(config: Pick<Config, "DATA_DIR" | "CATALOG_FILE">): Store {
   const accounts = new EmbeddedAccountStore(config.DATA_DIR);
+  const enrichment = new EmbeddedEnrichmentStore(config.DATA_DIR);
+  const usage = new EmbeddedUsageStore(config.DATA_DIR);
   return {
     kind: "embedded",
     accounts,
     catalog: new FileCatalogSource(config.CATALOG_FILE),
+    enrichment,
+    usage,
     ping: async () => true,
-    close: async () => accounts.close(),
+    close: async () => {
+      await usage.close();
+      accounts.close();
+      enrichment.close();
+    },
   };
 }
 
@@ -34,11 +50,14 @@ export async function openMongoStore(
   const { MongoClient } = await import("mongodb");
   const { MongoAccountStore } = await import("./mongo/accounts");
   const { MongoCatalogSource } = await import("./mongo/catalog");
+  const { MongoEnrichmentStore } = await import("./mongo/enrichment");
+  const { MongoUsageStore } = await import("./mongo/usage");
   const client = new MongoClient(url, { serverSelectionTimeoutMS: 5000 });
   await client.connect();
   const db = client.db(config.MONGODB_DB);
   await MongoAccountStore.ensureIndexes(db);
   await MongoCatalogSource.ensureIndexes(db);
+  await MongoUsageStore.ensureIndexes(db);
   const catalog = new MongoCatalogSource(db);
   try {
     const built = await new FileCatalogSource(config.CATALOG_FILE).load();
@@ -53,6 +72,8 @@ export async function openMongoStore(
     kind: "mongodb",
     accounts: new MongoAccountStore(db),
     catalog,
+    enrichment: new MongoEnrichmentStore(db),
+    usage: new MongoUsageStore(db),
     ping: async () => {
       try {
         await db.command({ ping: 1 });

@@ -1,29 +1,75 @@
 import type { Bucket, Tier } from "../quota/limits";
 
-/** One metered request, as appended to the usage event log. */
+/** One metered request, as appended to the usage event log. Never updated or deleted. */
 export interface UsageEvent {
+  /** UUIDv7: unique and time-sortable; a replay with the same id is ignored */
   id: string;
+  /** ISO 8601 UTC timestamp of the response */
   ts: string;
+  /** UTC day of ts, YYYY-MM-DD */
   day: string;
   accountId: string;
+  /** the API key used ("" for a bearer-token caller) */
   keyId: string;
   tier: Tier;
   bucket: Bucket;
+  /** route pattern, e.g. /v1/svg/:slug */
   route: string;
   slug: string | null;
   variant: string | null;
   status: number;
+  /** time from authentication to the end of the response, in ms */
   latencyMs: number;
 }
 
 /** Receives usage events off the request path (buffers and flushes on its own). */
 export interface UsageRecorder {
   record(event: Omit<UsageEvent, "id" | "day">): void;
+  /** write whatever is buffered now (tests, admin) */
+  flush(): Promise<void>;
   /** flush whatever is buffered; called on shutdown */
   close(): Promise<void>;
 }
 
 export const noopRecorder: UsageRecorder = {
   record() {},
+  async flush() {},
   async close() {},
 };
+
+/** Counts of one account, UTC day and bucket: a row of the usage_daily projection. */
+export interface DailyCounts {
+  /** every metered request that passed authentication, whatever its outcome */
+  requests: number;
+  /** answered with a 4xx or 5xx status other than 429 */
+  errors: number;
+  /** refused with 429 (daily quota exhausted) */
+  rateLimited: number;
+}
+
+export interface DailyRow extends DailyCounts {
+  accountId: string;
+  day: string;
+  bucket: Bucket;
+}
+
+/**
+ * The usage event log plus its usage_daily projection. Adapters: store/embedded/usage.ts
+ * (JSONL per UTC day under DATA_DIR/events) and store/mongo/usage.ts (usage_events,
+ * usage_daily).
+ */
+export interface UsageEventStore {
+  /**
+   * Append events and fold them into usage_daily. Idempotent: events whose id is already
+   * stored are skipped (and not counted twice). Resolves to the number newly stored; rejects
+   * when the store is unavailable (the caller retries the whole batch).
+   */
+  append(events: UsageEvent[]): Promise<number>;
+  /** usage_daily rows of one account for days from..to (inclusive, YYYY-MM-DD) */
+  daily(accountId: string, from: string, to: string): Promise<DailyRow[]>;
+  /** every stored event of one UTC day (each id once) */
+  eventsOfDay(day: string): AsyncIterable<UsageEvent>;
+  /** recompute usage_daily from the whole event log */
+  rebuildDaily(): Promise<{ events: number; rows: number }>;
+  close(): Promise<void>;
+}

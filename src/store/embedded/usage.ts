@@ -1,0 +1,208 @@
+import { existsSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
+import { type FileHandle, open } from "node:fs/promises";
+import { join } from "node:path";
+import { log } from "../../platform/log";
+import { DailyProjection, isUsageEvent } from "../../usage/daily";
+import type { UsageEvent, UsageEventStore } from "../../usage/port";
+
+const DAY_FILE = /^(\d{4}-\d{2}-\d{2})\.jsonl$/;
+/** days whose event ids stay in memory for de-duplication (older days are read on demand) */
+const ID_DAYS = 3;
+/** day files kept open for appending */
+const OPEN_FILES = 2;
+
+/**
+ * Read one day file without modifying it. Unreadable lines (a torn last line from a crash
+ * mid-write, or anything that is not a usage event) are skipped with a warning, never fatal.
+ */
+export function readEventFile(path: string): UsageEvent[] {
+  if (!existsSync(path)) return [];
+  const text = readFileSync(path, "utf8");
+  const lines = text.split("\n");
+  const out: UsageEvent[] = [];
+  lines.forEach((line, i) => {
+    if (!line.trim()) return;
+    let value: unknown;
+    try {
+      value = JSON.parse(line);
+    } catch {}
+    if (isUsageEvent(value)) out.push(value);
+    else
+      log("warn", "skipping unreadable line in usage event log", {
+        file: path,
+        line: i + 1,
+        torn: i === lines.length - 1,
+      });
+  });
+  return out;
+}
+
+/**
+ * Embedded usage event store: append-only JSONL files, one per UTC day, under
+ * DATA_DIR/events/. Every append is written and fdatasync'd (asynchronously, off the event
+ * loop) before it resolves. At start the files are replayed into the in-memory usage_daily
+ * projection. Event ids are de-duplicated on append and on replay, so replaying a spill file
+ * twice changes nothing.
+ */
+export class EmbeddedUsageStore implements UsageEventStore {
+  readonly dir: string;
+  private projection = new DailyProjection();
+  private ids = new Map<string, Set<string>>();
+  private files = new Map<string, FileHandle>();
+  private queue: Promise<unknown> = Promise.resolve();
+  private eventCount = 0;
+
+  constructor(dataDir: string) {
+    this.dir = join(dataDir, "events");
+    mkdirSync(this.dir, { recursive: true });
+    this.replay();
+  }
+
+  /** number of distinct events replayed or appended since start */
+  get size() {
+    return this.eventCount;
+  }
+
+  append(events: UsageEvent[]): Promise<number> {
+    const run = this.queue.then(() => this.appendNow(events));
+    this.queue = run.catch(() => {});
+    return run;
+  }
+
+  async daily(accountId: string, from: string, to: string) {
+    return this.projection.query(accountId, from, to);
+  }
+
+  async *eventsOfDay(day: string): AsyncIterable<UsageEvent> {
+    const seen = new Set<string>();
+    for (const e of readEventFile(this.path(day))) {
+      if (seen.has(e.id)) continue;
+      seen.add(e.id);
+      yield e;
+    }
+  }
+
+  async rebuildDaily() {
+    await this.queue;
+    this.projection.clear();
+    this.ids.clear();
+    this.eventCount = 0;
+    this.replay();
+    return { events: this.eventCount, rows: this.projection.size };
+  }
+
+  async close() {
+    await this.queue;
+    for (const fh of this.files.values()) await fh.close().catch(() => {});
+    this.files.clear();
+  }
+
+  private path(day: string) {
+    return join(this.dir, `${day}.jsonl`);
+  }
+
+  private days(): string[] {
+    return readdirSync(this.dir)
+      .map((f) => DAY_FILE.exec(f)?.[1])
+      .filter((d): d is string => !!d)
+      .sort();
+  }
+
+  private replay() {
+    for (const day of this.days()) {
+      const ids = new Set<string>();
+      for (const e of readEventFile(this.path(day))) {
+        if (ids.has(e.id)) continue;
+        ids.add(e.id);
+        this.projection.add(e);
+        this.eventCount++;
+      }
+      this.remember(day, ids);
+    }
+  }
+
+  private async appendNow(events: UsageEvent[]): Promise<number> {
+    const byDay = new Map<string, UsageEvent[]>();
+    for (const e of events) {
+      const list = byDay.get(e.day);
+      if (list) list.push(e);
+      else byDay.set(e.day, [e]);
+    }
+    let stored = 0;
+    for (const [day, list] of byDay) {
+      const ids = this.idsFor(day);
+      const batch = new Set<string>();
+      const fresh = list.filter((e) => {
+        if (ids.has(e.id) || batch.has(e.id)) return false;
+        batch.add(e.id);
+        return true;
+      });
+      if (fresh.length === 0) continue;
+      await this.write(day, fresh.map((e) => `${JSON.stringify(e)}\n`).join(""));
+      for (const e of fresh) {
+        ids.add(e.id);
+        this.projection.add(e);
+      }
+      this.eventCount += fresh.length;
+      stored += fresh.length;
+    }
+    return stored;
+  }
+
+  /** ids of one day: kept for the most recent days, read back from the file for older ones */
+  private idsFor(day: string): Set<string> {
+    const cached = this.ids.get(day);
+    if (cached) return cached;
+    const ids = new Set(readEventFile(this.path(day)).map((e) => e.id));
+    this.remember(day, ids);
+    return ids;
+  }
+
+  private remember(day: string, ids: Set<string>) {
+    this.ids.set(day, ids);
+    if (this.ids.size <= ID_DAYS) return;
+    const keep = [...this.ids.keys()].sort().slice(-ID_DAYS);
+    for (const d of this.ids.keys()) if (!keep.includes(d)) this.ids.delete(d);
+  }
+
+  private async write(day: string, text: string) {
+    const fh = await this.file(day);
+    try {
+      const buf = Buffer.from(text);
+      let off = 0;
+      while (off < buf.length) off += (await fh.write(buf, off)).bytesWritten;
+      await fh.datasync();
+    } catch (err) {
+      // reopen next time: the tail may now be a partial line, which reopening terminates
+      this.files.delete(day);
+      await fh.close().catch(() => {});
+      throw err;
+    }
+  }
+
+  /** the day's file opened for appending; a torn tail (no final newline) is terminated first */
+  private async file(day: string): Promise<FileHandle> {
+    const open_ = this.files.get(day);
+    if (open_) return open_;
+    const fh = await open(this.path(day), "a+");
+    try {
+      const { size } = await fh.stat();
+      if (size > 0) {
+        const last = Buffer.alloc(1);
+        await fh.read(last, 0, 1, size - 1);
+        if (last[0] !== 0x0a) await fh.write("\n");
+      }
+    } catch (err) {
+      await fh.close().catch(() => {});
+      throw err;
+    }
+    this.files.set(day, fh);
+    for (const d of [...this.files.keys()].sort()) {
+      if (this.files.size <= OPEN_FILES) break;
+      if (d === day) continue;
+      await this.files.get(d)?.close();
+      this.files.delete(d);
+    }
+    return fh;
+  }
+}

@@ -1,0 +1,270 @@
+import { mkdirSync, readdirSync, unlinkSync } from "node:fs";
+import { join } from "node:path";
+import { newId } from "../platform/ids";
+import { log } from "../platform/log";
+import { JsonlLog } from "../store/embedded/jsonl";
+import { isUsageEvent } from "./daily";
+import type { UsageEvent, UsageEventStore, UsageRecorder } from "./port";
+
+export interface WriterOptions {
+  /** flush at most this long after the first buffered event (USAGE_FLUSH_MS) */
+  flushMs: number;
+  /** flush as soon as this many events are buffered; also the batch size (USAGE_FLUSH_EVENTS) */
+  flushEvents: number;
+  /** where events go when the store stays down past `maxBuffered` (DATA_DIR/spill) */
+  spillDir: string;
+  /** events held in memory while the store is down; default max(10,000, 20 × flushEvents) */
+  maxBuffered?: number;
+  /** retry delay after a failed write: doubles from min to max, with jitter */
+  backoffMinMs?: number;
+  backoffMaxMs?: number;
+}
+
+export interface WriterStats {
+  recorded: number;
+  written: number;
+  buffered: number;
+  spilled: number;
+  replayed: number;
+  dropped: number;
+  failures: number;
+}
+
+const SPILL_FILE = /^usage-.*\.jsonl$/;
+
+/**
+ * The usage recorder: `record` only stamps the event (UUIDv7 id, UTC day) and buffers it; a
+ * request never waits on the event store. Batches are written when `flushEvents` are
+ * buffered or `flushMs` after the first one, whichever comes first, one write at a time.
+ *
+ * When a write fails the batch goes back to the front of the buffer and is retried with
+ * exponential backoff. Past `maxBuffered` the buffer is spilled to a JSONL file in
+ * `spillDir` (fdatasync'd); spill files are replayed into the store when a write succeeds
+ * again and at start (event ids make the replay idempotent). An event is dropped only when
+ * it cannot be spilled either (disk failure): drops are counted and logged as errors.
+ */
+export class BatchingRecorder implements UsageRecorder {
+  private buffer: UsageEvent[] = [];
+  private timer: ReturnType<typeof setTimeout> | null = null;
+  private running: Promise<void> | null = null;
+  /** consecutive failed writes; > 0 means the store is considered down */
+  private failures = 0;
+  private spill: JsonlLog<UsageEvent> | null = null;
+  private spillPending = false;
+  private closed = false;
+  private readonly maxBuffered: number;
+  private readonly backoffMin: number;
+  private readonly backoffMax: number;
+  private readonly counters = { recorded: 0, written: 0, spilled: 0, replayed: 0, dropped: 0 };
+  private totalFailures = 0;
+
+  constructor(
+    private store: UsageEventStore,
+    private opts: WriterOptions,
+  ) {
+    this.maxBuffered = opts.maxBuffered ?? Math.max(10_000, 20 * opts.flushEvents);
+    this.backoffMin = opts.backoffMinMs ?? 100;
+    this.backoffMax = opts.backoffMaxMs ?? 30_000;
+    mkdirSync(opts.spillDir, { recursive: true });
+    // spill files left by an earlier process are replayed on the first write attempt
+    if (this.spillFiles().length > 0) {
+      this.spillPending = true;
+      this.arm(0);
+    }
+  }
+
+  record(input: Omit<UsageEvent, "id" | "day">): void {
+    const event: UsageEvent = { id: newId(), ...input, day: input.ts.slice(0, 10) };
+    this.counters.recorded++;
+    if (this.closed) {
+      // after close (a response that finished late): straight to the spill file, never lost
+      this.spillEvents([event]);
+      this.closeSpill();
+      return;
+    }
+    this.buffer.push(event);
+    if (this.buffer.length > this.maxBuffered) this.spillBuffer();
+    // a running write re-arms when it ends; a down store is retried by the backoff timer
+    if (this.running || this.failures > 0) return;
+    if (this.buffer.length >= this.opts.flushEvents) {
+      if (this.armedMs !== 0) this.arm(0);
+    } else if (!this.timer) this.arm(this.opts.flushMs);
+  }
+
+  /** Write everything buffered now (one attempt; a failure arms the backoff as usual). */
+  async flush(): Promise<void> {
+    if (this.running) await this.running;
+    await this.drain(true);
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.disarm();
+    if (this.running) await this.running;
+    await this.drain(true);
+    this.closed = true;
+    this.disarm();
+    // the store is down: keep the rest on disk for the next start
+    if (this.buffer.length > 0) this.spillBuffer();
+    this.closeSpill();
+    const s = this.stats();
+    log(s.dropped > 0 ? "error" : "info", "usage recorder closed", { ...s });
+  }
+
+  stats(): WriterStats {
+    return { ...this.counters, buffered: this.buffer.length, failures: this.totalFailures };
+  }
+
+  private armedMs = -1;
+
+  private arm(ms: number) {
+    this.disarm();
+    this.armedMs = ms;
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      this.armedMs = -1;
+      void this.drain(false);
+    }, ms);
+  }
+
+  private disarm() {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    this.armedMs = -1;
+  }
+
+  /**
+   * Write what is buffered when the drain starts, in batches of `flushEvents` (with `all`,
+   * also whatever arrives meanwhile). One drain at a time; a failure arms the backoff timer.
+   * Events that arrived during the drain get their own window (or an immediate drain when a
+   * full batch is waiting).
+   */
+  private drain(all: boolean): Promise<void> {
+    if (this.running) return this.running;
+    this.running = this.drainNow(all).finally(() => {
+      this.running = null;
+      if (this.closed || this.failures > 0 || this.timer) return;
+      if (this.buffer.length >= this.opts.flushEvents) this.arm(0);
+      else if (this.buffer.length > 0) this.arm(this.opts.flushMs);
+    });
+    return this.running;
+  }
+
+  private async drainNow(all: boolean) {
+    try {
+      // a retry while spilling: the spill file (older events) goes first and doubles as the probe
+      if (this.failures > 0 && this.spill) {
+        this.closeSpill();
+        this.spillPending = true;
+      }
+      if (this.spillPending) await this.replaySpill();
+      let due = this.buffer.length;
+      while (this.buffer.length > 0 && (all || due > 0)) {
+        const batch = this.buffer.splice(0, Math.min(this.opts.flushEvents, all ? Infinity : due));
+        try {
+          await this.store.append(batch);
+        } catch (err) {
+          this.buffer.unshift(...batch);
+          if (this.buffer.length > this.maxBuffered) this.spillBuffer();
+          throw err;
+        }
+        due -= batch.length;
+        this.counters.written += batch.length;
+        this.recovered();
+      }
+      if (this.spillPending) await this.replaySpill();
+      this.recovered();
+    } catch (err) {
+      this.failed(err);
+    }
+  }
+
+  /** After a successful write: leave the failure state, and replay what was spilled meanwhile. */
+  private recovered() {
+    if (this.failures > 0) {
+      log("info", "usage event store is back; writing buffered events", {
+        after: this.failures,
+        buffered: this.buffer.length,
+      });
+      this.failures = 0;
+    }
+    if (this.spill) {
+      this.closeSpill();
+      this.spillPending = true;
+    }
+  }
+
+  private failed(err: unknown) {
+    this.failures++;
+    this.totalFailures++;
+    const exp = Math.min(this.backoffMax, this.backoffMin * 2 ** Math.min(20, this.failures - 1));
+    const delay = Math.round(exp * (0.5 + Math.random() * 0.5));
+    log(this.failures === 1 ? "warn" : "debug", "usage event store write failed; retrying", {
+      attempt: this.failures,
+      retryInMs: delay,
+      buffered: this.buffer.length,
+      error: (err as Error).message,
+    });
+    if (!this.closed) this.arm(delay);
+  }
+
+  /** Move the whole buffer to the spill file (the store is down and the buffer is full). */
+  private spillBuffer() {
+    const events = this.buffer;
+    this.buffer = [];
+    this.spillEvents(events);
+  }
+
+  private spillEvents(events: UsageEvent[]) {
+    try {
+      if (!this.spill) {
+        const name = `usage-${new Date().toISOString().replace(/[:.]/g, "-")}-${process.pid}-${newId().slice(-8)}.jsonl`;
+        this.spill = new JsonlLog<UsageEvent>(join(this.opts.spillDir, name));
+        log("warn", "usage event store down and buffer full; spilling events to disk", {
+          file: this.spill.path,
+        });
+      }
+      this.spill.append(events);
+      this.counters.spilled += events.length;
+    } catch (err) {
+      this.counters.dropped += events.length;
+      log("error", "usage events dropped: store down and spill file not writable", {
+        dropped: events.length,
+        droppedTotal: this.counters.dropped,
+        error: (err as Error).message,
+      });
+    }
+  }
+
+  private closeSpill() {
+    this.spill?.close();
+    this.spill = null;
+  }
+
+  private spillFiles(): string[] {
+    try {
+      return readdirSync(this.opts.spillDir)
+        .filter((f) => SPILL_FILE.test(f))
+        .sort();
+    } catch {
+      return [];
+    }
+  }
+
+  /** Replay closed spill files into the store, oldest first; a file is deleted once written. */
+  private async replaySpill() {
+    for (const name of this.spillFiles()) {
+      const path = join(this.opts.spillDir, name);
+      if (this.spill?.path === path) continue;
+      const events = new JsonlLog<unknown>(path).readAll().filter(isUsageEvent);
+      for (let i = 0; i < events.length; i += this.opts.flushEvents) {
+        await this.store.append(events.slice(i, i + this.opts.flushEvents));
+        this.recovered();
+      }
+      unlinkSync(path);
+      this.counters.replayed += events.length;
+      log("info", "replayed spilled usage events", { file: path, events: events.length });
+    }
+    this.spillPending = false;
+  }
+}

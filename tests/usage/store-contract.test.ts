@@ -1,0 +1,140 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { rmSync } from "node:fs";
+import { newId } from "../../src/platform/ids";
+import { setLogLevel } from "../../src/platform/log";
+import { EmbeddedUsageStore } from "../../src/store/embedded/usage";
+import type { UsageEvent, UsageEventStore } from "../../src/usage/port";
+import { tempDir } from "../helpers";
+import { collect, event } from "./util";
+
+/**
+ * One contract for both usage store adapters. The embedded adapter always runs; the MongoDB
+ * adapter runs when MONGODB_URL points at a server (none can be installed on the CI machine).
+ */
+function usageStoreContract(
+  name: string,
+  open: () => Promise<{ store: UsageEventStore; drop(): Promise<void> }>,
+  skip = false,
+) {
+  describe.skipIf(skip)(`usage store contract: ${name}`, () => {
+    let store: UsageEventStore;
+    let drop: () => Promise<void>;
+    beforeAll(async () => {
+      setLogLevel("error");
+      ({ store, drop } = await open());
+    });
+    afterAll(async () => {
+      await store?.close();
+      await drop?.();
+      setLogLevel("info");
+    });
+
+    const at = (day: string, over: Partial<UsageEvent> = {}) =>
+      event({ ts: `${day}T12:00:00.000Z`, ...over });
+
+    test("append stores each event once: a replayed batch is ignored and not counted twice", async () => {
+      const accountId = newId();
+      const batch = [
+        at("2025-05-01", { accountId, status: 200 }),
+        at("2025-05-01", { accountId, status: 200 }),
+        at("2025-05-01", { accountId, status: 404 }),
+      ];
+      expect(await store.append(batch)).toBe(3);
+      expect(await store.append(batch)).toBe(0);
+      const again = batch[0] as UsageEvent;
+      expect(await store.append([again, again, at("2025-05-01", { accountId })])).toBe(1);
+      expect(await store.daily(accountId, "2025-05-01", "2025-05-01")).toEqual([
+        { accountId, day: "2025-05-01", bucket: "svg", requests: 4, errors: 1, rateLimited: 0 },
+      ]);
+    });
+
+    test("daily: per day and bucket; errors are 4xx/5xx except 429, which counts apart", async () => {
+      const accountId = newId();
+      await store.append([
+        at("2025-05-01", { accountId, bucket: "svg", status: 200 }),
+        at("2025-05-01", { accountId, bucket: "svg", status: 429 }),
+        at("2025-05-01", { accountId, bucket: "svg", status: 500 }),
+        at("2025-05-01", { accountId, bucket: "search", status: 200 }),
+        at("2025-05-02", { accountId, bucket: "catalog", status: 404 }),
+        at("2025-05-03", { accountId, bucket: "batch", status: 422 }),
+        at("2025-05-04", { accountId, bucket: "svg", status: 200 }),
+      ]);
+      const rows = await store.daily(accountId, "2025-05-01", "2025-05-03");
+      const key = (r: { day: string; bucket: string }) => `${r.day}/${r.bucket}`;
+      expect([...rows].sort((a, b) => key(a).localeCompare(key(b)))).toEqual([
+        { accountId, day: "2025-05-01", bucket: "search", requests: 1, errors: 0, rateLimited: 0 },
+        { accountId, day: "2025-05-01", bucket: "svg", requests: 3, errors: 1, rateLimited: 1 },
+        { accountId, day: "2025-05-02", bucket: "catalog", requests: 1, errors: 1, rateLimited: 0 },
+        { accountId, day: "2025-05-03", bucket: "batch", requests: 1, errors: 1, rateLimited: 0 },
+      ]);
+    });
+
+    test("daily answers only for the account asked about", async () => {
+      const a = newId();
+      const b = newId();
+      await store.append([at("2025-06-01", { accountId: a }), at("2025-06-01", { accountId: b })]);
+      const rows = await store.daily(a, "2025-06-01", "2025-06-01");
+      expect(rows.map((r) => r.accountId)).toEqual([a]);
+      expect(await store.daily(newId(), "2025-01-01", "2025-12-31")).toEqual([]);
+    });
+
+    test("eventsOfDay lists that day's events, each once, as stored", async () => {
+      const accountId = newId();
+      const events = [
+        at("2025-07-09", { accountId, slug: "github", variant: "mono", latencyMs: 2.25 }),
+        at("2025-07-09", { accountId, keyId: "key-2", bucket: "png" }),
+        at("2025-07-10", { accountId }),
+      ];
+      await store.append(events);
+      await store.append(events.slice(0, 1));
+      const day = (await collect(store.eventsOfDay("2025-07-09"))).filter(
+        (e) => e.accountId === accountId,
+      );
+      expect(day.sort((x, y) => x.id.localeCompare(y.id))).toEqual(events.slice(0, 2));
+    });
+
+    test("rebuildDaily recomputes the same projection from the log", async () => {
+      const accountId = newId();
+      await store.append([
+        at("2025-08-01", { accountId, status: 200 }),
+        at("2025-08-01", { accountId, status: 429 }),
+        at("2025-08-02", { accountId, bucket: "domain", status: 404 }),
+      ]);
+      const before = await store.daily(accountId, "2025-08-01", "2025-08-31");
+      const r = await store.rebuildDaily();
+      expect(r.events).toBeGreaterThanOrEqual(3);
+      expect(r.rows).toBeGreaterThanOrEqual(2);
+      expect(await store.daily(accountId, "2025-08-01", "2025-08-31")).toEqual(before);
+      expect(before).toHaveLength(2);
+    });
+  });
+}
+
+usageStoreContract("embedded", async () => {
+  const dir = tempDir("usage-s-");
+  return {
+    store: new EmbeddedUsageStore(dir),
+    drop: async () => rmSync(dir, { recursive: true, force: true }),
+  };
+});
+
+const mongoUrl = process.env.MONGODB_URL;
+usageStoreContract(
+  "mongodb",
+  async () => {
+    const { MongoClient } = await import("mongodb");
+    const { MongoUsageStore } = await import("../../src/store/mongo/usage");
+    const client = new MongoClient(mongoUrl as string, { serverSelectionTimeoutMS: 5000 });
+    await client.connect();
+    const db = client.db(`bapi_usage_test_${Date.now()}`);
+    await MongoUsageStore.ensureIndexes(db);
+    return {
+      store: new MongoUsageStore(db),
+      drop: async () => {
+        await db.dropDatabase();
+        await client.close();
+      },
+    };
+  },
+  !mongoUrl,
+);

@@ -1,0 +1,70 @@
+import type { UsageEvent, UsageEventStore } from "../../src/usage/port";
+
+/** Wait until `cond()` holds (polling); throws after `ms` so a broken writer fails the test. */
+export async function until(
+  cond: () => boolean | Promise<boolean>,
+  ms = 4_000,
+  what = "condition",
+) {
+  const end = Date.now() + ms;
+  while (!(await cond())) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await Bun.sleep(5);
+  }
+}
+
+let seq = 0;
+/** A usage event as the metered macro records it (before id and day are stamped). */
+export function input(over: Partial<UsageEvent> = {}): Omit<UsageEvent, "id" | "day"> {
+  seq++;
+  return {
+    ts: new Date().toISOString(),
+    accountId: "acc-1",
+    keyId: "key-1",
+    tier: "free",
+    bucket: "svg",
+    route: "/v1/svg/:slug",
+    slug: `brand-${seq}`,
+    variant: null,
+    status: 200,
+    latencyMs: 1.5,
+    ...over,
+  };
+}
+
+/** A complete event (for store tests). */
+export function event(over: Partial<UsageEvent> = {}): UsageEvent {
+  const ts = over.ts ?? new Date().toISOString();
+  return { id: Bun.randomUUIDv7(), ...input({ ts, ...over }), day: ts.slice(0, 10), ...over };
+}
+
+/** The real store with a switch that makes appends fail, as an unreachable store would. */
+export class SwitchableStore implements UsageEventStore {
+  down = false;
+  batches: number[] = [];
+  constructor(readonly inner: UsageEventStore) {}
+  async append(events: UsageEvent[]) {
+    if (this.down) throw new Error("event store unreachable");
+    const stored = await this.inner.append(events);
+    this.batches.push(events.length);
+    return stored;
+  }
+  daily(accountId: string, from: string, to: string) {
+    return this.inner.daily(accountId, from, to);
+  }
+  eventsOfDay(day: string) {
+    return this.inner.eventsOfDay(day);
+  }
+  rebuildDaily() {
+    return this.inner.rebuildDaily();
+  }
+  close() {
+    return this.inner.close();
+  }
+}
+
+export async function collect<T>(it: AsyncIterable<T>): Promise<T[]> {
+  const out: T[] = [];
+  for await (const x of it) out.push(x);
+  return out;
+}

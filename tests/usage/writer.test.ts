@@ -1,0 +1,195 @@
+import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
+import { readdirSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { setLogLevel } from "../../src/platform/log";
+import { EmbeddedUsageStore, readEventFile } from "../../src/store/embedded/usage";
+import type { UsageEvent } from "../../src/usage/port";
+import { BatchingRecorder, type WriterOptions } from "../../src/usage/writer";
+import { tempDir } from "../helpers";
+import { input, SwitchableStore, until } from "./util";
+
+const today = () => new Date().toISOString().slice(0, 10);
+
+interface Rig {
+  dir: string;
+  store: SwitchableStore;
+  writer: BatchingRecorder;
+  spillDir: string;
+  onDisk(): UsageEvent[];
+  spillFiles(): string[];
+}
+
+const open: Rig[] = [];
+
+function rig(opts: Partial<WriterOptions> = {}, dir = tempDir("usage-w-")): Rig {
+  const inner = new EmbeddedUsageStore(dir);
+  const store = new SwitchableStore(inner);
+  const spillDir = join(dir, "spill");
+  const writer = new BatchingRecorder(store, {
+    flushMs: 60_000,
+    flushEvents: 10,
+    spillDir,
+    backoffMinMs: 2,
+    backoffMaxMs: 10,
+    ...opts,
+  });
+  const r: Rig = {
+    dir,
+    store,
+    writer,
+    spillDir,
+    onDisk: () => readEventFile(join(inner.dir, `${today()}.jsonl`)),
+    spillFiles: () => readdirSync(spillDir),
+  };
+  open.push(r);
+  return r;
+}
+
+beforeAll(() => setLogLevel("error"));
+afterAll(() => setLogLevel("info"));
+
+afterEach(async () => {
+  for (const r of open.splice(0)) {
+    r.store.down = false;
+    await r.writer.close();
+    await r.store.close();
+    rmSync(r.dir, { recursive: true, force: true });
+  }
+});
+
+describe("BatchingRecorder", () => {
+  test("returns before anything is written; stamps a UUIDv7 id and the event's UTC day", async () => {
+    const r = rig();
+    r.writer.record(input({ ts: "2025-03-04T23:59:59.999Z" }));
+    r.writer.record(input());
+    expect(r.store.batches).toEqual([]);
+    expect(r.writer.stats().buffered).toBe(2);
+    await r.writer.flush();
+    const [late] = readEventFile(join(r.dir, "events", "2025-03-04.jsonl"));
+    expect(late).toMatchObject({ day: "2025-03-04", ts: "2025-03-04T23:59:59.999Z" });
+    expect(late?.id).toMatch(
+      /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/,
+    );
+    expect(r.onDisk()).toHaveLength(1);
+  });
+
+  test("writes a full batch as soon as flushEvents are buffered, not waiting for the timer", async () => {
+    const r = rig({ flushEvents: 10, flushMs: 60_000 });
+    for (let i = 0; i < 25; i++) r.writer.record(input());
+    // the drain started by the full batch writes what is buffered then, in batches of 10
+    await until(() => r.writer.stats().written === 25, 4_000, "the size-triggered flush");
+    expect(r.store.batches).toEqual([10, 10, 5]);
+    expect(r.onDisk()).toHaveLength(25);
+  });
+
+  test("writes a partial batch when flushMs has passed", async () => {
+    const r = rig({ flushEvents: 1000, flushMs: 20 });
+    for (let i = 0; i < 3; i++) r.writer.record(input());
+    await until(() => r.store.batches.length === 1, 4_000, "the timed flush");
+    expect(r.store.batches).toEqual([3]);
+    const disk = r.onDisk();
+    expect(disk.map((e) => e.day)).toEqual([today(), today(), today()]);
+    expect(new Set(disk.map((e) => e.id)).size).toBe(3);
+    expect(disk.every((e) => /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-/.test(e.id))).toBe(true);
+    expect([...disk.map((e) => e.id)].sort()).toEqual(disk.map((e) => e.id));
+  });
+
+  test("retries with backoff while the store is down and loses nothing", async () => {
+    const r = rig({ flushEvents: 4, flushMs: 5 });
+    r.store.down = true;
+    for (let i = 0; i < 6; i++) r.writer.record(input());
+    await until(() => r.writer.stats().failures >= 3, 4_000, "three failed attempts");
+    expect(r.onDisk()).toHaveLength(0);
+    expect(r.writer.stats().buffered).toBe(6);
+    r.store.down = false;
+    await until(() => r.writer.stats().written === 6, 4_000, "the retry");
+    const disk = r.onDisk();
+    expect(disk).toHaveLength(6);
+    expect(new Set(disk.map((e) => e.id)).size).toBe(6);
+    expect(r.writer.stats()).toMatchObject({ spilled: 0, dropped: 0, buffered: 0 });
+  });
+
+  test("spills past the buffer bound and replays the spill file when the store returns", async () => {
+    const r = rig({ flushEvents: 5, flushMs: 5, maxBuffered: 10 });
+    r.store.down = true;
+    for (let i = 0; i < 4; i++) r.writer.record(input());
+    await until(() => r.writer.stats().failures >= 1, 4_000, "a failed attempt");
+    for (let i = 0; i < 23; i++) r.writer.record(input());
+    const s = r.writer.stats();
+    expect(s.spilled).toBeGreaterThan(0);
+    expect(s.buffered).toBeLessThanOrEqual(10);
+    expect(s.spilled + s.buffered).toBe(27);
+    expect(r.spillFiles()).toHaveLength(1);
+    const spilled = readEventFile(join(r.spillDir, r.spillFiles()[0] as string));
+    expect(spilled).toHaveLength(s.spilled);
+    r.store.down = false;
+    await until(
+      () => r.spillFiles().length === 0 && r.writer.stats().buffered === 0,
+      4_000,
+      "replay",
+    );
+    const disk = r.onDisk();
+    expect(new Set(disk.map((e) => e.id)).size).toBe(27);
+    expect(disk).toHaveLength(27);
+    expect(r.writer.stats()).toMatchObject({ replayed: s.spilled, dropped: 0 });
+  });
+
+  test("close with the store down keeps the buffer in a spill file; the next start replays it once", async () => {
+    const dir = tempDir("usage-w-");
+    const first = rig({ flushEvents: 100 }, dir);
+    first.store.down = true;
+    for (let i = 0; i < 7; i++) first.writer.record(input());
+    await first.writer.close();
+    expect(first.spillFiles()).toHaveLength(1);
+    expect(first.writer.stats()).toMatchObject({ spilled: 7, dropped: 0 });
+    // one of the spilled events already reached the store before the crash: stored once
+    const [name] = first.spillFiles();
+    const spilled = readEventFile(join(first.spillDir, name as string));
+    await first.store.inner.append([spilled[0] as UsageEvent]);
+    open.splice(open.indexOf(first), 1);
+    await first.store.close();
+
+    const second = rig({ flushEvents: 100 }, dir);
+    await until(() => second.spillFiles().length === 0, 4_000, "replay at start");
+    const disk = second.onDisk();
+    expect(disk).toHaveLength(7);
+    expect(disk.map((e) => e.id).sort()).toEqual(spilled.map((e) => e.id).sort());
+    expect((await second.store.daily("acc-1", today(), today()))[0]?.requests).toBe(7);
+  });
+
+  test("an event that can be neither written nor spilled is counted and logged as dropped", async () => {
+    const r = rig({ flushEvents: 100, maxBuffered: 3 });
+    r.store.down = true;
+    // the spill directory becomes unusable (a file where the directory was)
+    rmSync(r.spillDir, { recursive: true });
+    writeFileSync(r.spillDir, "not a directory");
+    const errors: string[] = [];
+    const original = console.error;
+    console.error = (line: string) => errors.push(String(line));
+    try {
+      for (let i = 0; i < 4; i++) r.writer.record(input());
+    } finally {
+      console.error = original;
+    }
+    expect(r.writer.stats()).toMatchObject({ dropped: 4, spilled: 0, buffered: 0 });
+    const logged = errors.map((l) => JSON.parse(l)).find((l) => l.msg.includes("dropped"));
+    expect(logged).toMatchObject({ level: "error", dropped: 4, droppedTotal: 4 });
+    rmSync(r.spillDir);
+  });
+
+  test("events recorded after close go to a spill file, not nowhere", async () => {
+    const r = rig();
+    await r.writer.close();
+    r.writer.record(input());
+    expect(r.writer.stats()).toMatchObject({ spilled: 1, dropped: 0 });
+    expect(r.spillFiles()).toHaveLength(1);
+  });
+
+  test("flush writes everything buffered now", async () => {
+    const r = rig({ flushEvents: 4 });
+    for (let i = 0; i < 9; i++) r.writer.record(input({ accountId: "acc-9" }));
+    await r.writer.flush();
+    expect(r.onDisk()).toHaveLength(9);
+    expect((await r.store.daily("acc-9", today(), today()))[0]?.requests).toBe(9);
+  });
+});
