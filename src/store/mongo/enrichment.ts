@@ -1,0 +1,67 @@
+import type { Db } from "mongodb";
+import type { EnrichmentRecord, EnrichmentStore } from "../../catalog/enrichment-port";
+import type { StoredSvg, Variant } from "../../catalog/types";
+
+type RecordDoc = EnrichmentRecord & { _id: number };
+
+/**
+ * MongoDB enrichment store: the record per brand in `enrichments` (replayed at start), and the
+ * result written where the catalog lives: color fields and verifiedAt on the `brands` document,
+ * derived variants as `assets` documents (one per brand and variant, as the catalog seed writes).
+ */
+export class MongoEnrichmentStore implements EnrichmentStore {
+  constructor(private db: Db) {}
+
+  private get records() {
+    return this.db.collection<RecordDoc>("enrichments");
+  }
+
+  async all(): Promise<EnrichmentRecord[]> {
+    const docs = await this.records.find({}).toArray();
+    return docs.map(({ _id, ...r }) => r);
+  }
+
+  async save(record: EnrichmentRecord): Promise<EnrichmentRecord> {
+    // the first record for these inputs wins, so concurrent jobs on several instances converge
+    const res = await this.records
+      .findOneAndUpdate(
+        { _id: record.brandId, basis: record.basis },
+        { $setOnInsert: record },
+        { upsert: true, returnDocument: "before" },
+      )
+      .catch(async (err: { code?: number }) => {
+        // duplicate _id: a record with other inputs is stored; these inputs replace it
+        if (err.code !== 11000) throw err;
+        await this.records.replaceOne({ _id: record.brandId }, record);
+        return null;
+      });
+    if (res) {
+      const { _id, ...kept } = res;
+      return kept;
+    }
+    await this.db.collection("brands").updateOne(
+      { id: record.brandId },
+      {
+        $set: {
+          colors: record.colors,
+          darkModeColor: record.darkModeColor,
+          contrastTextColor: record.contrastTextColor,
+          verifiedAt: record.verifiedAt,
+        },
+      },
+    );
+    const ops = Object.entries(record.variants).map(([variant, svg]) => ({
+      replaceOne: {
+        filter: { brandId: record.brandId, variant: variant as Variant },
+        replacement: {
+          brandId: record.brandId,
+          variant: variant as Variant,
+          ...(svg as StoredSvg),
+        },
+        upsert: true,
+      },
+    }));
+    if (ops.length) await this.db.collection("assets").bulkWrite(ops, { ordered: false });
+    return record;
+  }
+}
