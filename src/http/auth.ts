@@ -111,12 +111,16 @@ export function authPlugin(deps: AuthDeps) {
       async transform({ request, headers }) {
         callers.set(request, await authenticate(deps, headers, false));
       },
-      async resolve({ request, set }) {
+      async resolve(ctx) {
+        const { request, set } = ctx;
         const started = performance.now();
         const principal = callerOf(request);
         const at = new Date();
         const decision = await deps.quota.consume(principal, bucket, at);
-        if (!decision.allowed)
+        if (!decision.allowed) {
+          // afterResponse records the refusal as a usage event too (status 429)
+          const meter: Meter = { bucket, started, at, counted: false };
+          Object.assign(ctx, { principal, meter });
           throw rateLimited(
             `Daily limit of ${decision.limit} ${bucket} requests reached for the ${TIER_LABEL(principal)}. ` +
               `It resets at 00:00 UTC; upgrade for higher limits.`,
@@ -124,6 +128,7 @@ export function authPlugin(deps: AuthDeps) {
             deps.upgradeUrl,
             rateLimitHeaders(decision),
           );
+        }
         Object.assign(set.headers, rateLimitHeaders(decision));
         return { principal, meter: { bucket, started, at, counted: decision.counted !== false } };
       },

@@ -3,11 +3,25 @@ export interface AddressSource {
   requestIP(request: Request): { address: string } | null;
 }
 
+/**
+ * Socket addresses handed over by the entry point. `Bun.serve({ fetch: app.fetch })` and
+ * `Deno.serve` give the peer address to the fetch handler only, not to Elysia, so the entry point
+ * records it here before calling the app:
+ *   Bun:  fetch: (req, srv) => { rememberClientAddress(req, srv.requestIP(req)?.address); return app.fetch(req); }
+ *   Deno: (req, info) => { rememberClientAddress(req, info.remoteAddr.hostname); return app.fetch(req); }
+ */
+const socketAddresses = new WeakMap<Request, string>();
+
+export function rememberClientAddress(request: Request, address: string | null | undefined) {
+  if (address) socketAddresses.set(request, address);
+}
+
 /** Used when no address is known (e.g. `app.handle()` in tests, which has no socket). */
 export const UNKNOWN_IP = "unknown";
 
 /**
- * The client's address for per-IP limits: the socket peer address. With TRUST_PROXY set the
+ * The client's address for per-IP limits: the socket peer address (recorded by the entry point,
+ * else Elysia's own server when started with `app.listen`). With TRUST_PROXY set the
  * service sits behind one trusted reverse proxy, and the LAST X-Forwarded-For entry is used:
  * the address that proxy saw (entries to its left are supplied by the client and can be forged).
  */
@@ -23,12 +37,13 @@ export function clientIp(
       if (last) return normalize(last);
     }
   }
-  let address: string | undefined;
-  try {
-    address = server?.requestIP(request)?.address;
-  } catch {
-    address = undefined;
-  }
+  let address = socketAddresses.get(request);
+  if (!address)
+    try {
+      address = server?.requestIP(request)?.address;
+    } catch {
+      address = undefined;
+    }
   return address ? normalize(address) : UNKNOWN_IP;
 }
 

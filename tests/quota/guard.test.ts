@@ -1,0 +1,111 @@
+import { afterEach, beforeEach, describe, expect, spyOn, test } from "bun:test";
+import { CounterGuard } from "../../src/quota/guard";
+
+/** Breaker and log behaviour on a fake clock; the operations are plain promises. */
+let clock = 0;
+type LogLine = { level: string; msg: string; failures?: number };
+let errSpy: ReturnType<typeof spyOn<Console, "error">>;
+let outSpy: ReturnType<typeof spyOn<Console, "log">>;
+beforeEach(() => {
+  clock = 1_000_000;
+  errSpy = spyOn(console, "error").mockImplementation(() => {});
+  outSpy = spyOn(console, "log").mockImplementation(() => {});
+});
+afterEach(() => {
+  errSpy.mockRestore();
+  outSpy.mockRestore();
+});
+
+const guard = () =>
+  new CounterGuard({
+    timeoutMs: 20,
+    failureThreshold: 3,
+    openMs: 1000,
+    maxOpenMs: 4000,
+    logIntervalMs: 60_000,
+    now: () => clock,
+  });
+const fail = () => Promise.reject(new Error("ECONNREFUSED"));
+const warnings = () =>
+  errSpy.mock.calls
+    .map((c: unknown[]) => JSON.parse(String(c[0])) as LogLine)
+    .filter((l) => l.level === "warn");
+
+describe("CounterGuard", () => {
+  test("passes values through while the store answers", async () => {
+    const g = guard();
+    expect(await g.run(async () => 7)).toEqual({ ok: true, value: 7 });
+    expect(g.state).toBe("closed");
+  });
+
+  test("errors and timeouts are failures, answered { ok: false }", async () => {
+    const g = guard();
+    expect(await g.run(fail)).toEqual({ ok: false });
+    const never = new Promise<number>(() => {});
+    expect(await g.run(() => never)).toEqual({ ok: false });
+    expect(g.state).toBe("closed");
+  });
+
+  test("opens after consecutive failures and then skips the store entirely", async () => {
+    const g = guard();
+    for (let i = 0; i < 3; i++) await g.run(fail);
+    expect(g.state).toBe("open");
+    let calls = 0;
+    const r = await g.run(async () => {
+      calls++;
+      return 1;
+    });
+    expect(r).toEqual({ ok: false });
+    expect(calls).toBe(0);
+  });
+
+  test("a success in between resets the failure count", async () => {
+    const g = guard();
+    await g.run(fail);
+    await g.run(fail);
+    await g.run(async () => 1);
+    await g.run(fail);
+    await g.run(fail);
+    expect(g.state).toBe("closed");
+  });
+
+  test("after the pause one probe goes through: success closes, failure doubles the pause", async () => {
+    const g = guard();
+    for (let i = 0; i < 3; i++) await g.run(fail);
+    clock += 1000;
+    expect(g.state).toBe("half-open");
+    expect(await g.run(fail)).toEqual({ ok: false });
+    expect(g.state).toBe("open");
+    clock += 1999;
+    expect(await g.run(async () => 1)).toEqual({ ok: false });
+    clock += 1;
+    expect(await g.run(async () => 2)).toEqual({ ok: true, value: 2 });
+    expect(g.state).toBe("closed");
+  });
+
+  test("only one probe at a time", async () => {
+    const g = guard();
+    for (let i = 0; i < 3; i++) await g.run(fail);
+    clock += 1000;
+    let release: (v: number) => void = () => {};
+    const probe = g.run(() => new Promise<number>((r) => (release = r)));
+    expect(await g.run(async () => 5)).toEqual({ ok: false });
+    release(9);
+    expect(await probe).toEqual({ ok: true, value: 9 });
+  });
+
+  test("logs a failure once per interval, with the count, and the recovery once", async () => {
+    const g = guard();
+    for (let i = 0; i < 10; i++) await g.run(fail);
+    expect(warnings()).toHaveLength(1);
+    expect(warnings()[0]?.msg).toBe("counter store unavailable; quotas fail open");
+    clock += 60_000;
+    await g.run(fail);
+    expect(warnings()).toHaveLength(2);
+    expect(warnings()[1]?.failures).toBeGreaterThan(1);
+    clock += 2000;
+    expect(await g.run(async () => 1)).toEqual({ ok: true, value: 1 });
+    const infos = outSpy.mock.calls.map((c: unknown[]) => JSON.parse(String(c[0])) as LogLine);
+    expect(infos.filter((l) => l.msg.startsWith("counter store reachable again"))).toHaveLength(1);
+  });
+});

@@ -1,0 +1,93 @@
+import { describe, expect, test } from "bun:test";
+import type { Principal } from "../../src/accounts/model";
+import { dailyKey, utcDay } from "../../src/quota/counter-store";
+import { MemoryCounterStore } from "../../src/quota/memory-store";
+import { countsAgainstQuota, QuotaService } from "../../src/quota/service";
+
+const now = new Date("2031-05-06T12:00:00Z");
+const today = utcDay(now);
+const free = (keyId: string): Principal => ({ accountId: "a1", keyId, tier: "free", limits: null });
+
+describe("QuotaService", () => {
+  test("consume: limit, remaining and reset for the caller's tier", async () => {
+    const q = new QuotaService(new MemoryCounterStore());
+    const d = await q.consume(free("k1"), "search", now);
+    expect(d).toEqual({
+      allowed: true,
+      limit: 30,
+      remaining: 29,
+      resetSeconds: 12 * 3600,
+      counted: true,
+    });
+    const internal = await q.consume({ ...free("k2"), tier: "internal" }, "search", now);
+    expect(internal).toMatchObject({ allowed: true, limit: null, remaining: null, counted: true });
+  });
+
+  test("counters are per UTC day", async () => {
+    const q = new QuotaService(new MemoryCounterStore());
+    await q.consume(free("k1"), "svg", new Date("2031-05-06T23:59:59Z"));
+    await q.consume(free("k1"), "svg", new Date("2031-05-07T00:00:00Z"));
+    expect((await q.counts(["k1"], new Date("2031-05-06T10:00:00Z"))).svg).toBe(1);
+    expect((await q.counts(["k1"], new Date("2031-05-07T10:00:00Z"))).svg).toBe(1);
+  });
+
+  test("carryOver adds the old keys' day to the new key", async () => {
+    const q = new QuotaService(new MemoryCounterStore());
+    for (let i = 0; i < 3; i++) await q.consume(free("old"), "svg", now);
+    await q.consume(free("older"), "domain", now);
+    expect(await q.carryOver(["old", "older"], "new", now)).toBe(true);
+    const c = await q.counts(["new"], now);
+    expect(c.svg).toBe(3);
+    expect(c.domain).toBe(1);
+    expect(c.batch).toBe(0);
+  });
+
+  test("the outcome rule: everything but 429 and 5xx counts", () => {
+    expect([200, 304, 400, 401, 404, 422].every(countsAgainstQuota)).toBe(true);
+    expect([429, 500, 502, 503].some(countsAgainstQuota)).toBe(false);
+  });
+
+  test("rebuildFromEvents counts today's countable events and never lowers a counter", async () => {
+    const store = new MemoryCounterStore();
+    const q = new QuotaService(store);
+    for (let i = 0; i < 5; i++) await q.consume(free("live"), "svg", now);
+    const ev = (keyId: string, bucket: "svg" | "search", status: number, day = today) => ({
+      keyId,
+      accountId: "a1",
+      bucket,
+      day,
+      status,
+    });
+    const r = await q.rebuildFromEvents(
+      [
+        ev("lost", "svg", 200),
+        ev("lost", "svg", 404),
+        ev("lost", "svg", 429),
+        ev("lost", "svg", 500),
+        ev("lost", "search", 422),
+        ev("lost", "svg", 200, "2031-05-05"),
+        ev("live", "svg", 200),
+        ev("live", "svg", 200),
+      ],
+      { now },
+    );
+    expect(r).toEqual({ day: today, events: 5, counters: 3 });
+    expect(
+      await store.read([dailyKey(today, "lost", "svg"), dailyKey(today, "lost", "search")]),
+    ).toEqual([2, 1]);
+    expect((await q.counts(["live"], now)).svg).toBe(5);
+  });
+
+  test("rebuildFromEvents can attribute a revoked key's events to its successor", async () => {
+    const q = new QuotaService(new MemoryCounterStore());
+    await q.rebuildFromEvents(
+      [
+        { keyId: "revoked", accountId: "a1", bucket: "svg", day: today, status: 200 },
+        { keyId: "current", accountId: "a1", bucket: "svg", day: today, status: 200 },
+      ],
+      { now, successor: async (keyId) => (keyId === "revoked" ? "current" : keyId) },
+    );
+    expect((await q.counts(["current"], now)).svg).toBe(2);
+    expect((await q.counts(["revoked"], now)).svg).toBe(0);
+  });
+});

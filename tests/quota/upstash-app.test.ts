@@ -1,0 +1,105 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { ADMIN_TOKEN, makeApp, type TestApp, tempDir } from "../helpers";
+import { type RedisHarness, startRedisHarness } from "./redis-harness";
+
+/** The app with the Upstash counter store, through scripts/upstash-local.ts, on a real redis-server. */
+let h: RedisHarness;
+beforeAll(async () => {
+  h = await startRedisHarness();
+});
+afterAll(async () => {
+  await h.stop();
+});
+
+async function enterprise(t: TestApp, limits: Record<string, number | null>) {
+  const r = await t.req("/admin/keys", {
+    method: "POST",
+    headers: { authorization: `Bearer ${ADMIN_TOKEN}`, "content-type": "application/json" },
+    body: JSON.stringify({ tier: "enterprise", limits }),
+  });
+  return (await r.json()) as { accountId: string; apiKey: string };
+}
+
+describe("Upstash counter store behind the real app", () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await makeApp(h.env);
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  test("the app picked the Upstash adapter", () => {
+    expect(t.deps.quota.store.kind).toBe("upstash");
+  });
+
+  test("quota, headers, 429 and usage work the same as in memory", async () => {
+    const key = await t.key("free");
+    for (let i = 1; i <= 5; i++) {
+      const r = await t.post("/v1/catalog/batch", key, { slugs: ["github", "gitlab"] });
+      expect(r.status).toBe(200);
+      expect(r.headers.get("x-ratelimit-remaining")).toBe(String(5 - i));
+    }
+    const refused = await t.post("/v1/catalog/batch", key, { slugs: ["github"] });
+    expect(refused.status).toBe(429);
+    expect(((await refused.json()) as { message: string }).message).toMatch(
+      /^Daily limit of 5 batch requests reached for the free tier/,
+    );
+    const u = (await (await t.get("/v1/usage", key)).json()) as {
+      endpoints: Record<string, { used: number; limit: number | null }>;
+    };
+    expect(u.endpoints.batch).toEqual({ used: 5, limit: 5 });
+  });
+
+  test("concurrent requests never push used past the limit", async () => {
+    const acct = await enterprise(t, { catalog: 10 });
+    const results = await Promise.all(
+      Array.from({ length: 30 }, () => t.get("/v1/catalog/github", acct.apiKey)),
+    );
+    expect(results.filter((r) => r.status === 200)).toHaveLength(10);
+    expect(results.filter((r) => r.status === 429)).toHaveLength(20);
+    const u = (await (await t.get("/v1/usage", acct.apiKey)).json()) as {
+      endpoints: Record<string, { used: number }>;
+    };
+    expect(u.endpoints.catalog?.used).toBe(10);
+  });
+
+  test("key regeneration carries the day's counts in Redis", async () => {
+    const acct = await enterprise(t, { catalog: 5 });
+    for (let i = 0; i < 4; i++) await t.get("/v1/catalog/github", acct.apiKey);
+    const r = await t.req(`/admin/accounts/${acct.accountId}/keys`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+    });
+    const fresh = (await r.json()) as { apiKey: string };
+    expect((await t.get("/v1/catalog/github", fresh.apiKey)).status).toBe(200);
+    expect((await t.get("/v1/catalog/github", fresh.apiKey)).status).toBe(429);
+  });
+});
+
+describe("two service instances on one counter store", () => {
+  test("enforce one shared quota", async () => {
+    const dataDir = tempDir();
+    const a = await makeApp({ ...h.env, DATA_DIR: dataDir });
+    const b = await makeApp({ ...h.env, DATA_DIR: dataDir });
+    try {
+      expect(a.deps.quota).not.toBe(b.deps.quota);
+      const acct = await enterprise(a, { catalog: 6 });
+      const statuses: number[] = [];
+      for (let i = 0; i < 10; i++) {
+        const app = i % 2 === 0 ? a : b;
+        statuses.push((await app.get("/v1/catalog/github", acct.apiKey)).status);
+      }
+      expect(statuses).toEqual([200, 200, 200, 200, 200, 200, 429, 429, 429, 429]);
+      const ua = (await (await a.get("/v1/usage", acct.apiKey)).json()) as {
+        endpoints: Record<string, { used: number }>;
+      };
+      const ub = (await (await b.get("/v1/usage", acct.apiKey)).json()) as typeof ua;
+      expect(ua.endpoints.catalog?.used).toBe(6);
+      expect(ub).toEqual(ua);
+    } finally {
+      await b.close();
+      await a.close();
+    }
+  });
+});
