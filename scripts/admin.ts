@@ -3,12 +3,15 @@
  * Operator CLI. Works on the store the service is configured for (same env vars).
  *   npm run admin -- keys create --tier pro [--email ops@example.com]
  *   npm run admin -- accounts set-tier <accountId> --tier enterprise [--limits '{"svg":100000}']
+ *   npm run admin -- projections rebuild     (usage_daily from the usage event log)
+ *   npm run admin -- counters rebuild        (today's quota counters from the usage event log)
  */
 import { parseArgs } from "node:util";
 import { AccountService } from "../src/accounts/service";
 import { ConfigError, loadConfig } from "../src/config";
 import { TIERS, type Tier } from "../src/quota/limits";
 import { openStore, type Store } from "../src/store";
+import { usageCommands } from "../src/usage/admin-commands";
 
 type Command = (args: string[], store: Store) => Promise<void>;
 
@@ -33,6 +36,7 @@ function limitsOf(value: string | undefined) {
 }
 
 const commands: Record<string, Command> = {
+  ...usageCommands,
   "keys create": async (args, store) => {
     const { values } = parseArgs({
       args,

@@ -6,6 +6,7 @@ import type { Deps } from "./deps";
 import { healthController } from "./health";
 import { errorPlugin } from "./http/error-plugin";
 import { securityHeaders } from "./http/security";
+import { analyticsController } from "./usage/analytics";
 import { usageCurrentController } from "./usage/current";
 
 /** Composes the feature controllers into one app: a web-standard fetch handler. */
@@ -52,6 +53,14 @@ export function createApp(deps: Deps) {
         quota: deps.quota,
         limiter: deps.limiter,
         trustProxy: deps.config.TRUST_PROXY,
+      }),
+    )
+    .use(
+      analyticsController({
+        ...auth,
+        limiter: deps.limiter,
+        trustProxy: deps.config.TRUST_PROXY,
+        usage: deps.store.usage,
       }),
     );
   if (deps.config.ADMIN_TOKEN)

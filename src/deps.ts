@@ -1,3 +1,4 @@
+import { join } from "node:path";
 import type { Principal } from "./accounts/model";
 import { AccountService } from "./accounts/service";
 import { CatalogService } from "./catalog/service";
@@ -7,7 +8,9 @@ import type { RateLimiter } from "./quota/rate-limit";
 import type { QuotaService } from "./quota/service";
 import { createCounterStore, createQuotas } from "./quota/setup";
 import { openStore, type Store } from "./store";
-import { noopRecorder, type UsageRecorder } from "./usage/port";
+import { rebuildCounters } from "./usage/counters";
+import type { UsageRecorder } from "./usage/port";
+import { BatchingRecorder } from "./usage/writer";
 
 /** Everything the HTTP layer needs, wired to adapters. Tests build their own. */
 export interface Deps {
@@ -33,7 +36,13 @@ export async function buildDeps(config: Config, store?: Store): Promise<Deps> {
   const { quota, limiter } = createQuotas(createCounterStore(config), {
     timeoutMs: config.COUNTER_TIMEOUT_MS,
   });
-  const usage: UsageRecorder = noopRecorder;
+  const usage: UsageRecorder = new BatchingRecorder(s.usage, {
+    flushMs: config.USAGE_FLUSH_MS,
+    flushEvents: config.USAGE_FLUSH_EVENTS,
+    spillDir: join(config.DATA_DIR, "spill"),
+  });
+  // in-memory counters start empty: today's counts come back from the usage event log
+  if (quota.store.kind === "memory") await rebuildCounters(s.usage, quota, accounts);
   const deps: Deps = {
     config,
     store: s,

@@ -99,6 +99,8 @@ export class BatchingRecorder implements UsageRecorder {
 
   async close(): Promise<void> {
     if (this.closed) return;
+    // responses that just finished record their events in a deferred hook: let them land first
+    await new Promise((resolve) => setTimeout(resolve, 0));
     this.disarm();
     if (this.running) await this.running;
     await this.drain(true);

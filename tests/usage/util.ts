@@ -1,4 +1,5 @@
-import type { UsageEvent, UsageEventStore } from "../../src/usage/port";
+import type { UsageEvent, UsageEventStore, UsageRecorder } from "../../src/usage/port";
+import type { BatchingRecorder } from "../../src/usage/writer";
 
 /** Wait until `cond()` holds (polling); throws after `ms` so a broken writer fails the test. */
 export async function until(
@@ -67,4 +68,14 @@ export async function collect<T>(it: AsyncIterable<T>): Promise<T[]> {
   const out: T[] = [];
   for await (const x of it) out.push(x);
   return out;
+}
+
+/**
+ * Elysia runs afterResponse hooks (where the usage event is recorded) just after the response
+ * is handed back: wait until `n` events have been recorded in all, then write them.
+ */
+export async function settle(usage: UsageRecorder, n: number) {
+  const w = usage as BatchingRecorder;
+  await until(() => w.stats().recorded >= n, 4_000, `${n} recorded events`);
+  await w.flush();
 }

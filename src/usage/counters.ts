@@ -1,0 +1,51 @@
+import type { Account } from "../accounts/model";
+import { utcDay } from "../quota/counter-store";
+import type { CountableEvent, QuotaService } from "../quota/service";
+import type { UsageEventStore } from "./port";
+
+/**
+ * The key that carries a key's daily counters today: a key revoked by a regeneration hands its
+ * counts to the key issued in the same step (quota carry-over), possibly several times a day.
+ */
+export function successorOf(account: Account | null, keyId: string): string {
+  if (!account) return keyId;
+  let current = keyId;
+  for (let hops = 0; hops < account.keys.length; hops++) {
+    const key = account.keys.find((k) => k.id === current);
+    if (!key?.revokedAt) return current;
+    const next = account.keys.find((k) => k.id !== current && k.createdAt === key.revokedAt);
+    if (!next) return current;
+    current = next.id;
+  }
+  return current;
+}
+
+/**
+ * Replay today's usage events into the counter store (the quota counters are a projection of
+ * the log). Counters are only raised, never lowered, so running it on a live store is safe.
+ */
+export async function rebuildCounters(
+  usage: UsageEventStore,
+  quota: Pick<QuotaService, "rebuildFromEvents">,
+  accounts: { getAccount(accountId: string): Promise<Account | null> },
+  now = new Date(),
+): Promise<{ day: string; events: number; counters: number }> {
+  const events: CountableEvent[] = [];
+  for await (const e of usage.eventsOfDay(utcDay(now)))
+    events.push({
+      keyId: e.keyId,
+      accountId: e.accountId,
+      bucket: e.bucket,
+      day: e.day,
+      status: e.status,
+    });
+  const cache = new Map<string, Account | null>();
+  return quota.rebuildFromEvents(events, {
+    now,
+    successor: async (keyId, accountId) => {
+      if (!accountId) return keyId;
+      if (!cache.has(accountId)) cache.set(accountId, await accounts.getAccount(accountId));
+      return successorOf(cache.get(accountId) ?? null, keyId);
+    },
+  });
+}
