@@ -1,6 +1,7 @@
 import { join } from "node:path";
 import type { Principal } from "./accounts/model";
 import { AccountService } from "./accounts/service";
+import { SearchIndex } from "./catalog/search/service";
 import { CatalogService } from "./catalog/service";
 import type { Config } from "./config";
 import { carryUsageOnRegenerate } from "./quota/carry-over";
@@ -17,6 +18,8 @@ export interface Deps {
   config: Config;
   store: Store;
   catalog: CatalogService;
+  /** search index over the catalog (follows reloads) */
+  search: SearchIndex;
   accounts: AccountService;
   /** daily quotas (the metered macro's QuotaGate), usage counts, carry-over, rebuild */
   quota: QuotaService;
@@ -32,6 +35,7 @@ export async function buildDeps(config: Config, store?: Store): Promise<Deps> {
   const s = store ?? (await openStore(config));
   const catalog = new CatalogService(s.catalog);
   await catalog.load();
+  const search = new SearchIndex(catalog);
   const accounts = new AccountService(s.accounts, config.KEY_CACHE_TTL_MS);
   const { quota, limiter } = createQuotas(createCounterStore(config), {
     timeoutMs: config.COUNTER_TIMEOUT_MS,
@@ -47,6 +51,7 @@ export async function buildDeps(config: Config, store?: Store): Promise<Deps> {
     config,
     store: s,
     catalog,
+    search,
     accounts,
     quota,
     limiter,

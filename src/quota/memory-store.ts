@@ -41,9 +41,13 @@ export class MemoryCounterStore implements CounterStore {
   async consume(key: string, limit: number | null, expireAt: number): Promise<ConsumeResult> {
     const t = this.now();
     this.sweep(t);
-    const count = this.live(key, t)?.count ?? 0;
+    const e = this.live(key, t);
+    const count = e?.count ?? 0;
     if (limit !== null && count >= limit) return { allowed: false, count };
-    this.write(key, count + 1, expireAt);
+    if (e) {
+      e.count = count + 1;
+      e.expires = expireAt * 1000;
+    } else this.write(key, 1, expireAt);
     return { allowed: true, count: count + 1 };
   }
 

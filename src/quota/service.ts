@@ -3,7 +3,7 @@ import { log } from "../platform/log";
 import { type CounterStore, DAY_GRACE_SECONDS, dailyKey, dayEnd, utcDay } from "./counter-store";
 import type { CounterGuard, Guarded } from "./guard";
 import { BUCKETS, type Bucket, dailyLimit } from "./limits";
-import { type QuotaDecision, type QuotaGate, secondsToUtcMidnight } from "./port";
+import type { QuotaDecision, QuotaGate } from "./port";
 
 /** The counter store did not answer (error, timeout or open breaker). */
 export class CounterStoreUnavailable extends Error {
@@ -30,6 +30,19 @@ export const countsAgainstQuota = (status: number): boolean => status !== 429 &&
 
 const expiry = (now: Date) => dayEnd(now) + DAY_GRACE_SECONDS;
 
+interface DayInfo {
+  /** unix ms of the day's start and end */
+  start: number;
+  end: number;
+  name: string;
+  expireAt: number;
+}
+
+function dayInfo(now: Date): DayInfo {
+  const end = dayEnd(now) * 1000;
+  return { start: end - 86_400_000, end, name: utcDay(now), expireAt: expiry(now) };
+}
+
 /** Key id a principal's counters are kept under (bearer callers have none: their account). */
 const counterId = (p: Principal) => p.keyId ?? `account-${p.accountId}`;
 
@@ -39,6 +52,9 @@ const counterId = (p: Principal) => p.keyId ?? `account-${p.accountId}`;
  * does not answer, requests are served without enforcement (fail open).
  */
 export class QuotaService implements QuotaGate {
+  /** the current UTC day, computed once per day instead of per request */
+  private today: DayInfo = dayInfo(new Date());
+
   constructor(
     readonly store: CounterStore,
     /** null for in-process stores (they cannot time out) */
@@ -55,11 +71,21 @@ export class QuotaService implements QuotaGate {
     }
   }
 
+  private day(now: Date): DayInfo {
+    const t = now.getTime();
+    if (t >= this.today.start && t < this.today.end) return this.today;
+    const d = dayInfo(now);
+    // keep the cache on the newest day (a request dated yesterday must not move it back)
+    if (d.start > this.today.start) this.today = d;
+    return d;
+  }
+
   async consume(principal: Principal, bucket: Bucket, now = new Date()): Promise<QuotaDecision> {
     const limit = dailyLimit(principal.tier, bucket, principal.limits);
-    const resetSeconds = secondsToUtcMidnight(now);
-    const key = dailyKey(utcDay(now), counterId(principal), bucket);
-    const r = await this.call(() => this.store.consume(key, limit, expiry(now)));
+    const day = this.day(now);
+    const resetSeconds = Math.max(1, Math.ceil((day.end - now.getTime()) / 1000));
+    const key = dailyKey(day.name, counterId(principal), bucket);
+    const r = await this.call(() => this.store.consume(key, limit, day.expireAt));
     if (!r.ok) return { allowed: true, limit: null, remaining: null, resetSeconds, counted: false };
     const { allowed, count } = r.value;
     return {
@@ -72,7 +98,7 @@ export class QuotaService implements QuotaGate {
   }
 
   async refund(principal: Principal, bucket: Bucket, now = new Date()): Promise<void> {
-    const key = dailyKey(utcDay(now), counterId(principal), bucket);
+    const key = dailyKey(this.day(now).name, counterId(principal), bucket);
     await this.call(() => this.store.release(key));
   }
 

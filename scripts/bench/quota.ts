@@ -1,0 +1,142 @@
+#!/usr/bin/env bun
+/**
+ * Cost of the daily quota on a metered route: GET /v1/catalog/{slug} (catalog bucket; the asset
+ * routes were not there when this was written) with
+ *   1. the in-memory counter store,
+ *   2. the Upstash counter store through scripts/upstash-local.ts in front of a real redis-server,
+ * each against a bare Bun.serve returning the same bytes, all in the same run. Prints figures only.
+ * Targets: in-memory >= 55% of bare; Upstash >= 30% of bare.
+ * The key is internal (no cap), so every request still does the full check-and-increment.
+ *   bun scripts/bench/quota.ts [--duration 5] [--connections 32]
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { connect } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import { autocannon, fmt, type LoadResult, startApp, startBare } from "./lib";
+
+const { values } = parseArgs({
+  options: {
+    duration: { type: "string", default: "5" },
+    connections: { type: "string", default: "32" },
+  },
+});
+const duration = Number(values.duration);
+const connections = Number(values.connections);
+const ROOT = join(import.meta.dir, "../..");
+
+async function freePort(): Promise<number> {
+  const s = Bun.serve({ port: 0, fetch: () => new Response() });
+  const port = s.port as number;
+  s.stop(true);
+  return port;
+}
+
+const answers = (port: number) =>
+  new Promise<boolean>((resolve) => {
+    const s = connect({ port, host: "127.0.0.1" }, () => s.write("PING\r\n"));
+    s.on("data", () => {
+      s.destroy();
+      resolve(true);
+    });
+    s.on("error", () => resolve(false));
+  });
+
+/** redis-server (no persistence) + the Upstash-REST proxy, each in its own process. */
+async function startUpstashLocal() {
+  const redisPort = await freePort();
+  const dir = mkdtempSync(join(tmpdir(), "bench-redis-"));
+  const redis = Bun.spawn(
+    ["redis-server", "--port", String(redisPort), "--bind", "127.0.0.1", "--save", ""].concat([
+      "--appendonly",
+      "no",
+      "--dir",
+      dir,
+    ]),
+    { stdout: "ignore", stderr: "inherit" },
+  );
+  while (!(await answers(redisPort))) await Bun.sleep(50);
+  const port = await freePort();
+  const token = "bench-token";
+  const proxy = Bun.spawn([process.execPath, join(ROOT, "scripts/upstash-local.ts")], {
+    env: {
+      ...process.env,
+      REDIS_URL: `redis://127.0.0.1:${redisPort}`,
+      UPSTASH_LOCAL_PORT: String(port),
+      UPSTASH_LOCAL_TOKEN: token,
+    },
+    stdout: "pipe",
+    stderr: "inherit",
+  });
+  const reader = proxy.stdout.getReader();
+  await reader.read();
+  reader.releaseLock();
+  return {
+    env: { UPSTASH_REDIS_REST_URL: `http://127.0.0.1:${port}`, UPSTASH_REDIS_REST_TOKEN: token },
+    async stop() {
+      proxy.kill("SIGTERM");
+      await proxy.exited;
+      redis.kill("SIGTERM");
+      await redis.exited;
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+const slugs = ["github", "stripe", "slack", "google", "apple", "microsoft", "openai", "figma"];
+const paths = slugs.map((s) => `/v1/catalog/${s}`);
+
+async function measure(url: string, key: string | null): Promise<LoadResult> {
+  const headers = key ? { "x-api-key": key } : {};
+  await autocannon({ url, paths, headers, duration: 1, connections }); // warm-up
+  return autocannon({ url, paths, headers, duration, connections });
+}
+
+async function counted(url: string, key: string): Promise<number> {
+  const r = await fetch(`${url}/v1/usage`, { headers: { "x-api-key": key } });
+  const u = (await r.json()) as { endpoints: { catalog: { used: number } } };
+  return u.endpoints.catalog.used;
+}
+
+const upstash = await startUpstashLocal();
+const memApp = await startApp({ tier: "internal" });
+const upApp = await startApp({ tier: "internal", env: upstash.env });
+const sample = await fetch(`${memApp.url}/v1/catalog/github`, {
+  headers: { "x-api-key": memApp.key },
+});
+const bare = await startBare(await sample.text(), { "content-type": "application/json" });
+
+const bareA = await measure(bare.url, null);
+const mem = await measure(memApp.url, memApp.key);
+const up = await measure(upApp.url, upApp.key);
+const bareB = await measure(bare.url, null);
+const memUsed = await counted(memApp.url, memApp.key);
+const upUsed = await counted(upApp.url, upApp.key);
+
+await memApp.stop();
+await upApp.stop();
+await bare.stop();
+await upstash.stop();
+
+const bareRps = (bareA.rps + bareB.rps) / 2;
+const row = (name: string, r: LoadResult) =>
+  `${name.padEnd(34)} ${fmt(r.rps, 0).padStart(8)} req/s   p50 ${fmt(r.p50)} ms   p99 ${fmt(r.p99)} ms   non-2xx ${r.non2xx}   errors ${r.errors}`;
+const pct = (r: LoadResult) => (100 * r.rps) / bareRps;
+
+console.log(
+  `Metered GET /v1/catalog/{slug} (catalog bucket)  ${connections} connections, ${duration}s each, same run`,
+);
+console.log(row("bare Bun.serve (before)", bareA));
+console.log(row("bare Bun.serve (after)", bareB));
+console.log(row("app, in-memory counter store", mem));
+console.log(row("app, Upstash via upstash-local", up));
+console.log(
+  `in-memory: ${fmt(pct(mem))}% of bare (target >= 55%) ${pct(mem) >= 55 ? "MET" : "MISSED"}`,
+);
+console.log(
+  `upstash:   ${fmt(pct(up))}% of bare (target >= 30%) ${pct(up) >= 30 ? "MET" : "MISSED"}`,
+);
+console.log(
+  `requests counted by the quota: in-memory ${memUsed} of ${mem.requests + 0} measured (+ warm-up); upstash ${upUsed} of ${up.requests} measured (+ warm-up)`,
+);
