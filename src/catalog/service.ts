@@ -52,6 +52,7 @@ export class CatalogService {
   private views = new Map<number, ServiceView>();
   private currentVersion: string | null = null;
   private timer: ReturnType<typeof setInterval> | null = null;
+  private listeners: ((updated?: Brand) => void)[] = [];
 
   constructor(private source: CatalogSource) {}
 
@@ -85,6 +86,21 @@ export class CatalogService {
     (this.timer as { unref?: () => void }).unref?.();
   }
 
+  /** Call `listener` after every install (no argument) and every update (the new brand). */
+  onChange(listener: (updated?: Brand) => void) {
+    this.listeners.push(listener);
+  }
+
+  private emit(updated?: Brand) {
+    for (const listener of this.listeners) {
+      try {
+        listener(updated);
+      } catch (err) {
+        log("warn", "catalog change listener failed", { reason: (err as Error).message });
+      }
+    }
+  }
+
   stop() {
     if (this.timer) clearInterval(this.timer);
   }
@@ -95,6 +111,7 @@ export class CatalogService {
     this.bySlug = new Map(brands.map((b) => [b.slug, b]));
     this.views = new Map(brands.map((b) => [b.id, toServiceView(b)]));
     this.currentVersion = built.version;
+    this.emit();
   }
 
   all(): readonly Brand[] {
@@ -112,6 +129,7 @@ export class CatalogService {
     this.brands[i] = brand;
     this.bySlug.set(brand.slug, brand);
     this.views.set(brand.id, toServiceView(brand));
+    this.emit(brand);
   }
 
   view(slug: string): ServiceView | null {

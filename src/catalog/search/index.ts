@@ -1,0 +1,46 @@
+import { Elysia } from "elysia";
+import { type AuthDeps, authPlugin } from "../../http/auth";
+import { ApiError } from "../../http/errors";
+import { ErrorBody, RateLimitedBody } from "../model";
+import type { CatalogService } from "../service";
+import { SearchQuery, SearchResponse } from "./model";
+import type { SearchIndex } from "./service";
+import { normalizeQuery } from "./text";
+
+export const SEARCH_DESCRIPTION = `Catalog entries whose name, slug, alias or domain matches q, best first.
+
+q is normalized (Unicode NFKC, lower-cased, inner whitespace collapsed, trimmed) and echoed as query. Fewer than 2 characters after that, or no q at all: 422 query_too_short. More than 100 characters as sent, or limit outside 1..50: 422 validation_error.
+
+Ranking, in tiers: (1) exact slug, name, alias or domain (also ignoring spaces, dots and dashes, so "vs code" finds VSCode); (2) a name, alias, slug or domain that starts with q; (3) a later word of a multi-word name that starts with q ("drive" finds Google Drive); (4) every word of q found in the brand's names in any order, each word allowed one typo from 4 characters and two from 8 (insert, delete or replace a character; swapping two neighbouring characters counts as one), so "gihtub" finds GitHub. Within a tier: closer first (fewer characters left over, fewer typos), then the index score, then the shorter name, then the lower id, so the same query always gives the same order.
+
+total is the number of matches in this response. Counts against the search bucket (every authenticated answer except 429 and 5xx).`;
+
+/** GET /v1/search */
+export function searchController(
+  deps: AuthDeps & { catalog: CatalogService; search: SearchIndex },
+) {
+  const { catalog, search } = deps;
+  return new Elysia({ prefix: "/v1", tags: ["search"] }).use(authPlugin(deps)).get(
+    "/search",
+    ({ query }) => {
+      const q = normalizeQuery(query.q ?? "");
+      if ([...q].length < 2)
+        throw new ApiError(
+          422,
+          "query_too_short",
+          "Query parameter q must have at least 2 characters (after trimming and collapsing whitespace).",
+        );
+      const matches = search.search(q, query.limit).map((b) => catalog.viewOf(b));
+      return { matches, query: q, total: matches.length };
+    },
+    {
+      metered: "search",
+      query: SearchQuery,
+      response: { 200: SearchResponse, 401: ErrorBody, 422: ErrorBody, 429: RateLimitedBody },
+      detail: {
+        summary: "Search the catalog by name, slug, alias or domain",
+        description: SEARCH_DESCRIPTION,
+      },
+    },
+  );
+}

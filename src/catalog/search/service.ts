@@ -1,0 +1,293 @@
+/**
+ * Catalog search: MiniSearch (a radix-tree index with prefix and fuzzy lookup and BM25+
+ * scores) finds the candidates; a small tiering on top orders them the way a user expects:
+ *
+ *   0 exact      slug, name, alias or domain equals the query (also ignoring spaces, dots and
+ *                dashes: "vs code" = "VSCode"), or a short form of a multi-word name does
+ *                ("vscode", "gdrive", "aws"), or a domain without its suffix does ("chatgpt");
+ *                name or slug first, then alias, short form, domain
+ *   1 prefix     a name, alias, slug or domain starts with the query
+ *   2 word       a later word of a multi-word name starts with the query ("drive" -> Google Drive)
+ *   3 typo/words every query word matches a word of the brand, each within its typo budget
+ *                (one edit from 4 characters, two from 8; a swapped pair of letters is one edit)
+ *
+ * Within a tier: closer first (fewer characters left over, fewer edits), then the MiniSearch
+ * score, then the shorter name, then the lower id, so equal input always gives equal output.
+ */
+import MiniSearch, { type Query, type SearchOptions, type SearchResult } from "minisearch";
+import { parse } from "tldts";
+import type { Brand } from "../types";
+import {
+  abbreviations,
+  compact,
+  fold,
+  normalizeQuery,
+  swaps,
+  typoBudget,
+  typoDistance,
+  wordParts,
+  wordTails,
+} from "./text";
+
+export interface SearchableCatalog {
+  all(): readonly Brand[];
+  /** called with no argument after a full reload, with the brand after a single update */
+  onChange(listener: (updated?: Brand) => void): void;
+}
+
+interface Entry {
+  brand: Brand;
+  /** folded name first, then folded aliases */
+  names: string[];
+  /** compact name, compact aliases, slug */
+  compacts: string[];
+  domains: string[];
+  /** short forms of multi-word names ("vscode", "aws"), matched only exactly */
+  abbreviations: string[];
+  /** domains without their public suffix, compacted ("chatgpt.com" -> "chatgpt"), matched only exactly */
+  hostNames: string[];
+  tails: string[];
+  /** what the index holds for this brand (to skip re-indexing when only colors changed) */
+  signature: string;
+}
+
+interface Doc {
+  id: number;
+  text: string;
+  compact: string;
+  domains: string;
+}
+
+interface Hit {
+  entry: Entry;
+  score: number;
+  edits: number;
+}
+
+interface Ranked extends Hit {
+  tier: number;
+  closeness: number;
+}
+
+/** "chatgpt.com" -> "chatgpt", "drive.google.com" -> "drivegoogle" */
+function hostName(domain: string): string {
+  const p = parse(domain, { allowPrivateDomains: true });
+  return compact([p.subdomain, p.domainWithoutSuffix].filter(Boolean).join("."));
+}
+
+function toEntry(brand: Brand): Entry {
+  const names = [...new Set([brand.name, ...brand.aliases].map(fold).filter(Boolean))];
+  const compacts = [...new Set([...names.map(compact), brand.slug].filter(Boolean))];
+  const domains = brand.domains.map((d) => d.toLowerCase());
+  return {
+    brand,
+    names,
+    compacts,
+    domains,
+    abbreviations: [...new Set(names.flatMap(abbreviations))],
+    hostNames: domains.map(hostName).filter(Boolean),
+    tails: names.flatMap(wordTails),
+    signature: JSON.stringify([names, brand.slug, domains]),
+  };
+}
+
+function toDoc(id: number, e: Entry): Doc {
+  const words = new Set<string>();
+  for (const name of e.names) {
+    for (const word of name.split(" ")) {
+      words.add(word);
+      words.add(compact(word));
+      for (const part of wordParts(word)) words.add(part);
+    }
+  }
+  words.delete("");
+  return {
+    id,
+    text: [...words].join(" "),
+    compact: e.compacts.join(" "),
+    domains: e.domains.join(" "),
+  };
+}
+
+/** Tokens are prepared in toDoc(); the index only splits on the spaces put there. */
+const splitSpaces = (s: string) => s.split(" ").filter(Boolean);
+const keep = (term: string) => term;
+
+const OPTIONS: SearchOptions = { tokenize: splitSpaces, processTerm: keep };
+
+/**
+ * One query word as a MiniSearch query: the word as a prefix, within its Levenshtein budget
+ * (MiniSearch's fuzzy lookup), or with two neighbouring characters swapped (exact lookups; a
+ * swap would cost a Levenshtein radius of 2, which is several times slower to search).
+ */
+function wordQuery(term: string, typos = true): Query {
+  const budget = typos ? typoBudget(term) : 0;
+  const self: Query = { queries: [term], prefix: true, fuzzy: budget };
+  return budget ? { combineWith: "OR", queries: [self, { queries: swaps(term) }] } : self;
+}
+
+/** Fields in which a term may match with typos (domains match only exactly or as a prefix). */
+const TYPO_FIELDS = new Set(["text", "compact"]);
+
+/**
+ * Sum over query terms of the fewest edits to a matched indexed term (0 for a prefix), or null
+ * when a query term matched nothing within its typo budget (see typoDistance).
+ */
+function editsWithinBudget(queryTerms: string[], r: SearchResult): number | null {
+  let total = 0;
+  for (const q of queryTerms) {
+    const budget = typoBudget(q);
+    let best = budget + 1;
+    for (const [d, fields] of Object.entries(r.match)) {
+      const e = d.startsWith(q)
+        ? 0
+        : fields.some((f) => TYPO_FIELDS.has(f))
+          ? typoDistance(q, d, budget)
+          : budget + 1;
+      if (e < best) best = e;
+      if (best === 0) break;
+    }
+    if (best > budget) return null;
+    total += best;
+  }
+  return total;
+}
+
+function minLeftover(keys: string[], prefix: string): number {
+  let best = Number.POSITIVE_INFINITY;
+  for (const k of keys)
+    if (k.startsWith(prefix) && k.length - prefix.length < best) best = k.length - prefix.length;
+  return best;
+}
+
+function classify(
+  e: Entry,
+  q: string,
+  qc: string,
+  host: string,
+): { tier: number; closeness: number } {
+  const b = e.brand;
+  if (e.names[0] === q || b.slug === q || compact(b.name) === qc) return { tier: 0, closeness: 0 };
+  if (e.names.includes(q) || e.compacts.includes(qc)) return { tier: 0, closeness: 1 };
+  if (e.abbreviations.includes(qc)) return { tier: 0, closeness: 2 };
+  if (e.domains.includes(q) || e.domains.includes(host) || e.hostNames.includes(qc))
+    return { tier: 0, closeness: 3 };
+  const prefix = Math.min(
+    minLeftover(e.names, q),
+    minLeftover(e.domains, q),
+    qc ? minLeftover(e.compacts, qc) : Number.POSITIVE_INFINITY,
+  );
+  if (prefix < Number.POSITIVE_INFINITY) return { tier: 1, closeness: prefix };
+  const word = minLeftover(e.tails, q);
+  if (word < Number.POSITIVE_INFINITY) return { tier: 2, closeness: word };
+  return { tier: 3, closeness: 0 };
+}
+
+function compareRanked(a: Ranked, b: Ranked): number {
+  return (
+    a.tier - b.tier ||
+    (a.tier === 3 ? a.edits - b.edits : a.closeness - b.closeness) ||
+    b.score - a.score ||
+    a.entry.brand.name.length - b.entry.brand.name.length ||
+    a.entry.brand.id - b.entry.brand.id
+  );
+}
+
+export class SearchIndex {
+  private entries = new Map<number, Entry>();
+  private exact = new Map<string, number[]>();
+  private index = this.newIndex();
+
+  constructor(private catalog: SearchableCatalog) {
+    this.rebuild();
+    catalog.onChange((updated) => (updated ? this.refresh(updated) : this.rebuild()));
+  }
+
+  get size() {
+    return this.entries.size;
+  }
+
+  /** Re-index the whole catalog (after a reload). */
+  rebuild() {
+    this.entries = new Map(this.catalog.all().map((b) => [b.id, toEntry(b)]));
+    this.exact = new Map();
+    for (const [id, e] of this.entries) {
+      const keys = [...e.names, ...e.compacts, ...e.abbreviations, ...e.domains, ...e.hostNames];
+      for (const key of new Set(keys)) {
+        const ids = this.exact.get(key);
+        if (ids) ids.push(id);
+        else this.exact.set(key, [id]);
+      }
+    }
+    this.index = this.newIndex();
+    this.index.addAll([...this.entries].map(([id, e]) => toDoc(id, e)));
+  }
+
+  /** One brand changed: keep its new record; re-index only when a searched field changed. */
+  refresh(brand: Brand) {
+    const before = this.entries.get(brand.id);
+    const after = toEntry(brand);
+    if (before && before.signature === after.signature) this.entries.set(brand.id, after);
+    else this.rebuild();
+  }
+
+  /** Best matches first, at most `limit`. `query` is normalized here again (idempotent). */
+  search(query: string, limit: number): Brand[] {
+    const q = fold(normalizeQuery(query));
+    const qc = compact(q);
+    const host = q.replace(/^www\./, "");
+    const terms = splitSpaces(q);
+    if (!q) return [];
+
+    const hits = new Map<number, Hit>();
+    const add = (id: number, score: number, edits: number) => {
+      const entry = this.entries.get(id);
+      if (!entry) return;
+      const h = hits.get(id);
+      if (!h) hits.set(id, { entry, score, edits });
+      else {
+        h.score = Math.max(h.score, score);
+        h.edits = Math.min(h.edits, edits);
+      }
+    };
+
+    for (const key of new Set([q, qc, host]))
+      for (const id of this.exact.get(key) ?? []) add(id, 0, 0);
+    const collect = (results: SearchResult[], queryTerms: string[]) => {
+      for (const r of results) {
+        const edits = editsWithinBudget(queryTerms, r);
+        if (edits !== null) add(r.id, r.score, edits);
+      }
+    };
+    if (terms.length === 1 && qc === q) {
+      // one plain word: a single lookup over names, compact names and domains
+      collect(this.index.search(wordQuery(q), OPTIONS), terms);
+    } else {
+      // every word somewhere in the names or domains, in any order, each with its own typos ...
+      // (a word with punctuation, like "next.js", only as a prefix: its typos are caught below)
+      const words: Query = {
+        combineWith: "AND",
+        queries: terms.map((t) => wordQuery(t, /^[\p{L}\p{N}]+$/u.test(t))),
+      };
+      collect(this.index.search(words, { ...OPTIONS, fields: ["text", "domains"] }), terms);
+      // ... or the whole query without spaces and punctuation ("vs code" -> "vscode")
+      if ([...qc].length >= 2) {
+        const whole = terms.length === 1 ? wordQuery(qc) : { queries: [qc], prefix: true };
+        collect(this.index.search(whole, { ...OPTIONS, fields: ["compact"] }), [qc]);
+      }
+    }
+
+    const ranked: Ranked[] = [];
+    for (const h of hits.values()) ranked.push({ ...h, ...classify(h.entry, q, qc, host) });
+    ranked.sort(compareRanked);
+    return ranked.slice(0, limit).map((r) => r.entry.brand);
+  }
+
+  private newIndex() {
+    return new MiniSearch<Doc>({
+      fields: ["text", "compact", "domains"],
+      tokenize: splitSpaces,
+      processTerm: keep,
+    });
+  }
+}
