@@ -88,7 +88,7 @@ const slugs = ["github", "stripe", "slack", "google", "apple", "microsoft", "ope
 const paths = slugs.map((s) => `/v1/catalog/${s}`);
 
 async function measure(url: string, key: string | null): Promise<LoadResult> {
-  const headers = key ? { "x-api-key": key } : {};
+  const headers: Record<string, string> = key ? { "x-api-key": key } : {};
   await autocannon({ url, paths, headers, duration: 1, connections }); // warm-up
   return autocannon({ url, paths, headers, duration, connections });
 }
