@@ -46,7 +46,11 @@ export async function buildDeps(config: Config, store?: Store): Promise<Deps> {
     spillDir: join(config.DATA_DIR, "spill"),
   });
   // in-memory counters start empty: today's counts come back from the usage event log
-  if (quota.store.kind === "memory") await rebuildCounters(s.usage, quota, accounts);
+  // (after spill files left by an earlier process are replayed into it)
+  if (quota.store.kind === "memory") {
+    await usage.flush();
+    await rebuildCounters(s.usage, quota, accounts);
+  }
   const deps: Deps = {
     config,
     store: s,

@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { rmSync } from "node:fs";
+import { mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { newId } from "../../src/platform/ids";
 import { setLogLevel } from "../../src/platform/log";
 import { countersRebuild } from "../../src/usage/admin-commands";
 import { ADMIN_TOKEN, makeApp, type TestApp, tempDir } from "../helpers";
@@ -126,6 +128,45 @@ describe("counters rebuild (in-memory counter store)", () => {
       await expect(countersRebuild(second.deps.store, second.deps.config)).rejects.toThrow(
         "UPSTASH_REDIS_REST_URL",
       );
+    } finally {
+      await second.close();
+      rmSync(dataDir, { recursive: true, force: true });
+      setLogLevel("info");
+    }
+  });
+
+  test("events a crashed process left in a spill file count after the restart", async () => {
+    setLogLevel("error");
+    const dataDir = tempDir("usage-c-");
+    const first = await makeApp({ DATA_DIR: dataDir });
+    const a = await account(first, "free");
+    const principal = await first.deps.accounts.verifyKey(a.apiKey);
+    await first.deps.close();
+    // what the recorder spills when the event store is down: full events, one per line
+    const ts = new Date().toISOString();
+    const spilled = Array.from({ length: 4 }, (_, i) => ({
+      id: newId(),
+      ts,
+      day: ts.slice(0, 10),
+      accountId: a.accountId,
+      keyId: principal?.keyId,
+      tier: "free",
+      bucket: "search",
+      route: "/v1/search",
+      slug: null,
+      variant: null,
+      status: i === 3 ? 429 : 200,
+      latencyMs: 1,
+    }));
+    mkdirSync(join(dataDir, "spill"), { recursive: true });
+    writeFileSync(
+      join(dataDir, "spill", "usage-crashed.jsonl"),
+      spilled.map((e) => `${JSON.stringify(e)}\n`).join(""),
+    );
+    const second = await makeApp({ DATA_DIR: dataDir });
+    try {
+      expect((await usage(second, a.apiKey)).body.endpoints.search?.used).toBe(3);
+      expect(readdirSync(join(dataDir, "spill"))).toEqual([]);
     } finally {
       await second.close();
       rmSync(dataDir, { recursive: true, force: true });
