@@ -46,6 +46,8 @@ const SPILL_FILE = /^usage-.*\.jsonl$/;
 export class BatchingRecorder implements UsageRecorder {
   private buffer: UsageEvent[] = [];
   private timer: ReturnType<typeof setTimeout> | null = null;
+  /** delay the armed timer was set for (0: a full batch is waiting), -1 when none */
+  private armedMs = -1;
   private running: Promise<void> | null = null;
   /** consecutive failed writes; > 0 means the store is considered down */
   private failures = 0;
@@ -116,8 +118,6 @@ export class BatchingRecorder implements UsageRecorder {
   stats(): WriterStats {
     return { ...this.counters, buffered: this.buffer.length, failures: this.totalFailures };
   }
-
-  private armedMs = -1;
 
   private arm(ms: number) {
     this.disarm();
