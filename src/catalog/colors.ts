@@ -15,9 +15,9 @@ export const DARK_MODE_MIN_CONTRAST = 3;
 export function normalizeHex(input: string | null | undefined): string | null {
   if (!input) return null;
   const m = /^#?([0-9a-f]{3,8})$/i.exec(input.trim());
-  if (!m) return null;
+  if (!m?.[1]) return null;
   const h = m[1].toLowerCase();
-  if (h.length === 3 || h.length === 4) return h[0] + h[0] + h[1] + h[1] + h[2] + h[2];
+  if (h.length === 3 || h.length === 4) return h.slice(0, 3).replace(/./g, "$&$&");
   if (h.length === 6 || h.length === 8) return h.slice(0, 6);
   return null;
 }
@@ -38,11 +38,12 @@ export function rgbToHex([r, g, b]: Rgb): string {
 
 /** WCAG 2.x relative luminance, 0..1. */
 export function relativeLuminance(hex: string): number {
-  const [r, g, b] = hexToRgb(hex).map((v) => {
+  const linear = (v: number) => {
     const c = v / 255;
     return c <= 0.04045 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4;
-  });
-  return 0.2126 * r + 0.7152 * g + 0.0722 * b;
+  };
+  const [r, g, b] = hexToRgb(hex);
+  return 0.2126 * linear(r) + 0.7152 * linear(g) + 0.0722 * linear(b);
 }
 
 /** WCAG contrast ratio between two colours, 1..21. */

@@ -1,0 +1,185 @@
+/**
+ * Builds the brand catalog (src/catalog/types.ts BuiltCatalog) from npm data packages:
+ * simple-icons + @iconify-json/{logos,devicon,skill-icons}. See scripts/catalog/*.ts.
+ *
+ *   bun scripts/build-catalog.ts             build build/catalog.json (or $CATALOG_FILE)
+ *   bun scripts/build-catalog.ts --if-stale  do nothing when the catalog matches the inputs
+ *
+ * Progress goes to stderr, one line per phase. Every output file is written to a temp file
+ * and renamed, so concurrent runs never leave a half-written file behind.
+ */
+import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
+import { builtVersion, inputsVersion } from "./catalog/inputs";
+
+const ROOT = resolve(import.meta.dir, "..");
+const CATALOG_FILE = process.env.CATALOG_FILE
+  ? resolve(process.env.CATALOG_FILE)
+  : join(ROOT, "build", "catalog.json");
+const IDS_FILE = join(ROOT, "fixtures", "brand-ids.json");
+const OVERRIDES_FILE = join(ROOT, "fixtures", "domain-overrides.json");
+const CACHE_FILE = join(ROOT, "build", ".svgo-cache.json");
+const REPORT_FILE = join(dirname(CATALOG_FILE), "catalog-report.txt");
+
+const started = performance.now();
+let phaseStart = started;
+function phase(name: string, detail: string): void {
+  const now = performance.now();
+  console.error(
+    `[catalog] ${name.padEnd(10)} ${detail} (${Math.round(now - phaseStart)} ms, total ${Math.round(now - started)} ms)`,
+  );
+  phaseStart = now;
+}
+
+function writeAtomic(file: string, text: string): void {
+  mkdirSync(dirname(file), { recursive: true });
+  const tmp = `${file}.${process.pid}.${Date.now()}.tmp`;
+  writeFileSync(tmp, text);
+  renameSync(tmp, file);
+}
+
+async function build(): Promise<void> {
+  const { loadAndMerge } = await import("./catalog/merge");
+  const { chooseVariants } = await import("./catalog/variants");
+  const { assignIds, formatIds, loadIds } = await import("./catalog/ids");
+  const { optimizeAll, sha256, withIdPrefix } = await import("./catalog/optimize");
+  const { assignDomains } = await import("./catalog/domains");
+  const { deriveBrandColors, dominantColor } = await import("../src/catalog/colors");
+  const { VARIANTS } = await import("../src/catalog/types");
+  type Brand = import("../src/catalog/types").Brand;
+
+  const { brands: drafts, stats } = loadAndMerge(ROOT);
+  phase(
+    "merge",
+    `${drafts.length} brands: ${stats.simpleIcons} simple-icons, +${stats.logosNewBrands} logos, ` +
+      `+${stats.deviconNewBrands} devicon, +${stats["skill-iconsNewBrands"]} skill-icons only`,
+  );
+
+  const chosen = drafts.map((draft) => ({ draft, variants: chooseVariants(draft) }));
+  const usable = chosen.filter((c) => Object.keys(c.variants).length > 0);
+  const inputs = usable.flatMap((c) => Object.values(c.variants).map((v) => v?.svg ?? ""));
+  phase(
+    "variants",
+    `${inputs.length} SVGs for ${usable.length} brands (${chosen.length - usable.length} without usable artwork dropped)`,
+  );
+
+  const slugs = usable.map((c) => c.draft.slug);
+  if (new Set(slugs).size !== slugs.length) throw new Error("duplicate slugs");
+  const bad = slugs.filter((s) => !/^[a-z0-9][a-z0-9_-]*$/.test(s));
+  if (bad.length) throw new Error(`slugs not URL-safe: ${bad.join(", ")}`);
+  const { ids, added } = assignIds(loadIds(IDS_FILE), slugs);
+  if (added.length) writeAtomic(IDS_FILE, formatIds(ids));
+  phase("ids", `${added.length} new ids, max id ${Math.max(...Object.values(ids))}`);
+
+  const pipeline = sha256(
+    readFileSync(join(ROOT, "src/catalog/sanitize.ts"), "utf8") +
+      JSON.parse(readFileSync(join(ROOT, "node_modules/svgo/package.json"), "utf8")).version,
+  );
+  const { results, stats: opt } = await optimizeAll(inputs, CACHE_FILE, pipeline);
+  phase(
+    "svgo",
+    `${opt.inputs} unique SVGs: ${opt.cached} cached, ${opt.optimized} optimized on ${opt.workers} workers, ${opt.failed} failed`,
+  );
+
+  const brands: Brand[] = [];
+  let colorFromArtwork = 0;
+  for (const { draft, variants } of usable) {
+    const stored: Brand["variants"] = {};
+    for (const variant of VARIANTS) {
+      const art = variants[variant];
+      const optimized = art ? results.get(sha256(art.svg)) : null;
+      if (!art || !optimized) continue;
+      const svg = withIdPrefix(optimized, `${variant}-${draft.slug}`);
+      stored[variant] = { svg, sha256: sha256(svg), source: art.source };
+    }
+    if (!Object.keys(stored).length) continue;
+    let brandHex = draft.hex;
+    let colorSource = "simple-icons";
+    if (!brandHex) {
+      const art = variants.color ?? variants.icon ?? variants.wordmark ?? variants.mono;
+      const occurrences = art?.colors.occurrences ?? [];
+      brandHex = dominantColor(occurrences.length ? occurrences : ["000000"]);
+      colorSource = "artwork";
+      colorFromArtwork++;
+    }
+    const colors = brandHex ? deriveBrandColors(brandHex, colorSource) : null;
+    brands.push({
+      id: ids[draft.slug] as number,
+      slug: draft.slug,
+      name: draft.name,
+      brandColor: colors?.brandColor ?? null,
+      darkModeColor: colors?.darkModeColor ?? null,
+      contrastTextColor: colors?.contrastTextColor ?? null,
+      colors: colors?.colors ?? [],
+      aliases: draft.aliases,
+      domains: [],
+      sourceUrl: draft.sourceUrl,
+      guidelinesUrl: draft.guidelinesUrl,
+      sources: [...draft.sources],
+      variants: stored,
+      verifiedAt: null,
+    });
+  }
+  brands.sort((a, b) => a.id - b.id);
+  phase("colors", `${brands.length} brands, ${colorFromArtwork} brand colours taken from artwork`);
+
+  const overrides = JSON.parse(readFileSync(OVERRIDES_FILE, "utf8"));
+  const draftBySlug = new Map(drafts.map((d) => [d.slug, d]));
+  const { domains, report } = assignDomains(
+    brands.map((b) => {
+      const d = draftBySlug.get(b.slug);
+      return {
+        id: b.id,
+        slug: b.slug,
+        keys: d?.keys ?? new Set([b.slug]),
+        fromSimpleIcons: b.sources.includes("simple-icons"),
+        sourceUrl: b.sourceUrl,
+        otherUrls: [b.guidelinesUrl, ...(d?.extraUrls ?? [])].filter((u): u is string => !!u),
+      };
+    }),
+    overrides,
+  );
+  for (const b of brands) b.domains = domains.get(b.slug) ?? [];
+  phase(
+    "domains",
+    `${report.domains} domains on ${report.brandsWithDomain} brands, ${report.contested.length} contested`,
+  );
+
+  const version = inputsVersion(ROOT);
+  writeAtomic(CATALOG_FILE, JSON.stringify({ version, builtAt: new Date().toISOString(), brands }));
+
+  const count = (v: string) =>
+    brands.filter((b) => b.variants[v as keyof Brand["variants"]]).length;
+  const byRule = new Map<string, number>();
+  for (const c of report.contested) byRule.set(c.rule, (byRule.get(c.rule) ?? 0) + 1);
+  const lines = [
+    `brands: ${brands.length}`,
+    `variants: ${VARIANTS.map((v) => `${v} ${count(v)}`).join(", ")}`,
+    `brands with a brandColor: ${brands.filter((b) => b.brandColor).length}`,
+    `brands with a domain: ${report.brandsWithDomain} (${report.domains} domains)`,
+    `domains claimed by more than one brand: ${report.contested.length}`,
+    ...[...byRule].map(([rule, n]) => `  ${n} settled by: ${rule}`),
+    ...(report.unknownOverrideSlugs.length
+      ? [`override slugs not in the catalog: ${report.unknownOverrideSlugs.join(", ")}`]
+      : []),
+  ];
+  const clashLines = report.contested.map(
+    (c) =>
+      `${c.domain} -> ${c.winner ?? "(nobody)"} [${c.rule}] claimed by ${c.claimants.join(", ")}`,
+  );
+  writeAtomic(REPORT_FILE, `${lines.join("\n")}\n\ncontested domains:\n${clashLines.join("\n")}\n`);
+  for (const line of lines) console.error(`[catalog] ${line}`);
+  console.error(`[catalog] every contested domain and its rule: ${REPORT_FILE}`);
+  phase("write", `${CATALOG_FILE} version ${version}`);
+}
+
+if (process.argv.includes("--if-stale")) {
+  const current = builtVersion(CATALOG_FILE);
+  if (current && current === inputsVersion(ROOT)) {
+    console.error(
+      `[catalog] up to date (${current}), ${Math.round(performance.now() - started)} ms`,
+    );
+    process.exit(0);
+  }
+}
+await build();

@@ -1,0 +1,62 @@
+/**
+ * The catalog version: a hash over everything the build reads. Kept free of heavy imports so
+ * `--if-stale` can answer in a few milliseconds.
+ */
+import { createHash } from "node:crypto";
+import { closeSync, existsSync, openSync, readdirSync, readFileSync, readSync } from "node:fs";
+import { join } from "node:path";
+
+export const DATA_PACKAGES = [
+  "simple-icons",
+  "@iconify-json/logos",
+  "@iconify-json/devicon",
+  "@iconify-json/skill-icons",
+  "svgo",
+  "tldts",
+];
+
+export function builderFiles(root: string): string[] {
+  const helpers = readdirSync(join(root, "scripts/catalog"))
+    .filter((f) => f.endsWith(".ts"))
+    .sort()
+    .map((f) => `scripts/catalog/${f}`);
+  return [
+    "scripts/build-catalog.ts",
+    ...helpers,
+    "src/catalog/colors.ts",
+    "src/catalog/sanitize.ts",
+    "src/catalog/types.ts",
+    "fixtures/brand-ids.json",
+    "fixtures/domain-overrides.json",
+  ];
+}
+
+export function packageVersion(root: string, pkg: string): string {
+  const file = join(root, "node_modules", pkg, "package.json");
+  return existsSync(file) ? JSON.parse(readFileSync(file, "utf8")).version : "missing";
+}
+
+export function inputsVersion(root: string): string {
+  const hash = createHash("sha256");
+  for (const pkg of DATA_PACKAGES) hash.update(`${pkg}@${packageVersion(root, pkg)}\n`);
+  for (const rel of builderFiles(root)) {
+    const file = join(root, rel);
+    hash.update(`${rel}\n`);
+    hash.update(existsSync(file) ? readFileSync(file) : "missing");
+    hash.update("\n");
+  }
+  return hash.digest("hex").slice(0, 32);
+}
+
+/** The version recorded in a built catalog, read from its first bytes (no full JSON parse). */
+export function builtVersion(catalogFile: string): string | null {
+  if (!existsSync(catalogFile)) return null;
+  const fd = openSync(catalogFile, "r");
+  try {
+    const buf = Buffer.alloc(256);
+    const n = readSync(fd, buf, 0, 256, 0);
+    return /^\{"version":"([0-9a-f]+)"/.exec(buf.subarray(0, n).toString("utf8"))?.[1] ?? null;
+  } finally {
+    closeSync(fd);
+  }
+}

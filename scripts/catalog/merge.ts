@@ -1,0 +1,209 @@
+/**
+ * Loading the data sets and merging them into draft brands.
+ *
+ * simple-icons is the backbone (slug, title, hex, mono mark, URLs, aliases). Every iconify icon
+ * name is split into a base name and modifiers ("slack-icon" -> slack + icon), the base is
+ * matched to a simple-icons brand by slug, slugified title, compact title or "aka" alias, in
+ * that order and only on exact, unambiguous keys (so "meta" never matches "metabase"). Bases
+ * that match nothing become iconify-only brands, shared between the iconify sets by key.
+ */
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { type IconifySet, loadIconifySet, type ResolvedIcon, resolveIcon } from "./iconify";
+import { compactKey, siSlugify, TieredIndex } from "./keys";
+import { ACRONYMS, DISPLAY_NAMES, SYNONYMS } from "./names";
+
+export type SetId = "logos" | "devicon" | "skill-icons";
+export const ICONIFY_SETS: SetId[] = ["logos", "devicon", "skill-icons"];
+
+export interface IconCandidate {
+  set: SetId;
+  icon: ResolvedIcon;
+  /** modifiers parsed off the name: icon, wordmark, dark, light, mono, alt, 2020 ... */
+  mods: Set<string>;
+  /** true when the name is an alias of the set */
+  alias: boolean;
+  /** the base names the brand itself (not an "aka" alias or a synonym, like "twitter" for X) */
+  direct: boolean;
+}
+
+export interface DraftBrand {
+  key: string;
+  slug: string;
+  name: string;
+  aliases: string[];
+  hex: string | null;
+  sourceUrl: string | null;
+  guidelinesUrl: string | null;
+  /** further official URLs (sources of simple-icons "dup" entries) */
+  extraUrls: string[];
+  /** compact keys naming this brand (slug, title, aliases) */
+  keys: Set<string>;
+  /** compact keys of the brand's own slug and title */
+  primaryKeys: Set<string>;
+  sources: Set<string>;
+  /** simple-icons SVG as shipped */
+  siSvg: string | null;
+  candidates: IconCandidate[];
+  /** base name first seen in an iconify set (iconify-only brands) */
+  iconifyBase?: string;
+}
+
+interface SiIcon {
+  title: string;
+  slug: string;
+  hex: string;
+  source: string;
+  guidelines?: string;
+  aliases?: {
+    aka?: string[];
+    old?: string[];
+    dup?: { title: string; hex?: string; source?: string; guidelines?: string }[];
+    loc?: Record<string, string>;
+  };
+}
+
+const MODIFIERS: Record<SetId, string[]> = {
+  logos: [
+    "icon",
+    "dark",
+    "mono",
+    "monochrome",
+    "alt",
+    "round",
+    "clean",
+    "2020",
+    "classic",
+    "old",
+    "vertical",
+    "color",
+  ],
+  devicon: ["wordmark"],
+  "skill-icons": ["dark", "light"],
+};
+
+/** "whatsapp-monochrome-icon" -> { base: "whatsapp", mods: {monochrome, icon} } */
+export function parseIconName(set: SetId, name: string): { base: string; mods: Set<string> } {
+  const parts = name.split("-");
+  const mods = new Set<string>();
+  while (parts.length > 1 && MODIFIERS[set].includes(parts[parts.length - 1] ?? "")) {
+    mods.add(parts.pop() as string);
+  }
+  return { base: parts.join("-"), mods };
+}
+
+/** "aws-api-gateway" -> "AWS API Gateway" */
+function titleize(base: string): string {
+  return base
+    .split("-")
+    .map((w) => (ACRONYMS.has(w) ? w.toUpperCase() : w.charAt(0).toUpperCase() + w.slice(1)))
+    .join(" ");
+}
+
+export interface MergeResult {
+  brands: DraftBrand[];
+  stats: Record<string, number>;
+}
+
+export function loadAndMerge(root: string): MergeResult {
+  const siDir = join(root, "node_modules", "simple-icons");
+  const siData: SiIcon[] = JSON.parse(
+    readFileSync(join(siDir, "data", "simple-icons.json"), "utf8"),
+  );
+  const brands: DraftBrand[] = [];
+  const index = new TieredIndex<DraftBrand>();
+  const bySlug = new Map<string, DraftBrand>();
+
+  for (const si of siData) {
+    const a = si.aliases ?? {};
+    const aliases = [
+      ...(a.aka ?? []),
+      ...(a.dup ?? []).map((d) => d.title),
+      ...Object.values(a.loc ?? {}),
+      ...(a.old ?? []),
+    ];
+    const brand: DraftBrand = {
+      key: si.slug,
+      slug: si.slug,
+      name: si.title,
+      aliases: [...new Set(aliases)].filter((x) => x !== si.title),
+      hex: si.hex.toLowerCase(),
+      sourceUrl: si.source ?? null,
+      guidelinesUrl: si.guidelines ?? null,
+      extraUrls: (a.dup ?? []).flatMap((d) => [d.source, d.guidelines]).filter(Boolean) as string[],
+      keys: new Set([si.slug.replace(/_/g, ""), siSlugify(si.title), compactKey(si.title)]),
+      primaryKeys: new Set([si.slug.replace(/_/g, ""), siSlugify(si.title), compactKey(si.title)]),
+      sources: new Set(["simple-icons"]),
+      siSvg: readFileSync(join(siDir, "icons", `${si.slug}.svg`), "utf8"),
+      candidates: [],
+    };
+    for (const aka of a.aka ?? []) brand.keys.add(compactKey(aka));
+    brands.push(brand);
+    bySlug.set(si.slug, brand);
+    index.add(0, si.slug, brand);
+    index.add(1, siSlugify(si.title), brand);
+    index.add(2, compactKey(si.title), brand);
+    for (const aka of a.aka ?? []) index.add(3, compactKey(aka), brand);
+  }
+
+  const stats: Record<string, number> = { simpleIcons: brands.length };
+  const iconifyOnly = new Map<string, DraftBrand>();
+  for (const setId of ICONIFY_SETS) {
+    const set: IconifySet = loadIconifySet(root, `@iconify-json/${setId}`);
+    const names = [
+      ...Object.keys(set.icons).map((n) => ({ n, alias: false })),
+      ...Object.keys(set.aliases ?? {}).map((n) => ({ n, alias: true })),
+    ];
+    let matched = 0;
+    let added = 0;
+    for (const { n, alias } of names) {
+      const icon = resolveIcon(set, n);
+      if (!icon || icon.hidden) continue;
+      const { base, mods } = parseIconName(setId, n);
+      if (alias) {
+        // an alias only adds a variant to the brand of its own parent (e.g. devicon's
+        // "amazonwebservices-wordmark"); typo aliases like "leafjet" never create brands
+        const parent = set.aliases?.[n]?.parent ?? "";
+        if (parseIconName(setId, parent).base !== base) continue;
+      }
+      const compact = compactKey(base);
+      const key = SYNONYMS[compact] ?? compact;
+      let brand = index.find(key) ?? iconifyOnly.get(key);
+      if (brand?.sources.has("simple-icons")) matched++;
+      if (!brand) {
+        if (alias) continue;
+        brand = {
+          key,
+          slug: key,
+          name: DISPLAY_NAMES[key] ?? titleize(base),
+          aliases: [],
+          hex: null,
+          sourceUrl: null,
+          guidelinesUrl: null,
+          extraUrls: [],
+          keys: new Set([key, compact]),
+          primaryKeys: new Set([key]),
+          sources: new Set(),
+          siSvg: null,
+          candidates: [],
+          iconifyBase: base,
+        };
+        iconifyOnly.set(key, brand);
+        brands.push(brand);
+        added++;
+      }
+      brand.sources.add(`iconify:${setId}`);
+      brand.candidates.push({
+        set: setId,
+        icon,
+        mods,
+        alias,
+        direct: brand.primaryKeys.has(compact),
+      });
+    }
+    stats[`${setId}Names`] = names.length;
+    stats[`${setId}MatchedSimpleIcons`] = matched;
+    stats[`${setId}NewBrands`] = added;
+  }
+  return { brands, stats };
+}

@@ -1,0 +1,113 @@
+/**
+ * Which artwork becomes which variant.
+ *
+ * - mono: the simple-icons mark exactly as simple-icons ships it (black, no fill attribute),
+ *   not recoloured to the brand colour: it stays a neutral single-colour mark that CSS can
+ *   recolour (`fill`) and the runtime's dark/light derivation can start from. Brands without
+ *   a simple-icons mark get mono only from artwork that really is single-colour black/grey
+ *   (logos' "-mono"/"-monochrome" names or an icon mark drawn in one grey).
+ * - color: the artwork in its real colours. Multi-colour artwork (a chromatic colour, or black
+ *   and white together) wins over single-colour artwork, icon-form marks over wordmarks:
+ *   logos "x-icon", a square logos "x", devicon's original mark, a logos wordmark, a devicon
+ *   wordmark. A brand drawn in one colour (GitHub's near-black) keeps that artwork. A
+ *   skill-icons tile is used only when no logos/devicon artwork exists at all.
+ * - wordmark: logos "x" when the set also has "x-icon" or "x" is wide (the logo with its
+ *   lettering), else devicon "x-wordmark".
+ * - icon: logos "x-icon", else a square logos "x" (no separate icon exists), else devicon "x".
+ * - dark and light are never built here (the runtime enrichment derives them); logos "-dark"
+ *   and skill-icons "-dark"/"-light" artwork is only used as a last-resort colour tile.
+ */
+import type { Variant } from "../../src/catalog/types";
+import { type ArtworkColors, analyzeColors } from "./artwork";
+import { iconToSvg } from "./iconify";
+import type { DraftBrand, IconCandidate } from "./merge";
+
+export interface ChosenArtwork {
+  svg: string;
+  source: string;
+  colors: ArtworkColors;
+}
+
+const PENALTY: Record<string, number> = {
+  alt: 2,
+  round: 2,
+  clean: -1,
+  vertical: 3,
+  color: 0,
+  "2020": -1,
+};
+const UNUSABLE = new Set(["dark", "light", "classic", "old"]);
+
+function aspect(c: IconCandidate): number {
+  const { width, height, rotate } = c.icon;
+  return rotate % 2 ? height / width : width / height;
+}
+
+const isSquare = (c: IconCandidate) => aspect(c) >= 0.7 && aspect(c) <= 1.45;
+
+function rank(c: IconCandidate): number {
+  let score = (c.alias ? 5 : 0) + (c.direct ? 0 : 4);
+  for (const mod of c.mods) score += PENALTY[mod] ?? 0;
+  return score;
+}
+
+function best(list: IconCandidate[]): IconCandidate | undefined {
+  return [...list].sort((a, b) => rank(a) - rank(b) || a.icon.name.localeCompare(b.icon.name))[0];
+}
+
+export function chooseVariants(brand: DraftBrand): Partial<Record<Variant, ChosenArtwork>> {
+  const of = (set: string) => brand.candidates.filter((c) => c.set === set);
+  const usable = (c: IconCandidate) => ![...c.mods].some((m) => UNUSABLE.has(m));
+  const logos = of("logos").filter(usable);
+  const monoMods = (c: IconCandidate) => c.mods.has("mono") || c.mods.has("monochrome");
+  const logosIcon = best(logos.filter((c) => c.mods.has("icon") && !monoMods(c)));
+  const logosFull = best(logos.filter((c) => !c.mods.has("icon") && !monoMods(c)));
+  const logosMono = best(logos.filter(monoMods));
+  const devicon = of("devicon");
+  const devOriginal = best(devicon.filter((c) => !c.mods.has("wordmark")));
+  const devWordmark = best(devicon.filter((c) => c.mods.has("wordmark")));
+  const skill = of("skill-icons");
+  const skillTile =
+    best(skill.filter((c) => c.mods.size === 0)) ??
+    best(skill.filter((c) => c.mods.has("dark"))) ??
+    best(skill.filter((c) => c.mods.has("light")));
+
+  const cache = new Map<IconCandidate, ChosenArtwork>();
+  const art = (c: IconCandidate): ChosenArtwork => {
+    let found = cache.get(c);
+    if (!found) {
+      const svg = iconToSvg(c.icon, brand.name);
+      found = { svg, source: `iconify:${c.set}`, colors: analyzeColors(c.icon.body) };
+      cache.set(c, found);
+    }
+    return found;
+  };
+  const defined = (list: (IconCandidate | undefined)[]) =>
+    list.filter((c): c is IconCandidate => c !== undefined);
+
+  const out: Partial<Record<Variant, ChosenArtwork>> = {};
+  const squareFull = logosFull && isSquare(logosFull) ? logosFull : undefined;
+
+  // full-colour artwork first; a brand drawn in one colour (GitHub's black) keeps that
+  // artwork as its colour variant; skill-icons tiles only when no logo artwork exists
+  const colorOrder = defined([logosIcon, squareFull, devOriginal, logosFull, devWordmark]);
+  const colorPick = colorOrder.find((c) => art(c).colors.multiColor) ?? colorOrder[0];
+  if (colorPick) out.color = art(colorPick);
+  else if (skillTile) out.color = art(skillTile);
+
+  if (logosFull && (logosIcon || aspect(logosFull) >= 1.5)) out.wordmark = art(logosFull);
+  else if (devWordmark) out.wordmark = art(devWordmark);
+
+  const iconPick = logosIcon ?? squareFull ?? devOriginal;
+  if (iconPick) out.icon = art(iconPick);
+
+  if (brand.siSvg) {
+    out.mono = { svg: brand.siSvg, source: "simple-icons", colors: analyzeColors(brand.siSvg) };
+  } else {
+    const monoPick =
+      logosMono ??
+      defined([logosIcon, squareFull, devOriginal]).find((c) => !art(c).colors.multiColor);
+    if (monoPick) out.mono = art(monoPick);
+  }
+  return out;
+}

@@ -1,0 +1,168 @@
+/** Checks on the real built catalog (build/catalog.json, or $CATALOG_FILE). */
+import { describe, expect, test } from "bun:test";
+import { existsSync, readFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import type { Brand, BuiltCatalog } from "../../src/catalog/types";
+import { svgHazards } from "./svg-scan";
+
+const ROOT = resolve(import.meta.dir, "../..");
+const FILE = process.env.CATALOG_FILE
+  ? resolve(process.env.CATALOG_FILE)
+  : join(ROOT, "build", "catalog.json");
+
+if (!existsSync(FILE)) {
+  const run = Bun.spawnSync(
+    [process.execPath, join(ROOT, "scripts/build-catalog.ts"), "--if-stale"],
+    {
+      cwd: ROOT,
+      stderr: "inherit",
+      env: process.env,
+    },
+  );
+  if (run.exitCode !== 0) throw new Error("catalog build failed");
+}
+const catalog: BuiltCatalog = JSON.parse(readFileSync(FILE, "utf8"));
+const brands = catalog.brands;
+const bySlug = new Map(brands.map((b) => [b.slug, b]));
+const ids: Record<string, number> = JSON.parse(
+  readFileSync(join(ROOT, "fixtures/brand-ids.json"), "utf8"),
+);
+const domainOwner = new Map<string, string>();
+for (const b of brands) for (const d of b.domains) domainOwner.set(d, b.slug);
+
+describe("built catalog", () => {
+  test("has a version and build time", () => {
+    expect(catalog.version).toMatch(/^[0-9a-f]{16,}$/);
+    expect(Number.isNaN(Date.parse(catalog.builtAt))).toBe(false);
+  });
+
+  test("at least 4000 brands, at least 1500 with a color variant", () => {
+    expect(brands.length).toBeGreaterThanOrEqual(4000);
+    expect(brands.filter((b) => b.variants.color).length).toBeGreaterThanOrEqual(1500);
+  });
+
+  test("unique URL-safe slugs and unique ids that match fixtures/brand-ids.json", () => {
+    expect(new Set(brands.map((b) => b.slug)).size).toBe(brands.length);
+    expect(new Set(brands.map((b) => b.id)).size).toBe(brands.length);
+    for (const b of brands) {
+      expect(b.slug).toMatch(/^[a-z0-9][a-z0-9_-]*$/);
+      expect(ids[b.slug]).toBe(b.id);
+    }
+  });
+
+  test("iconify-only brands joined", () => {
+    for (const slug of ["slack", "microsoft", "openai", "salesforce"]) {
+      const b = bySlug.get(slug) as Brand;
+      expect(b).toBeDefined();
+      expect(b.sources.some((s) => s.startsWith("iconify:"))).toBe(true);
+      expect(Object.keys(b.variants).length).toBeGreaterThan(0);
+    }
+    expect(bySlug.get("slack")?.variants.color).toBeDefined();
+    expect(bySlug.get("slack")?.variants.wordmark).toBeDefined();
+    expect(bySlug.get("slack")?.variants.icon).toBeDefined();
+  });
+
+  test("merged brands keep the simple-icons mark and gain artwork", () => {
+    const github = bySlug.get("github") as Brand;
+    expect(github.variants.mono?.source).toBe("simple-icons");
+    expect(github.brandColor).toBe("181717");
+    const stripe = bySlug.get("stripe") as Brand;
+    expect(stripe.sources).toContain("simple-icons");
+    expect(stripe.sources).toContain("iconify:logos");
+    expect(bySlug.get("meta")?.slug).not.toBe(bySlug.get("metabase")?.slug);
+  });
+
+  test("colours: 6 lowercase hex everywhere, roles consistent", () => {
+    for (const b of brands) {
+      if (b.brandColor === null) continue;
+      expect(b.brandColor).toMatch(/^[0-9a-f]{6}$/);
+      expect(b.darkModeColor).toMatch(/^[0-9a-f]{6}$/);
+      expect(["000000", "ffffff"]).toContain(b.contrastTextColor as string);
+      expect(b.colors.map((c) => c.role)).toEqual(["brand", "dark-mode", "contrast-text"]);
+      expect(b.colors[0]?.hex).toBe(b.brandColor);
+      for (const c of b.colors) expect(c.hex).toMatch(/^[0-9a-f]{6}$/);
+    }
+    expect(brands.every((b) => b.brandColor === null || /^[0-9a-f]{6}$/.test(b.brandColor))).toBe(
+      true,
+    );
+  });
+
+  test("no dark/light variants are built, verifiedAt is null", () => {
+    for (const b of brands) {
+      expect(b.variants.dark).toBeUndefined();
+      expect(b.variants.light).toBeUndefined();
+      expect(b.verifiedAt).toBeNull();
+    }
+  });
+
+  test("every stored SVG is clean, has a viewBox and a matching sha256", () => {
+    let count = 0;
+    const bad: string[] = [];
+    for (const b of brands) {
+      for (const [variant, stored] of Object.entries(b.variants)) {
+        count++;
+        const problems = svgHazards(stored.svg);
+        if (problems.length) bad.push(`${b.slug}/${variant}: ${problems.join(", ")}`);
+        const sum = new Bun.CryptoHasher("sha256").update(stored.svg).digest("hex");
+        if (sum !== stored.sha256) bad.push(`${b.slug}/${variant}: sha256 mismatch`);
+      }
+    }
+    expect(count).toBeGreaterThan(7000);
+    expect(bad).toEqual([]);
+  });
+
+  test("ids inside each SVG are prefixed per brand and variant", () => {
+    for (const b of brands) {
+      for (const [variant, stored] of Object.entries(b.variants)) {
+        for (const m of stored.svg.matchAll(/\sid="([^"]+)"/g)) {
+          expect(m[1]?.startsWith(`${variant}-${b.slug}-`)).toBe(true);
+        }
+      }
+    }
+  });
+
+  test("at least 3000 brands with a domain, and no domain claimed twice", () => {
+    expect(brands.filter((b) => b.domains.length > 0).length).toBeGreaterThanOrEqual(3000);
+    const all = brands.flatMap((b) => b.domains);
+    expect(new Set(all).size).toBe(all.length);
+    for (const d of all) expect(d).toMatch(/^[a-z0-9.-]+\.[a-z0-9-]+$/);
+  });
+
+  test("well-known domains resolve to the right brand", () => {
+    const expected: Record<string, string> = {
+      "github.com": "github",
+      "stripe.com": "stripe",
+      "slack.com": "slack",
+      "microsoft.com": "microsoft",
+      "shopify.com": "shopify",
+      "google.com": "google",
+      "apple.com": "apple",
+      "netflix.com": "netflix",
+      "openai.com": "openai",
+      "salesforce.com": "salesforce",
+      "atlassian.com": "atlassian",
+      "notion.so": "notion",
+      "figma.com": "figma",
+      "vercel.com": "vercel",
+      "cloudflare.com": "cloudflare",
+      "paypal.com": "paypal",
+      "spotify.com": "spotify",
+      "dropbox.com": "dropbox",
+      "zoom.us": "zoom",
+      "adobe.com": "adobe",
+      "linkedin.com": "linkedin",
+      "twitter.com": "x",
+      "x.com": "x",
+      "facebook.com": "facebook",
+      "meta.com": "meta",
+      "youtube.com": "youtube",
+      "mail.google.com": "gmail",
+      "drive.google.com": "googledrive",
+      "kafka.apache.org": "apachekafka",
+      "apache.org": "apache",
+    };
+    for (const [domain, slug] of Object.entries(expected)) {
+      expect(`${domain} -> ${domainOwner.get(domain)}`).toBe(`${domain} -> ${slug}`);
+    }
+  });
+});
