@@ -1,6 +1,8 @@
 import { join } from "node:path";
 import type { Principal } from "./accounts/model";
 import { AccountService } from "./accounts/service";
+import { BrandResolver } from "./catalog/brand/service";
+import { EnrichmentService } from "./catalog/enrichment";
 import { SearchIndex } from "./catalog/search/service";
 import { CatalogService } from "./catalog/service";
 import type { Config } from "./config";
@@ -18,8 +20,10 @@ export interface Deps {
   config: Config;
   store: Store;
   catalog: CatalogService;
-  /** search index over the catalog (follows reloads) */
+  /** search index and domain map over the catalog; background enrichment of brands */
   search: SearchIndex;
+  brands: BrandResolver;
+  enrichment: EnrichmentService;
   accounts: AccountService;
   /** daily quotas (the metered macro's QuotaGate), usage counts, carry-over, rebuild */
   quota: QuotaService;
@@ -35,7 +39,10 @@ export async function buildDeps(config: Config, store?: Store): Promise<Deps> {
   const s = store ?? (await openStore(config));
   const catalog = new CatalogService(s.catalog);
   await catalog.load();
+  const enrichment = new EnrichmentService(s.enrichment, catalog);
+  await enrichment.start();
   const search = new SearchIndex(catalog);
+  const brands = new BrandResolver(catalog);
   const accounts = new AccountService(s.accounts, config.KEY_CACHE_TTL_MS);
   const { quota, limiter } = createQuotas(createCounterStore(config), {
     timeoutMs: config.COUNTER_TIMEOUT_MS,
@@ -56,12 +63,15 @@ export async function buildDeps(config: Config, store?: Store): Promise<Deps> {
     store: s,
     catalog,
     search,
+    brands,
+    enrichment,
     accounts,
     quota,
     limiter,
     usage,
     async close() {
       catalog.stop();
+      await enrichment.close();
       await usage.close();
       await quota.close();
       await s.close();

@@ -1,0 +1,78 @@
+import { Elysia } from "elysia";
+import { type AuthDeps, authPlugin } from "../../http/auth";
+import { ApiError, notFound, validationError } from "../../http/errors";
+import type { EnrichmentService } from "../enrichment";
+import { ErrorBody, RateLimitedBody } from "../model";
+import { emailDomain, normalizeHost } from "./domain";
+import { BrandQuery, BrandResponse } from "./model";
+import { type BrandResolver, toBrandView } from "./service";
+
+const EMAIL_REFUSED = {
+  malformed: "The email parameter is not a valid e-mail address.",
+  ip_literal: "The e-mail address has an IP address instead of a domain.",
+  consumer_provider:
+    "The e-mail address is from a consumer mail provider, not a company domain; pass the company's domain instead.",
+  no_registrable_domain:
+    "The e-mail address's domain has no registrable part (it is a public suffix or a local name).",
+} as const;
+
+export const BRAND_DESCRIPTION = `Resolve a catalog entry from a domain or a business e-mail address: exactly one of domain and email.
+
+Domain input is forgiving: case, a scheme, user info, a port, a path, query or fragment, trailing dots and one leading www. are ignored, and internationalized names are converted to punycode. The host is looked up as given, then each parent domain down to its registrable domain (Public Suffix List, private suffixes included, so mail.google.com can have its own brand, docs.stripe.com finds Stripe, and someone.github.io is not GitHub).
+
+An e-mail address resolves through its domain the same way, unless it is malformed, uses an IP literal, belongs to a consumer mail provider (the email-providers list: gmail.com, outlook.com, yahoo.co.uk, ...), or has no registrable domain: then 422 email_not_brand_domain.
+
+Errors: neither or both parameters, domain outside 3..253 characters or not a host name (an IP address included), email over 254 characters: 422 validation_error. No brand for the domain: 404 domain_not_found.
+
+The response carries Cache-Control: public, max-age=300. When a matched brand still lacks data the service can derive (dark and light variants from its mono mark, color roles, verifiedAt), the response is sent at once and a background job fills the gap; later requests show more variants. Counts against the domain bucket (every authenticated answer except 429 and 5xx).`;
+
+/** GET /v1/brand */
+export function brandController(
+  deps: AuthDeps & { brands: BrandResolver; enrichment: EnrichmentService },
+) {
+  const { brands, enrichment } = deps;
+  return new Elysia({ prefix: "/v1", tags: ["brand"] }).use(authPlugin(deps)).get(
+    "/brand",
+    ({ query, set }) => {
+      const { domain, email } = query;
+      if ((domain === undefined) === (email === undefined))
+        throw validationError(
+          domain === undefined
+            ? "Pass one of the query parameters domain or email."
+            : "Pass either domain or email, not both.",
+        );
+      let host: string;
+      if (domain !== undefined) {
+        const h = normalizeHost(domain);
+        if (!h.ok)
+          throw validationError(
+            h.reason === "ip_address"
+              ? "Invalid query parameter domain: an IP address is not a domain name"
+              : "Invalid query parameter domain: not a domain name",
+          );
+        host = h.host;
+      } else {
+        const e = emailDomain(email as string);
+        if (!e.ok) throw new ApiError(422, "email_not_brand_domain", EMAIL_REFUSED[e.reason]);
+        host = e.host;
+      }
+      const brand = brands.resolveHost(host);
+      if (!brand) throw notFound("domain_not_found", `No brand matches the domain ${host}.`);
+      enrichment.request(brand);
+      set.headers["cache-control"] = "public, max-age=300";
+      return toBrandView(brand);
+    },
+    {
+      metered: "domain",
+      query: BrandQuery,
+      response: {
+        200: BrandResponse,
+        401: ErrorBody,
+        404: ErrorBody,
+        422: ErrorBody,
+        429: RateLimitedBody,
+      },
+      detail: { summary: "Brand by domain or business e-mail", description: BRAND_DESCRIPTION },
+    },
+  );
+}

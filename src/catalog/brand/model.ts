@@ -1,0 +1,62 @@
+import { t } from "elysia";
+import { CssVars } from "../model";
+
+const Hex = t.String({ pattern: "^[0-9a-f]{6}$", description: "6 hex characters, no leading #" });
+
+export const BrandQuery = t.Object({
+  domain: t.Optional(
+    t.String({
+      minLength: 3,
+      maxLength: 253,
+      description:
+        "A domain or anything a user pastes for one: case, scheme, user info, port, path, query, trailing dot and a leading www. are ignored; internationalized names are accepted. 3 to 253 characters.",
+      error: "Invalid query parameter domain: must be 3 to 253 characters",
+    }),
+  ),
+  email: t.Optional(
+    t.String({
+      maxLength: 254,
+      description: "A business e-mail address, at most 254 characters.",
+      error: "Invalid query parameter email: must be at most 254 characters",
+    }),
+  ),
+});
+
+export const BrandResponse = t.Object(
+  {
+    id: t.Integer({ description: "Stable identifier" }),
+    slug: t.String(),
+    name: t.String(),
+    brandColor: t.Union([Hex, t.Null()]),
+    darkModeColor: t.Union([Hex, t.Null()]),
+    verified: t.Boolean({
+      description:
+        "true once the brand's data has passed the service's integrity checks (every stored SVG matches its recorded sha256 and passes the sanitizer again); same as verifiedAt != null",
+    }),
+    verifiedAt: t.Union([t.String({ format: "date-time" }), t.Null()], {
+      description:
+        "When those checks last passed, ISO-8601 UTC (e.g. 2026-01-31T12:00:00.000Z); null until they have run (they run in the background after a first lookup)",
+    }),
+    variants: t.Array(
+      t.Union([
+        t.Literal("mono"),
+        t.Literal("color"),
+        t.Literal("dark"),
+        t.Literal("light"),
+        t.Literal("wordmark"),
+        t.Literal("icon"),
+      ]),
+      {
+        description:
+          "Names of the SVG variants stored for the brand, in the order mono, color, dark, light, wordmark, icon; fetch them from GET /v1/svg/{slug}?variant=. May grow on later requests (dark and light are derived in the background)",
+      },
+    ),
+    contrastTextColor: t.Union([Hex, t.Null()], {
+      description:
+        "000000 or ffffff, whichever has the higher WCAG contrast on brandColor (text on a brandColor background); null when brandColor is null",
+    }),
+    _css: CssVars,
+    _notice: t.String(),
+  },
+  { $id: "#/components/schemas/BrandResponse" },
+);

@@ -1,0 +1,95 @@
+/**
+ * Brand by domain or business e-mail (plain TS). Each domain in the catalog names one brand
+ * (the catalog build settles clashes); a host resolves to the brand of the most specific
+ * domain on its chain (see lookupChain).
+ */
+import { contrastTextColor } from "../colors";
+import { cssVars, NOTICE } from "../service";
+import { type Brand, VARIANTS, type Variant } from "../types";
+import { lookupChain, normalizeHost } from "./domain";
+
+export interface BrandCatalog {
+  all(): readonly Brand[];
+  brand(slug: string): Brand | undefined;
+  onChange(listener: (updated?: Brand) => void): void;
+}
+
+export interface BrandView {
+  id: number;
+  slug: string;
+  name: string;
+  brandColor: string | null;
+  darkModeColor: string | null;
+  verified: boolean;
+  verifiedAt: string | null;
+  variants: Variant[];
+  contrastTextColor: string | null;
+  _css: ReturnType<typeof cssVars>;
+  _notice: string;
+}
+
+/** The BrandResponse of a brand: variants in the fixed order mono, color, dark, light, wordmark, icon. */
+export function toBrandView(b: Brand): BrandView {
+  const contrast = b.contrastTextColor ?? (b.brandColor ? contrastTextColor(b.brandColor) : null);
+  return {
+    id: b.id,
+    slug: b.slug,
+    name: b.name,
+    brandColor: b.brandColor,
+    darkModeColor: b.darkModeColor,
+    verified: b.verifiedAt !== null,
+    verifiedAt: b.verifiedAt,
+    variants: VARIANTS.filter((v) => b.variants[v] !== undefined),
+    contrastTextColor: contrast,
+    _css: cssVars({ ...b, contrastTextColor: contrast }),
+    _notice: NOTICE,
+  };
+}
+
+/** A catalog domain as stored, in the same form normalizeHost gives for user input. */
+function domainKey(domain: string): string | null {
+  const h = normalizeHost(domain);
+  return h.ok ? h.host : null;
+}
+
+export class BrandResolver {
+  private byHost = new Map<string, string>();
+  private signatures = new Map<number, string>();
+
+  constructor(private catalog: BrandCatalog) {
+    this.rebuild();
+    catalog.onChange((updated) => {
+      if (!updated || this.signatures.get(updated.id) !== updated.domains.join(" ")) this.rebuild();
+    });
+  }
+
+  /** Number of hosts that name a brand. */
+  get size() {
+    return this.byHost.size;
+  }
+
+  rebuild() {
+    const byHost = new Map<string, string>();
+    const signatures = new Map<number, string>();
+    for (const b of this.catalog.all()) {
+      signatures.set(b.id, b.domains.join(" "));
+      for (const d of b.domains) {
+        const key = domainKey(d);
+        // first claim wins (the build already gives each domain to one brand)
+        if (key && !byHost.has(key)) byHost.set(key, b.slug);
+      }
+    }
+    this.byHost = byHost;
+    this.signatures = signatures;
+  }
+
+  /** The brand of a normalized host (exact host first, then its parents), or null. */
+  resolveHost(host: string): Brand | null {
+    for (const candidate of lookupChain(host)) {
+      const slug = this.byHost.get(candidate);
+      const brand = slug ? this.catalog.brand(slug) : undefined;
+      if (brand) return brand;
+    }
+    return null;
+  }
+}

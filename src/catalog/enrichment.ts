@@ -1,0 +1,312 @@
+/**
+ * Background enrichment: fills what can be derived for a brand but the catalog build left
+ * out, after the request that asked for the brand has been answered.
+ *
+ * Derived per brand (never replacing the brand's own data):
+ *  - `dark`  variant: the mono mark filled with darkModeColor (lightened until it reaches 3:1
+ *            against #121212 if it does not), for dark backgrounds; white without a color;
+ *  - `light` variant: the mono mark filled with brandColor when that reaches 3:1 against white,
+ *            else black, for light backgrounds;
+ *  - color roles brand / dark-mode / contrast-text and the darkModeColor and contrastTextColor
+ *    fields when missing;
+ *  - verifiedAt: the time every stored SVG matched its recorded sha256 and passed the
+ *    sanitizer again (left null when a check fails; the failure is logged).
+ *
+ * Jobs are deduplicated per brand (one queued or running at a time, none once the brand's
+ * record is applied), run at most `concurrency` at a time, are idempotent (same inputs give
+ * the same variants; the store keeps the first record per input hash), and never throw into
+ * the request that started them. Results go to the EnrichmentStore and into the in-memory
+ * catalog (CatalogService.update), so later requests see them.
+ */
+import { createHash } from "node:crypto";
+import type { CustomPlugin } from "svgo";
+import { optimize } from "svgo";
+import { log } from "../platform/log";
+import {
+  contrastRatio,
+  DARK_MODE_MIN_CONTRAST,
+  DARK_SURFACE,
+  deriveBrandColors,
+  darkModeColor as liftForDark,
+} from "./colors";
+import type { EnrichmentRecord, EnrichmentStore } from "./enrichment-port";
+import { sanitizeSvg } from "./sanitize";
+import type { Brand, ColorRole, StoredSvg, Variant } from "./types";
+
+export const DERIVED_SOURCE = "derived:mono";
+const isDerived = (svg: StoredSvg | undefined) => svg?.source.startsWith("derived") ?? false;
+const sha256 = (text: string) => createHash("sha256").update(text).digest("hex");
+
+/** The catalog as enrichment needs it (CatalogService implements it). */
+export interface EnrichableCatalog {
+  all(): readonly Brand[];
+  brand(slug: string): Brand | undefined;
+  update(brand: Brand): void;
+  onChange(listener: (updated?: Brand) => void): void;
+}
+
+/** The brand's variants without the ones an enrichment derived. */
+function ownVariants(b: Brand): Partial<Record<Variant, StoredSvg>> {
+  return Object.fromEntries(Object.entries(b.variants).filter(([, v]) => !isDerived(v)));
+}
+
+/** Hash of everything a record is derived from; a record applies only to the same inputs. */
+export function enrichmentBasis(b: Brand): string {
+  const own = Object.entries(ownVariants(b))
+    .map(([name, v]) => `${name}:${v.sha256}`)
+    .sort();
+  return sha256(
+    JSON.stringify([
+      b.slug,
+      b.brandColor,
+      b.darkModeColor,
+      b.contrastTextColor,
+      b.colors,
+      b.verifiedAt,
+      own,
+    ]),
+  );
+}
+
+const COLOR_ROLES = ["brand", "dark-mode", "contrast-text"] as const;
+
+/** True when nothing is left to derive for the brand. */
+export function isEnriched(b: Brand): boolean {
+  const own = ownVariants(b);
+  if (own.mono && (!b.variants.dark || !b.variants.light)) return false;
+  if (b.brandColor) {
+    if (!b.darkModeColor || !b.contrastTextColor) return false;
+    if (!COLOR_ROLES.every((role) => b.colors.some((c) => c.role === role))) return false;
+  }
+  return b.verifiedAt !== null;
+}
+
+const PAINT_NONE = /^(none|transparent)$/i;
+const recolorPlugin = (hex: string): CustomPlugin => ({
+  name: "recolorMono",
+  fn: () => ({
+    element: {
+      enter(node, parent) {
+        if (parent.type === "root" && node.name === "svg") node.attributes.fill = `#${hex}`;
+        for (const attr of ["fill", "stroke"]) {
+          const v = node.attributes[attr];
+          if (v === undefined || PAINT_NONE.test(v) || v.includes("url(")) continue;
+          node.attributes[attr] = `#${hex}`;
+        }
+        const style = node.attributes.style;
+        if (style)
+          node.attributes.style = style.replace(
+            /(^|;)\s*(fill|stroke)\s*:\s*(?!none|transparent|url\()[^;]+/gi,
+            `$1$2:#${hex}`,
+          );
+      },
+    },
+  }),
+});
+
+/** The mono mark in one color: fill set on the root and on every painted element, sanitized. */
+export function recolorMono(svg: string, hex: string): StoredSvg {
+  const out = sanitizeSvg(optimize(svg, { plugins: [recolorPlugin(hex)] }).data);
+  return { svg: out, sha256: sha256(out), source: DERIVED_SOURCE };
+}
+
+/** Every stored SVG matches its sha256 and still passes the sanitizer. */
+function verify(b: Brand): string | null {
+  for (const [name, v] of Object.entries(ownVariants(b))) {
+    if (sha256(v.svg) !== v.sha256) return `${name}: sha256 mismatch`;
+    try {
+      sanitizeSvg(v.svg);
+    } catch (err) {
+      return `${name}: ${(err as Error).message}`;
+    }
+  }
+  return null;
+}
+
+/** What one job derives for a brand (pure apart from the clock). */
+export function deriveEnrichment(b: Brand, now = new Date()): EnrichmentRecord {
+  const own = ownVariants(b);
+  const derived = b.brandColor ? deriveBrandColors(b.brandColor, "derived") : null;
+  const darkModeColor = b.darkModeColor ?? derived?.darkModeColor ?? null;
+  const contrastTextColor = b.contrastTextColor ?? derived?.contrastTextColor ?? null;
+  const colors: ColorRole[] = [...b.colors];
+  if (b.brandColor) {
+    const want: Record<(typeof COLOR_ROLES)[number], [string | null, string]> = {
+      brand: [b.brandColor, b.sources[0] ?? "derived"],
+      "dark-mode": [darkModeColor, "derived"],
+      "contrast-text": [contrastTextColor, "derived"],
+    };
+    for (const role of COLOR_ROLES) {
+      const [hex, source] = want[role];
+      if (hex && !colors.some((c) => c.role === role)) colors.push({ role, hex, source });
+    }
+  }
+  const variants: EnrichmentRecord["variants"] = {};
+  if (own.mono) {
+    if (!own.dark) {
+      // darkModeColor as stored, lightened when it is too dark for a dark background
+      const onDark =
+        darkModeColor && contrastRatio(darkModeColor, DARK_SURFACE) < DARK_MODE_MIN_CONTRAST
+          ? liftForDark(darkModeColor)
+          : darkModeColor;
+      variants.dark = recolorMono(own.mono.svg, onDark ?? "ffffff");
+    }
+    if (!own.light) {
+      const onWhite = b.brandColor && contrastRatio(b.brandColor, "ffffff") >= 3;
+      variants.light = recolorMono(own.mono.svg, onWhite ? (b.brandColor as string) : "000000");
+    }
+  }
+  const problem = verify(b);
+  if (problem) log("warn", "brand failed verification", { slug: b.slug, problem });
+  return {
+    brandId: b.id,
+    slug: b.slug,
+    basis: enrichmentBasis(b),
+    at: now.toISOString(),
+    verifiedAt: b.verifiedAt ?? (problem ? null : now.toISOString()),
+    darkModeColor,
+    contrastTextColor,
+    colors,
+    variants,
+  };
+}
+
+/** The brand with a record applied (its own data wins), or null when the record is stale. */
+export function applyEnrichment(b: Brand, r: EnrichmentRecord): Brand | null {
+  if (r.brandId !== b.id || r.basis !== enrichmentBasis(b)) return null;
+  return {
+    ...b,
+    darkModeColor: b.darkModeColor ?? r.darkModeColor,
+    contrastTextColor: b.contrastTextColor ?? r.contrastTextColor,
+    colors: r.colors,
+    verifiedAt: b.verifiedAt ?? r.verifiedAt,
+    variants: { ...r.variants, ...ownVariants(b) },
+  };
+}
+
+/** After a failed job (store down), the brand is not retried for this long. */
+const RETRY_AFTER_MS = 60_000;
+
+export class EnrichmentService {
+  private records = new Map<number, EnrichmentRecord>();
+  /** brands whose record is applied to the current catalog (cleared on reload) */
+  private applied = new Set<number>();
+  private pending = new Set<number>();
+  private queue: { id: number; slug: string }[] = [];
+  private running = 0;
+  private failedAt = new Map<number, number>();
+  private waiters: (() => void)[] = [];
+  private scheduled = false;
+  private closed = false;
+
+  constructor(
+    private store: EnrichmentStore,
+    private catalog: EnrichableCatalog,
+    private concurrency = 2,
+  ) {}
+
+  /** Load stored records, apply them, and re-apply them whenever the catalog reloads. */
+  async start() {
+    for (const r of await this.store.all()) this.records.set(r.brandId, r);
+    this.replay();
+    this.catalog.onChange((updated) => {
+      if (!updated) this.replay();
+    });
+  }
+
+  /** Number of jobs queued or running. */
+  get backlog() {
+    return this.pending.size;
+  }
+
+  /** Would a request for this brand start a job? */
+  needs(b: Brand): boolean {
+    if (this.closed || this.applied.has(b.id) || this.pending.has(b.id)) return false;
+    const failed = this.failedAt.get(b.id);
+    if (failed !== undefined && Date.now() - failed < RETRY_AFTER_MS) return false;
+    return !isEnriched(b);
+  }
+
+  /** Queue a job for the brand when it needs one. Never throws; returns whether it queued. */
+  request(b: Brand): boolean {
+    try {
+      if (!this.needs(b)) return false;
+      this.pending.add(b.id);
+      this.queue.push({ id: b.id, slug: b.slug });
+      this.schedule();
+      return true;
+    } catch (err) {
+      log("warn", "enrichment request failed", { slug: b.slug, error: String(err) });
+      return false;
+    }
+  }
+
+  /** Resolves once no job is queued or running (tests, shutdown). */
+  idle(): Promise<void> {
+    if (this.pending.size === 0 && !this.scheduled) return Promise.resolve();
+    return new Promise((resolve) => this.waiters.push(resolve));
+  }
+
+  /** Stop taking jobs and wait for the running ones. */
+  async close() {
+    this.closed = true;
+    await this.idle();
+  }
+
+  private replay() {
+    this.applied.clear();
+    for (const r of this.records.values()) {
+      const b = this.catalog.brand(r.slug);
+      const next = b && applyEnrichment(b, r);
+      if (!next) continue;
+      this.catalog.update(next);
+      this.applied.add(r.brandId);
+    }
+  }
+
+  private schedule() {
+    if (this.scheduled) return;
+    this.scheduled = true;
+    // after the current request has been answered
+    setTimeout(() => {
+      this.scheduled = false;
+      this.pump();
+    }, 0);
+  }
+
+  private pump() {
+    while (this.running < this.concurrency && this.queue.length) {
+      const job = this.queue.shift() as { id: number; slug: string };
+      this.running++;
+      void this.run(job.slug).finally(() => {
+        this.pending.delete(job.id);
+        this.running--;
+        this.pump();
+        if (this.pending.size === 0 && !this.scheduled) {
+          for (const w of this.waiters.splice(0)) w();
+        }
+      });
+    }
+  }
+
+  private async run(slug: string) {
+    // a job is CPU work (svgo): yield first so waiting requests go ahead of it
+    await new Promise((r) => setTimeout(r, 0));
+    const b = this.catalog.brand(slug);
+    if (!b || isEnriched(b)) return;
+    try {
+      const saved = await this.store.save(deriveEnrichment(b));
+      this.records.set(saved.brandId, saved);
+      const current = this.catalog.brand(slug);
+      const next = current && applyEnrichment(current, saved);
+      if (next) {
+        this.catalog.update(next);
+        this.applied.add(next.id);
+      }
+      this.failedAt.delete(b.id);
+    } catch (err) {
+      this.failedAt.set(b.id, Date.now());
+      log("warn", "enrichment job failed", { slug, error: String(err) });
+    }
+  }
+}
