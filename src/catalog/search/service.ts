@@ -117,13 +117,15 @@ const OPTIONS: SearchOptions = { tokenize: splitSpaces, processTerm: keep };
 
 /**
  * One query word as a MiniSearch query: the word as a prefix, within its Levenshtein budget
- * (MiniSearch's fuzzy lookup), or with two neighbouring characters swapped (exact lookups; a
- * swap would cost a Levenshtein radius of 2, which is several times slower to search).
+ * (MiniSearch's fuzzy lookup), or with two neighbouring characters swapped (exact lookups of
+ * the swapped forms that are indexed terms; a swap would cost a Levenshtein radius of 2,
+ * which is several times slower to search).
  */
-function wordQuery(term: string, typos = true): Query {
+function wordQuery(term: string, vocabulary: Set<string>, typos = true): Query {
   const budget = typos ? typoBudget(term) : 0;
   const self: Query = { queries: [term], prefix: true, fuzzy: budget };
-  return budget ? { combineWith: "OR", queries: [self, { queries: swaps(term) }] } : self;
+  const swapped = budget ? swaps(term).filter((v) => vocabulary.has(v)) : [];
+  return swapped.length ? { combineWith: "OR", queries: [self, { queries: swapped }] } : self;
 }
 
 /** Fields in which a term may match with typos (domains match only exactly or as a prefix). */
@@ -166,8 +168,8 @@ function classify(
   qc: string,
   host: string,
 ): { tier: number; closeness: number } {
-  const b = e.brand;
-  if (e.names[0] === q || b.slug === q || compact(b.name) === qc) return { tier: 0, closeness: 0 };
+  if (e.names[0] === q || e.brand.slug === q || e.compacts[0] === qc)
+    return { tier: 0, closeness: 0 };
   if (e.names.includes(q) || e.compacts.includes(qc)) return { tier: 0, closeness: 1 };
   if (e.abbreviations.includes(qc)) return { tier: 0, closeness: 2 };
   if (e.domains.includes(q) || e.domains.includes(host) || e.hostNames.includes(qc))
@@ -197,6 +199,8 @@ export class SearchIndex {
   private entries = new Map<number, Entry>();
   private exact = new Map<string, number[]>();
   private index = this.newIndex();
+  /** every indexed term */
+  private vocabulary = new Set<string>();
 
   constructor(private catalog: SearchableCatalog) {
     this.rebuild();
@@ -219,8 +223,12 @@ export class SearchIndex {
         else this.exact.set(key, [id]);
       }
     }
+    const docs = [...this.entries].map(([id, e]) => toDoc(id, e));
     this.index = this.newIndex();
-    this.index.addAll([...this.entries].map(([id, e]) => toDoc(id, e)));
+    this.index.addAll(docs);
+    this.vocabulary = new Set(
+      docs.flatMap((d) => splitSpaces(`${d.text} ${d.compact} ${d.domains}`)),
+    );
   }
 
   /** One brand changed: keep its new record; re-index only when a searched field changed. */
@@ -261,18 +269,19 @@ export class SearchIndex {
     };
     if (terms.length === 1 && qc === q) {
       // one plain word: a single lookup over names, compact names and domains
-      collect(this.index.search(wordQuery(q), OPTIONS), terms);
+      collect(this.index.search(wordQuery(q, this.vocabulary), OPTIONS), terms);
     } else {
       // every word somewhere in the names or domains, in any order, each with its own typos ...
       // (a word with punctuation, like "next.js", only as a prefix: its typos are caught below)
       const words: Query = {
         combineWith: "AND",
-        queries: terms.map((t) => wordQuery(t, /^[\p{L}\p{N}]+$/u.test(t))),
+        queries: terms.map((t) => wordQuery(t, this.vocabulary, /^[\p{L}\p{N}]+$/u.test(t))),
       };
       collect(this.index.search(words, { ...OPTIONS, fields: ["text", "domains"] }), terms);
       // ... or the whole query without spaces and punctuation ("vs code" -> "vscode")
       if ([...qc].length >= 2) {
-        const whole = terms.length === 1 ? wordQuery(qc) : { queries: [qc], prefix: true };
+        const whole =
+          terms.length === 1 ? wordQuery(qc, this.vocabulary) : { queries: [qc], prefix: true };
         collect(this.index.search(whole, { ...OPTIONS, fields: ["compact"] }), [qc]);
       }
     }
