@@ -9,7 +9,8 @@
  *   1 prefix     a name, alias, slug or domain starts with the query
  *   2 word       a later word of a multi-word name starts with the query ("drive" -> Google Drive)
  *   3 typo/words every query word matches a word of the brand, each within its typo budget
- *                (one edit from 4 characters, two from 8; a swapped pair of letters is one edit)
+ *                (Levenshtein: one edit from 4 characters, two from 8; a word whose only typo
+ *                is a swapped pair of neighbouring letters matches too, as one edit)
  *
  * Within a tier: closer first (fewer characters left over, fewer edits), then the MiniSearch
  * score, then the shorter name, then the lower id, so equal input always gives equal output.
