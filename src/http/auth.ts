@@ -75,6 +75,9 @@ interface Meter {
   counted: boolean;
 }
 
+/** What `metered` hands from its resolve to its afterResponse, per in-flight request. */
+const meters = new WeakMap<Request, { principal: Principal; meter: Meter }>();
+
 /** The authenticated caller of each in-flight request (set in transform, read in resolve). */
 const callers = new WeakMap<Request, Principal>();
 function callerOf(request: Request): Principal {
@@ -111,16 +114,17 @@ export function authPlugin(deps: AuthDeps) {
       async transform({ request, headers }) {
         callers.set(request, await authenticate(deps, headers, false));
       },
-      async resolve(ctx) {
-        const { request, set } = ctx;
+      // Hooks destructure their context (no whole-`ctx` use): Elysia then compiles only what
+      // they read (e.g. no cookie parsing) on every metered route.
+      async resolve({ request, set }) {
         const started = performance.now();
         const principal = callerOf(request);
         const at = new Date();
         const decision = await deps.quota.consume(principal, bucket, at);
-        if (!decision.allowed) {
-          // afterResponse records the refusal as a usage event too (status 429)
-          const meter: Meter = { bucket, started, at, counted: false };
-          Object.assign(ctx, { principal, meter });
+        const meter: Meter = { bucket, started, at, counted: decision.counted !== false };
+        // afterResponse records refusals as usage events too (status 429)
+        meters.set(request, { principal, meter });
+        if (!decision.allowed)
           throw rateLimited(
             `Daily limit of ${decision.limit} ${bucket} requests reached for the ${TIER_LABEL(principal)}. ` +
               `It resets at 00:00 UTC; upgrade for higher limits.`,
@@ -128,34 +132,30 @@ export function authPlugin(deps: AuthDeps) {
             deps.upgradeUrl,
             rateLimitHeaders(decision),
           );
-        }
         Object.assign(set.headers, rateLimitHeaders(decision));
-        return { principal, meter: { bucket, started, at, counted: decision.counted !== false } };
+        return { principal, meter };
       },
-      afterResponse(ctx) {
-        const { set, params, query, route } = ctx;
-        const c = ctx as unknown as {
-          principal?: Principal;
-          meter?: Meter;
-        };
-        if (!c.principal || !c.meter) return;
+      afterResponse({ request, set, params, query, route }) {
+        const m = meters.get(request);
+        if (!m) return;
+        const { principal, meter } = m;
         const status = typeof set.status === "number" ? set.status : 200;
         // outcome rule (docs/quota.md): server errors give their unit back
-        if (status >= 500 && c.meter.counted)
-          void deps.quota.refund(c.principal, c.meter.bucket, c.meter.at).catch(() => {});
+        if (status >= 500 && meter.counted)
+          void deps.quota.refund(principal, meter.bucket, meter.at).catch(() => {});
         const p = params as Record<string, string> | undefined;
         const q = query as Record<string, unknown> | undefined;
         deps.usage.record({
           ts: new Date().toISOString(),
-          accountId: c.principal.accountId,
-          keyId: c.principal.keyId ?? "",
-          tier: c.principal.tier,
-          bucket: c.meter.bucket,
+          accountId: principal.accountId,
+          keyId: principal.keyId ?? "",
+          tier: principal.tier,
+          bucket: meter.bucket,
           route,
           slug: p?.slug ?? null,
           variant: typeof q?.variant === "string" ? q.variant : null,
           status,
-          latencyMs: Math.round((performance.now() - c.meter.started) * 100) / 100,
+          latencyMs: Math.round((performance.now() - meter.started) * 100) / 100,
         });
       },
     }),
