@@ -1,6 +1,7 @@
 import { swagger } from "@elysiajs/swagger";
 import { Elysia } from "elysia";
 import { adminController } from "./admin";
+import { assetsController } from "./assets";
 import { catalogController } from "./catalog";
 import { brandController } from "./catalog/brand";
 import { searchController } from "./catalog/search";
@@ -49,6 +50,7 @@ export function createApp(deps: Deps) {
     )
     .use(healthController(deps))
     .use(catalogController({ ...auth, catalog: deps.catalog }))
+    .use(assetsController({ ...auth, assets: deps.assets }))
     .use(searchController({ ...auth, catalog: deps.catalog, search: deps.search }))
     .use(brandController({ ...auth, brands: deps.brands, enrichment: deps.enrichment }))
     .use(

@@ -1,6 +1,9 @@
 import { join } from "node:path";
 import type { Principal } from "./accounts/model";
 import { AccountService } from "./accounts/service";
+import { RenderCache } from "./assets/render-cache";
+import { createRenderer } from "./assets/render-pool";
+import { AssetService } from "./assets/service";
 import { BrandResolver } from "./catalog/brand/service";
 import { EnrichmentService } from "./catalog/enrichment";
 import { SearchIndex } from "./catalog/search/service";
@@ -30,6 +33,8 @@ export interface Deps {
   /** short-window caps (RATE_LIMITS), same counter store */
   limiter: RateLimiter;
   usage: UsageRecorder;
+  /** logo delivery: variant resolution, render worker pool, render cache (RENDER_CACHE_MB) */
+  assets: AssetService;
   verifyBearer?: (token: string) => Promise<Principal | null>;
   /** release resources (flush buffers, close connections) */
   close(): Promise<void>;
@@ -58,6 +63,11 @@ export async function buildDeps(config: Config, store?: Store): Promise<Deps> {
     await usage.flush();
     await rebuildCounters(s.usage, quota, accounts);
   }
+  const assets = new AssetService(
+    catalog,
+    createRenderer(),
+    new RenderCache(config.RENDER_CACHE_MB * 1024 * 1024),
+  );
   const deps: Deps = {
     config,
     store: s,
@@ -69,7 +79,9 @@ export async function buildDeps(config: Config, store?: Store): Promise<Deps> {
     quota,
     limiter,
     usage,
+    assets,
     async close() {
+      await assets.close();
       catalog.stop();
       await enrichment.close();
       await usage.close();

@@ -1,0 +1,172 @@
+/**
+ * Logo delivery: which SVG a request gets (variant resolution, tier restriction, placeholder),
+ * validators, and rasterised renders through the render cache. Plain TS, no HTTP types.
+ */
+import { createHash } from "node:crypto";
+import type { Brand, StoredSvg, Variant } from "../catalog/types";
+import { log } from "../platform/log";
+import type { Tier } from "../quota/limits";
+import type { RenderFormat } from "./model";
+import { RENDER_VERSION } from "./render";
+import type { RenderCache } from "./render-cache";
+import type { Renderer } from "./render-pool";
+
+/** The generic placeholder served (200) when a brand has no stored SVG the caller may get. */
+export const PLACEHOLDER_SVG =
+  '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 24 24" role="img">' +
+  "<title>Logo not available</title>" +
+  '<rect x="1" y="1" width="22" height="22" rx="5" fill="#e5e7eb"/>' +
+  '<circle cx="9" cy="8.5" r="1.75" fill="#9ca3af"/>' +
+  '<path d="M5.5 17.5 10 11.75l3 3.75 2-2.5 3.5 4.5z" fill="#9ca3af"/>' +
+  "</svg>";
+
+/** Cache-Control of real artwork and of the placeholder (SPEC: GET /v1/svg/{slug}). */
+export const CACHE_ARTWORK = "public, max-age=86400";
+export const CACHE_PLACEHOLDER = "public, max-age=3600";
+
+/** Variants a paid key falls back to, in order, when neither the requested one nor mono exists. */
+export const PAID_FALLBACK: readonly Variant[] = ["color", "icon", "wordmark", "light", "dark"];
+
+interface Prepared {
+  svg: string;
+  bytes: Uint8Array;
+  /** sha256 hex of `bytes` */
+  sha256: string;
+}
+
+export interface ServedSvg extends Prepared {
+  /** the variant actually served, or "placeholder" */
+  variant: Variant | "placeholder";
+  /** the variant the caller asked for when its tier does not allow it (mono was used) */
+  restricted: Variant | null;
+  /** null for the placeholder */
+  brandId: number | null;
+}
+
+export interface ServedRaster {
+  bytes: Uint8Array;
+  /** what was rendered (the placeholder when the artwork failed to render) */
+  source: ServedSvg;
+  etag: string;
+}
+
+function prepare(svg: string): Prepared {
+  const bytes = new TextEncoder().encode(svg);
+  return { svg, bytes, sha256: createHash("sha256").update(bytes).digest("hex") };
+}
+
+const PLACEHOLDER: Prepared = prepare(PLACEHOLDER_SVG);
+/** Encoded bytes and hash per stored SVG object (brand updates bring new objects). */
+const prepared = new WeakMap<StoredSvg, Prepared>();
+
+function prepareStored(stored: StoredSvg): Prepared {
+  let p = prepared.get(stored);
+  if (!p) {
+    p = prepare(stored.svg);
+    prepared.set(stored, p);
+  }
+  return p;
+}
+
+/** The variant a tier may receive for `requested`: free keys get mono only. */
+export function allowedVariant(tier: Tier, requested: Variant): Variant {
+  return tier === "free" ? "mono" : requested;
+}
+
+/**
+ * SPEC resolution rules: the requested (allowed) variant when stored, else the stored mono;
+ * when mono is missing too, paid keys get the first stored of PAID_FALLBACK and free keys the
+ * placeholder; a brand with no stored SVG gets the placeholder.
+ */
+export function pickVariant(
+  variants: Brand["variants"],
+  requested: Variant,
+  tier: Tier,
+): Variant | null {
+  const allowed = allowedVariant(tier, requested);
+  if (variants[allowed]) return allowed;
+  if (variants.mono) return "mono";
+  if (tier === "free") return null;
+  return PAID_FALLBACK.find((v) => variants[v]) ?? null;
+}
+
+export function placeholder(restricted: Variant | null = null): ServedSvg {
+  return { ...PLACEHOLDER, variant: "placeholder", restricted, brandId: null };
+}
+
+/** Strong ETag of a served SVG: its bytes' sha256. */
+export function svgEtag(served: ServedSvg): string {
+  return `"${served.sha256}"`;
+}
+
+/** Strong ETag of a render: source hash, size, format and renderer version. */
+export function rasterEtag(served: ServedSvg, size: number, format: RenderFormat): string {
+  return `"${served.sha256.slice(0, 40)}-${size}-${format}-r${RENDER_VERSION}"`;
+}
+
+/** If-None-Match (weak comparison, RFC 9110 13.1.2) against the current ETag. */
+export function etagMatches(ifNoneMatch: string | null | undefined, etag: string): boolean {
+  if (!ifNoneMatch) return false;
+  if (ifNoneMatch.trim() === "*") return true;
+  const bare = etag.replace(/^W\//, "");
+  return ifNoneMatch.split(",").some((tag) => tag.trim().replace(/^W\//, "") === bare);
+}
+
+export interface AssetCatalog {
+  brand(slug: string): Brand | undefined;
+}
+
+export class AssetService {
+  constructor(
+    private catalog: AssetCatalog,
+    private renderer: Renderer,
+    readonly cache: RenderCache,
+  ) {}
+
+  /** The SVG for a request, or null when the slug does not exist. Reads the brand every time. */
+  resolve(slug: string, requested: Variant, tier: Tier): ServedSvg | null {
+    const brand = this.catalog.brand(slug);
+    if (!brand) return null;
+    const restricted = allowedVariant(tier, requested) === requested ? null : requested;
+    const variant = pickVariant(brand.variants, requested, tier);
+    const stored = variant ? brand.variants[variant] : undefined;
+    if (!variant || !stored) return placeholder(restricted);
+    return { ...prepareStored(stored), variant, restricted, brandId: brand.id };
+  }
+
+  /**
+   * `served` rendered at `size` in `format`, from the cache when possible. Artwork that fails
+   * to render is logged and replaced by the rendered placeholder.
+   */
+  async raster(served: ServedSvg, size: number, format: RenderFormat): Promise<ServedRaster> {
+    try {
+      return {
+        bytes: await this.render(served, size, format),
+        source: served,
+        etag: rasterEtag(served, size, format),
+      };
+    } catch (err) {
+      if (served.variant === "placeholder") throw err;
+      log("warn", "artwork failed to render; serving the placeholder", {
+        brandId: served.brandId,
+        variant: served.variant,
+        reason: err instanceof Error ? err.message : String(err),
+      });
+      const fallback = placeholder(served.restricted);
+      return {
+        bytes: await this.render(fallback, size, format),
+        source: fallback,
+        etag: rasterEtag(fallback, size, format),
+      };
+    }
+  }
+
+  private render(served: ServedSvg, size: number, format: RenderFormat) {
+    const key = `${served.brandId ?? "-"}:${served.variant}:${served.sha256}:${size}:${format}`;
+    return this.cache.get(key, () => this.renderer.render(served.svg, size, format));
+  }
+
+  close(): Promise<void> {
+    return this.renderer.close();
+  }
+}
