@@ -42,7 +42,7 @@ async function build(): Promise<void> {
   const { loadAndMerge } = await import("./catalog/merge");
   const { chooseVariants } = await import("./catalog/variants");
   const { assignIds, formatIds, loadIds } = await import("./catalog/ids");
-  const { optimizeAll, sha256, withIdPrefix } = await import("./catalog/optimize");
+  const { jobKey, optimizeAll, sha256, withIdPrefix } = await import("./catalog/optimize");
   const { assignDomains } = await import("./catalog/domains");
   const { deriveBrandColors, dominantColor } = await import("../src/catalog/colors");
   const { VARIANTS } = await import("../src/catalog/types");
@@ -57,7 +57,14 @@ async function build(): Promise<void> {
 
   const chosen = drafts.map((draft) => ({ draft, variants: chooseVariants(draft) }));
   const usable = chosen.filter((c) => Object.keys(c.variants).length > 0);
-  const inputs = usable.flatMap((c) => Object.values(c.variants).map((v) => v?.svg ?? ""));
+  // simple-icons get svgo's full preset; iconify bodies were path-optimized by Iconify already
+  const job = (art: { svg: string; source: string }) => ({
+    svg: art.svg,
+    paths: art.source === "simple-icons",
+  });
+  const inputs = usable.flatMap((c) =>
+    Object.values(c.variants).flatMap((v) => (v ? [job(v)] : [])),
+  );
   phase(
     "variants",
     `${inputs.length} SVGs for ${usable.length} brands (${chosen.length - usable.length} without usable artwork dropped)`,
@@ -87,7 +94,7 @@ async function build(): Promise<void> {
     const stored: Brand["variants"] = {};
     for (const variant of VARIANTS) {
       const art = variants[variant];
-      const optimized = art ? results.get(sha256(art.svg)) : null;
+      const optimized = art ? results.get(jobKey(job(art))) : null;
       if (!art || !optimized) continue;
       const svg = withIdPrefix(optimized, `${variant}-${draft.slug}`);
       stored[variant] = { svg, sha256: sha256(svg), source: art.source };

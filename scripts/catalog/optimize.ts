@@ -11,6 +11,15 @@ import { ID_TOKEN } from "./optimize-shared";
 
 export const sha256 = (text: string) => createHash("sha256").update(text).digest("hex");
 
+/** One SVG to optimize; `paths: false` for artwork already path-optimized upstream. */
+export interface OptimizeJob {
+  svg: string;
+  paths: boolean;
+}
+
+/** Cache and result key of a job. */
+export const jobKey = (job: OptimizeJob) => sha256(`${job.paths ? "full" : "light"}\n${job.svg}`);
+
 interface CacheFile {
   pipeline: string;
   entries: Record<string, string | null>;
@@ -34,19 +43,19 @@ function readCache(file: string, pipeline: string): Record<string, string | null
 }
 
 function runWorkers(
-  jobs: [string, string][],
+  jobs: [string, OptimizeJob][],
   workerCount: number,
 ): Promise<Map<string, string | null>> {
   const out = new Map<string, string | null>();
   // biggest first, small batches handed out on demand: keeps both cores busy to the end
-  const queue = [...jobs].sort((a, b) => b[1].length - a[1].length);
+  const queue = [...jobs].sort((a, b) => b[1].svg.length - a[1].svg.length);
   const nextBatch = () => {
-    const batch: [string, string][] = [];
+    const batch: [string, string, boolean][] = [];
     let size = 0;
     while (queue.length && batch.length < 64 && size < 400_000) {
-      const job = queue.shift() as [string, string];
-      batch.push(job);
-      size += job[1].length;
+      const [key, job] = queue.shift() as [string, OptimizeJob];
+      batch.push([key, job.svg, job.paths]);
+      size += job.svg.length;
     }
     return batch;
   };
@@ -74,23 +83,23 @@ function runWorkers(
 }
 
 /**
- * Optimized markup for each input (keyed by sha256 of the input), null where svgo could not
- * parse it. The outputs still carry ID_TOKEN as id prefix.
+ * Optimized markup for each job (keyed by jobKey), null where svgo could not parse it.
+ * The outputs still carry ID_TOKEN as id prefix.
  */
 export async function optimizeAll(
-  inputs: string[],
+  inputs: OptimizeJob[],
   cacheFile: string,
   pipeline: string,
 ): Promise<{ results: Map<string, string | null>; stats: OptimizeStats }> {
   const cache = readCache(cacheFile, pipeline);
   const results = new Map<string, string | null>();
-  const misses = new Map<string, string>();
-  for (const svg of inputs) {
-    const key = sha256(svg);
+  const misses = new Map<string, OptimizeJob>();
+  for (const job of inputs) {
+    const key = jobKey(job);
     if (results.has(key) || misses.has(key)) continue;
     const hit = cache[key];
     if (hit !== undefined) results.set(key, hit);
-    else misses.set(key, svg);
+    else misses.set(key, job);
   }
   const cached = results.size;
   const workers = misses.size ? Math.max(1, Math.min(4, availableParallelism())) : 0;

@@ -4,10 +4,10 @@ import { ID_TOKEN } from "./optimize-shared";
 
 declare const self: Worker;
 
-self.onmessage = (event: MessageEvent<{ batch: [string, string][] }>) => {
-  const results: [string, string | null][] = event.data.batch.map(([key, svg]) => {
+self.onmessage = (event: MessageEvent<{ batch: [string, string, boolean][] }>) => {
+  const results: [string, string | null][] = event.data.batch.map(([key, svg, paths]) => {
     try {
-      return [key, sanitizeAndOptimizeSvg(svg, ID_TOKEN)];
+      return [key, sanitizeAndOptimizeSvg(svg, ID_TOKEN, { paths })];
     } catch {
       return [key, null];
     }

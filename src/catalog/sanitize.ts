@@ -182,14 +182,27 @@ export function sanitizeSvg(svg: string): string {
 
 /**
  * Sanitize and optimize with svgo's default preset (viewBox is kept; svgo v4 no longer
- * removes it by default; <title> is kept and role="img" added). Ids are minified and then prefixed with `idPrefix`, so several
- * inlined logos with gradients never share an id.
+ * removes it by default; <title> is kept and role="img" added). Ids are minified and then
+ * prefixed with `idPrefix`, so several inlined logos with gradients never share an id.
+ *
+ * `paths: false` skips convertPathData and mergePaths, for artwork whose path data was
+ * already optimized upstream (iconify sets are imported through SVGO): on those sets the two
+ * plugins save about 1% of the bytes for about half of the optimization time.
  */
-export function sanitizeAndOptimizeSvg(svg: string, idPrefix: string): string {
+export function sanitizeAndOptimizeSvg(
+  svg: string,
+  idPrefix: string,
+  options: { paths?: boolean } = {},
+): string {
+  const paths = options.paths ?? true;
+  const overrides = {
+    convertColors: { shortname: false },
+    ...(paths ? {} : { convertPathData: false as const, mergePaths: false as const }),
+  };
   const out = optimize(svg, {
     plugins: [
       sanitizePlugin,
-      { name: "preset-default", params: { overrides: { convertColors: { shortname: false } } } },
+      { name: "preset-default", params: { overrides } },
       { name: "prefixIds", params: { prefix: idPrefix, delim: "-", prefixClassNames: true } },
       // svgo drops role as an unknown attribute; with the <title> it names the image
       { name: "addAttributesToSVGElement", params: { attributes: [{ role: "img" }] } },
