@@ -175,7 +175,10 @@ async function build(): Promise<void> {
       `${c.domain} -> ${c.winner ?? "(nobody)"} [${c.rule}] claimed by ${c.claimants.join(", ")}`,
   );
   writeAtomic(REPORT_FILE, `${lines.join("\n")}\n\ncontested domains:\n${clashLines.join("\n")}\n`);
-  for (const line of lines) console.error(`[catalog] ${line}`);
+  for (const line of [...lines, "contested domains (domain -> winner [rule] claimants):"]) {
+    console.error(`[catalog] ${line}`);
+  }
+  for (const line of clashLines) console.error(`[catalog]   ${line}`);
   console.error(`[catalog] every contested domain and its rule: ${REPORT_FILE}`);
   phase("write", `${CATALOG_FILE} version ${version}`);
 }
