@@ -1,7 +1,6 @@
 #!/usr/bin/env bun
 /**
- * Cost of the daily quota on a metered route: GET /v1/catalog/{slug} (catalog bucket; the asset
- * routes were not there when this was written) with
+ * Cost of the daily quota on a metered route: GET /v1/svg/{slug} (svg bucket, mono variant) with
  *   1. the in-memory counter store,
  *   2. the Upstash counter store through scripts/upstash-local.ts in front of a real redis-server,
  * each against a bare Bun.serve returning the same bytes, all in the same run. Prints figures only.
@@ -85,7 +84,7 @@ async function startUpstashLocal() {
 }
 
 const slugs = ["github", "stripe", "slack", "google", "apple", "microsoft", "openai", "figma"];
-const paths = slugs.map((s) => `/v1/catalog/${s}`);
+const paths = slugs.map((s) => `/v1/svg/${s}`);
 
 async function measure(url: string, key: string | null): Promise<LoadResult> {
   const headers: Record<string, string> = key ? { "x-api-key": key } : {};
@@ -95,17 +94,19 @@ async function measure(url: string, key: string | null): Promise<LoadResult> {
 
 async function counted(url: string, key: string): Promise<number> {
   const r = await fetch(`${url}/v1/usage`, { headers: { "x-api-key": key } });
-  const u = (await r.json()) as { endpoints: { catalog: { used: number } } };
-  return u.endpoints.catalog.used;
+  const u = (await r.json()) as { endpoints: { svg: { used: number } } };
+  return u.endpoints.svg.used;
 }
 
 const upstash = await startUpstashLocal();
 const memApp = await startApp({ tier: "internal" });
 const upApp = await startApp({ tier: "internal", env: upstash.env });
-const sample = await fetch(`${memApp.url}/v1/catalog/github`, {
-  headers: { "x-api-key": memApp.key },
+const sample = await fetch(`${memApp.url}/v1/svg/github`, { headers: { "x-api-key": memApp.key } });
+if (!sample.ok) throw new Error(`GET /v1/svg/github answered ${sample.status}`);
+const bare = await startBare(new Uint8Array(await sample.arrayBuffer()), {
+  "content-type": "image/svg+xml",
+  "cache-control": "public, max-age=86400",
 });
-const bare = await startBare(await sample.text(), { "content-type": "application/json" });
 
 const bareA = await measure(bare.url, null);
 const mem = await measure(memApp.url, memApp.key);
@@ -125,7 +126,7 @@ const row = (name: string, r: LoadResult) =>
 const pct = (r: LoadResult) => (100 * r.rps) / bareRps;
 
 console.log(
-  `Metered GET /v1/catalog/{slug} (catalog bucket)  ${connections} connections, ${duration}s each, same run`,
+  `Metered GET /v1/svg/{slug} (svg bucket)  ${connections} connections, ${duration}s each, same run`,
 );
 console.log(row("bare Bun.serve (before)", bareA));
 console.log(row("bare Bun.serve (after)", bareB));
