@@ -101,11 +101,15 @@ describe("tier 3: typos", () => {
     expect(slugs("kubernetse")[0]).toBe("kubernetes");
     expect(slugs("kubernxtxs")[0]).toBe("kubernetes");
     expect(slugs("postgress")[0]).toBe("postgresql");
+    // a swap counts as one edit here too: swap + deletion, two swaps
+    expect(slugs("kubrentes")[0]).toBe("kubernetes");
+    expect(slugs("kbuernetse")[0]).toBe("kubernetes");
   });
   test("no typos below 4 characters, no second edit below 8", () => {
     expect(slugs("gti")).not.toContain("git");
     expect(slugs("sxak")).not.toContain("slack");
     expect(slugs("gitxhxb")).not.toContain("github");
+    expect(slugs("gihtbu")).not.toContain("github"); // two swaps in 6 characters
   });
   test("exact and prefix matches outrank typo matches", () => {
     // "slack" is one edit from "stack", "black", ...: Slack and names starting with it first

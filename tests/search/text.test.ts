@@ -3,8 +3,8 @@ import {
   abbreviations,
   compact,
   fold,
-  isSwap,
-  levenshtein,
+  deletions,
+  editDistance,
   normalizeQuery,
   swaps,
   typoBudget,
@@ -67,11 +67,18 @@ describe("typo rule", () => {
     expect(typoBudget("abcdefgh")).toBe(2);
   });
   test("a swap of neighbouring characters is one edit", () => {
-    expect(isSwap("gihtub", "github")).toBe(true);
-    expect(isSwap("github", "github")).toBe(false);
-    expect(isSwap("gihtbu", "github")).toBe(false);
+    expect(editDistance("gihtub", "github", 5)).toBe(1);
+    expect(editDistance("github", "github", 5)).toBe(0);
+    expect(editDistance("gihtbu", "github", 5)).toBe(2);
     expect(typoDistance("gihtub", "github")).toBe(1);
-    expect(levenshtein("gihtub", "github", 5)).toBe(2);
+  });
+  test("a swap plus another edit, or two swaps, is two edits", () => {
+    expect(editDistance("kubrentes", "kubernetes", 5)).toBe(2); // swap + deletion
+    expect(editDistance("kbuernetse", "kubernetes", 5)).toBe(2); // two swaps
+    expect(typoDistance("kbuernetse", "kubernetes")).toBe(2);
+  });
+  test("deletions lists every one-character deletion", () => {
+    expect(deletions("abc")).toEqual(["bc", "ac", "ab"]);
   });
   test("swaps lists every neighbouring swap of different characters", () => {
     expect(swaps("abb")).toEqual(["bab"]);
@@ -85,8 +92,8 @@ describe("typo rule", () => {
     expect(typoDistance("kubernxtxs", "kubernetes")).toBe(2); // 10 characters: budget 2
     expect(typoDistance("kuxernxtxs", "kubernetes")).toBe(3);
   });
-  test("levenshtein stops at max + 1", () => {
-    expect(levenshtein("abcdef", "uvwxyz", 2)).toBe(3);
-    expect(levenshtein("kitten", "sitting", 5)).toBe(3);
+  test("editDistance is Levenshtein without swaps, and stops at max + 1", () => {
+    expect(editDistance("kitten", "sitting", 5)).toBe(3);
+    expect(editDistance("abcdef", "uvwxyz", 2)).toBe(3);
   });
 });

@@ -9,8 +9,8 @@
  *   1 prefix     a name, alias, slug or domain starts with the query
  *   2 word       a later word of a multi-word name starts with the query ("drive" -> Google Drive)
  *   3 typo/words every query word matches a word of the brand, each within its typo budget
- *                (Levenshtein: one edit from 4 characters, two from 8; a word whose only typo
- *                is a swapped pair of neighbouring letters matches too, as one edit)
+ *                (one edit from 4 characters, two from 8; an edit inserts, deletes or
+ *                replaces a character or swaps two neighbouring ones)
  *
  * Within a tier: closer first (fewer characters left over, fewer edits), then the MiniSearch
  * score, then the shorter name, then the lower id, so equal input always gives equal output.
@@ -21,6 +21,7 @@ import type { Brand } from "../types";
 import {
   abbreviations,
   compact,
+  deletions,
   fold,
   normalizeQuery,
   swaps,
@@ -117,16 +118,22 @@ const keep = (term: string) => term;
 const OPTIONS: SearchOptions = { tokenize: splitSpaces, processTerm: keep };
 
 /**
- * One query word as a MiniSearch query: the word as a prefix, within its Levenshtein budget
- * (MiniSearch's fuzzy lookup), or with two neighbouring characters swapped (exact lookups of
- * the swapped forms that are indexed terms; a swap would cost a Levenshtein radius of 2,
- * which is several times slower to search).
+ * Typo terms: a map from every indexed word of 6+ characters, and from each form of it with
+ * one character deleted, to the word. Looking up a string and its one-deletion forms finds
+ * every indexed word within one Levenshtein edit of it (symmetric deletion), in a few map
+ * lookups.
  */
-function wordQuery(term: string, vocabulary: Set<string>, typos = true): Query {
-  const budget = typos ? typoBudget(term) : 0;
-  const self: Query = { queries: [term], prefix: true, fuzzy: budget };
-  const swapped = budget ? swaps(term).filter((v) => vocabulary.has(v)) : [];
-  return swapped.length ? { combineWith: "OR", queries: [self, { queries: swapped }] } : self;
+function nearbyMap(words: Iterable<string>): Map<string, string[]> {
+  const map = new Map<string, string[]>();
+  for (const w of words) {
+    if ([...w].length < 6) continue; // nothing shorter is within 2 edits of an 8+ word
+    for (const key of new Set([w, ...deletions(w)])) {
+      const list = map.get(key);
+      if (list) list.push(w);
+      else map.set(key, [w]);
+    }
+  }
+  return map;
 }
 
 /** Fields in which a term may match with typos (domains match only exactly or as a prefix). */
@@ -202,6 +209,8 @@ export class SearchIndex {
   private index = this.newIndex();
   /** every indexed term */
   private vocabulary = new Set<string>();
+  /** see nearbyMap */
+  private nearby = new Map<string, string[]>();
 
   constructor(private catalog: SearchableCatalog) {
     this.rebuild();
@@ -230,6 +239,7 @@ export class SearchIndex {
     this.vocabulary = new Set(
       docs.flatMap((d) => splitSpaces(`${d.text} ${d.compact} ${d.domains}`)),
     );
+    this.nearby = nearbyMap(docs.flatMap((d) => splitSpaces(`${d.text} ${d.compact}`)));
   }
 
   /** One brand changed: keep its new record; re-index only when a searched field changed. */
@@ -270,19 +280,18 @@ export class SearchIndex {
     };
     if (terms.length === 1 && qc === q) {
       // one plain word: a single lookup over names, compact names and domains
-      collect(this.index.search(wordQuery(q, this.vocabulary), OPTIONS), terms);
+      collect(this.index.search(this.wordQuery(q), OPTIONS), terms);
     } else {
       // every word somewhere in the names or domains, in any order, each with its own typos ...
       // (a word with punctuation, like "next.js", only as a prefix: its typos are caught below)
       const words: Query = {
         combineWith: "AND",
-        queries: terms.map((t) => wordQuery(t, this.vocabulary, /^[\p{L}\p{N}]+$/u.test(t))),
+        queries: terms.map((t) => this.wordQuery(t, /^[\p{L}\p{N}]+$/u.test(t))),
       };
       collect(this.index.search(words, { ...OPTIONS, fields: ["text", "domains"] }), terms);
       // ... or the whole query without spaces and punctuation ("vs code" -> "vscode")
       if ([...qc].length >= 2) {
-        const whole =
-          terms.length === 1 ? wordQuery(qc, this.vocabulary) : { queries: [qc], prefix: true };
+        const whole = terms.length === 1 ? this.wordQuery(qc) : { queries: [qc], prefix: true };
         collect(this.index.search(whole, { ...OPTIONS, fields: ["compact"] }), [qc]);
       }
     }
@@ -291,6 +300,28 @@ export class SearchIndex {
     for (const h of hits.values()) ranked.push({ ...h, ...classify(h.entry, q, qc, host) });
     ranked.sort(compareRanked);
     return ranked.slice(0, limit).map((r) => r.entry.brand);
+  }
+
+  /**
+   * One query word as a MiniSearch query: the word as a prefix or within its budget of
+   * Levenshtein edits (MiniSearch's fuzzy lookup), or one of the indexed words that a swap of
+   * two neighbouring characters brings into budget (exact lookups). MiniSearch's fuzzy lookup
+   * charges a swap two edits, and widening its radius for that is several times slower.
+   */
+  private wordQuery(term: string, typos = true): Query {
+    const budget = typos ? typoBudget(term) : 0;
+    const self: Query = { queries: [term], prefix: true, fuzzy: budget };
+    if (!budget) return self;
+    const found = new Set<string>();
+    for (const swapped of swaps(term)) {
+      if (this.vocabulary.has(swapped)) found.add(swapped);
+      if (budget < 2) continue;
+      // a swap and one more edit: another swap, or a Levenshtein edit (nearby words)
+      for (const again of swaps(swapped)) if (this.vocabulary.has(again)) found.add(again);
+      for (const key of [swapped, ...deletions(swapped)])
+        for (const w of this.nearby.get(key) ?? []) found.add(w);
+    }
+    return found.size ? { combineWith: "OR", queries: [self, { queries: [...found] }] } : self;
   }
 
   private newIndex() {

@@ -61,10 +61,20 @@ export function typoBudget(term: string): number {
   return n >= 8 ? 2 : n >= 4 ? 1 : 0;
 }
 
+const SURROGATE = /[\uD800-\uDFFF]/;
+
 /** `term` with two different neighbouring characters swapped, every way (by code point). */
 export function swaps(term: string): string[] {
-  const c = [...term];
   const out: string[] = [];
+  if (!SURROGATE.test(term)) {
+    // fast path: one code unit per character
+    for (let i = 0; i + 1 < term.length; i++) {
+      if (term[i] !== term[i + 1])
+        out.push(term.slice(0, i) + term[i + 1] + term[i] + term.slice(i + 2));
+    }
+    return out;
+  }
+  const c = [...term];
   for (let i = 0; i + 1 < c.length; i++) {
     if (c[i] === c[i + 1]) continue;
     const v = [...c];
@@ -74,49 +84,54 @@ export function swaps(term: string): string[] {
   return out;
 }
 
-/** True when b is a with exactly two different neighbouring characters swapped. */
-export function isSwap(a: string, b: string): boolean {
-  if (a.length !== b.length) return false;
-  let i = 0;
-  while (i < a.length && a[i] === b[i]) i++;
-  if (i + 1 >= a.length || a[i] !== b[i + 1] || a[i + 1] !== b[i] || a[i] === a[i + 1])
-    return false;
-  return a.slice(i + 2) === b.slice(i + 2);
+/** `term` with one character deleted, every way (by code point). */
+export function deletions(term: string): string[] {
+  if (!SURROGATE.test(term)) {
+    const out: string[] = [];
+    for (let i = 0; i < term.length; i++) out.push(term.slice(0, i) + term.slice(i + 1));
+    return out;
+  }
+  const c = [...term];
+  return c.map((_, i) => [...c.slice(0, i), ...c.slice(i + 1)].join(""));
 }
 
-/** Levenshtein distance by code point; returns max + 1 as soon as it must exceed max. */
-export function levenshtein(a: string, b: string, max: number): number {
+/**
+ * Optimal string alignment distance by code point: the fewest inserted, deleted or replaced
+ * characters and swaps of two neighbouring characters ("gihtub" is one edit from "github"),
+ * no part edited twice. Returns max + 1 as soon as the distance must exceed max.
+ */
+export function editDistance(a: string, b: string, max: number): number {
   const s = [...a];
   const t = [...b];
   if (Math.abs(s.length - t.length) > max) return max + 1;
+  let before: number[] = [];
   let prev = Array.from({ length: t.length + 1 }, (_, j) => j);
   for (let i = 1; i <= s.length; i++) {
     const cur = [i];
     let rowMin = i;
     for (let j = 1; j <= t.length; j++) {
       const cost = s[i - 1] === t[j - 1] ? 0 : 1;
-      const v = Math.min(
+      let v = Math.min(
         (prev[j] as number) + 1,
         (cur[j - 1] as number) + 1,
         (prev[j - 1] as number) + cost,
       );
+      if (i > 1 && j > 1 && s[i - 1] === t[j - 2] && s[i - 2] === t[j - 1])
+        v = Math.min(v, (before[j - 2] as number) + 1);
       cur.push(v);
       if (v < rowMin) rowMin = v;
     }
     if (rowMin > max) return max + 1;
+    before = prev;
     prev = cur;
   }
   return Math.min(prev[t.length] as number, max + 1);
 }
 
 /**
- * Edits from a query term to an indexed term under the typo rule: the Levenshtein distance
- * (insert, delete or replace one character) when it is within the term's budget, or 1 when
- * the indexed term is the query term with two neighbouring characters swapped ("gihtub" ->
- * "github") and the budget is at least 1. Otherwise budget + 1 (no match).
+ * Edits from a query term to an indexed term under the typo rule (editDistance within the
+ * term's budget, see typoBudget), or budget + 1 when it is outside.
  */
 export function typoDistance(query: string, term: string, budget = typoBudget(query)): number {
-  if (budget === 0) return query === term ? 0 : 1;
-  if (isSwap(query, term)) return 1;
-  return levenshtein(query, term, budget);
+  return budget === 0 ? (query === term ? 0 : 1) : editDistance(query, term, budget);
 }
