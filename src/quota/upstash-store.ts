@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import { setImmediate } from "node:timers";
 import { Redis } from "@upstash/redis";
 import type { ConsumeResult, CounterStore } from "./counter-store";
 
