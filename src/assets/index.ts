@@ -5,6 +5,7 @@ import { type AuthDeps, authPlugin } from "../http/auth";
 import { notFound } from "../http/errors";
 import type { Tier } from "../quota/limits";
 import {
+  DEFAULT_SIZE,
   ImageBody,
   imageResponses,
   NotModified,
@@ -70,20 +71,23 @@ export function assetsController(deps: AuthDeps & { assets: AssetService }) {
   async function raster(
     format: RenderFormat,
     slug: string,
-    query: { variant: Variant; size: number },
+    query: { variant?: Variant; size?: number },
     tier: Tier,
     ifNoneMatch: string | undefined,
     set: { headers: Headers; status?: number | string },
   ) {
-    const served = assets.resolve(slug, query.variant, tier);
+    // the schema fills both defaults; the fallbacks only satisfy the optional types
+    const variant = query.variant ?? "mono";
+    const size = query.size ?? DEFAULT_SIZE;
+    const served = assets.resolve(slug, variant, tier);
     if (!served) throw notFoundSlug(slug);
-    const etag = rasterEtag(served, query.size, format);
+    const etag = rasterEtag(served, size, format);
     if (etagMatches(ifNoneMatch, etag)) {
       commonHeaders(set, served, etag);
       set.status = 304;
       return null;
     }
-    const out = await assets.raster(served, query.size, format);
+    const out = await assets.raster(served, size, format);
     commonHeaders(set, out.source, out.etag);
     set.headers["content-type"] = `image/${format}`;
     return out.bytes;
@@ -94,7 +98,7 @@ export function assetsController(deps: AuthDeps & { assets: AssetService }) {
     .get(
       "/svg/:slug",
       ({ params, query, principal, headers, set }) => {
-        const served = assets.resolve(params.slug, query.variant, principal.tier);
+        const served = assets.resolve(params.slug, query.variant ?? "mono", principal.tier);
         if (!served) throw notFoundSlug(params.slug);
         const etag = svgEtag(served);
         commonHeaders(set, served, etag);

@@ -1,4 +1,5 @@
-import { t } from "elysia";
+import { type TSchema, t } from "elysia";
+import { ErrorBody, RateLimitedBody } from "../catalog/model";
 import { VARIANTS, type Variant } from "../catalog/types";
 import { queryEnum, queryInt } from "../http/params";
 
@@ -14,11 +15,11 @@ export const SlugParams = t.Object({
 
 const variant = queryEnum<Variant>("variant", VARIANTS, "mono");
 
-export const SvgQuery = t.Object({ variant });
+export const SvgQuery = t.Object({ variant: t.Optional(variant) });
 
 export const RasterQuery = t.Object({
-  variant,
-  size: queryInt("size", MIN_SIZE, MAX_SIZE, DEFAULT_SIZE),
+  variant: t.Optional(variant),
+  size: t.Optional(queryInt("size", MIN_SIZE, MAX_SIZE, DEFAULT_SIZE)),
 });
 
 /** The body of a 200 is raw image bytes (not validated as JSON). */
@@ -46,9 +47,9 @@ const IMAGE_HEADERS = {
 
 /** OpenAPI `responses` for an image route (Elysia cannot infer media types of raw bytes). */
 export function imageResponses(mediaType: string) {
-  const error = (description: string) => ({
+  const error = (description: string, schema: TSchema = ErrorBody) => ({
     description,
-    content: { "application/json": { schema: { $ref: "#/components/schemas/ErrorBody" } } },
+    content: { "application/json": { schema } },
   });
   return {
     200: {
@@ -66,6 +67,6 @@ export function imageResponses(mediaType: string) {
     401: error("invalid_api_key: missing or invalid X-API-Key"),
     404: error("service_not_found: no catalog entry with this slug"),
     422: error("validation_error: variant or size out of range"),
-    429: error("rate_limit_exceeded: the bucket's daily limit is reached"),
+    429: error("rate_limit_exceeded: the bucket's daily limit is reached", RateLimitedBody),
   };
 }

@@ -3,7 +3,7 @@
  * every other request for its duration (several ms at 256 px, tens at 1024 px). By default
  * renders go to a small pool of web-standard Workers (Bun and Deno both have them); when
  * Workers are unavailable or the worker script cannot start (e.g. a bundle without it), the
- * pool falls back to rendering on the calling thread.
+ * pool falls back to rendering on the calling thread. `workerUrl` is for tests.
  */
 import { availableParallelism } from "node:os";
 import { log } from "../platform/log";
@@ -146,8 +146,8 @@ class WorkerPool implements Renderer {
  * A renderer with `workers` threads (default `defaultWorkerCount()`); 0, or a runtime without
  * Worker, renders inline. Threads start on the first render.
  */
-export function createRenderer(opts: { workers?: number } = {}): Renderer {
+export function createRenderer(opts: { workers?: number; workerUrl?: URL } = {}): Renderer {
   const workers = opts.workers ?? defaultWorkerCount();
   if (workers <= 0 || typeof Worker === "undefined") return inlineRenderer;
-  return new WorkerPool(workers, new URL("./render-worker.ts", import.meta.url));
+  return new WorkerPool(workers, opts.workerUrl ?? new URL("./render-worker.ts", import.meta.url));
 }
