@@ -95,6 +95,23 @@ describe("daily quota on a metered route (free tier, catalog bucket: 100/day)", 
   });
 });
 
+describe("the svg bucket (free: 50/day)", () => {
+  test("50 logos, then the spec's example message", async () => {
+    const key = await t.key("free");
+    for (let i = 1; i <= 50; i++) {
+      const r = await t.get("/v1/svg/github", key);
+      expect(r.status).toBe(200);
+      expect(r.headers.get("x-ratelimit-remaining")).toBe(String(50 - i));
+    }
+    const refused = await t.get("/v1/svg/github", key);
+    expect(refused.status).toBe(429);
+    expect(((await refused.json()) as { message: string }).message).toMatch(
+      /^Daily limit of 50 svg requests reached for the free tier/,
+    );
+    expect((await usage(key)).endpoints.svg).toEqual({ used: 50, limit: 50 });
+  });
+});
+
 describe("limits per tier", () => {
   test("a bucket without a cap sends X-RateLimit-Reset only (pro catalog)", async () => {
     const key = await t.key("pro");
