@@ -2,9 +2,9 @@ import { describe, expect, test } from "bun:test";
 import {
   abbreviations,
   compact,
-  fold,
   deletions,
   editDistance,
+  fold,
   normalizeQuery,
   swaps,
   typoBudget,
