@@ -277,6 +277,8 @@ describe("through GET /v1/brand", () => {
 
   test("the first answer goes out at once; a later one shows the added variants", async () => {
     const key = await app.key("pro");
+    const darkBefore = await app.get("/v1/svg/github?variant=dark", key);
+    expect(darkBefore.headers.get("x-svg-variant")).toBe("mono"); // falls back: none stored yet
     const first = (await (await app.get("/v1/brand?domain=github.com", key)).json()) as {
       variants: string[];
       verified: boolean;
@@ -298,6 +300,13 @@ describe("through GET /v1/brand", () => {
     expect(second.verified).toBe(true);
     expect(new Date(second.verifiedAt).toISOString()).toBe(second.verifiedAt);
     expect(existsSync(join(app.deps.config.DATA_DIR, "enrichment.jsonl"))).toBe(true);
+    // the SVG route serves the derived variant now
+    const dark = await app.get("/v1/svg/github?variant=dark", key);
+    expect(dark.status).toBe(200);
+    expect(dark.headers.get("x-svg-variant")).toBe("dark");
+    const served = rootFill(await dark.text());
+    expect(served).toMatch(/^[0-9a-f]{6}$/);
+    expect(served).toBe(rootFill(app.deps.catalog.brand("github")?.variants.dark?.svg ?? ""));
     // no further job for an enriched brand
     await app.get("/v1/brand?domain=github.com", key);
     expect(app.deps.enrichment.backlog).toBe(0);
