@@ -1,14 +1,18 @@
 import process from "node:process";
+import { rememberClientAddress } from "./http/client-ip";
 import { announce, boot, onShutdown } from "./server";
 
 declare const Deno: {
   serve(
     opts: { port: number; hostname: string; onListen?: (a: { port: number }) => void },
-    handler: (req: Request) => Response | Promise<Response>,
+    handler: (
+      req: Request,
+      info: { remoteAddr: { hostname: string } },
+    ) => Response | Promise<Response>,
   ): { shutdown(): Promise<void>; addr: { port: number } };
 };
 
-/** Deno entry point: the same app as a web-standard fetch handler. */
+/** Deno entry point: the same app as a web-standard fetch handler (plus the peer address). */
 const { config, deps, app } = await boot(process.env);
 const server = Deno.serve(
   {
@@ -16,6 +20,9 @@ const server = Deno.serve(
     hostname: config.HOST,
     onListen: ({ port }) => announce({ ...config, PORT: port }),
   },
-  (req) => app.fetch(req),
+  (req, info) => {
+    rememberClientAddress(req, info.remoteAddr.hostname);
+    return app.fetch(req);
+  },
 );
 onShutdown(() => server.shutdown(), deps);

@@ -1,7 +1,15 @@
+import { rememberClientAddress } from "./http/client-ip";
 import { announce, boot, onShutdown } from "./server";
 
-/** Bun entry point. */
+/** Bun entry point. The socket address is handed to the app for per-IP limits. */
 const { config, deps, app } = await boot(process.env);
-const server = Bun.serve({ port: config.PORT, hostname: config.HOST, fetch: app.fetch });
+const server = Bun.serve({
+  port: config.PORT,
+  hostname: config.HOST,
+  fetch: (req, srv) => {
+    rememberClientAddress(req, srv.requestIP(req)?.address);
+    return app.fetch(req);
+  },
+});
 announce({ ...config, PORT: server.port ?? config.PORT });
 onShutdown(() => server.stop(), deps);
