@@ -62,14 +62,17 @@ const commands: Record<string, Command> = {
       tierOf(values.tier),
       limitsOf(values.limits),
     );
-    console.log(JSON.stringify({ accountId: account.id, tier: account.tier, limits: account.limits }));
+    console.log(
+      JSON.stringify({ accountId: account.id, tier: account.tier, limits: account.limits }),
+    );
   },
 };
 
 async function main(argv: string[]) {
   const name = argv.slice(0, 2).join(" ");
   const command = commands[name];
-  if (!command) fail(`usage: npm run admin -- <command>\ncommands:\n  ${Object.keys(commands).join("\n  ")}`);
+  if (!command)
+    fail(`usage: npm run admin -- <command>\ncommands:\n  ${Object.keys(commands).join("\n  ")}`);
   let store: Store;
   try {
     store = await openStore(loadConfig(process.env));
