@@ -5,7 +5,9 @@
  * Workers are unavailable or the worker script cannot start (e.g. a bundle without it), the
  * pool falls back to rendering on the calling thread. `workerUrl` is for tests.
  */
+import { existsSync } from "node:fs";
 import { availableParallelism } from "node:os";
+import { fileURLToPath } from "node:url";
 import { log } from "../platform/log";
 import type { RenderFormat } from "./model";
 import type { RenderReply, RenderRequest } from "./render-worker";
@@ -149,5 +151,27 @@ class WorkerPool implements Renderer {
 export function createRenderer(opts: { workers?: number; workerUrl?: URL } = {}): Renderer {
   const workers = opts.workers ?? defaultWorkerCount();
   if (workers <= 0 || typeof Worker === "undefined") return inlineRenderer;
-  return new WorkerPool(workers, opts.workerUrl ?? new URL("./render-worker.ts", import.meta.url));
+  const url = opts.workerUrl ?? findWorkerScript();
+  if (!url) {
+    log("warn", "render worker script not found; rendering on the request thread", {
+      looked: WORKER_SCRIPTS,
+    });
+    return inlineRenderer;
+  }
+  return new WorkerPool(workers, url);
+}
+
+/**
+ * The worker script beside this module: the source (bun/deno src/main.ts) or, in a bundle,
+ * the worker bundled as its own entry point (`bun build src/main.ts src/assets/render-worker.ts`
+ * puts it at dist/assets/render-worker.js beside dist/main.js).
+ */
+const WORKER_SCRIPTS = ["./render-worker.ts", "./render-worker.js", "./assets/render-worker.js"];
+
+function findWorkerScript(): URL | null {
+  for (const rel of WORKER_SCRIPTS) {
+    const url = new URL(rel, import.meta.url);
+    if (url.protocol !== "file:" || existsSync(fileURLToPath(url))) return url;
+  }
+  return null;
 }
