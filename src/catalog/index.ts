@@ -61,10 +61,12 @@ export function catalogController(deps: AuthDeps & { catalog: CatalogService }) 
     .get(
       "/:slug",
       ({ params }) => {
-        const view = catalog.view(params.slug);
-        if (!view)
+        // Pre-serialized bytes of a view that matches ServiceResponse (every view of the
+        // catalog is checked against the schema in tests/catalog/routes.test.ts).
+        const json = catalog.viewJson(params.slug);
+        if (json === null)
           throw notFound("service_not_found", `No catalog entry with slug "${params.slug}".`);
-        return view;
+        return new Response(json, { headers: { "content-type": "application/json" } });
       },
       {
         metered: "catalog",

@@ -50,6 +50,8 @@ export class CatalogService {
   private brands: Brand[] = [];
   private bySlug = new Map<string, Brand>();
   private views = new Map<number, ServiceView>();
+  /** serialized views, made on first use (the by-slug route answers with these bytes) */
+  private jsonCache = new Map<number, string>();
   private currentVersion: string | null = null;
   private timer: ReturnType<typeof setInterval> | null = null;
   private listeners: ((updated?: Brand) => void)[] = [];
@@ -110,6 +112,7 @@ export class CatalogService {
     this.brands = brands;
     this.bySlug = new Map(brands.map((b) => [b.slug, b]));
     this.views = new Map(brands.map((b) => [b.id, toServiceView(b)]));
+    this.jsonCache = new Map();
     this.currentVersion = built.version;
     this.emit();
   }
@@ -129,12 +132,25 @@ export class CatalogService {
     this.brands[i] = brand;
     this.bySlug.set(brand.slug, brand);
     this.views.set(brand.id, toServiceView(brand));
+    this.jsonCache.delete(brand.id);
     this.emit(brand);
   }
 
   view(slug: string): ServiceView | null {
     const b = this.brand(slug);
     return b ? (this.views.get(b.id) ?? null) : null;
+  }
+
+  /** The ServiceResponse of a slug as JSON text, serialized once per brand version. */
+  viewJson(slug: string): string | null {
+    const b = this.brand(slug);
+    if (!b) return null;
+    let json = this.jsonCache.get(b.id);
+    if (json === undefined) {
+      json = JSON.stringify(this.viewOf(b));
+      this.jsonCache.set(b.id, json);
+    }
+    return json;
   }
 
   viewOf(brand: Brand): ServiceView {

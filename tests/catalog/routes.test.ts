@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { Value } from "@sinclair/typebox/value";
+import { ServiceResponse } from "../../src/catalog/model";
 import { makeApp, type TestApp } from "../helpers";
 
 let t: TestApp;
@@ -26,7 +28,7 @@ const SERVICE_KEYS = [
 function expectServiceResponse(item: Record<string, unknown>) {
   expect(Object.keys(item).sort()).toEqual(SERVICE_KEYS);
   expect(Number.isInteger(item.id)).toBe(true);
-  expect(item.slug).toMatch(/^[a-z0-9][a-z0-9-]*$/);
+  expect(item.slug).toMatch(/^[a-z0-9][a-z0-9_-]*$/);
   expect(item.svgVariants).toBeNull();
   expect(typeof item._notice).toBe("string");
   if (item.brandColor !== null) {
@@ -97,6 +99,15 @@ describe("GET /v1/catalog", () => {
 });
 
 describe("GET /v1/catalog/{slug}", () => {
+  test("every entry of the catalog matches the ServiceResponse schema", () => {
+    for (const brand of t.deps.catalog.all()) {
+      const view = JSON.parse(t.deps.catalog.viewJson(brand.slug) as string);
+      if (!Value.Check(ServiceResponse, view))
+        throw new Error(`${brand.slug}: ${[...Value.Errors(ServiceResponse, view)][0]?.message}`);
+      expectServiceResponse(view);
+    }
+  });
+
   test("returns the entry", async () => {
     const res = await t.get("/v1/catalog/github", free);
     expect(res.status).toBe(200);

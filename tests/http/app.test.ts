@@ -54,7 +54,7 @@ describe("errors", () => {
       {},
       {
         customize: (d) => {
-          d.catalog.view = () => {
+          d.catalog.viewJson = () => {
             throw new Error("secret internal detail at /srv/app.ts:12");
           };
         },
