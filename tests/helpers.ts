@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import type { Principal } from "../src/accounts/model";
 import { createApp } from "../src/app";
 import { type Config, loadConfig } from "../src/config";
 import { buildDeps, type Deps } from "../src/deps";
@@ -71,6 +72,17 @@ export async function makeApp(
       await deps.close();
       rmSync(config.DATA_DIR, { recursive: true, force: true });
     },
+  };
+}
+
+/**
+ * A bearer-token verifier stand-in until the accounts issue lands: the token "acct:<id>"
+ * authenticates as that account (key id null), anything else is refused.
+ */
+export function useAccountIdBearer(deps: Deps) {
+  deps.verifyBearer = async (token): Promise<Principal | null> => {
+    const a = token.startsWith("acct:") ? await deps.accounts.getAccount(token.slice(5)) : null;
+    return a ? { accountId: a.id, keyId: null, tier: a.tier, limits: a.limits } : null;
   };
 }
 

@@ -1,27 +1,13 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import type { Principal } from "../../src/accounts/model";
 import { MemoryCounterStore } from "../../src/quota/memory-store";
 import { secondsToUtcMidnight } from "../../src/quota/port";
 import { RateLimiter } from "../../src/quota/rate-limit";
-import { ADMIN_TOKEN, makeApp, type TestApp } from "../helpers";
+import { ADMIN_TOKEN, makeApp, type TestApp, useAccountIdBearer } from "../helpers";
 
 /** Daily quotas through the real app (embedded store, real catalog, in-memory counter store). */
 let t: TestApp;
 beforeAll(async () => {
-  t = await makeApp(
-    {},
-    {
-      customize: (deps) => {
-        // a bearer verifier stand-in until the accounts issue lands: token "acct:<id>" = that account
-        deps.verifyBearer = async (token): Promise<Principal | null> => {
-          const a = token.startsWith("acct:")
-            ? await deps.accounts.getAccount(token.slice(5))
-            : null;
-          return a ? { accountId: a.id, keyId: null, tier: a.tier, limits: a.limits } : null;
-        };
-      },
-    },
-  );
+  t = await makeApp({}, { customize: useAccountIdBearer });
 });
 afterAll(async () => {
   await t.close();

@@ -1,26 +1,12 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import type { Principal } from "../../src/accounts/model";
 import { BUCKETS } from "../../src/quota/limits";
-import { ADMIN_TOKEN, makeApp, type TestApp } from "../helpers";
+import { ADMIN_TOKEN, makeApp, type TestApp, useAccountIdBearer } from "../helpers";
 import { settle } from "./util";
 
 /** GET /v1/analytics/usage through the real app (embedded store, real catalog). */
 let t: TestApp;
 beforeAll(async () => {
-  t = await makeApp(
-    {},
-    {
-      customize: (deps) => {
-        // bearer verifier stand-in until the accounts issue lands: token "acct:<id>" = that account
-        deps.verifyBearer = async (token): Promise<Principal | null> => {
-          const a = token.startsWith("acct:")
-            ? await deps.accounts.getAccount(token.slice(5))
-            : null;
-          return a ? { accountId: a.id, keyId: null, tier: a.tier, limits: a.limits } : null;
-        };
-      },
-    },
-  );
+  t = await makeApp({}, { customize: useAccountIdBearer });
 });
 afterAll(async () => {
   await t.close();
