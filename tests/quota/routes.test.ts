@@ -217,10 +217,10 @@ describe("server errors are refunded", () => {
       {
         customize: (deps) => {
           // fault injection: the catalog lookup fails for one slug
-          const view = deps.catalog.view.bind(deps.catalog);
-          deps.catalog.view = (slug: string) => {
+          const viewJson = deps.catalog.viewJson.bind(deps.catalog);
+          deps.catalog.viewJson = (slug: string) => {
             if (slug === "github") throw new Error("injected failure");
-            return view(slug);
+            return viewJson(slug);
           };
         },
       },
