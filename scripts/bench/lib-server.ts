@@ -2,12 +2,15 @@
  * Child process for scripts/bench/lib.ts: the real app (real catalog, embedded store in a
  * temp DATA_DIR) listening on a free port, plus one fresh API key. Prints one JSON line
  * `{ url, key }` on stdout, then serves until SIGTERM/SIGINT.
- * Env: BENCH_TIER (default internal), plus any of the app's own variables.
+ * Env: BENCH_TIER (default internal), BENCH_RENDER_WORKERS (render pool size, 0 = inline),
+ * plus any of the app's own variables.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createApp } from "../../src/app";
+import { createRenderer } from "../../src/assets/render-pool";
+import { AssetService } from "../../src/assets/service";
 import { loadConfig } from "../../src/config";
 import { buildDeps } from "../../src/deps";
 import { TIERS, type Tier } from "../../src/quota/limits";
@@ -15,6 +18,15 @@ import { TIERS, type Tier } from "../../src/quota/limits";
 const dataDir = mkdtempSync(join(tmpdir(), "bench-"));
 const config = loadConfig({ LOG_LEVEL: "error", ...process.env, DATA_DIR: dataDir, PORT: "0" });
 const deps = await buildDeps(config);
+// BENCH_RENDER_WORKERS=n: render pool size for asset benchmarks (0 renders on the request thread)
+if (process.env.BENCH_RENDER_WORKERS !== undefined) {
+  await deps.assets.close();
+  deps.assets = new AssetService(
+    deps.catalog,
+    createRenderer({ workers: Number(process.env.BENCH_RENDER_WORKERS) }),
+    deps.assets.cache,
+  );
+}
 const app = createApp(deps);
 const server = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: app.fetch });
 const tier = (process.env.BENCH_TIER ?? "internal") as Tier;

@@ -67,30 +67,34 @@ function commonHeaders(set: { headers: Headers }, served: ServedSvg, etag: strin
 export function assetsController(deps: AuthDeps & { assets: AssetService }) {
   const { assets } = deps;
 
-  /** PNG/WebP: 304 before rendering when the client's ETag is current. */
-  async function raster(
+  /** PNG/WebP: 304 before rendering when the client's ETag is current; cache hits stay sync. */
+  function raster(
     format: RenderFormat,
     slug: string,
     query: { variant?: Variant; size?: number },
     tier: Tier,
     ifNoneMatch: string | undefined,
     set: { headers: Headers; status?: number | string },
-  ) {
+  ): Uint8Array | null | Promise<Uint8Array> {
     // the schema fills both defaults; the fallbacks only satisfy the optional types
     const variant = query.variant ?? "mono";
     const size = query.size ?? DEFAULT_SIZE;
     const served = assets.resolve(slug, variant, tier);
     if (!served) throw notFoundSlug(slug);
     const etag = rasterEtag(served, size, format);
+    commonHeaders(set, served, etag);
     if (etagMatches(ifNoneMatch, etag)) {
-      commonHeaders(set, served, etag);
       set.status = 304;
       return null;
     }
-    const out = await assets.raster(served, size, format);
-    commonHeaders(set, out.source, out.etag);
     set.headers["content-type"] = `image/${format}`;
-    return out.bytes;
+    const cached = assets.cachedRaster(served, size, format);
+    if (cached) return cached;
+    return assets.raster(served, size, format).then((out) => {
+      // a render failure served the placeholder: its headers replace the artwork's
+      if (out.source !== served) commonHeaders(set, out.source, out.etag);
+      return out.bytes;
+    });
   }
 
   return new Elysia({ prefix: "/v1", tags: ["assets"] })

@@ -24,13 +24,8 @@ export class RenderCache {
 
   /** The cached bytes for `key`, or those of `produce()` (run once per key at a time). */
   get(key: string, produce: () => Promise<Uint8Array>): Promise<Uint8Array> {
-    const hit = this.entries.get(key);
-    if (hit) {
-      this.counters.hits++;
-      this.entries.delete(key);
-      this.entries.set(key, hit);
-      return Promise.resolve(hit);
-    }
+    const hit = this.peek(key);
+    if (hit) return Promise.resolve(hit);
     const pending = this.inflight.get(key);
     if (pending) {
       this.counters.coalesced++;
@@ -48,6 +43,16 @@ export class RenderCache {
     })();
     this.inflight.set(key, job);
     return job;
+  }
+
+  /** The cached bytes for `key` (counted as a hit, made most recent), or undefined. */
+  peek(key: string): Uint8Array | undefined {
+    const hit = this.entries.get(key);
+    if (!hit) return undefined;
+    this.counters.hits++;
+    this.entries.delete(key);
+    this.entries.set(key, hit);
+    return hit;
   }
 
   /** True when `key` is cached (does not touch its recency). */

@@ -2,8 +2,13 @@
  * Render worker (a web-standard Worker, started by render-pool.ts): renders one job per
  * message and posts the bytes back (transferred, not copied).
  */
+import { setPriority } from "node:os";
+import process from "node:process";
 import type { RenderFormat } from "./model";
 import { renderRaster } from "./render";
+
+/** Nice value of render threads (0 = normal, 19 = lowest). */
+export const RENDER_NICE = 10;
 
 export interface RenderRequest {
   id: number;
@@ -13,6 +18,15 @@ export interface RenderRequest {
 }
 
 export type RenderReply = { id: number; bytes: Uint8Array } | { id: number; error: string };
+
+// Renders are background work: on Linux the nice value is per thread, so lowering it here
+// leaves the request thread at full priority when cores are busy (elsewhere it would apply to
+// the whole process, so it is skipped).
+if (process.platform === "linux") {
+  try {
+    setPriority(RENDER_NICE);
+  } catch {}
+}
 
 const scope = globalThis as unknown as {
   onmessage: ((event: MessageEvent<RenderRequest>) => void) | null;

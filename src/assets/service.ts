@@ -112,6 +112,11 @@ export function etagMatches(ifNoneMatch: string | null | undefined, etag: string
   return ifNoneMatch.split(",").some((tag) => tag.trim().replace(/^W\//, "") === bare);
 }
 
+/** Render cache key: brand, variant, artwork hash, size and format. */
+function renderKey(served: ServedSvg, size: number, format: RenderFormat): string {
+  return `${served.brandId ?? "-"}:${served.variant}:${served.sha256}:${size}:${format}`;
+}
+
 export interface AssetCatalog {
   brand(slug: string): Brand | undefined;
 }
@@ -161,8 +166,13 @@ export class AssetService {
     }
   }
 
+  /** The cached render of `served`, if any (synchronous: the warm path awaits nothing). */
+  cachedRaster(served: ServedSvg, size: number, format: RenderFormat): Uint8Array | undefined {
+    return this.cache.peek(renderKey(served, size, format));
+  }
+
   private render(served: ServedSvg, size: number, format: RenderFormat) {
-    const key = `${served.brandId ?? "-"}:${served.variant}:${served.sha256}:${size}:${format}`;
+    const key = renderKey(served, size, format);
     return this.cache.get(key, () => this.renderer.render(served.svg, size, format));
   }
 

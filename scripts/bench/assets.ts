@@ -1,0 +1,240 @@
+/**
+ * Logo delivery benchmarks (print figures, no assertions). Server, load generator and this
+ * script run in separate processes (scripts/bench/lib.ts).
+ *
+ *   bun scripts/bench/assets.ts [svg|png|mixed|all]     (default all)
+ *
+ *  svg    GET /v1/svg/{slug} req/s and p99 vs a bare Bun.serve returning the same bytes.
+ *         Target: >= 60% of the bare server's req/s.
+ *  png    Cold render time p50/p99 at 64, 256, 1024 px over 200 brands (render only, and a
+ *         cold HTTP request), then warm (cached) PNG req/s vs the SVG route over the same
+ *         brands. Targets: cold 256 px p50 < 10 ms; warm >= 80% of the SVG route.
+ *  mixed  SVG p99 at a fixed request rate, alone and while a stream of cold PNG renders runs,
+ *         with the render worker pool and with rendering on the request thread.
+ *         Target: SVG p99 under cold renders <= 2x SVG p99 alone.
+ * Env: BENCH_SECONDS (default 5) per measured run, BENCH_CONNECTIONS (default 16).
+ */
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { renderRaster } from "../../src/assets/render";
+import type { Brand, BuiltCatalog } from "../../src/catalog/types";
+import {
+  autocannon,
+  fmt,
+  type LoadResult,
+  percentile,
+  type RunningServer,
+  startApp,
+  startBare,
+} from "./lib";
+
+const which = process.argv[2] ?? "all";
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 16);
+const CATALOG_FILE = process.env.CATALOG_FILE ?? join(import.meta.dir, "../../build/catalog.json");
+
+const catalog = JSON.parse(readFileSync(CATALOG_FILE, "utf8")) as BuiltCatalog;
+const withMono = catalog.brands.filter((b) => b.variants.mono);
+/** 200 different brands spread over the catalog, plus a disjoint set for warm-up. */
+const step = Math.floor(withMono.length / 220);
+const brands: Brand[] = Array.from({ length: 200 }, (_, i) => withMono[i * step]!);
+const warmupBrands = Array.from({ length: 20 }, (_, i) => withMono[i * step + 1]!);
+
+const line = (label: string, figures: string) => console.log(`  ${label.padEnd(44)} ${figures}`);
+
+async function withServer<T>(s: Promise<RunningServer>, fn: (s: RunningServer) => Promise<T>) {
+  const server = await s;
+  try {
+    return await fn(server);
+  } finally {
+    await server.stop();
+  }
+}
+
+async function timedGet(url: string, key: string): Promise<number> {
+  const t0 = performance.now();
+  const res = await fetch(url, { headers: { "x-api-key": key } });
+  await res.arrayBuffer();
+  if (res.status !== 200) throw new Error(`${url}: ${res.status}`);
+  return performance.now() - t0;
+}
+
+const median = (xs: number[]) => percentile(xs, 50);
+
+async function benchSvg() {
+  const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
+  console.log(
+    `\nSVG route vs bare Bun.serve (${CONNECTIONS} connections, ${SECONDS} s per run, ${rounds} interleaved rounds, medians)`,
+  );
+  const slug = "github";
+  const path = `/v1/svg/${slug}`;
+  await withServer(startApp(), async (app) => {
+    const headers = { "x-api-key": app.key };
+    // the exact response of the app (minus per-request headers) for the second bare server
+    const sample = await fetch(`${app.url}${path}`, { headers });
+    const bytes = new Uint8Array(await sample.arrayBuffer());
+    const same: Record<string, string> = {};
+    sample.headers.forEach((v, k) => {
+      if (!["date", "content-length", "x-request-id"].includes(k)) same[k] = v;
+    });
+    same["x-request-id"] = crypto.randomUUID();
+    const bareCt = await startBare(bytes, { "content-type": "image/svg+xml" });
+    const bareSame = await startBare(bytes, same);
+    try {
+      const targets = [
+        {
+          label: "bare Bun.serve, same bytes + content-type",
+          url: bareCt.url,
+          paths: ["/"],
+          headers: {},
+        },
+        {
+          label: `bare Bun.serve, same bytes + same ${Object.keys(same).length} headers`,
+          url: bareSame.url,
+          paths: ["/"],
+          headers: {},
+        },
+        { label: `GET ${path} (key, quota, usage event)`, url: app.url, paths: [path], headers },
+      ];
+      const runs = targets.map(
+        () => [] as { rps: number; p50: number; p99: number; non2xx: number }[],
+      );
+      for (const t of targets) await autocannon({ ...t, duration: 2, connections: CONNECTIONS });
+      for (let r = 0; r < rounds; r++)
+        for (const [i, t] of targets.entries())
+          runs[i]!.push(await autocannon({ ...t, duration: SECONDS, connections: CONNECTIONS }));
+      const med = runs.map((rs) => ({
+        rps: median(rs.map((x) => x.rps)),
+        p50: median(rs.map((x) => x.p50)),
+        p99: median(rs.map((x) => x.p99)),
+        non2xx: rs.reduce((n, x) => n + x.non2xx, 0),
+      }));
+      for (const [i, t] of targets.entries()) {
+        const m = med[i]!;
+        line(
+          t.label,
+          `${fmt(m.rps, 0)} req/s  p50 ${m.p50} ms  p99 ${m.p99} ms  non-2xx ${m.non2xx}`,
+        );
+      }
+      const app_ = med[2]!;
+      line(
+        "app / bare (content-type only)",
+        `${fmt((100 * app_.rps) / med[0]!.rps, 0)}%  (target >= 60%)`,
+      );
+      line("app / bare (same headers)", `${fmt((100 * app_.rps) / med[1]!.rps, 0)}%`);
+    } finally {
+      await bareCt.stop();
+      await bareSame.stop();
+    }
+  });
+}
+
+async function benchPng() {
+  console.log("\nPNG cold renders over 200 brands (mono mark), then warm (cached) req/s");
+  // render only: resvg (+ PNG encode) on this thread, no HTTP, no pool
+  for (const b of warmupBrands) await renderRaster(b.variants.mono!.svg, 256, "png");
+  for (const size of [64, 256, 1024]) {
+    const ms: number[] = [];
+    for (const b of brands) {
+      const t0 = performance.now();
+      await renderRaster(b.variants.mono!.svg, size, "png");
+      ms.push(performance.now() - t0);
+    }
+    line(
+      `render only, ${size} px`,
+      `p50 ${fmt(percentile(ms, 50), 2)} ms  p99 ${fmt(percentile(ms, 99), 2)} ms`,
+    );
+  }
+  await withServer(startApp(), async (app) => {
+    for (const b of warmupBrands) await timedGet(`${app.url}/v1/png/${b.slug}?size=256`, app.key);
+    for (const size of [64, 256, 1024]) {
+      const ms: number[] = [];
+      for (const b of brands)
+        ms.push(await timedGet(`${app.url}/v1/png/${b.slug}?size=${size}`, app.key));
+      line(
+        `cold HTTP request (worker pool), ${size} px`,
+        `p50 ${fmt(percentile(ms, 50), 2)} ms  p99 ${fmt(percentile(ms, 99), 2)} ms`,
+      );
+    }
+    const headers = { "x-api-key": app.key };
+    const pngPaths = brands.map((b) => `/v1/png/${b.slug}?size=256`);
+    const svgPaths = brands.map((b) => `/v1/svg/${b.slug}`);
+    const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
+    await autocannon({ url: app.url, paths: svgPaths, headers, duration: 2 });
+    await autocannon({ url: app.url, paths: pngPaths, headers, duration: 2 });
+    const svgRuns: LoadResult[] = [];
+    const pngRuns: LoadResult[] = [];
+    for (let r = 0; r < rounds; r++) {
+      svgRuns.push(await autocannon({ url: app.url, paths: svgPaths, headers, duration: SECONDS }));
+      pngRuns.push(await autocannon({ url: app.url, paths: pngPaths, headers, duration: SECONDS }));
+    }
+    const svg = { rps: median(svgRuns.map((x) => x.rps)), p99: median(svgRuns.map((x) => x.p99)) };
+    const png = { rps: median(pngRuns.map((x) => x.rps)), p99: median(pngRuns.map((x) => x.p99)) };
+    line(
+      `SVG route, 200 brands (median of ${rounds})`,
+      `${fmt(svg.rps, 0)} req/s  p99 ${svg.p99} ms`,
+    );
+    line(`PNG 256 px warm (cached), 200 brands`, `${fmt(png.rps, 0)} req/s  p99 ${png.p99} ms`);
+    line("warm PNG / SVG", `${fmt((100 * png.rps) / svg.rps, 0)}%  (target >= 80%)`);
+  });
+}
+
+/** Cold PNG renders, `concurrency` at a time, until stopped; every (brand, size) is new. */
+function coldStream(app: RunningServer, concurrency: number) {
+  let running = true;
+  let done = 0;
+  let n = 0;
+  const loop = async () => {
+    while (running) {
+      const i = n++;
+      const b = withMono[i % withMono.length]!;
+      const size = 256 + ((i * 7) % 769); // 256..1024, unique per brand pass
+      await timedGet(`${app.url}/v1/png/${b.slug}?size=${size}`, app.key).catch(() => {});
+      done++;
+    }
+  };
+  const loops = Array.from({ length: concurrency }, loop);
+  const started = performance.now();
+  return async () => {
+    running = false;
+    await Promise.all(loops);
+    return { renders: done, perSecond: done / ((performance.now() - started) / 1000) };
+  };
+}
+
+async function benchMixed() {
+  const rate = Number(process.env.BENCH_SVG_RATE ?? 1000);
+  console.log(
+    `\nSVG p99 at ${rate} req/s (8 connections, ${SECONDS} s), alone and with a stream of cold PNG renders (256..1024 px, 2 in flight)`,
+  );
+  for (const [label, workers] of [
+    ["worker pool", undefined],
+    ["inline (no workers)", "0"],
+  ] as const) {
+    const env: Record<string, string> =
+      workers === undefined ? {} : { BENCH_RENDER_WORKERS: workers };
+    await withServer(startApp({ env }), async (app) => {
+      const headers = { "x-api-key": app.key };
+      const opts = { url: app.url, paths: ["/v1/svg/github"], headers, connections: 8 };
+      await autocannon({ ...opts, duration: 2 });
+      const alone = await autocannon({ ...opts, duration: SECONDS, overallRate: rate });
+      const stop = coldStream(app, 2);
+      const mixed = await autocannon({ ...opts, duration: SECONDS, overallRate: rate });
+      const stream = await stop();
+      line(
+        `${label}: SVG alone`,
+        `p50 ${alone.p50} ms  p99 ${alone.p99} ms  ${fmt(alone.rps, 0)} req/s`,
+      );
+      line(
+        `${label}: SVG + cold PNG stream`,
+        `p50 ${mixed.p50} ms  p99 ${mixed.p99} ms  ${fmt(mixed.rps, 0)} req/s  (${fmt(stream.perSecond, 1)} cold renders/s)`,
+      );
+      line(`${label}: p99 ratio`, `${fmt(mixed.p99 / Math.max(alone.p99, 1), 1)}x  (target <= 2x)`);
+    });
+  }
+}
+
+console.log(`catalog ${catalog.brands.length} brands; ${which}`);
+if (which === "svg" || which === "all") await benchSvg();
+if (which === "png" || which === "all") await benchPng();
+if (which === "mixed" || which === "all") await benchMixed();
