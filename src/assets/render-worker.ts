@@ -4,11 +4,8 @@
  */
 import { setPriority } from "node:os";
 import process from "node:process";
-import type { RenderFormat } from "./model";
+import { RENDER_NICE, type RenderFormat } from "./model";
 import { renderRaster } from "./render";
-
-/** Nice value of render threads (0 = normal, 19 = lowest). */
-export const RENDER_NICE = 10;
 
 export interface RenderRequest {
   id: number;

@@ -230,3 +230,29 @@ describe("render cache and buckets", () => {
     expect(usage.endpoints.svg.used).toBe(0);
   });
 });
+
+describe("RENDER_CACHE_MB", () => {
+  test("bounds the render cache in bytes", async () => {
+    const small = await makeApp({ RENDER_CACHE_MB: "1" });
+    try {
+      const key = await small.key("internal");
+      expect(small.deps.assets.cache.maxBytes).toBe(1024 * 1024);
+      const colorful = small.deps.catalog
+        .all()
+        .filter((b) => has(b, "color"))
+        .slice(0, 40);
+      let served = 0;
+      for (const b of colorful) {
+        const res = await small.get(`/v1/png/${b.slug}?variant=color&size=1024`, key);
+        served += (await res.arrayBuffer()).byteLength;
+        if (served > 1.5 * 1024 * 1024) break;
+      }
+      const stats = small.deps.assets.cache.stats();
+      expect(served).toBeGreaterThan(1024 * 1024);
+      expect(stats.bytes).toBeLessThanOrEqual(1024 * 1024);
+      expect(stats.evictions).toBeGreaterThan(0);
+    } finally {
+      await small.close();
+    }
+  });
+});

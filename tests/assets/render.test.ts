@@ -1,5 +1,7 @@
 import { afterAll, describe, expect, test } from "bun:test";
+import { readdirSync, readFileSync } from "node:fs";
 import sharp from "sharp";
+import { RENDER_NICE } from "../../src/assets/model";
 import { renderRaster, squareFrame } from "../../src/assets/render";
 import { createRenderer, inlineRenderer } from "../../src/assets/render-pool";
 import { pngSize } from "./util";
@@ -109,6 +111,22 @@ describe("renderers", () => {
     expect(pngSize(await broken.render(WIDE, 25, "png")).width).toBe(25);
     await broken.close();
   });
+
+  // only meaningful where the nice value is per thread and the runner itself is not niced
+  const nice = (stat: string) => Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[16]);
+  const mainNice =
+    process.platform === "linux" ? nice(readFileSync("/proc/self/stat", "utf8")) : Number.NaN;
+  test.if(mainNice < RENDER_NICE)(
+    "render threads run at a lower priority than the request thread (Linux per-thread nice)",
+    async () => {
+      await pool.render(WIDE, 16, "png");
+      const threads = readdirSync("/proc/self/task").map((tid) =>
+        nice(readFileSync(`/proc/self/task/${tid}/stat`, "utf8")),
+      );
+      expect(threads.filter((n) => n === RENDER_NICE).length).toBeGreaterThanOrEqual(1);
+      expect(nice(readFileSync("/proc/self/stat", "utf8"))).toBe(mainNice);
+    },
+  );
 
   test("workers: 0 renders inline", () => {
     expect(createRenderer({ workers: 0 }).mode).toBe("inline");
