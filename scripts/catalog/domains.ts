@@ -4,7 +4,8 @@
  *
  * Per URL: the registrable domain (tldts, ICANN suffixes) is claimed, unless it is a hosting,
  * social or aggregator site, which only the brand named by the domain may claim (github.com
- * for GitHub). Project sites on user-content hosts (x.github.io, x.netlify.app ...) claim that
+ * for GitHub). Brand-portal and help-desk hosts (frontify.com, notion.site ...) give no
+ * domain to anyone else, not even their customer's subdomain. Project sites on user-content hosts (x.github.io, x.netlify.app ...) claim that
  * host. A subdomain host is kept as well when it names the brand (kafka.apache.org for
  * Apache Kafka, fonts.google.com for Google Fonts). web.archive.org links are unwrapped.
  *
@@ -152,6 +153,26 @@ export const AGGREGATORS = new Set([
   "dpdhl-brands.com",
   "lingoapp.com",
   "zeroheight.com",
+]);
+
+/**
+ * Brand-portal, press-room and help-desk hosts whose subdomains are customer spaces
+ * (algolia.frontify.com, acme.notion.site): a brand's guidelines living there give it no
+ * domain at all; only the host's own brand may claim the registrable domain.
+ */
+export const TENANT_HOSTS = new Set([
+  "frontify.com",
+  "notion.site",
+  "brandfolder.com",
+  "bynder.com",
+  "widencollective.com",
+  "brandpad.io",
+  "lingoapp.com",
+  "zeroheight.com",
+  "mediaroom.com",
+  "zendesk.com",
+  "custhelp.com",
+  "helpshift.com",
 ]);
 
 /** Hosting suffixes where the label in front is someone's own site (x.github.io). */
@@ -308,6 +329,7 @@ export function claimsFromUrl(
   }
   const label = icann.slice(0, icann.indexOf("."));
   const named = labelNames(brand, label);
+  if (TENANT_HOSTS.has(icann)) return named === 3 ? [{ domain: icann, strength: 3 }] : [];
   const out: { domain: string; strength: number }[] = [];
   let hostNamed = 0;
   if (host !== icann && host.endsWith(`.${icann}`)) {
