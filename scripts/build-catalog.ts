@@ -1,6 +1,8 @@
 /**
  * Builds the brand catalog (src/catalog/types.ts BuiltCatalog) from npm data packages:
- * simple-icons + @iconify-json/{logos,devicon,skill-icons}. See scripts/catalog/*.ts.
+ * simple-icons + @iconify-json/{logos,devicon,skill-icons}, plus the curated fixtures/*.json.
+ * Brands without a mono mark get one derived from their icon or colour artwork where that is
+ * faithful (scripts/catalog/mono.ts). See scripts/catalog/*.ts.
  *
  *   bun scripts/build-catalog.ts             build build/catalog.json (or $CATALOG_FILE)
  *   bun scripts/build-catalog.ts --if-stale  do nothing when the catalog matches the inputs
@@ -10,7 +12,7 @@
  */
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
-import { builtVersion, inputsVersion } from "./catalog/inputs";
+import { builtVersion, inputsVersion, packageVersion } from "./catalog/inputs";
 
 const ROOT = resolve(import.meta.dir, "..");
 const CATALOG_FILE = process.env.CATALOG_FILE
@@ -18,6 +20,8 @@ const CATALOG_FILE = process.env.CATALOG_FILE
   : join(ROOT, "build", "catalog.json");
 const IDS_FILE = join(ROOT, "fixtures", "brand-ids.json");
 const OVERRIDES_FILE = join(ROOT, "fixtures", "domain-overrides.json");
+const ALIASES_FILE = join(ROOT, "fixtures", "alias-overrides.json");
+const MONO_OVERRIDES_FILE = join(ROOT, "fixtures", "mono-overrides.json");
 const CACHE_FILE = join(ROOT, "build", ".svgo-cache.json");
 const REPORT_FILE = join(dirname(CATALOG_FILE), "catalog-report.txt");
 
@@ -43,6 +47,8 @@ async function build(): Promise<void> {
   const { chooseVariants } = await import("./catalog/variants");
   const { assignIds, formatIds, loadIds } = await import("./catalog/ids");
   const { jobKey, optimizeAll, sha256, withIdPrefix } = await import("./catalog/optimize");
+  const { applyAliasOverrides } = await import("./catalog/aliases");
+  const { deriveMono } = await import("./catalog/mono");
   const { assignDomains } = await import("./catalog/domains");
   const { deriveBrandColors, dominantColor } = await import("../src/catalog/colors");
   const { VARIANTS } = await import("../src/catalog/types");
@@ -55,19 +61,25 @@ async function build(): Promise<void> {
       `+${stats.deviconNewBrands} devicon, +${stats["skill-iconsNewBrands"]} skill-icons only`,
   );
 
+  const aliasCount = applyAliasOverrides(drafts, JSON.parse(readFileSync(ALIASES_FILE, "utf8")));
   const chosen = drafts.map((draft) => ({ draft, variants: chooseVariants(draft) }));
   const usable = chosen.filter((c) => Object.keys(c.variants).length > 0);
   // simple-icons get svgo's full preset; iconify bodies were path-optimized by Iconify already
-  const job = (art: { svg: string; source: string }) => ({
+  const job = (art: { svg: string; source: string }, mono = false) => ({
     svg: art.svg,
     paths: art.source === "simple-icons",
+    mono,
   });
-  const inputs = usable.flatMap((c) =>
-    Object.values(c.variants).flatMap((v) => (v ? [job(v)] : [])),
-  );
+  // a brand without a mono mark gets one derived from its icon, else its colour artwork
+  const monoSources = (v: (typeof usable)[number]["variants"]) =>
+    v.mono ? [] : [...new Set([v.icon, v.color])].filter((a) => a !== undefined);
+  const inputs = usable.flatMap((c) => {
+    const derive = monoSources(c.variants);
+    return Object.values(c.variants).flatMap((v) => (v ? [job(v, derive.includes(v))] : []));
+  });
   phase(
     "variants",
-    `${inputs.length} SVGs for ${usable.length} brands (${chosen.length - usable.length} without usable artwork dropped)`,
+    `${inputs.length} SVGs for ${usable.length} brands (${chosen.length - usable.length} without usable artwork dropped), ${aliasCount} curated aliases`,
   );
 
   const slugs = usable.map((c) => c.draft.slug);
@@ -82,11 +94,63 @@ async function build(): Promise<void> {
     readFileSync(join(ROOT, "src/catalog/sanitize.ts"), "utf8") +
       JSON.parse(readFileSync(join(ROOT, "node_modules/svgo/package.json"), "utf8")).version,
   );
-  const { results, stats: opt } = await optimizeAll(inputs, CACHE_FILE, pipeline);
+  const monoVersion = sha256(
+    ["scripts/catalog/mono.ts", "scripts/catalog/artwork.ts", "src/catalog/colors.ts"]
+      .map((f) => readFileSync(join(ROOT, f), "utf8"))
+      .join("\n") + packageVersion(ROOT, "@resvg/resvg-js"),
+  );
+  const {
+    results,
+    monos,
+    stats: opt,
+  } = await optimizeAll(inputs, CACHE_FILE, pipeline, monoVersion);
   phase(
     "svgo",
-    `${opt.inputs} unique SVGs: ${opt.cached} cached, ${opt.optimized} optimized on ${opt.workers} workers, ${opt.failed} failed`,
+    `${opt.inputs} unique SVGs: ${opt.cached} cached, ${opt.optimized} optimized on ${opt.workers} workers, ${opt.failed} failed; ` +
+      `${opt.monos} mono derivations, ${opt.monosCached} cached`,
   );
+
+  const monoOverrides: { derive: Record<string, string>; skip: Record<string, string> } =
+    JSON.parse(readFileSync(MONO_OVERRIDES_FILE, "utf8"));
+  const knownSlugs = new Set(usable.map((c) => c.draft.slug));
+  for (const slug of [...Object.keys(monoOverrides.derive), ...Object.keys(monoOverrides.skip)]) {
+    if (!knownSlugs.has(slug)) throw new Error(`mono override for unknown slug ${slug}`);
+  }
+  const monoReport = { fromIcon: 0, fromColor: 0, forced: 0, skipped: new Map<string, string>() };
+  /**
+   * The derived mono mark of a brand without one (ids still carry ID_TOKEN) and its source,
+   * or null. The source is "flattened:<artwork source>", never "derived...": the runtime
+   * enrichment (src/catalog/enrichment.ts) treats every "derived*" variant as its own output,
+   * so it would neither colour dark/light from such a mono mark nor keep it.
+   */
+  const derivedMono = (
+    slug: string,
+    v: (typeof usable)[number]["variants"],
+  ): { svg: string; source: string } | null => {
+    const sources = monoSources(v);
+    if (!sources.length) return null;
+    const skip = monoOverrides.skip[slug];
+    if (skip !== undefined) {
+      monoReport.skipped.set(slug, `override: ${skip}`);
+      return null;
+    }
+    const force = monoOverrides.derive[slug] !== undefined;
+    let firstReason: string | null = null;
+    for (const art of sources) {
+      const key = jobKey(job(art));
+      const optimized = results.get(key);
+      const mono = force && optimized ? deriveMono(optimized, { force }) : monos.get(key);
+      if (mono && "svg" in mono) {
+        if (force) monoReport.forced++;
+        else if (art === v.icon) monoReport.fromIcon++;
+        else monoReport.fromColor++;
+        return { svg: mono.svg, source: `flattened:${art.source}` };
+      }
+      firstReason ??= mono?.skipped ?? "could not be processed";
+    }
+    monoReport.skipped.set(slug, firstReason ?? "no artwork");
+    return null;
+  };
 
   const brands: Brand[] = [];
   let colorFromArtwork = 0;
@@ -98,6 +162,11 @@ async function build(): Promise<void> {
       if (!art || !optimized) continue;
       const svg = withIdPrefix(optimized, `${variant}-${draft.slug}`);
       stored[variant] = { svg, sha256: sha256(svg), source: art.source };
+    }
+    const derived = derivedMono(draft.slug, variants);
+    if (derived) {
+      const svg = withIdPrefix(derived.svg, `mono-${draft.slug}`);
+      stored.mono = { svg, sha256: sha256(svg), source: derived.source };
     }
     if (!Object.keys(stored).length) continue;
     let brandHex = draft.hex;
@@ -128,7 +197,11 @@ async function build(): Promise<void> {
     });
   }
   brands.sort((a, b) => a.id - b.id);
-  phase("colors", `${brands.length} brands, ${colorFromArtwork} brand colours taken from artwork`);
+  phase(
+    "colors",
+    `${brands.length} brands, ${colorFromArtwork} brand colours taken from artwork; ` +
+      `mono marks derived for ${monoReport.fromIcon + monoReport.fromColor + monoReport.forced}, skipped for ${monoReport.skipped.size}`,
+  );
 
   const overrides = JSON.parse(readFileSync(OVERRIDES_FILE, "utf8"));
   const draftBySlug = new Map(drafts.map((d) => [d.slug, d]));
@@ -157,11 +230,19 @@ async function build(): Promise<void> {
 
   const count = (v: string) =>
     brands.filter((b) => b.variants[v as keyof Brand["variants"]]).length;
+  const byReason = new Map<string, number>();
+  for (const why of monoReport.skipped.values()) {
+    const reason = why.startsWith("override:") ? "override" : why;
+    byReason.set(reason, (byReason.get(reason) ?? 0) + 1);
+  }
   const byRule = new Map<string, number>();
   for (const c of report.contested) byRule.set(c.rule, (byRule.get(c.rule) ?? 0) + 1);
   const lines = [
     `brands: ${brands.length}`,
     `variants: ${VARIANTS.map((v) => `${v} ${count(v)}`).join(", ")}`,
+    `derived mono marks: ${monoReport.fromIcon} from the icon, ${monoReport.fromColor} from the colour artwork, ${monoReport.forced} by override`,
+    `brands without a mono mark (derivation skipped): ${monoReport.skipped.size}`,
+    ...[...byReason].sort((a, b) => b[1] - a[1]).map(([why, n]) => `  ${n} ${why}`),
     `brands with a brandColor: ${brands.filter((b) => b.brandColor).length}`,
     `brands with a domain: ${report.brandsWithDomain} (${report.domains} domains)`,
     `domains claimed by more than one brand: ${report.contested.length}`,
@@ -174,12 +255,19 @@ async function build(): Promise<void> {
     (c) =>
       `${c.domain} -> ${c.winner ?? "(nobody)"} [${c.rule}] claimed by ${c.claimants.join(", ")}`,
   );
-  writeAtomic(REPORT_FILE, `${lines.join("\n")}\n\ncontested domains:\n${clashLines.join("\n")}\n`);
+  const monoLines = [...monoReport.skipped].map(([slug, why]) => `${slug}: ${why}`);
+  writeAtomic(
+    REPORT_FILE,
+    `${lines.join("\n")}\n\ncontested domains:\n${clashLines.join("\n")}\n\n` +
+      `mono marks not derived:\n${monoLines.join("\n")}\n`,
+  );
   for (const line of [...lines, "contested domains (domain -> winner [rule] claimants):"]) {
     console.error(`[catalog] ${line}`);
   }
   for (const line of clashLines) console.error(`[catalog]   ${line}`);
-  console.error(`[catalog] every contested domain and its rule: ${REPORT_FILE}`);
+  console.error(
+    `[catalog] every contested domain and its rule, every skipped mono: ${REPORT_FILE}`,
+  );
   phase("write", `${CATALOG_FILE} version ${version}`);
 }
 

@@ -13,6 +13,7 @@ export const DATA_PACKAGES = [
   "@iconify-json/skill-icons",
   "svgo",
   "tldts",
+  "@resvg/resvg-js",
 ];
 
 export function builderFiles(root: string): string[] {
@@ -20,14 +21,17 @@ export function builderFiles(root: string): string[] {
     .filter((f) => f.endsWith(".ts"))
     .sort()
     .map((f) => `scripts/catalog/${f}`);
+  const fixtures = readdirSync(join(root, "fixtures"))
+    .filter((f) => f.endsWith(".json"))
+    .sort()
+    .map((f) => `fixtures/${f}`);
   return [
     "scripts/build-catalog.ts",
     ...helpers,
     "src/catalog/colors.ts",
     "src/catalog/sanitize.ts",
     "src/catalog/types.ts",
-    "fixtures/brand-ids.json",
-    "fixtures/domain-overrides.json",
+    ...fixtures,
   ];
 }
 
