@@ -1,9 +1,14 @@
 import { describe, expect, test } from "bun:test";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { applyAliasOverrides } from "../../scripts/catalog/aliases";
 import { assignDomains, claimsFromUrl, type DomainBrand } from "../../scripts/catalog/domains";
 import { type IconifySet, iconToSvg, resolveIcon } from "../../scripts/catalog/iconify";
 import { assignIds } from "../../scripts/catalog/ids";
+import { builderFiles, inputsVersion } from "../../scripts/catalog/inputs";
 import { compactKey, siSlugify, TieredIndex } from "../../scripts/catalog/keys";
-import { parseIconName } from "../../scripts/catalog/merge";
+import { type DraftBrand, parseIconName } from "../../scripts/catalog/merge";
 
 describe("iconify icons to SVG", () => {
   const set: IconifySet = {
@@ -116,6 +121,21 @@ describe("domains", () => {
     const own = brand(5, "kimi", [], "https://kimi.github.io/");
     expect(claimsFromUrl(own, own.sourceUrl!)).toEqual([{ domain: "kimi.github.io", strength: 3 }]);
   });
+  test("brand portals and help desks give no domain, not even the customer's subdomain", () => {
+    for (const url of [
+      "https://algolia.frontify.com/d/1AZwVNcFZiu7/style-guide",
+      "https://mazedesign.notion.site/Press-Kit",
+      "https://hootsuite.widencollective.com/portals/x",
+    ]) {
+      const slug = /^https:\/\/(\w+)\./.exec(url)?.[1] ?? "";
+      const b = brand(1, slug, [], url);
+      expect(claimsFromUrl(b, url)).toEqual([]);
+    }
+    const frontify = brand(2, "frontify", [], "https://brand.frontify.com");
+    expect(claimsFromUrl(frontify, frontify.sourceUrl!)).toEqual([
+      { domain: "frontify.com", strength: 3 },
+    ]);
+  });
   test("brand subdomains are kept and the parent domain is left to the parent", () => {
     const kafka = brand(1, "apachekafka", ["kafka"], "https://kafka.apache.org/logos");
     expect(claimsFromUrl(kafka, kafka.sourceUrl!)).toEqual([
@@ -166,5 +186,70 @@ describe("domains", () => {
         b: ["x.com"],
       }),
     ).toThrow();
+  });
+});
+
+describe("alias overrides", () => {
+  const draft = (slug: string, name: string, aliases: string[] = []): DraftBrand => ({
+    key: slug,
+    slug,
+    name,
+    aliases,
+    hex: null,
+    sourceUrl: null,
+    guidelinesUrl: null,
+    extraUrls: [],
+    keys: new Set([slug]),
+    primaryKeys: new Set([slug]),
+    sources: new Set(),
+    siSvg: null,
+    candidates: [],
+  });
+  test("adds aliases once, never the name, and their keys", () => {
+    const vscode = draft("visualstudiocode", "Visual Studio Code", ["VS Code"]);
+    const added = applyAliasOverrides([vscode], {
+      $comment: "x",
+      visualstudiocode: ["vs code", "VSCode", "Visual Studio Code"],
+    });
+    expect(added).toBe(1);
+    expect(vscode.aliases).toEqual(["VS Code", "VSCode"]);
+    expect(vscode.keys.has("vscode")).toBe(true);
+  });
+  test("an unknown slug or an alias naming another brand is an error", () => {
+    const brands = [draft("kubernetes", "Kubernetes"), draft("k8s", "K8s")];
+    expect(() => applyAliasOverrides(brands, { nope: ["x"] })).toThrow();
+    expect(() => applyAliasOverrides(brands, { kubernetes: ["K8s"] })).toThrow();
+  });
+});
+
+describe("catalog version", () => {
+  test("covers every fixture file, new ones included", () => {
+    const root = mkdtempSync(join(tmpdir(), "catalog-version-"));
+    try {
+      mkdirSync(join(root, "scripts/catalog"), { recursive: true });
+      mkdirSync(join(root, "fixtures"));
+      writeFileSync(join(root, "fixtures/brand-ids.json"), "{}");
+      const first = inputsVersion(root);
+      writeFileSync(join(root, "fixtures/alias-overrides.json"), "{}");
+      const second = inputsVersion(root);
+      expect(second).not.toBe(first);
+      writeFileSync(join(root, "fixtures/alias-overrides.json"), '{"a":["b"]}');
+      expect(inputsVersion(root)).not.toBe(second);
+      expect(builderFiles(root)).toContain("fixtures/alias-overrides.json");
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
+  test("the real builder's inputs include the mono code and all fixtures", () => {
+    const files = builderFiles(join(import.meta.dir, "../.."));
+    for (const f of [
+      "scripts/catalog/mono.ts",
+      "fixtures/alias-overrides.json",
+      "fixtures/mono-overrides.json",
+      "fixtures/domain-overrides.json",
+      "fixtures/brand-ids.json",
+    ]) {
+      expect(files).toContain(f);
+    }
   });
 });

@@ -2,7 +2,10 @@
 import { describe, expect, test } from "bun:test";
 import { existsSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
+import { deriveMono } from "../../scripts/catalog/mono";
+import { sanitizeAndOptimizeSvg } from "../../src/catalog/sanitize";
 import type { Brand, BuiltCatalog } from "../../src/catalog/types";
+import { nonBlackPaint } from "./paint-scan";
 import { svgHazards } from "./svg-scan";
 
 const ROOT = resolve(import.meta.dir, "../..");
@@ -121,6 +124,53 @@ describe("built catalog", () => {
     }
   });
 
+  test("brands with no mono mark of their own get a derived one: Slack, Microsoft", () => {
+    for (const slug of ["slack", "microsoft"]) {
+      const mono = bySlug.get(slug)?.variants.mono;
+      // flattened from the brand's own icon; never "derived*", the enrichment's own marker
+      expect(mono?.source).toBe("flattened:iconify:logos");
+      expect(nonBlackPaint(mono?.svg ?? "")).toEqual([]);
+      expect(svgHazards(mono?.svg ?? "")).toEqual([]);
+      // still the brand's own artwork: as many shapes as the icon, same viewBox
+      const icon = bySlug.get(slug)?.variants.icon?.svg ?? "";
+      expect(/viewBox="[^"]+"/.exec(mono?.svg ?? "")?.[0]).toBe(
+        /viewBox="[^"]+"/.exec(icon)?.[0] as string,
+      );
+    }
+    expect(bySlug.get("visualstudiocode")?.variants.mono?.source).toBe("flattened:iconify:logos");
+  });
+
+  test("every derived mono mark is black or none only and clean", () => {
+    const derived = brands.filter((b) => b.variants.mono?.source.startsWith("flattened:"));
+    expect(derived.length).toBeGreaterThan(300);
+    const bad = derived.flatMap((b) => {
+      const svg = b.variants.mono?.svg ?? "";
+      const problems = [...nonBlackPaint(svg), ...svgHazards(svg)];
+      return problems.length ? [`${b.slug}: ${problems.join(", ")}`] : [];
+    });
+    expect(bad).toEqual([]);
+    // derived only where no data set has a mono mark
+    for (const b of derived) expect(b.sources.includes("simple-icons")).toBe(false);
+  });
+
+  test("artwork that draws detail in white is not derived (Salesforce's white lettering)", () => {
+    const salesforce = bySlug.get("salesforce") as Brand;
+    expect(salesforce.variants.mono).toBeUndefined();
+    for (const variant of ["icon", "color"] as const) {
+      const svg = salesforce.variants[variant]?.svg ?? "";
+      expect(deriveMono(sanitizeAndOptimizeSvg(svg, "t"))).toHaveProperty("skipped");
+    }
+  });
+
+  test("curated aliases are present", () => {
+    expect(bySlug.get("visualstudiocode")?.aliases).toEqual(
+      expect.arrayContaining(["VS Code", "VSCode"]),
+    );
+    expect(bySlug.get("googlecloud")?.aliases).toContain("GCP");
+    expect(bySlug.get("amazonwebservices")?.aliases).toContain("AWS");
+    expect(bySlug.get("kubernetes")?.aliases).toContain("K8s");
+  });
+
   test("at least 3000 brands with a domain, and no domain claimed twice", () => {
     expect(brands.filter((b) => b.domains.length > 0).length).toBeGreaterThanOrEqual(3000);
     const all = brands.flatMap((b) => b.domains);
@@ -160,9 +210,16 @@ describe("built catalog", () => {
       "drive.google.com": "googledrive",
       "kafka.apache.org": "apachekafka",
       "apache.org": "apache",
+      "algolia.com": "algolia",
     };
     for (const [domain, slug] of Object.entries(expected)) {
       expect(`${domain} -> ${domainOwner.get(domain)}`).toBe(`${domain} -> ${slug}`);
     }
+  });
+
+  test("no brand owns a customer subdomain of a brand portal or help desk", () => {
+    const tenant =
+      /\.(frontify\.com|notion\.site|widencollective\.com|zendesk\.com|mediaroom\.com)$/;
+    expect([...domainOwner.keys()].filter((d) => tenant.test(d))).toEqual([]);
   });
 });
