@@ -24,7 +24,14 @@ beforeAll(async () => {
   t = await makeApp();
   free = await t.key("free");
   pro = await t.key("pro");
-  brand = findBrand(t, (b) => has(b, "mono", "color"), "mono and color");
+  // a simple-icons mono mark, as before the build derived mono marks for iconify-only brands
+  // (the first brand with mono and color became 100tb, whose color WebP is off by one from
+  // the PNG on semi-transparent edge pixels: see the lossless WebP test)
+  brand = findBrand(
+    t,
+    (b) => has(b, "mono", "color") && b.variants.mono?.source === "simple-icons",
+    "a simple-icons mono and color",
+  );
   wide = findBrand(
     t,
     (b) => has(b, "wordmark") && viewBoxAspect(b.variants.wordmark!.svg) >= 2.5,
