@@ -63,8 +63,12 @@ export interface UsageEventStore {
    * Append events and fold them into usage_daily. Idempotent: events whose id is already
    * stored are skipped (and not counted twice). Resolves to the number newly stored; rejects
    * when the store is unavailable (the caller retries the whole batch).
+   *
+   * `fresh: true` promises that none of the events was handed to the store before (a batch's
+   * first attempt, with newly minted ids), so an adapter may skip its duplicate check on that
+   * hot path. Retries and spill replays leave it unset and are always checked.
    */
-  append(events: UsageEvent[]): Promise<number>;
+  append(events: UsageEvent[], opts?: { fresh?: boolean }): Promise<number>;
   /** usage_daily rows of one account for days from..to (inclusive, YYYY-MM-DD) */
   daily(accountId: string, from: string, to: string): Promise<DailyRow[]>;
   /** every stored event of one UTC day (each id once) */

@@ -163,8 +163,10 @@ export class BatchingRecorder implements UsageRecorder {
       let due = this.buffer.length;
       while (this.buffer.length > 0 && (all || due > 0)) {
         const batch = this.buffer.splice(0, Math.min(this.opts.flushEvents, all ? Infinity : due));
+        // after a failed write a batch may hold events the store partly took: check those
+        const fresh = this.failures === 0;
         try {
-          await this.store.append(batch);
+          await this.store.append(batch, { fresh });
         } catch (err) {
           this.buffer.unshift(...batch);
           if (this.buffer.length > this.maxBuffered) this.spillBuffer();

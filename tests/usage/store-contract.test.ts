@@ -48,6 +48,23 @@ function usageStoreContract(
       ]);
     });
 
+    test("a batch first written as fresh is still recognised when retried or replayed", async () => {
+      const accountId = newId();
+      const batch = [
+        at("2025-05-02", { accountId, status: 200 }),
+        at("2025-05-02", { accountId, status: 200 }),
+      ];
+      expect(await store.append(batch, { fresh: true })).toBe(2);
+      // a retry of the same batch (e.g. the first write's answer was lost) and a spill replay
+      expect(await store.append(batch)).toBe(0);
+      expect(await store.append([...batch, at("2025-05-02", { accountId })])).toBe(1);
+      // fresh appends after a checked one keep the loaded ids current
+      const later = at("2025-05-02", { accountId });
+      expect(await store.append([later], { fresh: true })).toBe(1);
+      expect(await store.append([later])).toBe(0);
+      expect((await store.daily(accountId, "2025-05-02", "2025-05-02"))[0]?.requests).toBe(4);
+    });
+
     test("daily: per day and bucket; errors are 4xx/5xx except 429, which counts apart", async () => {
       const accountId = newId();
       await store.append([

@@ -8,6 +8,8 @@ import type { UsageEvent, UsageEventStore } from "../../usage/port";
 const DAY_FILE = /^(\d{4}-\d{2}-\d{2})\.jsonl$/;
 /** days whose event ids stay in memory for de-duplication (older days are read on demand) */
 const ID_DAYS = 3;
+/** id sets loaded for checked appends are dropped this long after the last one */
+const ID_CACHE_MS = 60_000;
 /** day files kept open for appending */
 const OPEN_FILES = 2;
 
@@ -41,8 +43,10 @@ export function readEventFile(path: string): UsageEvent[] {
  * Embedded usage event store: append-only JSONL files, one per UTC day, under
  * DATA_DIR/events/. Every append is written and fdatasync'd (asynchronously, off the event
  * loop) before it resolves. At start the files are replayed into the in-memory usage_daily
- * projection. Event ids are de-duplicated on append and on replay, so replaying a spill file
- * twice changes nothing.
+ * projection. Event ids are de-duplicated on replay and on every append that is not `fresh`
+ * (retries, spill replays: the day's ids are then read from its file and kept in memory while
+ * such appends keep coming), so replaying a spill file twice changes nothing. Fresh appends
+ * (new ids, first attempt) skip the check: the hot path holds no per-event id set.
  */
 export class EmbeddedUsageStore implements UsageEventStore {
   readonly dir: string;
@@ -51,6 +55,8 @@ export class EmbeddedUsageStore implements UsageEventStore {
   private files = new Map<string, FileHandle>();
   private queue: Promise<unknown> = Promise.resolve();
   private eventCount = 0;
+  /** when the last checked (not fresh) append ran */
+  private lastChecked = 0;
 
   constructor(dataDir: string) {
     this.dir = join(dataDir, "events");
@@ -63,8 +69,8 @@ export class EmbeddedUsageStore implements UsageEventStore {
     return this.eventCount;
   }
 
-  append(events: UsageEvent[]): Promise<number> {
-    const run = this.queue.then(() => this.appendNow(events));
+  append(events: UsageEvent[], opts: { fresh?: boolean } = {}): Promise<number> {
+    const run = this.queue.then(() => this.appendNow(events, opts.fresh === true));
     this.queue = run.catch(() => {});
     return run;
   }
@@ -117,11 +123,12 @@ export class EmbeddedUsageStore implements UsageEventStore {
         this.projection.add(e);
         this.eventCount++;
       }
-      this.remember(day, ids);
     }
   }
 
-  private async appendNow(events: UsageEvent[]): Promise<number> {
+  private async appendNow(events: UsageEvent[], fresh: boolean): Promise<number> {
+    if (!fresh) this.lastChecked = Date.now();
+    else if (this.ids.size > 0 && Date.now() - this.lastChecked > ID_CACHE_MS) this.ids.clear();
     const byDay = new Map<string, UsageEvent[]>();
     for (const e of events) {
       const list = byDay.get(e.day);
@@ -130,21 +137,24 @@ export class EmbeddedUsageStore implements UsageEventStore {
     }
     let stored = 0;
     for (const [day, list] of byDay) {
-      const ids = this.idsFor(day);
+      // a fresh batch keeps a loaded id set current; a checked one loads it when missing
+      const ids = fresh ? this.ids.get(day) : this.idsFor(day);
       const batch = new Set<string>();
-      const fresh = list.filter((e) => {
-        if (ids.has(e.id) || batch.has(e.id)) return false;
-        batch.add(e.id);
-        return true;
-      });
-      if (fresh.length === 0) continue;
-      await this.write(day, fresh.map((e) => `${JSON.stringify(e)}\n`).join(""));
-      for (const e of fresh) {
-        ids.add(e.id);
+      const toWrite = fresh
+        ? list
+        : list.filter((e) => {
+            if (ids?.has(e.id) || batch.has(e.id)) return false;
+            batch.add(e.id);
+            return true;
+          });
+      if (toWrite.length === 0) continue;
+      await this.write(day, toWrite.map((e) => `${JSON.stringify(e)}\n`).join(""));
+      for (const e of toWrite) {
+        ids?.add(e.id);
         this.projection.add(e);
       }
-      this.eventCount += fresh.length;
-      stored += fresh.length;
+      this.eventCount += toWrite.length;
+      stored += toWrite.length;
     }
     return stored;
   }
