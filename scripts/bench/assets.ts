@@ -12,7 +12,10 @@
  *  mixed  SVG p99 at a fixed request rate, alone and while a stream of cold PNG renders runs,
  *         with the render worker pool and with rendering on the request thread.
  *         Target: SVG p99 under cold renders <= 2x SVG p99 alone.
- * Env: BENCH_SECONDS (default 5) per measured run, BENCH_CONNECTIONS (default 16).
+ * Throughput runs use wrk when installed (Debian's `wrk`: a C client, so the server is what is
+ * measured; autocannon saturates its own core first with bodies of a few KB), else autocannon.
+ * Env: BENCH_SECONDS (default 5) per measured run, BENCH_CONNECTIONS (default 16),
+ * BENCH_ROUNDS (default 3, interleaved, medians reported), BENCH_SVG_RATE (default 1000).
  */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -22,6 +25,8 @@ import {
   autocannon,
   fmt,
   type LoadResult,
+  load,
+  loadGenerator,
   percentile,
   type RunningServer,
   startApp,
@@ -99,10 +104,10 @@ async function benchSvg() {
       const runs = targets.map(
         () => [] as { rps: number; p50: number; p99: number; non2xx: number }[],
       );
-      for (const t of targets) await autocannon({ ...t, duration: 2, connections: CONNECTIONS });
+      for (const t of targets) await load({ ...t, duration: 2, connections: CONNECTIONS });
       for (let r = 0; r < rounds; r++)
         for (const [i, t] of targets.entries())
-          runs[i]!.push(await autocannon({ ...t, duration: SECONDS, connections: CONNECTIONS }));
+          runs[i]!.push(await load({ ...t, duration: SECONDS, connections: CONNECTIONS }));
       const med = runs.map((rs) => ({
         rps: median(rs.map((x) => x.rps)),
         p50: median(rs.map((x) => x.p50)),
@@ -159,23 +164,64 @@ async function benchPng() {
     const headers = { "x-api-key": app.key };
     const pngPaths = brands.map((b) => `/v1/png/${b.slug}?size=256`);
     const svgPaths = brands.map((b) => `/v1/svg/${b.slug}`);
-    const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
-    await autocannon({ url: app.url, paths: svgPaths, headers, duration: 2 });
-    await autocannon({ url: app.url, paths: pngPaths, headers, duration: 2 });
-    const svgRuns: LoadResult[] = [];
-    const pngRuns: LoadResult[] = [];
-    for (let r = 0; r < rounds; r++) {
-      svgRuns.push(await autocannon({ url: app.url, paths: svgPaths, headers, duration: SECONDS }));
-      pngRuns.push(await autocannon({ url: app.url, paths: pngPaths, headers, duration: SECONDS }));
+    // transport ceilings: bare servers answering with a median-sized body of each kind
+    const medianBody = async (paths: string[]) => {
+      const bodies: Uint8Array[] = [];
+      for (const p of paths)
+        bodies.push(new Uint8Array(await (await fetch(app.url + p, { headers })).arrayBuffer()));
+      return bodies.sort((a, b) => a.length - b.length)[bodies.length >> 1]!;
+    };
+    const svgBody = await medianBody(svgPaths);
+    const pngBody = await medianBody(pngPaths);
+    const bareSvg = await startBare(svgBody, { "content-type": "image/svg+xml" });
+    const barePng = await startBare(pngBody, { "content-type": "image/png" });
+    try {
+      const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
+      const targets = [
+        { label: "SVG route, 200 brands", url: app.url, paths: svgPaths, headers },
+        { label: "PNG 256 px warm (cached), 200 brands", url: app.url, paths: pngPaths, headers },
+        {
+          label: `bare Bun.serve, median SVG (${svgBody.length} B)`,
+          url: bareSvg.url,
+          paths: ["/"],
+          headers: {},
+        },
+        {
+          label: `bare Bun.serve, median PNG (${pngBody.length} B)`,
+          url: barePng.url,
+          paths: ["/"],
+          headers: {},
+        },
+      ];
+      for (const t of targets) await load({ ...t, duration: 2, connections: CONNECTIONS });
+      const runs = targets.map(() => [] as LoadResult[]);
+      for (let r = 0; r < rounds; r++)
+        for (const [i, t] of targets.entries())
+          runs[i]!.push(await load({ ...t, duration: SECONDS, connections: CONNECTIONS }));
+      const med = runs.map((rs) => ({
+        rps: median(rs.map((x) => x.rps)),
+        p99: median(rs.map((x) => x.p99)),
+      }));
+      for (const [i, t] of targets.entries())
+        line(
+          `${t.label}`,
+          `${fmt(med[i]!.rps, 0)} req/s  p99 ${med[i]!.p99} ms  (median of ${rounds})`,
+        );
+      const [svg, png, bs, bp] = med as [
+        (typeof med)[0],
+        (typeof med)[0],
+        (typeof med)[0],
+        (typeof med)[0],
+      ];
+      line("warm PNG / SVG route", `${fmt((100 * png.rps) / svg.rps, 0)}%  (target >= 80%)`);
+      line(
+        "each route / bare server with the same body size",
+        `SVG ${fmt((100 * svg.rps) / bs.rps, 0)}%  PNG ${fmt((100 * png.rps) / bp.rps, 0)}%`,
+      );
+    } finally {
+      await bareSvg.stop();
+      await barePng.stop();
     }
-    const svg = { rps: median(svgRuns.map((x) => x.rps)), p99: median(svgRuns.map((x) => x.p99)) };
-    const png = { rps: median(pngRuns.map((x) => x.rps)), p99: median(pngRuns.map((x) => x.p99)) };
-    line(
-      `SVG route, 200 brands (median of ${rounds})`,
-      `${fmt(svg.rps, 0)} req/s  p99 ${svg.p99} ms`,
-    );
-    line(`PNG 256 px warm (cached), 200 brands`, `${fmt(png.rps, 0)} req/s  p99 ${png.p99} ms`);
-    line("warm PNG / SVG", `${fmt((100 * png.rps) / svg.rps, 0)}%  (target >= 80%)`);
   });
 }
 
@@ -234,7 +280,9 @@ async function benchMixed() {
   }
 }
 
-console.log(`catalog ${catalog.brands.length} brands; ${which}`);
+console.log(
+  `catalog ${catalog.brands.length} brands; ${which}; throughput runs with ${loadGenerator()}, fixed-rate runs with autocannon`,
+);
 if (which === "svg" || which === "all") await benchSvg();
 if (which === "png" || which === "all") await benchPng();
 if (which === "mixed" || which === "all") await benchMixed();

@@ -2,9 +2,12 @@
  * Shared benchmark helpers (print figures, never assert):
  *  - startApp(): the real app as a listening server in its own Bun process, with a fresh key;
  *  - startBare(): a bare Bun.serve in its own process answering every request with fixed bytes;
- *  - autocannon(): runs autocannon in a separate Node process and returns { rps, p50, p99 }.
+ *  - autocannon(): runs autocannon in a separate Node process and returns { rps, p50, p99 };
+ *  - wrk(): the same with Debian's wrk (C, lighter on the CPU); load() picks wrk when installed.
  * Server and load generator never share an event loop with each other or with the bench script.
  */
+import { rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 
 const ROOT = join(import.meta.dir, "../..");
@@ -123,6 +126,72 @@ export async function autocannon(o: LoadOptions): Promise<LoadResult> {
   if ((await proc.exited) !== 0) throw new Error("autocannon failed");
   return JSON.parse(out) as LoadResult;
 }
+
+/**
+ * Run wrk (Debian's `wrk`, a C load generator that needs far less CPU per request than
+ * autocannon) with a generated Lua script cycling through `paths`. Latencies in ms with
+ * microsecond resolution. No `overallRate`/`amount`: use autocannon for fixed-rate runs.
+ */
+export async function wrk(o: LoadOptions): Promise<LoadResult> {
+  const bin = Bun.which("wrk");
+  if (!bin) throw new Error("wrk is not installed (apt-get install wrk)");
+  if (o.overallRate || o.amount) throw new Error("wrk runs have no fixed rate or amount");
+  const paths = o.paths ?? ["/"];
+  const lua = `
+    local paths = { ${paths.map((p) => JSON.stringify(p)).join(", ")} }
+    ${Object.entries(o.headers ?? {})
+      .map(([k, v]) => `wrk.headers[${JSON.stringify(k)}] = ${JSON.stringify(v)}`)
+      .join("\n")}
+    local i = 0
+    request = function()
+      i = i + 1
+      return wrk.format("GET", paths[(i % #paths) + 1])
+    end
+    done = function(s, latency, requests)
+      local e = s.errors
+      io.write(string.format('{"requests":%d,"us":%d,"p50":%.3f,"p99":%.3f,"non2xx":%d,"errors":%d}\\n',
+        s.requests, s.duration, latency:percentile(50) / 1000, latency:percentile(99) / 1000,
+        e.status, e.connect + e.read + e.write + e.timeout))
+    end`;
+  const script = join(tmpdir(), `bench-wrk-${process.pid}-${Date.now()}.lua`);
+  await Bun.write(script, lua);
+  try {
+    const connections = o.connections ?? 32;
+    const proc = Bun.spawn(
+      [bin, "-t1", `-c${connections}`, `-d${o.duration ?? 5}s`, "-s", script, o.url],
+      { stdout: "pipe", stderr: "inherit" },
+    );
+    const out = await new Response(proc.stdout).text();
+    if ((await proc.exited) !== 0) throw new Error("wrk failed");
+    const json = out.slice(out.lastIndexOf("{"));
+    const r = JSON.parse(json) as {
+      requests: number;
+      us: number;
+      p50: number;
+      p99: number;
+      non2xx: number;
+      errors: number;
+    };
+    return {
+      rps: r.requests / (r.us / 1e6),
+      p50: r.p50,
+      p99: r.p99,
+      requests: r.requests,
+      non2xx: r.non2xx,
+      errors: r.errors,
+    };
+  } finally {
+    rmSync(script, { force: true });
+  }
+}
+
+/** wrk when installed (lighter client, so the server is what is measured), else autocannon. */
+export function load(o: LoadOptions): Promise<LoadResult> {
+  return Bun.which("wrk") && !o.overallRate && !o.amount ? wrk(o) : autocannon(o);
+}
+
+/** Which load generator `load` uses on this machine. */
+export const loadGenerator = () => (Bun.which("wrk") ? "wrk" : "autocannon");
 
 /** p-th percentile (0..100) of a list of numbers. */
 export function percentile(values: number[], p: number): number {
