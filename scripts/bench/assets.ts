@@ -100,6 +100,19 @@ async function benchSvg() {
           headers: {},
         },
         { label: `GET ${path} (key, quota, usage event)`, url: app.url, paths: [path], headers },
+        {
+          // the lightest other metered route: the cost every metered route shares
+          label: "GET /v1/catalog/github (metered JSON, reference)",
+          url: app.url,
+          paths: ["/v1/catalog/github"],
+          headers,
+        },
+        {
+          label: "GET /healthz (same app, no auth, reference)",
+          url: app.url,
+          paths: ["/healthz"],
+          headers: {},
+        },
       ];
       const runs = targets.map(
         () => [] as { rps: number; p50: number; p99: number; non2xx: number }[],
