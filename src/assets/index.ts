@@ -82,17 +82,21 @@ export function assetsController(deps: AuthDeps & { assets: AssetService }) {
     const served = assets.resolve(slug, variant, tier);
     if (!served) throw notFoundSlug(slug);
     const etag = rasterEtag(served, size, format);
-    commonHeaders(set, served, etag);
     if (etagMatches(ifNoneMatch, etag)) {
+      commonHeaders(set, served, etag);
       set.status = 304;
       return null;
     }
-    set.headers["content-type"] = `image/${format}`;
     const cached = assets.cachedRaster(served, size, format);
-    if (cached) return cached;
+    if (cached) {
+      commonHeaders(set, served, etag);
+      set.headers["content-type"] = `image/${format}`;
+      return cached;
+    }
+    // headers only once the image exists: a failed render must not leave cache headers on a 500
     return assets.raster(served, size, format).then((out) => {
-      // a render failure served the placeholder: its headers replace the artwork's
-      if (out.source !== served) commonHeaders(set, out.source, out.etag);
+      commonHeaders(set, out.source, out.etag);
+      set.headers["content-type"] = `image/${format}`;
       return out.bytes;
     });
   }
