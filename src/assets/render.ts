@@ -76,6 +76,21 @@ export function squareFrame(
   return svg.slice(0, start) + (selfClosing ? `${tag}</svg>` : tag) + svg.slice(end);
 }
 
+/**
+ * Premultiplied RGBA (resvg's pixels) to straight RGBA, in place, rounding exactly as resvg's
+ * PNG encoder (tiny-skia) does, so a lossless WebP decodes to the PNG's pixels exactly.
+ */
+export function demultiply(pixels: Uint8Array): Uint8Array {
+  for (let i = 0; i < pixels.length; i += 4) {
+    const a = pixels[i + 3] as number;
+    if (a === 255 || a === 0) continue;
+    const f = a / 255;
+    for (let c = i; c < i + 3; c++)
+      pixels[c] = Math.min(255, Math.floor((pixels[c] as number) / f + 0.5));
+  }
+  return pixels;
+}
+
 /** Render `svg` into a size x size PNG or WebP (transparent background, artwork centered). */
 export async function renderRaster(
   svg: string,
@@ -95,10 +110,10 @@ export async function renderRaster(
   if (format === "png") return new Uint8Array(image.asPng());
   sharp ??= import("sharp").then((m) => m.default);
   const encoder = await sharp;
-  const webp = await encoder(image.pixels, {
-    raw: { width: image.width, height: image.height, channels: 4, premultiplied: true },
+  const webp = await encoder(demultiply(image.pixels), {
+    raw: { width: image.width, height: image.height, channels: 4 },
   })
-    .webp({ lossless: true, effort: 2 })
+    .webp({ lossless: true, exact: true, effort: 2 })
     .toBuffer();
   // a copy in a plain ArrayBuffer: sharp's Buffer memory cannot be transferred between threads
   return new Uint8Array(webp);

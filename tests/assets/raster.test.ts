@@ -24,9 +24,7 @@ beforeAll(async () => {
   t = await makeApp();
   free = await t.key("free");
   pro = await t.key("pro");
-  // a simple-icons mono mark, as before the build derived mono marks for iconify-only brands
-  // (the first brand with mono and color became 100tb, whose color WebP is off by one from
-  // the PNG on semi-transparent edge pixels: see the lossless WebP test)
+  // a simple-icons mono mark (the build also derives mono marks for iconify-only brands)
   brand = findBrand(
     t,
     (b) => has(b, "mono", "color") && b.variants.mono?.source === "simple-icons",
@@ -192,6 +190,23 @@ describe("GET /v1/webp/{slug}", () => {
     const a = await sharp(bytes).raw().toBuffer();
     const b = await sharp(png.bytes).raw().toBuffer();
     expect(a.equals(b)).toBe(true);
+  });
+
+  test("decodes to exactly the PNG's pixels, semi-transparent edges included", async () => {
+    const colorful = t.deps.catalog
+      .all()
+      .filter((b) => has(b, "color"))
+      .slice(0, 12);
+    let edgePixels = 0;
+    for (const b of colorful) {
+      const webp = await get(`/v1/webp/${b.slug}?variant=color&size=96`);
+      const png = await get(`/v1/png/${b.slug}?variant=color&size=96`);
+      const a = await sharp(webp.bytes).ensureAlpha().raw().toBuffer();
+      const p = await sharp(png.bytes).ensureAlpha().raw().toBuffer();
+      for (let i = 3; i < p.length; i += 4) if (p[i]! > 0 && p[i]! < 255) edgePixels++;
+      expect({ slug: b.slug, equal: a.equals(p) }).toEqual({ slug: b.slug, equal: true });
+    }
+    expect(edgePixels).toBeGreaterThan(100); // anti-aliased edges were part of the comparison
   });
 
   test("same validation and tier rules as PNG", async () => {
