@@ -21,10 +21,10 @@ export function createApp(deps: Deps) {
     upgradeUrl: deps.config.UPGRADE_URL,
     verifyBearer: deps.verifyBearer,
   };
-  // normalize: false — responses are built field by field from the schemas already, and
-  // Elysia's normalizer (exact-mirror) wrongly rejects Record<…, Union<Object, Null>> beside an
-  // Integer (the batch response). Response schemas are still validated.
-  const app = new Elysia({ normalize: false })
+  // normalize: "typebox" — unknown query parameters (cache-busters such as ?v=2) are ignored
+  // and undeclared response fields are stripped. Elysia's default normalizer (exact-mirror)
+  // wrongly rejects Record<…, Union<Object, Null>> beside an Integer (the batch response).
+  const app = new Elysia({ normalize: "typebox" })
     .use(errorPlugin)
     .use(securityHeaders)
     .use(

@@ -70,6 +70,12 @@ describe("GET /v1/catalog", () => {
     expect(past.total).toBe(total);
   });
 
+  test("unknown query parameters (cache-busters) are ignored", async () => {
+    const res = await t.get("/v1/catalog?limit=2&v=123", free);
+    expect(res.status).toBe(200);
+    expect((await res.json()).items).toHaveLength(2);
+  });
+
   test("limit bounds 1 and 200 are accepted", async () => {
     expect((await (await t.get("/v1/catalog?limit=1", free)).json()).items).toHaveLength(1);
     expect((await (await t.get("/v1/catalog?limit=200", free)).json()).items).toHaveLength(200);
