@@ -3,6 +3,7 @@ import { appendFileSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { setLogLevel } from "../../src/platform/log";
 import { EmbeddedUsageStore, readEventFile } from "../../src/store/embedded/usage";
+import { eventLine } from "../../src/usage/serialize";
 import { tempDir } from "../helpers";
 import { collect, event } from "./util";
 
@@ -47,11 +48,11 @@ describe("embedded usage log", () => {
       "2025-02-01.jsonl",
     ]);
     const text = readFileSync(join(dir, "events", "2025-01-31.jsonl"), "utf8");
-    expect(text).toBe(`${JSON.stringify(a)}\n`);
+    expect(text).toBe(eventLine(a));
     const c = event({ ts: "2025-01-31T10:00:00.000Z" });
     await s.append([c]);
     expect(readFileSync(join(dir, "events", "2025-01-31.jsonl"), "utf8")).toBe(
-      `${JSON.stringify(a)}\n${JSON.stringify(c)}\n`,
+      `${eventLine(a)}${eventLine(c)}`,
     );
   });
 
@@ -117,7 +118,7 @@ describe("embedded usage log", () => {
       after.id,
     ]);
     expect(readFileSync(file, "utf8")).toBe(
-      `${ok.map((e) => JSON.stringify(e)).join("\n")}\n${torn}\n${JSON.stringify(after)}\n`,
+      `${ok.map(eventLine).join("")}${torn}\n${eventLine(after)}`,
     );
   });
 

@@ -1,0 +1,44 @@
+import { describe, expect, test } from "bun:test";
+import { newId } from "../../src/platform/ids";
+import type { UsageEvent } from "../../src/usage/port";
+import { eventLine } from "../../src/usage/serialize";
+
+const base: UsageEvent = {
+  id: newId(),
+  ts: "2026-11-22T10:00:00.123Z",
+  day: "2026-11-22",
+  accountId: newId(),
+  keyId: "0123456789abcdef",
+  tier: "free",
+  bucket: "svg",
+  route: "/v1/svg/:slug",
+  slug: "github",
+  variant: "mono",
+  status: 200,
+  latencyMs: 1.25,
+};
+
+describe("eventLine", () => {
+  test("is one line of JSON that parses back to the event", () => {
+    const line = eventLine(base);
+    expect(line.endsWith("\n")).toBe(true);
+    expect(line.slice(0, -1)).not.toContain("\n");
+    expect(JSON.parse(line)).toEqual(base);
+  });
+
+  test.each([
+    ['a "quoted" slug', 'x"y'],
+    ["a backslash", "a\\b"],
+    ["a newline", "a\nb"],
+    ["unicode", "bücher✓"],
+    ["a control character", "a\u0001b"],
+  ])("escapes %s like JSON.stringify", (_name, slug) => {
+    const e = { ...base, slug, variant: null, keyId: "" };
+    expect(JSON.parse(eventLine(e))).toEqual(e);
+    expect(eventLine(e).slice(0, -1)).not.toContain("\n");
+  });
+
+  test("non-finite numbers become null instead of invalid JSON", () => {
+    expect(JSON.parse(eventLine({ ...base, latencyMs: Number.NaN })).latencyMs).toBeNull();
+  });
+});
