@@ -1,5 +1,5 @@
-import { type TSchema, t } from "elysia";
-import { ErrorBody, RateLimitedBody } from "../catalog/model";
+import { t } from "elysia";
+import { jsonResponse, RateLimitedBody } from "../catalog/model";
 import { VARIANTS, type Variant } from "../catalog/types";
 import { queryEnum, queryInt } from "../http/params";
 
@@ -50,10 +50,7 @@ const IMAGE_HEADERS = {
 
 /** OpenAPI `responses` for an image route (Elysia cannot infer media types of raw bytes). */
 export function imageResponses(mediaType: string) {
-  const error = (description: string, schema: TSchema = ErrorBody) => ({
-    description,
-    content: { "application/json": { schema } },
-  });
+  const error = jsonResponse;
   return {
     200: {
       description: "The artwork (or the generic placeholder)",

@@ -6,6 +6,7 @@ import {
   BatchBody,
   BatchResponse,
   ErrorBody,
+  jsonResponse,
   ListQuery,
   RateLimitedBody,
   ServiceListResponse,
@@ -60,19 +61,37 @@ export function catalogController(deps: AuthDeps & { catalog: CatalogService }) 
     )
     .get(
       "/:slug",
-      ({ params }) => {
-        // Pre-serialized bytes of a view that matches ServiceResponse (every view of the
-        // catalog is checked against the schema in tests/catalog/routes.test.ts).
+      ({ params, set }) => {
+        // Pre-serialized JSON of a view that matches ServiceResponse (every view of the catalog
+        // is checked against the schema in tests/catalog/routes.test.ts); answering text rather
+        // than a Response lets Elysia build the response once, with the headers already set.
         const json = catalog.viewJson(params.slug);
         if (json === null)
           throw notFound("service_not_found", `No catalog entry with slug "${params.slug}".`);
-        return new Response(json, { headers: { "content-type": "application/json" } });
+        set.headers["content-type"] = "application/json";
+        return json;
       },
       {
         metered: "catalog",
         params: t.Object({ slug: t.String({ maxLength: 200 }) }),
-        response: { 200: ServiceResponse, 404: ErrorBody, ...errors },
-        detail: { summary: "One catalog entry by slug" },
+        // 200 is the pre-serialized ServiceResponse (see above): validated as text here,
+        // documented with its JSON schema below
+        response: { 200: t.String(), 404: ErrorBody, ...errors },
+        detail: {
+          summary: "One catalog entry by slug",
+          description:
+            "The catalog entry (ServiceResponse, svgVariants null, no SVG markup). Slugs are matched case-insensitively. Unknown slug: 404 service_not_found. Counts against the catalog bucket.",
+          responses: {
+            200: jsonResponse("The catalog entry", ServiceResponse),
+            401: jsonResponse("invalid_api_key: missing or invalid X-API-Key"),
+            404: jsonResponse("service_not_found: no catalog entry with this slug"),
+            422: jsonResponse("validation_error: slug longer than 200 characters"),
+            429: jsonResponse(
+              "rate_limit_exceeded: the catalog bucket's daily limit is reached",
+              RateLimitedBody,
+            ),
+          },
+        },
       },
     );
 }

@@ -1,4 +1,4 @@
-import { t } from "elysia";
+import { type TSchema, t } from "elysia";
 import { queryInt } from "../http/params";
 
 const Hex = t.String({ pattern: "^[0-9a-f]{6}$", description: "6 hex characters, no leading #" });
@@ -77,3 +77,8 @@ export const RateLimitedBody = t.Object({
   reset_in_seconds: t.Integer(),
   upgrade_url: t.String(),
 });
+
+/** An OpenAPI response entry with a JSON body (for routes that document `responses` by hand). */
+export function jsonResponse(description: string, schema: TSchema = ErrorBody) {
+  return { description, content: { "application/json": { schema } } };
+}
