@@ -75,6 +75,16 @@ export async function makeApp(
   };
 }
 
+/** Create an enterprise account with custom daily limits through POST /admin/keys. */
+export async function createEnterprise(t: TestApp, limits: Record<string, number | null>) {
+  const r = await t.req("/admin/keys", {
+    method: "POST",
+    headers: { authorization: `Bearer ${ADMIN_TOKEN}`, "content-type": "application/json" },
+    body: JSON.stringify({ tier: "enterprise", limits }),
+  });
+  return (await r.json()) as { accountId: string; apiKey: string };
+}
+
 /**
  * A bearer-token verifier stand-in until the accounts issue lands: the token "acct:<id>"
  * authenticates as that account (key id null), anything else is refused.

@@ -1,16 +1,9 @@
 import { afterAll, beforeAll, describe, expect, spyOn, test } from "bun:test";
-import { ADMIN_TOKEN, freePort, makeApp, type TestApp } from "../helpers";
+import { createEnterprise, freePort, makeApp, type TestApp } from "../helpers";
 import { type RedisHarness, startRedisHarness } from "./redis-harness";
 
 /** Fail-open: the counter store dies, hangs or was never configured; requests keep being served. */
-async function enterprise(t: TestApp, limits: Record<string, number | null>) {
-  const r = await t.req("/admin/keys", {
-    method: "POST",
-    headers: { authorization: `Bearer ${ADMIN_TOKEN}`, "content-type": "application/json" },
-    body: JSON.stringify({ tier: "enterprise", limits }),
-  });
-  return (await r.json()) as { accountId: string; apiKey: string };
-}
+const enterprise = createEnterprise;
 
 describe("redis-server killed mid-run", () => {
   let h: RedisHarness;

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { ADMIN_TOKEN, makeApp, type TestApp, tempDir } from "../helpers";
+import { ADMIN_TOKEN, createEnterprise, makeApp, type TestApp, tempDir } from "../helpers";
 import { type RedisHarness, startRedisHarness } from "./redis-harness";
 
 /** The app with the Upstash counter store, through scripts/upstash-local.ts, on a real redis-server. */
@@ -11,14 +11,7 @@ afterAll(async () => {
   await h.stop();
 });
 
-async function enterprise(t: TestApp, limits: Record<string, number | null>) {
-  const r = await t.req("/admin/keys", {
-    method: "POST",
-    headers: { authorization: `Bearer ${ADMIN_TOKEN}`, "content-type": "application/json" },
-    body: JSON.stringify({ tier: "enterprise", limits }),
-  });
-  return (await r.json()) as { accountId: string; apiKey: string };
-}
+const enterprise = createEnterprise;
 
 describe("Upstash counter store behind the real app", () => {
   let t: TestApp;
