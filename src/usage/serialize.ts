@@ -8,12 +8,14 @@ const num = (n: number) => (Number.isFinite(n) ? String(n) : "null");
 
 /**
  * One usage event as a JSONL line: the same JSON as JSON.stringify, about 4x faster on the
- * logging hot path (fixed field order, escaping only where a value needs it).
+ * logging hot path. Fields the service mints itself (ids, times, enums, route patterns) are
+ * written as they are when they hold only plain characters; the others (the slug and variant,
+ * which come from the request) are escaped where needed.
  */
 export function eventLine(e: UsageEvent): string {
   return (
-    `{"id":${str(e.id)},"ts":${str(e.ts)},"day":${str(e.day)},"accountId":${str(e.accountId)},` +
-    `"keyId":${str(e.keyId)},"tier":${str(e.tier)},"bucket":${str(e.bucket)},` +
+    `{"id":${str(e.id)},"ts":"${e.ts}","day":"${e.day}","accountId":${str(e.accountId)},` +
+    `"keyId":${str(e.keyId)},"tier":"${e.tier}","bucket":"${e.bucket}",` +
     `"route":${str(e.route)},"slug":${strOrNull(e.slug)},"variant":${strOrNull(e.variant)},` +
     `"status":${num(e.status)},"latencyMs":${num(e.latencyMs)}}\n`
   );
