@@ -1,4 +1,5 @@
 import { log } from "../platform/log";
+import { contrastTextColor } from "./colors";
 import type { CatalogSource } from "./port";
 import type { Brand, BuiltCatalog } from "./types";
 
@@ -18,13 +19,18 @@ export interface ServiceView {
   _notice: string;
 }
 
+/** Black or white text on the brand color: the stored value, else derived from brandColor. */
+export function contrastOf(b: Pick<Brand, "brandColor" | "contrastTextColor">): string | null {
+  return b.contrastTextColor ?? (b.brandColor ? contrastTextColor(b.brandColor) : null);
+}
+
 /** CSS custom properties, always derived from the same fields the response carries. */
 export function cssVars(b: Pick<Brand, "brandColor" | "darkModeColor" | "contrastTextColor">) {
   if (!b.brandColor) return null;
   return {
     "--brand-color": `#${b.brandColor}`,
     "--brand-color-dark": `#${b.darkModeColor ?? b.brandColor}`,
-    "--brand-color-contrast": `#${b.contrastTextColor ?? "000000"}`,
+    "--brand-color-contrast": `#${contrastOf(b)}`,
   };
 }
 

@@ -3,8 +3,7 @@
  * (the catalog build settles clashes); a host resolves to the brand of the most specific
  * domain on its chain (see lookupChain).
  */
-import { contrastTextColor } from "../colors";
-import { cssVars, NOTICE } from "../service";
+import { contrastOf, cssVars, NOTICE } from "../service";
 import { type Brand, VARIANTS, type Variant } from "../types";
 import { lookupChain, normalizeHost } from "./domain";
 
@@ -30,7 +29,6 @@ export interface BrandView {
 
 /** The BrandResponse of a brand: variants in the fixed order mono, color, dark, light, wordmark, icon. */
 export function toBrandView(b: Brand): BrandView {
-  const contrast = b.contrastTextColor ?? (b.brandColor ? contrastTextColor(b.brandColor) : null);
   return {
     id: b.id,
     slug: b.slug,
@@ -40,8 +38,8 @@ export function toBrandView(b: Brand): BrandView {
     verified: b.verifiedAt !== null,
     verifiedAt: b.verifiedAt,
     variants: VARIANTS.filter((v) => b.variants[v] !== undefined),
-    contrastTextColor: contrast,
-    _css: cssVars({ ...b, contrastTextColor: contrast }),
+    contrastTextColor: contrastOf(b),
+    _css: cssVars(b),
     _notice: NOTICE,
   };
 }
