@@ -3,7 +3,6 @@ import { createEnterprise, freePort, makeApp, type TestApp } from "../helpers";
 import { type RedisHarness, startRedisHarness } from "./redis-harness";
 
 /** Fail-open: the counter store dies, hangs or was never configured; requests keep being served. */
-const enterprise = createEnterprise;
 
 describe("redis-server killed mid-run", () => {
   let h: RedisHarness;
@@ -20,7 +19,7 @@ describe("redis-server killed mid-run", () => {
   test(
     "requests are served unenforced while it is down, enforcement resumes when it is back",
     async () => {
-      const acct = await enterprise(t, { catalog: 3 });
+      const acct = await createEnterprise(t, { catalog: 3 });
       for (let i = 0; i < 2; i++) {
         const r = await t.get("/v1/catalog/github", acct.apiKey);
         expect(r.status).toBe(200);

@@ -11,8 +11,6 @@ afterAll(async () => {
   await h.stop();
 });
 
-const enterprise = createEnterprise;
-
 describe("Upstash counter store behind the real app", () => {
   let t: TestApp;
   beforeAll(async () => {
@@ -45,7 +43,7 @@ describe("Upstash counter store behind the real app", () => {
   });
 
   test("concurrent requests never push used past the limit", async () => {
-    const acct = await enterprise(t, { catalog: 10 });
+    const acct = await createEnterprise(t, { catalog: 10 });
     const results = await Promise.all(
       Array.from({ length: 30 }, () => t.get("/v1/catalog/github", acct.apiKey)),
     );
@@ -58,7 +56,7 @@ describe("Upstash counter store behind the real app", () => {
   });
 
   test("key regeneration carries the day's counts in Redis", async () => {
-    const acct = await enterprise(t, { catalog: 5 });
+    const acct = await createEnterprise(t, { catalog: 5 });
     for (let i = 0; i < 4; i++) await t.get("/v1/catalog/github", acct.apiKey);
     const r = await t.req(`/admin/accounts/${acct.accountId}/keys`, {
       method: "POST",
@@ -77,7 +75,7 @@ describe("two service instances on one counter store", () => {
     const b = await makeApp({ ...h.env, DATA_DIR: dataDir });
     try {
       expect(a.deps.quota).not.toBe(b.deps.quota);
-      const acct = await enterprise(a, { catalog: 6 });
+      const acct = await createEnterprise(a, { catalog: 6 });
       const statuses: number[] = [];
       for (let i = 0; i < 10; i++) {
         const app = i % 2 === 0 ? a : b;
