@@ -1,4 +1,5 @@
-import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
+import { randomBytes, timingSafeEqual } from "node:crypto";
+import { sha256Hex } from "../platform/hash";
 
 /**
  * API keys look like `bak_<keyId>_<secret>`: keyId is 16 hex characters (public, used to find
@@ -14,8 +15,7 @@ export function generateKey(): { keyId: string; apiKey: string; hash: string; pr
   return { keyId, apiKey, hash: hashKey(apiKey), prefix: apiKey.slice(0, 24) };
 }
 
-export const hashKey = (apiKey: string): string =>
-  createHash("sha256").update(apiKey).digest("hex");
+export const hashKey = (apiKey: string): string => sha256Hex(apiKey);
 
 /** The key id of a well-formed key, or null. */
 export function parseKeyId(apiKey: string): string | null {

@@ -102,6 +102,15 @@ export class AccountService {
     return this.store.getAccount(accountId);
   }
 
+  /**
+   * The principal of a key checked within the cache's lifetime, answered synchronously (the
+   * request hot path); undefined when the key is not in the cache (ask `verifyKey`).
+   */
+  cachedKey(apiKey: string): Principal | undefined {
+    const cached = this.cache.get(hashKey(apiKey));
+    return cached && cached.expires > this.now() ? cached.principal : undefined;
+  }
+
   /** The principal for an API key, or null when the key is malformed, unknown or revoked. */
   async verifyKey(apiKey: string | null | undefined): Promise<Principal | null> {
     if (!apiKey) return null;

@@ -118,4 +118,29 @@ describe("API keys", () => {
     for (let i = 0; i < 10; i++) await svc.verifyKey(issued.apiKey);
     expect(lookups).toBe(1);
   });
+
+  test("cachedKey answers from the cache only, and forgets regenerated keys", async () => {
+    const svc = new AccountService(new EmbeddedAccountStore(dir()), 30_000);
+    const issued = await svc.createAccountWithKey({ tier: "pro" });
+    expect(svc.cachedKey(issued.apiKey)).toBeUndefined();
+    await svc.verifyKey(issued.apiKey);
+    expect(svc.cachedKey(issued.apiKey)).toMatchObject({
+      accountId: issued.accountId,
+      tier: "pro",
+    });
+    expect(svc.cachedKey(`${issued.apiKey.slice(0, -1)}x`)).toBeUndefined();
+    await svc.regenerateKey(issued.accountId);
+    expect(svc.cachedKey(issued.apiKey)).toBeUndefined();
+  });
+
+  test("cache entries expire after the TTL", async () => {
+    let t = 1_000_000;
+    const svc = new AccountService(new EmbeddedAccountStore(dir()), 30_000, () => t);
+    const issued = await svc.createAccountWithKey({ tier: "free" });
+    await svc.verifyKey(issued.apiKey);
+    t += 29_999;
+    expect(svc.cachedKey(issued.apiKey)).toBeDefined();
+    t += 2;
+    expect(svc.cachedKey(issued.apiKey)).toBeUndefined();
+  });
 });

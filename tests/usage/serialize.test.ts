@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { newId } from "../../src/platform/ids";
 import type { UsageEvent } from "../../src/usage/port";
-import { eventLine } from "../../src/usage/serialize";
+import { eventLine, eventLines } from "../../src/usage/serialize";
 
 const base: UsageEvent = {
   id: newId(),
@@ -40,5 +40,36 @@ describe("eventLine", () => {
 
   test("non-finite numbers become null instead of invalid JSON", () => {
     expect(JSON.parse(eventLine({ ...base, latencyMs: Number.NaN })).latencyMs).toBeNull();
+  });
+});
+
+describe("eventLines", () => {
+  test("one line per event, each the event's own JSON, in order", () => {
+    const events = [base, { ...base, id: newId(), slug: null }, { ...base, id: newId() }];
+    const text = eventLines(events);
+    expect(text).toBe(events.map((e) => `${JSON.stringify(e)}\n`).join(""));
+    expect(
+      text
+        .split("\n")
+        .slice(0, -1)
+        .map((l) => JSON.parse(l)),
+    ).toEqual(events);
+    expect(eventLines([])).toBe("");
+  });
+
+  test("a value that looks like an object boundary stays inside its line", () => {
+    const tricky = ['},{"id":"x', '"},{"id":', "}\n{", '\\"},{\\"id\\":'];
+    const events = tricky.map((slug) => ({ ...base, id: newId(), slug, variant: slug }));
+    const lines = eventLines(events).split("\n").slice(0, -1);
+    expect(lines).toHaveLength(events.length);
+    expect(lines.map((l) => JSON.parse(l))).toEqual(events);
+  });
+
+  test("fields are written in one fixed order, id first, whatever the object's key order", () => {
+    const { id, ...rest } = base;
+    const reordered = { ...rest, id } as UsageEvent;
+    const extra = { ...base, secret: "x" } as UsageEvent;
+    const text = eventLines([reordered, extra]);
+    expect(text).toBe(`${JSON.stringify(base)}\n${JSON.stringify(base)}\n`);
   });
 });

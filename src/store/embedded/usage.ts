@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { log } from "../../platform/log";
 import { DailyProjection, isUsageEvent } from "../../usage/daily";
 import type { UsageEvent, UsageEventStore } from "../../usage/port";
-import { eventLine } from "../../usage/serialize";
+import { eventLines } from "../../usage/serialize";
 
 const DAY_FILE = /^(\d{4}-\d{2}-\d{2})\.jsonl$/;
 /** days whose event ids stay in memory for de-duplication (older days are read on demand) */
@@ -149,7 +149,7 @@ export class EmbeddedUsageStore implements UsageEventStore {
             return true;
           });
       if (toWrite.length === 0) continue;
-      await this.write(day, toWrite.map(eventLine).join(""));
+      await this.write(day, eventLines(toWrite));
       for (const e of toWrite) {
         ids?.add(e.id);
         this.projection.add(e);
