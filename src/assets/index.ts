@@ -105,12 +105,12 @@ export function assetsController(deps: AuthDeps & { assets: AssetService }) {
     .use(authPlugin(deps))
     .get(
       "/svg/:slug",
-      ({ params, query, principal, headers, set }) => {
+      ({ params, query, principal, request, set }) => {
         const served = assets.resolve(params.slug, query.variant ?? "mono", principal.tier);
         if (!served) throw notFoundSlug(params.slug);
         const etag = svgEtag(served);
         commonHeaders(set, served, etag);
-        if (etagMatches(headers["if-none-match"], etag)) {
+        if (etagMatches(request.headers.get("if-none-match") ?? undefined, etag)) {
           set.status = 304;
           return null;
         }
@@ -131,8 +131,15 @@ export function assetsController(deps: AuthDeps & { assets: AssetService }) {
     )
     .get(
       "/png/:slug",
-      ({ params, query, principal, headers, set }) =>
-        raster("png", params.slug, query, principal.tier, headers["if-none-match"], set),
+      ({ params, query, principal, request, set }) =>
+        raster(
+          "png",
+          params.slug,
+          query,
+          principal.tier,
+          request.headers.get("if-none-match") ?? undefined,
+          set,
+        ),
       {
         metered: "png",
         params: SlugParams,
@@ -147,8 +154,15 @@ export function assetsController(deps: AuthDeps & { assets: AssetService }) {
     )
     .get(
       "/webp/:slug",
-      ({ params, query, principal, headers, set }) =>
-        raster("webp", params.slug, query, principal.tier, headers["if-none-match"], set),
+      ({ params, query, principal, request, set }) =>
+        raster(
+          "webp",
+          params.slug,
+          query,
+          principal.tier,
+          request.headers.get("if-none-match") ?? undefined,
+          set,
+        ),
       {
         metered: "webp",
         params: SlugParams,

@@ -17,21 +17,23 @@ export interface AuthDeps {
   verifyBearer?: (token: string) => Promise<Principal | null>;
 }
 
-type HeaderBag = Record<string, string | undefined>;
-
-/** The caller, from X-API-Key or (where the route allows it) a bearer token; else 401. */
+/**
+ * The caller, from X-API-Key or (where the route allows it) a bearer token; else 401.
+ * Takes the request's Headers (not Elysia's `headers` object: a hook that reads `headers`
+ * makes Elysia copy every header of every request on the route).
+ */
 export async function authenticate(
   deps: Pick<AuthDeps, "accounts" | "verifyBearer">,
-  headers: HeaderBag,
+  headers: Headers,
   allowBearer: boolean,
 ): Promise<Principal> {
-  const key = headers["x-api-key"];
+  const key = headers.get("x-api-key");
   if (key) {
     const p = await deps.accounts.verifyKey(key.trim());
     if (p) return p;
     throw invalidApiKey();
   }
-  const auth = headers.authorization;
+  const auth = headers.get("authorization");
   if (allowBearer && deps.verifyBearer && auth?.toLowerCase().startsWith("bearer ")) {
     const p = await deps.verifyBearer(auth.slice(7).trim());
     if (p) return p;
@@ -39,13 +41,17 @@ export async function authenticate(
   throw invalidApiKey();
 }
 
-export function rateLimitHeaders(d: QuotaDecision): Record<string, string> {
-  const h: Record<string, string> = { "x-ratelimit-reset": String(d.resetSeconds) };
+/** X-RateLimit-* of a decision, written into `into` (a response's headers) or a new object. */
+export function rateLimitHeaders(
+  d: QuotaDecision,
+  into: Record<string, string | number> = {},
+): Record<string, string> {
+  into["x-ratelimit-reset"] = String(d.resetSeconds);
   if (d.limit !== null) {
-    h["x-ratelimit-limit"] = String(d.limit);
-    h["x-ratelimit-remaining"] = String(Math.max(0, d.remaining ?? 0));
+    into["x-ratelimit-limit"] = String(d.limit);
+    into["x-ratelimit-remaining"] = String(Math.max(0, d.remaining ?? 0));
   }
-  return h;
+  return into as Record<string, string>;
 }
 
 export function rateLimited(
@@ -65,8 +71,15 @@ export function rateLimited(
 
 const TIER_LABEL = (p: Principal) => `${p.tier} tier`;
 
-/** What `metered` hands from its resolve to its afterResponse. */
+/** The caller of a key checked within the last few seconds: no promise on the hot path. */
+function knownCaller(deps: Pick<AuthDeps, "accounts">, headers: Headers): Principal | undefined {
+  const key = headers.get("x-api-key");
+  return key ? deps.accounts.cachedKey(key.trim()) : undefined;
+}
+
+/** What `metered` hands from its resolve to its afterResponse, per in-flight request. */
 interface Meter {
+  principal: Principal;
   bucket: Bucket;
   started: number;
   /** when the unit was consumed (a refund goes to the same UTC day) */
@@ -75,8 +88,7 @@ interface Meter {
   counted: boolean;
 }
 
-/** What `metered` hands from its resolve to its afterResponse, per in-flight request. */
-const meters = new WeakMap<Request, { principal: Principal; meter: Meter }>();
+const meters = new WeakMap<Request, Meter>();
 
 /** The authenticated caller of each in-flight request (set in transform, read in resolve). */
 const callers = new WeakMap<Request, Principal>();
@@ -99,20 +111,32 @@ export function authPlugin(deps: AuthDeps) {
     // Credentials are checked in `transform`, which runs before schema validation, so an
     // unauthenticated request is always 401, never a 422 that reveals the route's rules.
     apiKey: {
-      async transform({ request, headers }) {
-        callers.set(request, await authenticate(deps, headers, false));
+      async transform({ request }) {
+        const { headers } = request;
+        callers.set(
+          request,
+          knownCaller(deps, headers) ?? (await authenticate(deps, headers, false)),
+        );
       },
       resolve: ({ request }) => ({ principal: callerOf(request) }),
     },
     keyOrBearer: {
-      async transform({ request, headers }) {
-        callers.set(request, await authenticate(deps, headers, true));
+      async transform({ request }) {
+        const { headers } = request;
+        callers.set(
+          request,
+          knownCaller(deps, headers) ?? (await authenticate(deps, headers, true)),
+        );
       },
       resolve: ({ request }) => ({ principal: callerOf(request) }),
     },
     metered: (bucket: Bucket) => ({
-      async transform({ request, headers }) {
-        callers.set(request, await authenticate(deps, headers, false));
+      async transform({ request }) {
+        const { headers } = request;
+        callers.set(
+          request,
+          knownCaller(deps, headers) ?? (await authenticate(deps, headers, false)),
+        );
       },
       // Hooks destructure their context (no whole-`ctx` use): Elysia then compiles only what
       // they read (e.g. no cookie parsing) on every metered route.
@@ -120,10 +144,17 @@ export function authPlugin(deps: AuthDeps) {
         const started = performance.now();
         const principal = callerOf(request);
         const at = new Date();
-        const decision = await deps.quota.consume(principal, bucket, at);
-        const meter: Meter = { bucket, started, at, counted: decision.counted !== false };
+        const pending = deps.quota.consume(principal, bucket, at);
+        // an in-process counter store decides synchronously: no promise on the hot path
+        const decision = pending instanceof Promise ? await pending : pending;
         // afterResponse records refusals as usage events too (status 429)
-        meters.set(request, { principal, meter });
+        meters.set(request, {
+          principal,
+          bucket,
+          started,
+          at,
+          counted: decision.counted !== false,
+        });
         if (!decision.allowed)
           throw rateLimited(
             `Daily limit of ${decision.limit} ${bucket} requests reached for the ${TIER_LABEL(principal)}. ` +
@@ -132,30 +163,30 @@ export function authPlugin(deps: AuthDeps) {
             deps.upgradeUrl,
             rateLimitHeaders(decision),
           );
-        Object.assign(set.headers, rateLimitHeaders(decision));
-        return { principal, meter };
+        rateLimitHeaders(decision, set.headers);
+        return { principal };
       },
       afterResponse({ request, set, params, query, route }) {
         const m = meters.get(request);
         if (!m) return;
-        const { principal, meter } = m;
+        const { principal } = m;
         const status = typeof set.status === "number" ? set.status : 200;
         // outcome rule (docs/quota.md): server errors give their unit back
-        if (status >= 500 && meter.counted)
-          void deps.quota.refund(principal, meter.bucket, meter.at).catch(() => {});
+        if (status >= 500 && m.counted)
+          void deps.quota.refund(principal, m.bucket, m.at).catch(() => {});
         const p = params as Record<string, string> | undefined;
         const q = query as Record<string, unknown> | undefined;
         deps.usage.record({
-          ts: new Date().toISOString(),
+          ts: m.at.toISOString(),
           accountId: principal.accountId,
           keyId: principal.keyId ?? "",
           tier: principal.tier,
-          bucket: meter.bucket,
+          bucket: m.bucket,
           route,
           slug: p?.slug ?? null,
           variant: typeof q?.variant === "string" ? q.variant : null,
           status,
-          latencyMs: Math.round((performance.now() - meter.started) * 100) / 100,
+          latencyMs: Math.round((performance.now() - m.started) * 100) / 100,
         });
       },
     }),
@@ -205,10 +236,10 @@ export function rateLimitPlugin(deps: RateLimitDeps) {
     // Both run in transform (before schema validation), like the auth macros: every attempt
     // counts, malformed ones included.
     accountRateLimit: (policy: RatePolicy) => ({
-      async transform({ headers, request, server }) {
+      async transform({ request, server }) {
         let principal: Principal | null = null;
         try {
-          principal = await authenticate(authDeps, headers, true);
+          principal = await authenticate(authDeps, request.headers, true);
         } catch (err) {
           if (!(err instanceof ApiError)) throw err;
         }

@@ -16,6 +16,11 @@ export interface CounterStore {
    * nothing, so a counter never passes its limit.
    */
   consume(key: string, limit: number | null, expireAt: number): Promise<ConsumeResult>;
+  /**
+   * The same, answered synchronously: only stores in this process's memory have it (the
+   * metered hot path then needs no promise at all).
+   */
+  consumeNow?(key: string, limit: number | null, expireAt: number): ConsumeResult;
   /** subtract 1 (a refund), never below 0 */
   release(key: string): Promise<void>;
   /** current values, 0 for missing or expired keys, in the order asked */

@@ -39,6 +39,10 @@ export class MemoryCounterStore implements CounterStore {
   }
 
   async consume(key: string, limit: number | null, expireAt: number): Promise<ConsumeResult> {
+    return this.consumeNow(key, limit, expireAt);
+  }
+
+  consumeNow(key: string, limit: number | null, expireAt: number): ConsumeResult {
     const t = this.now();
     this.sweep(t);
     const e = this.live(key, t);

@@ -19,7 +19,8 @@ export interface QuotaDecision {
 
 /** The gate every metered route passes through. Implementation: QuotaService (quota/service.ts). */
 export interface QuotaGate {
-  consume(principal: Principal, bucket: Bucket, now?: Date): Promise<QuotaDecision>;
+  /** a decision, synchronous when the counter store is in this process */
+  consume(principal: Principal, bucket: Bucket, now?: Date): QuotaDecision | Promise<QuotaDecision>;
   /** give back one unit (the request ended in a server error) */
   refund(principal: Principal, bucket: Bucket, now?: Date): Promise<void>;
 }

@@ -4,7 +4,10 @@ import type { Bucket, Tier } from "../quota/limits";
 export interface UsageEvent {
   /** UUIDv7: unique and time-sortable; a replay with the same id is ignored */
   id: string;
-  /** ISO 8601 UTC timestamp of the response */
+  /**
+   * ISO 8601 UTC time the request was metered (its quota unit consumed), so `day` is the day
+   * whose counter it counted against, even for a request that straddles midnight
+   */
   ts: string;
   /** UTC day of ts, YYYY-MM-DD */
   day: string;

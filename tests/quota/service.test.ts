@@ -1,6 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import type { Principal } from "../../src/accounts/model";
 import { dailyKey, utcDay } from "../../src/quota/counter-store";
+import { CounterGuard } from "../../src/quota/guard";
 import { MemoryCounterStore } from "../../src/quota/memory-store";
 import { countsAgainstQuota, QuotaService } from "../../src/quota/service";
 
@@ -21,6 +22,20 @@ describe("QuotaService", () => {
     });
     const internal = await q.consume({ ...free("k2"), tier: "internal" }, "search", now);
     expect(internal).toMatchObject({ allowed: true, limit: null, remaining: null, counted: true });
+  });
+
+  test("an in-process store decides synchronously; a guarded remote one through a promise", async () => {
+    const q = new QuotaService(new MemoryCounterStore());
+    const d = q.consume(free("k1"), "svg", now);
+    expect(d).not.toBeInstanceOf(Promise);
+    expect(d).toMatchObject({ allowed: true, limit: 50, remaining: 49 });
+    const guarded = new QuotaService(
+      new MemoryCounterStore(),
+      new CounterGuard({ timeoutMs: 100 }),
+    );
+    const p = guarded.consume(free("k1"), "svg", now);
+    expect(p).toBeInstanceOf(Promise);
+    expect(await p).toMatchObject({ allowed: true, limit: 50, remaining: 49 });
   });
 
   test("counters are per UTC day", async () => {
