@@ -15,7 +15,7 @@
  * Throughput runs use wrk when installed (Debian's `wrk`: a C client, so the server is what is
  * measured; autocannon saturates its own core first with bodies of a few KB), else autocannon.
  * Env: BENCH_SECONDS (default 5) per measured run, BENCH_CONNECTIONS (default 16),
- * BENCH_ROUNDS (default 3, interleaved, medians reported), BENCH_SVG_RATE (default 1000).
+ * BENCH_ROUNDS (default 5, interleaved; medians reported, ratios are medians of per-round ratios), BENCH_SVG_RATE (default 1000).
  */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -27,6 +27,7 @@ import {
   type LoadResult,
   load,
   loadGenerator,
+  pairedRatio,
   percentile,
   type RunningServer,
   startApp,
@@ -67,9 +68,9 @@ async function timedGet(url: string, key: string): Promise<number> {
 const median = (xs: number[]) => percentile(xs, 50);
 
 async function benchSvg() {
-  const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
+  const rounds = Number(process.env.BENCH_ROUNDS ?? 5);
   console.log(
-    `\nSVG route vs bare Bun.serve (${CONNECTIONS} connections, ${SECONDS} s per run, ${rounds} interleaved rounds, medians)`,
+    `\nSVG route vs bare Bun.serve (${CONNECTIONS} connections, ${SECONDS} s per run, ${rounds} interleaved rounds, medians, ${loadGenerator()})`,
   );
   const slug = "github";
   const path = `/v1/svg/${slug}`;
@@ -134,12 +135,13 @@ async function benchSvg() {
           `${fmt(m.rps, 0)} req/s  p50 ${m.p50} ms  p99 ${m.p99} ms  non-2xx ${m.non2xx}`,
         );
       }
-      const app_ = med[2]!;
+      // median of the per-round ratios (each app run paired with the bare runs next to it)
       line(
         "app / bare (content-type only)",
-        `${fmt((100 * app_.rps) / med[0]!.rps, 0)}%  (target >= 60%)`,
+        `${fmt(pairedRatio(runs[2]!, runs[0]!), 0)}%  (target >= 60%)`,
       );
-      line("app / bare (same headers)", `${fmt((100 * app_.rps) / med[1]!.rps, 0)}%`);
+      line("app / bare (same headers)", `${fmt(pairedRatio(runs[2]!, runs[1]!), 0)}%`);
+      line("healthz / bare (content-type only)", `${fmt(pairedRatio(runs[4]!, runs[0]!), 0)}%`);
     } finally {
       await bareCt.stop();
       await bareSame.stop();
@@ -189,7 +191,7 @@ async function benchPng() {
     const bareSvg = await startBare(svgBody, { "content-type": "image/svg+xml" });
     const barePng = await startBare(pngBody, { "content-type": "image/png" });
     try {
-      const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
+      const rounds = Number(process.env.BENCH_ROUNDS ?? 5);
       const targets = [
         { label: "SVG route, 200 brands", url: app.url, paths: svgPaths, headers },
         { label: "PNG 256 px warm (cached), 200 brands", url: app.url, paths: pngPaths, headers },

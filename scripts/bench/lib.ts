@@ -137,16 +137,21 @@ export async function wrk(o: LoadOptions): Promise<LoadResult> {
   if (!bin) throw new Error("wrk is not installed (apt-get install wrk)");
   if (o.overallRate || o.amount) throw new Error("wrk runs have no fixed rate or amount");
   const paths = o.paths ?? ["/"];
-  const lua = `
+  // One path: wrk's static request (no Lua call per request, so the generator takes less of
+  // the CPU it shares with the server). Several: a Lua `request` cycling through them.
+  const single = paths.length === 1;
+  const cycle = `
     local paths = { ${paths.map((p) => JSON.stringify(p)).join(", ")} }
-    ${Object.entries(o.headers ?? {})
-      .map(([k, v]) => `wrk.headers[${JSON.stringify(k)}] = ${JSON.stringify(v)}`)
-      .join("\n")}
     local i = 0
     request = function()
       i = i + 1
       return wrk.format("GET", paths[(i % #paths) + 1])
-    end
+    end`;
+  const lua = `
+    ${Object.entries(o.headers ?? {})
+      .map(([k, v]) => `wrk.headers[${JSON.stringify(k)}] = ${JSON.stringify(v)}`)
+      .join("\n")}
+    ${single ? "" : cycle}
     done = function(s, latency, requests)
       local e = s.errors
       io.write(string.format('{"requests":%d,"us":%d,"p50":%.3f,"p99":%.3f,"non2xx":%d,"errors":%d}\\n',
@@ -158,7 +163,15 @@ export async function wrk(o: LoadOptions): Promise<LoadResult> {
   try {
     const connections = o.connections ?? 32;
     const proc = Bun.spawn(
-      [bin, "-t1", `-c${connections}`, `-d${o.duration ?? 5}s`, "-s", script, o.url],
+      [
+        bin,
+        "-t1",
+        `-c${connections}`,
+        `-d${o.duration ?? 5}s`,
+        "-s",
+        script,
+        single ? `${o.url}${paths[0]}` : o.url,
+      ],
       { stdout: "pipe", stderr: "inherit" },
     );
     const out = await new Response(proc.stdout).text();
@@ -192,6 +205,19 @@ export function load(o: LoadOptions): Promise<LoadResult> {
 
 /** Which load generator `load` uses on this machine. */
 export const loadGenerator = () => (Bun.which("wrk") ? "wrk" : "autocannon");
+
+/**
+ * Throughput of `a` as a percentage of `b`, from interleaved runs: the median of the per-round
+ * ratios a[i] / b[i]. Pairing runs made seconds apart cancels the slow drift of a shared
+ * machine's speed, which a ratio of two separate medians does not.
+ */
+export function pairedRatio(a: { rps: number }[], b: { rps: number }[]): number {
+  const n = Math.min(a.length, b.length);
+  return percentile(
+    Array.from({ length: n }, (_, i) => (100 * a[i]!.rps) / b[i]!.rps),
+    50,
+  );
+}
 
 /** p-th percentile (0..100) of a list of numbers. */
 export function percentile(values: number[], p: number): number {
