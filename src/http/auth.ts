@@ -7,6 +7,7 @@ import type { RateLimiter } from "../quota/rate-limit";
 import type { UsageRecorder } from "../usage/port";
 import { type AddressSource, clientIp } from "./client-ip";
 import { ApiError, invalidApiKey } from "./errors";
+import { openMeter, settleMeter } from "./meter";
 
 export interface AuthDeps {
   accounts: AccountService;
@@ -77,19 +78,6 @@ function knownCaller(deps: Pick<AuthDeps, "accounts">, headers: Headers): Princi
   return key ? deps.accounts.cachedKey(key.trim()) : undefined;
 }
 
-/** What `metered` hands from its resolve to its afterResponse, per in-flight request. */
-interface Meter {
-  principal: Principal;
-  bucket: Bucket;
-  started: number;
-  /** when the unit was consumed (a refund goes to the same UTC day) */
-  at: Date;
-  /** false when the counter store did not answer: nothing to refund */
-  counted: boolean;
-}
-
-const meters = new WeakMap<Request, Meter>();
-
 /** The authenticated caller of each in-flight request (set in transform, read in resolve). */
 const callers = new WeakMap<Request, Principal>();
 function callerOf(request: Request): Principal {
@@ -103,8 +91,9 @@ function callerOf(request: Request): Principal {
  *  - `apiKey: true`            X-API-Key required; resolves `principal`.
  *  - `keyOrBearer: true`       X-API-Key or Authorization: Bearer; resolves `principal`.
  *  - `metered: "<bucket>"`     X-API-Key required, the bucket's daily quota is consumed
- *                               (429 when exhausted), rate-limit headers are set, a usage event
- *                               is recorded after the response, and a server error refunds.
+ *                               (429 when exhausted), rate-limit headers are set, and once the
+ *                               status is final a usage event is recorded and a server error
+ *                               refunds (http/meter.ts; errors are settled by the error plugin).
  */
 export function authPlugin(deps: AuthDeps) {
   return new Elysia().macro({
@@ -140,20 +129,27 @@ export function authPlugin(deps: AuthDeps) {
       },
       // Hooks destructure their context (no whole-`ctx` use): Elysia then compiles only what
       // they read (e.g. no cookie parsing) on every metered route.
-      async resolve({ request, set }) {
+      async resolve({ request, set, params, query, route }) {
         const started = performance.now();
         const principal = callerOf(request);
         const at = new Date();
         const pending = deps.quota.consume(principal, bucket, at);
         // an in-process counter store decides synchronously: no promise on the hot path
         const decision = pending instanceof Promise ? await pending : pending;
-        // afterResponse records refusals as usage events too (status 429)
-        meters.set(request, {
+        const p = params as Record<string, string> | undefined;
+        const q = query as Record<string, unknown> | undefined;
+        // settled with the final status by afterHandle or the error plugin (429s included)
+        openMeter(request, {
           principal,
           bucket,
           started,
           at,
           counted: decision.counted !== false,
+          route,
+          slug: p?.slug ?? null,
+          variant: typeof q?.variant === "string" ? q.variant : null,
+          quota: deps.quota,
+          usage: deps.usage,
         });
         if (!decision.allowed)
           throw rateLimited(
@@ -166,28 +162,10 @@ export function authPlugin(deps: AuthDeps) {
         rateLimitHeaders(decision, set.headers);
         return { principal };
       },
-      afterResponse({ request, set, params, query, route }) {
-        const m = meters.get(request);
-        if (!m) return;
-        const { principal } = m;
-        const status = typeof set.status === "number" ? set.status : 200;
-        // outcome rule (docs/quota.md): server errors give their unit back
-        if (status >= 500 && m.counted)
-          void deps.quota.refund(principal, m.bucket, m.at).catch(() => {});
-        const p = params as Record<string, string> | undefined;
-        const q = query as Record<string, unknown> | undefined;
-        deps.usage.record({
-          ts: m.at.toISOString(),
-          accountId: principal.accountId,
-          keyId: principal.keyId ?? "",
-          tier: principal.tier,
-          bucket: m.bucket,
-          route,
-          slug: p?.slug ?? null,
-          variant: typeof q?.variant === "string" ? q.variant : null,
-          status,
-          latencyMs: Math.round((performance.now() - m.started) * 100) / 100,
-        });
+      // The handler answered (its status is final): record now, synchronously. Elysia's
+      // afterResponse would cost a setImmediate per request, a large share of a metered route.
+      afterHandle({ request, set }) {
+        settleMeter(request, typeof set.status === "number" ? set.status : 200);
       },
     }),
   });

@@ -1,6 +1,7 @@
 import { Elysia } from "elysia";
 import { log } from "../platform/log";
 import { ApiError } from "./errors";
+import { settleMeter } from "./meter";
 
 interface ValueErrorLike {
   path?: string;
@@ -61,6 +62,8 @@ export const errorPlugin = new Elysia({ name: "error-plugin" }).onError(
     }
     set.status = status;
     set.headers["content-type"] = "application/json";
+    // a metered request that ends here (429, 404, 500, ...) records its usage event now
+    settleMeter(request, status);
     return body;
   },
 );

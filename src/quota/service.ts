@@ -31,7 +31,7 @@ export interface CountableEvent {
 
 /**
  * The outcome rule: every authenticated request to a bucket counts except the ones refused
- * with 429 (never consumed) and server errors (refunded after the response).
+ * with 429 (never consumed) and server errors (refunded once the error is mapped: http/meter.ts).
  */
 export const countsAgainstQuota = (status: number): boolean => status !== 429 && status < 500;
 

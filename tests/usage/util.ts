@@ -71,8 +71,8 @@ export async function collect<T>(it: AsyncIterable<T>): Promise<T[]> {
 }
 
 /**
- * Elysia runs afterResponse hooks (where the usage event is recorded) just after the response
- * is handed back: wait until `n` events have been recorded in all, then write them.
+ * Wait until `n` usage events have been recorded in all (metered requests record theirs before
+ * the response is handed back; requests still in flight have not), then write them.
  */
 export async function settle(usage: UsageRecorder, n: number) {
   const w = usage as BatchingRecorder;
