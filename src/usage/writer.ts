@@ -80,7 +80,7 @@ export class BatchingRecorder implements UsageRecorder {
     this.counters.recorded++;
     if (this.closed) {
       // after close (a response that finished late): straight to the spill file, never lost
-      this.spillEvents([event]);
+      this.spillEvents([event], "recorded after close");
       this.closeSpill();
       return;
     }
@@ -109,7 +109,7 @@ export class BatchingRecorder implements UsageRecorder {
     this.closed = true;
     this.disarm();
     // the store is down: keep the rest on disk for the next start
-    if (this.buffer.length > 0) this.spillBuffer();
+    if (this.buffer.length > 0) this.spillBuffer("unwritten at close");
     this.closeSpill();
     const s = this.stats();
     log(s.dropped > 0 ? "error" : "info", "usage recorder closed", { ...s });
@@ -212,19 +212,21 @@ export class BatchingRecorder implements UsageRecorder {
     if (!this.closed) this.arm(delay);
   }
 
-  /** Move the whole buffer to the spill file (the store is down and the buffer is full). */
-  private spillBuffer() {
+  /** Move the whole buffer to the spill file (by default: it is full). */
+  private spillBuffer(reason = "buffer full: event store down or slower than traffic") {
     const events = this.buffer;
     this.buffer = [];
-    this.spillEvents(events);
+    this.spillEvents(events, reason);
   }
 
-  private spillEvents(events: UsageEvent[]) {
+  private spillEvents(events: UsageEvent[], reason: string) {
     try {
       if (!this.spill) {
         const name = `usage-${new Date().toISOString().replace(/[:.]/g, "-")}-${process.pid}-${newId().slice(-8)}.jsonl`;
         this.spill = new JsonlLog<UsageEvent>(join(this.opts.spillDir, name));
-        log("warn", "usage event store down and buffer full; spilling events to disk", {
+        log("warn", "spilling usage events to disk", {
+          reason,
+          storeFailing: this.failures > 0,
           file: this.spill.path,
         });
       }
