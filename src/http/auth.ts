@@ -162,8 +162,8 @@ export function authPlugin(deps: AuthDeps) {
         rateLimitHeaders(decision, set.headers);
         return { principal };
       },
-      // The handler answered (its status is final): record now, synchronously. Elysia's
-      // afterResponse would cost a setImmediate per request, a large share of a metered route.
+      // The handler answered (its status is final): record now, synchronously, so the event is
+      // buffered before the client has its response (Elysia's afterResponse runs later).
       afterHandle({ request, set }) {
         settleMeter(request, typeof set.status === "number" ? set.status : 200);
       },
