@@ -73,7 +73,7 @@ export function assetsController(deps: AuthDeps & { assets: AssetService }) {
     slug: string,
     query: { variant?: Variant; size?: number },
     tier: Tier,
-    ifNoneMatch: string | undefined,
+    ifNoneMatch: string | null,
     set: { headers: Headers; status?: number | string },
   ): Uint8Array | null | Promise<Uint8Array> {
     // the schema fills both defaults; the fallbacks only satisfy the optional types
@@ -110,7 +110,7 @@ export function assetsController(deps: AuthDeps & { assets: AssetService }) {
         if (!served) throw notFoundSlug(params.slug);
         const etag = svgEtag(served);
         commonHeaders(set, served, etag);
-        if (etagMatches(request.headers.get("if-none-match") ?? undefined, etag)) {
+        if (etagMatches(request.headers.get("if-none-match"), etag)) {
           set.status = 304;
           return null;
         }
@@ -137,7 +137,7 @@ export function assetsController(deps: AuthDeps & { assets: AssetService }) {
           params.slug,
           query,
           principal.tier,
-          request.headers.get("if-none-match") ?? undefined,
+          request.headers.get("if-none-match"),
           set,
         ),
       {
@@ -160,7 +160,7 @@ export function assetsController(deps: AuthDeps & { assets: AssetService }) {
           params.slug,
           query,
           principal.tier,
-          request.headers.get("if-none-match") ?? undefined,
+          request.headers.get("if-none-match"),
           set,
         ),
       {

@@ -38,8 +38,7 @@ export function settleMeter(request: Request, status: number): void {
   const m = open.get(request);
   if (!m) return;
   open.delete(request);
-  if (status >= 500 && m.counted)
-    void Promise.resolve(m.quota.refund(m.principal, m.bucket, m.at)).catch(() => {});
+  if (status >= 500 && m.counted) void m.quota.refund(m.principal, m.bucket, m.at).catch(() => {});
   m.usage.record({
     ts: m.at.toISOString(),
     accountId: m.principal.accountId,
