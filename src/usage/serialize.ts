@@ -18,19 +18,31 @@ const canonical = (e: UsageEvent): UsageEvent => ({
 
 /** Between two objects of a JSON array of canonical events, and nowhere else. */
 const BETWEEN = '},{"id":';
+const BETWEEN_BYTES = new TextEncoder().encode(BETWEEN);
+const NEWLINE = 10;
 
 /**
- * Events as JSONL: one JSON object per line, each line ending in "\n"; the same JSON as
- * JSON.stringify of each event. Serialized as one JSON array (about 2x cheaper per event than
- * one JSON.stringify per event) and then split into lines: every object starts with `{"id":`,
- * and inside a JSON string a quote is always escaped (`\"`), so `},{"id":` with its bare quotes
- * can only occur where one object ends and the next begins.
+ * Events as JSONL bytes (UTF-8): one JSON object per line, each line ending in "\n"; the same
+ * JSON as JSON.stringify of each event. Serialized as one JSON array (about 2x cheaper per
+ * event than one JSON.stringify per event) and split into lines in place: every object starts
+ * with `{"id":`, and inside a JSON string a quote is always escaped (`\"`), so `},{"id":` with
+ * its bare quotes can only occur where one object ends and the next begins. Its comma and the
+ * array's closing bracket become newlines (same byte length, so no copy); the opening bracket
+ * is sliced off.
  */
-export function eventLines(events: UsageEvent[]): string {
-  if (events.length === 0) return "";
-  const array = JSON.stringify(events.map(canonical));
-  return `${array.slice(1, -1).replaceAll(BETWEEN, '}\n{"id":')}\n`;
+export function eventBytes(events: UsageEvent[]): Uint8Array {
+  if (events.length === 0) return new Uint8Array(0);
+  const bytes = Buffer.from(JSON.stringify(events.map(canonical)));
+  bytes[bytes.length - 1] = NEWLINE;
+  for (let i = bytes.indexOf(BETWEEN_BYTES, 1); i !== -1; i = bytes.indexOf(BETWEEN_BYTES, i + 8))
+    bytes[i + 1] = NEWLINE;
+  return bytes.subarray(1);
 }
+
+const decoder = new TextDecoder();
+
+/** Events as JSONL text (see eventBytes). */
+export const eventLines = (events: UsageEvent[]): string => decoder.decode(eventBytes(events));
 
 /** One event as a JSONL line (ends in "\n"). */
 export const eventLine = (e: UsageEvent): string => eventLines([e]);

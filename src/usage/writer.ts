@@ -76,7 +76,21 @@ export class BatchingRecorder implements UsageRecorder {
   }
 
   record(input: Omit<UsageEvent, "id" | "day">): void {
-    const event: UsageEvent = { id: newId(), ...input, day: input.ts.slice(0, 10) };
+    // every field named, in the stored order (no spread: this runs once per metered request)
+    const event: UsageEvent = {
+      id: newId(),
+      ts: input.ts,
+      day: input.ts.slice(0, 10),
+      accountId: input.accountId,
+      keyId: input.keyId,
+      tier: input.tier,
+      bucket: input.bucket,
+      route: input.route,
+      slug: input.slug,
+      variant: input.variant,
+      status: input.status,
+      latencyMs: input.latencyMs,
+    };
     this.counters.recorded++;
     if (this.closed) {
       // after close (a response that finished late): straight to the spill file, never lost

@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { newId } from "../../src/platform/ids";
 import type { UsageEvent } from "../../src/usage/port";
-import { eventLine, eventLines } from "../../src/usage/serialize";
+import { eventBytes, eventLine, eventLines } from "../../src/usage/serialize";
 
 const base: UsageEvent = {
   id: newId(),
@@ -71,5 +71,12 @@ describe("eventLines", () => {
     const extra = { ...base, secret: "x" } as UsageEvent;
     const text = eventLines([reordered, extra]);
     expect(text).toBe(`${JSON.stringify(base)}\n${JSON.stringify(base)}\n`);
+  });
+
+  test("eventBytes is the UTF-8 of those lines, multi-byte characters included", () => {
+    const events = ["bücher✓", "日本", "😀"].map((slug) => ({ ...base, id: newId(), slug }));
+    const expected = events.map((e) => `${JSON.stringify(e)}\n`).join("");
+    expect(Buffer.from(eventBytes(events)).equals(Buffer.from(expected, "utf8"))).toBe(true);
+    expect(eventBytes([])).toHaveLength(0);
   });
 });

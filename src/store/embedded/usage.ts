@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { log } from "../../platform/log";
 import { DailyProjection, isUsageEvent } from "../../usage/daily";
 import type { UsageEvent, UsageEventStore } from "../../usage/port";
-import { eventLines } from "../../usage/serialize";
+import { eventBytes } from "../../usage/serialize";
 
 const DAY_FILE = /^(\d{4}-\d{2}-\d{2})\.jsonl$/;
 /** days whose event ids stay in memory for de-duplication (older days are read on demand) */
@@ -149,7 +149,7 @@ export class EmbeddedUsageStore implements UsageEventStore {
             return true;
           });
       if (toWrite.length === 0) continue;
-      await this.write(day, eventLines(toWrite));
+      await this.write(day, eventBytes(toWrite));
       for (const e of toWrite) {
         ids?.add(e.id);
         this.projection.add(e);
@@ -176,10 +176,9 @@ export class EmbeddedUsageStore implements UsageEventStore {
     for (const d of this.ids.keys()) if (!keep.includes(d)) this.ids.delete(d);
   }
 
-  private async write(day: string, text: string) {
+  private async write(day: string, buf: Uint8Array) {
     const fh = await this.file(day);
     try {
-      const buf = Buffer.from(text);
       let off = 0;
       while (off < buf.length) off += (await fh.write(buf, off)).bytesWritten;
       await fh.datasync();
