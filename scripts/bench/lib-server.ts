@@ -3,7 +3,7 @@
  * temp DATA_DIR) listening on a free port, plus one fresh API key. Prints one JSON line
  * `{ url, key }` on stdout, then serves until SIGTERM/SIGINT.
  * Env: BENCH_TIER (default internal), BENCH_RENDER_WORKERS (render pool size, 0 = inline),
- * plus any of the app's own variables.
+ * BENCH_USAGE_LOG=off (a no-op usage recorder), plus any of the app's own variables.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -14,6 +14,7 @@ import { AssetService } from "../../src/assets/service";
 import { loadConfig } from "../../src/config";
 import { buildDeps } from "../../src/deps";
 import { TIERS, type Tier } from "../../src/quota/limits";
+import { noopRecorder } from "../../src/usage/port";
 
 const dataDir = mkdtempSync(join(tmpdir(), "bench-"));
 const config = loadConfig({ LOG_LEVEL: "error", ...process.env, DATA_DIR: dataDir, PORT: "0" });
@@ -27,6 +28,8 @@ if (process.env.BENCH_RENDER_WORKERS !== undefined) {
     deps.assets.cache,
   );
 }
+// the replaced recorder has nothing buffered and no timer armed: nothing to close
+if (process.env.BENCH_USAGE_LOG === "off") deps.usage = noopRecorder;
 const app = createApp(deps);
 const server = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: app.fetch });
 const tier = (process.env.BENCH_TIER ?? "internal") as Tier;

@@ -14,13 +14,20 @@ const ROOT = join(import.meta.dir, "../..");
 
 export interface RunningServer {
   url: string;
+  /** the server's process id (valgrind's when it runs under `prefix`) */
+  pid: number;
   /** an API key of the requested tier (empty for startBare) */
   key: string;
   stop(): Promise<void>;
 }
 
-async function spawnServer(args: string[], env: Record<string, string>): Promise<RunningServer> {
-  const proc = Bun.spawn([process.execPath, ...args], {
+async function spawnServer(
+  args: string[],
+  env: Record<string, string>,
+  /** a command the server runs under, e.g. valgrind and its options */
+  prefix: string[] = [],
+): Promise<RunningServer> {
+  const proc = Bun.spawn([...prefix, process.execPath, ...args], {
     cwd: ROOT,
     env: { ...process.env, ...env },
     stdout: "pipe",
@@ -38,6 +45,7 @@ async function spawnServer(args: string[], env: Record<string, string>): Promise
   const first = JSON.parse(text.slice(0, text.indexOf("\n"))) as { url: string; key?: string };
   return {
     url: first.url,
+    pid: proc.pid,
     key: first.key ?? "",
     async stop() {
       proc.kill("SIGTERM");
@@ -47,15 +55,22 @@ async function spawnServer(args: string[], env: Record<string, string>): Promise
 }
 
 /** The real app (Bun.serve({ fetch: app.fetch })) with a fresh key of `tier` (default internal). */
-export function startApp(opts: { tier?: string; env?: Record<string, string> } = {}) {
-  return spawnServer([join(ROOT, "scripts/bench/lib-server.ts")], {
-    ...opts.env,
-    BENCH_TIER: opts.tier ?? "internal",
-  });
+export function startApp(
+  opts: { tier?: string; env?: Record<string, string>; prefix?: string[] } = {},
+) {
+  return spawnServer(
+    [join(ROOT, "scripts/bench/lib-server.ts")],
+    { ...opts.env, BENCH_TIER: opts.tier ?? "internal" },
+    opts.prefix,
+  );
 }
 
 /** A bare Bun.serve answering every request with `body` and `headers` (the ceiling to compare to). */
-export function startBare(body: Uint8Array | string, headers: Record<string, string> = {}) {
+export function startBare(
+  body: Uint8Array | string,
+  headers: Record<string, string> = {},
+  prefix: string[] = [],
+) {
   const code = `
     const body = Buffer.from(process.env.BARE_BODY, "base64");
     const headers = JSON.parse(process.env.BARE_HEADERS);
@@ -63,10 +78,11 @@ export function startBare(body: Uint8Array | string, headers: Record<string, str
     console.log(JSON.stringify({ url: "http://127.0.0.1:" + s.port }));
     process.on("SIGTERM", () => { s.stop(true); process.exit(0); });`;
   const bytes = typeof body === "string" ? new TextEncoder().encode(body) : body;
-  return spawnServer(["-e", code], {
-    BARE_BODY: Buffer.from(bytes).toString("base64"),
-    BARE_HEADERS: JSON.stringify(headers),
-  });
+  return spawnServer(
+    ["-e", code],
+    { BARE_BODY: Buffer.from(bytes).toString("base64"), BARE_HEADERS: JSON.stringify(headers) },
+    prefix,
+  );
 }
 
 export interface LoadResult {
