@@ -5,13 +5,15 @@
  *   bun scripts/bench/instructions.ts [--warmup 8000] [--requests 6000] [--parallel 2]
  *
  * Requests per second on a small shared VM move by 2x from one minute to the next, and the load
- * generator shares the server's cores. Instruction counts do not: the same build, inputs and
- * request count give the same count within a few percent, whatever else the machine does. So
- * this bench is the one to compare two versions of the code with. Each server runs under
- * callgrind with instrumentation switched on once it is listening; `--warmup` requests let the
- * JIT settle, the counters are zeroed, then `--requests` more are made (4 keep-alive
- * connections from a Node process) and the server is stopped (SIGTERM: its shutdown, including the last usage
- * flush, is in the count). Printed per request: all threads, and the main (event loop) thread.
+ * generator shares the server's cores. Instruction counts move much less, whatever else the
+ * machine does: the bare server repeats within 1%, the app's main thread within about 8% (when
+ * the JIT's background compiles land varies, since valgrind runs one thread at a time). So this
+ * bench shows differences of more than about 10% between two versions of the code; smaller ones
+ * need several runs. Each server runs under callgrind with instrumentation switched on once it
+ * is listening; `--warmup` requests let the JIT settle, the counters are zeroed, then
+ * `--requests` more are made (4 keep-alive connections from a Node process) and the server is
+ * stopped (SIGTERM: its shutdown, including the last usage flush, is in the count). Printed per
+ * request: all threads, and the main (event loop) thread.
  *
  * What it does not count: the kernel (socket reads and writes, wakeups, fdatasync), which is
  * about 60% of the bare server's CPU time and the same for every server here. So a ratio of
