@@ -128,6 +128,8 @@ describe("BatchingRecorder", () => {
       4_000,
       "replay",
     );
+    // the last batch leaves the buffer before its write ends: let a running drain finish
+    await r.writer.flush();
     const disk = r.onDisk();
     expect(new Set(disk.map((e) => e.id)).size).toBe(27);
     expect(disk).toHaveLength(27);
