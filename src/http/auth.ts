@@ -80,6 +80,16 @@ function knownCaller(deps: Pick<AuthDeps, "accounts">, headers: Headers): Princi
 
 /** The authenticated caller of each in-flight request (set in transform, read in resolve). */
 const callers = new WeakMap<Request, Principal>();
+
+/** Authenticates `request` (a cached key needs no store call) and remembers its caller. */
+async function identify(deps: AuthDeps, request: Request, allowBearer: boolean): Promise<void> {
+  const { headers } = request;
+  callers.set(
+    request,
+    knownCaller(deps, headers) ?? (await authenticate(deps, headers, allowBearer)),
+  );
+}
+
 function callerOf(request: Request): Principal {
   const p = callers.get(request);
   if (!p) throw invalidApiKey();
@@ -101,31 +111,19 @@ export function authPlugin(deps: AuthDeps) {
     // unauthenticated request is always 401, never a 422 that reveals the route's rules.
     apiKey: {
       async transform({ request }) {
-        const { headers } = request;
-        callers.set(
-          request,
-          knownCaller(deps, headers) ?? (await authenticate(deps, headers, false)),
-        );
+        await identify(deps, request, false);
       },
       resolve: ({ request }) => ({ principal: callerOf(request) }),
     },
     keyOrBearer: {
       async transform({ request }) {
-        const { headers } = request;
-        callers.set(
-          request,
-          knownCaller(deps, headers) ?? (await authenticate(deps, headers, true)),
-        );
+        await identify(deps, request, true);
       },
       resolve: ({ request }) => ({ principal: callerOf(request) }),
     },
     metered: (bucket: Bucket) => ({
       async transform({ request }) {
-        const { headers } = request;
-        callers.set(
-          request,
-          knownCaller(deps, headers) ?? (await authenticate(deps, headers, false)),
-        );
+        await identify(deps, request, false);
       },
       // Hooks destructure their context (no whole-`ctx` use): Elysia then compiles only what
       // they read (e.g. no cookie parsing) on every metered route.
