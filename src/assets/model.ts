@@ -50,7 +50,6 @@ const IMAGE_HEADERS = {
 
 /** OpenAPI `responses` for an image route (Elysia cannot infer media types of raw bytes). */
 export function imageResponses(mediaType: string) {
-  const error = jsonResponse;
   return {
     200: {
       description: "The artwork (or the generic placeholder)",
@@ -64,9 +63,9 @@ export function imageResponses(mediaType: string) {
       },
     },
     304: { description: "If-None-Match matched the current ETag; no body", headers: IMAGE_HEADERS },
-    401: error("invalid_api_key: missing or invalid X-API-Key"),
-    404: error("service_not_found: no catalog entry with this slug"),
-    422: error("validation_error: variant or size out of range"),
-    429: error("rate_limit_exceeded: the bucket's daily limit is reached", RateLimitedBody),
+    401: jsonResponse("invalid_api_key: missing or invalid X-API-Key"),
+    404: jsonResponse("service_not_found: no catalog entry with this slug"),
+    422: jsonResponse("validation_error: variant or size out of range"),
+    429: jsonResponse("rate_limit_exceeded: the bucket's daily limit is reached", RateLimitedBody),
   };
 }
