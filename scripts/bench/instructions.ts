@@ -98,7 +98,8 @@ async function svgBytes(): Promise<Uint8Array> {
 
 /**
  * `n` GET requests over 4 keep-alive connections, from a separate Node process (node:http with
- * a keep-alive agent: one connection per loop for the whole run, few request headers).
+ * a keep-alive agent: one connection per loop for the whole run, few request headers). Not
+ * lib.ts's autocannon: its 10 s request timeout trips on a server running under valgrind.
  */
 async function requests(url: string, key: string, n: number) {
   const script = `
