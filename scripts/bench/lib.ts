@@ -6,7 +6,7 @@
  *  - wrk(): the same with Debian's wrk (C, lighter on the CPU); load() picks wrk when installed.
  * Server and load generator never share an event loop with each other or with the bench script.
  */
-import { rmSync } from "node:fs";
+import { readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
@@ -65,16 +65,24 @@ export function startApp(
   );
 }
 
-/** A bare Bun.serve answering every request with `body` and `headers` (the ceiling to compare to). */
+/**
+ * A bare Bun.serve answering every request with `body` and `headers` (the ceiling to compare to).
+ * With `readHeader`, it also reads that request header (answering 401 when it is missing), as
+ * any server that checks a credential must: the contract's floor, not just the transport's.
+ */
 export function startBare(
   body: Uint8Array | string,
   headers: Record<string, string> = {},
   prefix: string[] = [],
+  readHeader?: string,
 ) {
+  const answer = readHeader
+    ? `(req) => req.headers.get(${JSON.stringify(readHeader)}) ? new Response(body, { headers }) : new Response(null, { status: 401 })`
+    : "() => new Response(body, { headers })";
   const code = `
     const body = Buffer.from(process.env.BARE_BODY, "base64");
     const headers = JSON.parse(process.env.BARE_HEADERS);
-    const s = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response(body, { headers }) });
+    const s = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: ${answer} });
     console.log(JSON.stringify({ url: "http://127.0.0.1:" + s.port }));
     process.on("SIGTERM", () => { s.stop(true); process.exit(0); });`;
   const bytes = typeof body === "string" ? new TextEncoder().encode(body) : body;
@@ -93,6 +101,12 @@ export interface LoadResult {
   requests: number;
   non2xx: number;
   errors: number;
+  /**
+   * CPU time (user + system, all threads) the server process used during the run, per request,
+   * in µs; present when `serverPid` was given and /proc can be read. Steadier than req/s on a
+   * shared machine, since a slower run also serves fewer requests.
+   */
+  cpuUsPerRequest?: number;
 }
 
 export interface LoadOptions {
@@ -108,6 +122,8 @@ export interface LoadOptions {
   amount?: number;
   /** cap on requests per second over all connections */
   overallRate?: number;
+  /** the server's process id: its CPU time per request is reported (`cpuUsPerRequest`) */
+  serverPid?: number;
 }
 
 /** Run autocannon in a separate Node process (not the server's, not the bench script's). */
@@ -214,9 +230,29 @@ export async function wrk(o: LoadOptions): Promise<LoadResult> {
   }
 }
 
+let clockTicks: number | undefined;
+
+/** CPU seconds (user + system, all threads) used so far by process `pid`; null without /proc. */
+export function processCpuSeconds(pid: number): number | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    // fields after the command name (which may hold spaces): state is field 3, utime 14, stime 15
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    clockTicks ??= Number(Bun.spawnSync(["getconf", "CLK_TCK"]).stdout.toString()) || 100;
+    return (Number(fields[11]) + Number(fields[12])) / clockTicks;
+  } catch {
+    return null;
+  }
+}
+
 /** wrk when installed (lighter client, so the server is what is measured), else autocannon. */
-export function load(o: LoadOptions): Promise<LoadResult> {
-  return Bun.which("wrk") && !o.overallRate && !o.amount ? wrk(o) : autocannon(o);
+export async function load(o: LoadOptions): Promise<LoadResult> {
+  const before = o.serverPid ? processCpuSeconds(o.serverPid) : null;
+  const r = await (Bun.which("wrk") && !o.overallRate && !o.amount ? wrk(o) : autocannon(o));
+  const after = o.serverPid ? processCpuSeconds(o.serverPid) : null;
+  if (before !== null && after !== null && r.requests > 0)
+    r.cpuUsPerRequest = ((after - before) * 1e6) / r.requests;
+  return r;
 }
 
 /** Which load generator `load` uses on this machine. */

@@ -10,6 +10,9 @@
  *     Target: logging costs < 10% of the route's requests/s.
  *     The cost is 100% minus the median of the per-round ratios (with / without), each round
  *     pairing runs made seconds apart. Load from wrk when installed, else autocannon.
+ *     Also printed: the server's CPU time per request in each mode (all threads, from /proc),
+ *     and the throughput a CPU-bound server loses for that extra CPU: a steadier estimate of the
+ *     same cost, since a run slowed down by the machine also serves fewer requests.
  *   bun scripts/bench/usage-log.ts [--duration 5] [--connections 32] [--rounds 5] [--events 200000]
  */
 import { mkdtempSync, rmSync } from "node:fs";
@@ -54,6 +57,7 @@ async function serve() {
 interface Server {
   url: string;
   key: string;
+  pid: number;
   /** SIGTERM; resolves to the recorder's stats printed at shutdown */
   stop(): Promise<{ written: number; recorded: number; spilled: number; dropped: number }>;
 }
@@ -81,6 +85,7 @@ async function spawnApp(logging: boolean): Promise<Server> {
   const first = (await line()) as { url: string; key: string };
   return {
     ...first,
+    pid: proc.pid,
     async stop() {
       proc.kill("SIGTERM");
       const stats = await line();
@@ -190,6 +195,7 @@ async function main() {
       headers: { "x-api-key": srv.key },
       duration: secs,
       connections,
+      serverPid: srv.pid,
     });
   await run(withLog, 1);
   await run(without, 1);
@@ -207,7 +213,7 @@ async function main() {
     `${fmt(
       med(xs, (x) => x.rps),
       0,
-    )} req/s  p50 ${fmt(med(xs, (x) => x.p50))} ms  p99 ${fmt(med(xs, (x) => x.p99))} ms  non-2xx ${xs.reduce((a, x) => a + x.non2xx, 0)}`;
+    )} req/s  p50 ${fmt(med(xs, (x) => x.p50))} ms  p99 ${fmt(med(xs, (x) => x.p99))} ms  non-2xx ${xs.reduce((a, x) => a + x.non2xx, 0)}  server CPU ${fmt(med(xs, (x) => x.cpuUsPerRequest ?? Number.NaN))} µs/req`;
   console.log(
     `GET /v1/${route}/{slug}, ${loadGenerator()}, ${connections} connections, ${rounds} x ${duration}s per mode, alternating, same run, medians`,
   );
@@ -216,6 +222,18 @@ async function main() {
   const cost = 100 - pairedRatio(on, off);
   console.log(
     `  cost of logging      : ${fmt(cost)}% of throughput (target < 10%) ${cost < 10 ? "MET" : "MISSED"}; per round: ${on.map((x, i) => `${fmt(100 - (100 * x.rps) / off[i]!.rps)}%`).join(" ")}`,
+  );
+  // the same cost from CPU time per request (steadier than req/s on a shared machine): what
+  // throughput a CPU-bound server loses when each request needs `on / off` times the CPU
+  const cpuCost = percentile(
+    on.map(
+      (x, i) =>
+        100 - (100 * (off[i]!.cpuUsPerRequest ?? Number.NaN)) / (x.cpuUsPerRequest ?? Number.NaN),
+    ),
+    50,
+  );
+  console.log(
+    `  cost from server CPU : ${fmt(cpuCost)}% of throughput when CPU-bound; per round: ${on.map((x, i) => `${fmt(100 - (100 * (off[i]!.cpuUsPerRequest ?? Number.NaN)) / (x.cpuUsPerRequest ?? Number.NaN))}%`).join(" ")}`,
   );
   console.log(
     `  events written by the logging server: ${stats.written} (recorded ${stats.recorded}, spilled ${stats.spilled}, dropped ${stats.dropped}; load requests ${requestsOn} + warm-up and probe)`,
