@@ -9,7 +9,17 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { fmt, type LoadResult, load, loadGenerator, pairedRatio, startApp, startBare } from "./lib";
+import {
+  fmt,
+  fmtRounds,
+  type LoadResult,
+  load,
+  loadGenerator,
+  pairedRatio,
+  roundRatios,
+  startApp,
+  startBare,
+} from "./lib";
 
 const { values } = parseArgs({
   options: {
@@ -85,7 +95,7 @@ console.log(`  bare: ${fmt(b.rps, 0)} req/s  p50 ${fmt(b.p50)} ms  p99 ${fmt(b.p
 // the median of the per-round ratios: each app run paired with the bare run right after it
 const ratio = pairedRatio(appRuns, bareRuns);
 console.log(
-  `  ratio app/bare: ${fmt(ratio)}%  (target >= 60%) ${ratio >= 60 ? "MET" : "MISSED"}; per round: ${appRuns.map((r, i) => `${fmt((100 * r.rps) / bareRuns[i]!.rps, 0)}%`).join(" ")}`,
+  `  ratio app/bare: ${fmt(ratio)}%  (target >= 60%) ${ratio >= 60 ? "MET" : "MISSED"}; per round: ${fmtRounds(roundRatios(appRuns, bareRuns))}`,
 );
 console.log(
   `Cold start to ready /readyz: ${colds.map((c) => `${fmt(c, 0)} ms`).join(", ")}  (target < 2000 ms)`,

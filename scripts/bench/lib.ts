@@ -259,17 +259,33 @@ export async function load(o: LoadOptions): Promise<LoadResult> {
 export const loadGenerator = () => (Bun.which("wrk") ? "wrk" : "autocannon");
 
 /**
+ * Per round of interleaved runs, `of(a[i])` as a percentage of `of(b[i])` (throughput by
+ * default; NaN where a figure is missing).
+ */
+export function roundRatios(
+  a: LoadResult[],
+  b: LoadResult[],
+  of: (r: LoadResult) => number | undefined = (r) => r.rps,
+): number[] {
+  const n = Math.min(a.length, b.length);
+  return Array.from(
+    { length: n },
+    (_, i) => (100 * (of(a[i]!) ?? Number.NaN)) / (of(b[i]!) ?? Number.NaN),
+  );
+}
+
+/**
  * Throughput of `a` as a percentage of `b`, from interleaved runs: the median of the per-round
  * ratios a[i] / b[i]. Pairing runs made seconds apart cancels the slow drift of a shared
  * machine's speed, which a ratio of two separate medians does not.
  */
-export function pairedRatio(a: { rps: number }[], b: { rps: number }[]): number {
-  const n = Math.min(a.length, b.length);
-  return percentile(
-    Array.from({ length: n }, (_, i) => (100 * a[i]!.rps) / b[i]!.rps),
-    50,
-  );
+export function pairedRatio(a: LoadResult[], b: LoadResult[]): number {
+  return percentile(roundRatios(a, b), 50);
 }
+
+/** Per-round percentages for printing, e.g. "37% 32% 41%". */
+export const fmtRounds = (ratios: number[], digits = 0) =>
+  ratios.map((r) => `${fmt(r, digits)}%`).join(" ");
 
 /** p-th percentile (0..100) of a list of numbers. */
 export function percentile(values: number[], p: number): number {

@@ -18,11 +18,13 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import {
   fmt,
+  fmtRounds,
   type LoadResult,
   load,
   loadGenerator,
   pairedRatio,
   percentile,
+  roundRatios,
   startApp,
   startBare,
 } from "./lib";
@@ -159,10 +161,10 @@ console.log(row("bare Bun.serve", bareRuns));
 console.log(row("app, in-memory counter store", memRuns));
 console.log(row("app, Upstash via upstash-local", upRuns));
 console.log(
-  `in-memory: ${fmt(memPct)}% of bare (target >= 55%) ${memPct >= 55 ? "MET" : "MISSED"}  per round: ${memRuns.map((r, i) => `${fmt((100 * r.rps) / bareRuns[i]!.rps, 0)}%`).join(" ")}`,
+  `in-memory: ${fmt(memPct)}% of bare (target >= 55%) ${memPct >= 55 ? "MET" : "MISSED"}  per round: ${fmtRounds(roundRatios(memRuns, bareRuns))}`,
 );
 console.log(
-  `upstash:   ${fmt(upPct)}% of bare (target >= 30%) ${upPct >= 30 ? "MET" : "MISSED"}  per round: ${upRuns.map((r, i) => `${fmt((100 * r.rps) / bareRuns[i]!.rps, 0)}%`).join(" ")}`,
+  `upstash:   ${fmt(upPct)}% of bare (target >= 30%) ${upPct >= 30 ? "MET" : "MISSED"}  per round: ${fmtRounds(roundRatios(upRuns, bareRuns))}`,
 );
 const total = (runs: LoadResult[]) => runs.reduce((n, r) => n + r.requests, 0);
 console.log(

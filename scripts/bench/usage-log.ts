@@ -26,7 +26,15 @@ import { setLogLevel } from "../../src/platform/log";
 import { EmbeddedUsageStore } from "../../src/store/embedded/usage";
 import { noopRecorder, type UsageEvent } from "../../src/usage/port";
 import { BatchingRecorder } from "../../src/usage/writer";
-import { fmt, type LoadResult, load, loadGenerator, pairedRatio, percentile } from "./lib";
+import {
+  fmt,
+  fmtRounds,
+  type LoadResult,
+  load,
+  loadGenerator,
+  percentile,
+  roundRatios,
+} from "./lib";
 
 const SLUGS = ["github", "stripe", "slack", "google", "apple", "microsoft", "openai", "figma"];
 
@@ -219,21 +227,17 @@ async function main() {
   );
   console.log(`  with event logging   : ${row(on)}`);
   console.log(`  without (no-op)      : ${row(off)}`);
-  const cost = 100 - pairedRatio(on, off);
+  // the cost in throughput, and the same from CPU time per request (steadier than req/s on a
+  // shared machine): what throughput a CPU-bound server loses when each request needs `on /
+  // off` times the CPU
+  const costs = roundRatios(on, off).map((r) => 100 - r);
+  const cpuCosts = roundRatios(off, on, (x) => x.cpuUsPerRequest).map((r) => 100 - r);
+  const cost = percentile(costs, 50);
   console.log(
-    `  cost of logging      : ${fmt(cost)}% of throughput (target < 10%) ${cost < 10 ? "MET" : "MISSED"}; per round: ${on.map((x, i) => `${fmt(100 - (100 * x.rps) / off[i]!.rps)}%`).join(" ")}`,
-  );
-  // the same cost from CPU time per request (steadier than req/s on a shared machine): what
-  // throughput a CPU-bound server loses when each request needs `on / off` times the CPU
-  const cpuCost = percentile(
-    on.map(
-      (x, i) =>
-        100 - (100 * (off[i]!.cpuUsPerRequest ?? Number.NaN)) / (x.cpuUsPerRequest ?? Number.NaN),
-    ),
-    50,
+    `  cost of logging      : ${fmt(cost)}% of throughput (target < 10%) ${cost < 10 ? "MET" : "MISSED"}; per round: ${fmtRounds(costs, 1)}`,
   );
   console.log(
-    `  cost from server CPU : ${fmt(cpuCost)}% of throughput when CPU-bound; per round: ${on.map((x, i) => `${fmt(100 - (100 * (off[i]!.cpuUsPerRequest ?? Number.NaN)) / (x.cpuUsPerRequest ?? Number.NaN))}%`).join(" ")}`,
+    `  cost from server CPU : ${fmt(percentile(cpuCosts, 50))}% of throughput when CPU-bound; per round: ${fmtRounds(cpuCosts, 1)}`,
   );
   console.log(
     `  events written by the logging server: ${stats.written} (recorded ${stats.recorded}, spilled ${stats.spilled}, dropped ${stats.dropped}; load requests ${requestsOn} + warm-up and probe)`,

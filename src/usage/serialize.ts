@@ -34,7 +34,11 @@ export function eventBytes(events: UsageEvent[]): Uint8Array {
   if (events.length === 0) return new Uint8Array(0);
   const bytes = Buffer.from(JSON.stringify(events.map(canonical)));
   bytes[bytes.length - 1] = NEWLINE;
-  for (let i = bytes.indexOf(BETWEEN_BYTES, 1); i !== -1; i = bytes.indexOf(BETWEEN_BYTES, i + 8))
+  for (
+    let i = bytes.indexOf(BETWEEN_BYTES, 1);
+    i !== -1;
+    i = bytes.indexOf(BETWEEN_BYTES, i + BETWEEN_BYTES.length)
+  )
     bytes[i + 1] = NEWLINE;
   return bytes.subarray(1);
 }
