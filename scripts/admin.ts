@@ -9,7 +9,7 @@
 import { parseArgs } from "node:util";
 import { AccountService } from "../src/accounts/service";
 import { ConfigError, loadConfig } from "../src/config";
-import { TIERS, type Tier } from "../src/quota/limits";
+import { type BucketLimits, limitsProblem, TIERS, type Tier } from "../src/quota/limits";
 import { openStore, type Store } from "../src/store";
 import { usageCommands } from "../src/usage/admin-commands";
 
@@ -26,13 +26,17 @@ function tierOf(value: string | undefined): Tier {
   return value as Tier;
 }
 
-function limitsOf(value: string | undefined) {
+function limitsOf(value: string | undefined, tier: Tier) {
   if (!value) return null;
+  let limits: unknown;
   try {
-    return JSON.parse(value);
+    limits = JSON.parse(value);
   } catch {
     fail("--limits must be a JSON object such as '{\"svg\":100000}'");
   }
+  const problem = limitsProblem(tier, limits);
+  if (problem) fail(`--${problem}`);
+  return limits as Partial<BucketLimits>;
 }
 
 const commands: Record<string, Command> = {
@@ -42,10 +46,11 @@ const commands: Record<string, Command> = {
       args,
       options: { tier: { type: "string" }, email: { type: "string" }, limits: { type: "string" } },
     });
+    const tier = tierOf(values.tier);
     const issued = await new AccountService(store.accounts).createAccountWithKey({
-      tier: tierOf(values.tier),
+      tier,
       email: values.email ?? null,
-      limits: limitsOf(values.limits),
+      limits: limitsOf(values.limits, tier),
     });
     console.log(JSON.stringify(issued, null, 2));
     console.error("The API key is shown only once: store it now.");
@@ -57,10 +62,11 @@ const commands: Record<string, Command> = {
       options: { tier: { type: "string" }, limits: { type: "string" } },
     });
     const id = positionals[0] ?? fail("usage: accounts set-tier <accountId> --tier <tier>");
+    const tier = tierOf(values.tier);
     const account = await new AccountService(store.accounts).changeTier(
       id,
-      tierOf(values.tier),
-      limitsOf(values.limits),
+      tier,
+      limitsOf(values.limits, tier),
     );
     console.log(
       JSON.stringify({ accountId: account.id, tier: account.tier, limits: account.limits }),

@@ -1,5 +1,5 @@
 import { t } from "elysia";
-import { type BucketLimits, TIERS, type Tier } from "../quota/limits";
+import { type BucketLimits, MAX_DAILY_LIMIT, TIERS, type Tier } from "../quota/limits";
 
 /** Who is calling: resolved from an API key (or, later, a bearer token). */
 export interface Principal {
@@ -101,15 +101,19 @@ export const TierSchema = t.Union(
   { description: `Plan tier: ${TIERS.join(", ")}` },
 );
 
+const DailyLimit = t.Union([t.Integer({ minimum: 0, maximum: MAX_DAILY_LIMIT }), t.Null()]);
+
 export const LimitsSchema = t.Partial(
   t.Object({
-    svg: t.Union([t.Integer({ minimum: 0 }), t.Null()]),
-    png: t.Union([t.Integer({ minimum: 0 }), t.Null()]),
-    webp: t.Union([t.Integer({ minimum: 0 }), t.Null()]),
-    catalog: t.Union([t.Integer({ minimum: 0 }), t.Null()]),
-    search: t.Union([t.Integer({ minimum: 0 }), t.Null()]),
-    domain: t.Union([t.Integer({ minimum: 0 }), t.Null()]),
-    batch: t.Union([t.Integer({ minimum: 0 }), t.Null()]),
+    svg: DailyLimit,
+    png: DailyLimit,
+    webp: DailyLimit,
+    catalog: DailyLimit,
+    search: DailyLimit,
+    domain: DailyLimit,
+    batch: DailyLimit,
   }),
-  { description: "Custom daily limits per bucket (enterprise); null = unlimited" },
+  {
+    description: `Custom daily limits per bucket, enterprise accounts only (other tiers: 422); each an integer from 0 to ${MAX_DAILY_LIMIT}, or null for no cap; unknown buckets: 422`,
+  },
 );

@@ -7,6 +7,35 @@ export type Bucket = (typeof BUCKETS)[number];
 
 export type BucketLimits = Record<Bucket, number | null>;
 
+/** The largest custom daily limit an operator may set for one bucket (enterprise). */
+export const MAX_DAILY_LIMIT = 1_000_000_000;
+
+/**
+ * What is wrong with custom `limits` for an account of `tier`, as sent by an operator (HTTP
+ * body or CLI), or null when they are acceptable (or absent): known buckets only, each an
+ * integer from 0 to MAX_DAILY_LIMIT or null (no cap), and for enterprise accounts only (other
+ * tiers follow the tier table). The message starts with the offending field.
+ */
+export function limitsProblem(tier: unknown, limits: unknown): string | null {
+  if (limits === undefined || limits === null) return null;
+  if (typeof limits !== "object" || Array.isArray(limits))
+    return "limits: must be an object of daily limits per bucket";
+  for (const [bucket, value] of Object.entries(limits)) {
+    if (!(BUCKETS as readonly string[]).includes(bucket))
+      return `limits.${bucket}: unknown bucket (one of ${BUCKETS.join(", ")})`;
+    const ok =
+      value === null ||
+      (typeof value === "number" &&
+        Number.isInteger(value) &&
+        value >= 0 &&
+        value <= MAX_DAILY_LIMIT);
+    if (!ok)
+      return `limits.${bucket}: must be an integer from 0 to ${MAX_DAILY_LIMIT}, or null for no cap`;
+  }
+  if (tier !== "enterprise") return "limits: custom limits apply to enterprise accounts only";
+  return null;
+}
+
 /**
  * Daily requests per API key and bucket. The pro figures of the spec's tier table are
  * authoritative over the figures in its sample usage response.

@@ -40,6 +40,45 @@ describe("POST /admin/keys", () => {
     expect((await res.json()).error).toBe("unauthorized");
   });
 
+  test("the token is checked before the body: no token, bad body or bad JSON is still 401", async () => {
+    for (const body of ['{"tier":"gold"}', "{bad", ""]) {
+      const res = await t.req("/admin/keys", {
+        method: "POST",
+        headers: { "content-type": "application/json", authorization: "Bearer wrong-token" },
+        body,
+      });
+      expect(res.status).toBe(401);
+      expect((await res.json()).error).toBe("unauthorized");
+    }
+  });
+
+  test.each([
+    [{ tier: "enterprise", limits: { svgs: 5 } }, "limits.svgs: unknown bucket"],
+    [{ tier: "enterprise", limits: { svg: "2" } }, "limits.svg: must be an integer"],
+    [{ tier: "enterprise", limits: { svg: 1e300 } }, "limits.svg: must be an integer"],
+    [{ tier: "enterprise", limits: { svg: -1 } }, "limits.svg: must be an integer"],
+    [{ tier: "enterprise", limits: { svg: 2.5 } }, "limits.svg: must be an integer"],
+    [{ tier: "enterprise", limits: [5] }, "limits: must be an object"],
+    [{ tier: "pro", limits: { svg: 5 } }, "enterprise accounts only"],
+  ])("limits %j are 422 naming the field", async (body, named) => {
+    const res = await create(body);
+    expect(res.status).toBe(422);
+    const err = await res.json();
+    expect(err.error).toBe("validation_error");
+    expect(err.message).toContain(named);
+  });
+
+  test("enterprise limits at the bounds (0, 1e9, null) are accepted", async () => {
+    const res = await create({ tier: "enterprise", limits: { svg: 0, png: 1e9, webp: null } });
+    expect(res.status).toBe(201);
+    const { accountId } = await res.json();
+    expect((await t.deps.accounts.getAccount(accountId))?.limits).toEqual({
+      svg: 0,
+      png: 1e9,
+      webp: null,
+    });
+  });
+
   test("a bad tier or e-mail is 422 validation_error", async () => {
     for (const body of [{ tier: "gold" }, {}, { tier: "free", email: "not-an-email" }]) {
       const res = await create(body);
@@ -116,5 +155,20 @@ describe("npm run admin -- keys create", () => {
     );
     expect(await proc.exited).toBe(2);
     expect(await new Response(proc.stderr).text()).toContain("--tier");
+  });
+
+  test("checks --limits like the admin route", async () => {
+    const run = (...args: string[]) =>
+      Bun.spawn([process.execPath, "scripts/admin.ts", "keys", "create", ...args], {
+        env: { ...process.env, DATA_DIR: t.deps.config.DATA_DIR },
+        stdout: "pipe",
+        stderr: "pipe",
+      });
+    const unknown = run("--tier", "enterprise", "--limits", '{"svgs":5}');
+    expect(await unknown.exited).toBe(2);
+    expect(await new Response(unknown.stderr).text()).toContain("--limits.svgs: unknown bucket");
+    const wrongTier = run("--tier", "free", "--limits", '{"svg":5}');
+    expect(await wrongTier.exited).toBe(2);
+    expect(await new Response(wrongTier.stderr).text()).toContain("enterprise accounts only");
   });
 });
