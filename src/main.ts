@@ -6,6 +6,8 @@ const { config, deps, app } = await boot(process.env);
 const server = Bun.serve({
   port: config.PORT,
   hostname: config.HOST,
+  // a backstop for bodies sent without Content-Length (the routes answer 413 past 64 KiB)
+  maxRequestBodySize: 1024 * 1024,
   fetch: (req, srv) => {
     rememberClientAddress(req, srv.requestIP(req)?.address);
     return app.fetch(req);

@@ -171,7 +171,8 @@ export class CatalogService {
 
   /** Resolve unique slugs; unknown ones map to null and are listed in notFound. */
   batch(uniqueSlugs: string[]) {
-    const results: Record<string, ServiceView | null> = {};
+    // no prototype: a slug such as "__proto__" is a key like any other
+    const results: Record<string, ServiceView | null> = Object.create(null);
     const notFound: string[] = [];
     let found = 0;
     for (const slug of uniqueSlugs) {

@@ -83,11 +83,34 @@ const callers = new WeakMap<Request, Principal>();
 
 /** Authenticates `request` (a cached key needs no store call) and remembers its caller. */
 async function identify(deps: AuthDeps, request: Request, allowBearer: boolean): Promise<void> {
+  if (callers.has(request)) return; // already done while the body was parsed
   const { headers } = request;
   callers.set(
     request,
     knownCaller(deps, headers) ?? (await authenticate(deps, headers, allowBearer)),
   );
+}
+
+/** Largest request body an authenticated JSON route reads (a 50-slug batch is under 11 KiB). */
+export const MAX_BODY_BYTES = 64 * 1024;
+
+/**
+ * Runs while the body is parsed, before the parser reads it (routes with a body only): the
+ * caller is authenticated first, so malformed JSON without credentials is 401, not 422, and an
+ * unauthenticated body is never read; a declared body over MAX_BODY_BYTES is 413.
+ */
+async function identifyBeforeBody(
+  deps: AuthDeps,
+  request: Request,
+  allowBearer: boolean,
+): Promise<void> {
+  await identify(deps, request, allowBearer);
+  if (Number(request.headers.get("content-length")) > MAX_BODY_BYTES)
+    throw new ApiError(
+      413,
+      "payload_too_large",
+      `Request body over ${MAX_BODY_BYTES} bytes; this route takes a small JSON object.`,
+    );
 }
 
 function callerOf(request: Request): Principal {
@@ -110,18 +133,21 @@ export function authPlugin(deps: AuthDeps) {
     // Credentials are checked in `transform`, which runs before schema validation, so an
     // unauthenticated request is always 401, never a 422 that reveals the route's rules.
     apiKey: {
+      parse: ({ request }) => identifyBeforeBody(deps, request, false),
       async transform({ request }) {
         await identify(deps, request, false);
       },
       resolve: ({ request }) => ({ principal: callerOf(request) }),
     },
     keyOrBearer: {
+      parse: ({ request }) => identifyBeforeBody(deps, request, true),
       async transform({ request }) {
         await identify(deps, request, true);
       },
       resolve: ({ request }) => ({ principal: callerOf(request) }),
     },
     metered: (bucket: Bucket) => ({
+      parse: ({ request }) => identifyBeforeBody(deps, request, false),
       async transform({ request }) {
         await identify(deps, request, false);
       },

@@ -34,7 +34,10 @@ function describeValidation(error: unknown): string {
 /** Maps every error to { error, message } with the spec's codes; no stack traces ever leave. */
 export const errorPlugin = new Elysia({ name: "error-plugin" }).onError(
   { as: "global" },
-  ({ code, error, set, request }) => {
+  ({ code, error: thrown, set, request }) => {
+    // a hook that runs while the body is parsed (credential checks) arrives as a PARSE error
+    const cause = code === "PARSE" ? (thrown as { cause?: unknown }).cause : undefined;
+    const error = cause instanceof ApiError ? cause : thrown;
     let status = 500;
     let body: Record<string, unknown>;
     if (error instanceof ApiError) {

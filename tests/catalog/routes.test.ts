@@ -207,6 +207,35 @@ describe("POST /v1/catalog/batch", () => {
     expect(res.status).toBe(422);
     expect((await res.json()).error).toBe("validation_error");
   });
+
+  test("slugs named like Object.prototype members are keys like any other", async () => {
+    const res = await t.post("/v1/catalog/batch", await t.key("pro"), {
+      slugs: ["__proto__", "constructor", "github"],
+    });
+    expect(res.status).toBe(200);
+    const body = JSON.parse(await res.text());
+    expect(Object.keys(body.results).sort()).toEqual(["__proto__", "constructor", "github"]);
+    expect(body.results.github.slug).toBe("github");
+    expect(body.notFound).toEqual(["__proto__", "constructor"]);
+  });
+
+  test("a declared body over 64 KiB is 413 payload_too_large, before it is read", async () => {
+    const body = JSON.stringify({ slugs: Array.from({ length: 6000 }, () => "github-brand") });
+    const res = await t.req("/v1/catalog/batch", {
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        "content-length": String(body.length),
+        "x-api-key": free,
+      },
+      body,
+    });
+    expect(res.status).toBe(413);
+    expect(await res.json()).toEqual({
+      error: "payload_too_large",
+      message: "Request body over 65536 bytes; this route takes a small JSON object.",
+    });
+  });
 });
 
 describe("authentication", () => {
@@ -225,6 +254,21 @@ describe("authentication", () => {
     const body = await res.json();
     expect(body.error).toBe("invalid_api_key");
     expect(body.message).toContain("X-API-Key");
+  });
+
+  test.each([
+    ["no key", {}],
+    ["an unknown key", { "x-api-key": "bak_0000000000000000_nope" }],
+  ])("malformed JSON with %s is 401, not 422", async (_, headers) => {
+    for (const body of ['{"slugs": [', ""]) {
+      const res = await t.req("/v1/catalog/batch", {
+        method: "POST",
+        headers: { "content-type": "application/json", ...headers },
+        body,
+      });
+      expect(res.status).toBe(401);
+      expect((await res.json()).error).toBe("invalid_api_key");
+    }
   });
 
   test("an unknown or revoked key is 401", async () => {
