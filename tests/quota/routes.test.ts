@@ -68,6 +68,22 @@ describe("daily quota on a metered route (free tier, catalog bucket: 100/day)", 
     expect(u.endpoints.catalog).toEqual({ used: 100, limit: 100 });
   });
 
+  test("after a mid-day downgrade, used still never exceeds the new limit", async () => {
+    const acct = await account("pro");
+    for (let i = 0; i < 7; i++)
+      expect((await t.post("/v1/catalog/batch", acct.apiKey, { slugs: ["github"] })).status).toBe(
+        200,
+      );
+    const down = await admin(`/admin/accounts/${acct.accountId}`, "PATCH", { tier: "free" });
+    expect(down.status).toBe(200);
+    const u = await usage(acct.apiKey);
+    expect(u.tier).toBe("free");
+    expect(u.endpoints.batch).toEqual({ used: 5, limit: 5 });
+    expect((await t.post("/v1/catalog/batch", acct.apiKey, { slugs: ["github"] })).status).toBe(
+      429,
+    );
+  });
+
   test("keys and buckets are counted separately", async () => {
     const a = await t.key("free");
     const b = await t.key("free");

@@ -131,6 +131,16 @@ describe("GET /v1/analytics/usage", () => {
     });
   });
 
+  test("years 0-99 are read as written, not as 1900-1999", async () => {
+    const a = await account();
+    const h = await history(a.apiKey, "?from=0050-02-27&to=0050-03-01");
+    expect([h.from, h.to, h.days.map((d) => d.date)]).toEqual([
+      "0050-02-27",
+      "0050-03-01",
+      ["0050-02-27", "0050-02-28", "0050-03-01"],
+    ]);
+  });
+
   test.each([
     ["?from=2025-03-02&to=2025-03-01", "to (2025-03-01) is before from (2025-03-02)"],
     ["?from=2025-02-30", "from"],

@@ -34,7 +34,10 @@ const isoDay = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 /** Epoch ms of a YYYY-MM-DD that is a real calendar date; else 422 naming the parameter. */
 function parseDay(value: string, name: string): number {
   const m = DATE.exec(value);
-  const ms = m ? Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3])) : Number.NaN;
+  // setUTCFullYear, not Date.UTC, which reads years 0-99 as 1900-1999
+  const ms = m
+    ? new Date(0).setUTCFullYear(Number(m[1]), Number(m[2]) - 1, Number(m[3]))
+    : Number.NaN;
   if (!m || Number.isNaN(ms) || isoDay(ms) !== value)
     throw validationError(
       `Invalid query parameter ${name}: must be a calendar date YYYY-MM-DD (got "${value}")`,

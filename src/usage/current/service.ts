@@ -32,8 +32,13 @@ export class CurrentUsageService {
     const counts = await this.quota.counts(keyIds, now);
     const table =
       principal.tier === "free" || principal.tier === "pro" ? DAILY_LIMITS[principal.tier] : null;
+    // used never exceeds limit: after a mid-day downgrade the day's count can be over the new
+    // cap, and the bucket then reads as used up (GET /v1/analytics/usage has the full count)
     const endpoints = Object.fromEntries(
-      BUCKETS.map((b) => [b, { used: counts[b], limit: table ? table[b] : null }]),
+      BUCKETS.map((b) => {
+        const limit = table ? table[b] : null;
+        return [b, { used: limit === null ? counts[b] : Math.min(counts[b], limit), limit }];
+      }),
     ) as Record<Bucket, BucketUsage>;
     return { date: utcDay(now), tier: principal.tier, endpoints };
   }
