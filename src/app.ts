@@ -1,4 +1,3 @@
-import { swagger } from "@elysiajs/swagger";
 import { Elysia } from "elysia";
 import { adminController } from "./admin";
 import { assetsController } from "./assets";
@@ -8,6 +7,7 @@ import { searchController } from "./catalog/search";
 import type { Deps } from "./deps";
 import { healthController } from "./health";
 import { errorPlugin } from "./http/error-plugin";
+import { openApiDocs } from "./http/openapi";
 import { securityHeaders } from "./http/security";
 import { analyticsController } from "./usage/analytics";
 import { usageCurrentController } from "./usage/current";
@@ -28,10 +28,12 @@ export function createApp(deps: Deps) {
     .use(errorPlugin)
     .use(securityHeaders)
     .use(
-      swagger({
+      openApiDocs({
         path: "/swagger",
         exclude: ["/swagger", "/swagger/json"],
         documentation: {
+          // TypeBox schemas are JSON Schema (const, type: "null", patternProperties): 3.1's dialect
+          openapi: "3.1.0",
           info: {
             title: "Brand Asset API",
             version: "1.0.0",

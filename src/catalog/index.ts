@@ -51,11 +51,11 @@ export function catalogController(deps: AuthDeps & { catalog: CatalogService }) 
       {
         metered: "batch",
         body: BatchBody,
-        response: { 200: BatchResponse, ...errors },
+        response: { 200: BatchResponse, 413: ErrorBody, ...errors },
         detail: {
           summary: "Resolve up to 10 (free) or 50 (paid, internal) slugs in one call",
           description:
-            "Slugs are trimmed and lower-cased; duplicates count once. Unknown slugs map to null and are listed in notFound. Over the tier's cap: 422 batch_too_large. One call counts once against the batch bucket.",
+            "Slugs are trimmed and lower-cased; duplicates count once. Unknown slugs map to null and are listed in notFound. Over the tier's cap: 422 batch_too_large. A declared body over 64 KiB: 413 payload_too_large (credentials are checked first). One call counts once against the batch bucket.",
         },
       },
     )

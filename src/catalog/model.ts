@@ -38,12 +38,15 @@ export const ServiceResponse = t.Object({
   _notice: t.String(),
 });
 
-export const ServiceListResponse = t.Object({
-  items: t.Array(ServiceResponse),
-  total: t.Integer(),
-  limit: t.Integer(),
-  offset: t.Integer(),
-});
+export const ServiceListResponse = t.Object(
+  {
+    items: t.Array(ServiceResponse),
+    total: t.Integer(),
+    limit: t.Integer(),
+    offset: t.Integer(),
+  },
+  { description: "One page of the catalog, in id order" },
+);
 
 export const BatchBody = t.Object({
   slugs: t.Array(t.String({ maxLength: 200 }), {
@@ -52,11 +55,14 @@ export const BatchBody = t.Object({
   }),
 });
 
-export const BatchResponse = t.Object({
-  results: t.Record(t.String(), t.Union([ServiceResponse, t.Null()])),
-  found: t.Integer(),
-  notFound: t.Array(t.String()),
-});
+export const BatchResponse = t.Object(
+  {
+    results: t.Record(t.String(), t.Union([ServiceResponse, t.Null()])),
+    found: t.Integer(),
+    notFound: t.Array(t.String()),
+  },
+  { description: "Each unique slug mapped to its catalog entry, or null when unknown" },
+);
 
 export const ListQuery = t.Object({
   limit: queryInt("limit", 1, 200, 50),
@@ -71,12 +77,15 @@ export const ErrorBody = t.Object(
   { additionalProperties: true },
 );
 
-export const RateLimitedBody = t.Object({
-  error: t.Literal("rate_limit_exceeded"),
-  message: t.String(),
-  reset_in_seconds: t.Integer(),
-  upgrade_url: t.String(),
-});
+export const RateLimitedBody = t.Object(
+  {
+    error: t.Literal("rate_limit_exceeded"),
+    message: t.String(),
+    reset_in_seconds: t.Integer(),
+    upgrade_url: t.String(),
+  },
+  { description: "rate_limit_exceeded: the limit is reached until reset_in_seconds have passed" },
+);
 
 /** An OpenAPI response entry with a JSON body (for routes that document `responses` by hand). */
 export function jsonResponse(description: string, schema: TSchema = ErrorBody) {

@@ -2,12 +2,29 @@ import { Elysia, t } from "elysia";
 import type { CatalogService } from "../catalog/service";
 import type { Store } from "../store";
 
-/** GET /healthz (process up) and GET /readyz (catalog loaded, stores reachable). */
+const readiness = (description: string) =>
+  t.Object(
+    {
+      status: t.Union([t.Literal("ready"), t.Literal("not_ready")]),
+      catalog: t.Object({
+        loaded: t.Boolean(),
+        brands: t.Integer({ description: "Catalog entries loaded" }),
+        version: t.Union([t.String(), t.Null()], { description: "null until a catalog is loaded" }),
+      }),
+      store: t.Object({
+        kind: t.Union([t.Literal("embedded"), t.Literal("mongodb")]),
+        reachable: t.Boolean(),
+      }),
+    },
+    { description },
+  );
+
+/** GET /healthz (process up) and GET /readyz (catalog loaded, stores reachable). Both public. */
 export function healthController(deps: { catalog: CatalogService; store: Store }) {
   return new Elysia({ tags: ["health"] })
     .get("/healthz", () => ({ status: "ok" as const }), {
-      response: t.Object({ status: t.Literal("ok") }),
-      detail: { summary: "Liveness" },
+      response: t.Object({ status: t.Literal("ok") }, { description: "The process is up" }),
+      detail: { summary: "Liveness", security: [] },
     })
     .get(
       "/readyz",
@@ -25,6 +42,12 @@ export function healthController(deps: { catalog: CatalogService; store: Store }
           store: { kind: deps.store.kind, reachable: storeUp },
         };
       },
-      { detail: { summary: "Readiness: catalog loaded and stores reachable" } },
+      {
+        response: {
+          200: readiness("Ready: the catalog is loaded and the store answers"),
+          503: readiness("Not ready: no catalog loaded yet, or the store does not answer"),
+        },
+        detail: { summary: "Readiness: catalog loaded and stores reachable", security: [] },
+      },
     );
 }

@@ -58,5 +58,5 @@ export const BrandResponse = t.Object(
     _css: CssVars,
     _notice: t.String(),
   },
-  { $id: "#/components/schemas/BrandResponse" },
+  { description: "The brand matched by the domain or e-mail address" },
 );

@@ -17,10 +17,13 @@ export const SearchQuery = t.Object({
   limit: queryInt("limit", 1, 50, 20),
 });
 
-export const SearchResponse = t.Object({
-  matches: t.Array(ServiceResponse, { description: "Best match first" }),
-  query: t.String({ description: "The normalized q that was searched" }),
-  total: t.Integer({
-    description: "Number of matches in this response (at most limit), not in the whole catalog",
-  }),
-});
+export const SearchResponse = t.Object(
+  {
+    matches: t.Array(ServiceResponse, { description: "Best match first" }),
+    query: t.String({ description: "The normalized q that was searched" }),
+    total: t.Integer({
+      description: "Number of matches in this response (at most limit), not in the whole catalog",
+    }),
+  },
+  { description: "The matches, best first" },
+);

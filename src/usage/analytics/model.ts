@@ -60,21 +60,25 @@ const BucketCounts = t.Object(
   },
 );
 
-export const AnalyticsResponse = t.Object({
-  tier: t.UnionEnum(TIERS, { description: "The account's current tier" }),
-  from: t.String({ description: "First day of the range (UTC), YYYY-MM-DD" }),
-  to: t.String({ description: "Last day of the range (UTC), YYYY-MM-DD" }),
-  bucket: t.Union([bucketUnion(), t.Null()], {
-    description: "The bucket filter, null when all buckets are listed",
-  }),
-  days: t.Array(
-    t.Object({
-      date: t.String({ description: "UTC day, YYYY-MM-DD" }),
-      buckets: BucketCounts,
+export const AnalyticsResponse = t.Object(
+  {
+    tier: t.UnionEnum(TIERS, { description: "The account's current tier" }),
+    from: t.String({ description: "First day of the range (UTC), YYYY-MM-DD" }),
+    to: t.String({ description: "Last day of the range (UTC), YYYY-MM-DD" }),
+    bucket: t.Union([bucketUnion(), t.Null()], {
+      description: "The bucket filter, null when all buckets are listed",
     }),
-    {
-      description: "One entry per day from `from` to `to`, oldest first; days without use are zero",
-    },
-  ),
-  totals: BucketCounts,
-});
+    days: t.Array(
+      t.Object({
+        date: t.String({ description: "UTC day, YYYY-MM-DD" }),
+        buckets: BucketCounts,
+      }),
+      {
+        description:
+          "One entry per day from `from` to `to`, oldest first; days without use are zero",
+      },
+    ),
+    totals: BucketCounts,
+  },
+  { description: "Usage per UTC day and bucket over the range, with totals" },
+);

@@ -8,18 +8,21 @@ const BucketUsage = t.Object({
   }),
 });
 
-export const UsageResponse = t.Object({
-  date: t.String({ format: "date", description: "UTC date, YYYY-MM-DD" }),
-  tier: t.Union([
-    t.Literal("free"),
-    t.Literal("pro"),
-    t.Literal("enterprise"),
-    t.Literal("internal"),
-  ]),
-  endpoints: t.Object(
-    Object.fromEntries(BUCKETS.map((b) => [b, BucketUsage])) as Record<
-      (typeof BUCKETS)[number],
-      typeof BucketUsage
-    >,
-  ),
-});
+export const UsageResponse = t.Object(
+  {
+    date: t.String({ format: "date", description: "UTC date, YYYY-MM-DD" }),
+    tier: t.Union([
+      t.Literal("free"),
+      t.Literal("pro"),
+      t.Literal("enterprise"),
+      t.Literal("internal"),
+    ]),
+    endpoints: t.Object(
+      Object.fromEntries(BUCKETS.map((b) => [b, BucketUsage])) as Record<
+        (typeof BUCKETS)[number],
+        typeof BucketUsage
+      >,
+    ),
+  },
+  { description: "Today's usage and daily limit per bucket" },
+);
