@@ -66,7 +66,8 @@ export const BatchResponse = t.Object(
 
 export const ListQuery = t.Object({
   limit: queryInt("limit", 1, 200, 50),
-  offset: queryInt("offset", 0, null, 0),
+  // bounded so the echo is always the exact integer asked for (any offset past the end is empty)
+  offset: queryInt("offset", 0, 1_000_000_000, 0),
 });
 
 export const ErrorBody = t.Object(

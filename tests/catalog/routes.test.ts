@@ -89,6 +89,8 @@ describe("GET /v1/catalog", () => {
     ["limit=", "limit"],
     ["offset=-1", "offset"],
     ["offset=x", "offset"],
+    ["offset=1000000001", "offset"],
+    ["offset=9007199254740993", "offset"],
   ])("%s is 422 validation_error naming the field", async (qs, field) => {
     const res = await t.get(`/v1/catalog?${qs}`, free);
     expect(res.status).toBe(422);
