@@ -31,6 +31,12 @@ function describeValidation(error: unknown): string {
   return `Invalid ${where} ${field || "(unknown)"}: ${first?.message ?? "invalid value"}`;
 }
 
+/** A validation error on the `slug` path parameter (catalog, SVG, PNG, WebP routes). */
+function isSlugParam(error: unknown): boolean {
+  const e = error as { type?: string; valueError?: ValueErrorLike };
+  return e.type === "params" && e.valueError?.path === "/slug";
+}
+
 /** Maps every error to { error, message } with the spec's codes; no stack traces ever leave. */
 export const errorPlugin = new Elysia({ name: "error-plugin" }).onError(
   { as: "global" },
@@ -44,6 +50,11 @@ export const errorPlugin = new Elysia({ name: "error-plugin" }).onError(
       status = error.status;
       body = error.body();
       Object.assign(set.headers, error.headers);
+    } else if (code === "VALIDATION" && isSlugParam(error)) {
+      // a slug over the length cap, or not decodable, names no catalog entry: 404 like any
+      // other unknown slug (credentials were checked before validation)
+      status = 404;
+      body = { error: "service_not_found", message: "No catalog entry with that slug." };
     } else if (code === "VALIDATION" && (error as { type?: string }).type !== "response") {
       status = 422;
       body = { error: "validation_error", message: describeValidation(error) };

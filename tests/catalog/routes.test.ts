@@ -139,6 +139,24 @@ describe("GET /v1/catalog/{slug}", () => {
       message: expect.stringContaining("no-such-brand-xyz"),
     });
   });
+
+  test.each([
+    ["/v1/catalog/", "a".repeat(201)],
+    ["/v1/catalog/", "%E0%A4%A"],
+    ["/v1/svg/", "a".repeat(300)],
+    ["/v1/png/", "%ZZ"],
+    ["/v1/webp/", "%E0%A4%A"],
+  ])("%s with an over-long or undecodable slug is 404 service_not_found", async (route, slug) => {
+    const key = await t.key("pro");
+    const res = await t.get(`${route}${slug}`, key);
+    expect(res.status).toBe(404);
+    expect(await res.json()).toEqual({
+      error: "service_not_found",
+      message: "No catalog entry with that slug.",
+    });
+    // credentials still come first
+    expect((await t.req(`${route}${slug}`)).status).toBe(401);
+  });
 });
 
 describe("POST /v1/catalog/batch", () => {
