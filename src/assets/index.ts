@@ -79,8 +79,9 @@ export function assetsController(deps: AuthDeps & { assets: AssetService }) {
     // the schema fills both defaults; the fallbacks only satisfy the optional types
     const variant = query.variant ?? "mono";
     const size = query.size ?? DEFAULT_SIZE;
-    const served = assets.resolve(slug, variant, tier);
-    if (!served) throw notFoundSlug(slug);
+    const resolved = assets.resolve(slug, variant, tier);
+    if (!resolved) throw notFoundSlug(slug);
+    const served = assets.rasterSource(resolved, size, format);
     const etag = rasterEtag(served, size, format);
     if (etagMatches(ifNoneMatch, etag)) {
       commonHeaders(set, served, etag);

@@ -121,7 +121,13 @@ export interface AssetCatalog {
   brand(slug: string): Brand | undefined;
 }
 
+/** renders that failed and are answered with the placeholder; cleared past this many */
+const MAX_FAILED = 10_000;
+
 export class AssetService {
+  /** render keys of artwork that failed to render (a new artwork hash is tried again) */
+  private failed = new Set<string>();
+
   constructor(
     private catalog: AssetCatalog,
     private renderer: Renderer,
@@ -152,6 +158,8 @@ export class AssetService {
       };
     } catch (err) {
       if (served.variant === "placeholder") throw err;
+      if (this.failed.size >= MAX_FAILED) this.failed.clear();
+      this.failed.add(renderKey(served, size, format));
       log("warn", "artwork failed to render; serving the placeholder", {
         brandId: served.brandId,
         variant: served.variant,
@@ -164,6 +172,17 @@ export class AssetService {
         etag: rasterEtag(fallback, size, format),
       };
     }
+  }
+
+  /**
+   * What a PNG/WebP request for `served` renders: the placeholder once the artwork has failed
+   * to render at this size and format, so its ETag (and 304s) and cached render are the
+   * placeholder's and the broken artwork is not rendered again on every request.
+   */
+  rasterSource(served: ServedSvg, size: number, format: RenderFormat): ServedSvg {
+    return this.failed.has(renderKey(served, size, format))
+      ? placeholder(served.restricted)
+      : served;
   }
 
   /** The cached render of `served`, if any (synchronous: the warm path awaits nothing). */

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import sharp from "sharp";
+import type { Renderer } from "../../src/assets/render-pool";
 import { type Brand, VARIANTS, type Variant } from "../../src/catalog/types";
 import { makeApp, type TestApp } from "../helpers";
 import {
@@ -169,7 +170,40 @@ describe("artwork that fails to render", () => {
       expect(res.headers.get("cache-control")).toBe("public, max-age=3600");
       expect(res.headers.get("etag")).toContain(`-40-${format}-`);
       expect((await sharp(bytes).metadata()).width).toBe(40);
+      // the placeholder's ETag is current from then on: a revalidation is a 304
+      const etag = res.headers.get("etag") ?? "";
+      const { res: again } = await get(`/v1/${format}/${b.slug}?size=40`, pro, {
+        "if-none-match": etag,
+      });
+      expect(again.status).toBe(304);
+      expect(again.headers.get("x-svg-variant")).toBe("placeholder");
     }
+  });
+
+  test("is not rendered again on every request", async () => {
+    const b = findBrand(t, (x) => x.id > 400 && has(x, "mono"), "id > 400");
+    const svg = "<svg><g></svg ";
+    t.deps.catalog.update({
+      ...b,
+      variants: { mono: { svg, sha256: sha256(svg), source: "test" } },
+    });
+    const renderer = (t.deps.assets as unknown as { renderer: Renderer }).renderer;
+    const original = renderer.render;
+    let calls = 0;
+    renderer.render = (...args) => {
+      calls++;
+      return original.apply(renderer, args);
+    };
+    try {
+      for (let i = 0; i < 3; i++) {
+        const { res } = await get(`/v1/png/${b.slug}?size=41`);
+        expect(res.headers.get("x-svg-variant")).toBe("placeholder");
+      }
+    } finally {
+      renderer.render = original;
+    }
+    // the artwork once, the placeholder once
+    expect(calls).toBe(2);
   });
 });
 
