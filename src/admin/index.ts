@@ -23,127 +23,129 @@ function requireOperator(request: Request, adminToken: string): void {
     );
 }
 
-/** Operator routes, mounted only when ADMIN_TOKEN is set. */
+/** The body as an object (before validation it may be anything JSON). */
+const fieldsOf = (body: unknown) =>
+  (typeof body === "object" && body !== null ? body : {}) as Record<string, unknown>;
+
+/** Runs `f` for an existing account; an unknown account id is 404 account_not_found. */
+async function onAccount<T>(accountId: string, f: () => Promise<T>): Promise<T> {
+  try {
+    return await f();
+  } catch (err) {
+    if (err instanceof AccountNotFound)
+      throw new ApiError(404, "account_not_found", `No account ${accountId}.`);
+    throw err;
+  }
+}
+
+/**
+ * Operator routes, mounted only when ADMIN_TOKEN is set. The token is checked before the body
+ * is parsed (parse) and before it is validated (transform; routes without a body): a caller
+ * without it learns nothing of the routes' rules. An error thrown while parsing reaches the
+ * error plugin as its cause.
+ */
 export function adminController(deps: { accounts: AccountService; adminToken: string }) {
-  return (
-    new Elysia({ prefix: "/admin", tags: ["admin"] })
-      // The token is checked before the body is parsed (parse) and before it is validated
-      // (transform; routes without a body): a caller without it learns nothing of the routes'
-      // rules. An error thrown while parsing reaches the error plugin as its cause.
-      .onParse(({ request }) => {
-        requireOperator(request, deps.adminToken);
-      })
-      .onTransform(({ request, body }) => {
-        requireOperator(request, deps.adminToken);
-        // `limits` as sent: schema validation would drop unknown buckets and turn "2" into 2
-        const b = (typeof body === "object" && body !== null ? body : {}) as Record<
-          string,
-          unknown
-        >;
-        const problem = limitsProblem(b.tier, b.limits);
-        if (problem) throw validationError(`Invalid body field ${problem}`);
-      })
-      .post(
-        "/keys",
-        async ({ body, set }) => {
-          const issued = await deps.accounts.createAccountWithKey({
-            tier: body.tier,
-            email: body.email ?? null,
-            limits: body.limits ?? null,
-          });
-          set.status = 201;
-          return issued;
-        },
-        {
-          body: t.Object({
+  return new Elysia({ prefix: "/admin", tags: ["admin"] })
+    .onParse(({ request }) => {
+      requireOperator(request, deps.adminToken);
+    })
+    .onTransform(({ request, body }) => {
+      requireOperator(request, deps.adminToken);
+      // `limits` as sent: schema validation would drop unknown buckets and turn "2" into 2
+      const { tier, limits } = fieldsOf(body);
+      const problem = limitsProblem(tier, limits);
+      if (problem) throw validationError(`Invalid body field ${problem}`);
+    })
+    .post(
+      "/keys",
+      async ({ body, set }) => {
+        const issued = await deps.accounts.createAccountWithKey({
+          tier: body.tier,
+          email: body.email ?? null,
+          limits: body.limits ?? null,
+        });
+        set.status = 201;
+        return issued;
+      },
+      {
+        body: t.Object({
+          tier: TierSchema,
+          email: t.Optional(t.String({ format: "email", maxLength: 254 })),
+          limits: t.Optional(LimitsSchema),
+        }),
+        response: {
+          201: t.Object({
+            accountId: t.String(),
+            keyId: t.String(),
+            apiKey: t.String({ description: "Shown once; only its hash is stored" }),
             tier: TierSchema,
-            email: t.Optional(t.String({ format: "email", maxLength: 254 })),
-            limits: t.Optional(LimitsSchema),
           }),
-          response: {
-            201: t.Object({
-              accountId: t.String(),
-              keyId: t.String(),
-              apiKey: t.String({ description: "Shown once; only its hash is stored" }),
-              tier: TierSchema,
+          401: ErrorBody,
+          422: ErrorBody,
+        },
+        detail: { summary: "Create an account with one API key (operator)" },
+      },
+    )
+    .patch(
+      "/accounts/:accountId",
+      ({ params, body }) =>
+        onAccount(params.accountId, async () => {
+          const a = await deps.accounts.changeTier(
+            params.accountId,
+            body.tier,
+            body.limits ?? null,
+          );
+          return { accountId: a.id, tier: a.tier, limits: a.limits };
+        }),
+      {
+        body: t.Object({ tier: TierSchema, limits: t.Optional(LimitsSchema) }),
+        response: {
+          200: t.Object({
+            accountId: t.String(),
+            tier: TierSchema,
+            limits: t.Union([LimitsSchema, t.Null()]),
+          }),
+          401: ErrorBody,
+          404: ErrorBody,
+          422: ErrorBody,
+        },
+        detail: { summary: "Change an account's tier and custom limits (operator)" },
+      },
+    )
+    .post(
+      "/accounts/:accountId/keys",
+      ({ params, set }) =>
+        onAccount(params.accountId, async () => {
+          const r = await deps.accounts.regenerateKey(params.accountId);
+          set.status = 201;
+          set.headers["cache-control"] = "no-store";
+          return {
+            accountId: params.accountId,
+            keyId: r.keyId,
+            apiKey: r.apiKey,
+            revokedKeyIds: r.previous,
+          };
+        }),
+      {
+        params: t.Object({ accountId: t.String({ maxLength: 64 }) }),
+        response: {
+          201: t.Object({
+            accountId: t.String(),
+            keyId: t.String(),
+            apiKey: t.String({ description: "Shown once; only its hash is stored" }),
+            revokedKeyIds: t.Array(t.String(), {
+              description: "The keys that were active and are now revoked",
             }),
-            401: ErrorBody,
-            422: ErrorBody,
-          },
-          detail: { summary: "Create an account with one API key (operator)" },
+          }),
+          401: ErrorBody,
+          404: ErrorBody,
+          422: ErrorBody,
         },
-      )
-      .patch(
-        "/accounts/:accountId",
-        async ({ params, body }) => {
-          try {
-            const a = await deps.accounts.changeTier(
-              params.accountId,
-              body.tier,
-              body.limits ?? null,
-            );
-            return { accountId: a.id, tier: a.tier, limits: a.limits };
-          } catch (err) {
-            if (err instanceof AccountNotFound)
-              throw new ApiError(404, "account_not_found", `No account ${params.accountId}.`);
-            throw err;
-          }
+        detail: {
+          summary: "Regenerate an account's API key (operator)",
+          description:
+            "Revokes every active key of the account and issues a new one, returned once. Today's quota usage carries over to the new key (regenerating never resets the day's counts).",
         },
-        {
-          body: t.Object({ tier: TierSchema, limits: t.Optional(LimitsSchema) }),
-          response: {
-            200: t.Object({
-              accountId: t.String(),
-              tier: TierSchema,
-              limits: t.Union([LimitsSchema, t.Null()]),
-            }),
-            401: ErrorBody,
-            404: ErrorBody,
-            422: ErrorBody,
-          },
-          detail: { summary: "Change an account's tier and custom limits (operator)" },
-        },
-      )
-      .post(
-        "/accounts/:accountId/keys",
-        async ({ params, set }) => {
-          try {
-            const r = await deps.accounts.regenerateKey(params.accountId);
-            set.status = 201;
-            set.headers["cache-control"] = "no-store";
-            return {
-              accountId: params.accountId,
-              keyId: r.keyId,
-              apiKey: r.apiKey,
-              revokedKeyIds: r.previous,
-            };
-          } catch (err) {
-            if (err instanceof AccountNotFound)
-              throw new ApiError(404, "account_not_found", `No account ${params.accountId}.`);
-            throw err;
-          }
-        },
-        {
-          params: t.Object({ accountId: t.String({ maxLength: 64 }) }),
-          response: {
-            201: t.Object({
-              accountId: t.String(),
-              keyId: t.String(),
-              apiKey: t.String({ description: "Shown once; only its hash is stored" }),
-              revokedKeyIds: t.Array(t.String(), {
-                description: "The keys that were active and are now revoked",
-              }),
-            }),
-            401: ErrorBody,
-            404: ErrorBody,
-            422: ErrorBody,
-          },
-          detail: {
-            summary: "Regenerate an account's API key (operator)",
-            description:
-              "Revokes every active key of the account and issues a new one, returned once. Today's quota usage carries over to the new key (regenerating never resets the day's counts).",
-          },
-        },
-      )
-  );
+      },
+    );
 }

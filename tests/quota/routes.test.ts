@@ -211,9 +211,13 @@ describe("which outcomes count (docs/quota.md)", () => {
     const noSlugs = await t.post("/v1/catalog/batch", key, { nope: 1 });
     expect(noSlugs.status).toBe(422);
     expect(((await noSlugs.json()) as { error: string }).error).toBe("validation_error");
+    const badSize = await t.get("/v1/png/github?size=4096", key);
+    expect(badSize.status).toBe(422);
+    // a slug that cannot exist is found by the same schema check: 404, not counted either
     const longSlug = await t.get(`/v1/catalog/${"a".repeat(201)}`, key);
-    expect(longSlug.status).toBe(422);
+    expect(longSlug.status).toBe(404);
     const u = await usage(key);
+    expect(u.endpoints.png?.used).toBe(0);
     expect(u.endpoints.batch?.used).toBe(0);
     expect(u.endpoints.catalog?.used).toBe(0);
   });
