@@ -193,9 +193,14 @@ for (const [i, c] of configs.entries()) {
   );
 }
 const [bare, svg, svgNoLog, catalog] = counts as [Count, Count, Count, Count];
+/** "+8.9%" or "-3.0%": `with` against `without` */
+const change = (with_: number, without: number) => {
+  const pct = (100 * (with_ - without)) / without;
+  return `${pct >= 0 ? "+" : ""}${fmt(pct)}%`;
+};
 console.log(
   `  user-space work of bare / SVG route: ${fmt((100 * bare.all) / svg.all)}% (all threads); bare / catalog route: ${fmt((100 * bare.all) / catalog.all)}%`,
 );
 console.log(
-  `  usage logging on the SVG route: +${fmt((100 * (svg.main - svgNoLog.main)) / svgNoLog.main)}% main-thread instructions, +${fmt((100 * (svg.all - svgNoLog.all)) / svgNoLog.all)}% all threads`,
+  `  usage logging on the SVG route: ${change(svg.main, svgNoLog.main)} main-thread instructions, ${change(svg.all, svgNoLog.all)} all threads`,
 );
