@@ -78,7 +78,10 @@ function knownCaller(deps: Pick<AuthDeps, "accounts">, headers: Headers): Princi
   return key ? deps.accounts.cachedKey(key.trim()) : undefined;
 }
 
-/** The authenticated caller of each in-flight request (set in transform, read in resolve). */
+/**
+ * The authenticated caller of each in-flight request: set while the body is parsed (routes with
+ * a body) or in transform, read in resolve.
+ */
 const callers = new WeakMap<Request, Principal>();
 
 /** Authenticates `request` (a cached key needs no store call) and remembers its caller. */
@@ -130,8 +133,9 @@ function callerOf(request: Request): Principal {
  */
 export function authPlugin(deps: AuthDeps) {
   return new Elysia().macro({
-    // Credentials are checked in `transform`, which runs before schema validation, so an
-    // unauthenticated request is always 401, never a 422 that reveals the route's rules.
+    // Credentials are checked in `parse` (routes with a body, before it is read) and in
+    // `transform` (before schema validation), so an unauthenticated request is always 401,
+    // never a 422 that reveals the route's rules.
     apiKey: {
       parse: ({ request }) => identifyBeforeBody(deps, request, false),
       async transform({ request }) {

@@ -51,7 +51,8 @@ function jsonOnly(content: Json | undefined): Json | undefined {
  * every response, JSON-only media types on JSON routes, no stray schema keys on responses.
  */
 export function normalizeOpenApi(raw: unknown): Json {
-  const doc = collapseNumbers(JSON.parse(JSON.stringify(raw))) as Json;
+  // collapseNumbers rebuilds every object and array: the plugin's document is never mutated
+  const doc = collapseNumbers(raw) as Json;
   const paths: Json = {};
   for (const [path, item] of Object.entries(doc.paths as Json)) {
     const key = path.length > 1 && path.endsWith("/") ? path.slice(0, -1) : path;
