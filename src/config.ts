@@ -22,6 +22,7 @@ const Env = T.Object({
   RENDER_CACHE_MB: T.Integer({ minimum: 1, maximum: 4096, default: 64 }),
   USAGE_FLUSH_MS: T.Integer({ minimum: 1, maximum: 60000, default: 250 }),
   USAGE_FLUSH_EVENTS: T.Integer({ minimum: 1, maximum: 100000, default: 500 }),
+  USAGE_SYNC_MS: T.Integer({ minimum: 0, maximum: 60000, default: 250 }),
   LOG_LEVEL: T.Union(
     [T.Literal("debug"), T.Literal("info"), T.Literal("warn"), T.Literal("error")],
     {

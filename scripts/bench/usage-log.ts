@@ -10,6 +10,8 @@
  *     Target: logging costs < 10% of the route's requests/s.
  *     The cost is 100% minus the median of the per-round ratios (with / without), each round
  *     pairing runs made seconds apart. Load from wrk when installed, else autocannon.
+ *     The app runs on its defaults, so the embedded log fdatasyncs at most every 250 ms
+ *     (USAGE_SYNC_MS, group commit); the events/s figures in (1) sync every batch.
  *     Also printed: the server's CPU time per request in each mode (all threads, from /proc),
  *     and the throughput a CPU-bound server loses for that extra CPU: a steadier estimate of the
  *     same cost, since a run slowed down by the machine also serves fewer requests.

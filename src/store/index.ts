@@ -23,10 +23,12 @@ export interface Store {
   close(): Promise<void>;
 }
 
-export function openEmbeddedStore(config: Pick<Config, "DATA_DIR" | "CATALOG_FILE">): Store {
+export function openEmbeddedStore(
+  config: Pick<Config, "DATA_DIR" | "CATALOG_FILE"> & Partial<Pick<Config, "USAGE_SYNC_MS">>,
+): Store {
   const accounts = new EmbeddedAccountStore(config.DATA_DIR);
   const enrichment = new EmbeddedEnrichmentStore(config.DATA_DIR);
-  const usage = new EmbeddedUsageStore(config.DATA_DIR);
+  const usage = new EmbeddedUsageStore(config.DATA_DIR, { syncMs: config.USAGE_SYNC_MS });
   return {
     kind: "embedded",
     accounts,

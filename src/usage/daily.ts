@@ -9,11 +9,16 @@ import type { DailyCounts, DailyRow, UsageEvent } from "./port";
  *  - rateLimited: status 429 (refused before the handler; it consumed no quota).
  */
 export function countsOf(status: number): DailyCounts {
-  return {
-    requests: 1,
-    errors: status >= 400 && status !== 429 ? 1 : 0,
-    rateLimited: status === 429 ? 1 : 0,
-  };
+  const c = zeroCounts();
+  countInto(c, status);
+  return c;
+}
+
+/** Count one event of this status into `c` (the rules above). */
+export function countInto(c: DailyCounts, status: number): void {
+  c.requests++;
+  if (status === 429) c.rateLimited++;
+  else if (status >= 400) c.errors++;
 }
 
 export const zeroCounts = (): DailyCounts => ({ requests: 0, errors: 0, rateLimited: 0 });
@@ -29,22 +34,41 @@ export class DailyProjection {
   private rows = new Map<string, Map<string, Map<Bucket, DailyCounts>>>();
 
   add(e: Pick<UsageEvent, "accountId" | "day" | "bucket" | "status">): void {
-    let days = this.rows.get(e.accountId);
+    this.addAll([e]);
+  }
+
+  /** Fold in a batch; consecutive events of one account and day share their lookups. */
+  addAll(events: readonly Pick<UsageEvent, "accountId" | "day" | "bucket" | "status">[]): void {
+    let buckets: Map<Bucket, DailyCounts> | undefined;
+    let account = "";
+    let day = "";
+    for (const e of events) {
+      if (!buckets || e.accountId !== account || e.day !== day) {
+        account = e.accountId;
+        day = e.day;
+        buckets = this.bucketsOf(account, day);
+      }
+      let counts = buckets.get(e.bucket);
+      if (!counts) {
+        counts = zeroCounts();
+        buckets.set(e.bucket, counts);
+      }
+      countInto(counts, e.status);
+    }
+  }
+
+  private bucketsOf(accountId: string, day: string): Map<Bucket, DailyCounts> {
+    let days = this.rows.get(accountId);
     if (!days) {
       days = new Map();
-      this.rows.set(e.accountId, days);
+      this.rows.set(accountId, days);
     }
-    let buckets = days.get(e.day);
+    let buckets = days.get(day);
     if (!buckets) {
       buckets = new Map();
-      days.set(e.day, buckets);
+      days.set(day, buckets);
     }
-    let counts = buckets.get(e.bucket);
-    if (!counts) {
-      counts = zeroCounts();
-      buckets.set(e.bucket, counts);
-    }
-    addCounts(counts, countsOf(e.status));
+    return buckets;
   }
 
   query(accountId: string, from: string, to: string): DailyRow[] {

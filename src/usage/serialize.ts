@@ -1,10 +1,18 @@
 import type { UsageEvent } from "./port";
 
-/** The stored fields of an event, always in this order (`id` first: see eventLines). */
-const canonical = (e: UsageEvent): UsageEvent => ({
-  id: e.id,
+/**
+ * An event with its stored fields in the stored order (`id` first: see eventBytes). Built
+ * field by field: an object spread costs the recorder about as much as all the rest of
+ * `record`.
+ */
+export const usageEvent = (
+  id: string,
+  e: Omit<UsageEvent, "id" | "day">,
+  day = e.ts.slice(0, 10),
+): UsageEvent => ({
+  id,
   ts: e.ts,
-  day: e.day,
+  day,
   accountId: e.accountId,
   keyId: e.keyId,
   tier: e.tier,
@@ -15,6 +23,8 @@ const canonical = (e: UsageEvent): UsageEvent => ({
   status: e.status,
   latencyMs: e.latencyMs,
 });
+
+const canonical = (e: UsageEvent): UsageEvent => usageEvent(e.id, e, e.day);
 
 /** Between two objects of a JSON array of canonical events, and nowhere else. */
 const BETWEEN = '},{"id":';

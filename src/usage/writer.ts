@@ -5,6 +5,7 @@ import { log } from "../platform/log";
 import { JsonlLog } from "../store/embedded/jsonl";
 import { isUsageEvent } from "./daily";
 import type { UsageEvent, UsageEventStore, UsageRecorder } from "./port";
+import { usageEvent } from "./serialize";
 
 export interface WriterOptions {
   /** flush at most this long after the first buffered event (USAGE_FLUSH_MS) */
@@ -76,8 +77,7 @@ export class BatchingRecorder implements UsageRecorder {
   }
 
   record(input: Omit<UsageEvent, "id" | "day">): void {
-    // field order is not kept here: eventBytes writes the stored order (usage/serialize.ts)
-    const event: UsageEvent = { id: newId(), ...input, day: input.ts.slice(0, 10) };
+    const event = usageEvent(newId(), input);
     this.counters.recorded++;
     if (this.closed) {
       // after close (a response that finished late): straight to the spill file, never lost

@@ -5,12 +5,12 @@ import { setLogLevel } from "../../src/platform/log";
 import { EmbeddedUsageStore, readEventFile } from "../../src/store/embedded/usage";
 import { eventLine } from "../../src/usage/serialize";
 import { tempDir } from "../helpers";
-import { collect, event } from "./util";
+import { collect, event, until } from "./util";
 
 const dirs: string[] = [];
 const stores: EmbeddedUsageStore[] = [];
-function open(dir: string) {
-  const s = new EmbeddedUsageStore(dir);
+function open(dir: string, syncMs?: number) {
+  const s = new EmbeddedUsageStore(dir, { syncMs });
   stores.push(s);
   return s;
 }
@@ -150,5 +150,56 @@ describe("embedded usage log", () => {
       await s.append([event({ ts: `${d}T00:00:00.000Z` })]);
     expect(await s.append([old])).toBe(0);
     expect(readEventFile(join(dir, "events", "2024-12-01.jsonl"))).toHaveLength(1);
+  });
+
+  test("USAGE_SYNC_MS 0: every append is fdatasync'd before it resolves", async () => {
+    const dir = tempDir("usage-e-");
+    dirs.push(dir);
+    const s = open(dir, 0);
+    for (let i = 0; i < 3; i++) await s.append([event({ ts: "2025-05-01T00:00:00.000Z" })]);
+    expect(s.syncStats).toEqual({ syncs: 3, unsynced: 0 });
+  });
+
+  test("group commit: appends inside the sync window are written at once and share one trailing fdatasync", async () => {
+    const dir = tempDir("usage-e-");
+    dirs.push(dir);
+    const s = open(dir, 300);
+    const file = join(dir, "events", "2025-05-02.jsonl");
+    const batches = [0, 1, 2].map(() => [
+      event({ ts: "2025-05-02T00:00:00.000Z" }),
+      event({ ts: "2025-05-02T00:00:01.000Z" }),
+    ]);
+    for (const b of batches) await s.append(b);
+    // written (a crash of the process loses nothing) but not yet fdatasync'd
+    expect(readEventFile(file).map((e) => e.id)).toEqual(batches.flat().map((e) => e.id));
+    expect(s.syncStats).toEqual({ syncs: 0, unsynced: 6 });
+    // the trailing sync comes when the window ends, without another append
+    await until(() => s.syncStats.syncs === 1, 3_000, "the trailing fdatasync");
+    expect(s.syncStats.unsynced).toBe(0);
+    // the window has passed: the next append syncs before it resolves
+    await Bun.sleep(320);
+    await s.append([event({ ts: "2025-05-02T00:00:02.000Z" })]);
+    expect(s.syncStats).toEqual({ syncs: 2, unsynced: 0 });
+  });
+
+  test("close() fdatasyncs what the window still holds", async () => {
+    const dir = tempDir("usage-e-");
+    dirs.push(dir);
+    const s = new EmbeddedUsageStore(dir, { syncMs: 60_000 });
+    await s.append([event({ ts: "2025-05-03T00:00:00.000Z" })]);
+    await s.append([event({ ts: "2025-05-04T00:00:00.000Z" })]);
+    expect(s.syncStats).toEqual({ syncs: 0, unsynced: 2 });
+    await s.close();
+    expect(s.syncStats).toEqual({ syncs: 2, unsynced: 0 });
+  });
+
+  test("a day file closed to make room for a newer day is fdatasync'd first", async () => {
+    const dir = tempDir("usage-e-");
+    dirs.push(dir);
+    const s = open(dir, 60_000);
+    for (const d of ["2025-06-01", "2025-06-02", "2025-06-03"])
+      await s.append([event({ ts: `${d}T00:00:00.000Z` })]);
+    // two files stay open; the oldest was synced as it was closed
+    expect(s.syncStats).toEqual({ syncs: 1, unsynced: 2 });
   });
 });

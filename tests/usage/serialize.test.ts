@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { newId } from "../../src/platform/ids";
 import type { UsageEvent } from "../../src/usage/port";
-import { eventBytes, eventLine, eventLines } from "../../src/usage/serialize";
+import { eventBytes, eventLine, eventLines, usageEvent } from "../../src/usage/serialize";
 
 const base: UsageEvent = {
   id: newId(),
@@ -78,5 +78,15 @@ describe("eventLines", () => {
     const expected = events.map((e) => `${JSON.stringify(e)}\n`).join("");
     expect(Buffer.from(eventBytes(events)).equals(Buffer.from(expected, "utf8"))).toBe(true);
     expect(eventBytes([])).toHaveLength(0);
+  });
+});
+
+describe("usageEvent", () => {
+  test("builds the stored fields in the stored order, id first, day from ts", () => {
+    const { id: _id, day: _day, ...input } = base;
+    const e = usageEvent("the-id", { ...input, extra: "dropped" } as typeof input);
+    expect(Object.keys(e)).toEqual(Object.keys(base));
+    expect(e).toEqual({ ...base, id: "the-id" });
+    expect(eventLine(e)).toBe(`${JSON.stringify({ ...base, id: "the-id" })}\n`);
   });
 });

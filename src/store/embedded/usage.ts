@@ -14,6 +14,34 @@ const ID_CACHE_MS = 60_000;
 /** day files kept open for appending */
 const OPEN_FILES = 2;
 
+export interface EmbeddedUsageOptions {
+  /** fdatasync a day file at most this often, in ms (USAGE_SYNC_MS); 0: after every append */
+  syncMs?: number;
+}
+
+/** A day file open for appending. */
+interface DayFile {
+  fh: FileHandle;
+  /** performance.now() of the last fdatasync (or of the open) */
+  syncedAt: number;
+  /** events written since the last fdatasync */
+  unsynced: number;
+}
+
+/** Events by UTC day; a batch of one day (the usual case) is passed through as it is. */
+function groupByDay(events: UsageEvent[]): Map<string, UsageEvent[]> {
+  const first = events[0]?.day;
+  if (first !== undefined && events.every((e) => e.day === first))
+    return new Map([[first, events]]);
+  const byDay = new Map<string, UsageEvent[]>();
+  for (const e of events) {
+    const list = byDay.get(e.day);
+    if (list) list.push(e);
+    else byDay.set(e.day, [e]);
+  }
+  return byDay;
+}
+
 /**
  * Read one day file without modifying it. Unreadable lines (a torn last line from a crash
  * mid-write, or anything that is not a usage event) are skipped with a warning, never fatal.
@@ -42,24 +70,32 @@ export function readEventFile(path: string): UsageEvent[] {
 
 /**
  * Embedded usage event store: append-only JSONL files, one per UTC day, under
- * DATA_DIR/events/. Every append is written and fdatasync'd (asynchronously, off the event
- * loop) before it resolves. At start the files are replayed into the in-memory usage_daily
- * projection. Event ids are de-duplicated on replay and on every append that is not `fresh`
- * (retries, spill replays: the day's ids are then read from its file and kept in memory while
- * such appends keep coming), so replaying a spill file twice changes nothing. Fresh appends
- * (new ids, first attempt) skip the check: the hot path holds no per-event id set.
+ * DATA_DIR/events/. Every append is written (asynchronously, off the event loop) before it
+ * resolves, so it survives a crash of the process. Durability against power loss is a group
+ * commit: a day file is fdatasync'd at most every `syncMs` (USAGE_SYNC_MS): an append that
+ * finds the last sync older than that syncs before it resolves, any other arms a trailing sync
+ * within the window, and close() syncs whatever is left. With `syncMs` 0 every append is
+ * fdatasync'd before it resolves. At start the files are replayed into the in-memory
+ * usage_daily projection. Event ids are de-duplicated on replay and on every append that is
+ * not `fresh` (retries, spill replays: the day's ids are then read from its file and kept in
+ * memory while such appends keep coming), so replaying a spill file twice changes nothing.
+ * Fresh appends (new ids, first attempt) skip the check: the hot path holds no per-event id set.
  */
 export class EmbeddedUsageStore implements UsageEventStore {
   readonly dir: string;
   private projection = new DailyProjection();
   private ids = new Map<string, Set<string>>();
-  private files = new Map<string, FileHandle>();
+  private files = new Map<string, DayFile>();
   private queue: Promise<unknown> = Promise.resolve();
   private eventCount = 0;
   /** when the last checked (not fresh) append ran */
   private lastChecked = 0;
+  private readonly syncMs: number;
+  private syncTimer: ReturnType<typeof setTimeout> | null = null;
+  private syncs = 0;
 
-  constructor(dataDir: string) {
+  constructor(dataDir: string, opts: EmbeddedUsageOptions = {}) {
+    this.syncMs = opts.syncMs ?? 0;
     this.dir = join(dataDir, "events");
     mkdirSync(this.dir, { recursive: true });
     this.replay();
@@ -68,6 +104,13 @@ export class EmbeddedUsageStore implements UsageEventStore {
   /** number of distinct events replayed or appended since start */
   get size() {
     return this.eventCount;
+  }
+
+  /** fdatasync calls made on day files since start, and events written but not yet synced */
+  get syncStats() {
+    let unsynced = 0;
+    for (const f of this.files.values()) unsynced += f.unsynced;
+    return { syncs: this.syncs, unsynced };
   }
 
   append(events: UsageEvent[], opts: { fresh?: boolean } = {}): Promise<number> {
@@ -100,8 +143,9 @@ export class EmbeddedUsageStore implements UsageEventStore {
 
   async close() {
     await this.queue;
-    for (const fh of this.files.values()) await fh.close().catch(() => {});
-    this.files.clear();
+    if (this.syncTimer) clearTimeout(this.syncTimer);
+    this.syncTimer = null;
+    for (const [day, f] of this.files) await this.closeFile(day, f);
   }
 
   private path(day: string) {
@@ -130,12 +174,7 @@ export class EmbeddedUsageStore implements UsageEventStore {
   private async appendNow(events: UsageEvent[], fresh: boolean): Promise<number> {
     if (!fresh) this.lastChecked = Date.now();
     else if (this.ids.size > 0 && Date.now() - this.lastChecked > ID_CACHE_MS) this.ids.clear();
-    const byDay = new Map<string, UsageEvent[]>();
-    for (const e of events) {
-      const list = byDay.get(e.day);
-      if (list) list.push(e);
-      else byDay.set(e.day, [e]);
-    }
+    const byDay = groupByDay(events);
     let stored = 0;
     for (const [day, list] of byDay) {
       // a fresh batch keeps a loaded id set current; a checked one loads it when missing
@@ -149,11 +188,9 @@ export class EmbeddedUsageStore implements UsageEventStore {
             return true;
           });
       if (toWrite.length === 0) continue;
-      await this.write(day, eventBytes(toWrite));
-      for (const e of toWrite) {
-        ids?.add(e.id);
-        this.projection.add(e);
-      }
+      await this.write(day, eventBytes(toWrite), toWrite.length);
+      if (ids) for (const e of toWrite) ids.add(e.id);
+      this.projection.addAll(toWrite);
       this.eventCount += toWrite.length;
       stored += toWrite.length;
     }
@@ -176,22 +213,79 @@ export class EmbeddedUsageStore implements UsageEventStore {
     for (const d of this.ids.keys()) if (!keep.includes(d)) this.ids.delete(d);
   }
 
-  private async write(day: string, buf: Uint8Array) {
-    const fh = await this.file(day);
+  private async write(day: string, buf: Uint8Array, events: number) {
+    const f = await this.file(day);
     try {
       let off = 0;
-      while (off < buf.length) off += (await fh.write(buf, off)).bytesWritten;
-      await fh.datasync();
+      while (off < buf.length) off += (await f.fh.write(buf, off)).bytesWritten;
+      f.unsynced += events;
+      if (performance.now() - f.syncedAt >= this.syncMs) await this.sync(f);
+      else this.armSync(f);
     } catch (err) {
       // reopen next time: the tail may now be a partial line, which reopening terminates
       this.files.delete(day);
-      await fh.close().catch(() => {});
+      await f.fh.close().catch(() => {});
       throw err;
     }
   }
 
+  private async sync(f: DayFile) {
+    await f.fh.datasync();
+    this.syncs++;
+    f.syncedAt = performance.now();
+    f.unsynced = 0;
+  }
+
+  /** the trailing sync of the group commit: runs in the append queue when the window ends */
+  private armSync(f: DayFile) {
+    if (this.syncTimer) return;
+    const wait = Math.max(0, f.syncedAt + this.syncMs - performance.now());
+    this.syncTimer = setTimeout(() => {
+      this.syncTimer = null;
+      const run = this.queue.then(() => this.syncAll());
+      this.queue = run.catch(() => {});
+    }, wait);
+    this.syncTimer.unref?.();
+  }
+
+  /** fdatasync every day file with unsynced events; a file that fails is closed (reopened later) */
+  private async syncAll() {
+    for (const [day, f] of this.files) {
+      if (f.unsynced === 0) continue;
+      try {
+        await this.sync(f);
+      } catch (err) {
+        log(
+          "error",
+          "usage event log fdatasync failed; events written since the last sync may not survive a power loss",
+          {
+            file: this.path(day),
+            events: f.unsynced,
+            error: (err as Error).message,
+          },
+        );
+        this.files.delete(day);
+        await f.fh.close().catch(() => {});
+      }
+    }
+  }
+
+  /** sync (if needed) and close one day file */
+  private async closeFile(day: string, f: DayFile) {
+    this.files.delete(day);
+    if (f.unsynced > 0)
+      await this.sync(f).catch((err) =>
+        log("error", "usage event log fdatasync failed at close", {
+          file: this.path(day),
+          events: f.unsynced,
+          error: (err as Error).message,
+        }),
+      );
+    await f.fh.close().catch(() => {});
+  }
+
   /** the day's file opened for appending; a torn tail (no final newline) is terminated first */
-  private async file(day: string): Promise<FileHandle> {
+  private async file(day: string): Promise<DayFile> {
     const open_ = this.files.get(day);
     if (open_) return open_;
     const fh = await open(this.path(day), "a+");
@@ -206,13 +300,13 @@ export class EmbeddedUsageStore implements UsageEventStore {
       await fh.close().catch(() => {});
       throw err;
     }
-    this.files.set(day, fh);
+    const f: DayFile = { fh, syncedAt: performance.now(), unsynced: 0 };
+    this.files.set(day, f);
     for (const d of [...this.files.keys()].sort()) {
       if (this.files.size <= OPEN_FILES) break;
-      if (d === day) continue;
-      await this.files.get(d)?.close();
-      this.files.delete(d);
+      const old = this.files.get(d);
+      if (d !== day && old) await this.closeFile(d, old);
     }
-    return fh;
+    return f;
   }
 }

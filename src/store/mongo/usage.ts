@@ -1,6 +1,6 @@
 import { type AnyBulkWriteOperation, type Db, MongoBulkWriteError } from "mongodb";
 import { log } from "../../platform/log";
-import { addCounts, countsOf } from "../../usage/daily";
+import { countInto } from "../../usage/daily";
 import type { DailyCounts, DailyRow, UsageEvent, UsageEventStore } from "../../usage/port";
 
 type EventDoc = UsageEvent & { _id: string };
@@ -140,7 +140,7 @@ export class MongoUsageStore implements UsageEventStore {
         };
         sums.set(k, s);
       }
-      addCounts(s.c, countsOf(e.status));
+      countInto(s.c, e.status);
     }
     const ops: AnyBulkWriteOperation<DailyRow>[] = [...sums.values()].map(({ row, c }) => ({
       updateOne: {
