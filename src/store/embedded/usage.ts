@@ -162,12 +162,13 @@ export class EmbeddedUsageStore implements UsageEventStore {
   private replay() {
     for (const day of this.days()) {
       const ids = new Set<string>();
-      for (const e of readEventFile(this.path(day))) {
-        if (ids.has(e.id)) continue;
+      const unique = readEventFile(this.path(day)).filter((e) => {
+        if (ids.has(e.id)) return false;
         ids.add(e.id);
-        this.projection.add(e);
-        this.eventCount++;
-      }
+        return true;
+      });
+      this.projection.addAll(unique);
+      this.eventCount += unique.length;
     }
   }
 
