@@ -116,6 +116,14 @@ async function identifyBeforeBody(
     );
 }
 
+/** The `parse` and `transform` hooks that authenticate a route's caller (see authPlugin). */
+const credentialHooks = (deps: AuthDeps, allowBearer: boolean) => ({
+  parse: ({ request }: { request: Request }) => identifyBeforeBody(deps, request, allowBearer),
+  async transform({ request }: { request: Request }) {
+    await identify(deps, request, allowBearer);
+  },
+});
+
 function callerOf(request: Request): Principal {
   const p = callers.get(request);
   if (!p) throw invalidApiKey();
@@ -137,24 +145,15 @@ export function authPlugin(deps: AuthDeps) {
     // `transform` (before schema validation), so an unauthenticated request is always 401,
     // never a 422 that reveals the route's rules.
     apiKey: {
-      parse: ({ request }) => identifyBeforeBody(deps, request, false),
-      async transform({ request }) {
-        await identify(deps, request, false);
-      },
+      ...credentialHooks(deps, false),
       resolve: ({ request }) => ({ principal: callerOf(request) }),
     },
     keyOrBearer: {
-      parse: ({ request }) => identifyBeforeBody(deps, request, true),
-      async transform({ request }) {
-        await identify(deps, request, true);
-      },
+      ...credentialHooks(deps, true),
       resolve: ({ request }) => ({ principal: callerOf(request) }),
     },
     metered: (bucket: Bucket) => ({
-      parse: ({ request }) => identifyBeforeBody(deps, request, false),
-      async transform({ request }) {
-        await identify(deps, request, false);
-      },
+      ...credentialHooks(deps, false),
       // Hooks destructure their context (no whole-`ctx` use): Elysia then compiles only what
       // they read (e.g. no cookie parsing) on every metered route.
       async resolve({ request, set, params, query, route }) {
