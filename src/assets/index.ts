@@ -2,7 +2,7 @@ import { Elysia } from "elysia";
 import { ErrorBody, RateLimitedBody } from "../catalog/model";
 import type { Variant } from "../catalog/types";
 import { type AuthDeps, authPlugin } from "../http/auth";
-import { notFound } from "../http/errors";
+import { serviceNotFound } from "../http/errors";
 import type { Tier } from "../quota/limits";
 import {
   DEFAULT_SIZE,
@@ -46,10 +46,6 @@ const RESOLUTION =
   "max-age=86400. Strong ETag; If-None-Match with a current ETag answers 304 with no body, and a 304 counts against the " +
   "bucket like a 200 (the key made a request). Vary: X-API-Key, since the tier decides the variant.";
 
-function notFoundSlug(slug: string) {
-  return notFound("service_not_found", `No catalog entry with slug "${slug}".`);
-}
-
 type Headers = Record<string, string | number>;
 
 function commonHeaders(set: { headers: Headers }, served: ServedSvg, etag: string) {
@@ -80,7 +76,7 @@ export function assetsController(deps: AuthDeps & { assets: AssetService }) {
     const variant = query.variant ?? "mono";
     const size = query.size ?? DEFAULT_SIZE;
     const resolved = assets.resolve(slug, variant, tier);
-    if (!resolved) throw notFoundSlug(slug);
+    if (!resolved) throw serviceNotFound(slug);
     const served = assets.rasterSource(resolved, size, format);
     const etag = rasterEtag(served, size, format);
     if (etagMatches(ifNoneMatch, etag)) {
@@ -108,7 +104,7 @@ export function assetsController(deps: AuthDeps & { assets: AssetService }) {
       "/svg/:slug",
       ({ params, query, principal, request, set }) => {
         const served = assets.resolve(params.slug, query.variant ?? "mono", principal.tier);
-        if (!served) throw notFoundSlug(params.slug);
+        if (!served) throw serviceNotFound(params.slug);
         const etag = svgEtag(served);
         commonHeaders(set, served, etag);
         if (etagMatches(request.headers.get("if-none-match"), etag)) {

@@ -1,6 +1,6 @@
 import { Elysia, t } from "elysia";
 import { type AuthDeps, authPlugin } from "../http/auth";
-import { ApiError, notFound } from "../http/errors";
+import { ApiError, serviceNotFound } from "../http/errors";
 import { BATCH_SLUG_CAP } from "../quota/limits";
 import {
   BatchBody,
@@ -66,8 +66,7 @@ export function catalogController(deps: AuthDeps & { catalog: CatalogService }) 
         // is checked against the schema in tests/catalog/routes.test.ts); answering text rather
         // than a Response lets Elysia build the response once, with the headers already set.
         const json = catalog.viewJson(params.slug);
-        if (json === null)
-          throw notFound("service_not_found", `No catalog entry with slug "${params.slug}".`);
+        if (json === null) throw serviceNotFound(params.slug);
         set.headers["content-type"] = "application/json";
         return json;
       },

@@ -1,6 +1,6 @@
 import { Elysia } from "elysia";
 import { log } from "../platform/log";
-import { ApiError } from "./errors";
+import { ApiError, serviceNotFound } from "./errors";
 import { settleMeter } from "./meter";
 
 interface ValueErrorLike {
@@ -43,18 +43,16 @@ export const errorPlugin = new Elysia({ name: "error-plugin" }).onError(
   ({ code, error: thrown, set, request }) => {
     // a hook that runs while the body is parsed (credential checks) arrives as a PARSE error
     const cause = code === "PARSE" ? (thrown as { cause?: unknown }).cause : undefined;
-    const error = cause instanceof ApiError ? cause : thrown;
+    const unwrapped = cause instanceof ApiError ? cause : thrown;
+    // a slug over the length cap, or not decodable, names no catalog entry: 404 like any
+    // other unknown slug (credentials were checked before validation)
+    const error = code === "VALIDATION" && isSlugParam(unwrapped) ? serviceNotFound() : unwrapped;
     let status = 500;
     let body: Record<string, unknown>;
     if (error instanceof ApiError) {
       status = error.status;
       body = error.body();
       Object.assign(set.headers, error.headers);
-    } else if (code === "VALIDATION" && isSlugParam(error)) {
-      // a slug over the length cap, or not decodable, names no catalog entry: 404 like any
-      // other unknown slug (credentials were checked before validation)
-      status = 404;
-      body = { error: "service_not_found", message: "No catalog entry with that slug." };
     } else if (code === "VALIDATION" && (error as { type?: string }).type !== "response") {
       status = 422;
       body = { error: "validation_error", message: describeValidation(error) };

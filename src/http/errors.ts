@@ -25,3 +25,12 @@ export const invalidApiKey = () =>
 export const validationError = (message: string) => new ApiError(422, "validation_error", message);
 
 export const notFound = (code: string, message: string) => new ApiError(404, code, message);
+
+/** 404 service_not_found; the slug is named when it is worth echoing (not over-long or garbled). */
+export const serviceNotFound = (slug?: string) =>
+  notFound(
+    "service_not_found",
+    slug === undefined
+      ? "No catalog entry with that slug."
+      : `No catalog entry with slug "${slug}".`,
+  );
