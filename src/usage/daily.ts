@@ -33,10 +33,6 @@ export function addCounts(into: DailyCounts, more: DailyCounts): void {
 export class DailyProjection {
   private rows = new Map<string, Map<string, Map<Bucket, DailyCounts>>>();
 
-  add(e: Pick<UsageEvent, "accountId" | "day" | "bucket" | "status">): void {
-    this.addAll([e]);
-  }
-
   /** Fold in a batch; consecutive events of one account and day share their lookups. */
   addAll(events: readonly Pick<UsageEvent, "accountId" | "day" | "bucket" | "status">[]): void {
     let buckets: Map<Bucket, DailyCounts> | undefined;

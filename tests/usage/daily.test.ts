@@ -16,7 +16,7 @@ describe("DailyProjection", () => {
     const batch = new DailyProjection();
     batch.addAll(events);
     const single = new DailyProjection();
-    for (const e of events) single.add(e);
+    for (const e of events) single.addAll([e]);
     for (const account of ["a", "b"])
       expect(batch.query(account, "2026-01-01", "2026-01-02")).toEqual(
         single.query(account, "2026-01-01", "2026-01-02"),

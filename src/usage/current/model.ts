@@ -1,4 +1,5 @@
 import { t } from "elysia";
+import { TierSchema } from "../../accounts/model";
 import { BUCKETS } from "../../quota/limits";
 
 const BucketUsage = t.Object({
@@ -11,12 +12,7 @@ const BucketUsage = t.Object({
 export const UsageResponse = t.Object(
   {
     date: t.String({ format: "date", description: "UTC date, YYYY-MM-DD" }),
-    tier: t.Union([
-      t.Literal("free"),
-      t.Literal("pro"),
-      t.Literal("enterprise"),
-      t.Literal("internal"),
-    ]),
+    tier: TierSchema,
     endpoints: t.Object(
       Object.fromEntries(BUCKETS.map((b) => [b, BucketUsage])) as Record<
         (typeof BUCKETS)[number],
