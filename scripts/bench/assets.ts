@@ -26,12 +26,14 @@ import type { Brand, BuiltCatalog } from "../../src/catalog/types";
 import {
   autocannon,
   fmt,
+  judged,
   type LoadResult,
   load,
   loadGenerator,
   pairedRatio,
   percentile,
   type RunningServer,
+  roundRatios,
   startApp,
   startBare,
 } from "./lib";
@@ -158,10 +160,7 @@ async function benchSvg() {
         );
       }
       // median of the per-round ratios (each app run paired with the bare runs next to it)
-      line(
-        "app / bare (content-type only)",
-        `${fmt(pairedRatio(runs[3]!, runs[0]!), 0)}%  (target >= 60%)`,
-      );
+      line("app / bare (content-type only)", judged(roundRatios(runs[3]!, runs[0]!), 60, "above"));
       line("app / bare (same headers)", `${fmt(pairedRatio(runs[3]!, runs[1]!), 0)}%`);
       line("app / bare (same headers, reads key)", `${fmt(pairedRatio(runs[3]!, runs[2]!), 0)}%`);
       line(

@@ -12,10 +12,10 @@ import { parseArgs } from "node:util";
 import {
   fmt,
   fmtRounds,
+  judged,
   type LoadResult,
   load,
   loadGenerator,
-  pairedRatio,
   roundRatios,
   startApp,
   startBare,
@@ -93,10 +93,8 @@ console.log(
 );
 console.log(`  bare: ${fmt(b.rps, 0)} req/s  p50 ${fmt(b.p50)} ms  p99 ${fmt(b.p99)} ms`);
 // the median of the per-round ratios: each app run paired with the bare run right after it
-const ratio = pairedRatio(appRuns, bareRuns);
-console.log(
-  `  ratio app/bare: ${fmt(ratio)}%  (target >= 60%) ${ratio >= 60 ? "MET" : "MISSED"}; per round: ${fmtRounds(roundRatios(appRuns, bareRuns))}`,
-);
+const ratios = roundRatios(appRuns, bareRuns);
+console.log(`  ratio app/bare: ${judged(ratios, 60, "above")}; per round: ${fmtRounds(ratios)}`);
 console.log(
   `Cold start to ready /readyz: ${colds.map((c) => `${fmt(c, 0)} ms`).join(", ")}  (target < 2000 ms)`,
 );

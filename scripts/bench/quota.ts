@@ -19,10 +19,10 @@ import { parseArgs } from "node:util";
 import {
   fmt,
   fmtRounds,
+  judged,
   type LoadResult,
   load,
   loadGenerator,
-  pairedRatio,
   percentile,
   roundRatios,
   startApp,
@@ -151,8 +151,8 @@ const row = (name: string, runs: LoadResult[]) =>
   ).padStart(
     8,
   )} req/s   p50 ${fmt(med(runs, (r) => r.p50))} ms   p99 ${fmt(med(runs, (r) => r.p99))} ms   non-2xx ${runs.reduce((n, r) => n + r.non2xx, 0)}   errors ${runs.reduce((n, r) => n + r.errors, 0)}`;
-const memPct = pairedRatio(memRuns, bareRuns);
-const upPct = pairedRatio(upRuns, bareRuns);
+const memPct = roundRatios(memRuns, bareRuns);
+const upPct = roundRatios(upRuns, bareRuns);
 
 console.log(
   `Metered GET /v1/svg/{slug} (svg bucket)  ${loadGenerator()}, ${connections} connections, ${rounds} interleaved rounds of ${duration}s, medians`,
@@ -160,12 +160,8 @@ console.log(
 console.log(row("bare Bun.serve", bareRuns));
 console.log(row("app, in-memory counter store", memRuns));
 console.log(row("app, Upstash via upstash-local", upRuns));
-console.log(
-  `in-memory: ${fmt(memPct)}% of bare (target >= 55%) ${memPct >= 55 ? "MET" : "MISSED"}  per round: ${fmtRounds(roundRatios(memRuns, bareRuns))}`,
-);
-console.log(
-  `upstash:   ${fmt(upPct)}% of bare (target >= 30%) ${upPct >= 30 ? "MET" : "MISSED"}  per round: ${fmtRounds(roundRatios(upRuns, bareRuns))}`,
-);
+console.log(`in-memory: ${judged(memPct, 55, "above")} of bare  per round: ${fmtRounds(memPct)}`);
+console.log(`upstash:   ${judged(upPct, 30, "above")} of bare  per round: ${fmtRounds(upPct)}`);
 const total = (runs: LoadResult[]) => runs.reduce((n, r) => n + r.requests, 0);
 console.log(
   `requests counted by the quota: in-memory ${memUsed} of ${total(memRuns)} measured (+ warm-up); upstash ${upUsed} of ${total(upRuns)} measured (+ warm-up)`,
