@@ -28,7 +28,13 @@ import { loadConfig } from "../../src/config";
 import { buildDeps } from "../../src/deps";
 import { setLogLevel } from "../../src/platform/log";
 import { EmbeddedUsageStore } from "../../src/store/embedded/usage";
-import { noopRecorder, type UsageEvent, type UsageRecorder } from "../../src/usage/port";
+import {
+  noopRecorder,
+  type UsageEvent,
+  type UsageInput,
+  type UsageRecorder,
+} from "../../src/usage/port";
+import { eventOf } from "../../src/usage/serialize";
 import { BatchingRecorder } from "../../src/usage/writer";
 import {
   fmt,
@@ -180,9 +186,9 @@ async function spawnApp(
   };
 }
 
-function sampleEvent(i: number): Omit<UsageEvent, "id" | "day"> {
+function sampleEvent(i: number): UsageInput {
   return {
-    ts: new Date().toISOString(),
+    at: Date.now(),
     accountId: `acc-${i % 50}`,
     keyId: `key-${i % 50}`,
     tier: "pro",
@@ -201,10 +207,7 @@ async function storeThroughput(n: number) {
   const t0 = performance.now();
   for (let i = 0; i < n; i += 500) {
     const batch: UsageEvent[] = [];
-    for (let j = i; j < Math.min(n, i + 500); j++) {
-      const e = sampleEvent(j);
-      batch.push({ id: Bun.randomUUIDv7(), ...e, day: e.ts.slice(0, 10) });
-    }
+    for (let j = i; j < Math.min(n, i + 500); j++) batch.push(eventOf(sampleEvent(j)));
     await store.append(batch);
   }
   const ms = performance.now() - t0;

@@ -40,7 +40,7 @@ export function settleMeter(request: Request, status: number): void {
   open.delete(request);
   if (status >= 500 && m.counted) void m.quota.refund(m.principal, m.bucket, m.at).catch(() => {});
   m.usage.record({
-    ts: m.at.toISOString(),
+    at: m.at.getTime(),
     accountId: m.principal.accountId,
     keyId: m.principal.keyId ?? "",
     tier: m.principal.tier,

@@ -25,9 +25,19 @@ export interface UsageEvent {
   latencyMs: number;
 }
 
+/**
+ * What a metered request hands to the recorder: the event without its id, ts and day, plus the
+ * time it was metered. The recorder derives those three when it writes the batch, so the
+ * request path allocates one object per event and no strings.
+ */
+export type UsageInput = Omit<UsageEvent, "id" | "ts" | "day"> & {
+  /** epoch ms when the request was metered (becomes ts, day and the id's time) */
+  at: number;
+};
+
 /** Receives usage events off the request path (buffers and flushes on its own). */
 export interface UsageRecorder {
-  record(event: Omit<UsageEvent, "id" | "day">): void;
+  record(event: UsageInput): void;
   /** write whatever is buffered now (tests, admin) */
   flush(): Promise<void>;
   /** flush whatever is buffered; called on shutdown */

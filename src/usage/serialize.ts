@@ -1,4 +1,5 @@
-import type { UsageEvent } from "./port";
+import { newId } from "../platform/ids";
+import type { UsageEvent, UsageInput } from "./port";
 
 /**
  * An event with its stored fields in the stored order (`id` first: see eventBytes). Built
@@ -7,11 +8,12 @@ import type { UsageEvent } from "./port";
  */
 export const usageEvent = (
   id: string,
-  e: Omit<UsageEvent, "id" | "day">,
-  day = e.ts.slice(0, 10),
+  ts: string,
+  day: string,
+  e: Omit<UsageEvent, "id" | "ts" | "day">,
 ): UsageEvent => ({
   id,
-  ts: e.ts,
+  ts,
   day,
   accountId: e.accountId,
   keyId: e.keyId,
@@ -24,7 +26,18 @@ export const usageEvent = (
   latencyMs: e.latencyMs,
 });
 
-const canonical = (e: UsageEvent): UsageEvent => usageEvent(e.id, e, e.day);
+/**
+ * The event of a recorded input: its UUIDv7 id carries the input's time, ts is that time in ISO
+ * 8601 UTC and day its UTC date. The recorder calls this when it writes a batch rather than on
+ * the request path: the strings are then made right before they are serialized, while they are
+ * still in the CPU's caches (docs/performance.md, "Usage logging (sixth session)").
+ */
+export function eventOf(input: UsageInput): UsageEvent {
+  const ts = new Date(input.at).toISOString();
+  return usageEvent(newId(input.at), ts, ts.slice(0, 10), input);
+}
+
+const canonical = (e: UsageEvent): UsageEvent => usageEvent(e.id, e.ts, e.day, e);
 
 /** Between two objects of a JSON array of canonical events, and nowhere else. */
 const BETWEEN = '},{"id":';

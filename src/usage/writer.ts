@@ -4,8 +4,8 @@ import { newId } from "../platform/ids";
 import { log } from "../platform/log";
 import { JsonlLog } from "../store/embedded/jsonl";
 import { isUsageEvent } from "./daily";
-import type { UsageEvent, UsageEventStore, UsageRecorder } from "./port";
-import { usageEvent } from "./serialize";
+import type { UsageEvent, UsageEventStore, UsageInput, UsageRecorder } from "./port";
+import { eventOf } from "./serialize";
 
 export interface WriterOptions {
   /** flush at most this long after the first buffered event (USAGE_FLUSH_MS) */
@@ -34,8 +34,8 @@ export interface WriterStats {
 const SPILL_FILE = /^usage-.*\.jsonl$/;
 
 /**
- * The usage recorder: `record` only stamps the event (UUIDv7 id, UTC day) and buffers it; a
- * request never waits on the event store. Batches are written when `flushEvents` are
+ * The usage recorder: `record` only buffers the input; its event (UUIDv7 id, ts, UTC day) is made
+ * when the batch is written (`eventOf`). A request never waits on the event store. Batches are written when `flushEvents` are
  * buffered or `flushMs` after the first one, whichever comes first, one write at a time.
  *
  * When a write fails the batch goes back to the front of the buffer and is retried with
@@ -44,8 +44,21 @@ const SPILL_FILE = /^usage-.*\.jsonl$/;
  * again and at start (event ids make the replay idempotent). An event is dropped only when
  * it cannot be spilled either (disk failure): drops are counted and logged as errors.
  */
+/**
+ * Buffered entries as events, in place: an input becomes its event (id, ts, day) when it first
+ * leaves the buffer, so a batch that goes back for a retry keeps its ids.
+ */
+function materialize(list: (UsageEvent | UsageInput)[]): UsageEvent[] {
+  for (let i = 0; i < list.length; i++) {
+    const x = list[i] as UsageEvent | UsageInput;
+    if ((x as UsageEvent).id === undefined) list[i] = eventOf(x as UsageInput);
+  }
+  return list as UsageEvent[];
+}
+
 export class BatchingRecorder implements UsageRecorder {
-  private buffer: UsageEvent[] = [];
+  /** inputs as recorded, and events of batches that go back for a retry */
+  private buffer: (UsageEvent | UsageInput)[] = [];
   private timer: ReturnType<typeof setTimeout> | null = null;
   /** delay the armed timer was set for (0: a full batch is waiting), -1 when none */
   private armedMs = -1;
@@ -76,16 +89,15 @@ export class BatchingRecorder implements UsageRecorder {
     }
   }
 
-  record(input: Omit<UsageEvent, "id" | "day">): void {
-    const event = usageEvent(newId(), input);
+  record(input: UsageInput): void {
     this.counters.recorded++;
     if (this.closed) {
       // after close (a response that finished late): straight to the spill file, never lost
-      this.spillEvents([event], "recorded after close");
+      this.spillEvents([eventOf(input)], "recorded after close");
       this.closeSpill();
       return;
     }
-    this.buffer.push(event);
+    this.buffer.push(input);
     if (this.buffer.length > this.maxBuffered) this.spillBuffer();
     // a running write re-arms when it ends; a down store is retried by the backoff timer
     if (this.running || this.failures > 0) return;
@@ -163,7 +175,9 @@ export class BatchingRecorder implements UsageRecorder {
       if (this.spillPending) await this.replaySpill();
       let due = this.buffer.length;
       while (this.buffer.length > 0 && (all || due > 0)) {
-        const batch = this.buffer.splice(0, Math.min(this.opts.flushEvents, all ? Infinity : due));
+        const batch = materialize(
+          this.buffer.splice(0, Math.min(this.opts.flushEvents, all ? Infinity : due)),
+        );
         // after a failed write a batch may hold events the store partly took: check those
         const fresh = this.failures === 0;
         try {
@@ -215,7 +229,7 @@ export class BatchingRecorder implements UsageRecorder {
 
   /** Move the whole buffer to the spill file (by default: it is full). */
   private spillBuffer(reason = "buffer full: event store down or slower than traffic") {
-    const events = this.buffer;
+    const events = materialize(this.buffer);
     this.buffer = [];
     this.spillEvents(events, reason);
   }

@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { newId } from "../../src/platform/ids";
 import type { UsageEvent } from "../../src/usage/port";
-import { eventBytes, eventLine, eventLines, usageEvent } from "../../src/usage/serialize";
+import { eventBytes, eventLine, eventLines, eventOf, usageEvent } from "../../src/usage/serialize";
 
 const base: UsageEvent = {
   id: newId(),
@@ -82,11 +82,26 @@ describe("eventLines", () => {
 });
 
 describe("usageEvent", () => {
-  test("builds the stored fields in the stored order, id first, day from ts", () => {
-    const { id: _id, day: _day, ...input } = base;
-    const e = usageEvent("the-id", { ...input, extra: "dropped" } as typeof input);
+  test("builds the stored fields in the stored order, id first", () => {
+    const { id: _id, ts, day, ...input } = base;
+    const e = usageEvent("the-id", ts, day, { ...input, extra: "dropped" } as typeof input);
     expect(Object.keys(e)).toEqual(Object.keys(base));
     expect(e).toEqual({ ...base, id: "the-id" });
     expect(eventLine(e)).toBe(`${JSON.stringify({ ...base, id: "the-id" })}\n`);
+  });
+});
+
+describe("eventOf", () => {
+  test("a recorded input becomes its event: ISO ts, UTC day and a UUIDv7 of its time", () => {
+    const { id: _id, ts: _ts, day: _day, ...fields } = base;
+    const at = Date.parse("2025-12-31T23:59:59.999Z");
+    const e = eventOf({ at, ...fields });
+    expect(Object.keys(e)).toEqual(Object.keys(base));
+    expect(e).toMatchObject({ ...fields, ts: "2025-12-31T23:59:59.999Z", day: "2025-12-31" });
+    expect(Number.parseInt(e.id.replace("-", "").slice(0, 12), 16)).toBe(at);
+    // two inputs of the same millisecond: distinct ids, in the order they were made
+    const next = eventOf({ at, ...fields });
+    expect(next.id).not.toBe(e.id);
+    expect(next.id > e.id).toBe(true);
   });
 });

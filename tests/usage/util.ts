@@ -1,4 +1,4 @@
-import type { UsageEvent, UsageEventStore, UsageRecorder } from "../../src/usage/port";
+import type { UsageEvent, UsageEventStore, UsageInput, UsageRecorder } from "../../src/usage/port";
 import type { BatchingRecorder } from "../../src/usage/writer";
 
 /** Wait until `cond()` holds (polling); throws after `ms` so a broken writer fails the test. */
@@ -15,11 +15,11 @@ export async function until(
 }
 
 let seq = 0;
-/** A usage event as the metered macro records it (before id and day are stamped). */
-export function input(over: Partial<UsageEvent> = {}): Omit<UsageEvent, "id" | "day"> {
+/** What the metered macro records: the event without id, ts and day, plus its time `at`. */
+export function input(over: Partial<UsageInput> = {}): UsageInput {
   seq++;
   return {
-    ts: new Date().toISOString(),
+    at: Date.now(),
     accountId: "acc-1",
     keyId: "key-1",
     tier: "free",
@@ -36,7 +36,8 @@ export function input(over: Partial<UsageEvent> = {}): Omit<UsageEvent, "id" | "
 /** A complete event (for store tests). */
 export function event(over: Partial<UsageEvent> = {}): UsageEvent {
   const ts = over.ts ?? new Date().toISOString();
-  return { id: Bun.randomUUIDv7(), ...input({ ts, ...over }), day: ts.slice(0, 10), ...over };
+  const { at: _at, ...fields } = input();
+  return { id: Bun.randomUUIDv7(), ts, day: ts.slice(0, 10), ...fields, ...over };
 }
 
 /** The real store with a switch that makes appends fail, as an unreachable store would. */

@@ -58,9 +58,10 @@ afterEach(async () => {
 });
 
 describe("BatchingRecorder", () => {
-  test("returns before anything is written; stamps a UUIDv7 id and the event's UTC day", async () => {
+  test("returns before anything is written; the event gets a UUIDv7 id, ts and UTC day of its time", async () => {
     const r = rig();
-    r.writer.record(input({ ts: "2025-03-04T23:59:59.999Z" }));
+    const at = Date.parse("2025-03-04T23:59:59.999Z");
+    r.writer.record(input({ at }));
     r.writer.record(input());
     expect(r.store.batches).toEqual([]);
     expect(r.writer.stats().buffered).toBe(2);
@@ -70,7 +71,30 @@ describe("BatchingRecorder", () => {
     expect(late?.id).toMatch(
       /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/,
     );
+    // a UUIDv7's first 48 bits are its Unix time in ms: the request's, not the flush's
+    expect(Number.parseInt(late?.id.replace("-", "").slice(0, 12) ?? "", 16)).toBe(at);
     expect(r.onDisk()).toHaveLength(1);
+  });
+
+  test("a batch that fails keeps its ids when it is retried", async () => {
+    const r = rig();
+    const attempts: string[][] = [];
+    const append = r.store.append.bind(r.store);
+    r.store.append = (events) => {
+      attempts.push(events.map((e) => e.id));
+      return append(events);
+    };
+    r.store.down = true;
+    for (let i = 0; i < 3; i++) r.writer.record(input());
+    await r.writer.flush();
+    expect(r.writer.stats().failures).toBeGreaterThanOrEqual(1);
+    r.store.down = false;
+    await r.writer.flush();
+    const ids = r.onDisk().map((e) => e.id);
+    expect(ids).toHaveLength(3);
+    expect(new Set(ids).size).toBe(3);
+    expect(attempts.length).toBeGreaterThanOrEqual(2);
+    for (const a of attempts) expect(a).toEqual(ids);
   });
 
   test("writes a full batch as soon as flushEvents are buffered, not waiting for the timer", async () => {
