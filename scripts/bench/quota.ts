@@ -160,8 +160,8 @@ console.log(
 console.log(row("bare Bun.serve", bareRuns));
 console.log(row("app, in-memory counter store", memRuns));
 console.log(row("app, Upstash via upstash-local", upRuns));
-console.log(`in-memory: ${judged(memPct, 55, "above")} of bare  per round: ${fmtRounds(memPct)}`);
-console.log(`upstash:   ${judged(upPct, 30, "above")} of bare  per round: ${fmtRounds(upPct)}`);
+console.log(`in-memory / bare: ${judged(memPct, 55, "above")}  per round: ${fmtRounds(memPct)}`);
+console.log(`upstash / bare:   ${judged(upPct, 30, "above")}  per round: ${fmtRounds(upPct)}`);
 const total = (runs: LoadResult[]) => runs.reduce((n, r) => n + r.requests, 0);
 console.log(
   `requests counted by the quota: in-memory ${memUsed} of ${total(memRuns)} measured (+ warm-up); upstash ${upUsed} of ${total(upRuns)} measured (+ warm-up)`,
