@@ -24,7 +24,10 @@ export function createApp(deps: Deps) {
   // normalize: "typebox" — unknown query parameters (cache-busters such as ?v=2) are ignored
   // and undeclared response fields are stripped. Elysia's default normalizer (exact-mirror)
   // wrongly rejects Record<…, Union<Object, Null>> beside an Integer (the batch response).
-  const app = new Elysia({ normalize: "typebox" })
+  // standardHostname: false: Elysia otherwise finds the path by skipping 11 characters of the URL,
+  // which breaks every route for a Host shorter than 4 characters without a port (`Host: api`
+  // behind a proxy). The server speaks plain HTTP (TLS ends at a proxy), so URLs start "http://".
+  const app = new Elysia({ normalize: "typebox", handler: { standardHostname: false } })
     .use(errorPlugin)
     .use(securityHeaders)
     .use(
