@@ -3,6 +3,7 @@ import { ErrorBody, RateLimitedBody } from "../catalog/model";
 import type { Variant } from "../catalog/types";
 import { type AuthDeps, authPlugin } from "../http/auth";
 import { serviceNotFound } from "../http/errors";
+import { decimalQuery } from "../http/params";
 import type { Tier } from "../quota/limits";
 import {
   DEFAULT_SIZE,
@@ -100,6 +101,7 @@ export function assetsController(deps: AuthDeps & { assets: AssetService }) {
 
   return new Elysia({ prefix: "/v1", tags: ["assets"] })
     .use(authPlugin(deps))
+    .use(decimalQuery)
     .get(
       "/svg/:slug",
       ({ params, query, principal, request, set }) => {
@@ -141,6 +143,7 @@ export function assetsController(deps: AuthDeps & { assets: AssetService }) {
         metered: "png",
         params: SlugParams,
         query: RasterQuery,
+        decimalQuery: RasterQuery,
         response: responses,
         detail: {
           summary: "Logo artwork rendered as PNG",
@@ -164,6 +167,7 @@ export function assetsController(deps: AuthDeps & { assets: AssetService }) {
         metered: "webp",
         params: SlugParams,
         query: RasterQuery,
+        decimalQuery: RasterQuery,
         response: responses,
         detail: {
           summary: "Logo artwork rendered as WebP",

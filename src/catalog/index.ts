@@ -1,6 +1,7 @@
 import { Elysia, t } from "elysia";
 import { type AuthDeps, authPlugin } from "../http/auth";
 import { ApiError, serviceNotFound } from "../http/errors";
+import { decimalQuery } from "../http/params";
 import { BATCH_SLUG_CAP } from "../quota/limits";
 import {
   BatchBody,
@@ -25,9 +26,11 @@ export function catalogController(deps: AuthDeps & { catalog: CatalogService }) 
   const { catalog } = deps;
   return new Elysia({ prefix: "/v1/catalog", tags: ["catalog"] })
     .use(authPlugin(deps))
+    .use(decimalQuery)
     .get("/", ({ query }) => catalog.list(query.limit, query.offset), {
       apiKey: true,
       query: ListQuery,
+      decimalQuery: ListQuery,
       response: { 200: ServiceListResponse, ...errors },
       detail: {
         summary: "List catalog entries",

@@ -1,6 +1,7 @@
 import { Elysia } from "elysia";
 import { type AuthDeps, authPlugin } from "../../http/auth";
 import { ApiError } from "../../http/errors";
+import { decimalQuery } from "../../http/params";
 import { ErrorBody, RateLimitedBody } from "../model";
 import type { CatalogService } from "../service";
 import { SearchQuery, SearchResponse } from "./model";
@@ -20,27 +21,31 @@ export function searchController(
   deps: AuthDeps & { catalog: CatalogService; search: SearchIndex },
 ) {
   const { catalog, search } = deps;
-  return new Elysia({ prefix: "/v1", tags: ["search"] }).use(authPlugin(deps)).get(
-    "/search",
-    ({ query }) => {
-      const q = normalizeQuery(query.q ?? "");
-      if ([...q].length < 2)
-        throw new ApiError(
-          422,
-          "query_too_short",
-          "Query parameter q must have at least 2 characters (after trimming and collapsing whitespace).",
-        );
-      const matches = search.search(q, query.limit).map((b) => catalog.viewOf(b));
-      return { matches, query: q, total: matches.length };
-    },
-    {
-      metered: "search",
-      query: SearchQuery,
-      response: { 200: SearchResponse, 401: ErrorBody, 422: ErrorBody, 429: RateLimitedBody },
-      detail: {
-        summary: "Search the catalog by name, slug, alias or domain",
-        description: SEARCH_DESCRIPTION,
+  return new Elysia({ prefix: "/v1", tags: ["search"] })
+    .use(authPlugin(deps))
+    .use(decimalQuery)
+    .get(
+      "/search",
+      ({ query }) => {
+        const q = normalizeQuery(query.q ?? "");
+        if ([...q].length < 2)
+          throw new ApiError(
+            422,
+            "query_too_short",
+            "Query parameter q must have at least 2 characters (after trimming and collapsing whitespace).",
+          );
+        const matches = search.search(q, query.limit).map((b) => catalog.viewOf(b));
+        return { matches, query: q, total: matches.length };
       },
-    },
-  );
+      {
+        metered: "search",
+        query: SearchQuery,
+        decimalQuery: SearchQuery,
+        response: { 200: SearchResponse, 401: ErrorBody, 422: ErrorBody, 429: RateLimitedBody },
+        detail: {
+          summary: "Search the catalog by name, slug, alias or domain",
+          description: SEARCH_DESCRIPTION,
+        },
+      },
+    );
 }
