@@ -310,7 +310,7 @@ async function main() {
   console.log(
     `  events written: ${stats.written} (recorded ${stats.recorded}, spilled ${stats.spilled}, dropped ${stats.dropped})`,
   );
-  if (rounds > 0) await twoProcesses(rounds, connections, paths);
+  if (rounds > 0) await twoProcesses(rounds, (srv) => run(srv, 3));
 }
 
 /**
@@ -319,18 +319,9 @@ async function main() {
  * A/A run of this comparison gave 9%), so this measures logging plus process-to-process noise;
  * kept for comparison (--processes N).
  */
-async function twoProcesses(rounds: number, connections: number, paths: string[]) {
+async function twoProcesses(rounds: number, run: (srv: Server) => Promise<LoadResult>) {
   const withLog = await spawnApp("on");
   const without = await spawnApp("off");
-  const run = (srv: Server) =>
-    load({
-      url: srv.url,
-      paths,
-      headers: { "x-api-key": srv.key },
-      duration: 3,
-      connections,
-      serverPid: srv.pid,
-    });
   await run(withLog);
   await run(without);
   const on: LoadResult[] = [];

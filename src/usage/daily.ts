@@ -7,14 +7,8 @@ import type { DailyCounts, DailyRow, UsageEvent } from "./port";
  *  - errors: status >= 400 except 429 (a client error such as 404 service_not_found, or a
  *    server error);
  *  - rateLimited: status 429 (refused before the handler; it consumed no quota).
+ * Counts one event of this status into `c`.
  */
-export function countsOf(status: number): DailyCounts {
-  const c = zeroCounts();
-  countInto(c, status);
-  return c;
-}
-
-/** Count one event of this status into `c` (the rules above). */
 export function countInto(c: DailyCounts, status: number): void {
   c.requests++;
   if (status === 429) c.rateLimited++;

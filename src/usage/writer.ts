@@ -34,17 +34,6 @@ export interface WriterStats {
 const SPILL_FILE = /^usage-.*\.jsonl$/;
 
 /**
- * The usage recorder: `record` only buffers the input; its event (UUIDv7 id, ts, UTC day) is made
- * when the batch is written (`eventOf`). A request never waits on the event store. Batches are written when `flushEvents` are
- * buffered or `flushMs` after the first one, whichever comes first, one write at a time.
- *
- * When a write fails the batch goes back to the front of the buffer and is retried with
- * exponential backoff. Past `maxBuffered` the buffer is spilled to a JSONL file in
- * `spillDir` (fdatasync'd); spill files are replayed into the store when a write succeeds
- * again and at start (event ids make the replay idempotent). An event is dropped only when
- * it cannot be spilled either (disk failure): drops are counted and logged as errors.
- */
-/**
  * Buffered entries as events, in place: an input becomes its event (id, ts, day) when it first
  * leaves the buffer, so a batch that goes back for a retry keeps its ids.
  */
@@ -56,6 +45,18 @@ function materialize(list: (UsageEvent | UsageInput)[]): UsageEvent[] {
   return list as UsageEvent[];
 }
 
+/**
+ * The usage recorder: `record` only buffers the input; its event (UUIDv7 id, ts, UTC day) is
+ * made when the batch is written (`eventOf`). A request never waits on the event store. Batches
+ * are written when `flushEvents` are buffered or `flushMs` after the first one, whichever comes
+ * first, one write at a time.
+ *
+ * When a write fails the batch goes back to the front of the buffer and is retried with
+ * exponential backoff. Past `maxBuffered` the buffer is spilled to a JSONL file in
+ * `spillDir` (fdatasync'd); spill files are replayed into the store when a write succeeds
+ * again and at start (event ids make the replay idempotent). An event is dropped only when
+ * it cannot be spilled either (disk failure): drops are counted and logged as errors.
+ */
 export class BatchingRecorder implements UsageRecorder {
   /** inputs as recorded, and events of batches that go back for a retry */
   private buffer: (UsageEvent | UsageInput)[] = [];

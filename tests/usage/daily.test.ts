@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { countsOf, DailyProjection } from "../../src/usage/daily";
+import { countInto, DailyProjection, zeroCounts } from "../../src/usage/daily";
 import { event } from "./util";
 
 describe("DailyProjection", () => {
@@ -32,7 +32,12 @@ describe("DailyProjection", () => {
     expect(batch.size).toBe(5);
   });
 
-  test("countsOf: errors are 4xx/5xx except 429, which counts apart", () => {
+  test("countInto: errors are 4xx/5xx except 429, which counts apart", () => {
+    const countsOf = (status: number) => {
+      const c = zeroCounts();
+      countInto(c, status);
+      return c;
+    };
     expect(countsOf(200)).toEqual({ requests: 1, errors: 0, rateLimited: 0 });
     expect(countsOf(304)).toEqual({ requests: 1, errors: 0, rateLimited: 0 });
     expect(countsOf(404)).toEqual({ requests: 1, errors: 1, rateLimited: 0 });
