@@ -79,7 +79,9 @@ export interface UsageEventStore {
    *
    * `fresh: true` promises that none of the events was handed to the store before (a batch's
    * first attempt, with newly minted ids), so an adapter may skip its duplicate check on that
-   * hot path. Retries and spill replays leave it unset and are always checked.
+   * hot path, and that they were just made by eventOf (fields in canonical order, so the
+   * embedded adapter serializes them as they are). Retries and spill replays leave it unset
+   * and are always checked.
    */
   append(events: UsageEvent[], opts?: { fresh?: boolean }): Promise<number>;
   /** usage_daily rows of one account for days from..to (inclusive, YYYY-MM-DD) */

@@ -1,7 +1,14 @@
 import { describe, expect, test } from "bun:test";
 import { newId } from "../../src/platform/ids";
 import type { UsageEvent } from "../../src/usage/port";
-import { eventBytes, eventLine, eventLines, eventOf, usageEvent } from "../../src/usage/serialize";
+import {
+  eventBytes,
+  eventLine,
+  eventLines,
+  eventOf,
+  JsonlEncoder,
+  usageEvent,
+} from "../../src/usage/serialize";
 
 const base: UsageEvent = {
   id: newId(),
@@ -81,6 +88,37 @@ describe("eventLines", () => {
   });
 });
 
+describe("JsonlEncoder", () => {
+  const text = (b: Uint8Array) => Buffer.from(b).toString("utf8");
+  const linesOf = (events: UsageEvent[]) => events.map((e) => `${JSON.stringify(e)}\n`).join("");
+
+  test("reuses one buffer across calls and grows it for a batch that does not fit", () => {
+    const enc = new JsonlEncoder();
+    const small = [base, { ...base, id: newId() }];
+    expect(text(enc.encode(small, true))).toBe(linesOf(small));
+    // about 300 bytes per event: 1,000 events do not fit the first 64 KiB
+    const big = Array.from({ length: 1000 }, (_, i) => ({ ...base, id: newId(), slug: `s${i}✓` }));
+    expect(text(enc.encode(big, true))).toBe(linesOf(big));
+    expect(text(enc.encode(small, true))).toBe(linesOf(small));
+  });
+
+  test("events said to be canonical but with id not first still get one line each", () => {
+    const { id, ...rest } = base;
+    const idLast = [{ ...rest, id } as UsageEvent, { ...rest, id: newId() } as UsageEvent];
+    const lines = text(new JsonlEncoder().encode(idLast, true)).split("\n").slice(0, -1);
+    expect(lines.map((l) => JSON.parse(l))).toEqual(idLast);
+    expect(lines.every((l) => l.startsWith('{"id":'))).toBe(true);
+  });
+
+  test("a non-string value holding an object boundary (a tampered spill file) stays in its line", () => {
+    const odd = { ...base, slug: [{}, { id: 1 }] } as unknown as UsageEvent;
+    const events = [base, odd, { ...base, id: newId() }];
+    const lines = eventLines(events).split("\n").slice(0, -1);
+    expect(lines).toHaveLength(3);
+    expect(lines.map((l) => JSON.parse(l))).toEqual(events);
+  });
+});
+
 describe("usageEvent", () => {
   test("builds the stored fields in the stored order, id first", () => {
     const { id: _id, ts, day, ...input } = base;
@@ -103,5 +141,9 @@ describe("eventOf", () => {
     const next = eventOf({ at, ...fields });
     expect(next.id).not.toBe(e.id);
     expect(next.id > e.id).toBe(true);
+    // the next millisecond (and the next UTC day) gets its own ts and day
+    const later = eventOf({ ...fields, at: at + 1 });
+    expect(later).toMatchObject({ ts: "2026-01-01T00:00:00.000Z", day: "2026-01-01" });
+    expect(eventOf({ ...fields, at }).ts).toBe("2025-12-31T23:59:59.999Z");
   });
 });

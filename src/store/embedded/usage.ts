@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { log } from "../../platform/log";
 import { DailyProjection, isUsageEvent } from "../../usage/daily";
 import type { UsageEvent, UsageEventStore } from "../../usage/port";
-import { eventBytes } from "../../usage/serialize";
+import { JsonlEncoder } from "../../usage/serialize";
 
 const DAY_FILE = /^(\d{4}-\d{2}-\d{2})\.jsonl$/;
 /** days whose event ids stay in memory for de-duplication (older days are read on demand) */
@@ -93,6 +93,8 @@ export class EmbeddedUsageStore implements UsageEventStore {
   private readonly syncMs: number;
   private syncTimer: ReturnType<typeof setTimeout> | null = null;
   private syncs = 0;
+  /** reused by every append: the queue runs one append at a time, each awaiting its write */
+  private encoder = new JsonlEncoder();
 
   constructor(dataDir: string, opts: EmbeddedUsageOptions = {}) {
     this.syncMs = opts.syncMs ?? 0;
@@ -189,7 +191,8 @@ export class EmbeddedUsageStore implements UsageEventStore {
             return true;
           });
       if (toWrite.length === 0) continue;
-      await this.write(day, eventBytes(toWrite), toWrite.length);
+      // fresh events come straight from eventOf: already in canonical form
+      await this.write(day, this.encoder.encode(toWrite, fresh), toWrite.length);
       if (ids) for (const e of toWrite) ids.add(e.id);
       this.projection.addAll(toWrite);
       this.eventCount += toWrite.length;
