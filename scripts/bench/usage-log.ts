@@ -4,20 +4,23 @@
  *  1. Events/s the embedded log sustains: EmbeddedUsageStore.append in batches of 500 (each
  *     batch written and fdatasync'd), and the BatchingRecorder in front of it (default
  *     flush settings) fed as fast as one producer can.
- *  2. Cost of event logging on a metered route: the real app with the batching recorder vs the
- *     same app with a no-op recorder, same run, alternating rounds. The route is
+ *  2. Cost of event logging on a metered route, in one server under steady wrk load for
+ *     --duration seconds: it hands its events to the real batching recorder in some --window
+ *     ms windows and drops them in the others (on, on, off, off, ...). The route is
  *     GET /v1/svg/{slug} when the app serves it, else GET /v1/catalog/{slug}.
  *     Target: logging costs < 10% of the route's requests/s.
- *     The cost is 100% minus the median of the per-round ratios (with / without), each round
- *     pairing runs made seconds apart, in ABBA order. The verdict rests on the median's 95%
+ *     Only windows that follow one of the same mode count; each is paired with the next one of
+ *     the other mode. The cost is the median over the pairs, from throughput and from server
+ *     CPU per request (all threads, process.cpuUsage). The verdict rests on the median's 95%
  *     interval (distribution-free, from order statistics): MET only when the whole interval is
- *     under 10%. Load from wrk when installed, else autocannon.
+ *     under 10%. On a shared 2-vCPU machine 120 s gives about ±3 points; 900 s (about 450 pairs
+ *     of windows) about ±1, which is what a verdict needs there.
  *     The app runs on its defaults, so the embedded log fdatasyncs at most every 250 ms
  *     (USAGE_SYNC_MS, group commit); the events/s figures in (1) sync every batch.
- *     Also printed: the server's CPU time per request in each mode (all threads, from /proc),
- *     and the throughput a CPU-bound server loses for that extra CPU: a steadier estimate of the
- *     same cost, since a run slowed down by the machine also serves fewer requests.
- *   bun scripts/bench/usage-log.ts [--duration 3] [--connections 32] [--rounds 20] [--events 200000]
+ *  3. --processes N: the older comparison of two server processes (logging / no-op recorder)
+ *     in N ABBA rounds of 3 s, biased by the processes themselves (docs/usage-events.md).
+ *   bun scripts/bench/usage-log.ts [--duration 120] [--window 500] [--connections 32]
+ *     [--processes 0] [--events 200000]
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
