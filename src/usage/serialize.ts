@@ -46,7 +46,10 @@ export function eventOf(input: UsageInput): UsageEvent {
 
 const canonicalize = (e: UsageEvent): UsageEvent => usageEvent(e.id, e.ts, e.day, e);
 
-/** Between two objects of a JSON array of canonical events, and nowhere else. */
+/**
+ * Between two objects of a JSON array of canonical events, and nowhere else as long as their
+ * values are strings, numbers or null (JsonlEncoder checks the count).
+ */
 const BETWEEN = new TextEncoder().encode('},{"id":');
 const NEWLINE = 10;
 const encoder = new TextEncoder();
