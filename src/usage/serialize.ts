@@ -2,7 +2,7 @@ import { newId } from "../platform/ids";
 import type { UsageEvent, UsageInput } from "./port";
 
 /**
- * An event with its stored fields in the stored order (`id` first: see eventBytes). Built
+ * An event with its stored fields in the stored order (`id` first: see JsonlEncoder). Built
  * field by field: an object spread takes the engine's slow generic copy, and this runs once per
  * event when a batch is written.
  */
@@ -101,14 +101,3 @@ export class JsonlEncoder {
 }
 
 const lineOf = (e: UsageEvent): string => JSON.stringify(canonicalize(e));
-
-/** Events as JSONL bytes (UTF-8), in canonical form whatever their objects' key order. */
-export const eventBytes = (events: UsageEvent[]): Uint8Array => new JsonlEncoder().encode(events);
-
-const decoder = new TextDecoder();
-
-/** Events as JSONL text (see eventBytes). */
-export const eventLines = (events: UsageEvent[]): string => decoder.decode(eventBytes(events));
-
-/** One event as a JSONL line (ends in "\n"). */
-export const eventLine = (e: UsageEvent): string => eventLines([e]);

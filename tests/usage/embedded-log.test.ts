@@ -3,9 +3,13 @@ import { appendFileSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { setLogLevel } from "../../src/platform/log";
 import { EmbeddedUsageStore, readEventFile } from "../../src/store/embedded/usage";
-import { eventLine } from "../../src/usage/serialize";
+import type { UsageEvent } from "../../src/usage/port";
+import { usageEvent } from "../../src/usage/serialize";
 import { tempDir } from "../helpers";
 import { collect, event, until } from "./util";
+
+/** The event's line in a day file: its canonical JSON. */
+const eventLine = (e: UsageEvent) => `${JSON.stringify(usageEvent(e.id, e.ts, e.day, e))}\n`;
 
 const dirs: string[] = [];
 const stores: EmbeddedUsageStore[] = [];

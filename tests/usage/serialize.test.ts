@@ -1,14 +1,12 @@
 import { describe, expect, test } from "bun:test";
 import { newId } from "../../src/platform/ids";
 import type { UsageEvent } from "../../src/usage/port";
-import {
-  eventBytes,
-  eventLine,
-  eventLines,
-  eventOf,
-  JsonlEncoder,
-  usageEvent,
-} from "../../src/usage/serialize";
+import { eventOf, JsonlEncoder, usageEvent } from "../../src/usage/serialize";
+
+/** What the embedded store writes for these events, from a fresh encoder. */
+const eventBytes = (events: UsageEvent[]) => new JsonlEncoder().encode(events);
+const eventLines = (events: UsageEvent[]) => Buffer.from(eventBytes(events)).toString("utf8");
+const eventLine = (e: UsageEvent) => eventLines([e]);
 
 const base: UsageEvent = {
   id: newId(),
