@@ -1,5 +1,4 @@
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { rmSync } from "node:fs";
 import { join } from "node:path";
 import type { Principal } from "../src/accounts/model";
 import { createApp } from "../src/app";
@@ -7,15 +6,14 @@ import { type Config, loadConfig } from "../src/config";
 import { buildDeps, type Deps } from "../src/deps";
 import type { Tier } from "../src/quota/limits";
 import { openEmbeddedStore, type Store } from "../src/store";
+import { tempDir } from "./temp";
+
+export { tempDir };
 
 export const ADMIN_TOKEN = "test-admin-token-0123456789";
 /** The real built catalog (npm test builds it first); override with CATALOG_FILE. */
 export const CATALOG_FILE =
   process.env.CATALOG_FILE ?? join(import.meta.dir, "../build/catalog.json");
-
-export function tempDir(prefix = "bapi-"): string {
-  return mkdtempSync(join(tmpdir(), prefix));
-}
 
 export function testConfig(env: Record<string, string> = {}): Config {
   return loadConfig({
