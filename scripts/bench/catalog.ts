@@ -5,8 +5,6 @@
  * Target: the app at >= 60% of the bare server's requests/s; cold start < 2 s.
  *   bun scripts/bench/catalog.ts [--duration 5] [--connections 32]
  */
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import {
@@ -16,9 +14,11 @@ import {
   type LoadResult,
   load,
   loadGenerator,
+  removeTempDir,
   roundRatios,
   startApp,
   startBare,
+  tempDir,
 } from "./lib";
 
 const { values } = parseArgs({
@@ -32,7 +32,7 @@ const connections = Number(values.connections);
 const ROOT = join(import.meta.dir, "../..");
 
 async function coldStart(): Promise<number> {
-  const dataDir = mkdtempSync(join(tmpdir(), "bench-cold-"));
+  const dataDir = tempDir("bench-cold-");
   const port = 20000 + Math.floor(Math.random() * 20000);
   const started = performance.now();
   const proc = Bun.spawn([process.execPath, "src/main.ts"], {
@@ -51,7 +51,7 @@ async function coldStart(): Promise<number> {
   } finally {
     proc.kill("SIGTERM");
     await proc.exited;
-    rmSync(dataDir, { recursive: true, force: true });
+    removeTempDir(dataDir);
   }
 }
 

@@ -27,11 +27,10 @@
  * do under real load, instead of being flushed every 250 ms with a handful of events.
  * Needs valgrind (Debian's `valgrind` package); prints a note and exits when it is missing.
  */
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { fmt, type RunningServer, startApp, startBare } from "./lib";
+import { fmt, type RunningServer, removeTempDir, startApp, startBare, tempDir } from "./lib";
 
 const { values } = parseArgs({
   options: {
@@ -146,7 +145,7 @@ interface Count {
 }
 
 async function measure(c: Config): Promise<Count> {
-  const dir = mkdtempSync(join(tmpdir(), "bench-cg-"));
+  const dir = tempDir("bench-cg-");
   const prefix = [
     "valgrind",
     "--tool=callgrind",
@@ -169,7 +168,7 @@ async function measure(c: Config): Promise<Count> {
     all: summed(dir) / REQUESTS,
     main: summed(dir, (f) => f.endsWith("-01")) / REQUESTS,
   };
-  rmSync(dir, { recursive: true, force: true });
+  removeTempDir(dir);
   return count;
 }
 

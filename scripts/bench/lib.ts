@@ -4,13 +4,43 @@
  *  - startBare(): a bare Bun.serve in its own process answering every request with fixed bytes;
  *  - autocannon(): runs autocannon in a separate Node process and returns { rps, p50, p99 };
  *  - wrk(): the same with Debian's wrk (C, lighter on the CPU); load() picks wrk when installed.
+ *  - tempDir(): a temp dir removed when the bench exits, also on Ctrl-C (removeTempDir earlier).
  * Server and load generator never share an event loop with each other or with the bench script.
  */
-import { readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
 const ROOT = join(import.meta.dir, "../..");
+
+const temps = new Set<string>();
+let cleanupHooked = false;
+
+/**
+ * A temp dir under the OS temp dir, removed by removeTempDir or when the bench exits. The first
+ * call also makes Ctrl-C end the bench (exit 130, which runs that cleanup) instead of letting it
+ * go on with half a run: the servers and wrk it started get the same SIGINT.
+ */
+export function tempDir(prefix: string): string {
+  if (!cleanupHooked) {
+    cleanupHooked = true;
+    process.once("exit", () => {
+      for (const dir of temps) rmSync(dir, { recursive: true, force: true });
+    });
+    process.once("SIGINT", () => {
+      console.error("interrupted");
+      process.exit(130);
+    });
+  }
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  temps.add(dir);
+  return dir;
+}
+
+export function removeTempDir(dir: string): void {
+  rmSync(dir, { recursive: true, force: true });
+  temps.delete(dir);
+}
 
 export interface RunningServer {
   url: string;
@@ -192,6 +222,9 @@ export async function wrk(o: LoadOptions): Promise<LoadResult> {
     end`;
   const script = join(tmpdir(), `bench-wrk-${process.pid}-${Date.now()}.lua`);
   await Bun.write(script, lua);
+  // removed also if the bench exits mid-run (process.exit skips the finally below)
+  const removeScript = () => rmSync(script, { force: true });
+  process.once("exit", removeScript);
   try {
     const connections = o.connections ?? 32;
     const proc = Bun.spawn(
@@ -226,7 +259,8 @@ export async function wrk(o: LoadOptions): Promise<LoadResult> {
       errors: r.errors,
     };
   } finally {
-    rmSync(script, { force: true });
+    process.off("exit", removeScript);
+    removeScript();
   }
 }
 

@@ -11,9 +11,7 @@
  * comes from wrk when installed (lighter on the CPU it shares with the server), else autocannon.
  *   bun scripts/bench/quota.ts [--duration 5] [--connections 32] [--rounds 5]
  */
-import { mkdtempSync, rmSync } from "node:fs";
 import { connect } from "node:net";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import {
@@ -24,9 +22,11 @@ import {
   load,
   loadGenerator,
   percentile,
+  removeTempDir,
   roundRatios,
   startApp,
   startBare,
+  tempDir,
 } from "./lib";
 
 const { values } = parseArgs({
@@ -61,7 +61,7 @@ const answers = (port: number) =>
 /** redis-server (no persistence) + the Upstash-REST proxy, each in its own process. */
 async function startUpstashLocal() {
   const redisPort = await freePort();
-  const dir = mkdtempSync(join(tmpdir(), "bench-redis-"));
+  const dir = tempDir("bench-redis-");
   const redis = Bun.spawn(
     ["redis-server", "--port", String(redisPort), "--bind", "127.0.0.1", "--save", ""].concat([
       "--appendonly",
@@ -94,7 +94,7 @@ async function startUpstashLocal() {
       await proxy.exited;
       redis.kill("SIGTERM");
       await redis.exited;
-      rmSync(dir, { recursive: true, force: true });
+      removeTempDir(dir);
     },
   };
 }

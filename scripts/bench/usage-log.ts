@@ -47,7 +47,9 @@ import {
   load,
   loadGenerator,
   percentile,
+  removeTempDir,
   roundRatios,
+  tempDir,
 } from "./lib";
 
 const SLUGS = ["github", "stripe", "slack", "google", "apple", "microsoft", "openai", "figma"];
@@ -68,13 +70,16 @@ async function serve() {
   const server = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: app.fetch });
   const { apiKey } = await deps.accounts.createAccountWithKey({ tier: "internal" });
   console.log(JSON.stringify({ url: `http://127.0.0.1:${server.port}`, key: apiKey }));
-  process.on("SIGTERM", async () => {
+  const stop = async () => {
     await server.stop(true);
     await deps.close();
-    console.log(JSON.stringify(recorder.stats()));
     rmSync(dataDir, { recursive: true, force: true });
+    console.log(JSON.stringify(recorder.stats()));
     process.exit(0);
-  });
+  };
+  process.on("SIGTERM", stop);
+  // Ctrl-C reaches the whole process group: remove the temp DATA_DIR then too
+  process.on("SIGINT", stop);
 }
 
 /** One window of a toggling server: whether it logged, metered requests, CPU µs, wall ms. */
@@ -205,7 +210,7 @@ function sampleEvent(i: number): UsageInput {
 }
 
 async function storeThroughput(n: number) {
-  const dir = mkdtempSync(join(tmpdir(), "bench-usage-store-"));
+  const dir = tempDir("bench-usage-store-");
   const store = new EmbeddedUsageStore(dir);
   const t0 = performance.now();
   for (let i = 0; i < n; i += 500) {
@@ -215,12 +220,12 @@ async function storeThroughput(n: number) {
   }
   const ms = performance.now() - t0;
   await store.close();
-  rmSync(dir, { recursive: true, force: true });
+  removeTempDir(dir);
   return { eps: (n / ms) * 1000, ms };
 }
 
 async function writerThroughput(n: number) {
-  const dir = mkdtempSync(join(tmpdir(), "bench-usage-writer-"));
+  const dir = tempDir("bench-usage-writer-");
   const store = new EmbeddedUsageStore(dir);
   const writer = new BatchingRecorder(store, {
     flushMs: 250,
@@ -241,7 +246,7 @@ async function writerThroughput(n: number) {
   const stats = writer.stats();
   await writer.close();
   await store.close();
-  rmSync(dir, { recursive: true, force: true });
+  removeTempDir(dir);
   return { eps: (n / ms) * 1000, ms, stats };
 }
 
