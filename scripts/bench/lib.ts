@@ -220,11 +220,10 @@ export async function wrk(o: LoadOptions): Promise<LoadResult> {
         s.requests, s.duration, latency:percentile(50) / 1000, latency:percentile(99) / 1000,
         e.status, e.connect + e.read + e.write + e.timeout))
     end`;
-  const script = join(tmpdir(), `bench-wrk-${process.pid}-${Date.now()}.lua`);
+  // in a tempDir: removed also when the bench is interrupted mid-run
+  const dir = tempDir("bench-wrk-");
+  const script = join(dir, "load.lua");
   await Bun.write(script, lua);
-  // removed also if the bench exits mid-run (process.exit skips the finally below)
-  const removeScript = () => rmSync(script, { force: true });
-  process.once("exit", removeScript);
   try {
     const connections = o.connections ?? 32;
     const proc = Bun.spawn(
@@ -259,8 +258,7 @@ export async function wrk(o: LoadOptions): Promise<LoadResult> {
       errors: r.errors,
     };
   } finally {
-    process.off("exit", removeScript);
-    removeScript();
+    removeTempDir(dir);
   }
 }
 

@@ -60,6 +60,7 @@ else await main();
 /** Child process: the real app over a temp DATA_DIR, with or without event logging. */
 async function serve() {
   const mode = process.env.BENCH_USAGE_LOG ?? "on";
+  // not lib's tempDir, whose Ctrl-C exits at once: `stop` below removes it after a clean stop
   const dataDir = mkdtempSync(join(tmpdir(), "bench-usage-"));
   const config = loadConfig({ LOG_LEVEL: "error", ...process.env, DATA_DIR: dataDir, PORT: "0" });
   const deps = await buildDeps(config);
