@@ -77,6 +77,23 @@ export function billingController(deps: AuthDeps & { billing: BillingService }) 
         response: { 200: WebhookResponse, 400: ErrorBody, 413: ErrorBody, 503: ErrorBody },
         detail: {
           summary: "Stripe webhook endpoint",
+          parameters: [
+            {
+              name: "Stripe-Signature",
+              in: "header",
+              required: true,
+              description: "Stripe's signature of the raw body (t=<unix time>,v1=<HMAC-SHA256>)",
+              schema: { type: "string" },
+            },
+          ],
+          requestBody: {
+            required: true,
+            content: {
+              "application/json": {
+                schema: { type: "object", description: "A Stripe event, as Stripe sent it" },
+              },
+            },
+          },
           description:
             "No API key: the Stripe-Signature header is verified over the raw body with STRIPE_WEBHOOK_SECRET (300 s tolerance). A missing, malformed, wrong or stale signature is 400 invalid_signature and changes nothing. " +
             "Handled: checkout.session.completed (subscription mode: links the customer and subscription to the account named by client_reference_id and makes it pro); customer.subscription.created and .updated (status active, trialing or past_due: pro; canceled, unpaid, incomplete_expired or paused: free; others: no change); customer.subscription.deleted (free). " +
