@@ -5,7 +5,6 @@ import { RenderCache } from "./assets/render-cache";
 import { createRenderer } from "./assets/render-pool";
 import { AssetService } from "./assets/service";
 import { BillingService } from "./billing/service";
-import { StripeBilling, StripeWebhookVerifier } from "./billing/stripe";
 import { BrandResolver } from "./catalog/brand/service";
 import { EnrichmentService } from "./catalog/enrichment";
 import { SearchIndex } from "./catalog/search/service";
@@ -76,19 +75,26 @@ export async function buildDeps(config: Config, store?: Store): Promise<Deps> {
     createRenderer(),
     new RenderCache(config.RENDER_CACHE_MB * 1024 * 1024),
   );
+  // the stripe package is loaded only when billing is configured (it adds to cold start)
+  const stripe =
+    config.STRIPE_SECRET_KEY || config.STRIPE_WEBHOOK_SECRET
+      ? await import("./billing/stripe")
+      : null;
   const billing = new BillingService({
     accounts,
     store: s.billing,
-    provider: config.STRIPE_SECRET_KEY
-      ? new StripeBilling({
-          secretKey: config.STRIPE_SECRET_KEY,
-          pricePro: config.STRIPE_PRICE_PRO ?? "",
-          apiBase: config.STRIPE_API_BASE,
-        })
-      : null,
-    verifier: config.STRIPE_WEBHOOK_SECRET
-      ? new StripeWebhookVerifier(config.STRIPE_WEBHOOK_SECRET)
-      : null,
+    provider:
+      stripe && config.STRIPE_SECRET_KEY
+        ? new stripe.StripeBilling({
+            secretKey: config.STRIPE_SECRET_KEY,
+            pricePro: config.STRIPE_PRICE_PRO ?? "",
+            apiBase: config.STRIPE_API_BASE,
+          })
+        : null,
+    verifier:
+      stripe && config.STRIPE_WEBHOOK_SECRET
+        ? new stripe.StripeWebhookVerifier(config.STRIPE_WEBHOOK_SECRET)
+        : null,
     publicUrl: config.PUBLIC_URL ?? `http://localhost:${config.PORT}`,
   });
   const visitors = new VisitorCounter(

@@ -60,6 +60,16 @@ describe("webhook signature", () => {
     expect(await tierOf(t, a.id)).toBe("pro");
   });
 
+  test("a body over 512 KiB is 413 and is not read", async () => {
+    const r = await t.req("/v1/billing/webhook", {
+      method: "POST",
+      headers: { "stripe-signature": "t=1,v1=00", "content-length": String(600 * 1024) },
+      body: "x".repeat(600 * 1024),
+    });
+    expect(r.status).toBe(413);
+    expect((await json(r)).error).toBe("payload_too_large");
+  });
+
   test("a correctly signed body that is not an event is 400 invalid_payload", async () => {
     const r = await deliver(t, { hello: "world" });
     expect(r.status).toBe(400);
