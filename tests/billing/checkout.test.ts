@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { type StripeMock, startStripeMock } from "../../scripts/stripe-mock";
 import { freePort, makeApp, type TestApp, useAccountIdBearer } from "../helpers";
 import {
@@ -10,6 +10,9 @@ import {
   tierOf,
   WEBHOOK_SECRET,
 } from "./util";
+
+// each test builds an app or starts a server: allow for a loaded machine
+setDefaultTimeout(30_000);
 
 const json = async (r: Response) => (await r.json()) as Record<string, unknown>;
 

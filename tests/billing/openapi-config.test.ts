@@ -1,6 +1,9 @@
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { ConfigError, loadConfig } from "../../src/config";
 import { makeApp, type TestApp } from "../helpers";
+
+// each test builds an app or starts a server: allow for a loaded machine
+setDefaultTimeout(30_000);
 
 // biome-ignore lint/suspicious/noExplicitAny: the OpenAPI document is walked as plain JSON
 type Json = Record<string, any>;

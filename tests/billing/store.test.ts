@@ -1,8 +1,11 @@
-import { afterAll, describe, expect, test } from "bun:test";
+import { afterAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import type { BillingLink } from "../../src/billing/port";
 import { openEmbeddedStore, openMongoStore, type Store } from "../../src/store";
 import { CATALOG_FILE, tempDir } from "../helpers";
 import { sid } from "./util";
+
+// each test builds an app or starts a server: allow for a loaded machine
+setDefaultTimeout(30_000);
 
 /**
  * One contract for the billing-link and visitor-counter stores of both adapters. The embedded

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { buildDeps } from "../../src/deps";
 import { openEmbeddedStore } from "../../src/store";
 import { makeApp, type TestApp, tempDir, testConfig } from "../helpers";
@@ -11,6 +11,9 @@ import {
   tierOf,
   WEBHOOK_SECRET,
 } from "./util";
+
+// each test builds an app or starts a server: allow for a loaded machine
+setDefaultTimeout(30_000);
 
 let t: TestApp;
 beforeAll(async () => {
