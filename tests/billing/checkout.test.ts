@@ -18,6 +18,7 @@ const json = async (r: Response) => (await r.json()) as Record<string, unknown>;
 
 /** Stripe-mock, Stripe's own API test server (validates requests against Stripe's OpenAPI). */
 const mock: StripeMock | null = await startStripeMock();
+afterAll(() => mock?.stop());
 if (!mock)
   console.warn(
     "skipping checkout/portal tests: stripe-mock is not installed (bash .ci/stripe-mock.sh)",
@@ -71,7 +72,6 @@ describe.skipIf(!mock)("checkout and portal through the stripe SDK against strip
   afterAll(async () => {
     await t?.close();
     proxy?.stop(true);
-    mock?.stop();
   });
 
   const checkout = (headers: Record<string, string>, body: unknown = { plan: "pro" }) =>
@@ -189,6 +189,47 @@ describe.skipIf(!mock)("checkout and portal through the stripe SDK against strip
     expect(again?.form.get("customer_email")).toBeNull();
   });
 });
+
+describe.skipIf(!mock)(
+  "webhook events built from Stripe's own objects (stripe-mock fixtures)",
+  () => {
+    test("a real subscription object in customer.subscription.updated/deleted moves the linked account", async () => {
+      const { default: Stripe } = await import("stripe");
+      const u = new URL((mock as StripeMock).url);
+      const stripe = new Stripe("sk_test_123", {
+        host: u.hostname,
+        port: u.port,
+        protocol: "http",
+      });
+      const sub = (await stripe.subscriptions.retrieve("sub_fixture")) as unknown as Record<
+        string,
+        unknown
+      >;
+      const customer = typeof sub.customer === "string" ? sub.customer : "";
+      expect(customer).toStartWith("cus_");
+      const t = await makeApp({ STRIPE_WEBHOOK_SECRET: WEBHOOK_SECRET });
+      try {
+        const a = await account(t);
+        await deliver(t, checkoutCompleted(a.id, customer, sub.id as string, { created: 1000 }));
+        const event = (type: string, status: string, created: number) => ({
+          id: sid("evt"),
+          object: "event",
+          type,
+          created,
+          data: { object: { ...sub, status } },
+        });
+        await deliver(t, event("customer.subscription.updated", "canceled", 1100));
+        expect(await tierOf(t, a.id)).toBe("free");
+        await deliver(t, event("customer.subscription.updated", "active", 1200));
+        expect(await tierOf(t, a.id)).toBe("pro");
+        await deliver(t, event("customer.subscription.deleted", "canceled", 1300));
+        expect(await tierOf(t, a.id)).toBe("free");
+      } finally {
+        await t.close();
+      }
+    });
+  },
+);
 
 describe("billing not configured or unreachable", () => {
   test("without STRIPE_SECRET_KEY checkout and portal are 503 billing_not_configured (after credentials)", async () => {
