@@ -1,6 +1,7 @@
 import { Elysia } from "elysia";
 import { adminController } from "./admin";
 import { assetsController } from "./assets";
+import { billingController } from "./billing";
 import { catalogController } from "./catalog";
 import { brandController } from "./catalog/brand";
 import { searchController } from "./catalog/search";
@@ -9,6 +10,7 @@ import { healthController } from "./health";
 import { errorPlugin } from "./http/error-plugin";
 import { openApiDocs } from "./http/openapi";
 import { securityHeaders } from "./http/security";
+import { visitorCounterController } from "./public";
 import { analyticsController } from "./usage/analytics";
 import { usageCurrentController } from "./usage/current";
 
@@ -72,6 +74,17 @@ export function createApp(deps: Deps) {
         limiter: deps.limiter,
         trustProxy: deps.config.TRUST_PROXY,
         usage: deps.store.usage,
+      }),
+    )
+    .use(billingController({ ...auth, billing: deps.billing }))
+    .use(
+      visitorCounterController({
+        visitors: deps.visitors,
+        limiter: deps.limiter,
+        enabled: deps.config.VISITOR_COUNTER_ENABLED,
+        origins: deps.config.VISITOR_COUNTER_ORIGINS,
+        trustProxy: deps.config.TRUST_PROXY,
+        upgradeUrl: deps.config.UPGRADE_URL,
       }),
     );
   if (deps.config.ADMIN_TOKEN)

@@ -23,6 +23,13 @@ const Env = T.Object({
   USAGE_FLUSH_MS: T.Integer({ minimum: 1, maximum: 60000, default: 250 }),
   USAGE_FLUSH_EVENTS: T.Integer({ minimum: 1, maximum: 100000, default: 500 }),
   USAGE_SYNC_MS: T.Integer({ minimum: 0, maximum: 60000, default: 250 }),
+  STRIPE_SECRET_KEY: T.Optional(T.String({ minLength: 1 })),
+  STRIPE_WEBHOOK_SECRET: T.Optional(T.String({ minLength: 1 })),
+  STRIPE_PRICE_PRO: T.Optional(T.String({ minLength: 1 })),
+  STRIPE_API_BASE: T.Optional(T.String({ pattern: "^https?://[^/?#]+/?$" })),
+  PUBLIC_URL: T.Optional(T.String({ pattern: "^https?://" })),
+  VISITOR_COUNTER_ENABLED: T.Boolean({ default: false }),
+  VISITOR_COUNTER_ORIGINS: T.String({ minLength: 1, default: "*" }),
   LOG_LEVEL: T.Union(
     [T.Literal("debug"), T.Literal("info"), T.Literal("warn"), T.Literal("error")],
     {
@@ -40,7 +47,7 @@ const NUMERIC = new Set(
     .filter(([, s]) => (s as { type?: string }).type === "integer")
     .map(([k]) => k),
 );
-const BOOLEAN = new Set(["TRUST_PROXY"]);
+const BOOLEAN = new Set(["TRUST_PROXY", "VISITOR_COUNTER_ENABLED"]);
 
 /** Parse config from an env-like record. Throws ConfigError("VAR: reason") on the first bad value. */
 export function loadConfig(env: Record<string, string | undefined>): Config {
@@ -66,5 +73,9 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
   }
   if (raw.UPSTASH_REDIS_REST_URL && !raw.UPSTASH_REDIS_REST_TOKEN)
     throw new ConfigError("UPSTASH_REDIS_REST_TOKEN: required when UPSTASH_REDIS_REST_URL is set");
-  return withDefaults as Config;
+  if (raw.STRIPE_SECRET_KEY && !raw.STRIPE_PRICE_PRO)
+    throw new ConfigError("STRIPE_PRICE_PRO: required when STRIPE_SECRET_KEY is set");
+  const config = withDefaults as Config;
+  config.PUBLIC_URL = (config.PUBLIC_URL ?? `http://localhost:${config.PORT}`).replace(/\/+$/, "");
+  return config;
 }

@@ -4,12 +4,15 @@ import { AccountService } from "./accounts/service";
 import { RenderCache } from "./assets/render-cache";
 import { createRenderer } from "./assets/render-pool";
 import { AssetService } from "./assets/service";
+import { BillingService } from "./billing/service";
 import { BrandResolver } from "./catalog/brand/service";
 import { EnrichmentService } from "./catalog/enrichment";
 import { SearchIndex } from "./catalog/search/service";
 import { CatalogService } from "./catalog/service";
 import type { Config } from "./config";
+import { VisitorCounter } from "./public/service";
 import { carryUsageOnRegenerate } from "./quota/carry-over";
+import { CounterGuard } from "./quota/guard";
 import type { RateLimiter } from "./quota/rate-limit";
 import type { QuotaService } from "./quota/service";
 import { createCounterStore, createQuotas } from "./quota/setup";
@@ -36,6 +39,10 @@ export interface Deps {
   /** logo delivery: variant resolution, render worker pool, render cache (RENDER_CACHE_MB) */
   assets: AssetService;
   verifyBearer?: (token: string) => Promise<Principal | null>;
+  /** Stripe checkout, portal and webhooks (STRIPE_*) */
+  billing: BillingService;
+  /** the public visitor counter (VISITOR_COUNTER_*) */
+  visitors: VisitorCounter;
   /** release resources (flush buffers, close connections) */
   close(): Promise<void>;
 }
@@ -68,6 +75,33 @@ export async function buildDeps(config: Config, store?: Store): Promise<Deps> {
     createRenderer(),
     new RenderCache(config.RENDER_CACHE_MB * 1024 * 1024),
   );
+  // the stripe package is loaded only when billing is configured (it adds to cold start)
+  const stripe =
+    config.STRIPE_SECRET_KEY || config.STRIPE_WEBHOOK_SECRET
+      ? await import("./billing/stripe")
+      : null;
+  const billing = new BillingService({
+    accounts,
+    store: s.billing,
+    provider:
+      stripe && config.STRIPE_SECRET_KEY
+        ? new stripe.StripeBilling({
+            secretKey: config.STRIPE_SECRET_KEY,
+            pricePro: config.STRIPE_PRICE_PRO ?? "",
+            apiBase: config.STRIPE_API_BASE,
+          })
+        : null,
+    verifier:
+      stripe && config.STRIPE_WEBHOOK_SECRET
+        ? new stripe.StripeWebhookVerifier(config.STRIPE_WEBHOOK_SECRET)
+        : null,
+    publicUrl: config.PUBLIC_URL ?? `http://localhost:${config.PORT}`,
+  });
+  const visitors = new VisitorCounter(
+    s.visitors,
+    quota.store,
+    quota.store.remote ? new CounterGuard({ timeoutMs: config.COUNTER_TIMEOUT_MS }) : null,
+  );
   const deps: Deps = {
     config,
     store: s,
@@ -80,6 +114,8 @@ export async function buildDeps(config: Config, store?: Store): Promise<Deps> {
     limiter,
     usage,
     assets,
+    billing,
+    visitors,
     async close() {
       await assets.close();
       catalog.stop();

@@ -1,13 +1,17 @@
 import type { AccountStore } from "../accounts/port";
+import type { BillingStore } from "../billing/port";
 import type { EnrichmentStore } from "../catalog/enrichment-port";
 import type { CatalogSource } from "../catalog/port";
 import type { Config } from "../config";
 import { log } from "../platform/log";
+import type { VisitorCountStore } from "../public/port";
 import type { UsageEventStore } from "../usage/port";
 import { EmbeddedAccountStore } from "./embedded/accounts";
+import { EmbeddedBillingStore } from "./embedded/billing";
 import { FileCatalogSource } from "./embedded/catalog";
 import { EmbeddedEnrichmentStore } from "./embedded/enrichment";
 import { EmbeddedUsageStore } from "./embedded/usage";
+import { EmbeddedVisitorStore } from "./embedded/visitors";
 
 /** The storage ports a running service needs, behind one of two adapters. */
 export interface Store {
@@ -18,6 +22,10 @@ export interface Store {
   enrichment: EnrichmentStore;
   /** usage event log + usage_daily projection */
   usage: UsageEventStore;
+  /** account <-> Stripe customer/subscription links, applied webhook events */
+  billing: BillingStore;
+  /** the public visitor counter's total */
+  visitors: VisitorCountStore;
   /** true when the backing store answers */
   ping(): Promise<boolean>;
   close(): Promise<void>;
@@ -29,15 +37,19 @@ export function openEmbeddedStore(
   const accounts = new EmbeddedAccountStore(config.DATA_DIR);
   const enrichment = new EmbeddedEnrichmentStore(config.DATA_DIR);
   const usage = new EmbeddedUsageStore(config.DATA_DIR, { syncMs: config.USAGE_SYNC_MS });
+  const billing = new EmbeddedBillingStore(config.DATA_DIR);
   return {
     kind: "embedded",
     accounts,
     catalog: new FileCatalogSource(config.CATALOG_FILE),
     enrichment,
     usage,
+    billing,
+    visitors: new EmbeddedVisitorStore(config.DATA_DIR),
     ping: async () => true,
     close: async () => {
       await usage.close();
+      billing.close();
       accounts.close();
       enrichment.close();
     },
@@ -54,12 +66,15 @@ export async function openMongoStore(
   const { MongoCatalogSource } = await import("./mongo/catalog");
   const { MongoEnrichmentStore } = await import("./mongo/enrichment");
   const { MongoUsageStore } = await import("./mongo/usage");
+  const { MongoBillingStore } = await import("./mongo/billing");
+  const { MongoVisitorStore } = await import("./mongo/visitors");
   const client = new MongoClient(url, { serverSelectionTimeoutMS: 5000 });
   await client.connect();
   const db = client.db(config.MONGODB_DB);
   await MongoAccountStore.ensureIndexes(db);
   await MongoCatalogSource.ensureIndexes(db);
   await MongoUsageStore.ensureIndexes(db);
+  await MongoBillingStore.ensureIndexes(db);
   const catalog = new MongoCatalogSource(db);
   try {
     const built = await new FileCatalogSource(config.CATALOG_FILE).load();
@@ -76,6 +91,8 @@ export async function openMongoStore(
     catalog,
     enrichment: new MongoEnrichmentStore(db),
     usage: new MongoUsageStore(db),
+    billing: new MongoBillingStore(db),
+    visitors: new MongoVisitorStore(db),
     ping: async () => {
       try {
         await db.command({ ping: 1 });
