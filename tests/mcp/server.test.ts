@@ -448,11 +448,12 @@ describe("authentication, before any MCP processing", () => {
   });
 
   test("a wrong key, a revoked-looking key or an unknown bearer token: 401", async () => {
-    for (const headers of [
+    const attempts: Record<string, string>[] = [
       { "x-api-key": "bak_0000000000000000_wrongwrongwrongwrongwrongwrongwr" },
       { authorization: "Bearer bak_0000000000000000_wrongwrongwrongwrongwrongwrongwr" },
       { authorization: "Bearer not-a-token" },
-    ]) {
+    ];
+    for (const headers of attempts) {
       const r = await rpc(initialize(LATEST_PROTOCOL_VERSION), headers);
       expect(r.status).toBe(401);
       expect(((await r.json()) as { error: string }).error).toBe("invalid_api_key");
