@@ -1,3 +1,4 @@
+import { Buffer } from "node:buffer";
 import { McpServer, ResourceTemplate } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import { type CallToolResult, ErrorCode } from "@modelcontextprotocol/sdk/types.js";
