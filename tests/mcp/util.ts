@@ -11,8 +11,11 @@ export interface Served extends TestApp {
   stop(): Promise<void>;
 }
 
-export async function serve(opts: Parameters<typeof makeApp>[1] = {}): Promise<Served> {
-  const t = await makeApp({}, opts);
+export async function serve(
+  opts: Parameters<typeof makeApp>[1] = {},
+  env: Record<string, string> = {},
+): Promise<Served> {
+  const t = await makeApp(env, opts);
   const server = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: t.app.fetch });
   const base = `http://127.0.0.1:${server.port}`;
   return {
