@@ -60,10 +60,30 @@ export function startMeter(
   bucket: Bucket,
   target: MeterTarget,
   started = performance.now(),
-): { decision: QuotaDecision; meter: Meter } | Promise<{ decision: QuotaDecision; meter: Meter }> {
+): Opened | Promise<Opened> {
   const at = new Date();
   const pending = deps.quota.consume(principal, bucket, at);
-  const open = (decision: QuotaDecision) => ({
+  // no closure on the synchronous (in-process counter store) path
+  if (pending instanceof Promise)
+    return pending.then((d) => opened(deps, principal, bucket, target, started, at, d));
+  return opened(deps, principal, bucket, target, started, at, pending);
+}
+
+interface Opened {
+  decision: QuotaDecision;
+  meter: Meter;
+}
+
+function opened(
+  deps: { quota: QuotaGate; usage: UsageRecorder },
+  principal: Principal,
+  bucket: Bucket,
+  target: MeterTarget,
+  started: number,
+  at: Date,
+  decision: QuotaDecision,
+): Opened {
+  return {
     decision,
     meter: {
       principal,
@@ -71,12 +91,13 @@ export function startMeter(
       started,
       at,
       counted: decision.counted !== false,
-      ...target,
+      route: target.route,
+      slug: target.slug,
+      variant: target.variant,
       quota: deps.quota,
       usage: deps.usage,
     },
-  });
-  return pending instanceof Promise ? pending.then(open) : open(pending);
+  };
 }
 
 /** The message of a refused metered request (429 rate_limit_exceeded). */
