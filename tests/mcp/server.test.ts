@@ -505,6 +505,45 @@ describe("authentication, before any MCP processing", () => {
   });
 });
 
+describe("transport-level errors: the JSON-RPC shape MCP clients expect, clear 4xx, nothing counted", () => {
+  test("bad JSON 400, missing Accept 406, wrong Content-Type 415, unsupported protocol header 400; a notification 202", async () => {
+    const key = await s.key("free");
+    const before = await used(s, key);
+    const ping = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "ping" });
+    const post = (body: string, headers: Record<string, string>) =>
+      fetch(s.mcpUrl, { method: "POST", headers: { "x-api-key": key, ...headers }, body });
+    const json = { "content-type": "application/json" };
+    const accept = { accept: "application/json, text/event-stream" };
+    for (const [body, headers, status, code] of [
+      ["{nope", { ...json, ...accept }, 400, -32700],
+      [ping, json, 406, -32000],
+      [ping, { "content-type": "text/plain", ...accept }, 415, -32000],
+      [ping, { ...json, ...accept, "mcp-protocol-version": "1999-01-01" }, 400, -32000],
+    ] as const) {
+      const r = await post(body, headers);
+      expect(r.status).toBe(status);
+      const err = (await r.json()) as { jsonrpc: string; error: { code: number; message: string } };
+      expect(err.jsonrpc).toBe("2.0");
+      expect(err.error.code).toBe(code);
+      expect(err.error.message.length).toBeGreaterThan(10);
+    }
+    const note = await post(
+      JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }),
+      {
+        ...json,
+        ...accept,
+      },
+    );
+    expect(note.status).toBe(202);
+    const unknown = await post(JSON.stringify({ jsonrpc: "2.0", id: 7, method: "nope/nope" }), {
+      ...json,
+      ...accept,
+    });
+    expect(((await unknown.json()) as { error: { code: number } }).error.code).toBe(-32601);
+    expect(moved(before, await used(s, key))).toEqual({});
+  });
+});
+
 describe("OpenAPI", () => {
   test("POST /mcp is documented (JSON-RPC body, API key or bearer); GET and DELETE are not", async () => {
     const doc = (await (await s.req("/swagger/json")).json()) as {
