@@ -16,6 +16,7 @@ import { ApiError, notFound, serviceNotFound, validationError } from "../http/er
 import { closeMeter, dailyLimitMessage, type MeterTarget, startMeter } from "../http/meter";
 import { log } from "../platform/log";
 import { type Bucket, RATE_LIMITS } from "../quota/limits";
+import type { QuotaDecision } from "../quota/port";
 import type { RateLimiter } from "../quota/rate-limit";
 import { CounterStoreUnavailable, type QuotaService } from "../quota/service";
 import { CurrentUsageService } from "../usage/current/service";
@@ -86,10 +87,36 @@ function errorBody(err: unknown): Body {
 }
 
 /** A successful tool result: structuredContent plus its JSON as text (for clients without structured output). */
-function ok(structured: Body, extra: CallToolResult["content"] = []): CallToolResult {
+function ok(structured: Body, quota?: QuotaMeta): CallToolResult {
   return {
     structuredContent: structured,
-    content: [...extra, { type: "text", text: JSON.stringify(structured) }],
+    content: [{ type: "text", text: JSON.stringify(structured) }],
+    ...(quota && { _meta: { quota } }),
+  };
+}
+
+/** The REST X-RateLimit-* headers of a metered call, as the result's `_meta.quota`. */
+export interface QuotaMeta {
+  bucket: Bucket;
+  /** daily cap; null when uncapped */
+  limit: number | null;
+  /** calls left today; null when uncapped */
+  remaining: number | null;
+  /** seconds until the counters reset (00:00 UTC) */
+  reset_in_seconds: number;
+}
+
+interface Metered<T> {
+  value: T;
+  quota: QuotaMeta;
+}
+
+function quotaMeta(bucket: Bucket, d: QuotaDecision): QuotaMeta {
+  return {
+    bucket,
+    limit: d.limit,
+    remaining: d.limit === null ? null : Math.max(0, d.remaining ?? 0),
+    reset_in_seconds: d.resetSeconds,
   };
 }
 
@@ -174,7 +201,7 @@ export class McpService {
     bucket: Bucket,
     target: MeterTarget,
     fn: () => T | Promise<T>,
-  ): Promise<T> {
+  ): Promise<Metered<T>> {
     const pending = startMeter(this.deps, principal, bucket, target);
     const { decision, meter } = pending instanceof Promise ? await pending : pending;
     if (!decision.allowed) {
@@ -190,9 +217,9 @@ export class McpService {
       );
     }
     try {
-      const out = await fn();
+      const value = await fn();
       closeMeter(meter, 200);
-      return out;
+      return { value, quota: quotaMeta(bucket, decision) };
     } catch (err) {
       closeMeter(meter, err instanceof ApiError ? err.status : 500);
       throw err;
@@ -334,9 +361,10 @@ export class McpService {
         outputSchema: SearchOutput,
         annotations: { title: "Search brands", ...READ_ONLY },
       },
-      this.tool(async ({ q, limit }: { q: string; limit: number }) =>
-        ok(await this.searchBrands(p, q, limit)),
-      ),
+      this.tool(async ({ q, limit }: { q: string; limit: number }) => {
+        const r = await this.searchBrands(p, q, limit);
+        return ok(r.value, r.quota);
+      }),
     );
 
     server.registerTool(
@@ -349,9 +377,10 @@ export class McpService {
         outputSchema: ServiceEntry.shape,
         annotations: { title: "Get brand", ...READ_ONLY },
       },
-      this.tool(async ({ slug }: { slug: string }) =>
-        ok({ ...(await this.getBrand(p, slug, "mcp:get_brand")) }),
-      ),
+      this.tool(async ({ slug }: { slug: string }) => {
+        const r = await this.getBrand(p, slug, "mcp:get_brand");
+        return ok({ ...r.value }, r.quota);
+      }),
     );
 
     server.registerTool(
@@ -364,9 +393,10 @@ export class McpService {
         outputSchema: BrandOutput,
         annotations: { title: "Resolve brand", ...READ_ONLY },
       },
-      this.tool(async ({ domain, email }: { domain?: string; email?: string }) =>
-        ok({ ...(await this.resolveBrand(p, domain, email)) }),
-      ),
+      this.tool(async ({ domain, email }: { domain?: string; email?: string }) => {
+        const r = await this.resolveBrand(p, domain, email);
+        return ok({ ...r.value }, r.quota);
+      }),
     );
 
     server.registerTool(
@@ -381,14 +411,10 @@ export class McpService {
       },
       this.tool(
         async (a: { slug: string; variant: Variant; format: "svg" | "png"; size: number }) => {
-          const { served, bytes } = await this.logo(
-            p,
-            a.slug,
-            a.variant,
-            a.format,
-            a.size,
-            "mcp:get_logo",
-          );
+          const {
+            value: { served, bytes },
+            quota,
+          } = await this.logo(p, a.slug, a.variant, a.format, a.size, "mcp:get_logo");
           const mimeType = a.format === "svg" ? "image/svg+xml" : "image/png";
           const note = describeServed(a.slug, a.variant, served);
           const structured = {
@@ -407,6 +433,7 @@ export class McpService {
           return {
             structuredContent: structured,
             content: [...body, { type: "text", text: note }],
+            _meta: { quota },
           };
         },
       ),
@@ -451,9 +478,12 @@ export class McpService {
       },
       async (uri, vars) => {
         try {
-          const view = await this.getBrand(p, one(vars.slug), "mcp:brand://{slug}");
+          const r = await this.getBrand(p, one(vars.slug), "mcp:brand://{slug}");
           return {
-            contents: [{ uri: uri.href, mimeType: "application/json", text: JSON.stringify(view) }],
+            contents: [
+              { uri: uri.href, mimeType: "application/json", text: JSON.stringify(r.value) },
+            ],
+            _meta: { quota: r.quota },
           };
         } catch (err) {
           throw resourceError(err);
@@ -484,15 +514,12 @@ export class McpService {
             ),
           );
         try {
-          const { served } = await this.logo(
-            p,
-            slug,
-            variant as Variant,
-            "svg",
-            0,
-            "mcp:logo://{slug}/{variant}",
-          );
+          const {
+            value: { served },
+            quota,
+          } = await this.logo(p, slug, variant as Variant, "svg", 0, "mcp:logo://{slug}/{variant}");
           return {
+            _meta: { quota },
             contents: [
               {
                 uri: uri.href,

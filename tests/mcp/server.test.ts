@@ -172,6 +172,8 @@ describe("every tool and resource, counted exactly like its REST twin", () => {
       slug: "github",
       _css: { "--brand-color": "#181717" },
     });
+    // pro: the catalog bucket has no cap
+    expect(r._meta?.quota).toMatchObject({ bucket: "catalog", limit: null, remaining: null });
   });
 
   test("resolve_brand by domain and by e-mail: the REST brand; one domain count each", async () => {
@@ -285,6 +287,7 @@ describe("every tool and resource, counted exactly like its REST twin", () => {
       text: await rest.text(),
       _meta: { variant: "mono" },
     });
+    expect(r._meta?.quota).toMatchObject({ bucket: "svg", limit: 2000 });
   });
 
   test("errors are tool errors in the REST shape, counted like REST (404, 422 from the handler)", async () => {
@@ -377,6 +380,13 @@ describe("tier rules", () => {
     for (let i = 0; i < 20; i++) {
       const r = await call(client, "resolve_brand", { domain: "github.com" });
       expect(r.isError).toBeUndefined();
+      // the REST X-RateLimit-* figures, as _meta.quota
+      expect(r._meta?.quota).toEqual({
+        bucket: "domain",
+        limit: 20,
+        remaining: 19 - i,
+        reset_in_seconds: expect.any(Number),
+      });
     }
     const refused = await call(client, "resolve_brand", { domain: "github.com" });
     const body = toolErrorBody(refused);
