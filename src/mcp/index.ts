@@ -3,7 +3,7 @@ import { KEY_PREFIX } from "../accounts/keys";
 import type { Principal } from "../accounts/model";
 import { type AuthDeps, authenticate } from "../http/auth";
 import { invalidApiKey } from "../http/errors";
-import { type McpDeps, McpService } from "./service";
+import type { McpDeps, McpService } from "./service";
 
 /**
  * The caller of an /mcp request: X-API-Key, or Authorization: Bearer with an API key (clients
@@ -36,7 +36,13 @@ const DESCRIPTION =
 
 /** POST /mcp (MCP Streamable HTTP); GET and DELETE answer 405 Method Not Allowed. */
 export function mcpController(deps: AuthDeps & McpDeps) {
-  const mcp = new McpService(deps);
+  // The MCP SDK (and zod) are loaded on the first /mcp request, not at start-up: they would add
+  // about as much module loading again as the rest of the app, for every instance and test.
+  let mcp: Promise<McpService> | undefined;
+  const service = () => {
+    mcp ??= import("./service").then((m) => new m.McpService(deps));
+    return mcp;
+  };
   const refuse = async ({ request }: { request: Request }) => {
     await mcpCaller(deps, request.headers);
     return new Response(METHOD_NOT_ALLOWED, {
@@ -47,7 +53,10 @@ export function mcpController(deps: AuthDeps & McpDeps) {
   return new Elysia({ tags: ["mcp"] })
     .post(
       "/mcp",
-      async ({ request }) => mcp.handle(request, await mcpCaller(deps, request.headers)),
+      async ({ request }) => {
+        const caller = await mcpCaller(deps, request.headers);
+        return (await service()).handle(request, caller);
+      },
       {
         // the transport reads (and bounds) the body itself, after authentication
         parse: "none",

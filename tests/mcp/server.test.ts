@@ -311,6 +311,16 @@ describe("every tool and resource, counted exactly like its REST twin", () => {
       "service_not_found",
     ]);
     for (const r of results) expect(toolErrorBody(r).message).toBeString();
+    // the same messages as the REST routes
+    const restKey = await s.key("pro");
+    for (const [i, path] of [
+      [0, "/v1/catalog/no-such-brand-xyz"],
+      [3, "/v1/brand?email=someone@gmail.com"],
+      [4, "/v1/brand?domain=no-brand-here-xyz.com"],
+    ] as const)
+      expect(toolErrorBody(results[i] as CallToolResult)).toEqual(
+        await (await s.get(path, restKey)).json(),
+      );
   });
 
   test("arguments outside the schema are refused before metering (REST: 422 before the quota)", async () => {
