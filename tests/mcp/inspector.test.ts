@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync } from "node:fs";
+import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { tempDir } from "../helpers";
 import { moved, type Served, serve, used } from "./util";
 
 /**
@@ -82,30 +83,30 @@ describe.skipIf(!ready)("MCP Inspector CLI against a running instance", () => {
     expect(moved(before, await used(s, key))).toEqual({ search: 1 });
   }, 60_000);
 
-  test("resources/templates/list and resources/read through the bridge", async () => {
-    const env = ["-e", `BRAND_API_URL=${s.base}`, "-e", `BRAND_API_KEY=${await s.key("pro")}`];
-    const templates = await inspector([
-      ...env,
-      process.execPath,
-      BRIDGE,
-      "--method",
-      "resources/templates/list",
-    ]);
+  test("resources through a client configuration file shaped like the README's block", async () => {
+    // the mcpServers block of README.md / docs/mcp.md, with this machine's runtime and paths
+    const config = join(tempDir("mcp-config-"), "mcp.json");
+    writeFileSync(
+      config,
+      JSON.stringify({
+        mcpServers: {
+          "brand-assets": {
+            command: process.execPath,
+            args: [BRIDGE],
+            env: { BRAND_API_URL: s.base, BRAND_API_KEY: await s.key("pro") },
+          },
+        },
+      }),
+    );
+    const env = ["--config", config, "--server", "brand-assets"];
+    const templates = await inspector([...env, "--method", "resources/templates/list"]);
     expect(templates.code).toBe(0);
     expect(
       (
         JSON.parse(templates.out) as { resourceTemplates: { uriTemplate: string }[] }
       ).resourceTemplates.map((t) => t.uriTemplate),
     ).toEqual(["brand://{slug}", "logo://{slug}/{variant}"]);
-    const read = await inspector([
-      ...env,
-      process.execPath,
-      BRIDGE,
-      "--method",
-      "resources/read",
-      "--uri",
-      "brand://stripe",
-    ]);
+    const read = await inspector([...env, "--method", "resources/read", "--uri", "brand://stripe"]);
     expect(read.code).toBe(0);
     const { contents } = JSON.parse(read.out) as { contents: { text: string }[] };
     expect(JSON.parse(contents[0]?.text ?? "{}")).toMatchObject({ slug: "stripe" });
