@@ -10,6 +10,7 @@ import { healthController } from "./health";
 import { errorPlugin } from "./http/error-plugin";
 import { openApiDocs } from "./http/openapi";
 import { securityHeaders } from "./http/security";
+import { mcpController } from "./mcp";
 import { visitorCounterController } from "./public";
 import { analyticsController } from "./usage/analytics";
 import { usageCurrentController } from "./usage/current";
@@ -66,6 +67,18 @@ export function createApp(deps: Deps) {
         quota: deps.quota,
         limiter: deps.limiter,
         trustProxy: deps.config.TRUST_PROXY,
+      }),
+    )
+    .use(
+      mcpController({
+        ...auth,
+        quota: deps.quota,
+        limiter: deps.limiter,
+        catalog: deps.catalog,
+        search: deps.search,
+        brands: deps.brands,
+        enrichment: deps.enrichment,
+        assets: deps.assets,
       }),
     )
     .use(

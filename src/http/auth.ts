@@ -7,7 +7,7 @@ import type { RateLimiter } from "../quota/rate-limit";
 import type { UsageRecorder } from "../usage/port";
 import { type AddressSource, clientIp } from "./client-ip";
 import { ApiError, invalidApiKey } from "./errors";
-import { openMeter, settleMeter } from "./meter";
+import { dailyLimitMessage, openMeter, settleMeter, startMeter } from "./meter";
 
 export interface AuthDeps {
   accounts: AccountService;
@@ -69,8 +69,6 @@ export function rateLimited(
     { "retry-after": String(retryAfter), ...headers },
   );
 }
-
-const TIER_LABEL = (p: Principal) => `${p.tier} tier`;
 
 /** The caller of a key checked within the last few seconds: no promise on the hot path. */
 function knownCaller(deps: Pick<AuthDeps, "accounts">, headers: Headers): Principal | undefined {
@@ -159,29 +157,21 @@ export function authPlugin(deps: AuthDeps) {
       async resolve({ request, set, params, query, route }) {
         const started = performance.now();
         const principal = callerOf(request);
-        const at = new Date();
-        const pending = deps.quota.consume(principal, bucket, at);
-        // an in-process counter store decides synchronously: no promise on the hot path
-        const decision = pending instanceof Promise ? await pending : pending;
         const p = params as Record<string, string> | undefined;
         const q = query as Record<string, unknown> | undefined;
-        // settled with the final status by afterHandle or the error plugin (429s included)
-        openMeter(request, {
-          principal,
-          bucket,
-          started,
-          at,
-          counted: decision.counted !== false,
+        const target = {
           route,
           slug: p?.slug ?? null,
           variant: typeof q?.variant === "string" ? q.variant : null,
-          quota: deps.quota,
-          usage: deps.usage,
-        });
+        };
+        const pending = startMeter(deps, principal, bucket, target, started);
+        // an in-process counter store decides synchronously: no promise on the hot path
+        const { decision, meter } = pending instanceof Promise ? await pending : pending;
+        // settled with the final status by afterHandle or the error plugin (429s included)
+        openMeter(request, meter);
         if (!decision.allowed)
           throw rateLimited(
-            `Daily limit of ${decision.limit} ${bucket} requests reached for the ${TIER_LABEL(principal)}. ` +
-              `It resets at 00:00 UTC; upgrade for higher limits.`,
+            dailyLimitMessage(decision.limit, bucket, principal),
             decision.resetSeconds,
             deps.upgradeUrl,
             rateLimitHeaders(decision),

@@ -1,6 +1,6 @@
 import type { Principal } from "../accounts/model";
 import type { Bucket } from "../quota/limits";
-import type { QuotaGate } from "../quota/port";
+import type { QuotaDecision, QuotaGate } from "../quota/port";
 import type { UsageRecorder } from "../usage/port";
 
 /** A metered request whose quota unit is taken and whose outcome is not known yet. */
@@ -38,6 +38,78 @@ export function settleMeter(request: Request, status: number): void {
   const m = open.get(request);
   if (!m) return;
   open.delete(request);
+  closeMeter(m, status);
+}
+
+/** What a metered call is about, as its usage event names it. */
+export interface MeterTarget {
+  route: string;
+  slug: string | null;
+  variant: string | null;
+}
+
+/**
+ * Framework-free metering (the `metered` macro's steps, for callers that are not Elysia routes,
+ * such as the MCP tools): one unit of `bucket` is consumed through the QuotaGate (synchronously
+ * when the counter store is in this process). The caller settles the returned meter with
+ * `closeMeter` once the outcome is known, a refusal (429) included.
+ */
+export function startMeter(
+  deps: { quota: QuotaGate; usage: UsageRecorder },
+  principal: Principal,
+  bucket: Bucket,
+  target: MeterTarget,
+  started = performance.now(),
+): Opened | Promise<Opened> {
+  const at = new Date();
+  const pending = deps.quota.consume(principal, bucket, at);
+  // no closure on the synchronous (in-process counter store) path
+  if (pending instanceof Promise)
+    return pending.then((d) => opened(deps, principal, bucket, target, started, at, d));
+  return opened(deps, principal, bucket, target, started, at, pending);
+}
+
+interface Opened {
+  decision: QuotaDecision;
+  meter: Meter;
+}
+
+function opened(
+  deps: { quota: QuotaGate; usage: UsageRecorder },
+  principal: Principal,
+  bucket: Bucket,
+  target: MeterTarget,
+  started: number,
+  at: Date,
+  decision: QuotaDecision,
+): Opened {
+  return {
+    decision,
+    meter: {
+      principal,
+      bucket,
+      started,
+      at,
+      counted: decision.counted !== false,
+      route: target.route,
+      slug: target.slug,
+      variant: target.variant,
+      quota: deps.quota,
+      usage: deps.usage,
+    },
+  };
+}
+
+/** The message of a refused metered request (429 rate_limit_exceeded). */
+export const dailyLimitMessage = (limit: number | null, bucket: Bucket, principal: Principal) =>
+  `Daily limit of ${limit} ${bucket} requests reached for the ${principal.tier} tier. ` +
+  `It resets at 00:00 UTC; upgrade for higher limits.`;
+
+/**
+ * Ends a metered call with its final status: the usage event is recorded and a server error
+ * gives its unit back (see settleMeter). Call it once per meter.
+ */
+export function closeMeter(m: Meter, status: number): void {
   if (status >= 500 && m.counted) void m.quota.refund(m.principal, m.bucket, m.at).catch(() => {});
   m.usage.record({
     at: m.at.getTime(),

@@ -1,0 +1,93 @@
+import { Elysia } from "elysia";
+import { KEY_PREFIX } from "../accounts/keys";
+import type { Principal } from "../accounts/model";
+import { type AuthDeps, authenticate } from "../http/auth";
+import { invalidApiKey } from "../http/errors";
+import type { McpDeps, McpService } from "./service";
+
+/**
+ * The caller of an /mcp request: X-API-Key, or Authorization: Bearer with an API key (clients
+ * that can only set a bearer) or an access token (JWT, through deps.verifyBearer). Else 401.
+ */
+async function mcpCaller(deps: AuthDeps, headers: Headers): Promise<Principal> {
+  const bearer = /^bearer\s+(.+)$/i.exec(headers.get("authorization") ?? "")?.[1]?.trim();
+  if (!headers.get("x-api-key") && bearer?.startsWith(KEY_PREFIX)) {
+    const p = await deps.accounts.verifyKey(bearer);
+    if (p) return p;
+    throw invalidApiKey();
+  }
+  return authenticate(deps, headers, true);
+}
+
+const METHOD_NOT_ALLOWED = JSON.stringify({
+  jsonrpc: "2.0",
+  error: { code: -32000, message: "Method not allowed: this stateless server answers POST only." },
+  id: null,
+});
+
+const DESCRIPTION =
+  "Model Context Protocol server (Streamable HTTP transport, stateless, JSON responses) for AI agents: " +
+  "tools search_brands, get_brand, resolve_brand, get_logo, list_catalog, get_usage and resource templates " +
+  "brand://{slug} and logo://{slug}/{variant}. The body is a JSON-RPC 2.0 message; send Accept: application/json, text/event-stream. " +
+  "Credentials: X-API-Key, or Authorization: Bearer with an API key or an access token; checked before any MCP " +
+  "processing (401 invalid_api_key). Every call counts against the key's daily quota exactly like its REST twin; " +
+  "over the cap a tool answers an MCP tool error carrying rate_limit_exceeded, reset_in_seconds and upgrade_url. " +
+  "GET and DELETE /mcp answer 405 (no server-initiated streams, no sessions). See docs/mcp.md.";
+
+/** POST /mcp (MCP Streamable HTTP); GET and DELETE answer 405 Method Not Allowed. */
+export function mcpController(deps: AuthDeps & McpDeps) {
+  // The MCP SDK (and zod) are loaded on the first /mcp request, not at start-up: they would add
+  // about as much module loading again as the rest of the app, for every instance and test.
+  let mcp: Promise<McpService> | undefined;
+  const service = () => {
+    mcp ??= import("./service").then((m) => new m.McpService(deps));
+    return mcp;
+  };
+  const refuse = async ({ request }: { request: Request }) => {
+    await mcpCaller(deps, request.headers);
+    return new Response(METHOD_NOT_ALLOWED, {
+      status: 405,
+      headers: { allow: "POST", "content-type": "application/json" },
+    });
+  };
+  return new Elysia({ tags: ["mcp"] })
+    .post(
+      "/mcp",
+      async ({ request }) => {
+        const caller = await mcpCaller(deps, request.headers);
+        return (await service()).handle(request, caller);
+      },
+      {
+        // the transport reads (and bounds) the body itself, after authentication
+        parse: "none",
+        detail: {
+          summary: "MCP server (Streamable HTTP) for AI agents",
+          description: DESCRIPTION,
+          security: [{ apiKey: [] }, { bearer: [] }],
+          requestBody: {
+            required: true,
+            content: {
+              "application/json": {
+                schema: { type: "object", description: "A JSON-RPC 2.0 request or notification" },
+              },
+            },
+          },
+          responses: {
+            200: {
+              description: "The JSON-RPC response",
+              content: { "application/json": { schema: { type: "object" } } },
+            },
+            202: { description: "Accepted (the message was a notification or a response)" },
+            400: {
+              description: "Not a valid JSON-RPC message, or an unsupported protocol version",
+            },
+            401: { description: "invalid_api_key: missing or invalid credentials" },
+            406: { description: "The Accept header lacks application/json or text/event-stream" },
+            413: { description: "Body over 64 KiB" },
+          },
+        },
+      },
+    )
+    .get("/mcp", refuse, { detail: { hide: true } })
+    .delete("/mcp", refuse, { detail: { hide: true } });
+}

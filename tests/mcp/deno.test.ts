@@ -1,0 +1,62 @@
+import { afterAll, describe, expect, test } from "bun:test";
+import { existsSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import type { Subprocess } from "bun";
+import { ADMIN_TOKEN, CATALOG_FILE, freePort, tempDir, waitForHealth } from "../helpers";
+import { connect } from "./util";
+
+/** The same MCP server under Deno (src/deno.ts): the SDK's web-standard transport is portable. */
+const ROOT = join(import.meta.dir, "../..");
+const DENO = join(ROOT, "node_modules/.bin/deno");
+const ready = existsSync(DENO);
+if (!ready) console.warn("skip: MCP under Deno needs the deno devDependency (npm install)");
+
+let proc: Subprocess | undefined;
+const dataDir = tempDir();
+afterAll(() => {
+  proc?.kill("SIGKILL");
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+describe.skipIf(!ready)("MCP under Deno", () => {
+  test("initialize, tools/list and tools/call against src/deno.ts", async () => {
+    const port = await freePort();
+    proc = Bun.spawn([DENO, "run", "-A", "src/deno.ts"], {
+      cwd: ROOT,
+      env: { ...process.env, PORT: String(port), DATA_DIR: dataDir, CATALOG_FILE, ADMIN_TOKEN },
+      stdout: "ignore",
+      stderr: "pipe",
+    });
+    const base = `http://127.0.0.1:${port}`;
+    await waitForHealth(base, 30_000);
+    const created = await fetch(`${base}/admin/keys`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}`, "content-type": "application/json" },
+      body: JSON.stringify({ tier: "pro" }),
+    });
+    const { apiKey } = (await created.json()) as { apiKey: string };
+    const client = await connect(new URL("/mcp", base), { "x-api-key": apiKey });
+    expect((await client.listTools()).tools).toHaveLength(6);
+    const brand = (await client.callTool({
+      name: "get_brand",
+      arguments: { slug: "github" },
+    })) as CallToolResult;
+    expect(brand.structuredContent).toMatchObject({ slug: "github" });
+    const png = (await client.callTool({
+      name: "get_logo",
+      arguments: { slug: "github", format: "png", size: 32 },
+    })) as CallToolResult;
+    expect(png.content[0]).toMatchObject({ type: "image", mimeType: "image/png" });
+    const usage = (await (
+      await fetch(`${base}/v1/usage`, { headers: { "x-api-key": apiKey } })
+    ).json()) as {
+      endpoints: Record<string, { used: number }>;
+    };
+    expect(usage.endpoints.catalog?.used).toBe(1);
+    expect(usage.endpoints.png?.used).toBe(1);
+    await client.close();
+    proc.kill("SIGTERM");
+    expect(await proc.exited).toBe(0);
+  }, 60_000);
+});
