@@ -10,7 +10,7 @@
  * Progress goes to stderr, one line per phase. Every output file is written to a temp file
  * and renamed, so concurrent runs never leave a half-written file behind.
  */
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { builtVersion, inputsVersion, packageVersion } from "./catalog/inputs";
 
@@ -22,6 +22,10 @@ const IDS_FILE = join(ROOT, "fixtures", "brand-ids.json");
 const OVERRIDES_FILE = join(ROOT, "fixtures", "domain-overrides.json");
 const ALIASES_FILE = join(ROOT, "fixtures", "alias-overrides.json");
 const MONO_OVERRIDES_FILE = join(ROOT, "fixtures", "mono-overrides.json");
+const COLOR_OVERRIDES_FILE = join(ROOT, "fixtures", "color-overrides.json");
+const LEGACY_DOMAINS_FILE = join(ROOT, "fixtures", "legacy-domains.json");
+const ARTWORK_OVERRIDES_FILE = join(ROOT, "fixtures", "artwork-overrides.json");
+const RENDER_CACHE_FILE = join(ROOT, "build", ".render-cache.json");
 const CACHE_FILE = join(ROOT, "build", ".svgo-cache.json");
 const REPORT_FILE = join(dirname(CATALOG_FILE), "catalog-report.txt");
 
@@ -44,25 +48,41 @@ function writeAtomic(file: string, text: string): void {
 
 async function build(): Promise<void> {
   const { loadAndMerge } = await import("./catalog/merge");
-  const { chooseVariants } = await import("./catalog/variants");
+  const { chooseVariants, skillTile } = await import("./catalog/variants");
+  const { renderFlags } = await import("./catalog/render-check");
   const { assignIds, formatIds, loadIds } = await import("./catalog/ids");
   const { jobKey, optimizeAll, sha256, withIdPrefix } = await import("./catalog/optimize");
   const { applyAliasOverrides } = await import("./catalog/aliases");
   const { deriveMono } = await import("./catalog/mono");
   const { assignDomains } = await import("./catalog/domains");
   const { deriveBrandColors, dominantColor } = await import("../src/catalog/colors");
+  const { lightModeColor, recolor } = await import("./catalog/modes");
   const { VARIANTS } = await import("../src/catalog/types");
   type Brand = import("../src/catalog/types").Brand;
 
-  const { brands: drafts, stats } = loadAndMerge(ROOT);
+  const { brands: drafts, stats, decisions } = loadAndMerge(ROOT);
   phase(
     "merge",
     `${drafts.length} brands: ${stats.simpleIcons} simple-icons, +${stats.logosNewBrands} logos, ` +
-      `+${stats.deviconNewBrands} devicon, +${stats["skill-iconsNewBrands"]} skill-icons only`,
+      `+${stats.deviconNewBrands} devicon, +${stats["skill-iconsNewBrands"]} skill-icons, ` +
+      `+${stats.lobehubNewBrands} lobehub, +${stats.cibNewBrands} cib, +${stats["fa6-brandsNewBrands"]} fa6-brands, ` +
+      `+${stats.bxlNewBrands} bxl, +${stats["streamline-logosNewBrands"]} streamline-logos only`,
   );
 
   const aliasCount = applyAliasOverrides(drafts, JSON.parse(readFileSync(ALIASES_FILE, "utf8")));
-  const chosen = drafts.map((draft) => ({ draft, variants: chooseVariants(draft) }));
+  // fixtures/artwork-overrides.json: colour artwork decided by looking at the render check
+  const artworkOverrides: Record<string, { color: string; why: string }> = JSON.parse(
+    readFileSync(ARTWORK_OVERRIDES_FILE, "utf8"),
+  );
+  const chosen = drafts.map((draft) => {
+    const variants = chooseVariants(draft);
+    if (artworkOverrides[draft.slug]?.color === "skill-icons") {
+      const tile = skillTile(draft);
+      if (!tile) throw new Error(`artwork override: ${draft.slug} has no skill-icons tile`);
+      variants.color = tile;
+    }
+    return { draft, variants };
+  });
   const usable = chosen.filter((c) => Object.keys(c.variants).length > 0);
   // simple-icons get svgo's full preset; iconify bodies were path-optimized by Iconify already
   const job = (art: { svg: string; source: string }, mono = false) => ({
@@ -152,8 +172,26 @@ async function build(): Promise<void> {
     return null;
   };
 
+  const colorOverrides: Record<string, { hex: string; why: string }> = JSON.parse(
+    readFileSync(COLOR_OVERRIDES_FILE, "utf8"),
+  );
+  const RENDER_CHECK_VERSION = sha256(
+    readFileSync(join(ROOT, "scripts/catalog/render-check.ts"), "utf8") +
+      packageVersion(ROOT, "@resvg/resvg-js"),
+  ).slice(0, 12);
+  const renderCache: Record<string, string[]> = existsSync(RENDER_CACHE_FILE)
+    ? JSON.parse(readFileSync(RENDER_CACHE_FILE, "utf8"))
+    : {};
+  const nextRenderCache: Record<string, string[]> = {};
+  const renderReport: string[] = [];
+  for (const slug of Object.keys(artworkOverrides)) {
+    if (!slug.startsWith("$") && !drafts.some((d) => d.slug === slug)) {
+      throw new Error(`artwork override for unknown slug ${slug}`);
+    }
+  }
   const brands: Brand[] = [];
   let colorFromArtwork = 0;
+  const modeCounts = { recolored: 0, artwork: 0 };
   for (const { draft, variants } of usable) {
     const stored: Brand["variants"] = {};
     for (const variant of VARIANTS) {
@@ -164,13 +202,20 @@ async function build(): Promise<void> {
       stored[variant] = { svg, sha256: sha256(svg), source: art.source };
     }
     const derived = derivedMono(draft.slug, variants);
+    let monoRaw = variants.mono ? results.get(jobKey(job(variants.mono))) : null;
     if (derived) {
+      monoRaw = derived.svg;
       const svg = withIdPrefix(derived.svg, `mono-${draft.slug}`);
       stored.mono = { svg, sha256: sha256(svg), source: derived.source };
     }
     if (!Object.keys(stored).length) continue;
     let brandHex = draft.hex;
     let colorSource = "simple-icons";
+    const override = colorOverrides[draft.slug];
+    if (override) {
+      brandHex = override.hex;
+      colorSource = "override";
+    }
     if (!brandHex) {
       const art = variants.color ?? variants.icon ?? variants.wordmark ?? variants.mono;
       const occurrences = art?.colors.occurrences ?? [];
@@ -179,6 +224,47 @@ async function build(): Promise<void> {
       colorFromArtwork++;
     }
     const colors = brandHex ? deriveBrandColors(brandHex, colorSource) : null;
+    if (
+      artworkOverrides[draft.slug]?.color === "recolor-mono" &&
+      monoRaw &&
+      stored.mono &&
+      colors
+    ) {
+      // the mono mark in the brand colour (Netflix's N without the logos icon's black square)
+      const svg = withIdPrefix(recolor(monoRaw, colors.brandColor), `color-${draft.slug}`);
+      stored.color = { svg, sha256: sha256(svg), source: `recolored:${stored.mono.source}` };
+    }
+    const color = stored.color;
+    if (color) {
+      const key = `${RENDER_CHECK_VERSION}:${color.sha256}:${colors?.brandColor}`;
+      let flags = renderCache[key];
+      if (!flags) flags = renderFlags(color.svg, colors?.brandColor ?? null);
+      nextRenderCache[key] = flags;
+      for (const flag of flags) renderReport.push(`${draft.slug}: ${flag} (${color.source})`);
+    }
+    // dark and light for every brand (scripts/catalog/modes.ts)
+    if (monoRaw && stored.mono && colors) {
+      const monoSource = stored.mono.source;
+      for (const [variant, hex] of [
+        ["dark", colors.darkModeColor],
+        ["light", lightModeColor(colors.brandColor)],
+      ] as const) {
+        const svg = withIdPrefix(recolor(monoRaw, hex), `${variant}-${draft.slug}`);
+        stored[variant] = { svg, sha256: sha256(svg), source: `recolored:${monoSource}` };
+      }
+      modeCounts.recolored++;
+    } else {
+      const pick = (["color", "icon", "wordmark"] as const).find((v) => variants[v] && stored[v]);
+      const chosenArt = pick ? variants[pick] : undefined;
+      const raw = chosenArt ? results.get(jobKey(job(chosenArt))) : null;
+      if (pick && chosenArt && raw) {
+        for (const variant of ["dark", "light"] as const) {
+          const svg = withIdPrefix(raw, `${variant}-${draft.slug}`);
+          stored[variant] = { svg, sha256: sha256(svg), source: `artwork:${chosenArt.source}` };
+        }
+        modeCounts.artwork++;
+      }
+    }
     brands.push({
       id: ids[draft.slug] as number,
       slug: draft.slug,
@@ -197,13 +283,22 @@ async function build(): Promise<void> {
     });
   }
   brands.sort((a, b) => a.id - b.id);
+  writeAtomic(RENDER_CACHE_FILE, JSON.stringify(nextRenderCache));
   phase(
     "colors",
     `${brands.length} brands, ${colorFromArtwork} brand colours taken from artwork; ` +
       `mono marks derived for ${monoReport.fromIcon + monoReport.fromColor + monoReport.forced}, skipped for ${monoReport.skipped.size}`,
   );
 
-  const overrides = JSON.parse(readFileSync(OVERRIDES_FILE, "utf8"));
+  const overrides: Record<string, string[]> = JSON.parse(readFileSync(OVERRIDES_FILE, "utf8"));
+  // fixtures/legacy-domains.json: main, legacy and corporate domains, one comment each
+  const legacy: Record<string, Record<string, string>> = JSON.parse(
+    readFileSync(LEGACY_DOMAINS_FILE, "utf8"),
+  );
+  for (const [slug, entries] of Object.entries(legacy)) {
+    if (slug === "$comment") continue;
+    overrides[slug] = [...new Set([...(overrides[slug] ?? []), ...Object.keys(entries)])];
+  }
   const draftBySlug = new Map(drafts.map((d) => [d.slug, d]));
   const { domains, report } = assignDomains(
     brands.map((b) => {
@@ -239,6 +334,12 @@ async function build(): Promise<void> {
   for (const c of report.contested) byRule.set(c.rule, (byRule.get(c.rule) ?? 0) + 1);
   const lines = [
     `brands: ${brands.length}`,
+    `sources: ${Object.entries(stats)
+      .filter(([k]) => k.endsWith("NewBrands"))
+      .map(([k, n]) => `${k.replace("NewBrands", "")} +${n} new`)
+      .join(", ")}`,
+    `render check of colour variants (32 px): ${renderReport.length} flags (listed below)`,
+    `dark/light variants: ${modeCounts.recolored} recoloured from the mono mark, ${modeCounts.artwork} from multi-colour artwork`,
     `variants: ${VARIANTS.map((v) => `${v} ${count(v)}`).join(", ")}`,
     `derived mono marks: ${monoReport.fromIcon} from the icon, ${monoReport.fromColor} from the colour artwork, ${monoReport.forced} by override`,
     `brands without a mono mark (derivation skipped): ${monoReport.skipped.size}`,
@@ -259,7 +360,9 @@ async function build(): Promise<void> {
   writeAtomic(
     REPORT_FILE,
     `${lines.join("\n")}\n\ncontested domains:\n${clashLines.join("\n")}\n\n` +
-      `mono marks not derived:\n${monoLines.join("\n")}\n`,
+      `mono marks not derived:\n${monoLines.join("\n")}\n\n` +
+      `render check flags (colour variant):\n${renderReport.join("\n")}\n\n` +
+      `merge decisions (set base -> brand):\n${decisions.join("\n")}\n`,
   );
   for (const line of [...lines, "contested domains (domain -> winner [rule] claimants):"]) {
     console.error(`[catalog] ${line}`);

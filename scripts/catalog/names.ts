@@ -6,6 +6,17 @@
 
 /** iconify base name (compact) -> compact key of the brand it belongs to. */
 export const SYNONYMS: Record<string, string> = {
+  // issue 19's sets (cib, fa6-brands, bxl, streamline-logos, lobehub)
+  amazonaws: "amazonwebservices",
+  vkontakte: "vk",
+  weixin: "wechat",
+  xtwitter: "x",
+  bitcoinlogo: "bitcoin",
+  bravebrowser: "brave",
+  claudeai: "claude",
+  cursorai: "cursor",
+  atomeditor: "atom",
+  applepay: "applepay",
   // same brand, different spelling in an iconify set than in simple-icons
   adonis: "adonisjs",
   amex: "americanexpress",
