@@ -26,6 +26,8 @@ const COLOR_OVERRIDES_FILE = join(ROOT, "fixtures", "color-overrides.json");
 const LEGACY_DOMAINS_FILE = join(ROOT, "fixtures", "legacy-domains.json");
 const ARTWORK_OVERRIDES_FILE = join(ROOT, "fixtures", "artwork-overrides.json");
 const RENDER_CACHE_FILE = join(ROOT, "build", ".render-cache.json");
+const ATTRIBUTION_FILE = join(ROOT, "docs", "attribution.md");
+const NAMES_FILE = join(ROOT, "fixtures", "name-overrides.json");
 const CACHE_FILE = join(ROOT, "build", ".svgo-cache.json");
 const REPORT_FILE = join(dirname(CATALOG_FILE), "catalog-report.txt");
 
@@ -69,6 +71,18 @@ async function build(): Promise<void> {
       `+${stats.bxlNewBrands} bxl, +${stats["streamline-logosNewBrands"]} streamline-logos only`,
   );
 
+  // fixtures/name-overrides.json: display names in brand casing; the data's name stays an alias
+  const nameOverrides: Record<string, string> = JSON.parse(readFileSync(NAMES_FILE, "utf8"));
+  for (const [slug, name] of Object.entries(nameOverrides)) {
+    if (slug.startsWith("$")) continue;
+    const draft = drafts.find((d) => d.slug === slug);
+    if (!draft) throw new Error(`name override for unknown slug ${slug}`);
+    if (draft.name === name) continue;
+    if (draft.name.toLowerCase() !== name.toLowerCase() && !draft.aliases.includes(draft.name)) {
+      draft.aliases.push(draft.name);
+    }
+    draft.name = name;
+  }
   const aliasCount = applyAliasOverrides(drafts, JSON.parse(readFileSync(ALIASES_FILE, "utf8")));
   // fixtures/artwork-overrides.json: colour artwork decided by looking at the render check
   const artworkOverrides: Record<string, { color: string; why: string }> = JSON.parse(
@@ -319,6 +333,11 @@ async function build(): Promise<void> {
     "domains",
     `${report.domains} domains on ${report.brandsWithDomain} brands, ${report.contested.length} contested`,
   );
+
+  const { attributionMarkdown } = await import("./catalog/attribution");
+  const attribution = attributionMarkdown(ROOT, brands);
+  const previous = existsSync(ATTRIBUTION_FILE) ? readFileSync(ATTRIBUTION_FILE, "utf8") : "";
+  if (previous !== attribution) writeAtomic(ATTRIBUTION_FILE, attribution);
 
   const version = inputsVersion(ROOT);
   writeAtomic(CATALOG_FILE, JSON.stringify({ version, builtAt: new Date().toISOString(), brands }));

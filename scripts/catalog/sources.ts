@@ -90,7 +90,7 @@ export const SOURCE_LICENCES: Record<string, SourceLicence> = {
     package: "@iconify-json/fa6-brands",
     licence: "CC-BY-4.0",
     url: "https://github.com/FortAwesome/Font-Awesome",
-    author: "Dave Gandy (Font Awesome)",
+    author: "Dave Gandy",
     attribution: true,
   },
   "iconify:streamline-logos": {
@@ -104,7 +104,7 @@ export const SOURCE_LICENCES: Record<string, SourceLicence> = {
     package: "@iconify-json/bxl",
     licence: "MIT",
     url: "https://github.com/box-icons/boxicons-core",
-    author: "Atisa",
+    author: "Boxicons",
     attribution: true,
   },
   lobehub: {
