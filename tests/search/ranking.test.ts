@@ -142,11 +142,11 @@ describe("limits and determinism", () => {
     const r = index.search("google", 50).slice(1);
     expect(r.length).toBeGreaterThan(10);
     // leftover: characters after "google" in the brand's own name; standing: popularity
-    // (sources + 1 with a domain) less a third of the leftover, never increasing down the list
+    // (sources + 1 with a domain) less half the leftover, never increasing down the list
     const own = r.filter((b) => compact(b.name).startsWith("google"));
     expect(own.length).toBeGreaterThan(10);
     const standing = own.map(
-      (b) => popularityOf(b) - (compact(b.name).length - "google".length) / 3,
+      (b) => popularityOf(b) - (compact(b.name).length - "google".length) / 2,
     );
     expect(standing).toEqual([...standing].sort((a, b) => b - a));
   });

@@ -210,15 +210,15 @@ function classify(
   if (word < Number.POSITIVE_INFINITY) return { tier: 2, closeness: word };
   // typo matches: a name of about the query's length first ("amazn" Amazon, not AWS)
   const n = [...qc].length;
-  return { tier: 3, closeness: Math.min(...e.compacts.map((c) => Math.abs([...c].length - n))) };
+  return { tier: 3, closeness: Math.abs([...(e.compacts[0] ?? "")].length - n) };
 }
 
 /**
  * Within a prefix or word tier: popularity counts against how much of the name is left over
- * (three characters left over weigh one source), so "amaz" finds Amazon before Amazon Web
+ * (two characters left over weigh one source), so "amaz" finds Amazon before Amazon Web
  * Services and "micr" Microsoft before Micro.
  */
-const standing = (r: Ranked) => r.entry.popularity - r.closeness / 3;
+const standing = (r: Ranked) => r.entry.popularity - r.closeness / 2;
 
 function compareRanked(a: Ranked, b: Ranked): number {
   return (
