@@ -51,7 +51,7 @@ function writeAtomic(file: string, text: string): void {
 async function build(): Promise<void> {
   const { loadAndMerge } = await import("./catalog/merge");
   const { chooseVariants, skillTile } = await import("./catalog/variants");
-  const { renderFlags } = await import("./catalog/render-check");
+  const { renderFlagsAll } = await import("./catalog/render-check");
   const { assignIds, formatIds, loadIds } = await import("./catalog/ids");
   const { jobKey, optimizeAll, sha256, withIdPrefix } = await import("./catalog/optimize");
   const { applyAliasOverrides } = await import("./catalog/aliases");
@@ -198,6 +198,11 @@ async function build(): Promise<void> {
     : {};
   const nextRenderCache: Record<string, string[]> = {};
   const renderReport: string[] = [];
+  const toCheck: {
+    slug: string;
+    color: Brand["variants"]["color"] & {};
+    brandHex: string | null;
+  }[] = [];
   for (const slug of Object.keys(artworkOverrides)) {
     if (!slug.startsWith("$") && !drafts.some((d) => d.slug === slug)) {
       throw new Error(`artwork override for unknown slug ${slug}`);
@@ -248,13 +253,8 @@ async function build(): Promise<void> {
       const svg = withIdPrefix(recolor(monoRaw, colors.brandColor), `color-${draft.slug}`);
       stored.color = { svg, sha256: sha256(svg), source: `recolored:${stored.mono.source}` };
     }
-    const color = stored.color;
-    if (color) {
-      const key = `${RENDER_CHECK_VERSION}:${color.sha256}:${colors?.brandColor}`;
-      let flags = renderCache[key];
-      if (!flags) flags = renderFlags(color.svg, colors?.brandColor ?? null);
-      nextRenderCache[key] = flags;
-      for (const flag of flags) renderReport.push(`${draft.slug}: ${flag} (${color.source})`);
+    if (stored.color) {
+      toCheck.push({ slug: draft.slug, color: stored.color, brandHex: colors?.brandColor ?? null });
     }
     // dark and light for every brand (scripts/catalog/modes.ts)
     if (monoRaw && stored.mono && colors) {
@@ -297,6 +297,21 @@ async function build(): Promise<void> {
     });
   }
   brands.sort((a, b) => a.id - b.id);
+  // the render check of every colour variant, cached by sha256 (scripts/catalog/render-check.ts)
+  const renderKey = (c: (typeof toCheck)[number]) =>
+    `${RENDER_CHECK_VERSION}:${c.color.sha256}:${c.brandHex}`;
+  const misses = toCheck.filter((c) => !renderCache[renderKey(c)]);
+  const fresh = await renderFlagsAll(
+    misses.map((c) => ({ svg: c.color.svg, brandHex: c.brandHex })),
+  );
+  misses.forEach((c, i) => {
+    renderCache[renderKey(c)] = fresh[i] ?? [];
+  });
+  for (const c of toCheck) {
+    const flags = renderCache[renderKey(c)] ?? [];
+    nextRenderCache[renderKey(c)] = flags;
+    for (const flag of flags) renderReport.push(`${c.slug}: ${flag} (${c.color.source})`);
+  }
   writeAtomic(RENDER_CACHE_FILE, JSON.stringify(nextRenderCache));
   phase(
     "colors",
@@ -357,7 +372,7 @@ async function build(): Promise<void> {
       .filter(([k]) => k.endsWith("NewBrands"))
       .map(([k, n]) => `${k.replace("NewBrands", "")} +${n} new`)
       .join(", ")}`,
-    `render check of colour variants (32 px): ${renderReport.length} flags (listed below)`,
+    `render check of colour variants (32 px): ${toCheck.length} rendered (${misses.length} not cached), ${renderReport.length} flags (listed below)`,
     `dark/light variants: ${modeCounts.recolored} recoloured from the mono mark, ${modeCounts.artwork} from multi-colour artwork`,
     `variants: ${VARIANTS.map((v) => `${v} ${count(v)}`).join(", ")}`,
     `derived mono marks: ${monoReport.fromIcon} from the icon, ${monoReport.fromColor} from the colour artwork, ${monoReport.forced} by override`,

@@ -8,25 +8,58 @@
  * Flags go to the build report; the chooser (variants.ts) avoids such artwork where the
  * brand has other artwork.
  */
-import { Resvg } from "@resvg/resvg-js";
+import { type RenderedImage, Resvg, renderAsync } from "@resvg/resvg-js";
 import { isNearGrey, rgbToHex } from "../../src/catalog/colors";
 
 export type RenderFlag = "no-colour" | "opaque-background";
 
 const SIZE = 32;
 
+// no system fonts: loading them costs more than the render (marks are paths; text is rare)
+const OPTIONS = {
+  fitTo: { mode: "width" as const, value: SIZE },
+  font: { loadSystemFonts: false },
+};
+
 export function renderFlags(svg: string, brandHex: string | null): RenderFlag[] {
-  let pixels: Uint8Array;
-  let width: number;
-  let height: number;
+  let img: RenderedImage;
   try {
-    const img = new Resvg(svg, { fitTo: { mode: "width", value: SIZE } }).render();
-    pixels = img.pixels;
-    width = img.width;
-    height = img.height;
+    img = new Resvg(svg, OPTIONS).render();
   } catch {
     return [];
   }
+  return flagsOf(img, brandHex);
+}
+
+/**
+ * renderFlags for many SVGs at once: resvg's renderAsync renders on libuv's thread pool, so
+ * both cores work (at most `concurrency` renders in flight).
+ */
+export async function renderFlagsAll(
+  items: { svg: string; brandHex: string | null }[],
+  concurrency = 8,
+): Promise<RenderFlag[][]> {
+  const out: RenderFlag[][] = new Array(items.length);
+  let next = 0;
+  const lane = async () => {
+    while (next < items.length) {
+      const i = next++;
+      const item = items[i] as { svg: string; brandHex: string | null };
+      try {
+        out[i] = flagsOf(await renderAsync(item.svg, OPTIONS), item.brandHex);
+      } catch {
+        out[i] = [];
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: concurrency }, lane));
+  return out;
+}
+
+function flagsOf(img: RenderedImage, brandHex: string | null): RenderFlag[] {
+  const pixels = img.pixels;
+  const width = img.width;
+  const height = img.height;
   const flags: RenderFlag[] = [];
   const at = (x: number, y: number) => {
     const i = (y * width + x) * 4;
