@@ -263,6 +263,7 @@ async function build(): Promise<void> {
         ["dark", colors.darkModeColor],
         ["light", lightModeColor(colors.brandColor)],
       ] as const) {
+        if (stored[variant]) continue; // the source's own reversed artwork
         const svg = withIdPrefix(recolor(monoRaw, hex), `${variant}-${draft.slug}`);
         stored[variant] = { svg, sha256: sha256(svg), source: `recolored:${monoSource}` };
       }
@@ -273,6 +274,7 @@ async function build(): Promise<void> {
       const raw = chosenArt ? results.get(jobKey(job(chosenArt))) : null;
       if (pick && chosenArt && raw) {
         for (const variant of ["dark", "light"] as const) {
+          if (stored[variant]) continue; // the source's own reversed artwork
           const svg = withIdPrefix(raw, `${variant}-${draft.slug}`);
           stored[variant] = { svg, sha256: sha256(svg), source: `artwork:${chosenArt.source}` };
         }
@@ -373,7 +375,7 @@ async function build(): Promise<void> {
       .map(([k, n]) => `${k.replace("NewBrands", "")} +${n} new`)
       .join(", ")}`,
     `render check of colour variants (32 px): ${toCheck.length} rendered (${misses.length} not cached), ${renderReport.length} flags (listed below)`,
-    `dark/light variants: ${modeCounts.recolored} recoloured from the mono mark, ${modeCounts.artwork} from multi-colour artwork`,
+    `dark/light variants: ${modeCounts.recolored} recoloured from the mono mark, ${modeCounts.artwork} from multi-colour artwork, ${brands.filter((b) => b.variants.dark?.source.startsWith("iconify:")).length} dark from a source's reversed artwork`,
     `variants: ${VARIANTS.map((v) => `${v} ${count(v)}`).join(", ")}`,
     `derived mono marks: ${monoReport.fromIcon} from the icon, ${monoReport.fromColor} from the colour artwork, ${monoReport.forced} by override`,
     `brands without a mono mark (derivation skipped): ${monoReport.skipped.size}`,

@@ -14,8 +14,9 @@
  * - wordmark: logos "x" when the set also has "x-icon" or "x" is wide (the logo with its
  *   lettering), else devicon "x-wordmark".
  * - icon: logos "x-icon", else a square logos "x" (no separate icon exists), else devicon "x".
- * - dark and light are never built here (the runtime enrichment derives them); logos "-dark"
- *   and skill-icons "-dark"/"-light" artwork is only used as a last-resort colour tile.
+ * - dark: logos' own reversed artwork ("-dark", "-icon-dark") where it exists; every other
+ *   dark and every light variant is made after optimization (scripts/catalog/modes.ts).
+ *   skill-icons "-dark"/"-light" tiles sit on opaque squares and are only a last-resort colour tile.
  */
 import type { Variant } from "../../src/catalog/types";
 import { type ArtworkColors, analyzeColors } from "./artwork";
@@ -136,6 +137,13 @@ export function chooseVariants(brand: DraftBrand): Partial<Record<Variant, Chose
 
   const iconPick = logosIcon ?? squareFull ?? devOriginal ?? lobeColor;
   if (iconPick) out.icon = art(iconPick);
+
+  // a source's own reversed artwork for dark backgrounds (logos "vite-dark", "x-ai-dark")
+  const logosDark = of("logos").filter((c) => c.mods.has("dark") && !monoMods(c));
+  const reversed =
+    best(logosDark.filter((c) => c.mods.has("icon"))) ??
+    best(logosDark.filter((c) => !c.mods.has("icon")));
+  if (reversed) out.dark = art(reversed);
 
   if (brand.siSvg) {
     out.mono = { svg: brand.siSvg, source: "simple-icons", colors: analyzeColors(brand.siSvg) };

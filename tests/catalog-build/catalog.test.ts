@@ -101,7 +101,7 @@ describe("built catalog", () => {
       const { dark, light } = b.variants;
       expect([b.slug, dark?.source]).toEqual([
         b.slug,
-        expect.stringMatching(/^(recolored|artwork):/),
+        expect.stringMatching(/^(recolored:|artwork:|iconify:logos$)/),
       ]);
       expect([b.slug, light?.source]).toEqual([
         b.slug,
@@ -116,6 +116,8 @@ describe("built catalog", () => {
       }
     }
     expect(weak).toEqual([]);
+    // a source's own reversed artwork wins: logos draws Vite for dark backgrounds
+    expect(bySlug.get("vite")?.variants.dark?.source).toBe("iconify:logos");
     // grey and black brands reverse to white on dark backgrounds
     for (const slug of ["github", "apple", "x", "notion", "vercel", "openai"]) {
       expect([slug, bySlug.get(slug)?.darkModeColor]).toEqual([slug, "ffffff"]);
