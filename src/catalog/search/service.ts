@@ -208,9 +208,9 @@ function classify(
   if (prefix < Number.POSITIVE_INFINITY) return { tier: 1.5, closeness: prefix };
   const word = minLeftover(e.tails, q);
   if (word < Number.POSITIVE_INFINITY) return { tier: 2, closeness: word };
-  // typo matches: a name of about the query's length first ("amazn" Amazon, not AWS)
-  const n = [...qc].length;
-  return { tier: 3, closeness: Math.abs([...(e.compacts[0] ?? "")].length - n) };
+  // typo matches: the brand whose own name is fewest edits from the query first ("amazn"
+  // Amazon, not Amazon MQ; "microsft" Microsoft, not Windows, whose alias it matched)
+  return { tier: 3, closeness: typoDistance(qc, e.compacts[0] ?? "", 3) };
 }
 
 /**
