@@ -68,7 +68,7 @@ async function build(): Promise<void> {
     `${drafts.length} brands: ${stats.simpleIcons} simple-icons, +${stats.logosNewBrands} logos, ` +
       `+${stats.deviconNewBrands} devicon, +${stats["skill-iconsNewBrands"]} skill-icons, ` +
       `+${stats.lobehubNewBrands} lobehub, +${stats.cibNewBrands} cib, +${stats["fa6-brandsNewBrands"]} fa6-brands, ` +
-      `+${stats.bxlNewBrands} bxl, +${stats["streamline-logosNewBrands"]} streamline-logos only`,
+      `+${stats.bxlNewBrands} bxl, +${stats["streamline-logosNewBrands"]} streamline-logos, +${stats.tablerNewBrands} tabler only`,
   );
 
   // fixtures/name-overrides.json: display names in brand casing; the data's name stays an alias

@@ -15,6 +15,7 @@ export const DATA_PACKAGES = [
   "@iconify-json/fa6-brands",
   "@iconify-json/streamline-logos",
   "@iconify-json/bxl",
+  "@iconify-json/tabler",
   "@lobehub/icons-static-svg",
   "svgo",
   "tldts",

@@ -117,10 +117,6 @@ export function loadAndMerge(root: string): MergeResult {
     index.add(1, siSlugify(si.title), brand);
     index.add(2, compactKey(si.title), brand);
     for (const aka of a.aka ?? []) index.add(3, compactKey(aka), brand);
-    // former names and duplicate titles ("Chromecast" for Google Cast) last
-    for (const alt of [...(a.old ?? []), ...(a.dup ?? []).map((d) => d.title)]) {
-      index.add(4, compactKey(alt), brand);
-    }
   }
 
   const stats: Record<string, number> = { simpleIcons: brands.length };
@@ -141,6 +137,8 @@ export function loadAndMerge(root: string): MergeResult {
       const { base, mods } = parseIconName(setId, n);
       // streamline's plain "logo" style is a line drawing of the mark: only solid/block count
       if (setId === "streamline-logos" && !mods.has("solid") && !mods.has("block")) continue;
+      // tabler: only its brand icons ("brand-walmart"), not its thousands of UI icons
+      if (setId === "tabler" && !mods.has("brand")) continue;
       if (alias) {
         // an alias only adds a variant to the brand of its own parent (e.g. devicon's
         // "amazonwebservices-wordmark"); typo aliases like "leafjet" never create brands

@@ -17,6 +17,16 @@ export const SYNONYMS: Record<string, string> = {
   cursorai: "cursor",
   atomeditor: "atom",
   amazonwebservice: "amazonwebservices",
+  chromecast: "googlecast", // simple-icons' former name of Google Cast
+  // tabler's brand-* names
+  booking: "bookingdotcom",
+  framermotion: "motion",
+  guardian: "theguardian",
+  itch: "itchdotio",
+  nytimes: "newyorktimes",
+  onedrive: "microsoftonedrive",
+  tailwind: "tailwindcss",
+  teams: "microsoftteams",
   appleios: "ios",
   arcbrowser: "arc",
   cucumberio: "cucumber",

@@ -8,7 +8,9 @@
  * cib (CoreUI Brands, CC0), fa6-brands (Font Awesome 6 Brands, CC BY 4.0), streamline-logos
  * (CC BY 4.0; only its filled "solid"/"block" marks: the plain "logo" style is a line drawing,
  * not the brand's mark), bxl (Boxicons brands, MIT), @lobehub/icons-static-svg (AI companies,
- * MIT; colour, mono and text marks, with the brand's own title).
+ * MIT; colour, mono and text marks, with the brand's own title), tabler (MIT; only its
+ * "brand-*" icons, and only as the last choice of mono mark: they are outline drawings, taken
+ * for the brands no other set draws, such as Walmart, Disney, Mercedes-Benz, Pepsi).
  * Left (see docs/catalog-build.md): @iconify-json/simple-icons (the same data as simple-icons),
  * fa-brands / fa7-brands (the same marks as fa6-brands), cbi (Custom Brand Icons: CC BY-NC-SA,
  * non-commercial), arcticons (CC BY-SA line drawings of app icons, not the brands' marks),
@@ -27,7 +29,8 @@ export type SetId =
   | "fa6-brands"
   | "streamline-logos"
   | "bxl"
-  | "lobehub";
+  | "lobehub"
+  | "tabler";
 
 /** Order matters: earlier sets create a brand first (and name it). */
 export const ICONIFY_SETS: SetId[] = [
@@ -39,6 +42,7 @@ export const ICONIFY_SETS: SetId[] = [
   "fa6-brands",
   "bxl",
   "streamline-logos",
+  "tabler",
 ];
 
 export interface SourceLicence {
@@ -107,6 +111,13 @@ export const SOURCE_LICENCES: Record<string, SourceLicence> = {
     author: "Boxicons",
     attribution: true,
   },
+  "iconify:tabler": {
+    package: "@iconify-json/tabler",
+    licence: "MIT",
+    url: "https://github.com/tabler/tabler-icons",
+    author: "Paweł Kuna",
+    attribution: true,
+  },
   lobehub: {
     package: "@lobehub/icons-static-svg",
     licence: "MIT",
@@ -140,12 +151,14 @@ export const MODIFIERS: Record<SetId, string[]> = {
   // "x-logo-1-solid": solid/block/line style, an alternate number, the word "logo"
   "streamline-logos": ["solid", "block", "1", "2", "3", "logo"],
   lobehub: ["color", "text", "brand", "cn"],
+  tabler: ["filled"],
 };
 
 /** Leading name parts that are modifiers ("square-github" in fa6-brands). */
 const PREFIX_MODIFIERS: Partial<Record<SetId, string[]>> = {
   "fa6-brands": ["square"],
   cib: ["square"],
+  tabler: ["brand"],
 };
 
 /** "whatsapp-monochrome-icon" -> { base: "whatsapp", mods: {monochrome, icon} } */

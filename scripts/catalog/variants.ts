@@ -105,7 +105,9 @@ export function chooseVariants(brand: DraftBrand): Partial<Record<Variant, Chose
     ) ??
     best(of("cib")) ??
     best(of("fa6-brands")) ??
-    best(of("streamline-logos").filter((c) => c.mods.has("solid")));
+    best(of("streamline-logos").filter((c) => c.mods.has("solid"))) ??
+    best(of("tabler").filter((c) => c.mods.has("filled"))) ??
+    best(of("tabler"));
 
   const cache = new Map<IconCandidate, ChosenArtwork>();
   const art = (c: IconCandidate): ChosenArtwork => {

@@ -145,6 +145,13 @@ describe("built catalog", () => {
     expect(renderFlags(netflix.variants.color?.svg as string, netflix.brandColor)).toEqual([]);
   });
 
+  test("no brand of the catalog before issue 19 (ids 1..4366) is lost to a merge", () => {
+    const lost = Object.entries(ids)
+      .filter(([slug, id]) => id <= 4366 && !bySlug.has(slug))
+      .map(([slug]) => slug);
+    expect(lost).toEqual([]);
+  });
+
   test("brands from the added sets, each stored SVG with a source that has a licence", () => {
     expect(brands.length).toBeGreaterThanOrEqual(5000);
     for (const b of brands) {
