@@ -10,7 +10,7 @@
  * Progress goes to stderr, one line per phase. Every output file is written to a temp file
  * and renamed, so concurrent runs never leave a half-written file behind.
  */
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { builtVersion, inputsVersion, packageVersion } from "./catalog/inputs";
 
@@ -22,6 +22,12 @@ const IDS_FILE = join(ROOT, "fixtures", "brand-ids.json");
 const OVERRIDES_FILE = join(ROOT, "fixtures", "domain-overrides.json");
 const ALIASES_FILE = join(ROOT, "fixtures", "alias-overrides.json");
 const MONO_OVERRIDES_FILE = join(ROOT, "fixtures", "mono-overrides.json");
+const COLOR_OVERRIDES_FILE = join(ROOT, "fixtures", "color-overrides.json");
+const LEGACY_DOMAINS_FILE = join(ROOT, "fixtures", "legacy-domains.json");
+const ARTWORK_OVERRIDES_FILE = join(ROOT, "fixtures", "artwork-overrides.json");
+const RENDER_CACHE_FILE = join(ROOT, "build", ".render-cache.json");
+const ATTRIBUTION_FILE = join(ROOT, "docs", "attribution.md");
+const NAMES_FILE = join(ROOT, "fixtures", "name-overrides.json");
 const CACHE_FILE = join(ROOT, "build", ".svgo-cache.json");
 const REPORT_FILE = join(dirname(CATALOG_FILE), "catalog-report.txt");
 
@@ -44,25 +50,53 @@ function writeAtomic(file: string, text: string): void {
 
 async function build(): Promise<void> {
   const { loadAndMerge } = await import("./catalog/merge");
-  const { chooseVariants } = await import("./catalog/variants");
+  const { chooseVariants, skillTile } = await import("./catalog/variants");
+  const { renderFlagsAll } = await import("./catalog/render-check");
   const { assignIds, formatIds, loadIds } = await import("./catalog/ids");
   const { jobKey, optimizeAll, sha256, withIdPrefix } = await import("./catalog/optimize");
   const { applyAliasOverrides } = await import("./catalog/aliases");
   const { deriveMono } = await import("./catalog/mono");
   const { assignDomains } = await import("./catalog/domains");
   const { deriveBrandColors, dominantColor } = await import("../src/catalog/colors");
+  const { lightModeColor, recolor } = await import("./catalog/modes");
   const { VARIANTS } = await import("../src/catalog/types");
   type Brand = import("../src/catalog/types").Brand;
 
-  const { brands: drafts, stats } = loadAndMerge(ROOT);
+  const { brands: drafts, stats, decisions } = loadAndMerge(ROOT);
   phase(
     "merge",
     `${drafts.length} brands: ${stats.simpleIcons} simple-icons, +${stats.logosNewBrands} logos, ` +
-      `+${stats.deviconNewBrands} devicon, +${stats["skill-iconsNewBrands"]} skill-icons only`,
+      `+${stats.deviconNewBrands} devicon, +${stats["skill-iconsNewBrands"]} skill-icons, ` +
+      `+${stats.lobehubNewBrands} lobehub, +${stats.cibNewBrands} cib, +${stats["fa6-brandsNewBrands"]} fa6-brands, ` +
+      `+${stats.bxlNewBrands} bxl, +${stats["streamline-logosNewBrands"]} streamline-logos, +${stats.tablerNewBrands} tabler only`,
   );
 
+  // fixtures/name-overrides.json: display names in brand casing; the data's name stays an alias
+  const nameOverrides: Record<string, string> = JSON.parse(readFileSync(NAMES_FILE, "utf8"));
+  for (const [slug, name] of Object.entries(nameOverrides)) {
+    if (slug.startsWith("$")) continue;
+    const draft = drafts.find((d) => d.slug === slug);
+    if (!draft) throw new Error(`name override for unknown slug ${slug}`);
+    if (draft.name === name) continue;
+    if (draft.name.toLowerCase() !== name.toLowerCase() && !draft.aliases.includes(draft.name)) {
+      draft.aliases.push(draft.name);
+    }
+    draft.name = name;
+  }
   const aliasCount = applyAliasOverrides(drafts, JSON.parse(readFileSync(ALIASES_FILE, "utf8")));
-  const chosen = drafts.map((draft) => ({ draft, variants: chooseVariants(draft) }));
+  // fixtures/artwork-overrides.json: colour artwork decided by looking at the render check
+  const artworkOverrides: Record<string, { color: string; why: string }> = JSON.parse(
+    readFileSync(ARTWORK_OVERRIDES_FILE, "utf8"),
+  );
+  const chosen = drafts.map((draft) => {
+    const variants = chooseVariants(draft);
+    if (artworkOverrides[draft.slug]?.color === "skill-icons") {
+      const tile = skillTile(draft);
+      if (!tile) throw new Error(`artwork override: ${draft.slug} has no skill-icons tile`);
+      variants.color = tile;
+    }
+    return { draft, variants };
+  });
   const usable = chosen.filter((c) => Object.keys(c.variants).length > 0);
   // simple-icons get svgo's full preset; iconify bodies were path-optimized by Iconify already
   const job = (art: { svg: string; source: string }, mono = false) => ({
@@ -152,8 +186,31 @@ async function build(): Promise<void> {
     return null;
   };
 
+  const colorOverrides: Record<string, { hex: string; why: string }> = JSON.parse(
+    readFileSync(COLOR_OVERRIDES_FILE, "utf8"),
+  );
+  const RENDER_CHECK_VERSION = sha256(
+    readFileSync(join(ROOT, "scripts/catalog/render-check.ts"), "utf8") +
+      packageVersion(ROOT, "@resvg/resvg-js"),
+  ).slice(0, 12);
+  const renderCache: Record<string, string[]> = existsSync(RENDER_CACHE_FILE)
+    ? JSON.parse(readFileSync(RENDER_CACHE_FILE, "utf8"))
+    : {};
+  const nextRenderCache: Record<string, string[]> = {};
+  const renderReport: string[] = [];
+  const toCheck: {
+    slug: string;
+    color: Brand["variants"]["color"] & {};
+    brandHex: string | null;
+  }[] = [];
+  for (const slug of Object.keys(artworkOverrides)) {
+    if (!slug.startsWith("$") && !drafts.some((d) => d.slug === slug)) {
+      throw new Error(`artwork override for unknown slug ${slug}`);
+    }
+  }
   const brands: Brand[] = [];
   let colorFromArtwork = 0;
+  const modeCounts = { recolored: 0, artwork: 0 };
   for (const { draft, variants } of usable) {
     const stored: Brand["variants"] = {};
     for (const variant of VARIANTS) {
@@ -164,13 +221,20 @@ async function build(): Promise<void> {
       stored[variant] = { svg, sha256: sha256(svg), source: art.source };
     }
     const derived = derivedMono(draft.slug, variants);
+    let monoRaw = variants.mono ? results.get(jobKey(job(variants.mono))) : null;
     if (derived) {
+      monoRaw = derived.svg;
       const svg = withIdPrefix(derived.svg, `mono-${draft.slug}`);
       stored.mono = { svg, sha256: sha256(svg), source: derived.source };
     }
     if (!Object.keys(stored).length) continue;
     let brandHex = draft.hex;
     let colorSource = "simple-icons";
+    const override = colorOverrides[draft.slug];
+    if (override) {
+      brandHex = override.hex;
+      colorSource = "override";
+    }
     if (!brandHex) {
       const art = variants.color ?? variants.icon ?? variants.wordmark ?? variants.mono;
       const occurrences = art?.colors.occurrences ?? [];
@@ -179,6 +243,44 @@ async function build(): Promise<void> {
       colorFromArtwork++;
     }
     const colors = brandHex ? deriveBrandColors(brandHex, colorSource) : null;
+    if (
+      artworkOverrides[draft.slug]?.color === "recolor-mono" &&
+      monoRaw &&
+      stored.mono &&
+      colors
+    ) {
+      // the mono mark in the brand colour (Netflix's N without the logos icon's black square)
+      const svg = withIdPrefix(recolor(monoRaw, colors.brandColor), `color-${draft.slug}`);
+      stored.color = { svg, sha256: sha256(svg), source: `recolored:${stored.mono.source}` };
+    }
+    if (stored.color) {
+      toCheck.push({ slug: draft.slug, color: stored.color, brandHex: colors?.brandColor ?? null });
+    }
+    // dark and light for every brand (scripts/catalog/modes.ts)
+    if (monoRaw && stored.mono && colors) {
+      const monoSource = stored.mono.source;
+      for (const [variant, hex] of [
+        ["dark", colors.darkModeColor],
+        ["light", lightModeColor(colors.brandColor)],
+      ] as const) {
+        if (stored[variant]) continue; // the source's own reversed artwork
+        const svg = withIdPrefix(recolor(monoRaw, hex), `${variant}-${draft.slug}`);
+        stored[variant] = { svg, sha256: sha256(svg), source: `recolored:${monoSource}` };
+      }
+      modeCounts.recolored++;
+    } else {
+      const pick = (["color", "icon", "wordmark"] as const).find((v) => variants[v] && stored[v]);
+      const chosenArt = pick ? variants[pick] : undefined;
+      const raw = chosenArt ? results.get(jobKey(job(chosenArt))) : null;
+      if (pick && chosenArt && raw) {
+        for (const variant of ["dark", "light"] as const) {
+          if (stored[variant]) continue; // the source's own reversed artwork
+          const svg = withIdPrefix(raw, `${variant}-${draft.slug}`);
+          stored[variant] = { svg, sha256: sha256(svg), source: `artwork:${chosenArt.source}` };
+        }
+        modeCounts.artwork++;
+      }
+    }
     brands.push({
       id: ids[draft.slug] as number,
       slug: draft.slug,
@@ -197,13 +299,37 @@ async function build(): Promise<void> {
     });
   }
   brands.sort((a, b) => a.id - b.id);
+  // the render check of every colour variant, cached by sha256 (scripts/catalog/render-check.ts)
+  const renderKey = (c: (typeof toCheck)[number]) =>
+    `${RENDER_CHECK_VERSION}:${c.color.sha256}:${c.brandHex}`;
+  const misses = toCheck.filter((c) => !renderCache[renderKey(c)]);
+  const fresh = await renderFlagsAll(
+    misses.map((c) => ({ svg: c.color.svg, brandHex: c.brandHex })),
+  );
+  misses.forEach((c, i) => {
+    renderCache[renderKey(c)] = fresh[i] ?? [];
+  });
+  for (const c of toCheck) {
+    const flags = renderCache[renderKey(c)] ?? [];
+    nextRenderCache[renderKey(c)] = flags;
+    for (const flag of flags) renderReport.push(`${c.slug}: ${flag} (${c.color.source})`);
+  }
+  writeAtomic(RENDER_CACHE_FILE, JSON.stringify(nextRenderCache));
   phase(
     "colors",
     `${brands.length} brands, ${colorFromArtwork} brand colours taken from artwork; ` +
       `mono marks derived for ${monoReport.fromIcon + monoReport.fromColor + monoReport.forced}, skipped for ${monoReport.skipped.size}`,
   );
 
-  const overrides = JSON.parse(readFileSync(OVERRIDES_FILE, "utf8"));
+  const overrides: Record<string, string[]> = JSON.parse(readFileSync(OVERRIDES_FILE, "utf8"));
+  // fixtures/legacy-domains.json: main, legacy and corporate domains, one comment each
+  const legacy: Record<string, Record<string, string>> = JSON.parse(
+    readFileSync(LEGACY_DOMAINS_FILE, "utf8"),
+  );
+  for (const [slug, entries] of Object.entries(legacy)) {
+    if (slug === "$comment") continue;
+    overrides[slug] = [...new Set([...(overrides[slug] ?? []), ...Object.keys(entries)])];
+  }
   const draftBySlug = new Map(drafts.map((d) => [d.slug, d]));
   const { domains, report } = assignDomains(
     brands.map((b) => {
@@ -225,6 +351,11 @@ async function build(): Promise<void> {
     `${report.domains} domains on ${report.brandsWithDomain} brands, ${report.contested.length} contested`,
   );
 
+  const { attributionMarkdown } = await import("./catalog/attribution");
+  const attribution = attributionMarkdown(ROOT, brands);
+  const previous = existsSync(ATTRIBUTION_FILE) ? readFileSync(ATTRIBUTION_FILE, "utf8") : "";
+  if (previous !== attribution) writeAtomic(ATTRIBUTION_FILE, attribution);
+
   const version = inputsVersion(ROOT);
   writeAtomic(CATALOG_FILE, JSON.stringify({ version, builtAt: new Date().toISOString(), brands }));
 
@@ -239,6 +370,12 @@ async function build(): Promise<void> {
   for (const c of report.contested) byRule.set(c.rule, (byRule.get(c.rule) ?? 0) + 1);
   const lines = [
     `brands: ${brands.length}`,
+    `sources: ${Object.entries(stats)
+      .filter(([k]) => k.endsWith("NewBrands"))
+      .map(([k, n]) => `${k.replace("NewBrands", "")} +${n} new`)
+      .join(", ")}`,
+    `render check of colour variants (32 px): ${toCheck.length} rendered (${misses.length} not cached), ${renderReport.length} flags (listed below)`,
+    `dark/light variants: ${modeCounts.recolored} recoloured from the mono mark, ${modeCounts.artwork} from multi-colour artwork, ${brands.filter((b) => b.variants.dark?.source.startsWith("iconify:")).length} dark from a source's reversed artwork`,
     `variants: ${VARIANTS.map((v) => `${v} ${count(v)}`).join(", ")}`,
     `derived mono marks: ${monoReport.fromIcon} from the icon, ${monoReport.fromColor} from the colour artwork, ${monoReport.forced} by override`,
     `brands without a mono mark (derivation skipped): ${monoReport.skipped.size}`,
@@ -259,7 +396,9 @@ async function build(): Promise<void> {
   writeAtomic(
     REPORT_FILE,
     `${lines.join("\n")}\n\ncontested domains:\n${clashLines.join("\n")}\n\n` +
-      `mono marks not derived:\n${monoLines.join("\n")}\n`,
+      `mono marks not derived:\n${monoLines.join("\n")}\n\n` +
+      `render check flags (colour variant):\n${renderReport.join("\n")}\n\n` +
+      `merge decisions (set base -> brand):\n${decisions.join("\n")}\n`,
   );
   for (const line of [...lines, "contested domains (domain -> winner [rule] claimants):"]) {
     console.error(`[catalog] ${line}`);

@@ -12,9 +12,16 @@ export type AliasOverrides = Record<string, string[] | string>;
  */
 export function applyAliasOverrides(drafts: DraftBrand[], overrides: AliasOverrides): number {
   const bySlug = new Map(drafts.map((d) => [d.slug, d]));
+  // non-Latin names ("Яндекс") are keyed by their own lowercase letters, not compactKey's a-z
+  const keyOf = (alias: string) =>
+    compactKey(alias) ||
+    alias
+      .normalize("NFKC")
+      .toLowerCase()
+      .replace(/[^\p{L}\p{N}]/gu, "");
   const owner = new Map<string, string>();
   for (const d of drafts) {
-    for (const k of [...d.primaryKeys, ...d.aliases.map(compactKey)]) {
+    for (const k of [...d.primaryKeys, ...d.aliases.map(keyOf)]) {
       if (!owner.has(k)) owner.set(k, d.slug);
     }
   }
@@ -24,7 +31,7 @@ export function applyAliasOverrides(drafts: DraftBrand[], overrides: AliasOverri
     const brand = bySlug.get(slug);
     if (!brand || !Array.isArray(list)) throw new Error(`alias override for unknown slug ${slug}`);
     for (const alias of list) {
-      const key = compactKey(alias);
+      const key = keyOf(alias);
       const other = owner.get(key);
       if (!key || (other && other !== slug)) {
         throw new Error(`alias "${alias}" for ${slug} names ${other ?? "nothing"}`);

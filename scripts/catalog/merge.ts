@@ -9,12 +9,12 @@
  */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { type IconifySet, loadIconifySet, type ResolvedIcon, resolveIcon } from "./iconify";
+import { type ResolvedIcon, resolveIcon } from "./iconify";
 import { compactKey, siSlugify, TieredIndex } from "./keys";
 import { ACRONYMS, DISPLAY_NAMES, SYNONYMS } from "./names";
+import { ICONIFY_SETS, loadSet, parseIconName, type SetId, sourceOf } from "./sources";
 
-export type SetId = "logos" | "devicon" | "skill-icons";
-export const ICONIFY_SETS: SetId[] = ["logos", "devicon", "skill-icons"];
+export { ICONIFY_SETS, parseIconName, type SetId };
 
 export interface IconCandidate {
   set: SetId;
@@ -63,35 +63,6 @@ interface SiIcon {
   };
 }
 
-const MODIFIERS: Record<SetId, string[]> = {
-  logos: [
-    "icon",
-    "dark",
-    "mono",
-    "monochrome",
-    "alt",
-    "round",
-    "clean",
-    "2020",
-    "classic",
-    "old",
-    "vertical",
-    "color",
-  ],
-  devicon: ["wordmark"],
-  "skill-icons": ["dark", "light"],
-};
-
-/** "whatsapp-monochrome-icon" -> { base: "whatsapp", mods: {monochrome, icon} } */
-export function parseIconName(set: SetId, name: string): { base: string; mods: Set<string> } {
-  const parts = name.split("-");
-  const mods = new Set<string>();
-  while (parts.length > 1 && MODIFIERS[set].includes(parts[parts.length - 1] ?? "")) {
-    mods.add(parts.pop() as string);
-  }
-  return { base: parts.join("-"), mods };
-}
-
 /** "aws-api-gateway" -> "AWS API Gateway" */
 function titleize(base: string): string {
   return base
@@ -103,6 +74,8 @@ function titleize(base: string): string {
 export interface MergeResult {
   brands: DraftBrand[];
   stats: Record<string, number>;
+  /** one line per iconify base name and set: the brand it merged into, or "new" */
+  decisions: string[];
 }
 
 export function loadAndMerge(root: string): MergeResult {
@@ -148,8 +121,10 @@ export function loadAndMerge(root: string): MergeResult {
 
   const stats: Record<string, number> = { simpleIcons: brands.length };
   const iconifyOnly = new Map<string, DraftBrand>();
+  const decisions: string[] = [];
   for (const setId of ICONIFY_SETS) {
-    const set: IconifySet = loadIconifySet(root, `@iconify-json/${setId}`);
+    const { set, titles } = loadSet(root, setId);
+    const decided = new Set<string>();
     const names = [
       ...Object.keys(set.icons).map((n) => ({ n, alias: false })),
       ...Object.keys(set.aliases ?? {}).map((n) => ({ n, alias: true })),
@@ -160,6 +135,10 @@ export function loadAndMerge(root: string): MergeResult {
       const icon = resolveIcon(set, n);
       if (!icon || icon.hidden) continue;
       const { base, mods } = parseIconName(setId, n);
+      // streamline's plain "logo" style is a line drawing of the mark: only solid/block count
+      if (setId === "streamline-logos" && !mods.has("solid") && !mods.has("block")) continue;
+      // tabler: only its brand icons ("brand-walmart"), not its thousands of UI icons
+      if (setId === "tabler" && !mods.has("brand")) continue;
       if (alias) {
         // an alias only adds a variant to the brand of its own parent (e.g. devicon's
         // "amazonwebservices-wordmark"); typo aliases like "leafjet" never create brands
@@ -168,14 +147,20 @@ export function loadAndMerge(root: string): MergeResult {
       }
       const compact = compactKey(base);
       const key = SYNONYMS[compact] ?? compact;
-      let brand = index.find(key) ?? iconifyOnly.get(key);
+      const title = titles.get(n);
+      const titleKey = title ? compactKey(title) : "";
+      let brand =
+        index.find(key) ??
+        iconifyOnly.get(key) ??
+        (titleKey ? (index.find(titleKey) ?? iconifyOnly.get(titleKey)) : undefined);
       if (brand?.sources.has("simple-icons")) matched++;
+      const isNew = !brand;
       if (!brand) {
         if (alias) continue;
         brand = {
           key,
           slug: key,
-          name: DISPLAY_NAMES[key] ?? titleize(base),
+          name: DISPLAY_NAMES[key] ?? (title && titleKey === key ? title : titleize(base)),
           aliases: [],
           hex: null,
           sourceUrl: null,
@@ -192,7 +177,16 @@ export function loadAndMerge(root: string): MergeResult {
         brands.push(brand);
         added++;
       }
-      brand.sources.add(`iconify:${setId}`);
+      if (!decided.has(base)) {
+        decided.add(base);
+        decisions.push(
+          `${sourceOf(setId)} ${base} -> ${isNew ? "new brand" : "merged into"} ${brand.slug}` +
+            (isNew
+              ? ""
+              : ` (${brand.name}, by ${brand.primaryKeys.has(compact) ? "name" : "alias/synonym"})`),
+        );
+      }
+      brand.sources.add(sourceOf(setId));
       brand.candidates.push({
         set: setId,
         icon,
@@ -205,5 +199,5 @@ export function loadAndMerge(root: string): MergeResult {
     stats[`${setId}MatchedSimpleIcons`] = matched;
     stats[`${setId}NewBrands`] = added;
   }
-  return { brands, stats };
+  return { brands, stats, decisions };
 }

@@ -14,13 +14,15 @@
  * - wordmark: logos "x" when the set also has "x-icon" or "x" is wide (the logo with its
  *   lettering), else devicon "x-wordmark".
  * - icon: logos "x-icon", else a square logos "x" (no separate icon exists), else devicon "x".
- * - dark and light are never built here (the runtime enrichment derives them); logos "-dark"
- *   and skill-icons "-dark"/"-light" artwork is only used as a last-resort colour tile.
+ * - dark: logos' own reversed artwork ("-dark", "-icon-dark") where it exists; every other
+ *   dark and every light variant is made after optimization (scripts/catalog/modes.ts).
+ *   skill-icons "-dark"/"-light" tiles sit on opaque squares and are only a last-resort colour tile.
  */
 import type { Variant } from "../../src/catalog/types";
 import { type ArtworkColors, analyzeColors } from "./artwork";
 import { iconToSvg } from "./iconify";
 import type { DraftBrand, IconCandidate } from "./merge";
+import { sourceOf } from "./sources";
 
 export interface ChosenArtwork {
   svg: string;
@@ -55,6 +57,17 @@ function best(list: IconCandidate[]): IconCandidate | undefined {
   return [...list].sort((a, b) => rank(a) - rank(b) || a.icon.name.localeCompare(b.icon.name))[0];
 }
 
+/** The brand's skill-icons tile (its app-icon artwork), for fixtures/artwork-overrides.json. */
+export function skillTile(brand: DraftBrand): ChosenArtwork | null {
+  const tile = best(brand.candidates.filter((c) => c.set === "skill-icons" && c.mods.size === 0));
+  if (!tile) return null;
+  return {
+    svg: iconToSvg(tile.icon, brand.name),
+    source: sourceOf("skill-icons"),
+    colors: analyzeColors(tile.icon.body),
+  };
+}
+
 export function chooseVariants(brand: DraftBrand): Partial<Record<Variant, ChosenArtwork>> {
   const of = (set: string) => brand.candidates.filter((c) => c.set === set);
   const usable = (c: IconCandidate) => ![...c.mods].some((m) => UNUSABLE.has(m));
@@ -72,12 +85,36 @@ export function chooseVariants(brand: DraftBrand): Partial<Record<Variant, Chose
     best(skill.filter((c) => c.mods.has("dark"))) ??
     best(skill.filter((c) => c.mods.has("light")));
 
+  // the sets added in issue 19: single-colour marks (cib, fa6-brands, bxl, streamline solid),
+  // lobehub's mono, colour and text marks
+  const plain = (c: IconCandidate) => c.mods.size === 0;
+  const lobe = of("lobehub").filter((c) => !c.mods.has("cn"));
+  const lobeMono = best(lobe.filter(plain));
+  const lobeColor = best(lobe.filter((c) => c.mods.has("color") && !c.mods.has("brand")));
+  const lobeText = best(lobe.filter((c) => c.mods.has("text")));
+  const lobeBrand =
+    best(lobe.filter((c) => c.mods.has("brand") && c.mods.has("color"))) ??
+    best(lobe.filter((c) => c.mods.has("brand")));
+  const setMono =
+    lobeMono ??
+    best(of("cib").filter(plain)) ??
+    best(of("fa6-brands").filter(plain)) ??
+    best(of("bxl").filter(plain)) ??
+    best(
+      of("streamline-logos").filter((c) => c.mods.has("solid") && !/\d/.test([...c.mods].join())),
+    ) ??
+    best(of("cib")) ??
+    best(of("fa6-brands")) ??
+    best(of("streamline-logos").filter((c) => c.mods.has("solid"))) ??
+    best(of("tabler").filter((c) => c.mods.has("filled"))) ??
+    best(of("tabler"));
+
   const cache = new Map<IconCandidate, ChosenArtwork>();
   const art = (c: IconCandidate): ChosenArtwork => {
     let found = cache.get(c);
     if (!found) {
       const svg = iconToSvg(c.icon, brand.name);
-      found = { svg, source: `iconify:${c.set}`, colors: analyzeColors(c.icon.body) };
+      found = { svg, source: sourceOf(c.set), colors: analyzeColors(c.icon.body) };
       cache.set(c, found);
     }
     return found;
@@ -93,13 +130,22 @@ export function chooseVariants(brand: DraftBrand): Partial<Record<Variant, Chose
   const colorOrder = defined([logosIcon, squareFull, devOriginal, logosFull, devWordmark]);
   const colorPick = colorOrder.find((c) => art(c).colors.multiColor) ?? colorOrder[0];
   if (colorPick) out.color = art(colorPick);
+  else if (lobeColor) out.color = art(lobeColor);
   else if (skillTile) out.color = art(skillTile);
 
   if (logosFull && (logosIcon || aspect(logosFull) >= 1.5)) out.wordmark = art(logosFull);
   else if (devWordmark) out.wordmark = art(devWordmark);
+  else if (lobeBrand ?? lobeText) out.wordmark = art((lobeBrand ?? lobeText) as IconCandidate);
 
-  const iconPick = logosIcon ?? squareFull ?? devOriginal;
+  const iconPick = logosIcon ?? squareFull ?? devOriginal ?? lobeColor;
   if (iconPick) out.icon = art(iconPick);
+
+  // a source's own reversed artwork for dark backgrounds (logos "vite-dark", "x-ai-dark")
+  const logosDark = of("logos").filter((c) => c.mods.has("dark") && !monoMods(c));
+  const reversed =
+    best(logosDark.filter((c) => c.mods.has("icon"))) ??
+    best(logosDark.filter((c) => !c.mods.has("icon")));
+  if (reversed) out.dark = art(reversed);
 
   if (brand.siSvg) {
     out.mono = { svg: brand.siSvg, source: "simple-icons", colors: analyzeColors(brand.siSvg) };
@@ -108,6 +154,7 @@ export function chooseVariants(brand: DraftBrand): Partial<Record<Variant, Chose
       logosMono ??
       defined([logosIcon, squareFull, devOriginal]).find((c) => !art(c).colors.multiColor);
     if (monoPick) out.mono = art(monoPick);
+    else if (setMono) out.mono = art(setMono);
   }
   return out;
 }

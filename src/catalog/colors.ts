@@ -8,8 +8,8 @@ export type Hsl = [number, number, number];
 
 /** The dark surface darkModeColor is measured against. */
 export const DARK_SURFACE = "121212";
-/** Minimum WCAG contrast of darkModeColor against DARK_SURFACE (non-text UI contrast). */
-export const DARK_MODE_MIN_CONTRAST = 3;
+/** Minimum WCAG contrast of darkModeColor against DARK_SURFACE (WCAG AA for text, 4.5:1). */
+export const DARK_MODE_MIN_CONTRAST = 4.5;
 
 /** "#ABC", "abc", "#AABBCC", "aabbccff" -> "aabbcc"; null when not a hex colour. */
 export function normalizeHex(input: string | null | undefined): string | null {
@@ -90,8 +90,9 @@ export function hslToRgb([h, s, l]: Hsl): Rgb {
 
 /**
  * A colour of the same hue (and saturation) that reaches `minContrast` against `surface`:
- * the brand colour itself when it already does, otherwise the brand colour lightened in HSL
- * in small steps until it does (white is the limit and always passes against #121212).
+ * the brand colour itself when it already does, white for a grey or black brand colour,
+ * otherwise the brand colour lightened in HSL in small steps until it does (white is the
+ * limit and always passes against #121212).
  */
 export function darkModeColor(
   brandHex: string,
@@ -101,6 +102,8 @@ export function darkModeColor(
   const hex = normalizeHex(brandHex);
   if (!hex) throw new Error(`not a hex colour: ${brandHex}`);
   if (contrastRatio(hex, surface) >= minContrast) return hex;
+  // black, white and grey brands (GitHub, Apple, X, Vercel) reverse to white, as they publish it
+  if (isNearGrey(hex)) return "ffffff";
   const [h, s, l] = rgbToHsl(hexToRgb(hex));
   for (let step = 1; step <= 100; step++) {
     const lighter = Math.min(1, l + step * 0.01);

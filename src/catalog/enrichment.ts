@@ -3,8 +3,9 @@
  * out, after the request that asked for the brand has been answered.
  *
  * Derived per brand (never replacing the brand's own data):
- *  - `dark`  variant: the mono mark filled with darkModeColor (lightened until it reaches 3:1
- *            against #121212 if it does not), for dark backgrounds; white without a color;
+ *  - `dark`  variant: the mono mark filled with darkModeColor (lightened until it reaches
+ *            DARK_MODE_MIN_CONTRAST, 4.5:1, against #121212 if it does not), for dark
+ *            backgrounds; white without a color (the build gives catalog brands both already);
  *  - `light` variant: the mono mark filled with brandColor when that reaches 3:1 against white,
  *            else black, for light backgrounds;
  *  - color roles brand / dark-mode / contrast-text and the darkModeColor and contrastTextColor

@@ -69,7 +69,7 @@ describe("GET /v1/svg/{slug}: resolution", () => {
   });
 
   test("no mono either: paid keys get the first stored of color, icon, wordmark", async () => {
-    const { res, body } = await svg(`/v1/svg/${noMono.slug}?variant=light`, pro);
+    const { res, body } = await svg(`/v1/svg/${noMono.slug}?variant=mono`, pro);
     expect(res.status).toBe(200);
     expect(body).toBe(noMono.variants.color!.svg);
     expect(res.headers.get("x-svg-variant")).toBe("color");
@@ -125,11 +125,13 @@ describe("GET /v1/svg/{slug}: resolution", () => {
   });
 
   test("the brand is read on every request: an update (enrichment's dark/light) shows at once", async () => {
-    const b = findBrand(
-      t,
-      (x) => has(x, "mono") && lacks(x, "dark", "light") && t.deps.enrichment.needs(x),
-      "mono needing enrichment",
-    );
+    // the build gives every brand dark and light: take them away, as for a brand that
+    // reaches the catalog without them
+    const built = findBrand(t, (x) => has(x, "mono"), "mono");
+    const { dark: _d, light: _l, ...rest } = built.variants;
+    t.deps.catalog.update({ ...built, variants: rest });
+    const b = t.deps.catalog.brand(built.slug)!;
+    expect(t.deps.enrichment.needs(b)).toBe(true);
     const before = await svg(`/v1/svg/${b.slug}?variant=dark`, pro);
     expect(before.res.headers.get("x-svg-variant")).toBe("mono");
     t.deps.enrichment.request(b);

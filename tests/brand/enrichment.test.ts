@@ -4,7 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createHash } from "node:crypto";
-import { existsSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import {
   contrastRatio,
@@ -35,7 +35,7 @@ const rootFill = (svg: string) => /^<svg[^>]*\sfill="#([0-9a-f]{6})"/.exec(svg)?
 const sha = (s: string) => createHash("sha256").update(s).digest("hex");
 
 function freshCatalog() {
-  const c = new CatalogService(new FileCatalogSource(CATALOG_FILE));
+  const c = new CatalogService(new FileCatalogSource(STRIPPED_FILE));
   c.install(built);
   return c;
 }
@@ -47,9 +47,22 @@ function needy(n: number): Brand[] {
     .slice(0, n);
 }
 
+/**
+ * The build now gives every brand dark and light variants (scripts/catalog/modes.ts), so the
+ * enrichment is exercised on a catalog without them: the case of brands that reach the
+ * catalog without those variants (STRIPPED_FILE for the app-level tests).
+ */
+let STRIPPED_FILE = "";
 beforeAll(async () => {
   setLogLevel("error");
   built = await new FileCatalogSource(CATALOG_FILE).load();
+  for (const b of built.brands) {
+    for (const v of ["dark", "light"] as const) {
+      if (b.variants[v]?.source.match(/^(recolored|artwork):/)) delete b.variants[v];
+    }
+  }
+  STRIPPED_FILE = join(tempDir(), "catalog.json");
+  writeFileSync(STRIPPED_FILE, JSON.stringify(built));
 });
 
 describe("derivation", () => {
@@ -271,7 +284,7 @@ describe("persistence and replay", () => {
 describe("through GET /v1/brand", () => {
   let app: Awaited<ReturnType<typeof makeApp>>;
   beforeAll(async () => {
-    app = await makeApp();
+    app = await makeApp({ CATALOG_FILE: STRIPPED_FILE });
   });
   afterAll(() => app.close());
 
@@ -320,7 +333,7 @@ describe("through GET /v1/brand, with a store that is down", () => {
       save: async () => Promise.reject(new Error("store down")),
     };
     const app = await makeApp(
-      {},
+      { CATALOG_FILE: STRIPPED_FILE },
       {
         customize: async (deps) => {
           deps.enrichment = new EnrichmentService(down, deps.catalog);

@@ -64,10 +64,11 @@ describe("darkModeColor", () => {
     "003087",
   ];
   for (const hex of samples) {
-    test(`${hex} reaches 3:1 on #121212 and keeps its hue`, () => {
+    test(`${hex} reaches 4.5:1 on #121212 and keeps its hue (greys become white)`, () => {
       const dark = darkModeColor(hex);
       expect(dark).toMatch(/^[0-9a-f]{6}$/);
-      expect(contrastRatio(dark, DARK_SURFACE)).toBeGreaterThanOrEqual(3);
+      expect(contrastRatio(dark, DARK_SURFACE)).toBeGreaterThanOrEqual(4.5);
+      if (isNearGrey(hex) && contrastRatio(hex, DARK_SURFACE) < 4.5) expect(dark).toBe("ffffff");
       if (!isNearGrey(hex)) expect(hueDistance(dark, hex)).toBeLessThan(4);
       // never darker than the brand colour
       expect(relativeLuminance(dark)).toBeGreaterThanOrEqual(relativeLuminance(hex) - 1e-9);
@@ -81,7 +82,8 @@ describe("darkModeColor", () => {
   test("lightens only as far as needed", () => {
     const dark = darkModeColor("4a154b");
     expect(dark).not.toBe("4a154b");
-    expect(contrastRatio(dark, DARK_SURFACE)).toBeLessThan(3.3);
+    expect(contrastRatio(dark, DARK_SURFACE)).toBeGreaterThanOrEqual(4.5);
+    expect(contrastRatio(dark, DARK_SURFACE)).toBeLessThan(4.8);
   });
 });
 

@@ -2,7 +2,7 @@
  * Ranking on the real built catalog (CATALOG_FILE, default build/catalog.json).
  */
 import { beforeAll, describe, expect, test } from "bun:test";
-import { SearchIndex } from "../../src/catalog/search/service";
+import { popularityOf, SearchIndex } from "../../src/catalog/search/service";
 import { compact } from "../../src/catalog/search/text";
 import { CatalogService } from "../../src/catalog/service";
 import type { Brand, BuiltCatalog } from "../../src/catalog/types";
@@ -138,18 +138,50 @@ describe("limits and determinism", () => {
     expect(slugs("go", 50)).toEqual(before);
     expect(slugs("  GO  ", 50)).toEqual(before);
   });
-  test("within the prefix tier, less left over comes first", () => {
+  test("within the prefix tier of own names, popularity weighs against what is left over", () => {
     const r = index.search("google", 50).slice(1);
     expect(r.length).toBeGreaterThan(10);
-    // leftover: characters after "google" in the closest name, alias, slug or domain
-    const leftover = r.map((b) =>
-      Math.min(
-        ...[...[b.name, ...b.aliases].map(compact), b.slug, ...b.domains]
-          .filter((k) => k.startsWith("google"))
-          .map((k) => k.length - "google".length),
-      ),
+    // leftover: characters after "google" in the brand's own name; standing: popularity
+    // (sources + 1 with a domain) less half the leftover, never increasing down the list
+    const own = r.filter((b) => compact(b.name).startsWith("google"));
+    expect(own.length).toBeGreaterThan(10);
+    const standing = own.map(
+      (b) => popularityOf(b) - (compact(b.name).length - "google".length) / 2,
     );
-    expect(leftover).toEqual([...leftover].sort((a, b) => a - b));
+    expect(standing).toEqual([...standing].sort((a, b) => b - a));
+  });
+
+  test("a prefix finds the famous brand first (issue 19)", () => {
+    for (const [q, slug] of [
+      ["micr", "microsoft"],
+      ["insta", "instagram"],
+      ["kube", "kubernetes"],
+      ["face", "facebook"],
+      ["linke", "linkedin"],
+      ["amaz", "amazon"],
+    ]) {
+      expect([q, slugs(q as string)[0]]).toEqual([q, slug]);
+    }
+    // the niche brands the prefix also starts are still there, below
+    expect(slugs("kube")).toContain("kubeflow");
+  });
+
+  test("abbreviations, tickers and names in other scripts find their brand", () => {
+    for (const [q, slug] of [
+      ["msft", "microsoft"],
+      ["amex", "americanexpress"],
+      ["gcp", "googlecloud"],
+      ["ms teams", "microsoftteams"],
+      ["Яндекс", "yandex"],
+      ["腾讯", "tencent"],
+    ]) {
+      expect([q, slugs(q as string)[0]]).toEqual([q, slug]);
+    }
+  });
+
+  test("a Cyrillic name without a curated alias is found through its transliteration", () => {
+    // "Телеграмм" (double m) is not an alias: transliterated "telegramm" is one typo from Telegram
+    expect(slugs("Телеграмм")[0]).toBe("telegram");
   });
   test("full ties go to the lower id", () => {
     const base = bySlug("github");

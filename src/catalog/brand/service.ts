@@ -5,7 +5,7 @@
  */
 import { contrastOf, cssVars, NOTICE } from "../service";
 import { type Brand, VARIANTS, type Variant } from "../types";
-import { lookupChain, normalizeHost } from "./domain";
+import { lookupChain, normalizeHost, registrableDomain } from "./domain";
 
 export interface BrandCatalog {
   all(): readonly Brand[];
@@ -50,8 +50,16 @@ function domainKey(domain: string): string | null {
   return h.ok ? h.host : null;
 }
 
+/** The label of a registrable domain and its public suffix ("amazon.co.jp" -> amazon, co.jp). */
+function splitRegistrable(domain: string): [string, string] {
+  const dot = domain.indexOf(".");
+  return [domain.slice(0, dot), domain.slice(dot + 1)];
+}
+
 export class BrandResolver {
   private byHost = new Map<string, string>();
+  /** registrable label -> slug, for labels whose registrable domains all name one brand */
+  private byLabel = new Map<string, string>();
   private signatures = new Map<number, string>();
 
   constructor(private catalog: BrandCatalog) {
@@ -77,17 +85,44 @@ export class BrandResolver {
         if (key && !byHost.has(key)) byHost.set(key, b.slug);
       }
     }
+    const byLabel = new Map<string, string>();
+    const clashing = new Set<string>();
+    for (const [host, slug] of byHost) {
+      if (registrableDomain(host) !== host) continue;
+      const [label] = splitRegistrable(host);
+      if (!label || clashing.has(label)) continue;
+      const known = byLabel.get(label);
+      if (known === undefined) byLabel.set(label, slug);
+      else if (known !== slug) {
+        byLabel.delete(label);
+        clashing.add(label);
+      }
+    }
     this.byHost = byHost;
+    this.byLabel = byLabel;
     this.signatures = signatures;
   }
 
-  /** The brand of a normalized host (exact host first, then its parents), or null. */
+  /**
+   * The brand of a normalized host: the exact host first, then its parents; failing those, a
+   * domain under another public suffix resolves to the brand that owns the same label under
+   * .com (google.co.uk -> google.com's brand), else to the one brand whose registrable domains
+   * use that label (bmw.de -> bmw.com's brand); null otherwise. A domain a brand claims itself
+   * always wins, since the exact chain is tried first.
+   */
   resolveHost(host: string): Brand | null {
     for (const candidate of lookupChain(host)) {
-      const slug = this.byHost.get(candidate);
-      const brand = slug ? this.catalog.brand(slug) : undefined;
+      const brand = this.brandOf(this.byHost.get(candidate));
       if (brand) return brand;
     }
-    return null;
+    const registrable = registrableDomain(host);
+    if (!registrable) return null;
+    const [label, suffix] = splitRegistrable(registrable);
+    if (!label || suffix === "com") return null;
+    return this.brandOf(this.byHost.get(`${label}.com`)) ?? this.brandOf(this.byLabel.get(label));
+  }
+
+  private brandOf(slug: string | undefined): Brand | null {
+    return (slug && this.catalog.brand(slug)) || null;
   }
 }

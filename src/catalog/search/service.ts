@@ -17,6 +17,7 @@
  */
 import MiniSearch, { type Query, type SearchOptions, type SearchResult } from "minisearch";
 import { parse } from "tldts";
+import { transliterate } from "transliteration";
 import type { Brand } from "../types";
 import {
   abbreviations,
@@ -49,6 +50,8 @@ interface Entry {
   /** domains without their public suffix, compacted ("chatgpt.com" -> "chatgpt"), matched only exactly */
   hostNames: string[];
   tails: string[];
+  /** popularity from the data: independent sources carrying the brand, plus one for a domain */
+  popularity: number;
   /** what the index holds for this brand (to skip re-indexing when only colors changed) */
   signature: string;
 }
@@ -77,6 +80,14 @@ function hostName(domain: string): string {
   return compact([p.subdomain, p.domainWithoutSuffix].filter(Boolean).join("."));
 }
 
+/**
+ * How well known a brand is, from the data alone: the number of icon sets that carry it (a
+ * famous brand is drawn by many: Microsoft, Kubernetes) plus one when it has a domain.
+ */
+export function popularityOf(brand: Brand): number {
+  return brand.sources.length + (brand.domains.length ? 1 : 0);
+}
+
 function toEntry(brand: Brand): Entry {
   const names = [...new Set([brand.name, ...brand.aliases].map(fold).filter(Boolean))];
   const compacts = [...new Set([...names.map(compact), brand.slug].filter(Boolean))];
@@ -89,6 +100,7 @@ function toEntry(brand: Brand): Entry {
     abbreviations: [...new Set(names.flatMap(abbreviations))],
     hostNames: domains.map(hostName).filter(Boolean),
     tails: names.flatMap(wordTails),
+    popularity: popularityOf(brand),
     signature: JSON.stringify([names, brand.slug, domains]),
   };
 }
@@ -182,21 +194,40 @@ function classify(
   if (e.abbreviations.includes(qc)) return { tier: 0, closeness: 2 };
   if (e.domains.includes(q) || e.domains.includes(host) || e.hostNames.includes(qc))
     return { tier: 0, closeness: 3 };
+  // a prefix of the brand's own name before a prefix of an alias or a domain
+  const own = Math.min(
+    minLeftover(e.names.slice(0, 1), q),
+    qc ? minLeftover(e.compacts.slice(0, 1), qc) : Number.POSITIVE_INFINITY,
+  );
+  if (own < Number.POSITIVE_INFINITY) return { tier: 1, closeness: own };
   const prefix = Math.min(
     minLeftover(e.names, q),
     minLeftover(e.domains, q),
     qc ? minLeftover(e.compacts, qc) : Number.POSITIVE_INFINITY,
   );
-  if (prefix < Number.POSITIVE_INFINITY) return { tier: 1, closeness: prefix };
+  if (prefix < Number.POSITIVE_INFINITY) return { tier: 1.5, closeness: prefix };
   const word = minLeftover(e.tails, q);
   if (word < Number.POSITIVE_INFINITY) return { tier: 2, closeness: word };
-  return { tier: 3, closeness: 0 };
+  // typo matches: the brand whose own name is fewest edits from the query first ("amazn"
+  // Amazon, not Amazon MQ; "microsft" Microsoft, not Windows, whose alias it matched)
+  return { tier: 3, closeness: typoDistance(qc, e.compacts[0] ?? "", 3) };
 }
+
+/**
+ * Within a prefix or word tier: popularity counts against how much of the name is left over
+ * (two characters left over weigh one source), so "amaz" finds Amazon before Amazon Web
+ * Services and "micr" Microsoft before Micro.
+ */
+const standing = (r: Ranked) => r.entry.popularity - r.closeness / 2;
 
 function compareRanked(a: Ranked, b: Ranked): number {
   return (
     a.tier - b.tier ||
-    (a.tier === 3 ? a.edits - b.edits : a.closeness - b.closeness) ||
+    (a.tier === 3
+      ? a.edits - b.edits || a.closeness - b.closeness || b.entry.popularity - a.entry.popularity
+      : 0) ||
+    (a.tier > 0 && a.tier < 3 ? standing(b) - standing(a) : 0) ||
+    a.closeness - b.closeness ||
     b.score - a.score ||
     a.entry.brand.name.length - b.entry.brand.name.length ||
     a.entry.brand.id - b.entry.brand.id
@@ -252,6 +283,15 @@ export class SearchIndex {
 
   /** Best matches first, at most `limit`. `query` is normalized here again (idempotent). */
   search(query: string, limit: number): Brand[] {
+    const found = this.searchFolded(query, limit);
+    // a query in another script that matched nothing: try its Latin transliteration
+    // ("Яндекс" -> "yandeks", one typo from Yandex)
+    if (found.length || !/[^\p{Script=Latin}\p{N}\p{P}\p{S}\s]/u.test(query)) return found;
+    const latin = transliterate(normalizeQuery(query));
+    return latin && latin !== query ? this.searchFolded(latin, limit) : found;
+  }
+
+  private searchFolded(query: string, limit: number): Brand[] {
     const q = fold(normalizeQuery(query));
     const qc = compact(q);
     const host = q.replace(/^www\./, "");
