@@ -1,4 +1,5 @@
 import { Elysia } from "elysia";
+import { accountsController } from "./accounts";
 import { adminController } from "./admin";
 import { assetsController } from "./assets";
 import { catalogController } from "./catalog";
@@ -72,6 +73,15 @@ export function createApp(deps: Deps) {
         limiter: deps.limiter,
         trustProxy: deps.config.TRUST_PROXY,
         usage: deps.store.usage,
+      }),
+    )
+    .use(
+      accountsController({
+        ...auth,
+        auth: deps.auth,
+        access: deps.access,
+        limiter: deps.limiter,
+        trustProxy: deps.config.TRUST_PROXY,
       }),
     );
   if (deps.config.ADMIN_TOKEN)

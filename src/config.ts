@@ -23,6 +23,14 @@ const Env = T.Object({
   USAGE_FLUSH_MS: T.Integer({ minimum: 1, maximum: 60000, default: 250 }),
   USAGE_FLUSH_EVENTS: T.Integer({ minimum: 1, maximum: 100000, default: 500 }),
   USAGE_SYNC_MS: T.Integer({ minimum: 0, maximum: 60000, default: 250 }),
+  JWT_SECRET: T.Optional(T.String({ minLength: 32 })),
+  JWT_PRIVATE_KEY: T.Optional(T.String({ pattern: "-----BEGIN PRIVATE KEY-----" })),
+  JWT_ISSUER: T.String({ minLength: 1, default: "brand-asset-api" }),
+  JWT_AUDIENCE: T.String({ minLength: 1, default: "brand-asset-api" }),
+  JWT_ACCESS_TTL: T.Integer({ minimum: 60, maximum: 86400, default: 900 }),
+  PUBLIC_URL: T.Optional(T.String({ pattern: "^https?://[^\\s]+$" })),
+  SMTP_URL: T.Optional(T.String({ pattern: "^smtps?://" })),
+  MAIL_FROM: T.String({ minLength: 3, default: "Brand Asset API <no-reply@localhost>" }),
   LOG_LEVEL: T.Union(
     [T.Literal("debug"), T.Literal("info"), T.Literal("warn"), T.Literal("error")],
     {
@@ -66,5 +74,9 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
   }
   if (raw.UPSTASH_REDIS_REST_URL && !raw.UPSTASH_REDIS_REST_TOKEN)
     throw new ConfigError("UPSTASH_REDIS_REST_TOKEN: required when UPSTASH_REDIS_REST_URL is set");
+  if (raw.MONGODB_URL && !raw.JWT_SECRET && !raw.JWT_PRIVATE_KEY)
+    throw new ConfigError(
+      "JWT_SECRET: required (or JWT_PRIVATE_KEY) when MONGODB_URL is set, so every instance signs and verifies the same tokens",
+    );
   return withDefaults as Config;
 }

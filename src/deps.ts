@@ -1,4 +1,7 @@
 import { join } from "node:path";
+import { AuthService } from "./accounts/auth";
+import { AccessTokens, jwtSettings } from "./accounts/jwt";
+import { type MailSender, OutboxMailer, SmtpMailer } from "./accounts/mail";
 import type { Principal } from "./accounts/model";
 import { AccountService } from "./accounts/service";
 import { RenderCache } from "./assets/render-cache";
@@ -9,6 +12,7 @@ import { EnrichmentService } from "./catalog/enrichment";
 import { SearchIndex } from "./catalog/search/service";
 import { CatalogService } from "./catalog/service";
 import type { Config } from "./config";
+import { passwords } from "./platform/password";
 import { carryUsageOnRegenerate } from "./quota/carry-over";
 import type { RateLimiter } from "./quota/rate-limit";
 import type { QuotaService } from "./quota/service";
@@ -36,6 +40,10 @@ export interface Deps {
   /** logo delivery: variant resolution, render worker pool, render cache (RENDER_CACHE_MB) */
   assets: AssetService;
   verifyBearer?: (token: string) => Promise<Principal | null>;
+  /** /auth: self-service accounts, access tokens (JWT), outgoing mail */
+  auth: AuthService;
+  access: AccessTokens;
+  mail: MailSender;
   /** release resources (flush buffers, close connections) */
   close(): Promise<void>;
 }
@@ -68,6 +76,20 @@ export async function buildDeps(config: Config, store?: Store): Promise<Deps> {
     createRenderer(),
     new RenderCache(config.RENDER_CACHE_MB * 1024 * 1024),
   );
+  const access = await AccessTokens.create(jwtSettings(config));
+  const mail: MailSender = config.SMTP_URL
+    ? new SmtpMailer(config.SMTP_URL, config.MAIL_FROM)
+    : new OutboxMailer(join(config.DATA_DIR, "outbox"), config.MAIL_FROM);
+  const auth = new AuthService({
+    accounts,
+    store: s.accounts,
+    tokens: s.tokens,
+    access,
+    passwords,
+    mail,
+    limiter,
+    publicUrl: (config.PUBLIC_URL ?? `http://localhost:${config.PORT}`).replace(/\/+$/, ""),
+  });
   const deps: Deps = {
     config,
     store: s,
@@ -80,7 +102,12 @@ export async function buildDeps(config: Config, store?: Store): Promise<Deps> {
     limiter,
     usage,
     assets,
+    auth,
+    access,
+    mail,
+    verifyBearer: (token) => auth.verifyBearer(token),
     async close() {
+      if (mail instanceof SmtpMailer) mail.close();
       await assets.close();
       catalog.stop();
       await enrichment.close();

@@ -1,10 +1,11 @@
-import type { AccountStore } from "../accounts/port";
+import type { AccountStore, TokenStore } from "../accounts/port";
 import type { EnrichmentStore } from "../catalog/enrichment-port";
 import type { CatalogSource } from "../catalog/port";
 import type { Config } from "../config";
 import { log } from "../platform/log";
 import type { UsageEventStore } from "../usage/port";
 import { EmbeddedAccountStore } from "./embedded/accounts";
+import { EmbeddedTokenStore } from "./embedded/accounts-tokens";
 import { FileCatalogSource } from "./embedded/catalog";
 import { EmbeddedEnrichmentStore } from "./embedded/enrichment";
 import { EmbeddedUsageStore } from "./embedded/usage";
@@ -13,6 +14,8 @@ import { EmbeddedUsageStore } from "./embedded/usage";
 export interface Store {
   kind: "embedded" | "mongodb";
   accounts: AccountStore;
+  /** refresh, verification and reset tokens (hashed) */
+  tokens: TokenStore;
   catalog: CatalogSource;
   /** results of background brand enrichment (catalog/enrichment.ts) */
   enrichment: EnrichmentStore;
@@ -27,11 +30,13 @@ export function openEmbeddedStore(
   config: Pick<Config, "DATA_DIR" | "CATALOG_FILE"> & Partial<Pick<Config, "USAGE_SYNC_MS">>,
 ): Store {
   const accounts = new EmbeddedAccountStore(config.DATA_DIR);
+  const tokens = new EmbeddedTokenStore(config.DATA_DIR);
   const enrichment = new EmbeddedEnrichmentStore(config.DATA_DIR);
   const usage = new EmbeddedUsageStore(config.DATA_DIR, { syncMs: config.USAGE_SYNC_MS });
   return {
     kind: "embedded",
     accounts,
+    tokens,
     catalog: new FileCatalogSource(config.CATALOG_FILE),
     enrichment,
     usage,
@@ -39,6 +44,7 @@ export function openEmbeddedStore(
     close: async () => {
       await usage.close();
       accounts.close();
+      tokens.close();
       enrichment.close();
     },
   };
@@ -50,7 +56,7 @@ export async function openMongoStore(
   url: string,
 ): Promise<Store> {
   const { MongoClient } = await import("mongodb");
-  const { MongoAccountStore } = await import("./mongo/accounts");
+  const { MongoAccountStore, MongoTokenStore } = await import("./mongo/accounts");
   const { MongoCatalogSource } = await import("./mongo/catalog");
   const { MongoEnrichmentStore } = await import("./mongo/enrichment");
   const { MongoUsageStore } = await import("./mongo/usage");
@@ -73,6 +79,7 @@ export async function openMongoStore(
   return {
     kind: "mongodb",
     accounts: new MongoAccountStore(db),
+    tokens: new MongoTokenStore(db),
     catalog,
     enrichment: new MongoEnrichmentStore(db),
     usage: new MongoUsageStore(db),
