@@ -33,12 +33,8 @@ export class MongoAccountStore implements AccountStore {
     ]);
     await db.collection("account_keys").createIndexes([
       { key: { accountId: 1 }, unique: true, name: "account_unique" },
-      {
-        key: { emailIndex: 1 },
-        unique: true,
-        partialFilterExpression: { emailIndex: { $type: "string" } },
-        name: "email_index_unique",
-      },
+      // sparse: accounts without an index store no emailIndex field (see putDataKey)
+      { key: { emailIndex: 1 }, unique: true, sparse: true, name: "email_index_unique" },
     ]);
     await db
       .collection("server_secrets")
@@ -51,12 +47,15 @@ export class MongoAccountStore implements AccountStore {
   }
 
   private get keysCol() {
-    return this.db.collection<DataKeyRecord>("account_keys");
+    return this.db.collection<Omit<DataKeyRecord, "emailIndex"> & { emailIndex?: string | null }>(
+      "account_keys",
+    );
   }
 
   async putDataKey(record: DataKeyRecord): Promise<boolean> {
     try {
-      await this.keysCol.insertOne({ ...record });
+      const { emailIndex, ...rest } = record;
+      await this.keysCol.insertOne(emailIndex ? { ...rest, emailIndex } : rest);
       return true;
     } catch (err) {
       if (isDuplicate(err)) return false;
@@ -64,8 +63,9 @@ export class MongoAccountStore implements AccountStore {
     }
   }
 
-  async getDataKey(accountId: string) {
-    return this.keysCol.findOne({ accountId }, { projection: { _id: 0 } });
+  async getDataKey(accountId: string): Promise<DataKeyRecord | null> {
+    const r = await this.keysCol.findOne({ accountId }, { projection: { _id: 0 } });
+    return r ? { accountId: r.accountId, key: r.key, emailIndex: r.emailIndex ?? null } : null;
   }
 
   async findByEmailIndex(emailIndex: string) {
