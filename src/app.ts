@@ -35,6 +35,8 @@ export function createApp(deps: Deps) {
       openApiDocs({
         path: "/swagger",
         exclude: ["/swagger", "/swagger/json"],
+        // document /.well-known/jwks.json (the plugin skips paths with a dot by default)
+        excludeStaticFile: false,
         documentation: {
           // TypeBox schemas are JSON Schema (const, type: "null", patternProperties): 3.1's dialect
           openapi: "3.1.0",
