@@ -1,5 +1,8 @@
-import { describe, expect, test } from "bun:test";
+import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { ARGON2, bunHasher, passwords, portableHasher } from "../../src/platform/password";
+
+// argon2id hashing is CPU-bound: leave room on a loaded machine
+setDefaultTimeout(30_000);
 
 const PW = "correct horse battery staple";
 const PHC = new RegExp(

@@ -1,4 +1,4 @@
-import { expect, test } from "bun:test";
+import { expect, setDefaultTimeout, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { type Account, applyAccountEvent } from "../../src/accounts/model";
@@ -6,6 +6,9 @@ import { openEmbeddedStore } from "../../src/store";
 import { EmbeddedAccountStore } from "../../src/store/embedded/accounts";
 import { makeAuthApp } from "../auth/helpers";
 import { CATALOG_FILE, tempDir } from "../helpers";
+
+// argon2id hashing is CPU-bound: leave room on a loaded machine
+setDefaultTimeout(30_000);
 
 test("replaying the account log gives the same projection, for every kind of event", async () => {
   const dataDir = tempDir();

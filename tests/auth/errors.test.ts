@@ -1,6 +1,9 @@
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { sha256Hex } from "../../src/platform/hash";
 import { type AuthTestApp, makeAuthApp, PASSWORD } from "./helpers";
+
+// argon2id hashing is CPU-bound: leave room on a loaded machine
+setDefaultTimeout(30_000);
 
 let t: AuthTestApp;
 beforeAll(async () => {

@@ -1,5 +1,8 @@
-import { afterAll, beforeAll, expect, test } from "bun:test";
+import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
 import { type AuthTestApp, filesUnder, makeAuthApp, PASSWORD, type Pair } from "./helpers";
+
+// argon2id hashing is CPU-bound: leave room on a loaded machine
+setDefaultTimeout(30_000);
 
 let t: AuthTestApp;
 beforeAll(async () => {

@@ -1,10 +1,13 @@
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { existsSync, readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { SMTPServer } from "smtp-server";
 import { OutboxMailer, SmtpMailer } from "../../src/accounts/mail";
 import { tempDir } from "../helpers";
 import { decodeQuotedPrintable, makeAuthApp } from "./helpers";
+
+// argon2id hashing is CPU-bound: leave room on a loaded machine
+setDefaultTimeout(30_000);
 
 const message = {
   accountId: "0190-acct",

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { generateKeyPairSync } from "node:crypto";
 import { statSync } from "node:fs";
 import { join } from "node:path";
@@ -6,6 +6,9 @@ import { createLocalJWKSet, decodeJwt, jwtVerify, SignJWT } from "jose";
 import { ConfigError, loadConfig } from "../../src/config";
 import { CATALOG_FILE, tempDir } from "../helpers";
 import { type AuthTestApp, makeAuthApp } from "./helpers";
+
+// argon2id hashing is CPU-bound: leave room on a loaded machine
+setDefaultTimeout(30_000);
 
 const SECRET = "an-hs256-secret-of-at-least-32-characters!";
 const ISS = "brand-asset-api";
