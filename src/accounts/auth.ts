@@ -87,7 +87,10 @@ export class AuthService {
   }
 
   private async index(email: string) {
-    this.indexSecret ??= this.d.store.serverSecret("email-index");
+    this.indexSecret ??= this.d.store.serverSecret("email-index").catch((err) => {
+      this.indexSecret = null; // the store did not answer: ask again next time
+      throw err;
+    });
     return emailIndex(await this.indexSecret, email);
   }
 

@@ -1,6 +1,6 @@
 import { Elysia, t } from "elysia";
 import { ErrorBody, RateLimitedBody } from "../catalog/model";
-import { rateLimited, rateLimitPlugin } from "../http/auth";
+import { MAX_BODY_BYTES, rateLimited, rateLimitPlugin } from "../http/auth";
 import { type AddressSource, clientIp } from "../http/client-ip";
 import { ApiError } from "../http/errors";
 import { RATE_LIMITS } from "../quota/limits";
@@ -89,6 +89,14 @@ export function accountsController(deps: AccountsControllerDeps) {
     clientIp(request, server as AddressSource | null, deps.trustProxy);
   return new Elysia({ tags: ["auth"] })
     .use(rateLimitPlugin({ ...deps, verifyBearer: undefined }))
+    .onParse(({ request }) => {
+      if (Number(request.headers.get("content-length")) > MAX_BODY_BYTES)
+        throw new ApiError(
+          413,
+          "payload_too_large",
+          `Request body over ${MAX_BODY_BYTES} bytes; this route takes a small JSON object.`,
+        );
+    })
     .macro({
       bearer: {
         parse: ({ request }) => requireBearer(deps.auth, request),

@@ -49,6 +49,15 @@ describe("POST /auth/register", () => {
     ).toBe(201);
   });
 
+  test("a body over 64 KiB is 413 payload_too_large, before it is read", async () => {
+    const big = JSON.stringify({ email: "a@b.test", password: "x".repeat(70_000) });
+    const r = await t.json("/auth/login", big, {
+      headers: { "content-length": String(Buffer.byteLength(big)) },
+    });
+    expect(r.status).toBe(413);
+    expect((await body(r)).error).toBe("payload_too_large");
+  });
+
   test("malformed JSON is 422, not 500", async () => {
     const r = await t.json("/auth/register", "{nope");
     expect(r.status).toBe(422);
