@@ -1,6 +1,10 @@
 import { join } from "node:path";
 import type { TokenRecord, TokenStore } from "../../accounts/port";
 import { JsonlLog } from "./jsonl";
+import { writePrivateFile } from "./secret-file";
+
+/** a token log longer than this, and 4x its live tokens, is rewritten at start */
+export const COMPACT_MIN_LINES = 1000;
 
 type TokenOp =
   | { op: "put"; record: TokenRecord }
@@ -11,7 +15,7 @@ type TokenOp =
 /**
  * Embedded token store: token operations appended to DATA_DIR/tokens.jsonl (only hashes and
  * account ids, no personal data) and replayed into memory at start; expired tokens are dropped
- * on replay.
+ * on replay, and a log mostly made of dead entries is rewritten with the live tokens only.
  */
 export class EmbeddedTokenStore implements TokenStore {
   private log: JsonlLog<TokenOp>;
@@ -21,10 +25,18 @@ export class EmbeddedTokenStore implements TokenStore {
     dataDir: string,
     private now: () => number = Date.now,
   ) {
-    this.log = new JsonlLog(join(dataDir, "tokens.jsonl"));
-    for (const op of this.log.readAll()) this.apply(op);
+    const path = join(dataDir, "tokens.jsonl");
+    this.log = new JsonlLog(path);
+    const ops = this.log.readAll();
+    for (const op of ops) this.apply(op);
     const t = this.now();
     for (const [hash, r] of this.tokens) if (r.expiresAt <= t) this.tokens.delete(hash);
+    if (ops.length > COMPACT_MIN_LINES && ops.length > 4 * this.tokens.size) {
+      this.log.close();
+      const live = [...this.tokens.values()].map((record) => ({ op: "put", record }));
+      writePrivateFile(path, live.map((op) => `${JSON.stringify(op)}\n`).join(""));
+      this.log = new JsonlLog(path);
+    }
   }
 
   async put(record: TokenRecord) {
