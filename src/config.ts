@@ -1,3 +1,4 @@
+import { createPrivateKey } from "node:crypto";
 import { type Static, Type as T } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
 
@@ -74,6 +75,15 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
   }
   if (raw.UPSTASH_REDIS_REST_URL && !raw.UPSTASH_REDIS_REST_TOKEN)
     throw new ConfigError("UPSTASH_REDIS_REST_TOKEN: required when UPSTASH_REDIS_REST_URL is set");
+  if (typeof raw.JWT_PRIVATE_KEY === "string") {
+    let key: ReturnType<typeof createPrivateKey> | null = null;
+    try {
+      key = createPrivateKey(raw.JWT_PRIVATE_KEY.replaceAll("\\n", "\n"));
+    } catch {}
+    const curve = key?.asymmetricKeyDetails?.namedCurve;
+    if (key?.asymmetricKeyType !== "ed25519" && curve !== "prime256v1")
+      throw new ConfigError("JWT_PRIVATE_KEY: not a PKCS#8 PEM Ed25519 or P-256 private key");
+  }
   if (raw.MONGODB_URL && !raw.JWT_SECRET && !raw.JWT_PRIVATE_KEY)
     throw new ConfigError(
       "JWT_SECRET: required (or JWT_PRIVATE_KEY) when MONGODB_URL is set, so every instance signs and verifies the same tokens",

@@ -190,6 +190,15 @@ describe("the signing secret", () => {
   test("JWT settings are validated", () => {
     expect(() => loadConfig({ JWT_SECRET: "too-short" })).toThrow(/JWT_SECRET/);
     expect(() => loadConfig({ JWT_PRIVATE_KEY: "not a pem" })).toThrow(/JWT_PRIVATE_KEY/);
+    const broken = "-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----";
+    expect(() => loadConfig({ JWT_PRIVATE_KEY: broken })).toThrow(ConfigError);
+    const rsa = generateKeyPairSync("rsa", { modulusLength: 1024 }).privateKey;
+    const rsaPem = rsa.export({ type: "pkcs8", format: "pem" }) as string;
+    expect(() => loadConfig({ JWT_PRIVATE_KEY: rsaPem })).toThrow(/Ed25519 or P-256/);
+    // one-line env files: \n escapes
+    const ed = generateKeyPairSync("ed25519").privateKey.export({ type: "pkcs8", format: "pem" });
+    const oneLine = (ed as string).trim().replaceAll("\n", "\\n");
+    expect(loadConfig({ JWT_PRIVATE_KEY: oneLine }).JWT_PRIVATE_KEY).toBe(oneLine);
     expect(() => loadConfig({ JWT_ACCESS_TTL: "10" })).toThrow(/JWT_ACCESS_TTL/);
     expect(() => loadConfig({ PUBLIC_URL: "ftp://x" })).toThrow(/PUBLIC_URL/);
     expect(() => loadConfig({ SMTP_URL: "http://x" })).toThrow(/SMTP_URL/);
