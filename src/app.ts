@@ -1,4 +1,5 @@
 import { Elysia } from "elysia";
+import { accountsController } from "./accounts";
 import { adminController } from "./admin";
 import { assetsController } from "./assets";
 import { billingController } from "./billing";
@@ -37,6 +38,8 @@ export function createApp(deps: Deps) {
       openApiDocs({
         path: "/swagger",
         exclude: ["/swagger", "/swagger/json"],
+        // document /.well-known/jwks.json (the plugin skips paths with a dot by default)
+        excludeStaticFile: false,
         documentation: {
           // TypeBox schemas are JSON Schema (const, type: "null", patternProperties): 3.1's dialect
           openapi: "3.1.0",
@@ -98,6 +101,15 @@ export function createApp(deps: Deps) {
         origins: deps.config.VISITOR_COUNTER_ORIGINS,
         trustProxy: deps.config.TRUST_PROXY,
         upgradeUrl: deps.config.UPGRADE_URL,
+      }),
+    )
+    .use(
+      accountsController({
+        ...auth,
+        auth: deps.auth,
+        access: deps.access,
+        limiter: deps.limiter,
+        trustProxy: deps.config.TRUST_PROXY,
       }),
     );
   if (deps.config.ADMIN_TOKEN)

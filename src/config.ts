@@ -1,3 +1,4 @@
+import { createPrivateKey } from "node:crypto";
 import { type Static, Type as T } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
 
@@ -27,9 +28,16 @@ const Env = T.Object({
   STRIPE_WEBHOOK_SECRET: T.Optional(T.String({ minLength: 1 })),
   STRIPE_PRICE_PRO: T.Optional(T.String({ minLength: 1 })),
   STRIPE_API_BASE: T.Optional(T.String({ pattern: "^https?://[^/?#]+/?$" })),
-  PUBLIC_URL: T.Optional(T.String({ pattern: "^https?://" })),
+  PUBLIC_URL: T.Optional(T.String({ pattern: "^https?://[^\\s]+$" })),
   VISITOR_COUNTER_ENABLED: T.Boolean({ default: false }),
   VISITOR_COUNTER_ORIGINS: T.String({ minLength: 1, default: "*" }),
+  JWT_SECRET: T.Optional(T.String({ minLength: 32 })),
+  JWT_PRIVATE_KEY: T.Optional(T.String({ pattern: "-----BEGIN PRIVATE KEY-----" })),
+  JWT_ISSUER: T.String({ minLength: 1, default: "brand-asset-api" }),
+  JWT_AUDIENCE: T.String({ minLength: 1, default: "brand-asset-api" }),
+  JWT_ACCESS_TTL: T.Integer({ minimum: 60, maximum: 86400, default: 900 }),
+  SMTP_URL: T.Optional(T.String({ pattern: "^smtps?://" })),
+  MAIL_FROM: T.String({ minLength: 3, default: "Brand Asset API <no-reply@localhost>" }),
   LOG_LEVEL: T.Union(
     [T.Literal("debug"), T.Literal("info"), T.Literal("warn"), T.Literal("error")],
     {
@@ -75,6 +83,19 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     throw new ConfigError("UPSTASH_REDIS_REST_TOKEN: required when UPSTASH_REDIS_REST_URL is set");
   if (raw.STRIPE_SECRET_KEY && !raw.STRIPE_PRICE_PRO)
     throw new ConfigError("STRIPE_PRICE_PRO: required when STRIPE_SECRET_KEY is set");
+  if (typeof raw.JWT_PRIVATE_KEY === "string") {
+    let key: ReturnType<typeof createPrivateKey> | null = null;
+    try {
+      key = createPrivateKey(raw.JWT_PRIVATE_KEY.replaceAll("\\n", "\n"));
+    } catch {}
+    const curve = key?.asymmetricKeyDetails?.namedCurve;
+    if (key?.asymmetricKeyType !== "ed25519" && curve !== "prime256v1")
+      throw new ConfigError("JWT_PRIVATE_KEY: not a PKCS#8 PEM Ed25519 or P-256 private key");
+  }
+  if (raw.MONGODB_URL && !raw.JWT_SECRET && !raw.JWT_PRIVATE_KEY)
+    throw new ConfigError(
+      "JWT_SECRET: required (or JWT_PRIVATE_KEY) when MONGODB_URL is set, so every instance signs and verifies the same tokens",
+    );
   const config = withDefaults as Config;
   config.PUBLIC_URL = (config.PUBLIC_URL ?? `http://localhost:${config.PORT}`).replace(/\/+$/, "");
   return config;

@@ -1,4 +1,7 @@
 import { join } from "node:path";
+import { AuthService } from "./accounts/auth";
+import { AccessTokens, jwtSettings } from "./accounts/jwt";
+import { type MailSender, OutboxMailer, SmtpMailer } from "./accounts/mail";
 import type { Principal } from "./accounts/model";
 import { AccountService } from "./accounts/service";
 import { RenderCache } from "./assets/render-cache";
@@ -10,6 +13,7 @@ import { EnrichmentService } from "./catalog/enrichment";
 import { SearchIndex } from "./catalog/search/service";
 import { CatalogService } from "./catalog/service";
 import type { Config } from "./config";
+import { passwords } from "./platform/password";
 import { VisitorCounter } from "./public/service";
 import { carryUsageOnRegenerate } from "./quota/carry-over";
 import { CounterGuard } from "./quota/guard";
@@ -43,6 +47,10 @@ export interface Deps {
   billing: BillingService;
   /** the public visitor counter (VISITOR_COUNTER_*) */
   visitors: VisitorCounter;
+  /** /auth: self-service accounts, access tokens (JWT), outgoing mail */
+  auth: AuthService;
+  access: AccessTokens;
+  mail: MailSender;
   /** release resources (flush buffers, close connections) */
   close(): Promise<void>;
 }
@@ -102,6 +110,20 @@ export async function buildDeps(config: Config, store?: Store): Promise<Deps> {
     quota.store,
     quota.store.remote ? new CounterGuard({ timeoutMs: config.COUNTER_TIMEOUT_MS }) : null,
   );
+  const access = await AccessTokens.create(jwtSettings(config));
+  const mail: MailSender = config.SMTP_URL
+    ? new SmtpMailer(config.SMTP_URL, config.MAIL_FROM)
+    : new OutboxMailer(join(config.DATA_DIR, "outbox"), config.MAIL_FROM);
+  const auth = new AuthService({
+    accounts,
+    store: s.accounts,
+    tokens: s.tokens,
+    access,
+    passwords,
+    mail,
+    limiter,
+    publicUrl: config.PUBLIC_URL ?? `http://localhost:${config.PORT}`,
+  });
   const deps: Deps = {
     config,
     store: s,
@@ -116,7 +138,12 @@ export async function buildDeps(config: Config, store?: Store): Promise<Deps> {
     assets,
     billing,
     visitors,
+    auth,
+    access,
+    mail,
+    verifyBearer: (token) => auth.verifyBearer(token),
     async close() {
+      if (mail instanceof SmtpMailer) mail.close();
       await assets.close();
       catalog.stop();
       await enrichment.close();

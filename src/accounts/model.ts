@@ -20,10 +20,28 @@ export interface KeyRecord {
   revokedAt: string | null;
 }
 
+/**
+ * Personal data of a self-registered account, AES-GCM encrypted with the account's own data key
+ * (kept outside the log, destroyed on deletion: crypto-shredding; see accounts/pii.ts).
+ */
+export interface SealedPii {
+  /** the e-mail address as given (sealed) */
+  email: string | null;
+  /** the argon2id PHC hash of the password (sealed); null for operator-created accounts */
+  passwordHash: string | null;
+}
+
 /** The accounts projection (rebuilt from account events). */
 export interface Account {
   id: string;
+  /** plaintext e-mail of accounts registered by earlier versions (operator label); else null */
   email: string | null;
+  /** sealed personal data (null for accounts registered by earlier versions, and once deleted) */
+  pii?: SealedPii | null;
+  /** refresh and access tokens issued before this instant are void (password reset, deletion) */
+  tokensRevokedAt?: string | null;
+  /** set once the account is deleted: it keeps only its id, tier and revoked keys */
+  deletedAt?: string | null;
   tier: Tier;
   limits: Partial<BucketLimits> | null;
   emailVerified: boolean;
@@ -44,12 +62,21 @@ export type AccountEvent = EventBase &
   (
     | {
         type: "account.registered";
-        data: { email: string | null; tier: Tier; limits: Partial<BucketLimits> | null };
+        data: {
+          /** plaintext (written by earlier versions only); new events carry `pii` instead */
+          email: string | null;
+          tier: Tier;
+          limits: Partial<BucketLimits> | null;
+          pii?: SealedPii;
+        };
       }
     | { type: "key.issued"; data: { keyId: string; hash: string; prefix: string } }
     | { type: "key.revoked"; data: { keyId: string } }
     | { type: "tier.changed"; data: { tier: Tier; limits: Partial<BucketLimits> | null } }
     | { type: "email.verified"; data: Record<string, never> }
+    | { type: "password.changed"; data: { passwordHash: string } }
+    | { type: "tokens.revoked"; data: { reason: "password_reset" | "deleted" } }
+    | { type: "account.deleted"; data: Record<string, never> }
   );
 
 /** Pure projection step: the account after one more event. */
@@ -58,6 +85,9 @@ export function applyAccountEvent(account: Account | null, e: AccountEvent): Acc
     return {
       id: e.accountId,
       email: e.data.email,
+      pii: e.data.pii ?? null,
+      tokensRevokedAt: null,
+      deletedAt: null,
       tier: e.data.tier,
       limits: e.data.limits,
       emailVerified: false,
@@ -92,6 +122,19 @@ export function applyAccountEvent(account: Account | null, e: AccountEvent): Acc
     case "email.verified":
       next.emailVerified = true;
       break;
+    case "password.changed":
+      next.pii = { email: account.pii?.email ?? null, passwordHash: e.data.passwordHash };
+      break;
+    case "tokens.revoked":
+      next.tokensRevokedAt = e.ts;
+      break;
+    case "account.deleted":
+      next.email = null;
+      next.pii = null;
+      next.deletedAt = e.ts;
+      next.tokensRevokedAt = e.ts;
+      next.keys = account.keys.map((k) => (k.revokedAt ? k : { ...k, revokedAt: e.ts }));
+      break;
   }
   return next;
 }
@@ -117,3 +160,63 @@ export const LimitsSchema = t.Partial(
     description: `Custom daily limits per bucket, enterprise accounts only (other tiers: 422); each an integer from 0 to ${MAX_DAILY_LIMIT}, or null for no cap; unknown buckets: 422`,
   },
 );
+
+// ---- /auth request and response bodies ----
+
+const Email = t.String({ format: "email", maxLength: 254, description: "E-mail address" });
+const Password = t.String({
+  minLength: 10,
+  maxLength: 256,
+  description: "10 to 256 characters",
+});
+
+/** register validates the address and password rules; login takes any strings (401 if wrong) */
+export const Credentials = (strict: boolean) =>
+  t.Object({
+    email: strict ? Email : t.String({ maxLength: 254 }),
+    password: strict ? Password : t.String({ maxLength: 256 }),
+  });
+
+export const EmailBody = t.Object({ email: t.String({ maxLength: 254 }) });
+export const PasswordBody = t.Object({ password: t.String({ maxLength: 256 }) });
+export const RefreshBody = t.Object({ refreshToken: t.String({ maxLength: 200 }) });
+export const TokenBody = t.Object({ token: t.String({ maxLength: 200 }) });
+export const ResetBody = t.Object({ token: t.String({ maxLength: 200 }), password: Password });
+
+export const RegisteredResponse = t.Object({
+  accountId: t.String(),
+  email: t.String(),
+  tier: TierSchema,
+  emailVerified: t.Boolean(),
+  keyId: t.String(),
+  apiKey: t.String({ description: "Shown once; only its hash is stored" }),
+});
+
+export const TokenPairResponse = t.Object({
+  accessToken: t.String({ description: "JWT for Authorization: Bearer" }),
+  tokenType: t.Literal("Bearer"),
+  expiresIn: t.Integer({ description: "Seconds until the access token expires" }),
+  refreshToken: t.String({ description: "Single-use; valid 30 days" }),
+});
+
+export const MeResponse = t.Object({
+  accountId: t.String(),
+  email: t.Union([t.String(), t.Null()]),
+  tier: TierSchema,
+  emailVerified: t.Boolean(),
+  createdAt: t.String(),
+  keys: t.Array(t.Object({ keyId: t.String(), prefix: t.String(), createdAt: t.String() }), {
+    description: "Active keys (revoked ones are not listed)",
+  }),
+});
+
+export const NewKeyResponse = t.Object({
+  keyId: t.String(),
+  apiKey: t.String({ description: "Shown once; only its hash is stored" }),
+});
+
+export const Verified = t.Object({ emailVerified: t.Literal(true) });
+export const Accepted = t.Object({ message: t.String() });
+export const JwksResponse = t.Object({
+  keys: t.Array(t.Record(t.String(), t.Unknown())),
+});

@@ -1,7 +1,8 @@
 import { newId } from "../platform/ids";
 import type { BucketLimits, Tier } from "../quota/limits";
 import { generateKey, hashKey, parseKeyId, sameHash } from "./keys";
-import type { Account, AccountEvent, Principal } from "./model";
+import type { Account, AccountEvent, Principal, SealedPii } from "./model";
+import { newDataKey, seal } from "./pii";
 import type { AccountStore } from "./port";
 
 export interface IssuedKey {
@@ -21,12 +22,25 @@ export class AccountService {
     private now: () => number = Date.now,
   ) {}
 
+  /**
+   * A new account with one key. An operator-supplied `email` (a label; such accounts cannot log
+   * in) is sealed with a fresh data key like self-registered addresses, never written in clear;
+   * `accountId` and `pii` are given by self-registration (accounts/auth.ts).
+   */
   async createAccountWithKey(input: {
     tier: Tier;
     email?: string | null;
     limits?: Partial<BucketLimits> | null;
+    accountId?: string;
+    pii?: SealedPii;
   }): Promise<IssuedKey> {
-    const accountId = newId();
+    const accountId = input.accountId ?? newId();
+    let pii = input.pii;
+    if (!pii && input.email) {
+      const dataKey = newDataKey();
+      await this.store.putDataKey({ accountId, key: dataKey, emailIndex: null });
+      pii = { email: await seal(dataKey, accountId, input.email), passwordHash: null };
+    }
     const ts = new Date(this.now()).toISOString();
     const key = generateKey();
     const events: AccountEvent[] = [
@@ -35,7 +49,12 @@ export class AccountService {
         accountId,
         ts,
         type: "account.registered",
-        data: { email: input.email ?? null, tier: input.tier, limits: input.limits ?? null },
+        data: {
+          email: null,
+          tier: input.tier,
+          limits: input.limits ?? null,
+          ...(pii ? { pii } : {}),
+        },
       },
       {
         id: newId(),
@@ -133,6 +152,11 @@ export class AccountService {
       this.cache.set(hash, { principal, expires: this.now() + this.cacheTtlMs });
     }
     return principal;
+  }
+
+  /** Drop the account's cached keys (after a revocation made outside this service). */
+  forget(accountId: string) {
+    this.forgetAccount(accountId);
   }
 
   private forgetAccount(accountId: string) {

@@ -44,4 +44,21 @@ export class RateLimiter {
       retryAfter: Math.max(1, end - t),
     };
   }
+
+  /** Whether `identity` is still under `policy`'s cap in the current window, counting nothing. */
+  async peek(policy: RatePolicy, identity: string): Promise<RateDecision> {
+    const t = Math.floor(this.now() / 1000);
+    const start = t - (t % policy.windowSeconds);
+    const end = start + policy.windowSeconds;
+    const key = windowKey(policy.name, start, identity);
+    const op = () => this.store.read([key]);
+    const r = this.guard ? await this.guard.run(op) : { ok: true as const, value: await op() };
+    const count = Math.max(r.ok ? (r.value[0] ?? 0) : 0, (await this.local.read([key]))[0] ?? 0);
+    return {
+      allowed: count < policy.limit,
+      limit: policy.limit,
+      remaining: Math.max(0, policy.limit - count),
+      retryAfter: Math.max(1, end - t),
+    };
+  }
 }

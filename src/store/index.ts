@@ -1,4 +1,4 @@
-import type { AccountStore } from "../accounts/port";
+import type { AccountStore, TokenStore } from "../accounts/port";
 import type { BillingStore } from "../billing/port";
 import type { EnrichmentStore } from "../catalog/enrichment-port";
 import type { CatalogSource } from "../catalog/port";
@@ -7,6 +7,7 @@ import { log } from "../platform/log";
 import type { VisitorCountStore } from "../public/port";
 import type { UsageEventStore } from "../usage/port";
 import { EmbeddedAccountStore } from "./embedded/accounts";
+import { EmbeddedTokenStore } from "./embedded/accounts-tokens";
 import { EmbeddedBillingStore } from "./embedded/billing";
 import { FileCatalogSource } from "./embedded/catalog";
 import { EmbeddedEnrichmentStore } from "./embedded/enrichment";
@@ -17,6 +18,8 @@ import { EmbeddedVisitorStore } from "./embedded/visitors";
 export interface Store {
   kind: "embedded" | "mongodb";
   accounts: AccountStore;
+  /** refresh, verification and reset tokens (hashed) */
+  tokens: TokenStore;
   catalog: CatalogSource;
   /** results of background brand enrichment (catalog/enrichment.ts) */
   enrichment: EnrichmentStore;
@@ -35,12 +38,14 @@ export function openEmbeddedStore(
   config: Pick<Config, "DATA_DIR" | "CATALOG_FILE"> & Partial<Pick<Config, "USAGE_SYNC_MS">>,
 ): Store {
   const accounts = new EmbeddedAccountStore(config.DATA_DIR);
+  const tokens = new EmbeddedTokenStore(config.DATA_DIR);
   const enrichment = new EmbeddedEnrichmentStore(config.DATA_DIR);
   const usage = new EmbeddedUsageStore(config.DATA_DIR, { syncMs: config.USAGE_SYNC_MS });
   const billing = new EmbeddedBillingStore(config.DATA_DIR);
   return {
     kind: "embedded",
     accounts,
+    tokens,
     catalog: new FileCatalogSource(config.CATALOG_FILE),
     enrichment,
     usage,
@@ -51,6 +56,7 @@ export function openEmbeddedStore(
       await usage.close();
       billing.close();
       accounts.close();
+      tokens.close();
       enrichment.close();
     },
   };
@@ -62,7 +68,7 @@ export async function openMongoStore(
   url: string,
 ): Promise<Store> {
   const { MongoClient } = await import("mongodb");
-  const { MongoAccountStore } = await import("./mongo/accounts");
+  const { MongoAccountStore, MongoTokenStore } = await import("./mongo/accounts");
   const { MongoCatalogSource } = await import("./mongo/catalog");
   const { MongoEnrichmentStore } = await import("./mongo/enrichment");
   const { MongoUsageStore } = await import("./mongo/usage");
@@ -88,6 +94,7 @@ export async function openMongoStore(
   return {
     kind: "mongodb",
     accounts: new MongoAccountStore(db),
+    tokens: new MongoTokenStore(db),
     catalog,
     enrichment: new MongoEnrichmentStore(db),
     usage: new MongoUsageStore(db),

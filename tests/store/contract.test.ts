@@ -101,6 +101,119 @@ function storeContract(name: string, open: () => Promise<Store>, skip = false) {
       expect(await s.accounts.findByKeyId("ffffffffffffffff")).toBeNull();
     });
 
+    test("data keys: stored outside the log, one account per e-mail index, deleted for good", async () => {
+      const s = await get();
+      const accountId = newId();
+      const emailIndex = `idx-${newId()}`;
+      expect(await s.accounts.putDataKey({ accountId, key: "k1", emailIndex })).toBe(true);
+      expect(await s.accounts.getDataKey(accountId)).toEqual({ accountId, key: "k1", emailIndex });
+      expect(await s.accounts.findByEmailIndex(emailIndex)).toBe(accountId);
+      // the index is taken: nothing is stored for the second account
+      const other = newId();
+      expect(await s.accounts.putDataKey({ accountId: other, key: "k2", emailIndex })).toBe(false);
+      expect(await s.accounts.getDataKey(other)).toBeNull();
+      // accounts without an index (operator labels) do not collide
+      expect(await s.accounts.putDataKey({ accountId: other, key: "k2", emailIndex: null })).toBe(
+        true,
+      );
+      expect(await s.accounts.putDataKey({ accountId: newId(), key: "k3", emailIndex: null })).toBe(
+        true,
+      );
+      await s.accounts.deleteDataKey(accountId);
+      expect(await s.accounts.getDataKey(accountId)).toBeNull();
+      expect(await s.accounts.findByEmailIndex(emailIndex)).toBeNull();
+      await s.accounts.deleteDataKey(accountId); // idempotent
+      expect(await s.accounts.putDataKey({ accountId: newId(), key: "k4", emailIndex })).toBe(true);
+    });
+
+    test("server secrets are created once and then always the same", async () => {
+      const s = await get();
+      const a = await s.accounts.serverSecret("contract-test");
+      expect(a).toMatch(/^[A-Za-z0-9_-]{43}$/);
+      expect(await s.accounts.serverSecret("contract-test")).toBe(a);
+      expect(await s.accounts.serverSecret("contract-other")).not.toBe(a);
+    });
+
+    test("password changes, token revocations and deletion are projected", async () => {
+      const s = await get();
+      const accountId = newId();
+      const ts = new Date().toISOString();
+      const keyId = newId().replaceAll("-", "").slice(-16);
+      await s.accounts.append([
+        {
+          id: newId(),
+          accountId,
+          ts,
+          type: "account.registered",
+          data: {
+            email: null,
+            tier: "free",
+            limits: null,
+            pii: { email: "v1.sealed-email", passwordHash: "v1.sealed-1" },
+          },
+        },
+        {
+          id: newId(),
+          accountId,
+          ts,
+          type: "key.issued",
+          data: { keyId, hash: "ef".repeat(32), prefix: "p" },
+        },
+        {
+          id: newId(),
+          accountId,
+          ts,
+          type: "password.changed",
+          data: { passwordHash: "v1.sealed-2" },
+        },
+        { id: newId(), accountId, ts, type: "tokens.revoked", data: { reason: "password_reset" } },
+      ]);
+      expect(await s.accounts.getAccount(accountId)).toMatchObject({
+        pii: { email: "v1.sealed-email", passwordHash: "v1.sealed-2" },
+        tokensRevokedAt: ts,
+        deletedAt: null,
+      });
+      const later = new Date(Date.now() + 1000).toISOString();
+      await s.accounts.append([
+        { id: newId(), accountId, ts: later, type: "account.deleted", data: {} },
+      ]);
+      const a = await s.accounts.getAccount(accountId);
+      expect(a).toMatchObject({ email: null, pii: null, deletedAt: later, tokensRevokedAt: later });
+      expect(a?.keys[0]?.revokedAt).toBe(later);
+    });
+
+    test("tokens: stored by hash, used once, revoked by family, removed with the account", async () => {
+      const s = await get();
+      const accountId = newId();
+      const family = newId();
+      const now = Date.now();
+      const rec = (hash: string, fam: string | null = family) => ({
+        hash,
+        kind: "refresh" as const,
+        accountId,
+        family: fam,
+        createdAt: now,
+        expiresAt: now + 60_000,
+        usedAt: null,
+        revokedAt: null,
+      });
+      const [h1, h2, h3] = [newId(), newId(), newId()];
+      await s.tokens.put(rec(h1));
+      await s.tokens.put(rec(h2));
+      await s.tokens.put(rec(h3, newId()));
+      expect(await s.tokens.get(h1)).toEqual(rec(h1));
+      expect(await s.tokens.get("missing")).toBeNull();
+      expect(await s.tokens.use(h1, now + 1)).toBe(true);
+      expect(await s.tokens.use(h1, now + 2)).toBe(false);
+      expect((await s.tokens.get(h1))?.usedAt).toBe(now + 1);
+      await s.tokens.revokeFamily(family, now + 3);
+      expect((await s.tokens.get(h2))?.revokedAt).toBe(now + 3);
+      expect(await s.tokens.use(h2, now + 4)).toBe(false);
+      expect((await s.tokens.get(h3))?.revokedAt).toBeNull();
+      await s.tokens.removeAccount(accountId);
+      for (const h of [h1, h2, h3]) expect(await s.tokens.get(h)).toBeNull();
+    });
+
     test("serves the built catalog with its version", async () => {
       const s = await get();
       const built = await s.catalog.load();

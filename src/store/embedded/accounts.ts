@@ -1,19 +1,83 @@
+import { existsSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { type Account, type AccountEvent, applyAccountEvent } from "../../accounts/model";
-import type { AccountStore } from "../../accounts/port";
+import type { AccountStore, DataKeyRecord } from "../../accounts/port";
+import { log } from "../../platform/log";
 import { JsonlLog } from "./jsonl";
+import { readOrCreateSecret, writePrivateFile } from "./secret-file";
 
-/** Embedded account store: events in DATA_DIR/accounts.jsonl, projection replayed into memory. */
+/**
+ * Embedded account store: events in DATA_DIR/accounts.jsonl, projection replayed into memory.
+ * Data keys (crypto-shredding) live outside the log, one file per account under
+ * DATA_DIR/account-keys/ (mode 0600), deleted with the account; server secrets under
+ * DATA_DIR/secrets/.
+ */
 export class EmbeddedAccountStore implements AccountStore {
   private log: JsonlLog<AccountEvent>;
   private accounts = new Map<string, Account>();
   private byKey = new Map<string, string>();
   private eventsByAccount = new Map<string, AccountEvent[]>();
   private seen = new Set<string>();
+  private keysDir: string;
+  private dataKeys = new Map<string, DataKeyRecord>();
+  private byEmailIndex = new Map<string, string>();
 
-  constructor(dataDir: string) {
+  constructor(private dataDir: string) {
     this.log = new JsonlLog(join(dataDir, "accounts.jsonl"));
     for (const e of this.log.readAll()) this.apply(e);
+    this.keysDir = join(dataDir, "account-keys");
+    this.loadDataKeys();
+  }
+
+  async putDataKey(record: DataKeyRecord): Promise<boolean> {
+    if (record.emailIndex) {
+      if (!this.byEmailIndex.has(record.emailIndex)) this.loadDataKeys();
+      if (this.byEmailIndex.has(record.emailIndex)) return false;
+      this.byEmailIndex.set(record.emailIndex, record.accountId);
+    }
+    this.dataKeys.set(record.accountId, record);
+    writePrivateFile(this.keyFile(record.accountId), JSON.stringify(record));
+    return true;
+  }
+
+  async getDataKey(accountId: string) {
+    if (!this.dataKeys.has(accountId)) this.loadDataKeys();
+    return this.dataKeys.get(accountId) ?? null;
+  }
+
+  async findByEmailIndex(emailIndex: string) {
+    if (!this.byEmailIndex.has(emailIndex)) this.loadDataKeys();
+    return this.byEmailIndex.get(emailIndex) ?? null;
+  }
+
+  async deleteDataKey(accountId: string) {
+    const record = this.dataKeys.get(accountId);
+    if (record?.emailIndex) this.byEmailIndex.delete(record.emailIndex);
+    this.dataKeys.delete(accountId);
+    rmSync(this.keyFile(accountId), { force: true });
+  }
+
+  async serverSecret(name: string) {
+    return readOrCreateSecret(join(this.dataDir, "secrets", name.replace(/[^a-z0-9-]/gi, "_")));
+  }
+
+  private keyFile(accountId: string) {
+    return join(this.keysDir, `${accountId.replace(/[^0-9a-f-]/gi, "_")}.json`);
+  }
+
+  /** Read data key files not yet known (at start, and those another process wrote since). */
+  private loadDataKeys() {
+    if (!existsSync(this.keysDir)) return;
+    for (const name of readdirSync(this.keysDir)) {
+      if (!name.endsWith(".json") || this.dataKeys.has(name.slice(0, -5))) continue;
+      try {
+        const record = JSON.parse(readFileSync(join(this.keysDir, name), "utf8")) as DataKeyRecord;
+        this.dataKeys.set(record.accountId, record);
+        if (record.emailIndex) this.byEmailIndex.set(record.emailIndex, record.accountId);
+      } catch {
+        log("warn", "skipping unreadable account data key file", { file: name });
+      }
+    }
   }
 
   async append(events: AccountEvent[]): Promise<void> {

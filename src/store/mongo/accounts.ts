@@ -1,10 +1,15 @@
+import { randomBytes } from "node:crypto";
 import type { Db } from "mongodb";
 import { type Account, type AccountEvent, applyAccountEvent } from "../../accounts/model";
-import type { AccountStore } from "../../accounts/port";
+import type { AccountStore, DataKeyRecord, TokenRecord, TokenStore } from "../../accounts/port";
+
+const isDuplicate = (err: unknown) => (err as { code?: number }).code === 11000;
 
 /**
  * MongoDB account store: `account_events` is the append-only log (unique event id, so a
  * replay is idempotent); `accounts` is its projection, updated after each append.
+ * `account_keys` holds each account's data key and e-mail index outside the log (deleted with the
+ * account: crypto-shredding); `server_secrets` holds shared random secrets.
  */
 export class MongoAccountStore implements AccountStore {
   constructor(private db: Db) {}
@@ -26,6 +31,59 @@ export class MongoAccountStore implements AccountStore {
       { key: { "keys.id": 1 }, name: "key_id" },
       { key: { email: 1 }, sparse: true, name: "email" },
     ]);
+    await db.collection("account_keys").createIndexes([
+      { key: { accountId: 1 }, unique: true, name: "account_unique" },
+      // sparse: accounts without an index store no emailIndex field (see putDataKey)
+      { key: { emailIndex: 1 }, unique: true, sparse: true, name: "email_index_unique" },
+    ]);
+    await db
+      .collection("server_secrets")
+      .createIndexes([{ key: { name: 1 }, unique: true, name: "name_unique" }]);
+    await db.collection("auth_tokens").createIndexes([
+      { key: { hash: 1 }, unique: true, name: "hash_unique" },
+      { key: { family: 1 }, name: "family" },
+      { key: { accountId: 1 }, name: "account" },
+    ]);
+  }
+
+  private get keysCol() {
+    return this.db.collection<Omit<DataKeyRecord, "emailIndex"> & { emailIndex?: string | null }>(
+      "account_keys",
+    );
+  }
+
+  async putDataKey(record: DataKeyRecord): Promise<boolean> {
+    try {
+      const { emailIndex, ...rest } = record;
+      await this.keysCol.insertOne(emailIndex ? { ...rest, emailIndex } : rest);
+      return true;
+    } catch (err) {
+      if (isDuplicate(err)) return false;
+      throw err;
+    }
+  }
+
+  async getDataKey(accountId: string): Promise<DataKeyRecord | null> {
+    const r = await this.keysCol.findOne({ accountId }, { projection: { _id: 0 } });
+    return r ? { accountId: r.accountId, key: r.key, emailIndex: r.emailIndex ?? null } : null;
+  }
+
+  async findByEmailIndex(emailIndex: string) {
+    return (await this.keysCol.findOne({ emailIndex }))?.accountId ?? null;
+  }
+
+  async deleteDataKey(accountId: string) {
+    await this.keysCol.deleteOne({ accountId });
+  }
+
+  async serverSecret(name: string): Promise<string> {
+    const col = this.db.collection<{ name: string; value: string }>("server_secrets");
+    try {
+      await col.insertOne({ name, value: randomBytes(32).toString("base64url") });
+    } catch (err) {
+      if (!isDuplicate(err)) throw err; // another instance made it first: use theirs
+    }
+    return ((await col.findOne({ name })) as { value: string }).value;
   }
 
   async append(events: AccountEvent[]): Promise<void> {
@@ -37,7 +95,7 @@ export class MongoAccountStore implements AccountStore {
       );
     } catch (err) {
       // duplicate event ids (a retried append) are fine; anything else is not
-      if ((err as { code?: number }).code !== 11000) throw err;
+      if (!isDuplicate(err)) throw err;
     }
     for (const accountId of new Set(events.map((e) => e.accountId))) await this.project(accountId);
   }
@@ -62,5 +120,38 @@ export class MongoAccountStore implements AccountStore {
     let account: Account | null = null;
     for (const e of await this.events(accountId)) account = applyAccountEvent(account, e);
     if (account) await this.accountsCol.replaceOne({ id: accountId }, account, { upsert: true });
+  }
+}
+
+/** MongoDB token store: `auth_tokens`, one document per token hash. */
+export class MongoTokenStore implements TokenStore {
+  constructor(private db: Db) {}
+
+  private get col() {
+    return this.db.collection<TokenRecord>("auth_tokens");
+  }
+
+  async put(record: TokenRecord) {
+    await this.col.insertOne({ ...record });
+  }
+
+  async get(hash: string) {
+    return this.col.findOne({ hash }, { projection: { _id: 0 } });
+  }
+
+  async use(hash: string, at: number) {
+    const r = await this.col.updateOne(
+      { hash, usedAt: null, revokedAt: null },
+      { $set: { usedAt: at } },
+    );
+    return r.modifiedCount === 1;
+  }
+
+  async revokeFamily(family: string, at: number) {
+    await this.col.updateMany({ family, revokedAt: null }, { $set: { revokedAt: at } });
+  }
+
+  async removeAccount(accountId: string) {
+    await this.col.deleteMany({ accountId });
   }
 }
