@@ -189,7 +189,7 @@ export class AuthService {
   async resendVerification(email: string): Promise<void> {
     const account = await this.accountByEmail(email);
     if (account && !account.emailVerified) {
-      const address = await this.emailOf(account);
+      const address = await this.d.accounts.emailOf(account);
       if (address) await this.sendVerification(account.id, address);
     }
   }
@@ -197,7 +197,7 @@ export class AuthService {
   /** Sends a reset link when the address belongs to an account. */
   async forgotPassword(email: string): Promise<void> {
     const account = await this.accountByEmail(email);
-    const address = account ? await this.emailOf(account) : null;
+    const address = account ? await this.d.accounts.emailOf(account) : null;
     if (!account || !address) return;
     const token = await this.newToken(account.id, "reset");
     const link = `${this.d.publicUrl}/reset-password?token=${encodeURIComponent(token)}`;
@@ -229,7 +229,7 @@ export class AuthService {
     if (!account || account.deletedAt) return null;
     return {
       accountId: account.id,
-      email: (await this.emailOf(account)) ?? account.email,
+      email: await this.d.accounts.emailOf(account),
       tier: account.tier,
       emailVerified: account.emailVerified,
       createdAt: account.createdAt,
@@ -346,12 +346,6 @@ export class AuthService {
     const id = await this.d.store.findByEmailIndex(index ?? (await this.index(email)));
     const account = id ? await this.d.accounts.getAccount(id) : null;
     return account && !account.deletedAt && account.pii ? account : null;
-  }
-
-  private async emailOf(account: Account): Promise<string | null> {
-    const dataKey = await this.d.store.getDataKey(account.id);
-    if (!dataKey || !account.pii?.email) return null;
-    return unseal(dataKey.key, account.id, account.pii.email);
   }
 
   /** Checks the password (an unknown account costs the same hashing work, then false). */

@@ -2,7 +2,7 @@ import { newId } from "../platform/ids";
 import type { BucketLimits, Tier } from "../quota/limits";
 import { generateKey, hashKey, parseKeyId, sameHash } from "./keys";
 import type { Account, AccountEvent, Principal, SealedPii } from "./model";
-import { newDataKey, seal } from "./pii";
+import { newDataKey, seal, unseal } from "./pii";
 import type { AccountStore } from "./port";
 
 export interface IssuedKey {
@@ -157,6 +157,16 @@ export class AccountService {
   /** Drop the account's cached keys (after a revocation made outside this service). */
   forget(accountId: string) {
     this.forgetAccount(accountId);
+  }
+
+  /**
+   * The account's e-mail address: unsealed with its data key, or the plain address of an account
+   * written by an earlier version; null once the account is deleted (its key destroyed).
+   */
+  async emailOf(account: Account): Promise<string | null> {
+    const dataKey = await this.store.getDataKey(account.id);
+    if (!dataKey || !account.pii?.email) return account.email ?? null;
+    return unseal(dataKey.key, account.id, account.pii.email);
   }
 
   private forgetAccount(accountId: string) {

@@ -77,7 +77,7 @@ export class BillingService {
       return await provider.createCheckout({
         accountId,
         customerId: link?.customerId ?? null,
-        email: account.email,
+        email: await this.deps.accounts.emailOf(account),
         successUrl: `${base}/?checkout=success&session_id={CHECKOUT_SESSION_ID}`,
         cancelUrl: `${base}/?checkout=cancelled`,
       });
