@@ -63,6 +63,11 @@ export async function buildDeps(config: Config, store?: Store): Promise<Deps> {
     await usage.flush();
     await rebuildCounters(s.usage, quota, accounts);
   }
+  // a remote store that comes back after an outage, or is found empty, is re-seeded the same way
+  quota.setReseeder(async () => {
+    await usage.flush();
+    return rebuildCounters(s.usage, quota, accounts);
+  });
   const assets = new AssetService(
     catalog,
     createRenderer(),
