@@ -9,7 +9,7 @@ import type { Tier } from "../quota/limits";
 import type { RenderFormat } from "./model";
 import { RENDER_VERSION } from "./render";
 import type { RenderCache } from "./render-cache";
-import type { Renderer } from "./render-pool";
+import { RenderBusy, type Renderer } from "./render-pool";
 
 /** The generic placeholder served (200) when a brand has no stored SVG the caller may get. */
 export const PLACEHOLDER_SVG =
@@ -157,7 +157,8 @@ export class AssetService {
         etag: rasterEtag(served, size, format),
       };
     } catch (err) {
-      if (served.variant === "placeholder") throw err;
+      // a full queue or a render past its time limit is the service's state, not the artwork's
+      if (served.variant === "placeholder" || err instanceof RenderBusy) throw err;
       if (this.failed.size >= MAX_FAILED) this.failed.clear();
       this.failed.add(renderKey(served, size, format));
       log("warn", "artwork failed to render; serving the placeholder", {

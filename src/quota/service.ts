@@ -32,9 +32,11 @@ export interface CountableEvent {
 
 /**
  * The outcome rule: every authenticated request to a bucket counts except the ones refused
- * with 429 (never consumed) and server errors (refunded once the error is mapped: http/meter.ts).
+ * with 429 (never consumed), server errors (refunded once the error is mapped: http/meter.ts) and
+ * 499, requests whose client went away before the answer (refunded the same way).
  */
-export const countsAgainstQuota = (status: number): boolean => status !== 429 && status < 500;
+export const countsAgainstQuota = (status: number): boolean =>
+  status !== 429 && status !== 499 && status < 500;
 
 const expiry = (now: Date) => dayEnd(now) + DAY_GRACE_SECONDS;
 
