@@ -16,6 +16,7 @@ import { createCounterStore, createQuotas } from "./quota/setup";
 import { openStore, type Store } from "./store";
 import { rebuildCounters } from "./usage/counters";
 import type { UsageRecorder } from "./usage/port";
+import { startRetention } from "./usage/retention";
 import { BatchingRecorder } from "./usage/writer";
 
 /** Everything the HTTP layer needs, wired to adapters. Tests build their own. */
@@ -63,6 +64,7 @@ export async function buildDeps(config: Config, store?: Store): Promise<Deps> {
     await usage.flush();
     await rebuildCounters(s.usage, quota, accounts);
   }
+  const retention = startRetention(s.usage, config.USAGE_RETENTION_DAYS);
   // a remote store that comes back after an outage, or is found empty, is re-seeded the same way
   quota.setReseeder(async () => {
     await usage.flush();
@@ -70,7 +72,7 @@ export async function buildDeps(config: Config, store?: Store): Promise<Deps> {
   });
   const assets = new AssetService(
     catalog,
-    createRenderer(),
+    createRenderer({ maxWaitMs: config.RENDER_QUEUE_MS, timeoutMs: config.RENDER_TIMEOUT_MS }),
     new RenderCache(config.RENDER_CACHE_MB * 1024 * 1024),
   );
   const deps: Deps = {
@@ -86,6 +88,7 @@ export async function buildDeps(config: Config, store?: Store): Promise<Deps> {
     usage,
     assets,
     async close() {
+      retention.stop();
       await assets.close();
       catalog.stop();
       await enrichment.close();

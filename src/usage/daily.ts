@@ -70,6 +70,27 @@ export class DailyProjection {
     return out.sort((a, b) => (a.day < b.day ? -1 : a.day > b.day ? 1 : 0));
   }
 
+  /** every row of one UTC day (retention archives them before the day's events are removed) */
+  rowsOfDay(day: string): DailyRow[] {
+    const out: DailyRow[] = [];
+    for (const [accountId, days] of this.rows)
+      for (const [bucket, c] of days.get(day) ?? []) out.push({ accountId, day, bucket, ...c });
+    return out;
+  }
+
+  /** add archived rows (counts of days whose events were removed) */
+  addRows(rows: readonly DailyRow[]): void {
+    for (const r of rows) {
+      const buckets = this.bucketsOf(r.accountId, r.day);
+      let counts = buckets.get(r.bucket);
+      if (!counts) {
+        counts = zeroCounts();
+        buckets.set(r.bucket, counts);
+      }
+      addCounts(counts, r);
+    }
+  }
+
   get size(): number {
     let n = 0;
     for (const days of this.rows.values()) for (const b of days.values()) n += b.size;

@@ -1,12 +1,15 @@
-import { existsSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, unlinkSync } from "node:fs";
 import { type FileHandle, open } from "node:fs/promises";
 import { join } from "node:path";
 import { log } from "../../platform/log";
 import { DailyProjection, isUsageEvent } from "../../usage/daily";
-import type { UsageEvent, UsageEventStore } from "../../usage/port";
+import type { DailyRow, UsageEvent, UsageEventStore } from "../../usage/port";
 import { JsonlEncoder } from "../../usage/serialize";
+import { JsonlLog } from "./jsonl";
 
 const DAY_FILE = /^(\d{4}-\d{2}-\d{2})\.jsonl$/;
+/** usage_daily rows of days whose event files retention removed (events/daily-archive.jsonl) */
+const ARCHIVE = "daily-archive.jsonl";
 /** days whose event ids stay in memory for de-duplication (older days are read on demand) */
 const ID_DAYS = 3;
 /** id sets loaded for checked appends are dropped this long after the last one */
@@ -161,8 +164,45 @@ export class EmbeddedUsageStore implements UsageEventStore {
       .sort();
   }
 
+  /**
+   * Retention: the rows of each day before `beforeDay` are appended to the archive (fdatasync'd),
+   * then its file is removed. A crash between the two leaves both: the archive wins at replay.
+   */
+  async prune(beforeDay: string) {
+    await this.queue;
+    let days = 0;
+    let events = 0;
+    const archive = new JsonlLog<DailyRow>(join(this.dir, ARCHIVE));
+    try {
+      const archived = new Set(archive.readAll().map((r) => r.day));
+      for (const day of this.days()) {
+        if (day >= beforeDay) break;
+        const open_ = this.files.get(day);
+        if (open_) await this.closeFile(day, open_);
+        if (!archived.has(day)) {
+          const rows = this.projection.rowsOfDay(day);
+          for (const r of rows) events += r.requests;
+          if (rows.length > 0) archive.append(rows);
+        }
+        unlinkSync(this.path(day));
+        this.ids.delete(day);
+        days++;
+      }
+    } finally {
+      archive.close();
+    }
+    return { days, events };
+  }
+
   private replay() {
+    const archive = new JsonlLog<DailyRow>(join(this.dir, ARCHIVE));
+    const rows = archive.readAll();
+    archive.close();
+    this.projection.addRows(rows);
+    const archived = new Set(rows.map((r) => r.day));
     for (const day of this.days()) {
+      // a day both archived and on file: removal was interrupted; the archive counts it
+      if (archived.has(day)) continue;
       const ids = new Set<string>();
       const unique = readEventFile(this.path(day)).filter((e) => {
         if (ids.has(e.id)) return false;
