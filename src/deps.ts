@@ -1,6 +1,7 @@
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import type { Principal } from "./accounts/model";
 import { AccountService } from "./accounts/service";
+import { loadPrerendered } from "./assets/prerender";
 import { RenderCache } from "./assets/render-cache";
 import { createRenderer } from "./assets/render-pool";
 import { AssetService } from "./assets/service";
@@ -74,6 +75,7 @@ export async function buildDeps(config: Config, store?: Store): Promise<Deps> {
     catalog,
     createRenderer({ maxWaitMs: config.RENDER_QUEUE_MS, timeoutMs: config.RENDER_TIMEOUT_MS }),
     new RenderCache(config.RENDER_CACHE_MB * 1024 * 1024),
+    loadPrerendered(join(dirname(config.CATALOG_FILE), "prerender")),
   );
   const deps: Deps = {
     config,

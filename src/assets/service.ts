@@ -7,6 +7,7 @@ import type { Brand, StoredSvg, Variant } from "../catalog/types";
 import { log } from "../platform/log";
 import type { Tier } from "../quota/limits";
 import type { RenderFormat } from "./model";
+import { fromPrerendered } from "./prerender";
 import { RENDER_VERSION } from "./render";
 import type { RenderCache } from "./render-cache";
 import { RenderBusy, type Renderer } from "./render-pool";
@@ -132,6 +133,8 @@ export class AssetService {
     private catalog: AssetCatalog,
     private renderer: Renderer,
     readonly cache: RenderCache,
+    /** svg sha256 → pre-rendered 2048 px PNG of marks too slow to render on demand */
+    private prerendered: ReadonlyMap<string, string> = new Map(),
   ) {}
 
   /** The SVG for a request, or null when the slug does not exist. Reads the brand every time. */
@@ -193,7 +196,10 @@ export class AssetService {
 
   private render(served: ServedSvg, size: number, format: RenderFormat) {
     const key = renderKey(served, size, format);
-    return this.cache.get(key, () => this.renderer.render(served.svg, size, format));
+    const png = this.prerendered.get(served.sha256);
+    return this.cache.get(key, () =>
+      png ? fromPrerendered(png, size, format) : this.renderer.render(served.svg, size, format),
+    );
   }
 
   close(): Promise<void> {
