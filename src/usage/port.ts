@@ -23,6 +23,12 @@ export interface UsageEvent {
   status: number;
   /** time from authentication to the end of the response, in ms */
   latencyMs: number;
+  /**
+   * 429 refusals are folded before they reach the log: one event stands for `count` refusals of
+   * one key and bucket within one second (its first one's time, route, slug and latency).
+   * Absent on every other event (it stands for one request).
+   */
+  count?: number;
 }
 
 /**

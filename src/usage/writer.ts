@@ -84,6 +84,10 @@ export class BatchingRecorder implements UsageRecorder {
   private readonly backoffMin: number;
   private readonly backoffMax: number;
   private readonly counters = { recorded: 0, written: 0, spilled: 0, replayed: 0, dropped: 0 };
+  /** 429 refusals of the current second, one entry per key and bucket (count = refusals) */
+  private folds = new Map<string, UsageInput>();
+  private foldSecond = -1;
+  private foldTimer: ReturnType<typeof setTimeout> | null = null;
   private totalFailures = 0;
 
   constructor(
@@ -104,6 +108,51 @@ export class BatchingRecorder implements UsageRecorder {
 
   record(input: UsageInput): void {
     this.counters.recorded++;
+    if (input.status === 429 && !this.closed) {
+      this.fold(input);
+      return;
+    }
+    this.push(input);
+  }
+
+  /**
+   * 429 refusals are folded per key, bucket and second before they reach the log (a capped key
+   * hammering the API wrote one event per refusal: 185 MB in 15 s from four free keys). The
+   * folded event is the second's first refusal with `count`; it is buffered when the second
+   * ends (a later refusal, or a timer one second on), and at flush and close.
+   */
+  private fold(input: UsageInput) {
+    const second = Math.floor(input.at / 1000);
+    if (second !== this.foldSecond) {
+      this.releaseFolds();
+      this.foldSecond = second;
+    }
+    const key = `${input.accountId}\u0000${input.keyId}\u0000${input.bucket}`;
+    const held = this.folds.get(key);
+    if (held) held.count = (held.count ?? 1) + 1;
+    else {
+      this.folds.set(key, { ...input, count: 1 });
+      if (!this.foldTimer) {
+        this.foldTimer = setTimeout(() => {
+          this.foldTimer = null;
+          this.releaseFolds();
+        }, 1000);
+        this.foldTimer.unref?.();
+      }
+    }
+  }
+
+  /** Buffer the folded refusals (each as one event). */
+  private releaseFolds() {
+    if (this.foldTimer) clearTimeout(this.foldTimer);
+    this.foldTimer = null;
+    if (this.folds.size === 0) return;
+    const held = [...this.folds.values()];
+    this.folds.clear();
+    for (const input of held) this.push(input);
+  }
+
+  private push(input: UsageInput): void {
     if (this.closed) {
       // after close (a response that finished late): straight to the spill file, never lost
       this.spillEvents([eventOf(input)], "recorded after close");
@@ -126,6 +175,7 @@ export class BatchingRecorder implements UsageRecorder {
 
   /** Write everything buffered now (one attempt; a failure arms the backoff as usual). */
   async flush(): Promise<void> {
+    this.releaseFolds();
     if (this.running) await this.running;
     await this.drain(true);
   }
@@ -134,6 +184,7 @@ export class BatchingRecorder implements UsageRecorder {
     if (this.closed) return;
     // responses that just finished record their events in a deferred hook: let them land first
     await new Promise((resolve) => setTimeout(resolve, 0));
+    this.releaseFolds();
     this.disarm();
     if (this.running) await this.running;
     await this.drain(true);

@@ -352,3 +352,52 @@ describe("BatchingRecorder: spills and the loss bound", () => {
     expect(r.onDisk()).toHaveLength(4);
   });
 });
+
+describe("BatchingRecorder: 429 refusals folded per key, bucket and second", () => {
+  test("one event per key, bucket and second with its count; analytics counts every refusal", async () => {
+    const r = rig({ flushEvents: 100 });
+    const t0 = Math.floor(Date.now() / 1000) * 1000;
+    for (let i = 0; i < 5; i++) r.writer.record(input({ at: t0 + i, status: 429, keyId: "k1" }));
+    r.writer.record(input({ at: t0 + 10, status: 429, keyId: "k1", bucket: "png" }));
+    r.writer.record(input({ at: t0 + 20, status: 429, keyId: "k2" }));
+    r.writer.record(input({ at: t0 + 30, status: 200, keyId: "k1" }));
+    // the next second: a new folded event for k1/svg
+    r.writer.record(input({ at: t0 + 1000, status: 429, keyId: "k1" }));
+    r.writer.record(input({ at: t0 + 1001, status: 429, keyId: "k1" }));
+    await r.writer.flush();
+    const disk = r.onDisk();
+    expect(disk).toHaveLength(5);
+    const refusals = disk.filter((e) => e.status === 429);
+    expect(
+      refusals.map((e) => [e.keyId, e.bucket, Date.parse(e.ts) - t0, e.count ?? 1]).sort(),
+    ).toEqual(
+      [
+        ["k1", "svg", 0, 5],
+        ["k1", "png", 10, 1],
+        ["k2", "svg", 20, 1],
+        ["k1", "svg", 1000, 2],
+      ].sort(),
+    );
+    // a single refusal carries no count field
+    expect(disk.find((e) => e.keyId === "k2")).not.toHaveProperty("count");
+    const day = new Date(t0).toISOString().slice(0, 10);
+    const rows = await r.store.daily("acc-1", day, day);
+    const svg = rows.find((x) => x.bucket === "svg");
+    expect(svg).toMatchObject({ requests: 9, rateLimited: 8, errors: 0 });
+    expect(rows.find((x) => x.bucket === "png")).toMatchObject({ requests: 1, rateLimited: 1 });
+    // the projection rebuilt from the log agrees
+    await r.store.rebuildDaily();
+    expect((await r.store.daily("acc-1", day, day)).find((x) => x.bucket === "svg")).toMatchObject({
+      requests: 9,
+      rateLimited: 8,
+    });
+  });
+
+  test("folded refusals are written a second later without further traffic", async () => {
+    const r = rig({ flushEvents: 100, flushMs: 5 });
+    r.writer.record(input({ status: 429 }));
+    r.writer.record(input({ status: 429 }));
+    await until(() => r.onDisk().length > 0, 4_000, "the fold to be released");
+    expect(r.onDisk().reduce((n, e) => n + (e.count ?? 1), 0)).toBe(2);
+  });
+});

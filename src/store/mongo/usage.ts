@@ -103,13 +103,19 @@ export class MongoUsageStore implements UsageEventStore {
           {
             $group: {
               _id: { accountId: "$accountId", day: "$day", bucket: "$bucket" },
-              requests: { $sum: 1 },
+              requests: { $sum: { $ifNull: ["$count", 1] } },
               errors: {
                 $sum: {
-                  $cond: [{ $and: [{ $gte: ["$status", 400] }, { $ne: ["$status", 429] }] }, 1, 0],
+                  $cond: [
+                    { $and: [{ $gte: ["$status", 400] }, { $ne: ["$status", 429] }] },
+                    { $ifNull: ["$count", 1] },
+                    0,
+                  ],
                 },
               },
-              rateLimited: { $sum: { $cond: [{ $eq: ["$status", 429] }, 1, 0] } },
+              rateLimited: {
+                $sum: { $cond: [{ $eq: ["$status", 429] }, { $ifNull: ["$count", 1] }, 0] },
+              },
             },
           },
           {
@@ -162,7 +168,7 @@ export class MongoUsageStore implements UsageEventStore {
         };
         sums.set(k, s);
       }
-      countInto(s.c, e.status);
+      countInto(s.c, e.status, e.count ?? 1);
     }
     const ops: AnyBulkWriteOperation<DailyRow>[] = [...sums.values()].map(({ row, c }) => ({
       updateOne: {
