@@ -27,16 +27,26 @@ cleanup() { kill "$SERVER" 2>/dev/null || true; wait "$SERVER" 2>/dev/null || tr
 trap cleanup EXIT
 
 BASE="http://127.0.0.1:$PORT"
-for _ in $(seq 1 150); do
-  curl -fsS "$BASE/readyz" >/dev/null 2>&1 && break
-  sleep 0.2
-done
-curl -fsS "$BASE/readyz" >/dev/null
-
-# an internal key: no daily caps, so fuzzing is not cut short by 429s
-KEY="$(curl -fsS -X POST "$BASE/admin/keys" -H "authorization: Bearer $ADMIN_TOKEN" \
-  -H 'content-type: application/json' -d '{"tier":"internal"}' |
-  python3 -c 'import json,sys; print(json.load(sys.stdin)["apiKey"])')"
+# readiness, then an internal key (no daily caps, so fuzzing is not cut short by 429s); python3
+# rather than curl, which a fresh machine may lack
+KEY="$(BASE="$BASE" ADMIN_TOKEN="$ADMIN_TOKEN" python3 - <<'PY'
+import json, os, time, urllib.request
+base = os.environ["BASE"]
+for _ in range(150):
+    try:
+        urllib.request.urlopen(base + "/readyz", timeout=2)
+        break
+    except Exception:
+        time.sleep(0.2)
+req = urllib.request.Request(
+    base + "/admin/keys",
+    data=json.dumps({"tier": "internal"}).encode(),
+    headers={"authorization": "Bearer " + os.environ["ADMIN_TOKEN"], "content-type": "application/json"},
+    method="POST",
+)
+print(json.load(urllib.request.urlopen(req, timeout=10))["apiKey"])
+PY
+)"
 
 run() {
   local label="$1" key="$2"
