@@ -1,9 +1,10 @@
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { AuthService } from "./accounts/auth";
 import { AccessTokens, jwtSettings } from "./accounts/jwt";
 import { type MailSender, OutboxMailer, SmtpMailer } from "./accounts/mail";
 import type { Principal } from "./accounts/model";
 import { AccountService } from "./accounts/service";
+import { loadPrerendered } from "./assets/prerender";
 import { RenderCache } from "./assets/render-cache";
 import { createRenderer } from "./assets/render-pool";
 import { AssetService } from "./assets/service";
@@ -23,6 +24,7 @@ import { createCounterStore, createQuotas } from "./quota/setup";
 import { openStore, type Store } from "./store";
 import { rebuildCounters } from "./usage/counters";
 import type { UsageRecorder } from "./usage/port";
+import { startRetention } from "./usage/retention";
 import { BatchingRecorder } from "./usage/writer";
 
 /** Everything the HTTP layer needs, wired to adapters. Tests build their own. */
@@ -78,10 +80,17 @@ export async function buildDeps(config: Config, store?: Store): Promise<Deps> {
     await usage.flush();
     await rebuildCounters(s.usage, quota, accounts);
   }
+  const retention = startRetention(s.usage, config.USAGE_RETENTION_DAYS);
+  // a remote store that comes back after an outage, or is found empty, is re-seeded the same way
+  quota.setReseeder(async () => {
+    await usage.flush();
+    return rebuildCounters(s.usage, quota, accounts);
+  });
   const assets = new AssetService(
     catalog,
-    createRenderer(),
+    createRenderer({ maxWaitMs: config.RENDER_QUEUE_MS, timeoutMs: config.RENDER_TIMEOUT_MS }),
     new RenderCache(config.RENDER_CACHE_MB * 1024 * 1024),
+    loadPrerendered(join(dirname(config.CATALOG_FILE), "prerender")),
   );
   // the stripe package is loaded only when billing is configured (it adds to cold start)
   const stripe =
@@ -144,6 +153,7 @@ export async function buildDeps(config: Config, store?: Store): Promise<Deps> {
     verifyBearer: (token) => auth.verifyBearer(token),
     async close() {
       if (mail instanceof SmtpMailer) mail.close();
+      retention.stop();
       await assets.close();
       catalog.stop();
       await enrichment.close();

@@ -2,7 +2,7 @@ import { Elysia } from "elysia";
 import { ErrorBody, RateLimitedBody } from "../catalog/model";
 import type { Variant } from "../catalog/types";
 import { type AuthDeps, authPlugin } from "../http/auth";
-import { serviceNotFound } from "../http/errors";
+import { ApiError, serviceNotFound } from "../http/errors";
 import { decimalQuery } from "../http/params";
 import type { Tier } from "../quota/limits";
 import {
@@ -11,10 +11,12 @@ import {
   imageResponses,
   NotModified,
   RasterQuery,
+  RenderBusyBody,
   type RenderFormat,
   SlugParams,
   SvgQuery,
 } from "./model";
+import { RenderBusy } from "./render-pool";
 import {
   type AssetService,
   CACHE_ARTWORK,
@@ -36,6 +38,21 @@ const responses = {
   422: ErrorBody,
   429: RateLimitedBody,
 };
+
+const rasterResponses = { ...responses, 503: RenderBusyBody };
+
+/** 503 render_busy with Retry-After: a 5xx, so the request's quota unit is given back. */
+function renderBusy(err: RenderBusy): ApiError {
+  return new ApiError(
+    503,
+    "render_busy",
+    err.reason === "queue"
+      ? "The renderer is busy; retry after the number of seconds in Retry-After. This request was not charged."
+      : "Rendering took too long and was stopped; retry after the number of seconds in Retry-After. This request was not charged.",
+    {},
+    { "retry-after": String(err.retryAfterSeconds) },
+  );
+}
 
 const RESOLUTION =
   "Variant resolution: the requested variant when the brand has it, else its mono mark; when mono is missing too, " +
@@ -92,11 +109,16 @@ export function assetsController(deps: AuthDeps & { assets: AssetService }) {
       return cached;
     }
     // headers only once the image exists: a failed render must not leave cache headers on a 500
-    return assets.raster(served, size, format).then((out) => {
-      commonHeaders(set, out.source, out.etag);
-      set.headers["content-type"] = `image/${format}`;
-      return out.bytes;
-    });
+    return assets.raster(served, size, format).then(
+      (out) => {
+        commonHeaders(set, out.source, out.etag);
+        set.headers["content-type"] = `image/${format}`;
+        return out.bytes;
+      },
+      (err) => {
+        throw err instanceof RenderBusy ? renderBusy(err) : err;
+      },
+    );
   }
 
   return new Elysia({ prefix: "/v1", tags: ["assets"] })
@@ -144,7 +166,7 @@ export function assetsController(deps: AuthDeps & { assets: AssetService }) {
         params: SlugParams,
         query: RasterQuery,
         decimalQuery: RasterQuery,
-        response: responses,
+        response: rasterResponses,
         detail: {
           summary: "Logo artwork rendered as PNG",
           description: `The same artwork as GET /v1/svg/{slug}, rendered with resvg. size (16..2048, default 256) is the box in pixels: the image is exactly size x size, the mark keeps its aspect ratio, its longer side fills the box and it is centered on a transparent background. Out-of-range size or unknown variant: 422 validation_error. ${RESOLUTION} X-Svg-Variant names the source variant. The ETag is derived from the source SVG's hash, the size and the format. Counts against the png bucket.`,
@@ -168,7 +190,7 @@ export function assetsController(deps: AuthDeps & { assets: AssetService }) {
         params: SlugParams,
         query: RasterQuery,
         decimalQuery: RasterQuery,
-        response: responses,
+        response: rasterResponses,
         detail: {
           summary: "Logo artwork rendered as WebP",
           description: `Identical to GET /v1/png/{slug} (same size box, variants, headers and rules), encoded as lossless WebP with transparency. Counts against the webp bucket.`,

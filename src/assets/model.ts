@@ -67,5 +67,24 @@ export function imageResponses(mediaType: string) {
     404: jsonResponse("service_not_found: no catalog entry with this slug"),
     422: jsonResponse("validation_error: variant or size out of range"),
     429: jsonResponse("rate_limit_exceeded: the bucket's daily limit is reached", RateLimitedBody),
+    ...(mediaType.startsWith("image/svg")
+      ? {}
+      : {
+          503: jsonResponse(
+            "render_busy: the render queue is full or the render ran past its time limit; Retry-After says when to retry; not charged",
+            RenderBusyBody,
+          ),
+        }),
   };
 }
+
+export const RenderBusyBody = t.Object(
+  {
+    error: t.Literal("render_busy"),
+    message: t.String(),
+  },
+  {
+    description:
+      "The render queue is full or the render ran past its time limit (Retry-After says when to retry). Not charged.",
+  },
+);

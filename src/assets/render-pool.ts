@@ -19,10 +19,48 @@ export interface Renderer {
   close(): Promise<void>;
 }
 
-interface Pending {
+/**
+ * The render queue is full: the render would wait longer than the pool's `maxWaitMs` (or its
+ * queue is at `maxQueued`). The route answers 503 render_busy with Retry-After; nothing is
+ * charged (a 5xx gives its quota unit back).
+ */
+export class RenderBusy extends Error {
+  constructor(
+    readonly retryAfterSeconds: number,
+    readonly reason: "queue" | "timeout",
+  ) {
+    super(
+      reason === "queue" ? "render queue full" : "render exceeded its time limit and was stopped",
+    );
+  }
+}
+
+export interface PoolOptions {
+  /** worker threads (default: one per core) */
+  workers?: number;
+  workerUrl?: URL;
+  /** a render that would wait longer than this in the queue is refused (RenderBusy) */
+  maxWaitMs?: number;
+  /** a render running longer than this is stopped (its worker is replaced) */
+  timeoutMs?: number;
+  /** most renders queued (not yet running) at once */
+  maxQueued?: number;
+  /**
+   * a worker is replaced once it has rendered this many pixels: resvg-js leaves native memory
+   * behind that the worker's collector does not reclaim (thx/resvg-js#216), and ending the
+   * thread frees it. Default 64 Mpx, sixteen 2048 px renders.
+   */
+  recyclePixels?: number;
+}
+
+interface Job {
+  req: RenderRequest;
   resolve(bytes: Uint8Array): void;
   reject(err: Error): void;
-  job: RenderRequest;
+  /** performance.now() when queued */
+  queued: number;
+  /** estimated render time, ms (for the wait estimate) */
+  cost: number;
 }
 
 interface WorkerLike {
@@ -35,14 +73,18 @@ interface WorkerLike {
 
 interface Slot {
   worker: WorkerLike;
-  pending: Map<number, Pending>;
+  /** the render running on this worker (one at a time: the queue stays here, not in the port) */
+  job: Job | null;
+  started: number;
+  timer: ReturnType<typeof setTimeout> | null;
   /** answered at least once: it started fine */
   alive: boolean;
+  pixels: number;
 }
 
-/** Default pool size: one thread per core beyond the one serving requests, 1..4. */
+/** Default pool size: one render thread per core (renders run at a lower priority), 1..8. */
 export function defaultWorkerCount(): number {
-  return Math.max(1, Math.min(4, availableParallelism() - 1));
+  return Math.max(1, Math.min(8, availableParallelism()));
 }
 
 async function renderInline(svg: string, size: number, format: RenderFormat) {
@@ -57,72 +99,174 @@ export const inlineRenderer: Renderer = {
   async close() {},
 };
 
-class WorkerPool implements Renderer {
+export class WorkerPool implements Renderer {
   private slots: Slot[] = [];
+  private queue: Job[] = [];
   private nextId = 1;
   private failed = false;
   private closed = false;
+  /** running estimate of render cost: fixed ms plus ms per megapixel (EWMA) */
+  private msPerMpx = 60;
+  private retired = 0;
+  private readonly o: Required<Omit<PoolOptions, "workerUrl" | "workers">>;
 
   constructor(
     private size: number,
     private workerUrl: URL,
-  ) {}
+    opts: PoolOptions = {},
+  ) {
+    this.o = {
+      maxWaitMs: 2_000,
+      timeoutMs: 10_000,
+      maxQueued: 256,
+      recyclePixels: 64 * 1024 * 1024,
+      ...Object.fromEntries(Object.entries(opts).filter(([, v]) => v !== undefined)),
+    };
+  }
 
   get mode() {
     return this.failed ? ("inline" as const) : ("workers" as const);
   }
 
+  /** threads running, renders waiting, threads ended so far (recycled or timed out) */
+  stats() {
+    return { workers: this.slots.length, queued: this.queue.length, retired: this.retired };
+  }
+
+  private estimate(size: number): number {
+    return 5 + (size * size * this.msPerMpx) / 1_000_000;
+  }
+
+  /** ms until a render queued now would start: the work ahead of it spread over the workers */
+  private expectedWait(now: number): number {
+    let work = 0;
+    for (const j of this.queue) work += j.cost;
+    let busy = 0;
+    for (const s of this.slots)
+      if (s.job) {
+        busy++;
+        work += Math.max(0, s.job.cost - (now - s.started));
+      }
+    // a free worker (or one not started yet) takes it at once
+    if (busy < this.size && this.queue.length === 0) return 0;
+    return work / this.size;
+  }
+
   render(svg: string, size: number, format: RenderFormat): Promise<Uint8Array> {
     if (this.failed || this.closed) return renderInline(svg, size, format);
-    if (this.slots.length < this.size) {
-      try {
-        this.spawn();
-      } catch (err) {
-        this.fail(err);
-        return renderInline(svg, size, format);
-      }
-    }
-    const slot = this.slots.reduce((a, b) => (b.pending.size < a.pending.size ? b : a));
-    const job: RenderRequest = { id: this.nextId++, svg, size, format };
+    const now = performance.now();
+    const wait = this.expectedWait(now);
+    if (wait > this.o.maxWaitMs || this.queue.length >= this.o.maxQueued)
+      return Promise.reject(new RenderBusy(Math.max(1, Math.ceil(wait / 1000)), "queue"));
     return new Promise<Uint8Array>((resolve, reject) => {
-      if (slot.pending.size === 0) slot.worker.ref?.();
-      slot.pending.set(job.id, { resolve, reject, job });
-      slot.worker.postMessage(job);
+      this.queue.push({
+        req: { id: this.nextId++, svg, size, format },
+        resolve,
+        reject,
+        queued: now,
+        cost: this.estimate(size),
+      });
+      this.dispatch();
     });
   }
 
-  private spawn() {
+  /** Hand queued renders to idle workers (starting workers up to the pool size). */
+  private dispatch() {
+    while (this.queue.length > 0 && !this.failed && !this.closed) {
+      // before a thread is started: starting one is not time the render waited in the queue
+      const now = performance.now();
+      let slot = this.slots.find((s) => !s.job);
+      if (!slot && this.slots.length < this.size) {
+        try {
+          slot = this.spawn();
+        } catch (err) {
+          this.fail(err);
+          return;
+        }
+      }
+      if (!slot) return;
+      const job = this.queue.shift() as Job;
+      // it waited past the bound after all (renders slower than estimated): refuse it now
+      if (now - job.queued > this.o.maxWaitMs) {
+        job.reject(new RenderBusy(Math.max(1, Math.ceil(this.expectedWait(now) / 1000)), "queue"));
+        continue;
+      }
+      slot.job = job;
+      slot.started = performance.now();
+      slot.worker.ref?.();
+      const running = slot;
+      slot.timer = setTimeout(() => this.timedOut(running), this.o.timeoutMs);
+      slot.worker.postMessage(job.req);
+    }
+  }
+
+  private spawn(): Slot {
     const worker = new Worker(this.workerUrl, { type: "module" }) as unknown as WorkerLike;
-    const slot: Slot = { worker, pending: new Map(), alive: false };
+    const slot: Slot = { worker, job: null, started: 0, timer: null, alive: false, pixels: 0 };
     worker.unref?.();
     worker.addEventListener("message", (event) => {
       const reply = (event as MessageEvent<RenderReply>).data;
       slot.alive = true;
-      const p = slot.pending.get(reply.id);
-      if (!p) return;
-      slot.pending.delete(reply.id);
-      if (slot.pending.size === 0) worker.unref?.();
-      if ("error" in reply) p.reject(new Error(reply.error));
-      else p.resolve(reply.bytes);
+      const job = slot.job;
+      if (!job || job.req.id !== reply.id) return;
+      this.finish(slot);
+      const ms = performance.now() - slot.started;
+      const mpx = (job.req.size * job.req.size) / 1_000_000;
+      if (mpx > 0.01) this.msPerMpx = 0.8 * this.msPerMpx + 0.2 * Math.max(1, (ms - 5) / mpx);
+      slot.pixels += job.req.size * job.req.size;
+      if ("error" in reply) job.reject(new Error(reply.error));
+      else job.resolve(reply.bytes);
+      if (slot.pixels >= this.o.recyclePixels) this.retire(slot);
+      this.dispatch();
     });
     worker.addEventListener("error", (event) => {
       (event as Event & { preventDefault?: () => void }).preventDefault?.();
       this.crashed(slot, (event as ErrorEvent).message ?? "worker error");
     });
     this.slots.push(slot);
+    return slot;
   }
 
-  /** A worker died: its jobs are re-run inline; a worker that never started disables the pool. */
-  private crashed(slot: Slot, reason: string) {
+  private finish(slot: Slot) {
+    if (slot.timer) clearTimeout(slot.timer);
+    slot.timer = null;
+    slot.job = null;
+    slot.worker.unref?.();
+  }
+
+  /** End a worker thread (its native memory goes with it); the next render starts a new one. */
+  private retire(slot: Slot) {
     this.slots = this.slots.filter((s) => s !== slot);
+    this.retired++;
     try {
       slot.worker.terminate();
     } catch {}
+  }
+
+  /** A render ran past the time limit: resvg cannot be interrupted, so its thread is ended. */
+  private timedOut(slot: Slot) {
+    const job = slot.job;
+    if (!job) return;
+    this.finish(slot);
+    this.retire(slot);
+    log("warn", "render exceeded its time limit; worker replaced", {
+      size: job.req.size,
+      format: job.req.format,
+      limitMs: this.o.timeoutMs,
+    });
+    job.reject(new RenderBusy(1, "timeout"));
+    this.dispatch();
+  }
+
+  /** A worker died: its render is re-run inline; a worker that never started disables the pool. */
+  private crashed(slot: Slot, reason: string) {
+    const job = slot.job;
+    this.finish(slot);
+    this.retire(slot);
     if (!slot.alive) this.fail(new Error(reason));
     else log("warn", "render worker crashed; replacing it", { reason });
-    for (const p of slot.pending.values())
-      renderInline(p.job.svg, p.job.size, p.job.format).then(p.resolve, p.reject);
-    slot.pending.clear();
+    if (job) renderInline(job.req.svg, job.req.size, job.req.format).then(job.resolve, job.reject);
+    this.dispatch();
   }
 
   private fail(err: unknown) {
@@ -132,12 +276,16 @@ class WorkerPool implements Renderer {
       reason: err instanceof Error ? err.message : String(err),
     });
     for (const slot of this.slots) if (!slot.alive) this.crashed(slot, "pool disabled");
+    for (const job of this.queue.splice(0))
+      renderInline(job.req.svg, job.req.size, job.req.format).then(job.resolve, job.reject);
   }
 
   async close() {
     this.closed = true;
+    for (const job of this.queue.splice(0)) job.reject(new Error("renderer closed"));
     for (const slot of this.slots) {
-      for (const p of slot.pending.values()) p.reject(new Error("renderer closed"));
+      slot.job?.reject(new Error("renderer closed"));
+      this.finish(slot);
       slot.worker.terminate();
     }
     this.slots = [];
@@ -148,7 +296,7 @@ class WorkerPool implements Renderer {
  * A renderer with `workers` threads (default `defaultWorkerCount()`); 0, or a runtime without
  * Worker, renders inline. Threads start on the first render.
  */
-export function createRenderer(opts: { workers?: number; workerUrl?: URL } = {}): Renderer {
+export function createRenderer(opts: PoolOptions = {}): Renderer {
   const workers = opts.workers ?? defaultWorkerCount();
   if (workers <= 0 || typeof Worker === "undefined") return inlineRenderer;
   const url = opts.workerUrl ?? findWorkerScript();
@@ -158,7 +306,7 @@ export function createRenderer(opts: { workers?: number; workerUrl?: URL } = {})
     });
     return inlineRenderer;
   }
-  return new WorkerPool(workers, url);
+  return new WorkerPool(workers, url, opts);
 }
 
 /**

@@ -7,9 +7,10 @@ import type { Brand, StoredSvg, Variant } from "../catalog/types";
 import { log } from "../platform/log";
 import type { Tier } from "../quota/limits";
 import type { RenderFormat } from "./model";
+import { fromPrerendered } from "./prerender";
 import { RENDER_VERSION } from "./render";
 import type { RenderCache } from "./render-cache";
-import type { Renderer } from "./render-pool";
+import { RenderBusy, type Renderer } from "./render-pool";
 
 /** The generic placeholder served (200) when a brand has no stored SVG the caller may get. */
 export const PLACEHOLDER_SVG =
@@ -132,6 +133,8 @@ export class AssetService {
     private catalog: AssetCatalog,
     private renderer: Renderer,
     readonly cache: RenderCache,
+    /** svg sha256 → pre-rendered 2048 px PNG of marks too slow to render on demand */
+    private prerendered: ReadonlyMap<string, string> = new Map(),
   ) {}
 
   /** The SVG for a request, or null when the slug does not exist. Reads the brand every time. */
@@ -157,7 +160,8 @@ export class AssetService {
         etag: rasterEtag(served, size, format),
       };
     } catch (err) {
-      if (served.variant === "placeholder") throw err;
+      // a full queue or a render past its time limit is the service's state, not the artwork's
+      if (served.variant === "placeholder" || err instanceof RenderBusy) throw err;
       if (this.failed.size >= MAX_FAILED) this.failed.clear();
       this.failed.add(renderKey(served, size, format));
       log("warn", "artwork failed to render; serving the placeholder", {
@@ -192,7 +196,10 @@ export class AssetService {
 
   private render(served: ServedSvg, size: number, format: RenderFormat) {
     const key = renderKey(served, size, format);
-    return this.cache.get(key, () => this.renderer.render(served.svg, size, format));
+    const png = this.prerendered.get(served.sha256);
+    return this.cache.get(key, () =>
+      png ? fromPrerendered(png, size, format) : this.renderer.render(served.svg, size, format),
+    );
   }
 
   close(): Promise<void> {

@@ -1,5 +1,6 @@
 import { Elysia, t } from "elysia";
 import type { CatalogService } from "../catalog/service";
+import type { QuotaService } from "../quota/service";
 import type { Store } from "../store";
 
 const readiness = (description: string) =>
@@ -15,12 +16,32 @@ const readiness = (description: string) =>
         kind: t.Union([t.Literal("embedded"), t.Literal("mongodb")]),
         reachable: t.Boolean(),
       }),
+      counters: t.Object(
+        {
+          kind: t.Union([t.Literal("memory"), t.Literal("upstash")]),
+          state: t.Union([t.Literal("ok"), t.Literal("degraded")], {
+            description:
+              "degraded: the quota counter store does not answer and quotas fail open (readiness is not affected)",
+          }),
+          since: t.Union([t.String({ format: "date-time" }), t.Null()], {
+            description: "when the degraded spell began; null when ok",
+          }),
+        },
+        { description: "The quota counter store's condition" },
+      ),
     },
     { description },
   );
 
-/** GET /healthz (process up) and GET /readyz (catalog loaded, stores reachable). Both public. */
-export function healthController(deps: { catalog: CatalogService; store: Store }) {
+/**
+ * GET /healthz (process up) and GET /readyz (catalog loaded, stores reachable; the body also
+ * states the quota counter store's condition, which never makes it 503). Both public.
+ */
+export function healthController(deps: {
+  catalog: CatalogService;
+  store: Store;
+  quota: Pick<QuotaService, "condition">;
+}) {
   return new Elysia({ tags: ["health"] })
     .get("/healthz", () => ({ status: "ok" as const }), {
       response: t.Object({ status: t.Literal("ok") }, { description: "The process is up" }),
@@ -40,6 +61,8 @@ export function healthController(deps: { catalog: CatalogService; store: Store }
             version: deps.catalog.version,
           },
           store: { kind: deps.store.kind, reachable: storeUp },
+          // a degraded counter store does not make the service unready: quotas fail open
+          counters: deps.quota.condition(),
         };
       },
       {

@@ -96,22 +96,58 @@ async function identify(deps: AuthDeps, request: Request, allowBearer: boolean):
 export const MAX_BODY_BYTES = 64 * 1024;
 
 /**
+ * The runtime's own cap on a request body (Bun.serve maxRequestBodySize, src/main.ts). Past it
+ * the runtime answers 413 with an empty body; below it the routes answer their JSON 413.
+ */
+export const RUNTIME_BODY_LIMIT = 8 * 1024 * 1024;
+
+const tooLarge = () =>
+  new ApiError(
+    413,
+    "payload_too_large",
+    `Request body over ${MAX_BODY_BYTES} bytes; this route takes a small JSON object.`,
+  );
+
+/** A body sent without Content-Length (chunked), read up to MAX_BODY_BYTES, as JSON. */
+async function readChunkedJson(body: ReadableStream<Uint8Array>): Promise<unknown> {
+  const reader = body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > MAX_BODY_BYTES) {
+      await reader.cancel().catch(() => {});
+      throw tooLarge();
+    }
+    chunks.push(value);
+  }
+  const text = new TextDecoder().decode(Buffer.concat(chunks));
+  if (!text.trim()) return undefined;
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new ApiError(422, "validation_error", "Request body is not valid JSON");
+  }
+}
+
+/**
  * Runs while the body is parsed, before the parser reads it (routes with a body only): the
  * caller is authenticated first, so malformed JSON without credentials is 401, not 422, and an
- * unauthenticated body is never read; a declared body over MAX_BODY_BYTES is 413.
+ * unauthenticated body is never read; a declared body over MAX_BODY_BYTES is 413, and so is a
+ * chunked one (no Content-Length) once MAX_BODY_BYTES of it have arrived (it is read here, with
+ * that cap, and handed to the route as its parsed body).
  */
 async function identifyBeforeBody(
   deps: AuthDeps,
   request: Request,
   allowBearer: boolean,
-): Promise<void> {
+): Promise<unknown> {
   await identify(deps, request, allowBearer);
-  if (Number(request.headers.get("content-length")) > MAX_BODY_BYTES)
-    throw new ApiError(
-      413,
-      "payload_too_large",
-      `Request body over ${MAX_BODY_BYTES} bytes; this route takes a small JSON object.`,
-    );
+  const declared = request.headers.get("content-length");
+  if (Number(declared) > MAX_BODY_BYTES) throw tooLarge();
+  if (declared === null && request.body) return readChunkedJson(request.body);
 }
 
 /** The `parse` and `transform` hooks that authenticate a route's caller (see authPlugin). */

@@ -22,6 +22,9 @@ export interface Meter {
 
 const open = new WeakMap<Request, Meter>();
 
+/** Status recorded for a request whose client disconnected before the answer (nginx's 499). */
+export const CLIENT_GONE = 499;
+
 /** Called by the `metered` macro once the unit is consumed (or refused: a 429 is settled too). */
 export function openMeter(request: Request, meter: Meter): void {
   open.set(request, meter);
@@ -38,6 +41,9 @@ export function settleMeter(request: Request, status: number): void {
   const m = open.get(request);
   if (!m) return;
   open.delete(request);
+  // the client went away before its answer was ready (e.g. gave up on a slow render): it gets
+  // nothing, so it pays nothing; logged as 499 (client closed request)
+  if (request.signal.aborted) status = CLIENT_GONE;
   closeMeter(m, status);
 }
 
@@ -110,7 +116,8 @@ export const dailyLimitMessage = (limit: number | null, bucket: Bucket, principa
  * gives its unit back (see settleMeter). Call it once per meter.
  */
 export function closeMeter(m: Meter, status: number): void {
-  if (status >= 500 && m.counted) void m.quota.refund(m.principal, m.bucket, m.at).catch(() => {});
+  if ((status >= 500 || status === CLIENT_GONE) && m.counted)
+    void m.quota.refund(m.principal, m.bucket, m.at).catch(() => {});
   m.usage.record({
     at: m.at.getTime(),
     accountId: m.principal.accountId,

@@ -15,7 +15,13 @@ export interface CounterStore {
    * Returns whether it was added and the counter's value afterwards. A refused call changes
    * nothing, so a counter never passes its limit.
    */
-  consume(key: string, limit: number | null, expireAt: number): Promise<ConsumeResult>;
+  consume(
+    key: string,
+    limit: number | null,
+    expireAt: number,
+    /** a key whose absence the answer reports (`seeded: false`): the day's seed mark */
+    seedKey?: string,
+  ): Promise<ConsumeResult>;
   /**
    * The same, answered synchronously: only stores in this process's memory have it (the
    * metered hot path then needs no promise at all).
@@ -36,6 +42,11 @@ export interface ConsumeResult {
   allowed: boolean;
   /** the counter after the call */
   count: number;
+  /**
+   * false when `seedKey` was asked about and is missing: the store has no counters seeded from
+   * the usage log for the day (it restarted empty, or was never seeded); undefined otherwise
+   */
+  seeded?: boolean;
 }
 
 /** Every key this service writes starts with this, so one Redis can hold other data too. */
@@ -58,6 +69,12 @@ export const DAY_GRACE_SECONDS = 3600;
 /** The daily counter of one API key and bucket on one UTC day. */
 export const dailyKey = (day: string, keyId: string, bucket: Bucket): string =>
   `${KEY_PREFIX}q:${day}:${keyId}:${bucket}`;
+
+/**
+ * Set (to 1) by every counter rebuild from the usage log: its absence tells the service that the
+ * store lost the day's counters (a Redis restarted empty), so they are seeded again.
+ */
+export const seedKey = (day: string): string => `${KEY_PREFIX}seeded:${day}`;
 
 /** A short-window (rate limit) counter: policy name, window start (unix s), caller identity. */
 export const windowKey = (policy: string, windowStart: number, identity: string): string =>

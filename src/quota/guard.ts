@@ -15,12 +15,24 @@ export interface GuardOptions {
 
 export type Guarded<T> = { ok: true; value: T } | { ok: false };
 
+/** The counter store's condition as /readyz reports it. */
+export interface StoreCondition {
+  state: "ok" | "degraded";
+  /** ISO time the current degraded spell began; null when ok */
+  since: string | null;
+}
+
 /**
  * Timeout + circuit breaker + rate-limited logging around calls to a remote counter store.
  * Closed: calls go through; `failureThreshold` consecutive failures (errors or timeouts) open it.
  * Open: calls are skipped (answered `{ ok: false }` at once) until `openMs` has passed; then one
  * call goes through as a probe (half-open): success closes the breaker, failure reopens it with
- * twice the pause. Callers decide what `{ ok: false }` means (quotas: serve without enforcing).
+ * twice the pause, at most `maxOpenMs` (1 s: a returning store is noticed within a second).
+ * Callers decide what `{ ok: false }` means (quotas: serve without enforcing).
+ *
+ * The store is "degraded" from the moment the breaker opens until a call succeeds again; each
+ * change is logged once and handed to the `onChange` listeners (the quota service re-seeds its
+ * counters from the usage log when the store is back).
  */
 export class CounterGuard {
   private failures = 0;
@@ -30,12 +42,14 @@ export class CounterGuard {
   private lastLog = Number.NEGATIVE_INFINITY;
   private unlogged = 0;
   private readonly o: Required<GuardOptions>;
+  private degradedSince: number | null = null;
+  private listeners: ((c: StoreCondition) => void)[] = [];
 
   constructor(opts: GuardOptions) {
     this.o = {
       failureThreshold: 3,
-      openMs: 2_000,
-      maxOpenMs: 30_000,
+      openMs: 1_000,
+      maxOpenMs: 1_000,
       logIntervalMs: 60_000,
       now: Date.now,
       ...opts,
@@ -46,6 +60,28 @@ export class CounterGuard {
   get state(): "closed" | "open" | "half-open" {
     if (this.openUntil === 0) return "closed";
     return this.probing || this.o.now() >= this.openUntil ? "half-open" : "open";
+  }
+
+  condition(): StoreCondition {
+    return this.degradedSince === null
+      ? { state: "ok", since: null }
+      : { state: "degraded", since: new Date(this.degradedSince).toISOString() };
+  }
+
+  /** Called at each change of condition (ok → degraded, degraded → ok). */
+  onChange(listener: (c: StoreCondition) => void): void {
+    this.listeners.push(listener);
+  }
+
+  private changed() {
+    const c = this.condition();
+    for (const l of this.listeners) {
+      try {
+        l(c);
+      } catch (err) {
+        log("error", "counter store condition listener failed", { error: String(err) });
+      }
+    }
   }
 
   async run<T>(op: () => Promise<T>): Promise<Guarded<T>> {
@@ -69,12 +105,18 @@ export class CounterGuard {
     }
   }
 
-  private succeeded(probe: boolean) {
-    if (probe || this.openUntil !== 0)
-      log("info", "counter store reachable again; quotas enforced", {});
+  private succeeded(_probe: boolean) {
     this.failures = 0;
     this.openUntil = 0;
     this.pauseMs = this.o.openMs;
+    if (this.degradedSince !== null) {
+      log("info", "counter store ok: reachable again; quotas enforced", {
+        counterStore: "ok",
+        degradedForMs: this.o.now() - this.degradedSince,
+      });
+      this.degradedSince = null;
+      this.changed();
+    }
   }
 
   private failed(err: unknown, probe: boolean) {
@@ -85,6 +127,15 @@ export class CounterGuard {
       this.openUntil = now + this.pauseMs;
     } else if (this.failures >= this.o.failureThreshold && this.openUntil === 0) {
       this.openUntil = now + this.pauseMs;
+    }
+    if (this.openUntil !== 0 && this.degradedSince === null) {
+      this.degradedSince = now;
+      log("warn", "counter store degraded: quotas fail open until it answers again", {
+        counterStore: "degraded",
+        since: new Date(now).toISOString(),
+        probeEveryMs: this.o.maxOpenMs,
+      });
+      this.changed();
     }
     this.unlogged++;
     if (now - this.lastLog >= this.o.logIntervalMs) {

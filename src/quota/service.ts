@@ -6,9 +6,10 @@ import {
   DAY_GRACE_SECONDS,
   dailyKey,
   dayEnd,
+  seedKey,
   utcDay,
 } from "./counter-store";
-import type { CounterGuard, Guarded } from "./guard";
+import type { CounterGuard, Guarded, StoreCondition } from "./guard";
 import { BUCKETS, type Bucket, dailyLimit } from "./limits";
 import type { QuotaDecision, QuotaGate } from "./port";
 
@@ -31,9 +32,11 @@ export interface CountableEvent {
 
 /**
  * The outcome rule: every authenticated request to a bucket counts except the ones refused
- * with 429 (never consumed) and server errors (refunded once the error is mapped: http/meter.ts).
+ * with 429 (never consumed), server errors (refunded once the error is mapped: http/meter.ts) and
+ * 499, requests whose client went away before the answer (refunded the same way).
  */
-export const countsAgainstQuota = (status: number): boolean => status !== 429 && status < 500;
+export const countsAgainstQuota = (status: number): boolean =>
+  status !== 429 && status !== 499 && status < 500;
 
 const expiry = (now: Date) => dayEnd(now) + DAY_GRACE_SECONDS;
 
@@ -61,12 +64,71 @@ const counterId = (p: Principal) => p.keyId ?? `account-${p.accountId}`;
 export class QuotaService implements QuotaGate {
   /** the current UTC day, computed once per day instead of per request */
   private today: DayInfo = dayInfo(new Date());
+  private reseeder: (() => Promise<unknown>) | null = null;
+  private reseeding: Promise<void> | null = null;
+  private reseedAgain = false;
 
   constructor(
     readonly store: CounterStore,
     /** null for in-process stores (they cannot time out) */
     private guard: CounterGuard | null = null,
-  ) {}
+  ) {
+    guard?.onChange((c) => {
+      if (c.state === "ok") this.reseed("counter store back after an outage");
+    });
+  }
+
+  /** ok, or degraded since when (the breaker is open: quotas fail open). */
+  condition(): StoreCondition & { kind: CounterStore["kind"] } {
+    return { kind: this.store.kind, ...(this.guard?.condition() ?? { state: "ok", since: null }) };
+  }
+
+  /**
+   * How today's counters are seeded again from the usage log (usage/counters.ts
+   * rebuildCounters, after a flush of the recorder). Run when a remote store comes back after an
+   * outage (the requests served unenforced meanwhile count), and when a consume finds the day's
+   * seed mark missing (the store restarted empty). One run at a time; a request while one runs
+   * runs it once more afterwards.
+   */
+  setReseeder(fn: () => Promise<unknown>): void {
+    this.reseeder = fn;
+  }
+
+  /** Re-seed the counters now (see setReseeder); resolves when done, never rejects. */
+  reseed(reason: string): Promise<void> {
+    if (!this.reseeder) return Promise.resolve();
+    if (this.reseeding) {
+      this.reseedAgain = true;
+      return this.reseeding;
+    }
+    const run = async () => {
+      // let requests already answered record their events first (the probe that found the store
+      // back is one): a unit consumed on the returning store but not yet in the log is lost to
+      // the re-seed, which raises counters to the log's count (never adds)
+      await new Promise((resolve) => setTimeout(resolve, 0));
+      do {
+        this.reseedAgain = false;
+        const started = performance.now();
+        try {
+          const r = await this.reseeder?.();
+          log("info", "quota counters re-seeded from the usage log", {
+            reason,
+            ms: Math.round(performance.now() - started),
+            ...(r && typeof r === "object" ? r : {}),
+          });
+        } catch (err) {
+          log("warn", "quota counter re-seed failed; retried when the store is back", {
+            reason,
+            error: err instanceof Error ? err.message : String(err),
+          });
+        }
+      } while (this.reseedAgain);
+    };
+    this.reseeding = run().finally(() => {
+      this.reseeding = null;
+    });
+    return this.reseeding;
+  }
 
   private async call<T>(op: () => Promise<T>): Promise<Guarded<T>> {
     if (this.guard) return this.guard.run(op);
@@ -99,7 +161,8 @@ export class QuotaService implements QuotaGate {
     const decide = (r: Guarded<ConsumeResult>): QuotaDecision => {
       if (!r.ok)
         return { allowed: true, limit: null, remaining: null, resetSeconds, counted: false };
-      const { allowed, count } = r.value;
+      const { allowed, count, seeded } = r.value;
+      if (seeded === false && !this.reseeding) this.reseed("counter store has no seeded counters");
       return {
         allowed,
         limit,
@@ -111,7 +174,9 @@ export class QuotaService implements QuotaGate {
     // an in-process store answers at once (and cannot time out: no guard)
     if (!this.guard && this.store.consumeNow)
       return decide({ ok: true, value: this.store.consumeNow(key, limit, day.expireAt) });
-    return this.call(() => this.store.consume(key, limit, day.expireAt)).then(decide);
+    // a remote store also tells whether the day's counters were seeded (it may restart empty)
+    const mark = this.reseeder ? seedKey(day.name) : undefined;
+    return this.call(() => this.store.consume(key, limit, day.expireAt, mark)).then(decide);
   }
 
   async refund(principal: Principal, bucket: Bucket, now = new Date()): Promise<void> {
@@ -161,7 +226,7 @@ export class QuotaService implements QuotaGate {
    * default events count for the key that made them. Throws CounterStoreUnavailable.
    */
   async rebuildFromEvents(
-    events: Iterable<CountableEvent>,
+    events: Iterable<CountableEvent> | AsyncIterable<CountableEvent>,
     opts: {
       now?: Date;
       successor?: (keyId: string, accountId?: string) => string | Promise<string>;
@@ -172,7 +237,7 @@ export class QuotaService implements QuotaGate {
     const tally = new Map<string, number>();
     const keyFor = new Map<string, string>();
     let counted = 0;
-    for (const e of events) {
+    for await (const e of events) {
       if (e.day !== day || !countsAgainstQuota(e.status)) continue;
       let target = keyFor.get(e.keyId);
       if (target === undefined) {
@@ -184,9 +249,11 @@ export class QuotaService implements QuotaGate {
       counted++;
     }
     const entries = [...tally].map(([key, value]) => ({ key, value }));
+    // the day's seed mark goes with the counters: a store that loses them loses it too
+    entries.push({ key: seedKey(day), value: 1 });
     const r = await this.call(() => this.store.raiseTo(entries, expiry(now)));
     if (!r.ok) throw new CounterStoreUnavailable();
-    return { day, events: counted, counters: entries.length };
+    return { day, events: counted, counters: tally.size };
   }
 
   close(): Promise<void> {

@@ -9,12 +9,14 @@ import type { ConsumeResult, CounterStore } from "./counter-store";
  * by the client's auto-pipelining.
  */
 const CONSUME = `
+local seeded = 1
+if KEYS[2] then seeded = redis.call('EXISTS', KEYS[2]) end
 local n = tonumber(redis.call('GET', KEYS[1]) or '0')
 local limit = tonumber(ARGV[1])
-if limit >= 0 and n >= limit then return {0, n} end
+if limit >= 0 and n >= limit then return {0, n, seeded} end
 n = redis.call('INCR', KEYS[1])
 redis.call('EXPIREAT', KEYS[1], ARGV[2])
-return {1, n}`;
+return {1, n, seeded}`;
 
 const RELEASE = `
 local n = tonumber(redis.call('GET', KEYS[1]) or '0')
@@ -52,7 +54,7 @@ export interface UpstashOptions {
 }
 
 interface PendingConsume {
-  key: string;
+  keys: string[];
   args: string[];
   resolve: (r: ConsumeResult) => void;
   reject: (err: unknown) => void;
@@ -63,9 +65,11 @@ const CONSUME_SHA = sha1(CONSUME);
 /** most consumes sent in one /pipeline request */
 const MAX_BATCH = 500;
 
-function toConsumeResult(r: unknown): ConsumeResult {
-  if (!Array.isArray(r) || r.length !== 2) throw new Error("unexpected reply to consume");
-  return { allowed: Number(r[0]) === 1, count: Number(r[1]) };
+function toConsumeResult(r: unknown, asked: boolean): ConsumeResult {
+  if (!Array.isArray(r) || r.length !== 3) throw new Error("unexpected reply to consume");
+  const out: ConsumeResult = { allowed: Number(r[0]) === 1, count: Number(r[1]) };
+  if (asked) out.seeded = Number(r[2]) === 1;
+  return out;
 }
 
 /**
@@ -100,9 +104,15 @@ export class UpstashCounterStore implements CounterStore {
     };
   }
 
-  consume(key: string, limit: number | null, expireAt: number): Promise<ConsumeResult> {
+  consume(
+    key: string,
+    limit: number | null,
+    expireAt: number,
+    seedKey?: string,
+  ): Promise<ConsumeResult> {
     return new Promise((resolve, reject) => {
-      this.queue.push({ key, args: [String(limit ?? -1), String(expireAt)], resolve, reject });
+      const keys = seedKey ? [key, seedKey] : [key];
+      this.queue.push({ keys, args: [String(limit ?? -1), String(expireAt)], resolve, reject });
       if (!this.flushScheduled) {
         this.flushScheduled = true;
         setImmediate(() => this.flush());
@@ -119,23 +129,23 @@ export class UpstashCounterStore implements CounterStore {
   private async send(batch: PendingConsume[]) {
     try {
       const p = this.redis.pipeline();
-      for (const c of batch) p.evalsha(CONSUME_SHA, [c.key], c.args);
+      for (const c of batch) p.evalsha(CONSUME_SHA, c.keys, c.args);
       const replies = await p.exec({ keepErrors: true });
       const retry: PendingConsume[] = [];
       batch.forEach((c, i) => {
         const r = replies[i];
         if (!r) c.reject(new Error("missing reply"));
-        else if (!r.error) c.resolve(toConsumeResult(r.result));
+        else if (!r.error) c.resolve(toConsumeResult(r.result, c.keys.length > 1));
         else if (/noscript/i.test(r.error)) retry.push(c);
         else c.reject(new Error(r.error));
       });
       if (!retry.length) return;
       const q = this.redis.pipeline();
-      for (const c of retry) q.eval(CONSUME, [c.key], c.args);
+      for (const c of retry) q.eval(CONSUME, c.keys, c.args);
       const again = await q.exec({ keepErrors: true });
       retry.forEach((c, i) => {
         const r = again[i];
-        if (r && !r.error) c.resolve(toConsumeResult(r.result));
+        if (r && !r.error) c.resolve(toConsumeResult(r.result, c.keys.length > 1));
         else c.reject(new Error(r?.error ?? "missing reply"));
       });
     } catch (err) {

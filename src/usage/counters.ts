@@ -1,6 +1,6 @@
 import type { Account } from "../accounts/model";
 import { utcDay } from "../quota/counter-store";
-import type { CountableEvent, QuotaService } from "../quota/service";
+import type { QuotaService } from "../quota/service";
 import type { UsageEventStore } from "./port";
 
 /**
@@ -30,17 +30,9 @@ export async function rebuildCounters(
   accounts: { getAccount(accountId: string): Promise<Account | null> },
   now = new Date(),
 ): Promise<{ day: string; events: number; counters: number }> {
-  const events: CountableEvent[] = [];
-  for await (const e of usage.eventsOfDay(utcDay(now)))
-    events.push({
-      keyId: e.keyId,
-      accountId: e.accountId,
-      bucket: e.bucket,
-      day: e.day,
-      status: e.status,
-    });
   const cache = new Map<string, Account | null>();
-  return quota.rebuildFromEvents(events, {
+  // streamed: the day's log is never held in memory (millions of events on a busy day)
+  return quota.rebuildFromEvents(usage.eventsOfDay(utcDay(now)), {
     now,
     successor: async (keyId, accountId) => {
       if (!accountId) return keyId;

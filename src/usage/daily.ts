@@ -9,10 +9,10 @@ import type { DailyCounts, DailyRow, UsageEvent } from "./port";
  *  - rateLimited: status 429 (refused before the handler; it consumed no quota).
  * Counts one event of this status into `c`.
  */
-export function countInto(c: DailyCounts, status: number): void {
-  c.requests++;
-  if (status === 429) c.rateLimited++;
-  else if (status >= 400) c.errors++;
+export function countInto(c: DailyCounts, status: number, n = 1): void {
+  c.requests += n;
+  if (status === 429) c.rateLimited += n;
+  else if (status >= 400) c.errors += n;
 }
 
 export const zeroCounts = (): DailyCounts => ({ requests: 0, errors: 0, rateLimited: 0 });
@@ -28,7 +28,9 @@ export class DailyProjection {
   private rows = new Map<string, Map<string, Map<Bucket, DailyCounts>>>();
 
   /** Fold in a batch; consecutive events of one account and day share their lookups. */
-  addAll(events: readonly Pick<UsageEvent, "accountId" | "day" | "bucket" | "status">[]): void {
+  addAll(
+    events: readonly Pick<UsageEvent, "accountId" | "day" | "bucket" | "status" | "count">[],
+  ): void {
     let buckets: Map<Bucket, DailyCounts> | undefined;
     let account = "";
     let day = "";
@@ -43,7 +45,7 @@ export class DailyProjection {
         counts = zeroCounts();
         buckets.set(e.bucket, counts);
       }
-      countInto(counts, e.status);
+      countInto(counts, e.status, e.count ?? 1);
     }
   }
 
@@ -68,6 +70,27 @@ export class DailyProjection {
       for (const [bucket, c] of buckets) out.push({ accountId, day, bucket, ...c });
     }
     return out.sort((a, b) => (a.day < b.day ? -1 : a.day > b.day ? 1 : 0));
+  }
+
+  /** every row of one UTC day (retention archives them before the day's events are removed) */
+  rowsOfDay(day: string): DailyRow[] {
+    const out: DailyRow[] = [];
+    for (const [accountId, days] of this.rows)
+      for (const [bucket, c] of days.get(day) ?? []) out.push({ accountId, day, bucket, ...c });
+    return out;
+  }
+
+  /** add archived rows (counts of days whose events were removed) */
+  addRows(rows: readonly DailyRow[]): void {
+    for (const r of rows) {
+      const buckets = this.bucketsOf(r.accountId, r.day);
+      let counts = buckets.get(r.bucket);
+      if (!counts) {
+        counts = zeroCounts();
+        buckets.set(r.bucket, counts);
+      }
+      addCounts(counts, r);
+    }
   }
 
   get size(): number {
@@ -96,6 +119,7 @@ export function isUsageEvent(v: unknown): v is UsageEvent {
     DAY.test(e.day) &&
     typeof e.bucket === "string" &&
     BUCKET_SET.has(e.bucket) &&
-    typeof e.status === "number"
+    typeof e.status === "number" &&
+    (e.count === undefined || (Number.isInteger(e.count) && e.count >= 1))
   );
 }

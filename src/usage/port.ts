@@ -23,6 +23,12 @@ export interface UsageEvent {
   status: number;
   /** time from authentication to the end of the response, in ms */
   latencyMs: number;
+  /**
+   * 429 refusals are folded before they reach the log: one event stands for `count` refusals of
+   * one key and bucket within one second (its first one's time, route, slug and latency).
+   * Absent on every other event (it stands for one request).
+   */
+  count?: number;
 }
 
 /**
@@ -88,7 +94,12 @@ export interface UsageEventStore {
   daily(accountId: string, from: string, to: string): Promise<DailyRow[]>;
   /** every stored event of one UTC day (each id once) */
   eventsOfDay(day: string): AsyncIterable<UsageEvent>;
-  /** recompute usage_daily from the whole event log */
+  /** recompute usage_daily from the whole event log (rows of pruned days are kept as they are) */
   rebuildDaily(): Promise<{ events: number; rows: number }>;
+  /**
+   * Retention: remove the raw events of every UTC day before `beforeDay` (YYYY-MM-DD). Their
+   * usage_daily rows are kept (forever): a day's rows are made durable before its events go.
+   */
+  prune(beforeDay: string): Promise<{ days: number; events: number }>;
   close(): Promise<void>;
 }

@@ -11,20 +11,25 @@ export const usageEvent = (
   ts: string,
   day: string,
   e: Omit<UsageEvent, "id" | "ts" | "day">,
-): UsageEvent => ({
-  id,
-  ts,
-  day,
-  accountId: e.accountId,
-  keyId: e.keyId,
-  tier: e.tier,
-  bucket: e.bucket,
-  route: e.route,
-  slug: e.slug,
-  variant: e.variant,
-  status: e.status,
-  latencyMs: e.latencyMs,
-});
+): UsageEvent => {
+  const out: UsageEvent = {
+    id,
+    ts,
+    day,
+    accountId: e.accountId,
+    keyId: e.keyId,
+    tier: e.tier,
+    bucket: e.bucket,
+    route: e.route,
+    slug: e.slug,
+    variant: e.variant,
+    status: e.status,
+    latencyMs: e.latencyMs,
+  };
+  // folded 429 refusals only (see UsageEvent.count)
+  if (e.count !== undefined && e.count > 1) out.count = e.count;
+  return out;
+};
 
 /** ts and day of the last input's millisecond: the events of a batch mostly share theirs */
 let last = { at: Number.NaN, ts: "", day: "" };

@@ -16,6 +16,12 @@ export interface WriterOptions {
   spillDir: string;
   /** events held in memory while the store is down; default max(10,000, 20 × flushEvents) */
   maxBuffered?: number;
+  /**
+   * the writer is behind when a buffered event is older than this while a write runs or the
+   * store is down: the buffer then goes to a spill file at once, so a crash (kill -9) loses at
+   * most this much recent traffic (plus the batch being written). Default 2 × flushMs.
+   */
+  maxLagMs?: number;
   /** retry delay after a failed write: doubles from min to max, with jitter */
   backoffMinMs?: number;
   backoffMaxMs?: number;
@@ -32,6 +38,10 @@ export interface WriterStats {
 }
 
 const SPILL_FILE = /^usage-.*\.jsonl$/;
+
+/** When a buffered entry was metered (epoch ms). */
+const timeOf = (x: UsageEvent | UsageInput): number =>
+  (x as UsageInput).at ?? Date.parse((x as UsageEvent).ts);
 
 /**
  * Buffered entries as events, in place: an input becomes its event (id, ts, day) when it first
@@ -70,9 +80,14 @@ export class BatchingRecorder implements UsageRecorder {
   private spillPending = false;
   private closed = false;
   private readonly maxBuffered: number;
+  private readonly maxLag: number;
   private readonly backoffMin: number;
   private readonly backoffMax: number;
   private readonly counters = { recorded: 0, written: 0, spilled: 0, replayed: 0, dropped: 0 };
+  /** 429 refusals of the current second, one entry per key and bucket (count = refusals) */
+  private folds = new Map<string, UsageInput>();
+  private foldSecond = -1;
+  private foldTimer: ReturnType<typeof setTimeout> | null = null;
   private totalFailures = 0;
 
   constructor(
@@ -80,6 +95,7 @@ export class BatchingRecorder implements UsageRecorder {
     private opts: WriterOptions,
   ) {
     this.maxBuffered = opts.maxBuffered ?? Math.max(10_000, 20 * opts.flushEvents);
+    this.maxLag = opts.maxLagMs ?? 2 * opts.flushMs;
     this.backoffMin = opts.backoffMinMs ?? 100;
     this.backoffMax = opts.backoffMaxMs ?? 30_000;
     mkdirSync(opts.spillDir, { recursive: true });
@@ -92,6 +108,51 @@ export class BatchingRecorder implements UsageRecorder {
 
   record(input: UsageInput): void {
     this.counters.recorded++;
+    if (input.status === 429 && !this.closed) {
+      this.fold(input);
+      return;
+    }
+    this.push(input);
+  }
+
+  /**
+   * 429 refusals are folded per key, bucket and second before they reach the log (a capped key
+   * hammering the API wrote one event per refusal: 185 MB in 15 s from four free keys). The
+   * folded event is the second's first refusal with `count`; it is buffered when the second
+   * ends (a later refusal, or a timer one second on), and at flush and close.
+   */
+  private fold(input: UsageInput) {
+    const second = Math.floor(input.at / 1000);
+    if (second !== this.foldSecond) {
+      this.releaseFolds();
+      this.foldSecond = second;
+    }
+    const key = `${input.accountId}\u0000${input.keyId}\u0000${input.bucket}`;
+    const held = this.folds.get(key);
+    if (held) held.count = (held.count ?? 1) + 1;
+    else {
+      this.folds.set(key, { ...input, count: 1 });
+      if (!this.foldTimer) {
+        this.foldTimer = setTimeout(() => {
+          this.foldTimer = null;
+          this.releaseFolds();
+        }, 1000);
+        this.foldTimer.unref?.();
+      }
+    }
+  }
+
+  /** Buffer the folded refusals (each as one event). */
+  private releaseFolds() {
+    if (this.foldTimer) clearTimeout(this.foldTimer);
+    this.foldTimer = null;
+    if (this.folds.size === 0) return;
+    const held = [...this.folds.values()];
+    this.folds.clear();
+    for (const input of held) this.push(input);
+  }
+
+  private push(input: UsageInput): void {
     if (this.closed) {
       // after close (a response that finished late): straight to the spill file, never lost
       this.spillEvents([eventOf(input)], "recorded after close");
@@ -101,7 +162,12 @@ export class BatchingRecorder implements UsageRecorder {
     this.buffer.push(input);
     if (this.buffer.length > this.maxBuffered) this.spillBuffer();
     // a running write re-arms when it ends; a down store is retried by the backoff timer
-    if (this.running || this.failures > 0) return;
+    if (this.running || this.failures > 0) {
+      // behind (or down): events older than maxLag go to disk now, so a crash loses little
+      if (input.at - timeOf(this.buffer[0] ?? input) > this.maxLag)
+        this.spillBuffer("writer behind: events older than the lag bound");
+      return;
+    }
     if (this.buffer.length >= this.opts.flushEvents) {
       if (this.armedMs !== 0) this.arm(0);
     } else if (!this.timer) this.arm(this.opts.flushMs);
@@ -109,6 +175,7 @@ export class BatchingRecorder implements UsageRecorder {
 
   /** Write everything buffered now (one attempt; a failure arms the backoff as usual). */
   async flush(): Promise<void> {
+    this.releaseFolds();
     if (this.running) await this.running;
     await this.drain(true);
   }
@@ -117,6 +184,7 @@ export class BatchingRecorder implements UsageRecorder {
     if (this.closed) return;
     // responses that just finished record their events in a deferred hook: let them land first
     await new Promise((resolve) => setTimeout(resolve, 0));
+    this.releaseFolds();
     this.disarm();
     if (this.running) await this.running;
     await this.drain(true);
@@ -160,7 +228,7 @@ export class BatchingRecorder implements UsageRecorder {
     this.running = this.drainNow(all).finally(() => {
       this.running = null;
       if (this.closed || this.failures > 0 || this.timer) return;
-      if (this.buffer.length >= this.opts.flushEvents) this.arm(0);
+      if (this.buffer.length >= this.opts.flushEvents || this.spillPending) this.arm(0);
       else if (this.buffer.length > 0) this.arm(this.opts.flushMs);
     });
     return this.running;
@@ -173,27 +241,31 @@ export class BatchingRecorder implements UsageRecorder {
         this.closeSpill();
         this.spillPending = true;
       }
-      if (this.spillPending) await this.replaySpill();
-      let due = this.buffer.length;
-      while (this.buffer.length > 0 && (all || due > 0)) {
-        const batch = materialize(
-          this.buffer.splice(0, Math.min(this.opts.flushEvents, all ? Infinity : due)),
-        );
-        // after a failed write a batch may hold events the store partly took: check those
-        const fresh = this.failures === 0;
-        try {
-          await this.store.append(batch, { fresh });
-        } catch (err) {
-          this.buffer.unshift(...batch);
-          if (this.buffer.length > this.maxBuffered) this.spillBuffer();
-          throw err;
+      // spill files first (older events), then the buffer; again while new files appear (a
+      // writer that fell behind spilled during this drain): none waits for the next start
+      for (;;) {
+        if (this.spillPending) await this.replaySpill();
+        let due = this.buffer.length;
+        while (this.buffer.length > 0 && (all || due > 0)) {
+          const batch = materialize(
+            this.buffer.splice(0, Math.min(this.opts.flushEvents, all ? Infinity : due)),
+          );
+          // after a failed write a batch may hold events the store partly took: check those
+          const fresh = this.failures === 0;
+          try {
+            await this.store.append(batch, { fresh });
+          } catch (err) {
+            this.buffer.unshift(...batch);
+            if (this.buffer.length > this.maxBuffered) this.spillBuffer();
+            throw err;
+          }
+          due -= batch.length;
+          this.counters.written += batch.length;
+          this.recovered();
         }
-        due -= batch.length;
-        this.counters.written += batch.length;
         this.recovered();
+        if (!this.spillPending) break;
       }
-      if (this.spillPending) await this.replaySpill();
-      this.recovered();
     } catch (err) {
       this.failed(err);
     }
@@ -225,6 +297,8 @@ export class BatchingRecorder implements UsageRecorder {
       buffered: this.buffer.length,
       error: (err as Error).message,
     });
+    // the store is down: what is buffered goes to disk now (a crash meanwhile loses nothing)
+    if (this.buffer.length > 0) this.spillBuffer("event store down");
     if (!this.closed) this.arm(delay);
   }
 
@@ -273,20 +347,32 @@ export class BatchingRecorder implements UsageRecorder {
     }
   }
 
-  /** Replay closed spill files into the store, oldest first; a file is deleted once written. */
+  /**
+   * Replay closed spill files into the store, oldest first; a file is deleted once written.
+   * Lists the directory again until no closed file is left, so files spilled while a replay
+   * runs are replayed by it too (each once: a file is deleted right after its events are in).
+   */
   private async replaySpill() {
-    for (const name of this.spillFiles()) {
-      const path = join(this.opts.spillDir, name);
-      if (this.spill?.path === path) continue;
-      const events = new JsonlLog<unknown>(path).readAll().filter(isUsageEvent);
-      for (let i = 0; i < events.length; i += this.opts.flushEvents) {
-        await this.store.append(events.slice(i, i + this.opts.flushEvents));
-        this.recovered();
+    for (;;) {
+      const names = this.spillFiles().filter(
+        (name) => join(this.opts.spillDir, name) !== this.spill?.path,
+      );
+      // cleared only here: a replay that fails leaves it set, so the retry replays first
+      if (names.length === 0) {
+        this.spillPending = false;
+        return;
       }
-      unlinkSync(path);
-      this.counters.replayed += events.length;
-      log("info", "replayed spilled usage events", { file: path, events: events.length });
+      for (const name of names) {
+        const path = join(this.opts.spillDir, name);
+        const events = new JsonlLog<unknown>(path).readAll().filter(isUsageEvent);
+        for (let i = 0; i < events.length; i += this.opts.flushEvents) {
+          await this.store.append(events.slice(i, i + this.opts.flushEvents));
+          this.recovered();
+        }
+        unlinkSync(path);
+        this.counters.replayed += events.length;
+        log("info", "replayed spilled usage events", { file: path, events: events.length });
+      }
     }
-    this.spillPending = false;
   }
 }

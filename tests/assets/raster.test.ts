@@ -310,5 +310,6 @@ describe("RENDER_CACHE_MB", () => {
     } finally {
       await small.close();
     }
-  });
+    // tens of cold 1024 px renders: slow on a loaded 2-core machine
+  }, 60_000);
 });

@@ -131,7 +131,8 @@ describe("stored SVG safety", () => {
   }, 120_000);
 
   test("every stored SVG of the built catalog renders to a 16 x 16 PNG", async () => {
-    const renderer = createRenderer();
+    // every render queued at once: no queue bound here (the route's bound has its own test)
+    const renderer = createRenderer({ maxQueued: Infinity, maxWaitMs: Infinity });
     const failures: string[] = [];
     const jobs: Promise<void>[] = [];
     for (const brand of t.deps.catalog.all())

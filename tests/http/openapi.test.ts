@@ -160,7 +160,7 @@ describe("OpenAPI document", () => {
     }
     // the real answer still fits
     const body = (await (await t.req("/readyz")).json()) as Json;
-    expect(Object.keys(body).sort()).toEqual(["catalog", "status", "store"]);
+    expect(Object.keys(body).sort()).toEqual(["catalog", "counters", "status", "store"]);
     expect(body.catalog).toEqual({
       loaded: true,
       brands: t.deps.catalog.size,

@@ -28,8 +28,9 @@ const guard = () =>
 const fail = () => Promise.reject(new Error("ECONNREFUSED"));
 const warnings = () =>
   errSpy.mock.calls
-    .map((c: unknown[]) => JSON.parse(String(c[0])) as LogLine)
-    .filter((l) => l.level === "warn");
+    .map((c: unknown[]) => JSON.parse(String(c[0])) as LogLine & { counterStore?: string })
+    // the condition lines (degraded / ok) have their own test
+    .filter((l) => l.level === "warn" && !l.counterStore);
 
 describe("CounterGuard", () => {
   test("passes values through while the store answers", async () => {
@@ -106,6 +107,57 @@ describe("CounterGuard", () => {
     clock += 2000;
     expect(await g.run(async () => 1)).toEqual({ ok: true, value: 1 });
     const infos = outSpy.mock.calls.map((c: unknown[]) => JSON.parse(String(c[0])) as LogLine);
-    expect(infos.filter((l) => l.msg.startsWith("counter store reachable again"))).toHaveLength(1);
+    expect(infos.filter((l) => l.msg.startsWith("counter store ok"))).toHaveLength(1);
+  });
+
+  test("by default a tripped breaker probes the store every second, however long it stays down", async () => {
+    const g = new CounterGuard({ timeoutMs: 20, now: () => clock });
+    let calls = 0;
+    const dead = () => {
+      calls++;
+      return fail();
+    };
+    for (let i = 0; i < 3; i++) await g.run(dead);
+    expect(g.state).toBe("open");
+    for (let second = 1; second <= 20; second++) {
+      clock += 999;
+      await g.run(dead);
+      // not yet: the pause is one second
+      expect(calls).toBe(3 + second - 1);
+      clock += 1;
+      await g.run(dead);
+      expect(calls).toBe(3 + second);
+    }
+  });
+
+  test("reports its condition and tells listeners of each change, once", async () => {
+    const g = guard();
+    const changes: { state: string; since: string | null }[] = [];
+    g.onChange((c) => changes.push(c));
+    expect(g.condition()).toEqual({ state: "ok", since: null });
+    // a failure or two below the threshold is not an outage
+    await g.run(fail);
+    expect(g.condition().state).toBe("ok");
+    await g.run(fail);
+    await g.run(fail);
+    const since = new Date(clock).toISOString();
+    expect(g.condition()).toEqual({ state: "degraded", since });
+    clock += 1000;
+    await g.run(fail);
+    expect(g.condition()).toEqual({ state: "degraded", since });
+    clock += 5000;
+    await g.run(async () => 1);
+    expect(g.condition()).toEqual({ state: "ok", since: null });
+    expect(changes).toEqual([
+      { state: "degraded", since },
+      { state: "ok", since: null },
+    ]);
+    const lines = [...errSpy.mock.calls, ...outSpy.mock.calls].map(
+      (c: unknown[]) => JSON.parse(String(c[0])) as LogLine & { counterStore?: string },
+    );
+    expect(lines.filter((l) => l.counterStore).map((l) => l.counterStore)).toEqual([
+      "degraded",
+      "ok",
+    ]);
   });
 });

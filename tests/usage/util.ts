@@ -60,6 +60,9 @@ export class SwitchableStore implements UsageEventStore {
   rebuildDaily() {
     return this.inner.rebuildDaily();
   }
+  prune(beforeDay: string) {
+    return this.inner.prune(beforeDay);
+  }
   close() {
     return this.inner.close();
   }

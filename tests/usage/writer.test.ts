@@ -124,13 +124,15 @@ describe("BatchingRecorder", () => {
     for (let i = 0; i < 6; i++) r.writer.record(input());
     await until(() => r.writer.stats().failures >= 3, 4_000, "three failed attempts");
     expect(r.onDisk()).toHaveLength(0);
-    expect(r.writer.stats().buffered).toBe(6);
+    // nothing waits in memory while the store is down: the first failure spilled the buffer
+    expect(r.writer.stats()).toMatchObject({ buffered: 0, spilled: 6 });
     r.store.down = false;
-    await until(() => r.writer.stats().written === 6, 4_000, "the retry");
+    await until(() => r.writer.stats().replayed === 6, 4_000, "the retry");
     const disk = r.onDisk();
     expect(disk).toHaveLength(6);
     expect(new Set(disk.map((e) => e.id)).size).toBe(6);
-    expect(r.writer.stats()).toMatchObject({ spilled: 0, dropped: 0, buffered: 0 });
+    expect(r.writer.stats()).toMatchObject({ dropped: 0, buffered: 0 });
+    expect(r.spillFiles()).toEqual([]);
   });
 
   test("spills past the buffer bound and replays the spill file when the store returns", async () => {
@@ -217,5 +219,185 @@ describe("BatchingRecorder", () => {
     await r.writer.flush();
     expect(r.onDisk()).toHaveLength(9);
     expect((await r.store.daily("acc-9", today(), today()))[0]?.requests).toBe(9);
+  });
+});
+
+/** A store whose appends wait at a gate while it is shut (a slow store, a long replay). */
+class GatedStore extends SwitchableStore {
+  private gate: Promise<void> | null = null;
+  private release: (() => void) | null = null;
+  waiting = 0;
+  shut() {
+    this.gate = new Promise((resolve) => {
+      this.release = resolve;
+    });
+  }
+  open() {
+    this.release?.();
+    this.gate = null;
+  }
+  override async append(events: UsageEvent[]) {
+    if (this.gate) {
+      this.waiting++;
+      await this.gate;
+      this.waiting--;
+    }
+    return super.append(events);
+  }
+}
+
+describe("BatchingRecorder: spills and the loss bound", () => {
+  function gatedRig(opts: Partial<WriterOptions>) {
+    const dir = tempDir("usage-w-");
+    const inner = new EmbeddedUsageStore(dir);
+    const store = new GatedStore(inner);
+    const spillDir = join(dir, "spill");
+    const writer = new BatchingRecorder(store, {
+      flushMs: 60_000,
+      flushEvents: 5,
+      spillDir,
+      backoffMinMs: 2,
+      backoffMaxMs: 10,
+      ...opts,
+    });
+    const r: Rig = {
+      dir,
+      store,
+      writer,
+      spillDir,
+      onDisk: () => readEventFile(join(inner.dir, `${today()}.jsonl`)),
+      spillFiles: () => readdirSync(spillDir),
+    };
+    open.push(r);
+    return { ...r, store };
+  }
+
+  test("files spilled while a replay runs are replayed by it: every event once, no restart", async () => {
+    const r = gatedRig({ flushMs: 5, maxBuffered: 10, maxLagMs: 60_000 });
+    r.store.down = true;
+    for (let i = 0; i < 20; i++) r.writer.record(input());
+    await until(() => r.writer.stats().failures >= 1, 4_000, "a failed attempt");
+    expect(r.writer.stats().buffered).toBe(0);
+    // the store comes back slow: the replay of the first file blocks on its first batch
+    r.store.shut();
+    r.store.down = false;
+    await until(() => r.store.waiting > 0, 4_000, "the replay to start");
+    // meanwhile traffic overflows the buffer twice: more spill files, made during the replay
+    for (let i = 0; i < 30; i++) r.writer.record(input());
+    const during = r.writer.stats();
+    expect(during.spilled).toBeGreaterThanOrEqual(20 + 22);
+    r.store.open();
+    await until(
+      () =>
+        r.spillFiles().length === 0 &&
+        r.writer.stats().buffered === 0 &&
+        r.writer.stats().written + r.writer.stats().replayed >= 50,
+      4_000,
+      "every spill file replayed without a restart",
+    );
+    await r.writer.flush();
+    const ids = r.onDisk().map((e) => e.id);
+    expect(ids).toHaveLength(50);
+    expect(new Set(ids).size).toBe(50);
+    const s = r.writer.stats();
+    expect(s.replayed).toBe(s.spilled);
+    expect(s.dropped).toBe(0);
+  });
+
+  test("a file spilled by the last write of a drain is replayed without further traffic", async () => {
+    const r = gatedRig({ flushMs: 5, maxBuffered: 6, maxLagMs: 60_000 });
+    r.store.shut();
+    for (let i = 0; i < 5; i++) r.writer.record(input());
+    await until(() => r.store.waiting > 0, 4_000, "the write to start");
+    // the buffer overflows while the only write runs, then traffic stops
+    for (let i = 0; i < 7; i++) r.writer.record(input());
+    expect(r.spillFiles()).toHaveLength(1);
+    r.store.open();
+    await until(() => r.spillFiles().length === 0, 4_000, "the replay");
+    await r.writer.flush();
+    expect(new Set(r.onDisk().map((e) => e.id)).size).toBe(12);
+    expect(r.onDisk()).toHaveLength(12);
+  });
+
+  test("a writer that falls behind spills at once: nothing older than maxLagMs stays in memory", async () => {
+    const r = gatedRig({ flushMs: 5, maxLagMs: 100 });
+    r.store.shut();
+    const t0 = Date.now();
+    for (let i = 0; i < 5; i++) r.writer.record(input({ at: t0 }));
+    await until(() => r.store.waiting > 0, 4_000, "the write to start");
+    r.writer.record(input({ at: t0 + 10 }));
+    r.writer.record(input({ at: t0 + 90 }));
+    expect(r.writer.stats()).toMatchObject({ buffered: 2, spilled: 0 });
+    // an event 110 ms after the oldest buffered one: the writer is behind, the buffer goes to disk
+    r.writer.record(input({ at: t0 + 120 }));
+    expect(r.writer.stats()).toMatchObject({ buffered: 0, spilled: 3 });
+    const spilled = readEventFile(join(r.spillDir, r.spillFiles()[0] as string));
+    expect(spilled.map((e) => Date.parse(e.ts) - t0)).toEqual([10, 90, 120]);
+    r.store.open();
+    await until(() => r.spillFiles().length === 0, 4_000, "the replay");
+    await r.writer.flush();
+    expect(r.onDisk()).toHaveLength(8);
+    expect(new Set(r.onDisk().map((e) => e.id)).size).toBe(8);
+  });
+
+  test("a failed write sends the buffer to a spill file at once", async () => {
+    const r = gatedRig({ flushEvents: 100 });
+    r.store.down = true;
+    for (let i = 0; i < 4; i++) r.writer.record(input());
+    await r.writer.flush();
+    expect(r.writer.stats()).toMatchObject({ buffered: 0, spilled: 4, dropped: 0 });
+    expect(r.spillFiles()).toHaveLength(1);
+    r.store.down = false;
+    await until(() => r.spillFiles().length === 0, 4_000, "the retry");
+    expect(r.onDisk()).toHaveLength(4);
+  });
+});
+
+describe("BatchingRecorder: 429 refusals folded per key, bucket and second", () => {
+  test("one event per key, bucket and second with its count; analytics counts every refusal", async () => {
+    const r = rig({ flushEvents: 100 });
+    const t0 = Math.floor(Date.now() / 1000) * 1000;
+    for (let i = 0; i < 5; i++) r.writer.record(input({ at: t0 + i, status: 429, keyId: "k1" }));
+    r.writer.record(input({ at: t0 + 10, status: 429, keyId: "k1", bucket: "png" }));
+    r.writer.record(input({ at: t0 + 20, status: 429, keyId: "k2" }));
+    r.writer.record(input({ at: t0 + 30, status: 200, keyId: "k1" }));
+    // the next second: a new folded event for k1/svg
+    r.writer.record(input({ at: t0 + 1000, status: 429, keyId: "k1" }));
+    r.writer.record(input({ at: t0 + 1001, status: 429, keyId: "k1" }));
+    await r.writer.flush();
+    const disk = r.onDisk();
+    expect(disk).toHaveLength(5);
+    const refusals = disk.filter((e) => e.status === 429);
+    expect(
+      refusals.map((e) => [e.keyId, e.bucket, Date.parse(e.ts) - t0, e.count ?? 1]).sort(),
+    ).toEqual(
+      [
+        ["k1", "svg", 0, 5],
+        ["k1", "png", 10, 1],
+        ["k2", "svg", 20, 1],
+        ["k1", "svg", 1000, 2],
+      ].sort(),
+    );
+    // a single refusal carries no count field
+    expect(disk.find((e) => e.keyId === "k2")).not.toHaveProperty("count");
+    const day = new Date(t0).toISOString().slice(0, 10);
+    const rows = await r.store.daily("acc-1", day, day);
+    const svg = rows.find((x) => x.bucket === "svg");
+    expect(svg).toMatchObject({ requests: 9, rateLimited: 8, errors: 0 });
+    expect(rows.find((x) => x.bucket === "png")).toMatchObject({ requests: 1, rateLimited: 1 });
+    // the projection rebuilt from the log agrees
+    await r.store.rebuildDaily();
+    expect((await r.store.daily("acc-1", day, day)).find((x) => x.bucket === "svg")).toMatchObject({
+      requests: 9,
+      rateLimited: 8,
+    });
+  });
+
+  test("folded refusals are written a second later without further traffic", async () => {
+    const r = rig({ flushEvents: 100, flushMs: 5 });
+    r.writer.record(input({ status: 429 }));
+    r.writer.record(input({ status: 429 }));
+    await until(() => r.onDisk().length > 0, 4_000, "the fold to be released");
+    expect(r.onDisk().reduce((n, e) => n + (e.count ?? 1), 0)).toBe(2);
   });
 });

@@ -1,12 +1,24 @@
-import { existsSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
+import {
+  closeSync,
+  existsSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  readSync,
+  unlinkSync,
+} from "node:fs";
 import { type FileHandle, open } from "node:fs/promises";
 import { join } from "node:path";
 import { log } from "../../platform/log";
 import { DailyProjection, isUsageEvent } from "../../usage/daily";
-import type { UsageEvent, UsageEventStore } from "../../usage/port";
+import type { DailyRow, UsageEvent, UsageEventStore } from "../../usage/port";
 import { JsonlEncoder } from "../../usage/serialize";
+import { JsonlLog } from "./jsonl";
 
 const DAY_FILE = /^(\d{4}-\d{2}-\d{2})\.jsonl$/;
+/** usage_daily rows of days whose event files retention removed (events/daily-archive.jsonl) */
+const ARCHIVE = "daily-archive.jsonl";
 /** days whose event ids stay in memory for de-duplication (older days are read on demand) */
 const ID_DAYS = 3;
 /** id sets loaded for checked appends are dropped this long after the last one */
@@ -68,6 +80,62 @@ export function readEventFile(path: string): UsageEvent[] {
   return out;
 }
 
+/** bytes read at a time when a day file is streamed */
+const CHUNK_BYTES = 4 * 1024 * 1024;
+
+/**
+ * Stream one day file: its usage events a chunk (about 4 MB of lines) at a time, so a day of
+ * millions of events is never held in memory at once. Unreadable lines are skipped with the
+ * same warning as readEventFile (`torn`: the file's last line, without its newline).
+ */
+export function* eventChunks(path: string): Generator<UsageEvent[]> {
+  if (!existsSync(path)) return;
+  const fd = openSync(path, "r");
+  const buf = Buffer.allocUnsafe(CHUNK_BYTES);
+  let pending: Buffer = Buffer.alloc(0);
+  let line = 0;
+  const parse = (text: string, lastIsTorn: boolean): UsageEvent[] => {
+    const lines = text.split("\n");
+    const out: UsageEvent[] = [];
+    lines.forEach((l, i) => {
+      line++;
+      if (!l.trim()) return;
+      let value: unknown;
+      try {
+        value = JSON.parse(l);
+      } catch {}
+      if (isUsageEvent(value)) out.push(value);
+      else
+        log("warn", "skipping unreadable line in usage event log", {
+          file: path,
+          line,
+          torn: lastIsTorn && i === lines.length - 1,
+        });
+    });
+    return out;
+  };
+  try {
+    let pos = 0;
+    for (;;) {
+      const n = readSync(fd, buf, 0, CHUNK_BYTES, pos);
+      if (n === 0) break;
+      pos += n;
+      const end = buf.lastIndexOf(10, n - 1);
+      if (end < 0) {
+        pending = Buffer.concat([pending, buf.subarray(0, n)]);
+        continue;
+      }
+      const text = Buffer.concat([pending, buf.subarray(0, end)]).toString("utf8");
+      pending = Buffer.from(buf.subarray(end + 1, n));
+      yield parse(text, false);
+    }
+    // a last line without its newline: torn by a crash mid-write (or whole, and then kept)
+    if (pending.length > 0) yield parse(pending.toString("utf8"), true);
+  } finally {
+    closeSync(fd);
+  }
+}
+
 /**
  * Embedded usage event store: append-only JSONL files, one per UTC day, under
  * DATA_DIR/events/. Every append is written (asynchronously, off the event loop) before it
@@ -127,11 +195,13 @@ export class EmbeddedUsageStore implements UsageEventStore {
 
   async *eventsOfDay(day: string): AsyncIterable<UsageEvent> {
     const seen = new Set<string>();
-    for (const e of readEventFile(this.path(day))) {
-      if (seen.has(e.id)) continue;
-      seen.add(e.id);
-      yield e;
-    }
+    // streamed in chunks: the day's events are never all in memory
+    for (const chunk of eventChunks(this.path(day)))
+      for (const e of chunk) {
+        if (seen.has(e.id)) continue;
+        seen.add(e.id);
+        yield e;
+      }
   }
 
   async rebuildDaily() {
@@ -161,16 +231,56 @@ export class EmbeddedUsageStore implements UsageEventStore {
       .sort();
   }
 
+  /**
+   * Retention: the rows of each day before `beforeDay` are appended to the archive (fdatasync'd),
+   * then its file is removed. A crash between the two leaves both: the archive wins at replay.
+   */
+  async prune(beforeDay: string) {
+    await this.queue;
+    let days = 0;
+    let events = 0;
+    const archive = new JsonlLog<DailyRow>(join(this.dir, ARCHIVE));
+    try {
+      const archived = new Set(archive.readAll().map((r) => r.day));
+      for (const day of this.days()) {
+        if (day >= beforeDay) break;
+        const open_ = this.files.get(day);
+        if (open_) await this.closeFile(day, open_);
+        if (!archived.has(day)) {
+          const rows = this.projection.rowsOfDay(day);
+          for (const r of rows) events += r.requests;
+          if (rows.length > 0) archive.append(rows);
+        }
+        unlinkSync(this.path(day));
+        this.ids.delete(day);
+        days++;
+      }
+    } finally {
+      archive.close();
+    }
+    return { days, events };
+  }
+
   private replay() {
+    const archive = new JsonlLog<DailyRow>(join(this.dir, ARCHIVE));
+    const rows = archive.readAll();
+    archive.close();
+    this.projection.addRows(rows);
+    const archived = new Set(rows.map((r) => r.day));
     for (const day of this.days()) {
+      // a day both archived and on file: removal was interrupted; the archive counts it
+      if (archived.has(day)) continue;
       const ids = new Set<string>();
-      const unique = readEventFile(this.path(day)).filter((e) => {
-        if (ids.has(e.id)) return false;
-        ids.add(e.id);
-        return true;
-      });
-      this.projection.addAll(unique);
-      this.eventCount += unique.length;
+      // streamed a chunk at a time: only the day's ids stay in memory while it is read
+      for (const events of eventChunks(this.path(day))) {
+        const unique = events.filter((e) => {
+          if (ids.has(e.id)) return false;
+          ids.add(e.id);
+          return true;
+        });
+        this.projection.addAll(unique);
+        this.eventCount += unique.length;
+      }
     }
   }
 

@@ -81,20 +81,41 @@ export class MongoUsageStore implements UsageEventStore {
   }
 
   /** Recompute usage_daily from usage_events ($out replaces the collection and keeps its indexes). */
+  async prune(beforeDay: string) {
+    // usage_daily rows are maintained per batch, so they already hold these days: only the raw
+    // events go
+    const days = await this.events.distinct("day", { day: { $lt: beforeDay } });
+    const r = await this.events.deleteMany({ day: { $lt: beforeDay } });
+    return { days: days.length, events: r.deletedCount };
+  }
+
   async rebuildDaily() {
+    // only the days still in the log are recomputed: rows of pruned days stay as they are
+    const oldest = await this.events
+      .find({}, { projection: { day: 1 } })
+      .sort({ day: 1 })
+      .limit(1)
+      .next();
+    if (oldest) await this.dailyCol.deleteMany({ day: { $gte: oldest.day } });
     await this.events
       .aggregate(
         [
           {
             $group: {
               _id: { accountId: "$accountId", day: "$day", bucket: "$bucket" },
-              requests: { $sum: 1 },
+              requests: { $sum: { $ifNull: ["$count", 1] } },
               errors: {
                 $sum: {
-                  $cond: [{ $and: [{ $gte: ["$status", 400] }, { $ne: ["$status", 429] }] }, 1, 0],
+                  $cond: [
+                    { $and: [{ $gte: ["$status", 400] }, { $ne: ["$status", 429] }] },
+                    { $ifNull: ["$count", 1] },
+                    0,
+                  ],
                 },
               },
-              rateLimited: { $sum: { $cond: [{ $eq: ["$status", 429] }, 1, 0] } },
+              rateLimited: {
+                $sum: { $cond: [{ $eq: ["$status", 429] }, { $ifNull: ["$count", 1] }, 0] },
+              },
             },
           },
           {
@@ -108,7 +129,14 @@ export class MongoUsageStore implements UsageEventStore {
               rateLimited: 1,
             },
           },
-          { $out: "usage_daily" },
+          {
+            $merge: {
+              into: "usage_daily",
+              on: ["accountId", "day", "bucket"],
+              whenMatched: "replace",
+              whenNotMatched: "insert",
+            },
+          },
         ],
         { allowDiskUse: true },
       )
@@ -140,7 +168,7 @@ export class MongoUsageStore implements UsageEventStore {
         };
         sums.set(k, s);
       }
-      countInto(s.c, e.status);
+      countInto(s.c, e.status, e.count ?? 1);
     }
     const ops: AnyBulkWriteOperation<DailyRow>[] = [...sums.values()].map(({ row, c }) => ({
       updateOne: {

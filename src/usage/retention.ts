@@ -1,0 +1,49 @@
+import { log } from "../platform/log";
+import type { UsageEventStore } from "./port";
+
+/** The first UTC day kept: `days` days back from `now`'s day (today counts as one). */
+export function retentionCutoff(days: number, now = new Date()): string {
+  const d = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate()));
+  d.setUTCDate(d.getUTCDate() - (days - 1));
+  return d.toISOString().slice(0, 10);
+}
+
+/**
+ * USAGE_RETENTION_DAYS: raw usage events older than `days` UTC days are removed by the service
+ * itself, at start and then every `everyMs` (default 6 h); their usage_daily rows are kept
+ * forever (see UsageEventStore.prune). Returns a stop function.
+ */
+export function startRetention(
+  store: Pick<UsageEventStore, "prune">,
+  days: number,
+  everyMs = 6 * 3600_000,
+): { run(now?: Date): Promise<void>; stop(): void } {
+  const run = async (now = new Date()) => {
+    const before = retentionCutoff(days, now);
+    try {
+      const r = await store.prune(before);
+      if (r.days > 0)
+        log("info", "usage events past retention removed; their daily counts are kept", {
+          before,
+          retentionDays: days,
+          ...r,
+        });
+    } catch (err) {
+      log("error", "usage retention failed; retried later", {
+        before,
+        error: err instanceof Error ? err.message : String(err),
+      });
+    }
+  };
+  const first = setTimeout(() => void run(), 0);
+  const timer = setInterval(() => void run(), everyMs);
+  first.unref?.();
+  timer.unref?.();
+  return {
+    run,
+    stop() {
+      clearTimeout(first);
+      clearInterval(timer);
+    },
+  };
+}

@@ -1,0 +1,95 @@
+import { afterEach, describe, expect, test } from "bun:test";
+import { existsSync, readdirSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import { EmbeddedUsageStore } from "../../src/store/embedded/usage";
+import { retentionCutoff, startRetention } from "../../src/usage/retention";
+import { makeApp, tempDir } from "../helpers";
+import { collect, event } from "./util";
+
+/** USAGE_RETENTION_DAYS: raw events go after N days, their daily counts stay forever. */
+const dirs: string[] = [];
+afterEach(() => {
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+
+const at = (day: string, status = 200, accountId = "acc-r") =>
+  event({ ts: `${day}T12:00:00.000Z`, day, status, accountId, bucket: "svg" });
+
+describe("usage retention", () => {
+  test("the cutoff keeps `days` UTC days, today included", () => {
+    const now = new Date("2026-03-01T10:00:00Z");
+    expect(retentionCutoff(1, now)).toBe("2026-03-01");
+    expect(retentionCutoff(90, now)).toBe("2025-12-02");
+  });
+
+  test("removes old day files, keeps their daily counts, and survives a restart", async () => {
+    const dir = tempDir("usage-ret-");
+    dirs.push(dir);
+    const store = new EmbeddedUsageStore(dir);
+    await store.append([at("2026-01-01"), at("2026-01-01", 429), at("2026-01-01", 404)]);
+    await store.append([at("2026-02-10"), at("2026-02-10")]);
+    await store.append([at("2026-03-01")]);
+    const r = await store.prune("2026-02-10");
+    expect(r).toEqual({ days: 1, events: 3 });
+    const files = readdirSync(join(dir, "events")).sort();
+    expect(files).toEqual(["2026-02-10.jsonl", "2026-03-01.jsonl", "daily-archive.jsonl"]);
+    expect(await collect(store.eventsOfDay("2026-01-01"))).toEqual([]);
+    const rows = async (s: EmbeddedUsageStore) =>
+      (await s.daily("acc-r", "2026-01-01", "2026-03-31")).map((x) => [
+        x.day,
+        x.requests,
+        x.errors,
+        x.rateLimited,
+      ]);
+    const expected = [
+      ["2026-01-01", 3, 1, 1],
+      ["2026-02-10", 2, 0, 0],
+      ["2026-03-01", 1, 0, 0],
+    ];
+    expect(await rows(store)).toEqual(expected);
+    // a second pass changes nothing; a rebuild and a restart keep the archived day
+    expect(await store.prune("2026-02-10")).toEqual({ days: 0, events: 0 });
+    await store.rebuildDaily();
+    expect(await rows(store)).toEqual(expected);
+    await store.close();
+    const again = new EmbeddedUsageStore(dir);
+    expect(await rows(again)).toEqual(expected);
+    await again.close();
+  });
+
+  test("the service prunes at start with USAGE_RETENTION_DAYS", async () => {
+    const dir = tempDir("usage-ret-app-");
+    dirs.push(dir);
+    const old = new Date(Date.now() - 10 * 86_400_000).toISOString().slice(0, 10);
+    const seed = new EmbeddedUsageStore(dir);
+    await seed.append([at(old)]);
+    await seed.close();
+    const t = await makeApp({ DATA_DIR: dir, USAGE_RETENTION_DAYS: "5" });
+    try {
+      const file = join(dir, "events", `${old}.jsonl`);
+      const until = Date.now() + 5_000;
+      while (existsSync(file) && Date.now() < until) await Bun.sleep(20);
+      expect(existsSync(file)).toBe(false);
+      expect((await t.deps.store.usage.daily("acc-r", old, old))[0]?.requests).toBe(1);
+    } finally {
+      await t.close();
+    }
+  });
+
+  test("a failed prune is logged and retried, never thrown", async () => {
+    let calls = 0;
+    const r = startRetention(
+      {
+        prune: async () => {
+          calls++;
+          throw new Error("disk on fire");
+        },
+      },
+      90,
+      60_000,
+    );
+    await r.run();
+    r.stop();
+    expect(calls).toBeGreaterThanOrEqual(1);
+  });
+});
