@@ -1,6 +1,6 @@
 import { Elysia, t } from "elysia";
 import { ErrorBody, RateLimitedBody } from "../catalog/model";
-import { MAX_BODY_BYTES, rateLimited, rateLimitPlugin } from "../http/auth";
+import { cappedBody, rateLimited, rateLimitPlugin } from "../http/auth";
 import { type AddressSource, clientIp } from "../http/client-ip";
 import { ApiError } from "../http/errors";
 import { RATE_LIMITS } from "../quota/limits";
@@ -87,240 +87,243 @@ export function accountsController(deps: AccountsControllerDeps) {
   const run = refusals(deps.upgradeUrl);
   const ipOf = (request: Request, server: unknown) =>
     clientIp(request, server as AddressSource | null, deps.trustProxy);
-  return new Elysia({ tags: ["auth"] })
-    .use(rateLimitPlugin({ ...deps, verifyBearer: undefined }))
-    .onParse(({ request }) => {
-      if (Number(request.headers.get("content-length")) > MAX_BODY_BYTES)
-        throw new ApiError(
-          413,
-          "payload_too_large",
-          `Request body over ${MAX_BODY_BYTES} bytes; this route takes a small JSON object.`,
-        );
-    })
-    .macro({
-      bearer: {
-        parse: ({ request }) => requireBearer(deps.auth, request),
-        transform: ({ request }) => requireBearer(deps.auth, request),
-        resolve: ({ request }) => {
-          const principal = bearerCallers.get(request);
-          if (!principal) throw noBearer();
-          return { principal };
+  return (
+    new Elysia({ tags: ["auth"] })
+      .use(rateLimitPlugin({ ...deps, verifyBearer: undefined }))
+      // bodies over MAX_BODY_BYTES are 413, declared or chunked
+      .onParse(({ request }) => cappedBody(request))
+      .macro({
+        bearer: {
+          parse: ({ request }) => requireBearer(deps.auth, request),
+          transform: ({ request }) => requireBearer(deps.auth, request),
+          resolve: ({ request }) => {
+            const principal = bearerCallers.get(request);
+            if (!principal) throw noBearer();
+            return { principal };
+          },
         },
-      },
-    })
-    .get("/.well-known/jwks.json", () => deps.access.jwks(), {
-      response: { 200: JwksResponse },
-      detail: {
-        tags: ["auth"],
-        summary: "Public keys that verify access tokens (JWKS)",
-        description:
-          "With JWT_PRIVATE_KEY (EdDSA or ES256) the public key, with its kid; with an HS256 JWT_SECRET the set is empty (the secret is never published).",
-        security: PUBLIC,
-      },
-    })
-    .post(
-      "/auth/register",
-      async ({ body, set }) => {
-        const r = await run(() => deps.auth.register(body.email, body.password));
-        set.status = 201;
-        noStore(set);
-        return r;
-      },
-      {
-        ipRateLimit: REGISTRATIONS,
-        body: Credentials(true),
-        response: {
-          201: RegisteredResponse,
-          409: ErrorBody,
-          422: ErrorBody,
-          429: RateLimitedBody,
-        },
+      })
+      .get("/.well-known/jwks.json", () => deps.access.jwks(), {
+        response: { 200: JwksResponse },
         detail: {
-          summary: "Create an account (free tier) and its first API key",
+          tags: ["auth"],
+          summary: "Public keys that verify access tokens (JWKS)",
           description:
-            "Answers the API key once (only its hash is stored) and sends a verification e-mail. 409 email_taken when the address is registered (compared case-insensitively); 422 validation_error naming the field for a malformed address or a password under 10 or over 256 characters. At most 10 attempts per client IP per hour: 429 with Retry-After.",
+            "With JWT_PRIVATE_KEY (EdDSA or ES256) the public key, with its kid; with an HS256 JWT_SECRET the set is empty (the secret is never published).",
           security: PUBLIC,
         },
-      },
-    )
-    .post(
-      "/auth/login",
-      async ({ body, set, request, server }) => {
-        const pair = await run(() =>
-          deps.auth.login(body.email, body.password, ipOf(request, server)),
-        );
-        noStore(set);
-        return pair;
-      },
-      {
-        body: Credentials(false),
-        response: { 200: TokenPairResponse, 401: ErrorBody, 422: ErrorBody, 429: RateLimitedBody },
-        detail: {
-          summary: "Log in: an access token (JWT) and a refresh token",
-          description:
-            "401 invalid_credentials for a wrong address or password (the same answer, and about the same time, for both). After 10 failures for one address or one client IP within a 15-minute window: 429 rate_limit_exceeded with Retry-After, even with the right password, until the window ends.",
-          security: PUBLIC,
+      })
+      .post(
+        "/auth/register",
+        async ({ body, set }) => {
+          const r = await run(() => deps.auth.register(body.email, body.password));
+          set.status = 201;
+          noStore(set);
+          return r;
         },
-      },
-    )
-    .post(
-      "/auth/refresh",
-      async ({ body, set }) => {
-        const pair = await run(() => deps.auth.refresh(body.refreshToken));
-        noStore(set);
-        return pair;
-      },
-      {
-        body: RefreshBody,
-        response: { 200: TokenPairResponse, 401: ErrorBody, 422: ErrorBody },
-        detail: {
-          summary: "Exchange a refresh token for a new pair (rotation)",
-          description:
-            "Each refresh token works once. Presenting one that was already exchanged revokes every token of its login session (family). Unknown, expired or revoked: 401 invalid_token.",
-          security: PUBLIC,
+        {
+          ipRateLimit: REGISTRATIONS,
+          body: Credentials(true),
+          response: {
+            201: RegisteredResponse,
+            409: ErrorBody,
+            422: ErrorBody,
+            429: RateLimitedBody,
+          },
+          detail: {
+            summary: "Create an account (free tier) and its first API key",
+            description:
+              "Answers the API key once (only its hash is stored) and sends a verification e-mail. 409 email_taken when the address is registered (compared case-insensitively); 422 validation_error naming the field for a malformed address or a password under 10 or over 256 characters. At most 10 attempts per client IP per hour: 429 with Retry-After.",
+            security: PUBLIC,
+          },
         },
-      },
-    )
-    .post(
-      "/auth/logout",
-      async ({ body, set }) => {
-        await deps.auth.logout(body.refreshToken);
-        set.status = 204;
-      },
-      {
-        body: RefreshBody,
-        response: { 204: t.Void({ description: "Logged out" }), 422: ErrorBody },
-        detail: {
-          summary: "End the login session of a refresh token",
-          description:
-            "Revokes the refresh token and every token rotated from the same login. Always 204, also for an unknown token.",
-          security: PUBLIC,
+      )
+      .post(
+        "/auth/login",
+        async ({ body, set, request, server }) => {
+          const pair = await run(() =>
+            deps.auth.login(body.email, body.password, ipOf(request, server)),
+          );
+          noStore(set);
+          return pair;
         },
-      },
-    )
-    .post(
-      "/auth/verify-email",
-      async ({ body }) => {
-        await run(() => deps.auth.verifyEmail(body.token));
-        return { emailVerified: true as const };
-      },
-      {
-        body: TokenBody,
-        response: { 200: Verified, 400: ErrorBody, 422: ErrorBody },
-        detail: {
-          summary: "Confirm the e-mail address with the token from the verification e-mail",
-          description: "Tokens are single-use and expire after 24 hours: 400 invalid_token.",
-          security: PUBLIC,
+        {
+          body: Credentials(false),
+          response: {
+            200: TokenPairResponse,
+            401: ErrorBody,
+            422: ErrorBody,
+            429: RateLimitedBody,
+          },
+          detail: {
+            summary: "Log in: an access token (JWT) and a refresh token",
+            description:
+              "401 invalid_credentials for a wrong address or password (the same answer, and about the same time, for both). After 10 failures for one address or one client IP within a 15-minute window: 429 rate_limit_exceeded with Retry-After, even with the right password, until the window ends.",
+            security: PUBLIC,
+          },
         },
-      },
-    )
-    .post(
-      "/auth/resend-verification",
-      async ({ body, set }) => {
-        await deps.auth.resendVerification(body.email);
-        set.status = 202;
-        return { message: "If the address belongs to an unverified account, a new link was sent." };
-      },
-      {
-        ipRateLimit: RATE_LIMITS.resendVerification,
-        body: EmailBody,
-        response: { 202: Accepted, 422: ErrorBody, 429: RateLimitedBody },
-        detail: {
-          summary: "Send a new verification e-mail",
-          description:
-            "Answers 202 whether or not the address is registered. At most 3 per hour per client IP: 429 with Retry-After.",
-          security: PUBLIC,
+      )
+      .post(
+        "/auth/refresh",
+        async ({ body, set }) => {
+          const pair = await run(() => deps.auth.refresh(body.refreshToken));
+          noStore(set);
+          return pair;
         },
-      },
-    )
-    .post(
-      "/auth/forgot-password",
-      async ({ body, set }) => {
-        await deps.auth.forgotPassword(body.email);
-        set.status = 202;
-        return { message: "If the address belongs to an account, a reset link was sent." };
-      },
-      {
-        ipRateLimit: RATE_LIMITS.forgotPassword,
-        body: EmailBody,
-        response: { 202: Accepted, 422: ErrorBody, 429: RateLimitedBody },
-        detail: {
-          summary: "Send a password reset e-mail",
-          description:
-            "Answers 202 whether or not the address is registered. At most 3 per hour per client IP: 429 with Retry-After.",
-          security: PUBLIC,
+        {
+          body: RefreshBody,
+          response: { 200: TokenPairResponse, 401: ErrorBody, 422: ErrorBody },
+          detail: {
+            summary: "Exchange a refresh token for a new pair (rotation)",
+            description:
+              "Each refresh token works once. Presenting one that was already exchanged revokes every token of its login session (family). Unknown, expired or revoked: 401 invalid_token.",
+            security: PUBLIC,
+          },
         },
-      },
-    )
-    .post(
-      "/auth/reset-password",
-      async ({ body }) => {
-        await run(() => deps.auth.resetPassword(body.token, body.password));
-        return { message: "Password changed. Log in again on every device." };
-      },
-      {
-        body: ResetBody,
-        response: { 200: Accepted, 400: ErrorBody, 422: ErrorBody },
-        detail: {
-          summary: "Set a new password with the token from the reset e-mail",
-          description:
-            "Tokens are single-use and expire after 1 hour: 400 invalid_token. Every refresh token of the account is revoked (and access tokens issued before the reset stop working).",
-          security: PUBLIC,
+      )
+      .post(
+        "/auth/logout",
+        async ({ body, set }) => {
+          await deps.auth.logout(body.refreshToken);
+          set.status = 204;
         },
-      },
-    )
-    .get(
-      "/auth/me",
-      async ({ principal, set }) => {
-        const me = await deps.auth.me(principal.accountId);
-        if (!me) throw noBearer();
-        noStore(set);
-        return me;
-      },
-      {
-        bearer: true,
-        response: { 200: MeResponse, 401: ErrorBody },
-        detail: {
-          summary: "The caller's account and its active keys (never a key or a hash)",
-          security: BEARER,
+        {
+          body: RefreshBody,
+          response: { 204: t.Void({ description: "Logged out" }), 422: ErrorBody },
+          detail: {
+            summary: "End the login session of a refresh token",
+            description:
+              "Revokes the refresh token and every token rotated from the same login. Always 204, also for an unknown token.",
+            security: PUBLIC,
+          },
         },
-      },
-    )
-    .post(
-      "/auth/api-key/regenerate",
-      async ({ principal, set }) => {
-        const r = await deps.accounts.regenerateKey(principal.accountId);
-        set.status = 201;
-        noStore(set);
-        return { keyId: r.keyId, apiKey: r.apiKey };
-      },
-      {
-        bearer: true,
-        response: { 201: NewKeyResponse, 401: ErrorBody },
-        detail: {
-          summary: "Replace the API key",
-          description:
-            "Revokes the active key at once on this instance (other instances within KEY_CACHE_TTL_MS) and answers the new key once. Today's quota usage carries over to the new key.",
-          security: BEARER,
+      )
+      .post(
+        "/auth/verify-email",
+        async ({ body }) => {
+          await run(() => deps.auth.verifyEmail(body.token));
+          return { emailVerified: true as const };
         },
-      },
-    )
-    .delete(
-      "/auth/me",
-      async ({ principal, body, set }) => {
-        await run(() => deps.auth.deleteAccount(principal.accountId, body.password));
-        set.status = 204;
-      },
-      {
-        bearer: true,
-        body: PasswordBody,
-        response: { 204: t.Void({ description: "Deleted" }), 401: ErrorBody, 422: ErrorBody },
-        detail: {
-          summary: "Delete the account",
-          description:
-            "Needs the password (401 invalid_credentials otherwise). Keys and tokens are revoked and the account's personal data (e-mail address, password hash) becomes unreadable everywhere, the event log included: its per-account data key is destroyed. Usage history stays under the account id.",
-          security: BEARER,
+        {
+          body: TokenBody,
+          response: { 200: Verified, 400: ErrorBody, 422: ErrorBody },
+          detail: {
+            summary: "Confirm the e-mail address with the token from the verification e-mail",
+            description: "Tokens are single-use and expire after 24 hours: 400 invalid_token.",
+            security: PUBLIC,
+          },
         },
-      },
-    );
+      )
+      .post(
+        "/auth/resend-verification",
+        async ({ body, set }) => {
+          await deps.auth.resendVerification(body.email);
+          set.status = 202;
+          return {
+            message: "If the address belongs to an unverified account, a new link was sent.",
+          };
+        },
+        {
+          ipRateLimit: RATE_LIMITS.resendVerification,
+          body: EmailBody,
+          response: { 202: Accepted, 422: ErrorBody, 429: RateLimitedBody },
+          detail: {
+            summary: "Send a new verification e-mail",
+            description:
+              "Answers 202 whether or not the address is registered. At most 3 per hour per client IP: 429 with Retry-After.",
+            security: PUBLIC,
+          },
+        },
+      )
+      .post(
+        "/auth/forgot-password",
+        async ({ body, set }) => {
+          await deps.auth.forgotPassword(body.email);
+          set.status = 202;
+          return { message: "If the address belongs to an account, a reset link was sent." };
+        },
+        {
+          ipRateLimit: RATE_LIMITS.forgotPassword,
+          body: EmailBody,
+          response: { 202: Accepted, 422: ErrorBody, 429: RateLimitedBody },
+          detail: {
+            summary: "Send a password reset e-mail",
+            description:
+              "Answers 202 whether or not the address is registered. At most 3 per hour per client IP: 429 with Retry-After.",
+            security: PUBLIC,
+          },
+        },
+      )
+      .post(
+        "/auth/reset-password",
+        async ({ body }) => {
+          await run(() => deps.auth.resetPassword(body.token, body.password));
+          return { message: "Password changed. Log in again on every device." };
+        },
+        {
+          body: ResetBody,
+          response: { 200: Accepted, 400: ErrorBody, 422: ErrorBody },
+          detail: {
+            summary: "Set a new password with the token from the reset e-mail",
+            description:
+              "Tokens are single-use and expire after 1 hour: 400 invalid_token. Every refresh token of the account is revoked (and access tokens issued before the reset stop working).",
+            security: PUBLIC,
+          },
+        },
+      )
+      .get(
+        "/auth/me",
+        async ({ principal, set }) => {
+          const me = await deps.auth.me(principal.accountId);
+          if (!me) throw noBearer();
+          noStore(set);
+          return me;
+        },
+        {
+          bearer: true,
+          response: { 200: MeResponse, 401: ErrorBody },
+          detail: {
+            summary: "The caller's account and its active keys (never a key or a hash)",
+            security: BEARER,
+          },
+        },
+      )
+      .post(
+        "/auth/api-key/regenerate",
+        async ({ principal, set }) => {
+          const r = await deps.accounts.regenerateKey(principal.accountId);
+          set.status = 201;
+          noStore(set);
+          return { keyId: r.keyId, apiKey: r.apiKey };
+        },
+        {
+          bearer: true,
+          response: { 201: NewKeyResponse, 401: ErrorBody },
+          detail: {
+            summary: "Replace the API key",
+            description:
+              "Revokes the active key at once on this instance (other instances within KEY_CACHE_TTL_MS) and answers the new key once. Today's quota usage carries over to the new key.",
+            security: BEARER,
+          },
+        },
+      )
+      .delete(
+        "/auth/me",
+        async ({ principal, body, set }) => {
+          await run(() => deps.auth.deleteAccount(principal.accountId, body.password));
+          set.status = 204;
+        },
+        {
+          bearer: true,
+          body: PasswordBody,
+          response: { 204: t.Void({ description: "Deleted" }), 401: ErrorBody, 422: ErrorBody },
+          detail: {
+            summary: "Delete the account",
+            description:
+              "Needs the password (401 invalid_credentials otherwise). Keys and tokens are revoked and the account's personal data (e-mail address, password hash) becomes unreadable everywhere, the event log included: its per-account data key is destroyed. Usage history stays under the account id.",
+            security: BEARER,
+          },
+        },
+      )
+  );
 }

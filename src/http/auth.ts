@@ -145,6 +145,15 @@ async function identifyBeforeBody(
   allowBearer: boolean,
 ): Promise<unknown> {
   await identify(deps, request, allowBearer);
+  return cappedBody(request);
+}
+
+/**
+ * A parse hook's body cap for small JSON routes: a declared body over MAX_BODY_BYTES is 413; a
+ * chunked one (no Content-Length) is read here up to that cap and returned as the parsed body
+ * (413 past it). A declared body under the cap is left to the route's parser (undefined).
+ */
+export function cappedBody(request: Request): Promise<unknown> | undefined {
   const declared = request.headers.get("content-length");
   if (Number(declared) > MAX_BODY_BYTES) throw tooLarge();
   if (declared === null && request.body) return readChunkedJson(request.body);

@@ -66,3 +66,27 @@ describe("chunked request bodies", () => {
     expect(((await r.json()) as { error: string }).error).toBe("validation_error");
   });
 });
+
+describe("chunked request bodies on the public /auth routes", () => {
+  const postAuth = (path: string, body: ReadableStream<Uint8Array>) =>
+    fetch(`http://127.0.0.1:${server.port}${path}`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body,
+      duplex: "half",
+    } as RequestInit);
+
+  test("a 3 MB chunked login body: 413 payload_too_large, not read to the end", async () => {
+    const big = JSON.stringify({ email: "a@example.com", password: "p".repeat(3 * 1024 * 1024) });
+    const r = await postAuth("/auth/login", chunked(big, 30));
+    expect(r.status).toBe(413);
+    expect(((await r.json()) as { error: string }).error).toBe("payload_too_large");
+  });
+
+  test("a small chunked login body is parsed as usual (401 invalid_credentials)", async () => {
+    const body = JSON.stringify({ email: "nobody@example.com", password: "wrong password 123" });
+    const r = await postAuth("/auth/login", chunked(body));
+    expect(r.status).toBe(401);
+    expect(((await r.json()) as { error: string }).error).toBe("invalid_credentials");
+  });
+});
