@@ -6,6 +6,7 @@ import { brandController } from "./catalog/brand";
 import { searchController } from "./catalog/search";
 import type { Deps } from "./deps";
 import { healthController } from "./health";
+import { cors } from "./http/cors";
 import { errorPlugin } from "./http/error-plugin";
 import { openApiDocs } from "./http/openapi";
 import { securityHeaders } from "./http/security";
@@ -30,6 +31,7 @@ export function createApp(deps: Deps) {
   const app = new Elysia({ normalize: "typebox", handler: { standardHostname: false } })
     .use(errorPlugin)
     .use(securityHeaders)
+    .use(cors(deps.config.CORS_ORIGINS))
     .use(
       openApiDocs({
         path: "/swagger",

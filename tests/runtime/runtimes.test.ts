@@ -38,6 +38,9 @@ async function startAndFetch(cmd: string[]) {
   expect((await res.json()).name).toBe("GitHub");
   const ready = await fetch(`${base}/readyz`);
   expect(ready.status).toBe(200);
+  // the API reference comes from the swagger-ui-dist package on every runtime and in the bundle
+  for (const path of ["/swagger/", "/swagger/swagger-ui-bundle.js", "/swagger/json"])
+    expect(`${path} ${(await fetch(`${base}${path}`)).status}`).toBe(`${path} 200`);
   proc.kill("SIGTERM");
   expect(await proc.exited).toBe(0);
   return new Response(proc.stdout).text();
@@ -56,10 +59,16 @@ describe("runtimes", () => {
   });
 
   test("the bun build bundle starts with bun dist/main.js", async () => {
-    // exactly what `npm run build` runs (see package.json)
+    // exactly what `npm run build` runs (see package.json), with this Bun rather than a `bun`
+    // on PATH: ./node_modules/.bin/bun test works where no global Bun is installed
     const script = (await Bun.file(join(ROOT, "package.json")).json()).scripts.build as string;
-    const build = Bun.spawnSync(["sh", "-c", script], { cwd: ROOT, stderr: "pipe" });
-    expect(build.exitCode).toBe(0);
+    expect(script).toStartWith("bun build ");
+    const args = script.slice("bun ".length).split(/\s+/);
+    const build = Bun.spawnSync([process.execPath, ...args], { cwd: ROOT, stderr: "pipe" });
+    expect({ exit: build.exitCode, stderr: build.stderr.toString() }).toEqual({
+      exit: 0,
+      stderr: "",
+    });
     await startAndFetch([process.execPath, "dist/main.js"]);
   });
 });
