@@ -9,6 +9,7 @@ import { healthController } from "./health";
 import { cors } from "./http/cors";
 import { errorPlugin } from "./http/error-plugin";
 import { openApiDocs } from "./http/openapi";
+import { requestLog } from "./http/request-log";
 import { securityHeaders } from "./http/security";
 import { analyticsController } from "./usage/analytics";
 import { usageCurrentController } from "./usage/current";
@@ -32,6 +33,7 @@ export function createApp(deps: Deps) {
     .use(errorPlugin)
     .use(securityHeaders)
     .use(cors(deps.config.CORS_ORIGINS))
+    .use(requestLog({ mode: deps.config.LOG_REQUESTS, trustProxy: deps.config.TRUST_PROXY }))
     .use(
       openApiDocs({
         path: "/swagger",

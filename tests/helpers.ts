@@ -22,6 +22,8 @@ export function testConfig(env: Record<string, string> = {}): Config {
     CATALOG_FILE,
     ADMIN_TOKEN,
     LOG_LEVEL: "error",
+    // request lines only where a test asks for them (tests/http/request-log.test.ts)
+    LOG_REQUESTS: "off",
     ...env,
   });
 }

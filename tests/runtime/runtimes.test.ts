@@ -49,8 +49,18 @@ async function startAndFetch(cmd: string[]) {
 describe("runtimes", () => {
   test("Bun: npm start's entry serves and prints its address and docs", async () => {
     const out = await startAndFetch([process.execPath, "src/main.ts"]);
-    expect(out).toContain("listening on http://localhost:");
-    expect(out).toContain("/swagger");
+    // stdout is JSON lines only, the start-up banner included
+    const lines = out
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
+    const banner = lines.find((l) => l.msg === "Brand Asset API listening");
+    expect(banner).toMatchObject({
+      level: "info",
+      url: expect.stringMatching(/^http:\/\/localhost:\d+$/),
+      docs: expect.stringMatching(/\/swagger$/),
+      openapi: expect.stringMatching(/\/swagger\/json$/),
+    });
   });
 
   test("Deno: src/deno.ts serves the same app with Deno.serve", async () => {
