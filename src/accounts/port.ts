@@ -9,4 +9,6 @@ export interface AccountStore {
   findByKeyId(keyId: string): Promise<Account | null>;
   /** every event of one account, oldest first */
   events(accountId: string): Promise<AccountEvent[]>;
+  /** accounts oldest first, at most `limit`; `email` matches case-insensitively (operator views) */
+  listAccounts(query: { email?: string; limit: number }): Promise<Account[]>;
 }

@@ -102,6 +102,28 @@ export class AccountService {
     return this.store.getAccount(accountId);
   }
 
+  /** Accounts oldest first (operator views); `email` matches case-insensitively. */
+  listAccounts(query: { email?: string; limit: number }): Promise<Account[]> {
+    return this.store.listAccounts(query);
+  }
+
+  /**
+   * Revoke one key (operator). Revoking a revoked key changes nothing and answers when it was
+   * revoked; an unknown key id throws KeyNotFound.
+   */
+  async revokeKey(keyId: string): Promise<{ accountId: string; keyId: string; revokedAt: string }> {
+    const account = await this.store.findByKeyId(keyId);
+    const key = account?.keys.find((k) => k.id === keyId);
+    if (!account || !key) throw new KeyNotFound(keyId);
+    if (key.revokedAt) return { accountId: account.id, keyId, revokedAt: key.revokedAt };
+    const ts = new Date(this.now()).toISOString();
+    await this.store.append([
+      { id: newId(), accountId: account.id, ts, type: "key.revoked", data: { keyId } },
+    ]);
+    this.forgetAccount(account.id);
+    return { accountId: account.id, keyId, revokedAt: ts };
+  }
+
   /**
    * The principal of a key checked within the cache's lifetime, answered synchronously (the
    * request hot path); undefined when the key is not in the cache (ask `verifyKey`).
@@ -152,3 +174,5 @@ export class AccountNotFound extends Error {
     super(`No account ${accountId}`);
   }
 }
+
+export class KeyNotFound extends Error {}

@@ -59,14 +59,17 @@ export function log(level: Level, msg: string, fields: Record<string, unknown> =
  */
 export function captureLogs(): { lines: Record<string, unknown>[]; restore(): void } {
   const lines: Record<string, unknown>[] = [];
-  const previous = sink;
+  const previous = { sink, threshold };
+  // info and above, whatever LOG_LEVEL an earlier start-up in this process left behind
+  threshold = "info";
   sink = (_level, line) => {
     lines.push(JSON.parse(line));
   };
   return {
     lines,
     restore: () => {
-      sink = previous;
+      sink = previous.sink;
+      threshold = previous.threshold;
     },
   };
 }

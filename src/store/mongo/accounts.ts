@@ -50,6 +50,22 @@ export class MongoAccountStore implements AccountStore {
     return this.accountsCol.findOne({ "keys.id": keyId }, { projection: { _id: 0 } });
   }
 
+  async listAccounts(query: { email?: string; limit: number }) {
+    const filter = query.email
+      ? {
+          email: {
+            $regex: `^${query.email.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}$`,
+            $options: "i",
+          },
+        }
+      : {};
+    return this.accountsCol
+      .find(filter, { projection: { _id: 0 } })
+      .sort({ createdAt: 1, id: 1 })
+      .limit(query.limit)
+      .toArray();
+  }
+
   async events(accountId: string) {
     return this.eventsCol
       .find({ accountId }, { projection: { _id: 0 } })
