@@ -7,6 +7,16 @@ import { connect } from "node:net";
 import { startUpstashLocal, type UpstashLocal } from "../../scripts/upstash-local";
 import { freePort, tempDir } from "../helpers";
 
+/**
+ * The tests that need a real redis-server (Debian's `redis-server` package; .ci/run installs it)
+ * skip without it, saying so once.
+ */
+export const HAS_REDIS = Bun.which("redis-server") !== null;
+if (!HAS_REDIS)
+  console.warn(
+    "skipping redis-server tests: redis-server is not installed (apt-get install redis-server)",
+  );
+
 export interface RedisHarness {
   /** the Upstash REST address and token (UPSTASH_REDIS_REST_URL / _TOKEN) */
   url: string;
