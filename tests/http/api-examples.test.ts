@@ -95,3 +95,27 @@ describe("links in README.md and docs/", () => {
     expect(broken).toEqual([]);
   });
 });
+
+describe("ids in the docs' samples", () => {
+  test('every "id": N, "slug": "s" pair in README.md and docs/ is the real catalog\'s', async () => {
+    const root = join(import.meta.dir, "../..");
+    const files = [
+      "README.md",
+      ...readdirSync(join(root, "docs"))
+        .filter((f) => f.endsWith(".md") && f !== "spec.md")
+        .map((f) => `docs/${f}`),
+    ];
+    const wrong: string[] = [];
+    let checked = 0;
+    for (const file of files)
+      for (const m of readFileSync(join(root, file), "utf8").matchAll(
+        /"id":\s*(\d+),\s*"slug":\s*"([a-z0-9-]+)"/g,
+      )) {
+        checked++;
+        const entry = JSON.parse(t.deps.catalog.viewJson(m[2]!) ?? "null") as { id: number } | null;
+        if (entry?.id !== Number(m[1])) wrong.push(`${file}: ${m[2]} is ${entry?.id}, not ${m[1]}`);
+      }
+    expect(wrong).toEqual([]);
+    expect(checked).toBeGreaterThanOrEqual(5);
+  });
+});
