@@ -40,24 +40,30 @@ export function cors(setting: string) {
     if (origins === "*") return "*";
     return origin && origins.has(origin.toLowerCase()) ? origin : null;
   };
-  return new Elysia({ name: "cors" })
-    .onRequest(({ request, set }) => {
-      const allow = allowed(request.headers.get("origin"));
-      if (origins !== "*") set.headers.vary = "Origin";
-      if (!allow) return;
-      set.headers["access-control-allow-origin"] = allow;
-      set.headers["access-control-expose-headers"] = EXPOSE_HEADERS;
-    })
-    .options(
-      "/*",
-      ({ request, set }) => {
-        set.status = 204;
-        if (!allowed(request.headers.get("origin"))) return "";
-        set.headers["access-control-allow-methods"] = ALLOW_METHODS;
-        set.headers["access-control-allow-headers"] = ALLOW_HEADERS;
-        set.headers["access-control-max-age"] = "600";
-        return "";
-      },
-      { detail: { hide: true } },
-    );
+  const plugin = new Elysia({ name: "cors-global" }).onRequest(({ request, set }) => {
+    const allow = allowed(request.headers.get("origin"));
+    if (origins !== "*") set.headers.vary = "Origin";
+    if (!allow) return;
+    set.headers["access-control-allow-origin"] = allow;
+    set.headers["access-control-expose-headers"] = EXPOSE_HEADERS;
+  });
+  // with an allow-list, a route that sets its own Vary (the asset routes: X-API-Key) keeps
+  // Origin in it, so a shared cache never serves one origin's answer to another
+  if (origins !== "*")
+    plugin.onAfterHandle({ as: "global" }, ({ set }) => {
+      const vary = String(set.headers.vary ?? "");
+      if (!/\borigin\b/i.test(vary)) set.headers.vary = vary ? `${vary}, Origin` : "Origin";
+    });
+  return plugin.options(
+    "/*",
+    ({ request, set }) => {
+      set.status = 204;
+      if (!allowed(request.headers.get("origin"))) return "";
+      set.headers["access-control-allow-methods"] = ALLOW_METHODS;
+      set.headers["access-control-allow-headers"] = ALLOW_HEADERS;
+      set.headers["access-control-max-age"] = "600";
+      return "";
+    },
+    { detail: { hide: true } },
+  );
 }

@@ -96,6 +96,11 @@ describe("CORS with an allow-list", () => {
     expect(res.status).toBe(200);
     expect(res.headers.get("access-control-allow-origin")).toBe("http://localhost:5173");
     expect(res.headers.get("vary")).toContain("Origin");
+    // the SVG route's own Vary (X-API-Key) keeps Origin: a shared cache must not serve one
+    // origin's answer to another
+    const svg = await t.get("/v1/svg/github", key, { origin: "http://localhost:5173" });
+    expect(svg.headers.get("access-control-allow-origin")).toBe("http://localhost:5173");
+    expect(svg.headers.get("vary")?.split(/,\s*/).sort()).toEqual(["Origin", "X-API-Key"]);
     const pre = await preflight(t, "/v1/catalog/github", "https://app.example");
     expect(pre.status).toBe(204);
     expect(pre.headers.get("access-control-allow-origin")).toBe("https://app.example");
