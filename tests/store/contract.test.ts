@@ -95,6 +95,35 @@ function storeContract(name: string, open: () => Promise<Store>, skip = false) {
       expect(a?.keys[0]?.revokedAt).toBe(ts);
     });
 
+    test("listAccounts: oldest first, e-mail matched case-insensitively and exactly", async () => {
+      const s = await get();
+      const tag = newId().slice(-12);
+      const at = (ms: number) => new Date(Date.UTC(2026, 0, 1, 0, 0, 0, ms)).toISOString();
+      const ids = [newId(), newId(), newId()];
+      await s.accounts.append(
+        ids.map(
+          (accountId, i): AccountEvent => ({
+            id: newId(),
+            accountId,
+            ts: at(2 - i), // registered in reverse order of the ids
+            type: "account.registered",
+            data: {
+              email: i < 2 ? `Ops.${tag}@Example.test` : `x${tag}@example.test`,
+              tier: "free",
+              limits: null,
+            },
+          }),
+        ),
+      );
+      const found = await s.accounts.listAccounts({ email: `ops.${tag}@example.TEST`, limit: 10 });
+      expect(found.map((a) => a.id)).toEqual([ids[1] as string, ids[0] as string]);
+      // a regex-like e-mail matches nothing but itself
+      expect(await s.accounts.listAccounts({ email: `.*${tag}.*`, limit: 10 })).toEqual([]);
+      const all = await s.accounts.listAccounts({ limit: 100_000 });
+      expect(all.map((a) => a.createdAt)).toEqual(all.map((a) => a.createdAt).sort());
+      expect(await s.accounts.listAccounts({ limit: 1 })).toHaveLength(1);
+    });
+
     test("unknown ids are null", async () => {
       const s = await get();
       expect(await s.accounts.getAccount("nope")).toBeNull();
