@@ -1,9 +1,9 @@
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, expect, test } from "bun:test";
 import Redis from "ioredis";
 import { MemoryCounterStore } from "../../src/quota/memory-store";
 import { UpstashCounterStore } from "../../src/quota/upstash-store";
 import { counterStoreContract } from "./counter-store.contract";
-import { HAS_REDIS, type RedisHarness, startRedisHarness } from "./redis-harness";
+import { HAS_REDIS, type RedisHarness, startRedisHarness, withRedis } from "./redis-harness";
 
 let h: RedisHarness;
 let upstash: UpstashCounterStore;
@@ -19,9 +19,9 @@ afterAll(async () => {
 });
 
 counterStoreContract("memory", () => memory);
-describe.skipIf(!HAS_REDIS)("redis-server", () => counterStoreContract("upstash", () => upstash));
+withRedis("redis-server", () => counterStoreContract("upstash", () => upstash));
 
-describe.skipIf(!HAS_REDIS)("Upstash adapter specifics", () => {
+withRedis("Upstash adapter specifics", () => {
   test("counters carry the expiry they were given (checked in redis-server itself)", async () => {
     const at = Math.floor(Date.now() / 1000) + 1234;
     await upstash.consume("ttl:check", null, at);

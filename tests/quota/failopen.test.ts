@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, spyOn, test } from "bun:test";
 import { createEnterprise, freePort, makeApp, type TestApp } from "../helpers";
-import { HAS_REDIS, type RedisHarness, startRedisHarness } from "./redis-harness";
+import { type RedisHarness, startRedisHarness, withRedis } from "./redis-harness";
 
 /** Fail-open: the counter store dies, hangs or was never configured; requests keep being served. */
 
-describe.skipIf(!HAS_REDIS)("redis-server killed mid-run", () => {
+withRedis("redis-server killed mid-run", () => {
   let h: RedisHarness;
   let t: TestApp;
   beforeAll(async () => {

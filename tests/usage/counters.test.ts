@@ -5,7 +5,7 @@ import { newId } from "../../src/platform/ids";
 import { setLogLevel } from "../../src/platform/log";
 import { countersRebuild } from "../../src/usage/admin-commands";
 import { ADMIN_TOKEN, makeApp, type TestApp, tempDir } from "../helpers";
-import { HAS_REDIS, type RedisHarness, startRedisHarness } from "../quota/redis-harness";
+import { type RedisHarness, startRedisHarness, withRedis } from "../quota/redis-harness";
 import { settle, until } from "./util";
 
 /**
@@ -72,48 +72,45 @@ async function usage(t: TestApp, key: string): Promise<UsageAnswer> {
   return { status: r.status, body: (await r.json()) as UsageAnswer["body"] };
 }
 
-describe.skipIf(!HAS_REDIS)(
-  "counters rebuild (Upstash counter store over a real redis-server)",
-  () => {
-    let redis: RedisHarness;
-    let t: TestApp;
-    beforeAll(async () => {
-      setLogLevel("error");
-      redis = await startRedisHarness();
-      t = await makeApp(redis.env);
-    });
-    afterAll(async () => {
-      await t?.close();
-      await redis?.stop();
-      setLogLevel("info");
-    });
+withRedis("counters rebuild (Upstash counter store over a real redis-server)", () => {
+  let redis: RedisHarness;
+  let t: TestApp;
+  beforeAll(async () => {
+    setLogLevel("error");
+    redis = await startRedisHarness();
+    t = await makeApp(redis.env);
+  });
+  afterAll(async () => {
+    await t?.close();
+    await redis?.stop();
+    setLogLevel("info");
+  });
 
-    test("wipe the counters, rebuild from today's events, same GET /v1/usage answer", async () => {
-      const { free, pro } = await traffic(t);
-      const before = [await usage(t, free.apiKey), await usage(t, pro.apiKey)];
-      expect(before.map((u) => u.status)).toEqual([200, 200]);
-      expect(before[0]?.body.endpoints.batch?.used).toBe(5);
-      expect(before[1]?.body.endpoints.catalog?.used).toBe(5);
+  test("wipe the counters, rebuild from today's events, same GET /v1/usage answer", async () => {
+    const { free, pro } = await traffic(t);
+    const before = [await usage(t, free.apiKey), await usage(t, pro.apiKey)];
+    expect(before.map((u) => u.status)).toEqual([200, 200]);
+    expect(before[0]?.body.endpoints.batch?.used).toBe(5);
+    expect(before[1]?.body.endpoints.catalog?.used).toBe(5);
 
-      // the counter store loses everything (redis-server restarted without persistence)
-      await redis.killRedis();
-      await redis.startRedis();
-      let wiped = await usage(t, free.apiKey);
-      await until(async () => {
-        wiped = await usage(t, free.apiKey);
-        return wiped.status === 200;
-      });
-      expect(wiped.body.endpoints.batch?.used).toBe(0);
-
-      const out = await countersRebuild(t.deps.store, t.deps.config);
-      expect(out).toContain("rebuilt");
-      expect([await usage(t, free.apiKey), await usage(t, pro.apiKey)]).toEqual(before);
-      // a second run changes nothing (counters are only raised to the log's counts)
-      await countersRebuild(t.deps.store, t.deps.config);
-      expect([await usage(t, free.apiKey), await usage(t, pro.apiKey)]).toEqual(before);
+    // the counter store loses everything (redis-server restarted without persistence)
+    await redis.killRedis();
+    await redis.startRedis();
+    let wiped = await usage(t, free.apiKey);
+    await until(async () => {
+      wiped = await usage(t, free.apiKey);
+      return wiped.status === 200;
     });
-  },
-);
+    expect(wiped.body.endpoints.batch?.used).toBe(0);
+
+    const out = await countersRebuild(t.deps.store, t.deps.config);
+    expect(out).toContain("rebuilt");
+    expect([await usage(t, free.apiKey), await usage(t, pro.apiKey)]).toEqual(before);
+    // a second run changes nothing (counters are only raised to the log's counts)
+    await countersRebuild(t.deps.store, t.deps.config);
+    expect([await usage(t, free.apiKey), await usage(t, pro.apiKey)]).toEqual(before);
+  });
+});
 
 describe("counters rebuild (in-memory counter store)", () => {
   test("a restarted service rebuilds its counters from the event log at start", async () => {
