@@ -1,6 +1,9 @@
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { join } from "node:path";
 import { makeApp, type TestApp } from "../helpers";
+
+// spawns processes or builds several apps: slow on a loaded machine (bun's default is 5 s)
+setDefaultTimeout(60_000);
 
 const ROOT = join(import.meta.dir, "../..");
 let t: TestApp;

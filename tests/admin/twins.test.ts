@@ -1,5 +1,8 @@
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { ADMIN_TOKEN, makeApp, type TestApp } from "../helpers";
+
+// spawns processes or builds several apps: slow on a loaded machine (bun's default is 5 s)
+setDefaultTimeout(60_000);
 
 let t: TestApp;
 beforeAll(async () => {

@@ -1,7 +1,10 @@
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { makeApp, type TestApp } from "../helpers";
+
+// spawns processes or builds several apps: slow on a loaded machine (bun's default is 5 s)
+setDefaultTimeout(60_000);
 
 /**
  * docs/api-examples.md: each example is a ```sh block with one curl command, a line

@@ -1,8 +1,11 @@
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { ADMIN_TOKEN, makeApp, type TestApp } from "../helpers";
+
+// spawns processes or builds several apps: slow on a loaded machine (bun's default is 5 s)
+setDefaultTimeout(60_000);
 
 // biome-ignore lint/suspicious/noExplicitAny: the OpenAPI document is walked as plain JSON
 type Json = Record<string, any>;

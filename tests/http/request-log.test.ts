@@ -1,6 +1,17 @@
-import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
+import {
+  afterAll,
+  afterEach,
+  beforeAll,
+  describe,
+  expect,
+  setDefaultTimeout,
+  test,
+} from "bun:test";
 import { captureLogs } from "../../src/platform/log";
 import { makeApp, type TestApp } from "../helpers";
+
+// spawns processes or builds several apps: slow on a loaded machine (bun's default is 5 s)
+setDefaultTimeout(60_000);
 
 /** Elysia writes the request line in its after-response hook (a setImmediate). */
 const settle = async () => {
