@@ -8,8 +8,10 @@ import { brandController } from "./catalog/brand";
 import { searchController } from "./catalog/search";
 import type { Deps } from "./deps";
 import { healthController } from "./health";
+import { cors } from "./http/cors";
 import { errorPlugin } from "./http/error-plugin";
 import { openApiDocs } from "./http/openapi";
+import { requestLog } from "./http/request-log";
 import { securityHeaders } from "./http/security";
 import { mcpController } from "./mcp";
 import { visitorCounterController } from "./public";
@@ -34,6 +36,8 @@ export function createApp(deps: Deps) {
   const app = new Elysia({ normalize: "typebox", handler: { standardHostname: false } })
     .use(errorPlugin)
     .use(securityHeaders)
+    .use(cors(deps.config.CORS_ORIGINS))
+    .use(requestLog({ mode: deps.config.LOG_REQUESTS, trustProxy: deps.config.TRUST_PROXY }))
     .use(
       openApiDocs({
         path: "/swagger",

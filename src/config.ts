@@ -47,6 +47,14 @@ const Env = T.Object({
       default: "info",
     },
   ),
+  // "*" or a comma-separated list of origins (scheme://host[:port]) that browsers may call from
+  CORS_ORIGINS: T.String({
+    pattern: "^(\\*|https?://[^/,\\s]+(\\s*,\\s*https?://[^/,\\s]+)*)$",
+    default: "*",
+  }),
+  LOG_REQUESTS: T.Union([T.Literal("all"), T.Literal("errors"), T.Literal("off")], {
+    default: "errors",
+  }),
 });
 
 export type Config = Static<typeof Env>;

@@ -29,10 +29,15 @@ export async function boot(env: Record<string, string | undefined>) {
   return { config, deps, app };
 }
 
+/** The start-up banner: a JSON log line like every other (LOG_LEVEL=info or lower shows it). */
 export function announce(config: Config) {
   const base = `http://localhost:${config.PORT}`;
-  console.log(`Brand Asset API listening on ${base}`);
-  console.log(`API docs: ${base}/swagger  (OpenAPI JSON: ${base}/swagger/json)`);
+  log("info", "Brand Asset API listening", {
+    url: base,
+    docs: `${base}/swagger`,
+    openapi: `${base}/swagger/json`,
+    logRequests: config.LOG_REQUESTS,
+  });
 }
 
 /** Graceful stop: stop accepting, flush buffers, close stores, exit. */

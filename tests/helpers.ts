@@ -6,6 +6,7 @@ import { type Config, loadConfig } from "../src/config";
 import { buildDeps, type Deps } from "../src/deps";
 import type { Tier } from "../src/quota/limits";
 import { openEmbeddedStore, type Store } from "../src/store";
+import { checkedHandler, type OpenApiChecker } from "./openapi-check";
 import { tempDir } from "./temp";
 
 export { tempDir };
@@ -21,13 +22,18 @@ export function testConfig(env: Record<string, string> = {}): Config {
     CATALOG_FILE,
     ADMIN_TOKEN,
     LOG_LEVEL: "error",
+    // request lines only where a test asks for them (tests/http/request-log.test.ts)
+    LOG_REQUESTS: "off",
     ...env,
   });
 }
 
 export interface TestApp {
   deps: Deps;
+  /** the app; its `handle` checks every response against /swagger/json (see `checked`) */
   app: ReturnType<typeof createApp>;
+  /** the checker of this app's responses (set after the first request) */
+  checker?: OpenApiChecker;
   /** app.handle on a path of http://localhost */
   req(path: string, init?: RequestInit): Promise<Response>;
   /** GET with an X-API-Key */
@@ -51,9 +57,14 @@ export async function makeApp(
   const deps = await buildDeps(config, opts.store ?? openEmbeddedStore(config));
   await opts.customize?.(deps);
   const app = createApp(deps);
+  // every response the tests receive is checked against the app's OpenAPI document
+  const result: Partial<TestApp> = {};
+  app.handle = checkedHandler(app.handle, (c) => {
+    result.checker = c;
+  });
   const req = (path: string, init?: RequestInit) =>
     app.handle(new Request(`http://localhost${path}`, init));
-  return {
+  return Object.assign(result, {
     deps,
     app,
     req,
@@ -70,7 +81,7 @@ export async function makeApp(
       await deps.close();
       rmSync(config.DATA_DIR, { recursive: true, force: true });
     },
-  };
+  } satisfies TestApp);
 }
 
 /** Create an enterprise account with custom daily limits through POST /admin/keys. */

@@ -14,6 +14,10 @@
  *  mixed  SVG p99 at a fixed request rate, alone and while a stream of cold PNG renders runs,
  *         with the render worker pool and with rendering on the request thread.
  *         Target: SVG p99 under cold renders <= 2x SVG p99 alone.
+ *  logging  Cost of LOG_REQUESTS=all (a JSON line per request, read by this script as a log
+ *         collector would) on the SVG route: two app processes, LOG_REQUESTS=off and all, in
+ *         ABBA rounds; throughput and server CPU per request of all vs off. Decides the default
+ *         (docs/logging.md): `errors` if all costs more than 5% of the route's throughput.
  * Throughput runs use wrk when installed (Debian's `wrk`: a C client, so the server is what is
  * measured; autocannon saturates its own core first with bodies of a few KB), else autocannon.
  * Env: BENCH_SECONDS (default 5) per measured run, BENCH_CONNECTIONS (default 16),
@@ -26,6 +30,7 @@ import type { Brand, BuiltCatalog } from "../../src/catalog/types";
 import {
   autocannon,
   fmt,
+  fmtMedian,
   judged,
   type LoadResult,
   load,
@@ -322,9 +327,52 @@ async function benchMixed() {
   }
 }
 
+async function benchLogging() {
+  const rounds = Number(process.env.BENCH_ROUNDS ?? 6);
+  console.log(
+    `\nLOG_REQUESTS=all vs off on GET /v1/svg/github (${CONNECTIONS} connections, ${SECONDS} s per run, ${rounds} ABBA rounds, ${loadGenerator()})`,
+  );
+  const env = (mode: string) => ({ env: { LOG_REQUESTS: mode, LOG_LEVEL: "info" } });
+  await withServer(startApp(env("off")), (off) =>
+    withServer(startApp(env("all")), async (all) => {
+      const run = (s: RunningServer, label: string) =>
+        load({
+          url: s.url,
+          serverPid: s.pid,
+          paths: ["/v1/svg/github"],
+          headers: { "x-api-key": s.key },
+          duration: SECONDS,
+          connections: CONNECTIONS,
+          label,
+        });
+      await run(off, "warm-up, LOG_REQUESTS=off");
+      await run(all, "warm-up, LOG_REQUESTS=all");
+      const offRuns: LoadResult[] = [];
+      const allRuns: LoadResult[] = [];
+      for (let r = 0; r < rounds; r++) {
+        const order = r % 2 === 0 ? ([off, all] as const) : ([all, off] as const);
+        for (const s of order) {
+          const isAll = s === all;
+          const res = await run(
+            s,
+            `round ${r + 1}/${rounds}, LOG_REQUESTS=${isAll ? "all" : "off"}`,
+          );
+          (isAll ? allRuns : offRuns).push(res);
+        }
+      }
+      line("LOG_REQUESTS=off", `${fmt(median(offRuns.map((x) => x.rps)), 0)} req/s (median)`);
+      line("LOG_REQUESTS=all", `${fmt(median(allRuns.map((x) => x.rps)), 0)} req/s (median)`);
+      line("all / off throughput", judged(roundRatios(allRuns, offRuns), 95, "above"));
+      const cpu = (x: LoadResult) => x.cpuUsPerRequest;
+      line("all / off server CPU per request", fmtMedian(roundRatios(allRuns, offRuns, cpu)));
+    }),
+  );
+}
+
 console.log(
   `catalog ${catalog.brands.length} brands; ${which}; throughput runs with ${loadGenerator()}, fixed-rate runs with autocannon`,
 );
 if (which === "svg" || which === "all") await benchSvg();
 if (which === "png" || which === "all") await benchPng();
 if (which === "mixed" || which === "all") await benchMixed();
+if (which === "logging" || which === "all") await benchLogging();

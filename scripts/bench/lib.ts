@@ -71,7 +71,11 @@ async function spawnServer(
     if (done) throw new Error(`server ${args.join(" ")} exited before announcing its address`);
     text += decoder.decode(value, { stream: true });
   }
-  reader.releaseLock();
+  // keep reading what the server prints afterwards (request logs), as a log collector would:
+  // a full pipe would block the server
+  void (async () => {
+    while (!(await reader.read()).done) {}
+  })().catch(() => {});
   const first = JSON.parse(text.slice(0, text.indexOf("\n"))) as { url: string; key?: string };
   return {
     url: first.url,
@@ -154,6 +158,8 @@ export interface LoadOptions {
   overallRate?: number;
   /** the server's process id: its CPU time per request is reported (`cpuUsPerRequest`) */
   serverPid?: number;
+  /** names the run in the progress line `load` prints (default: the url and first path) */
+  label?: string;
 }
 
 /** Run autocannon in a separate Node process (not the server's, not the bench script's). */
@@ -284,7 +290,17 @@ export async function load(o: LoadOptions): Promise<LoadResult> {
   const after = o.serverPid ? processCpuSeconds(o.serverPid) : null;
   if (before !== null && after !== null && r.requests > 0)
     r.cpuUsPerRequest = ((after - before) * 1e6) / r.requests;
+  progress(o, r);
   return r;
+}
+
+/** One line per run on stderr as it finishes, so a long bench shows it is moving. */
+function progress(o: LoadOptions, r: LoadResult) {
+  const what = o.label ?? `${o.url}${o.paths?.[0] ?? "/"}`;
+  const cpu =
+    r.cpuUsPerRequest === undefined ? "" : `, server CPU ${fmt(r.cpuUsPerRequest)} µs/req`;
+  const time = new Date().toISOString().slice(11, 19);
+  console.error(`  [${time}] ${what}: ${fmt(r.rps, 0)} req/s, p99 ${r.p99} ms${cpu}`);
 }
 
 /** Which load generator `load` uses on this machine. */

@@ -30,6 +30,8 @@ export interface AccountStore {
   deleteDataKey(accountId: string): Promise<void>;
   /** a named random server secret (base64url), created once and shared by every instance */
   serverSecret(name: string): Promise<string>;
+  /** accounts oldest first, at most `limit` (Infinity: all; operator views) */
+  listAccounts(query: { limit: number }): Promise<Account[]>;
 }
 
 /** A refresh, e-mail verification or password reset token: only its SHA-256 is stored. */

@@ -121,6 +121,48 @@ export class AccountService {
     return this.store.getAccount(accountId);
   }
 
+  /** One account with its e-mail address unsealed (operator views), or null. */
+  async getAccountWithEmail(accountId: string): Promise<Account | null> {
+    const a = await this.store.getAccount(accountId);
+    return a && { ...a, email: await this.emailOf(a) };
+  }
+
+  /**
+   * Accounts oldest first with their e-mail addresses unsealed (operator views). `email` matches
+   * case-insensitively and exactly. Addresses are sealed per account, so a search by e-mail
+   * unseals each account's address in turn: an operator's scan, linear in the accounts.
+   */
+  async listAccounts(query: { email?: string; limit: number }): Promise<Account[]> {
+    const wanted = query.email?.trim().toLowerCase();
+    const out: Account[] = [];
+    const all = await this.store.listAccounts({
+      limit: wanted === undefined ? query.limit : Number.POSITIVE_INFINITY,
+    });
+    for (const a of all) {
+      if (out.length >= query.limit) break;
+      const email = await this.emailOf(a);
+      if (wanted === undefined || email?.toLowerCase() === wanted) out.push({ ...a, email });
+    }
+    return out;
+  }
+
+  /**
+   * Revoke one key (operator). Revoking a revoked key changes nothing and answers when it was
+   * revoked; an unknown key id throws KeyNotFound.
+   */
+  async revokeKey(keyId: string): Promise<{ accountId: string; keyId: string; revokedAt: string }> {
+    const account = await this.store.findByKeyId(keyId);
+    const key = account?.keys.find((k) => k.id === keyId);
+    if (!account || !key) throw new KeyNotFound(keyId);
+    if (key.revokedAt) return { accountId: account.id, keyId, revokedAt: key.revokedAt };
+    const ts = new Date(this.now()).toISOString();
+    await this.store.append([
+      { id: newId(), accountId: account.id, ts, type: "key.revoked", data: { keyId } },
+    ]);
+    this.forgetAccount(account.id);
+    return { accountId: account.id, keyId, revokedAt: ts };
+  }
+
   /**
    * The principal of a key checked within the cache's lifetime, answered synchronously (the
    * request hot path); undefined when the key is not in the cache (ask `verifyKey`).
@@ -186,3 +228,5 @@ export class AccountNotFound extends Error {
     super(`No account ${accountId}`);
   }
 }
+
+export class KeyNotFound extends Error {}

@@ -1,10 +1,28 @@
 import { timingSafeEqual } from "node:crypto";
 import { Elysia, t } from "elysia";
 import { LimitsSchema, TierSchema } from "../accounts/model";
-import { AccountNotFound, type AccountService } from "../accounts/service";
+import { AccountNotFound, type AccountService, KeyNotFound } from "../accounts/service";
 import { ErrorBody } from "../catalog/model";
 import { ApiError, validationError } from "../http/errors";
 import { limitsProblem } from "../quota/limits";
+import { accountView, LIST_LIMIT } from "./service";
+
+const KeyView = t.Object({
+  id: t.String(),
+  prefix: t.String({ description: "First characters of the key, safe to show" }),
+  createdAt: t.String({ format: "date-time" }),
+  revokedAt: t.Union([t.String({ format: "date-time" }), t.Null()]),
+});
+
+const AccountViewSchema = t.Object({
+  accountId: t.String(),
+  email: t.Union([t.String(), t.Null()]),
+  tier: TierSchema,
+  limits: t.Union([LimitsSchema, t.Null()]),
+  emailVerified: t.Boolean(),
+  createdAt: t.String({ format: "date-time" }),
+  keys: t.Array(KeyView, { description: "Every key, revoked ones included; never a hash" }),
+});
 
 function sameToken(given: string, expected: string): boolean {
   const a = Buffer.from(given);
@@ -145,6 +163,69 @@ export function adminController(deps: { accounts: AccountService; adminToken: st
           summary: "Regenerate an account's API key (operator)",
           description:
             "Revokes every active key of the account and issues a new one, returned once. Today's quota usage carries over to the new key (regenerating never resets the day's counts).",
+        },
+      },
+    )
+    .get(
+      "/accounts",
+      async ({ query }) => ({
+        accounts: (await deps.accounts.listAccounts({ email: query.email, limit: LIST_LIMIT })).map(
+          accountView,
+        ),
+      }),
+      {
+        query: t.Object({ email: t.Optional(t.String({ maxLength: 254 })) }),
+        response: {
+          200: t.Object({ accounts: t.Array(AccountViewSchema) }),
+          401: ErrorBody,
+          422: ErrorBody,
+        },
+        detail: {
+          summary: "List accounts, oldest first, optionally by e-mail (operator)",
+          description: `At most ${LIST_LIMIT} accounts; \`email\` matches case-insensitively.`,
+        },
+      },
+    )
+    .get(
+      "/accounts/:accountId",
+      async ({ params }) => {
+        const a = await deps.accounts.getAccountWithEmail(params.accountId);
+        if (!a) throw new ApiError(404, "account_not_found", `No account ${params.accountId}.`);
+        return accountView(a);
+      },
+      {
+        params: t.Object({ accountId: t.String({ maxLength: 64 }) }),
+        response: { 200: AccountViewSchema, 401: ErrorBody, 404: ErrorBody, 422: ErrorBody },
+        detail: { summary: "One account with its keys (operator)" },
+      },
+    )
+    .delete(
+      "/keys/:keyId",
+      async ({ params }) => {
+        try {
+          return await deps.accounts.revokeKey(params.keyId);
+        } catch (err) {
+          if (err instanceof KeyNotFound)
+            throw new ApiError(404, "key_not_found", `No key ${params.keyId}.`);
+          throw err;
+        }
+      },
+      {
+        params: t.Object({ keyId: t.String({ maxLength: 64 }) }),
+        response: {
+          200: t.Object({
+            accountId: t.String(),
+            keyId: t.String(),
+            revokedAt: t.String({ format: "date-time" }),
+          }),
+          401: ErrorBody,
+          404: ErrorBody,
+          422: ErrorBody,
+        },
+        detail: {
+          summary: "Revoke one API key (operator)",
+          description:
+            "The key stops working at once on this instance (other instances: within KEY_CACHE_TTL_MS). Revoking a revoked key answers its revocation time again.",
         },
       },
     );

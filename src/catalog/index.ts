@@ -1,4 +1,4 @@
-import { Elysia, t } from "elysia";
+import { Elysia, type Static, t } from "elysia";
 import { type AuthDeps, authPlugin } from "../http/auth";
 import { ApiError, serviceNotFound } from "../http/errors";
 import { decimalQuery } from "../http/params";
@@ -14,6 +14,13 @@ import {
   ServiceResponse,
 } from "./model";
 import type { CatalogService } from "./service";
+
+/**
+ * The 200 body of GET /v1/catalog/{slug}: the pre-serialized JSON of a ServiceResponse. At run
+ * time it is checked as the string it is; its static type (what Eden's treaty client sees) is
+ * the entry itself, and the OpenAPI document shows ServiceResponse's schema.
+ */
+const ServiceJson = t.Unsafe<Static<typeof ServiceResponse>>(t.String());
 
 const errors = {
   401: ErrorBody,
@@ -71,14 +78,14 @@ export function catalogController(deps: AuthDeps & { catalog: CatalogService }) 
         const json = catalog.viewJson(params.slug);
         if (json === null) throw serviceNotFound(params.slug);
         set.headers["content-type"] = "application/json";
-        return json;
+        return json as unknown as Static<typeof ServiceResponse>;
       },
       {
         metered: "catalog",
         params: t.Object({ slug: t.String({ maxLength: 200 }) }),
         // 200 is the pre-serialized ServiceResponse (see above): validated as text here,
         // documented with its JSON schema below
-        response: { 200: t.String(), 404: ErrorBody, ...errors },
+        response: { 200: ServiceJson, 404: ErrorBody, ...errors },
         detail: {
           summary: "One catalog entry by slug",
           description:

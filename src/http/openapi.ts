@@ -1,3 +1,6 @@
+import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { dirname, join } from "node:path";
 import { type ElysiaSwaggerConfig, swagger } from "@elysiajs/swagger";
 import { Elysia } from "elysia";
 
@@ -17,6 +20,19 @@ const STATUS_DESCRIPTIONS: Record<string, string> = {
   503: "Service unavailable",
 };
 
+const INTERNAL_ERROR = {
+  description: "internal_error: an unexpected failure (the body names no internals)",
+  content: {
+    "application/json": {
+      schema: {
+        type: "object",
+        required: ["error", "message"],
+        properties: { error: { const: "internal_error" }, message: { type: "string" } },
+      },
+    },
+  },
+};
+
 const RESPONSE_FIELDS = ["description", "headers", "content", "links"];
 
 /**
@@ -31,11 +47,27 @@ function numberBranch(node: Json): Json | null {
   return { ...outer, ...num };
 }
 
-function collapseNumbers(node: unknown): unknown {
-  if (Array.isArray(node)) return node.map(collapseNumbers);
+/** Keys inside these are property names, not schema keywords. */
+const NAME_MAPS = new Set(["properties", "patternProperties", "$defs", "definitions"]);
+
+/**
+ * Rebuilds a schema tree: integers as integers, without Elysia's custom `error` messages (not a
+ * JSON Schema keyword) and without the `additionalProperties: false` that Elysia writes into a
+ * route's schemas once it compiles them on the route's first request. The server ignores
+ * unknown fields (normalize: "typebox"), so the document never says they are refused, and it
+ * stays the same before and after traffic.
+ */
+function cleanSchemas(node: unknown, names = false): unknown {
+  if (Array.isArray(node)) return node.map((v) => cleanSchemas(v));
   if (typeof node !== "object" || node === null) return node;
-  const n = numberBranch(node as Json) ?? (node as Json);
-  return Object.fromEntries(Object.entries(n).map(([k, v]) => [k, collapseNumbers(v)]));
+  const n = names ? (node as Json) : (numberBranch(node as Json) ?? (node as Json));
+  const out: Json = {};
+  for (const [k, v] of Object.entries(n)) {
+    if (!names && k === "error" && typeof v !== "object") continue;
+    if (!names && k === "additionalProperties" && v === false) continue;
+    out[k] = cleanSchemas(v, !names && NAME_MAPS.has(k));
+  }
+  return out;
 }
 
 /** JSON routes document only application/json (the plugin adds form-data and text/plain). */
@@ -48,11 +80,12 @@ function jsonOnly(content: Json | undefined): Json | undefined {
 /**
  * Corrects what @elysiajs/swagger generates so the document is valid OpenAPI 3.1: no trailing
  * slash on prefix routes, defaulted parameters optional, integers as integers, a description on
- * every response, JSON-only media types on JSON routes, no stray schema keys on responses.
+ * every response, JSON-only media types on JSON routes, no stray schema keys on responses, no
+ * Elysia-only schema keywords, and the same bytes however much traffic the routes have seen.
  */
 export function normalizeOpenApi(raw: unknown): Json {
-  // collapseNumbers rebuilds every object and array: the plugin's document is never mutated
-  const doc = collapseNumbers(raw) as Json;
+  // cleanSchemas rebuilds every object and array: the plugin's document is never mutated
+  const doc = cleanSchemas(raw) as Json;
   const paths: Json = {};
   for (const [path, item] of Object.entries(doc.paths as Json)) {
     const key = path.length > 1 && path.endsWith("/") ? path.slice(0, -1) : path;
@@ -66,6 +99,8 @@ export function normalizeOpenApi(raw: unknown): Json {
         }
       }
       if (op.requestBody) op.requestBody.content = jsonOnly(op.requestBody.content);
+      // any route can fail unexpectedly; the error plugin answers 500 internal_error
+      op.responses = { ...op.responses, 500: op.responses?.[500] ?? INTERNAL_ERROR };
       for (const [status, res] of Object.entries((op.responses ?? {}) as Json)) {
         const kept = Object.fromEntries(
           Object.entries(res).filter(([k]) => RESPONSE_FIELDS.includes(k) || k.startsWith("x-")),
@@ -81,12 +116,96 @@ export function normalizeOpenApi(raw: unknown): Json {
   return { ...doc, paths };
 }
 
-/** The swagger plugin (UI and JSON document) with the document passed through normalizeOpenApi. */
+const UI_DIR = dirname(createRequire(import.meta.url).resolve("swagger-ui-dist/package.json"));
+const UI_FILES: Record<string, string> = {
+  "swagger-ui.css": "text/css; charset=utf-8",
+  "swagger-ui-bundle.js": "text/javascript; charset=utf-8",
+  "favicon-32x32.png": "image/png",
+};
+
+/** The reference page: Swagger UI from the swagger-ui-dist package, nothing from the network. */
+function uiPage(title: string, base: string): string {
+  const esc = title.replace(/[&<>"]/g, (c) => `&#${c.charCodeAt(0)};`);
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${esc}</title>
+<link rel="icon" type="image/png" href="${base}/favicon-32x32.png">
+<link rel="stylesheet" href="${base}/swagger-ui.css">
+</head>
+<body>
+<div id="swagger-ui"></div>
+<script src="${base}/swagger-ui-bundle.js"></script>
+<script src="${base}/init.js"></script>
+</body>
+</html>
+`;
+}
+
+const uiInit = (specPath: string) =>
+  `window.ui = SwaggerUIBundle({ url: ${JSON.stringify(specPath)}, dom_id: "#swagger-ui", deepLinking: true });\n`;
+
+/**
+ * The API reference: Swagger UI served from the swagger-ui-dist npm package (its version pinned
+ * by the lockfile) at `path` and `path/`, and the OpenAPI document at `path/json`, generated by
+ * @elysiajs/swagger and passed through normalizeOpenApi.
+ */
 export function openApiDocs(config: ElysiaSwaggerConfig) {
-  const specPath = config.specPath ?? `${config.path ?? "/swagger"}/json`;
-  return new Elysia()
-    .onAfterHandle(({ route, response }) =>
-      route === specPath ? normalizeOpenApi(response) : undefined,
-    )
-    .use(swagger(config));
+  const path = config.path ?? "/swagger";
+  const specPath = config.specPath ?? `${path}/json`;
+  const title = config.documentation?.info?.title ?? "API reference";
+  const files = new Map<string, { body: BodyInit; type: string }>();
+  const file = (name: string) => {
+    let f = files.get(name);
+    if (!f) {
+      const type = UI_FILES[name];
+      if (!type) return undefined;
+      f = { body: readFileSync(join(UI_DIR, name)) as unknown as BodyInit, type };
+      files.set(name, f);
+    }
+    return f;
+  };
+  files.set("init.js", { body: uiInit(specPath), type: "text/javascript; charset=utf-8" });
+  const html = uiPage(title, path);
+  const hide = { detail: { hide: true } };
+  return (
+    new Elysia({ name: "openapi-docs" })
+      // the plugin's own page (Scalar from a CDN) is replaced by the local Swagger UI
+      .onAfterHandle(({ route, response }) => {
+        if (route === path)
+          return new Response(html, {
+            headers: { "content-type": "text/html; charset=utf-8", "cache-control": "no-cache" },
+          });
+        if (route !== specPath) return undefined;
+        return normalizeOpenApi(response);
+      })
+      .use(
+        swagger({
+          ...config,
+          path,
+          specPath,
+          // relative: "Try it out" calls the server that served the page, wherever it runs
+          documentation: {
+            servers: [{ url: "/", description: "The server that serves this document" }],
+            ...config.documentation,
+          },
+        }),
+      )
+      .get(
+        `${path}/:file`,
+        ({ params, set }) => {
+          const f = file(params.file);
+          if (!f) {
+            set.status = 404;
+            return { error: "not_found", message: `No file ${path}/${params.file}` };
+          }
+          return new Response(f.body, {
+            headers: { "content-type": f.type, "cache-control": "public, max-age=3600" },
+          });
+        },
+        hide,
+      )
+  );
 }

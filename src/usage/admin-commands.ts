@@ -1,6 +1,5 @@
 import { AccountService } from "../accounts/service";
-import { type Config, loadConfig } from "../config";
-import { CounterStoreUnavailable } from "../quota/service";
+import type { Config } from "../config";
 import { createCounterStore, createQuotas } from "../quota/setup";
 import type { Store } from "../store";
 import { rebuildCounters } from "./counters";
@@ -42,20 +41,3 @@ export async function countersRebuild(store: Store, config: Config): Promise<str
     await quota.close();
   }
 }
-
-/** The usage commands of scripts/admin.ts (it only dispatches to these). */
-export const usageCommands: Record<string, (args: string[], store: Store) => Promise<void>> = {
-  "projections rebuild": async (_args, store) => {
-    console.log(await projectionsRebuild(store));
-  },
-  "counters rebuild": async (_args, store) => {
-    try {
-      console.log(await countersRebuild(store, loadConfig(process.env)));
-    } catch (err) {
-      if (!(err instanceof CountersUnavailable || err instanceof CounterStoreUnavailable))
-        throw err;
-      console.error(`counters rebuild: ${err.message}`);
-      process.exitCode = 2;
-    }
-  },
-};

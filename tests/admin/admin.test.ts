@@ -153,7 +153,7 @@ describe("npm run admin -- keys create", () => {
         stderr: "pipe",
       },
     );
-    expect(await proc.exited).toBe(2);
+    expect(await proc.exited).toBe(1);
     expect(await new Response(proc.stderr).text()).toContain("--tier");
   });
 
@@ -165,10 +165,10 @@ describe("npm run admin -- keys create", () => {
         stderr: "pipe",
       });
     const unknown = run("--tier", "enterprise", "--limits", '{"svgs":5}');
-    expect(await unknown.exited).toBe(2);
+    expect(await unknown.exited).toBe(1);
     expect(await new Response(unknown.stderr).text()).toContain("--limits.svgs: unknown bucket");
     const wrongTier = run("--tier", "free", "--limits", '{"svg":5}');
-    expect(await wrongTier.exited).toBe(2);
+    expect(await wrongTier.exited).toBe(1);
     expect(await new Response(wrongTier.stderr).text()).toContain("enterprise accounts only");
   });
 });

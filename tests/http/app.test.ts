@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { captureLogs } from "../../src/platform/log";
 import { makeApp, type TestApp } from "../helpers";
 
 let t: TestApp;
@@ -60,10 +61,20 @@ describe("errors", () => {
         },
       },
     );
+    const logs = captureLogs();
     try {
       const key = await broken.key("free");
       const res = await broken.get("/v1/catalog/github", key);
       expect(res.status).toBe(500);
+      // the operator gets the details in the log, the caller none
+      expect(logs.lines).toEqual([
+        expect.objectContaining({
+          level: "error",
+          msg: "unhandled error",
+          error: "secret internal detail at /srv/app.ts:12",
+          requestId: res.headers.get("x-request-id"),
+        }),
+      ]);
       const text = await res.text();
       expect(JSON.parse(text)).toEqual({
         error: "internal_error",
@@ -72,6 +83,7 @@ describe("errors", () => {
       expect(text).not.toContain("secret");
       expect(text).not.toContain(".ts");
     } finally {
+      logs.restore();
       await broken.close();
     }
   });

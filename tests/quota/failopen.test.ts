@@ -3,13 +3,13 @@ import { dailyKey, utcDay } from "../../src/quota/counter-store";
 import type { Bucket } from "../../src/quota/limits";
 import { UpstashCounterStore } from "../../src/quota/upstash-store";
 import { createEnterprise, freePort, makeApp, type TestApp } from "../helpers";
-import { type RedisHarness, startRedisHarness } from "./redis-harness";
+import { type RedisHarness, startRedisHarness, withRedis } from "./redis-harness";
 
 /** Fail-open: the counter store dies, hangs or was never configured; requests keep being served. */
 
 type Ready = { status: string; counters: { kind: string; state: string; since: string | null } };
 
-describe("redis-server killed mid-run", () => {
+withRedis("redis-server killed mid-run", () => {
   let h: RedisHarness;
   let t: TestApp;
   beforeAll(async () => {

@@ -2,10 +2,24 @@
  * A real redis-server on a free loopback port (temp dir, no persistence) with
  * scripts/upstash-local.ts in front of it. Start in beforeAll, stop in afterAll.
  */
+import { describe } from "bun:test";
 import { rmSync } from "node:fs";
 import { connect } from "node:net";
 import { startUpstashLocal, type UpstashLocal } from "../../scripts/upstash-local";
 import { freePort, tempDir } from "../helpers";
+
+/**
+ * The tests that need a real redis-server (Debian's `redis-server` package; .ci/run installs it)
+ * skip without it, saying so once.
+ */
+export const HAS_REDIS = Bun.which("redis-server") !== null;
+if (!HAS_REDIS)
+  console.warn(
+    "skipping redis-server tests: redis-server is not installed (apt-get install redis-server)",
+  );
+
+/** describe() for the tests that need redis-server: skipped without it. */
+export const withRedis = describe.skipIf(!HAS_REDIS);
 
 export interface RedisHarness {
   /** the Upstash REST address and token (UPSTASH_REDIS_REST_URL / _TOKEN) */

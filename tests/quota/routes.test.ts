@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { captureLogs } from "../../src/platform/log";
 import { MemoryCounterStore } from "../../src/quota/memory-store";
 import { secondsToUtcMidnight } from "../../src/quota/port";
 import { RateLimiter } from "../../src/quota/rate-limit";
@@ -253,7 +254,11 @@ describe("server errors are refunded", () => {
   test("a 500 gives its unit back", async () => {
     const key = await f.key("free");
     expect((await f.get("/v1/catalog/gitlab", key)).status).toBe(200);
-    const failed = await f.get("/v1/catalog/github", key);
+    const logs = captureLogs();
+    const failed = await f.get("/v1/catalog/github", key).finally(logs.restore);
+    expect(logs.lines.map((l) => [l.level, l.msg, l.error])).toEqual([
+      ["error", "unhandled error", "injected failure"],
+    ]);
     expect(failed.status).toBe(500);
     expect(await failed.json()).toEqual({
       error: "internal_error",

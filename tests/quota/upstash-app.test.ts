@@ -1,17 +1,18 @@
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, expect, test } from "bun:test";
 import { ADMIN_TOKEN, createEnterprise, makeApp, type TestApp, tempDir } from "../helpers";
-import { type RedisHarness, startRedisHarness } from "./redis-harness";
+import { HAS_REDIS, type RedisHarness, startRedisHarness, withRedis } from "./redis-harness";
 
 /** The app with the Upstash counter store, through scripts/upstash-local.ts, on a real redis-server. */
 let h: RedisHarness;
 beforeAll(async () => {
+  if (!HAS_REDIS) return;
   h = await startRedisHarness();
 });
 afterAll(async () => {
-  await h.stop();
+  await h?.stop();
 });
 
-describe("Upstash counter store behind the real app", () => {
+withRedis("Upstash counter store behind the real app", () => {
   let t: TestApp;
   beforeAll(async () => {
     t = await makeApp(h.env);
@@ -68,7 +69,7 @@ describe("Upstash counter store behind the real app", () => {
   });
 });
 
-describe("two service instances on one counter store", () => {
+withRedis("two service instances on one counter store", () => {
   test("enforce one shared quota", async () => {
     const dataDir = tempDir();
     const a = await makeApp({ ...h.env, DATA_DIR: dataDir });

@@ -1,8 +1,11 @@
-import { afterAll, describe, expect, test } from "bun:test";
+import { afterAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { rmSync } from "node:fs";
 import { join } from "node:path";
 import type { Subprocess } from "bun";
 import { ADMIN_TOKEN, CATALOG_FILE, freePort, tempDir, waitForHealth } from "../helpers";
+
+// spawns processes or builds several apps: slow on a loaded machine (bun's default is 5 s)
+setDefaultTimeout(60_000);
 
 const ROOT = join(import.meta.dir, "../..");
 const procs: Subprocess[] = [];
@@ -38,6 +41,9 @@ async function startAndFetch(cmd: string[]) {
   expect((await res.json()).name).toBe("GitHub");
   const ready = await fetch(`${base}/readyz`);
   expect(ready.status).toBe(200);
+  // the API reference comes from the swagger-ui-dist package on every runtime and in the bundle
+  for (const path of ["/swagger/", "/swagger/swagger-ui-bundle.js", "/swagger/json"])
+    expect(`${path} ${(await fetch(`${base}${path}`)).status}`).toBe(`${path} 200`);
   proc.kill("SIGTERM");
   expect(await proc.exited).toBe(0);
   return new Response(proc.stdout).text();
@@ -46,8 +52,18 @@ async function startAndFetch(cmd: string[]) {
 describe("runtimes", () => {
   test("Bun: npm start's entry serves and prints its address and docs", async () => {
     const out = await startAndFetch([process.execPath, "src/main.ts"]);
-    expect(out).toContain("listening on http://localhost:");
-    expect(out).toContain("/swagger");
+    // stdout is JSON lines only, the start-up banner included
+    const lines = out
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
+    const banner = lines.find((l) => l.msg === "Brand Asset API listening");
+    expect(banner).toMatchObject({
+      level: "info",
+      url: expect.stringMatching(/^http:\/\/localhost:\d+$/),
+      docs: expect.stringMatching(/\/swagger$/),
+      openapi: expect.stringMatching(/\/swagger\/json$/),
+    });
   });
 
   test("Deno: src/deno.ts serves the same app with Deno.serve", async () => {
@@ -56,10 +72,16 @@ describe("runtimes", () => {
   });
 
   test("the bun build bundle starts with bun dist/main.js", async () => {
-    // exactly what `npm run build` runs (see package.json)
+    // exactly what `npm run build` runs (see package.json), with this Bun rather than a `bun`
+    // on PATH: ./node_modules/.bin/bun test works where no global Bun is installed
     const script = (await Bun.file(join(ROOT, "package.json")).json()).scripts.build as string;
-    const build = Bun.spawnSync(["sh", "-c", script], { cwd: ROOT, stderr: "pipe" });
-    expect(build.exitCode).toBe(0);
+    expect(script).toStartWith("bun build ");
+    const args = script.slice("bun ".length).split(/\s+/);
+    const build = Bun.spawnSync([process.execPath, ...args], { cwd: ROOT, stderr: "pipe" });
+    expect({ exit: build.exitCode, stderr: build.stderr.toString() }).toEqual({
+      exit: 0,
+      stderr: "",
+    });
     await startAndFetch([process.execPath, "dist/main.js"]);
   });
 });

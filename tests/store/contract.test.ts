@@ -95,6 +95,28 @@ function storeContract(name: string, open: () => Promise<Store>, skip = false) {
       expect(a?.keys[0]?.revokedAt).toBe(ts);
     });
 
+    test("listAccounts: oldest first, at most limit", async () => {
+      const s = await get();
+      const at = (ms: number) => new Date(Date.UTC(2026, 0, 1, 0, 0, 0, ms)).toISOString();
+      const ids = [newId(), newId(), newId()];
+      await s.accounts.append(
+        ids.map(
+          (accountId, i): AccountEvent => ({
+            id: newId(),
+            accountId,
+            ts: at(2 - i), // registered in reverse order of the ids
+            type: "account.registered",
+            data: { email: null, tier: "free", limits: null },
+          }),
+        ),
+      );
+      const all = await s.accounts.listAccounts({ limit: Number.POSITIVE_INFINITY });
+      expect(all.map((a) => a.createdAt)).toEqual(all.map((a) => a.createdAt).sort());
+      const mine = all.filter((a) => ids.includes(a.id)).map((a) => a.id);
+      expect(mine).toEqual([ids[2], ids[1], ids[0]] as string[]);
+      expect(await s.accounts.listAccounts({ limit: 1 })).toHaveLength(1);
+    });
+
     test("unknown ids are null", async () => {
       const s = await get();
       expect(await s.accounts.getAccount("nope")).toBeNull();

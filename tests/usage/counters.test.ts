@@ -5,7 +5,7 @@ import { newId } from "../../src/platform/ids";
 import { setLogLevel } from "../../src/platform/log";
 import { countersRebuild } from "../../src/usage/admin-commands";
 import { ADMIN_TOKEN, makeApp, type TestApp, tempDir } from "../helpers";
-import { type RedisHarness, startRedisHarness } from "../quota/redis-harness";
+import { type RedisHarness, startRedisHarness, withRedis } from "../quota/redis-harness";
 import { settle, until } from "./util";
 
 /**
@@ -72,7 +72,7 @@ async function usage(t: TestApp, key: string): Promise<UsageAnswer> {
   return { status: r.status, body: (await r.json()) as UsageAnswer["body"] };
 }
 
-describe("counters rebuild (Upstash counter store over a real redis-server)", () => {
+withRedis("counters rebuild (Upstash counter store over a real redis-server)", () => {
   let redis: RedisHarness;
   let t: TestApp;
   beforeAll(async () => {

@@ -1,7 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
 import { readdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { setLogLevel } from "../../src/platform/log";
+import { captureLogs, setLogLevel } from "../../src/platform/log";
 import { EmbeddedUsageStore, readEventFile } from "../../src/store/embedded/usage";
 import type { UsageEvent } from "../../src/usage/port";
 import { BatchingRecorder, type WriterOptions } from "../../src/usage/writer";
@@ -203,6 +203,20 @@ describe("BatchingRecorder", () => {
     const logged = errors.map((l) => JSON.parse(l)).find((l) => l.msg.includes("dropped"));
     expect(logged).toMatchObject({ level: "error", dropped: 4, droppedTotal: 4 });
     rmSync(r.spillDir);
+    // closing reports the loss at error level too: captured here, not printed by npm test
+    const logs = captureLogs();
+    try {
+      open.splice(open.indexOf(r), 1);
+      await r.writer.close();
+      await r.store.close();
+    } finally {
+      logs.restore();
+    }
+    expect(logs.lines.find((l) => l.msg === "usage recorder closed")).toMatchObject({
+      level: "error",
+      dropped: 4,
+    });
+    rmSync(r.dir, { recursive: true, force: true });
   });
 
   test("events recorded after close go to a spill file, not nowhere", async () => {

@@ -91,10 +91,20 @@ export class EmbeddedAccountStore implements AccountStore {
     return this.accounts.get(accountId) ?? null;
   }
 
+  /**
+   * Catches up on every call (a stat when nothing changed): key checks reach the store only
+   * when the key cache misses, and they must see keys the admin CLI revoked since.
+   */
   async findByKeyId(keyId: string) {
-    if (!this.byKey.has(keyId)) this.catchUp();
+    this.catchUp();
     const id = this.byKey.get(keyId);
     return id ? (this.accounts.get(id) ?? null) : null;
+  }
+
+  async listAccounts(query: { limit: number }) {
+    this.catchUp();
+    const all = [...this.accounts.values()];
+    return all.sort((a, b) => a.createdAt.localeCompare(b.createdAt)).slice(0, query.limit);
   }
 
   /** Apply events another process (the admin CLI) appended since we last read. */

@@ -108,6 +108,13 @@ export class MongoAccountStore implements AccountStore {
     return this.accountsCol.findOne({ "keys.id": keyId }, { projection: { _id: 0 } });
   }
 
+  async listAccounts(query: { limit: number }) {
+    const cursor = this.accountsCol
+      .find({}, { projection: { _id: 0 } })
+      .sort({ createdAt: 1, id: 1 });
+    return (Number.isFinite(query.limit) ? cursor.limit(query.limit) : cursor).toArray();
+  }
+
   async events(accountId: string) {
     return this.eventsCol
       .find({ accountId }, { projection: { _id: 0 } })

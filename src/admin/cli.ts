@@ -1,0 +1,171 @@
+import { Command, CommanderError, InvalidArgumentError } from "commander";
+import { AccountNotFound, AccountService, KeyNotFound } from "../accounts/service";
+import { ConfigError, loadConfig } from "../config";
+import type { BucketLimits, Tier } from "../quota/limits";
+import { limitsProblem, TIERS } from "../quota/limits";
+import { openStore, type Store } from "../store";
+import { countersRebuild, projectionsRebuild } from "../usage/admin-commands";
+import { accountView, LIST_LIMIT } from "./service";
+
+/** A refusal the operator can act on: printed as one line, exit code 1, no stack trace. */
+class CliError extends Error {}
+
+function tierArg(value: string): Tier {
+  if (!(TIERS as readonly string[]).includes(value))
+    throw new InvalidArgumentError(`must be one of ${TIERS.join(", ")}.`);
+  return value as Tier;
+}
+
+function limitsOf(value: string | undefined, tier: Tier): Partial<BucketLimits> | null {
+  if (value === undefined) return null;
+  let limits: unknown;
+  try {
+    limits = JSON.parse(value);
+  } catch {
+    throw new CliError(`--limits must be a JSON object such as '{"svg":100000}'`);
+  }
+  const problem = limitsProblem(tier, limits);
+  if (problem) throw new CliError(`--${problem}`);
+  return limits as Partial<BucketLimits>;
+}
+
+const print = (value: unknown) => console.log(JSON.stringify(value, null, 2));
+
+/** Opens the configured store for one command and closes it afterwards. */
+async function withStore<T>(f: (store: Store, accounts: AccountService) => Promise<T>) {
+  let store: Store;
+  try {
+    store = await openStore(loadConfig(process.env));
+  } catch (err) {
+    if (err instanceof ConfigError) throw new CliError(`Configuration error: ${err.message}`);
+    throw err;
+  }
+  try {
+    return await f(store, new AccountService(store.accounts));
+  } finally {
+    await store.close();
+  }
+}
+
+function program(): Command {
+  const root = new Command("admin")
+    .description("Operator commands on the store the service is configured for (same env vars).")
+    .usage("<command> [options]  (npm run admin -- <command> ...)")
+    .showSuggestionAfterError()
+    .exitOverride();
+
+  const accounts = root.command("accounts").description("Accounts");
+  accounts
+    .command("list")
+    .description(`List accounts, oldest first (at most ${LIST_LIMIT})`)
+    .option("--email <email>", "only the account(s) with this e-mail (case-insensitive)")
+    .action((o: { email?: string }) =>
+      withStore(async (_s, svc) =>
+        print((await svc.listAccounts({ email: o.email, limit: LIST_LIMIT })).map(accountView)),
+      ),
+    );
+  accounts
+    .command("show")
+    .description("One account with its keys (id, prefix, dates; never a hash)")
+    .argument("<accountId>")
+    .action((id: string) =>
+      withStore(async (_s, svc) => {
+        const a = await svc.getAccountWithEmail(id);
+        if (!a) throw new AccountNotFound(id);
+        print(accountView(a));
+      }),
+    );
+  accounts
+    .command("set-tier")
+    .description("Change an account's tier (and an enterprise account's custom limits)")
+    .argument("<accountId>")
+    .requiredOption("--tier <tier>", `one of ${TIERS.join(", ")}`, tierArg)
+    .option("--limits <json>", `enterprise daily limits per bucket, e.g. '{"svg":100000}'`)
+    .action((id: string, o: { tier: Tier; limits?: string }) =>
+      withStore(async (_s, svc) => {
+        const a = await svc.changeTier(id, o.tier, limitsOf(o.limits, o.tier));
+        print({ accountId: a.id, tier: a.tier, limits: a.limits });
+      }),
+    );
+
+  const keys = root.command("keys").description("API keys");
+  keys
+    .command("create")
+    .description("Create an account with one API key (the key is shown once)")
+    .requiredOption("--tier <tier>", `one of ${TIERS.join(", ")}`, tierArg)
+    .option("--email <email>", "the account's e-mail")
+    .option("--limits <json>", `enterprise daily limits per bucket, e.g. '{"svg":100000}'`)
+    .action((o: { tier: Tier; email?: string; limits?: string }) =>
+      withStore(async (_s, svc) => {
+        const limits = limitsOf(o.limits, o.tier);
+        print(await svc.createAccountWithKey({ tier: o.tier, email: o.email ?? null, limits }));
+        console.error("The API key is shown only once: store it now.");
+      }),
+    );
+  keys
+    .command("list")
+    .description("An account's keys, revoked ones included (id, prefix, dates)")
+    .argument("<accountId>")
+    .action((id: string) =>
+      withStore(async (_s, svc) => {
+        const a = await svc.getAccount(id);
+        if (!a) throw new AccountNotFound(id);
+        print(accountView(a).keys);
+      }),
+    );
+  keys
+    .command("revoke")
+    .description("Revoke one key (it stops working at once on this store)")
+    .argument("<keyId>")
+    .action((keyId: string) => withStore(async (_s, svc) => print(await svc.revokeKey(keyId))));
+
+  root
+    .command("projections")
+    .description("Usage projections")
+    .command("rebuild")
+    .description("Recompute usage_daily from the usage event log")
+    .action(() => withStore(async (store) => console.log(await projectionsRebuild(store))));
+  root
+    .command("counters")
+    .description("Quota counters")
+    .command("rebuild")
+    .description("Replay today's usage events into the shared counter store (Upstash)")
+    .action(() =>
+      withStore(async (store) =>
+        console.log(await countersRebuild(store, loadConfig(process.env))),
+      ),
+    );
+  return root;
+}
+
+/** Runs one CLI invocation; resolves to the exit code. Errors are one line on stderr. */
+export async function runAdmin(argv: string[]): Promise<number> {
+  const root = program();
+  // every subcommand reports parse errors through exitOverride too
+  for (const c of root.commands) {
+    c.exitOverride();
+    for (const sub of c.commands) sub.exitOverride();
+  }
+  try {
+    if (argv.length === 0) {
+      root.outputHelp();
+      return 2;
+    }
+    await root.parseAsync(argv, { from: "user" });
+    return 0;
+  } catch (err) {
+    if (err instanceof CommanderError)
+      // help and version are "errors" with exit code 0; commander already printed the message
+      return err.exitCode;
+    // expected refusals (unknown ids, bad config, no counter store) and unexpected failures
+    // (a store that does not answer) alike: the message's first line, never a stack trace
+    const message =
+      err instanceof KeyNotFound
+        ? `No key ${err.message}`
+        : err instanceof Error
+          ? err.message
+          : String(err);
+    console.error(`error: ${message.split("\n")[0]}`);
+    return 1;
+  }
+}

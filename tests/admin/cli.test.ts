@@ -1,0 +1,138 @@
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { join } from "node:path";
+import { makeApp, type TestApp } from "../helpers";
+
+// spawns processes or builds several apps: slow on a loaded machine (bun's default is 5 s)
+setDefaultTimeout(60_000);
+
+const ROOT = join(import.meta.dir, "../..");
+let t: TestApp;
+beforeAll(async () => {
+  // no key cache: a key the CLI revokes is refused by the running app on its next request
+  t = await makeApp({ KEY_CACHE_TTL_MS: "0" });
+});
+afterAll(() => t.close());
+
+/** Runs `npm run admin -- ...args` (scripts/admin.ts) on the test app's DATA_DIR. */
+async function admin(args: string[], env: Record<string, string> = {}) {
+  const proc = Bun.spawn([process.execPath, "scripts/admin.ts", ...args], {
+    cwd: ROOT,
+    env: {
+      ...process.env,
+      DATA_DIR: t.deps.config.DATA_DIR,
+      CATALOG_FILE: t.deps.config.CATALOG_FILE,
+      ...env,
+    },
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  const [code, out, err] = await Promise.all([
+    proc.exited,
+    new Response(proc.stdout).text(),
+    new Response(proc.stderr).text(),
+  ]);
+  return { code, out, err };
+}
+
+const COMMANDS: [string[], string[]][] = [
+  [["accounts", "list"], ["--email"]],
+  [["accounts", "show"], ["<accountId>"]],
+  [
+    ["accounts", "set-tier"],
+    ["<accountId>", "--tier", "--limits"],
+  ],
+  [
+    ["keys", "create"],
+    ["--tier", "--email", "--limits"],
+  ],
+  [["keys", "list"], ["<accountId>"]],
+  [["keys", "revoke"], ["<keyId>"]],
+  [["projections", "rebuild"], []],
+];
+
+describe("admin CLI --help", () => {
+  test("every command prints its usage and options, exits 0 and runs nothing", async () => {
+    const before = await t.deps.accounts.listAccounts({ limit: 1000 });
+    const runs = await Promise.all(COMMANDS.map(([cmd]) => admin([...cmd, "--help"])));
+    for (const [i, [cmd, options]] of COMMANDS.entries()) {
+      const r = runs[i]!;
+      expect({ cmd, code: r.code, err: r.err }).toEqual({ cmd, code: 0, err: "" });
+      expect(r.out).toContain(`Usage: admin ${cmd.join(" ")}`);
+      for (const o of options) expect(r.out).toContain(o);
+    }
+    // keys create --help created no account
+    expect(await t.deps.accounts.listAccounts({ limit: 1000 })).toEqual(before);
+    const top = await admin(["--help"]);
+    expect(top.code).toBe(0);
+    for (const group of ["accounts", "keys", "projections"]) expect(top.out).toContain(group);
+  });
+});
+
+describe("admin CLI commands", () => {
+  test("keys create, accounts list/show, keys list, keys revoke, accounts set-tier", async () => {
+    const created = await admin(["keys", "create", "--tier", "pro", "--email", "cli@admin.test"]);
+    expect(created.code).toBe(0);
+    const issued = JSON.parse(created.out) as { accountId: string; keyId: string; apiKey: string };
+    expect((await t.get("/v1/catalog/github", issued.apiKey)).status).toBe(200);
+
+    const listed = await admin(["accounts", "list", "--email", "CLI@admin.test"]);
+    expect(JSON.parse(listed.out).map((a: { accountId: string }) => a.accountId)).toEqual([
+      issued.accountId,
+    ]);
+    const shown = JSON.parse((await admin(["accounts", "show", issued.accountId])).out);
+    expect(shown).toMatchObject({ accountId: issued.accountId, tier: "pro" });
+    const keys = JSON.parse((await admin(["keys", "list", issued.accountId])).out);
+    expect(keys).toEqual([
+      {
+        id: issued.keyId,
+        prefix: expect.any(String),
+        createdAt: expect.any(String),
+        revokedAt: null,
+      },
+    ]);
+    expect(JSON.stringify([shown, keys])).not.toContain(issued.apiKey);
+
+    const revoked = await admin(["keys", "revoke", issued.keyId]);
+    expect(revoked.code).toBe(0);
+    expect(JSON.parse(revoked.out)).toMatchObject({
+      keyId: issued.keyId,
+      revokedAt: expect.any(String),
+    });
+    // the running app (same DATA_DIR) refuses the key now
+    expect((await t.get("/v1/catalog/github", issued.apiKey)).status).toBe(401);
+
+    const tier = await admin(["accounts", "set-tier", issued.accountId, "--tier", "free"]);
+    expect(JSON.parse(tier.out)).toEqual({
+      accountId: issued.accountId,
+      tier: "free",
+      limits: null,
+    });
+  });
+
+  test("bad input is one line on stderr and a non-zero exit, never a stack trace", async () => {
+    const cases: [string[], RegExp][] = [
+      [["keys", "create", "--tier", "gold"], /--tier/],
+      [["keys", "create"], /required option '--tier <tier>'/],
+      [["keys", "create", "--tier", "free", "--limits", "{nope"], /--limits must be a JSON object/],
+      [["keys", "create", "--tier", "enterprise", "--limits", '{"svgs":5}'], /unknown bucket/],
+      [["accounts", "show", "no-such-account"], /No account no-such-account/],
+      [["accounts", "show"], /missing required argument/],
+      [["keys", "revoke", "0123456789abcdef"], /No key 0123456789abcdef/],
+      [["accounts", "sett"], /unknown command/],
+      [["frobnicate"], /unknown command/],
+      [["keys", "list", "x", "--bogus"], /unknown option '--bogus'/],
+      [["counters", "rebuild"], /No shared counter store/],
+    ];
+    const runs = await Promise.all(cases.map(([args]) => admin(args)));
+    for (const [i, [args, message]] of cases.entries()) {
+      const r = runs[i]!;
+      expect({ args, code: r.code === 0 }).toEqual({ args, code: false });
+      expect(r.err).toMatch(message);
+      expect(r.err.trim().split("\n")).toHaveLength(1);
+      expect(r.err).not.toMatch(/\n\s+at /);
+    }
+    const config = await admin(["accounts", "list"], { PORT: "abc" });
+    expect(config.code).toBe(1);
+    expect(config.err.trim()).toMatch(/^error: Configuration error: PORT: /);
+  });
+});
