@@ -127,6 +127,7 @@ export function accountsController(deps: AccountsControllerDeps) {
           response: {
             201: RegisteredResponse,
             409: ErrorBody,
+            413: ErrorBody,
             422: ErrorBody,
             429: RateLimitedBody,
           },
@@ -152,6 +153,7 @@ export function accountsController(deps: AccountsControllerDeps) {
           response: {
             200: TokenPairResponse,
             401: ErrorBody,
+            413: ErrorBody,
             422: ErrorBody,
             429: RateLimitedBody,
           },
@@ -172,7 +174,7 @@ export function accountsController(deps: AccountsControllerDeps) {
         },
         {
           body: RefreshBody,
-          response: { 200: TokenPairResponse, 401: ErrorBody, 422: ErrorBody },
+          response: { 200: TokenPairResponse, 401: ErrorBody, 413: ErrorBody, 422: ErrorBody },
           detail: {
             summary: "Exchange a refresh token for a new pair (rotation)",
             description:
@@ -189,7 +191,7 @@ export function accountsController(deps: AccountsControllerDeps) {
         },
         {
           body: RefreshBody,
-          response: { 204: t.Void({ description: "Logged out" }), 422: ErrorBody },
+          response: { 204: t.Void({ description: "Logged out" }), 413: ErrorBody, 422: ErrorBody },
           detail: {
             summary: "End the login session of a refresh token",
             description:
@@ -206,7 +208,7 @@ export function accountsController(deps: AccountsControllerDeps) {
         },
         {
           body: TokenBody,
-          response: { 200: Verified, 400: ErrorBody, 422: ErrorBody },
+          response: { 200: Verified, 400: ErrorBody, 413: ErrorBody, 422: ErrorBody },
           detail: {
             summary: "Confirm the e-mail address with the token from the verification e-mail",
             description: "Tokens are single-use and expire after 24 hours: 400 invalid_token.",
@@ -226,7 +228,7 @@ export function accountsController(deps: AccountsControllerDeps) {
         {
           ipRateLimit: RATE_LIMITS.resendVerification,
           body: EmailBody,
-          response: { 202: Accepted, 422: ErrorBody, 429: RateLimitedBody },
+          response: { 202: Accepted, 413: ErrorBody, 422: ErrorBody, 429: RateLimitedBody },
           detail: {
             summary: "Send a new verification e-mail",
             description:
@@ -245,7 +247,7 @@ export function accountsController(deps: AccountsControllerDeps) {
         {
           ipRateLimit: RATE_LIMITS.forgotPassword,
           body: EmailBody,
-          response: { 202: Accepted, 422: ErrorBody, 429: RateLimitedBody },
+          response: { 202: Accepted, 413: ErrorBody, 422: ErrorBody, 429: RateLimitedBody },
           detail: {
             summary: "Send a password reset e-mail",
             description:
@@ -262,7 +264,7 @@ export function accountsController(deps: AccountsControllerDeps) {
         },
         {
           body: ResetBody,
-          response: { 200: Accepted, 400: ErrorBody, 422: ErrorBody },
+          response: { 200: Accepted, 400: ErrorBody, 413: ErrorBody, 422: ErrorBody },
           detail: {
             summary: "Set a new password with the token from the reset e-mail",
             description:
@@ -316,7 +318,12 @@ export function accountsController(deps: AccountsControllerDeps) {
         {
           bearer: true,
           body: PasswordBody,
-          response: { 204: t.Void({ description: "Deleted" }), 401: ErrorBody, 422: ErrorBody },
+          response: {
+            204: t.Void({ description: "Deleted" }),
+            401: ErrorBody,
+            413: ErrorBody,
+            422: ErrorBody,
+          },
           detail: {
             summary: "Delete the account",
             description:

@@ -25,6 +25,14 @@ const METHOD_NOT_ALLOWED = JSON.stringify({
   id: null,
 });
 
+/** A transport-level refusal: a JSON-RPC error object, the shape MCP clients expect. */
+const rpcError = (description: string) => ({
+  description,
+  content: {
+    "application/json": { schema: { type: "object" as const, description: "A JSON-RPC error" } },
+  },
+});
+
 const DESCRIPTION =
   "Model Context Protocol server (Streamable HTTP transport, stateless, JSON responses) for AI agents: " +
   "tools search_brands, get_brand, resolve_brand, get_logo, list_catalog, get_usage and resource templates " +
@@ -78,12 +86,22 @@ export function mcpController(deps: AuthDeps & McpDeps) {
               content: { "application/json": { schema: { type: "object" } } },
             },
             202: { description: "Accepted (the message was a notification or a response)" },
-            400: {
-              description: "Not a valid JSON-RPC message, or an unsupported protocol version",
+            400: rpcError("Not a valid JSON-RPC message, or an unsupported protocol version"),
+            401: {
+              description: "invalid_api_key: missing or invalid credentials",
+              content: {
+                "application/json": {
+                  schema: {
+                    type: "object",
+                    required: ["error", "message"],
+                    properties: { error: { type: "string" }, message: { type: "string" } },
+                  },
+                },
+              },
             },
-            401: { description: "invalid_api_key: missing or invalid credentials" },
-            406: { description: "The Accept header lacks application/json or text/event-stream" },
-            413: { description: "Body over 64 KiB" },
+            406: rpcError("The Accept header lacks application/json or text/event-stream"),
+            413: rpcError("Body over 64 KiB"),
+            415: rpcError("The body is not application/json"),
           },
         },
       },

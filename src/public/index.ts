@@ -43,6 +43,11 @@ export function visitorCounterController(deps: VisitorCounterDeps) {
     headers.vary = "Origin";
     const origin = request.headers.get("origin");
     if (origin && allowed.has(origin)) headers["access-control-allow-origin"] = origin;
+    else {
+      // this route's own list wins over the app-wide CORS_ORIGINS grant set before it
+      delete headers["access-control-allow-origin"];
+      delete headers["access-control-expose-headers"];
+    }
   }
 
   /** Shared by GET and POST: enabled check, CORS headers, per-IP rate limit. */

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { makeApp, type TestApp } from "../helpers";
 
@@ -13,6 +13,9 @@ setDefaultTimeout(60_000);
  */
 const DOC = readFileSync(join(import.meta.dir, "../../docs/api-examples.md"), "utf8");
 const EXAMPLE = /```sh\n(curl [^\n]+)\n```\n\n(\d{3}) ([^\n]+)\n\n```json\n([\s\S]*?)\n```/g;
+
+const UPDATE = process.env.UPDATE_EXAMPLES === "1";
+const answers: unknown[] = [];
 
 interface Example {
   curl: string;
@@ -70,10 +73,24 @@ describe("docs/api-examples.md", () => {
     test(`example ${i + 1}: ${ex.curl.replace(/-H "X-API-Key: \$API_KEY" /, "")}`, async () => {
       const { path, init } = parseCurl(ex.curl, apiKey);
       const res = await t.req(path, init);
+      const body = await res.json();
+      if (UPDATE) answers[i] = body;
       expect(res.status).toBe(ex.status);
       expect(res.headers.get("content-type")?.split(";")[0]).toBe(ex.type);
-      expect(await res.json()).toEqual(ex.body);
+      if (!UPDATE) expect(body).toEqual(ex.body);
     });
+
+  // UPDATE_EXAMPLES=1 bun test tests/http/api-examples.test.ts rewrites the documented bodies
+  // from the app's answers (after a catalog change); review the diff before committing it
+  afterAll(() => {
+    if (!UPDATE) return;
+    let i = 0;
+    const doc = DOC.replace(EXAMPLE, (whole, _curl, _status, _type, json: string) => {
+      const answer = answers[i++];
+      return answer === undefined ? whole : whole.replace(json, JSON.stringify(answer, null, 2));
+    });
+    writeFileSync(join(import.meta.dir, "../../docs/api-examples.md"), doc);
+  });
 });
 
 describe("links in README.md and docs/", () => {
