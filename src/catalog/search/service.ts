@@ -18,6 +18,7 @@
 import MiniSearch, { type Query, type SearchOptions, type SearchResult } from "minisearch";
 import { parse } from "tldts";
 import { transliterate } from "transliteration";
+import { hasArtwork } from "../service";
 import type { Brand } from "../types";
 import {
   abbreviations,
@@ -85,7 +86,9 @@ function hostName(domain: string): string {
  * famous brand is drawn by many: Microsoft, Kubernetes) plus one when it has a domain.
  */
 export function popularityOf(brand: Brand): number {
-  return brand.sources.length + (brand.domains.length ? 1 : 0);
+  // one more for artwork: a directory entry (one source, no SVG) never outranks a namesake
+  // brand with artwork and as many sources
+  return brand.sources.length + (brand.domains.length ? 1 : 0) + (hasArtwork(brand) ? 1 : 0);
 }
 
 function toEntry(brand: Brand): Entry {
@@ -97,7 +100,9 @@ function toEntry(brand: Brand): Entry {
     names,
     compacts,
     domains,
-    abbreviations: [...new Set(names.flatMap(abbreviations))],
+    // initials only for brands with artwork: thousands of directory entries (issue 25) would
+    // turn every short query into some local chain's initials ("bbc" Burn Boot Camp)
+    abbreviations: hasArtwork(brand) ? [...new Set(names.flatMap(abbreviations))] : [],
     hostNames: domains.map(hostName).filter(Boolean),
     tails: names.flatMap(wordTails),
     popularity: popularityOf(brand),
@@ -270,7 +275,18 @@ export class SearchIndex {
     this.vocabulary = new Set(
       docs.flatMap((d) => splitSpaces(`${d.text} ${d.compact} ${d.domains}`)),
     );
-    this.nearby = nearbyMap(docs.flatMap((d) => splitSpaces(`${d.text} ${d.compact}`)));
+    // typo neighbours of the words of brands with artwork only: the directory's ~15,000
+    // entries (issue 25) would take most of the start-up time and memory for a rarely used
+    // path (a swap and one more edit); their typos still match through MiniSearch's fuzzy lookup
+    this.nearby = nearbyMap(
+      new Set(
+        docs.flatMap((d) =>
+          hasArtwork(this.entries.get(d.id)?.brand ?? { variants: {} })
+            ? splitSpaces(`${d.text} ${d.compact}`)
+            : [],
+        ),
+      ),
+    );
   }
 
   /** One brand changed: keep its new record; re-index only when a searched field changed. */
