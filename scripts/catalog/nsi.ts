@@ -80,7 +80,7 @@ interface WikidataEntry {
   officialWebsites?: string[];
 }
 
-interface Candidate {
+export interface Candidate {
   qid: string;
   /** the name OSM maps most often, else Wikidata's label */
   name: string;
