@@ -93,6 +93,48 @@ describe("GET /v1/svg of a brand without artwork", () => {
   });
 });
 
+describe("placeholder=monogram on the asset routes", () => {
+  test("SVG: the brand's initials, same headers as the placeholder", async () => {
+    const res = await t.get("/v1/svg/state-farm?placeholder=monogram", free);
+    expect(res.status).toBe(200);
+    expect(res.headers.get("x-svg-variant")).toBe("placeholder");
+    expect(res.headers.get("cache-control")).toContain("max-age=3600");
+    const svg = await res.text();
+    expect(svg).toContain(">SF</text>");
+    expect(svg).toContain("<title>State Farm</title>");
+    const generic = await (await t.get("/v1/svg/state-farm", free)).text();
+    expect(generic).not.toContain("<text");
+    expect(res.headers.get("etag")).not.toBe(
+      (await t.get("/v1/svg/state-farm", free)).headers.get("etag"),
+    );
+  });
+  test("PNG: a rendered lettermark with the placeholder's headers", async () => {
+    const res = await t.get("/v1/png/allianz?placeholder=monogram&size=64", free);
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toBe("image/png");
+    expect(res.headers.get("x-svg-variant")).toBe("placeholder");
+    expect(res.headers.get("cache-control")).toContain("max-age=3600");
+  });
+  test("a brand with artwork is served its artwork", async () => {
+    const res = await t.get("/v1/svg/mcdonalds?placeholder=monogram", free);
+    expect(res.headers.get("x-svg-variant")).toBe("mono");
+  });
+  test("placeholder=other is 422 validation_error naming the field", async () => {
+    const res = await t.get("/v1/svg/allianz?placeholder=letters", free);
+    expect(res.status).toBe(422);
+    const body = await res.json();
+    expect(body.error).toBe("validation_error");
+    expect(body.message).toContain("placeholder");
+  });
+  test("initials skip minor words and punctuation", async () => {
+    const { initials } = await import("../../src/assets/monogram");
+    expect(initials("Bank of America")).toBe("BA");
+    expect(initials("McDonald's")).toBe("M");
+    expect(initials("7-Eleven")).toBe("7E");
+    expect(initials("Crédit Agricole")).toBe("CA");
+  });
+});
+
 describe("GET /v1/catalog?artwork=", () => {
   test("default lists every entry; true and false split the catalog", async () => {
     const total = (await (await t.get("/v1/catalog?limit=1", free)).json()).total;
