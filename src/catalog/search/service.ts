@@ -111,19 +111,23 @@ function toEntry(brand: Brand): Entry {
 }
 
 function toDoc(id: number, e: Entry): Doc {
+  // a directory entry (no artwork, issue 25) is indexed by its display name and domains only
+  // (its other names still match exactly, see `exact`): ~15,000 entries' aliases and word
+  // parts would double the index's memory
+  const full = hasArtwork(e.brand);
   const words = new Set<string>();
-  for (const name of e.names) {
+  for (const name of full ? e.names : e.names.slice(0, 1)) {
     for (const word of name.split(" ")) {
       words.add(word);
       words.add(compact(word));
-      for (const part of wordParts(word)) words.add(part);
+      if (full) for (const part of wordParts(word)) words.add(part);
     }
   }
   words.delete("");
   return {
     id,
     text: [...words].join(" "),
-    compact: e.compacts.join(" "),
+    compact: (full ? e.compacts : e.compacts.slice(0, 1)).join(" "),
     domains: e.domains.join(" "),
   };
 }
