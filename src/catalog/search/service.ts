@@ -252,17 +252,32 @@ export class SearchIndex {
   /** see nearbyMap */
   private nearby = new Map<string, string[]>();
 
+  /**
+   * true until the index is built: it is built on first use, not at start-up (about 1 s of CPU
+   * for the 20,000 brands with the directory, issue 25), and again on first use after a reload
+   */
+  private stale = true;
+
   constructor(private catalog: SearchableCatalog) {
-    this.rebuild();
-    catalog.onChange((updated) => (updated ? this.refresh(updated) : this.rebuild()));
+    catalog.onChange((updated) => {
+      if (!updated) this.stale = true;
+      else if (!this.stale) this.refresh(updated);
+    });
   }
 
   get size() {
+    this.ready();
     return this.entries.size;
+  }
+
+  /** Build the index now if it is not current (a warm-up after start, or the first search). */
+  ready() {
+    if (this.stale) this.rebuild();
   }
 
   /** Re-index the whole catalog (after a reload). */
   rebuild() {
+    this.stale = false;
     this.entries = new Map(this.catalog.all().map((b) => [b.id, toEntry(b)]));
     this.exact = new Map();
     for (const [id, e] of this.entries) {
@@ -303,6 +318,7 @@ export class SearchIndex {
 
   /** Best matches first, at most `limit`. `query` is normalized here again (idempotent). */
   search(query: string, limit: number): Brand[] {
+    this.ready();
     const found = this.searchFolded(query, limit);
     // a query in another script that matched nothing: try its Latin transliteration
     // ("Яндекс" -> "yandeks", one typo from Yandex)
