@@ -30,6 +30,7 @@ const ATTRIBUTION_FILE = join(ROOT, "docs", "attribution.md");
 const NAMES_FILE = join(ROOT, "fixtures", "name-overrides.json");
 const CACHE_FILE = join(ROOT, "build", ".svgo-cache.json");
 const REPORT_FILE = join(dirname(CATALOG_FILE), "catalog-report.txt");
+const DIRECTORY_PARENTS_FILE = join(ROOT, "fixtures", "directory-parents.json");
 
 const started = performance.now();
 let phaseStart = started;
@@ -351,6 +352,24 @@ async function build(): Promise<void> {
     `${report.domains} domains on ${report.brandsWithDomain} brands, ${report.contested.length} contested`,
   );
 
+  // the brand directory (scripts/catalog/nsi.ts): name-suggestion-index companies, no artwork
+  const { buildDirectory } = await import("./catalog/nsi");
+  const directory = buildDirectory(
+    ROOT,
+    brands,
+    JSON.parse(readFileSync(DIRECTORY_PARENTS_FILE, "utf8")),
+  );
+  const withDirectory = assignIds(
+    ids,
+    directory.entries.map((e) => e.slug),
+  );
+  if (withDirectory.added.length) writeAtomic(IDS_FILE, formatIds(withDirectory.ids));
+  for (const e of directory.entries) brands.push({ id: withDirectory.ids[e.slug] as number, ...e });
+  phase(
+    "directory",
+    `${directory.candidates} name-suggestion-index companies: ${directory.merged} merged into catalog brands, ${directory.entries.length} directory entries (${withDirectory.added.length} new ids)`,
+  );
+
   const { attributionMarkdown } = await import("./catalog/attribution");
   const attribution = attributionMarkdown(ROOT, brands);
   const previous = existsSync(ATTRIBUTION_FILE) ? readFileSync(ATTRIBUTION_FILE, "utf8") : "";
@@ -369,7 +388,8 @@ async function build(): Promise<void> {
   const byRule = new Map<string, number>();
   for (const c of report.contested) byRule.set(c.rule, (byRule.get(c.rule) ?? 0) + 1);
   const lines = [
-    `brands: ${brands.length}`,
+    `brands: ${brands.length} (${brands.filter((b) => Object.keys(b.variants).length).length} with artwork, ${directory.entries.length} directory entries without artwork)`,
+    `name-suggestion-index: ${directory.candidates} companies, ${directory.merged} merged into catalog brands, ${directory.entries.length} directory entries`,
     `sources: ${Object.entries(stats)
       .filter(([k]) => k.endsWith("NewBrands"))
       .map(([k, n]) => `${k.replace("NewBrands", "")} +${n} new`)
@@ -398,7 +418,8 @@ async function build(): Promise<void> {
     `${lines.join("\n")}\n\ncontested domains:\n${clashLines.join("\n")}\n\n` +
       `mono marks not derived:\n${monoLines.join("\n")}\n\n` +
       `render check flags (colour variant):\n${renderReport.join("\n")}\n\n` +
-      `merge decisions (set base -> brand):\n${decisions.join("\n")}\n`,
+      `merge decisions (set base -> brand):\n${decisions.join("\n")}\n\n` +
+      `directory (name-suggestion-index) decisions and clashes:\n${directory.report.join("\n")}\n`,
   );
   for (const line of [...lines, "contested domains (domain -> winner [rule] claimants):"]) {
     console.error(`[catalog] ${line}`);

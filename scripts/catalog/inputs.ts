@@ -17,6 +17,7 @@ export const DATA_PACKAGES = [
   "@iconify-json/bxl",
   "@iconify-json/tabler",
   "@lobehub/icons-static-svg",
+  "name-suggestion-index",
   "svgo",
   "tldts",
   "@resvg/resvg-js",

@@ -85,7 +85,7 @@ export function assetsController(deps: AuthDeps & { assets: AssetService }) {
   function raster(
     format: RenderFormat,
     slug: string,
-    query: { variant?: Variant; size?: number },
+    query: { variant?: Variant; size?: number; placeholder?: "generic" | "monogram" },
     tier: Tier,
     ifNoneMatch: string | null,
     set: { headers: Headers; status?: number | string },
@@ -93,7 +93,7 @@ export function assetsController(deps: AuthDeps & { assets: AssetService }) {
     // the schema fills both defaults; the fallbacks only satisfy the optional types
     const variant = query.variant ?? "mono";
     const size = query.size ?? DEFAULT_SIZE;
-    const resolved = assets.resolve(slug, variant, tier);
+    const resolved = assets.resolve(slug, variant, tier, query.placeholder === "monogram");
     if (!resolved) throw serviceNotFound(slug);
     const served = assets.rasterSource(resolved, size, format);
     const etag = rasterEtag(served, size, format);
@@ -127,7 +127,12 @@ export function assetsController(deps: AuthDeps & { assets: AssetService }) {
     .get(
       "/svg/:slug",
       ({ params, query, principal, request, set }) => {
-        const served = assets.resolve(params.slug, query.variant ?? "mono", principal.tier);
+        const served = assets.resolve(
+          params.slug,
+          query.variant ?? "mono",
+          principal.tier,
+          query.placeholder === "monogram",
+        );
         if (!served) throw serviceNotFound(params.slug);
         const etag = svgEtag(served);
         commonHeaders(set, served, etag);

@@ -18,10 +18,20 @@ export const SlugParams = t.Object({
 
 const variant = queryEnum<Variant>("variant", VARIANTS, "mono");
 
-export const SvgQuery = t.Object({ variant: t.Optional(variant) });
+/** issue 25: opt-in lettermark instead of the generic placeholder */
+const placeholderKind = t.Optional(
+  t.Union([t.Literal("generic"), t.Literal("monogram")], {
+    description:
+      "What a brand without artwork the caller may get is answered with: generic (default) the spec's placeholder, monogram a lettermark of the brand's initials on its brand colour. Same headers either way (X-Svg-Variant: placeholder, max-age 3600).",
+    error: "Invalid query parameter placeholder: must be one of generic, monogram",
+  }),
+);
+
+export const SvgQuery = t.Object({ variant: t.Optional(variant), placeholder: placeholderKind });
 
 export const RasterQuery = t.Object({
   variant: t.Optional(variant),
+  placeholder: placeholderKind,
   size: t.Optional(queryInt("size", MIN_SIZE, MAX_SIZE, DEFAULT_SIZE)),
 });
 

@@ -7,6 +7,7 @@ import type { Brand, StoredSvg, Variant } from "../catalog/types";
 import { log } from "../platform/log";
 import type { Tier } from "../quota/limits";
 import type { RenderFormat } from "./model";
+import { monogramSvg } from "./monogram";
 import { fromPrerendered } from "./prerender";
 import { RENDER_VERSION } from "./render";
 import type { RenderCache } from "./render-cache";
@@ -137,13 +138,19 @@ export class AssetService {
     private prerendered: ReadonlyMap<string, string> = new Map(),
   ) {}
 
-  /** The SVG for a request, or null when the slug does not exist. Reads the brand every time. */
-  resolve(slug: string, requested: Variant, tier: Tier): ServedSvg | null {
+  /**
+   * The SVG for a request, or null when the slug does not exist. Reads the brand every time.
+   * `monogram`: the brand's lettermark instead of the generic placeholder (issue 25).
+   */
+  resolve(slug: string, requested: Variant, tier: Tier, monogram = false): ServedSvg | null {
     const brand = this.catalog.brand(slug);
     if (!brand) return null;
     const restricted = allowedVariant(tier, requested) === requested ? null : requested;
     const variant = pickVariant(brand.variants, requested, tier);
     const stored = variant ? brand.variants[variant] : undefined;
+    if ((!variant || !stored) && monogram) {
+      return { ...prepare(monogramSvg(brand)), variant: "placeholder", restricted, brandId: null };
+    }
     if (!variant || !stored) return placeholder(restricted);
     return { ...prepareStored(stored), variant, restricted, brandId: brand.id };
   }

@@ -34,17 +34,26 @@ export function catalogController(deps: AuthDeps & { catalog: CatalogService }) 
   return new Elysia({ prefix: "/v1/catalog", tags: ["catalog"] })
     .use(authPlugin(deps))
     .use(decimalQuery)
-    .get("/", ({ query }) => catalog.list(query.limit, query.offset), {
-      apiKey: true,
-      query: ListQuery,
-      decimalQuery: ListQuery,
-      response: { 200: ServiceListResponse, ...errors },
-      detail: {
-        summary: "List catalog entries",
-        description:
-          "One page of the catalog in id order (stable across catalog rebuilds). limit 1..200 (default 50), offset >= 0 (default 0); anything else is 422 validation_error. Not metered.",
+    .get(
+      "/",
+      ({ query }) =>
+        catalog.list(
+          query.limit,
+          query.offset,
+          query.artwork === undefined ? undefined : query.artwork === "true",
+        ),
+      {
+        apiKey: true,
+        query: ListQuery,
+        decimalQuery: ListQuery,
+        response: { 200: ServiceListResponse, ...errors },
+        detail: {
+          summary: "List catalog entries",
+          description:
+            "One page of the catalog in id order (stable across catalog rebuilds). limit 1..200 (default 50), offset >= 0 (default 0); anything else is 422 validation_error. Every entry is listed by default, directory entries without artwork (variants empty, GET /v1/svg answers the placeholder) included, so that every slug GET /v1/catalog/{slug} and GET /v1/brand can return appears in the list; artwork=true keeps the brands with at least one stored SVG, artwork=false the others (total counts the filtered list; any other value is 422 validation_error). Not metered.",
+        },
       },
-    })
+    )
     .post(
       "/batch",
       ({ body, principal }) => {

@@ -1,5 +1,5 @@
 import { type TSchema, t } from "elysia";
-import { queryInt } from "../http/params";
+import { queryEnum, queryInt } from "../http/params";
 
 const Hex = t.String({ pattern: "^[0-9a-f]{6}$", description: "6 hex characters, no leading #" });
 const NullableHex = t.Union([Hex, t.Null()]);
@@ -24,6 +24,35 @@ export const CssVars = t.Union([
   t.Null(),
 ]);
 
+/** Directory fields (name-suggestion-index / Wikidata), present only where known. */
+export const DirectoryFields = {
+  description: t.Optional(
+    t.String({ description: "One-line description of the company (Wikidata's), where known" }),
+  ),
+  wikidata: t.Optional(
+    t.String({ pattern: "^Q[0-9]+$", description: "Wikidata item id, where known" }),
+  ),
+  links: t.Optional(
+    t.Record(t.String(), t.String(), {
+      description:
+        "Official website and social profiles as URLs, where known; keys among website, facebook, instagram, x, youtube, linkedin, tiktok",
+    }),
+  ),
+};
+
+/** The directory fields of a brand that has them (none of the keys when unknown). */
+export function directoryFields(b: {
+  description?: string;
+  wikidata?: string;
+  links?: Record<string, string>;
+}) {
+  return {
+    ...(b.description ? { description: b.description } : {}),
+    ...(b.wikidata ? { wikidata: b.wikidata } : {}),
+    ...(b.links ? { links: b.links } : {}),
+  };
+}
+
 export const ServiceResponse = t.Object({
   id: t.Integer({ description: "Stable identifier" }),
   slug: t.String({ description: "URL-safe identifier" }),
@@ -36,6 +65,7 @@ export const ServiceResponse = t.Object({
   colors: t.Union([t.Array(ColorRole), t.Null()]),
   _css: CssVars,
   _notice: t.String(),
+  ...DirectoryFields,
 });
 
 export const ServiceListResponse = t.Object(
@@ -66,6 +96,8 @@ export const BatchResponse = t.Object(
 
 export const ListQuery = t.Object({
   limit: queryInt("limit", 1, 200, 50),
+  // no default: every entry is listed (see docs/catalog-build.md, "Brand directory")
+  artwork: t.Optional(queryEnum("artwork", ["true", "false"])),
   // bounded so the echo is always the exact integer asked for (any offset past the end is empty)
   offset: queryInt("offset", 0, 1_000_000_000, 0),
 });

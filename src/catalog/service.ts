@@ -1,5 +1,6 @@
 import { log } from "../platform/log";
 import { contrastTextColor } from "./colors";
+import { directoryFields } from "./model";
 import type { CatalogSource } from "./port";
 import type { Brand, BuiltCatalog } from "./types";
 
@@ -17,6 +18,15 @@ export interface ServiceView {
   colors: { role: string; hex: string; source: string }[] | null;
   _css: Record<"--brand-color" | "--brand-color-dark" | "--brand-color-contrast", string> | null;
   _notice: string;
+  description?: string;
+  wikidata?: string;
+  links?: Record<string, string>;
+}
+
+/** Whether the brand has at least one stored SVG (directory entries have none). */
+export function hasArtwork(b: Pick<Brand, "variants">): boolean {
+  for (const _ in b.variants) return true;
+  return false;
 }
 
 /** Black or white text on the brand color: the stored value, else derived from brandColor. */
@@ -45,6 +55,7 @@ export function toServiceView(b: Brand): ServiceView {
     colors: b.colors.length ? b.colors : null,
     _css: cssVars(b),
     _notice: NOTICE,
+    ...directoryFields(b),
   };
 }
 
@@ -119,6 +130,7 @@ export class CatalogService {
     this.bySlug = new Map(brands.map((b) => [b.slug, b]));
     this.views = new Map(brands.map((b) => [b.id, toServiceView(b)]));
     this.jsonCache = new Map();
+    this.artworkSplit = null;
     this.currentVersion = built.version;
     this.emit();
   }
@@ -139,6 +151,7 @@ export class CatalogService {
     this.bySlug.set(brand.slug, brand);
     this.views.set(brand.id, toServiceView(brand));
     this.jsonCache.delete(brand.id);
+    this.artworkSplit = null;
     this.emit(brand);
   }
 
@@ -163,10 +176,25 @@ export class CatalogService {
     return this.views.get(brand.id) ?? toServiceView(brand);
   }
 
-  /** One page in id order (stable across rebuilds: new brands get higher ids). */
-  list(limit: number, offset: number) {
-    const items = this.brands.slice(offset, offset + limit).map((b) => this.viewOf(b));
-    return { items, total: this.brands.length, limit, offset };
+  /**
+   * One page in id order (stable across rebuilds: new brands get higher ids). `artwork` true
+   * keeps brands with at least one stored SVG, false the directory entries without; undefined
+   * lists every brand.
+   */
+  list(limit: number, offset: number, artwork?: boolean) {
+    const pool = artwork === undefined ? this.brands : this.byArtwork(artwork);
+    const items = pool.slice(offset, offset + limit).map((b) => this.viewOf(b));
+    return { items, total: pool.length, limit, offset };
+  }
+
+  private artworkSplit: { with: Brand[]; without: Brand[] } | null = null;
+  private byArtwork(artwork: boolean): Brand[] {
+    if (!this.artworkSplit) {
+      const split = { with: [] as Brand[], without: [] as Brand[] };
+      for (const b of this.brands) (hasArtwork(b) ? split.with : split.without).push(b);
+      this.artworkSplit = split;
+    }
+    return artwork ? this.artworkSplit.with : this.artworkSplit.without;
   }
 
   /** Resolve unique slugs; unknown ones map to null and are listed in notFound. */

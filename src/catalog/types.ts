@@ -43,6 +43,12 @@ export interface Brand {
   variants: Partial<Record<Variant, StoredSvg>>;
   /** ISO timestamp when the brand's data was last verified/enriched, or null */
   verifiedAt: string | null;
+  /** one-line description (Wikidata's, via name-suggestion-index), where known */
+  description?: string;
+  /** Wikidata item id ("Q3884"), where known */
+  wikidata?: string;
+  /** official website and social profiles as URLs (website, facebook, instagram, x, youtube, linkedin, tiktok), where known */
+  links?: Record<string, string>;
 }
 
 export interface BuiltCatalog {

@@ -1,6 +1,7 @@
 /**
  * Issue 19's list of well-known company domains (tests/lists/domains.txt, written before looking
- * at the data) against the real built catalog: at least 92% resolve, none to a wrong brand.
+ * at the data, grown by issue 25 with 200 non-technology companies) against the real built
+ * catalog: at least 90% of the whole list resolve (issue 25's bar), none to a wrong brand.
  */
 import { describe, expect, test } from "bun:test";
 import { normalizeHost } from "../../src/catalog/brand/domain";
@@ -10,7 +11,7 @@ import { FileCatalogSource } from "../../src/store/embedded/catalog";
 import { CATALOG_FILE } from "../helpers";
 import { isExpected, pct, readList } from "../lists/lists";
 
-const BAR = 0.92;
+const BAR = 0.9;
 const list = readList("domains.txt");
 const source = new FileCatalogSource(CATALOG_FILE);
 const catalog = new CatalogService(source);

@@ -25,8 +25,15 @@ const SERVICE_KEYS = [
   "_notice",
 ].sort();
 
+/** optional fields of the brand directory (issue 25), present only where known */
+const DIRECTORY_KEYS = new Set(["description", "wikidata", "links"]);
+
 function expectServiceResponse(item: Record<string, unknown>) {
-  expect(Object.keys(item).sort()).toEqual(SERVICE_KEYS);
+  expect(
+    Object.keys(item)
+      .filter((k) => !DIRECTORY_KEYS.has(k))
+      .sort(),
+  ).toEqual(SERVICE_KEYS);
   expect(Number.isInteger(item.id)).toBe(true);
   expect(item.slug).toMatch(/^[a-z0-9][a-z0-9_-]*$/);
   expect(item.svgVariants).toBeNull();

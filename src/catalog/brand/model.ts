@@ -1,5 +1,5 @@
 import { t } from "elysia";
-import { CssVars } from "../model";
+import { CssVars, DirectoryFields } from "../model";
 
 const Hex = t.String({ pattern: "^[0-9a-f]{6}$", description: "6 hex characters, no leading #" });
 
@@ -57,6 +57,7 @@ export const BrandResponse = t.Object(
     }),
     _css: CssVars,
     _notice: t.String(),
+    ...DirectoryFields,
   },
   { description: "The brand matched by the domain or e-mail address" },
 );

@@ -3,6 +3,7 @@
  * (the catalog build settles clashes); a host resolves to the brand of the most specific
  * domain on its chain (see lookupChain).
  */
+import { directoryFields } from "../model";
 import { contrastOf, cssVars, NOTICE } from "../service";
 import { type Brand, VARIANTS, type Variant } from "../types";
 import { lookupChain, normalizeHost, registrableDomain } from "./domain";
@@ -25,6 +26,9 @@ export interface BrandView {
   contrastTextColor: string | null;
   _css: ReturnType<typeof cssVars>;
   _notice: string;
+  description?: string;
+  wikidata?: string;
+  links?: Record<string, string>;
 }
 
 /** The BrandResponse of a brand: variants in the fixed order mono, color, dark, light, wordmark, icon. */
@@ -41,6 +45,7 @@ export function toBrandView(b: Brand): BrandView {
     contrastTextColor: contrastOf(b),
     _css: cssVars(b),
     _notice: NOTICE,
+    ...directoryFields(b),
   };
 }
 

@@ -18,6 +18,7 @@
 import MiniSearch, { type Query, type SearchOptions, type SearchResult } from "minisearch";
 import { parse } from "tldts";
 import { transliterate } from "transliteration";
+import { hasArtwork } from "../service";
 import type { Brand } from "../types";
 import {
   abbreviations,
@@ -85,7 +86,9 @@ function hostName(domain: string): string {
  * famous brand is drawn by many: Microsoft, Kubernetes) plus one when it has a domain.
  */
 export function popularityOf(brand: Brand): number {
-  return brand.sources.length + (brand.domains.length ? 1 : 0);
+  // one more for artwork: a directory entry (one source, no SVG) never outranks a namesake
+  // brand with artwork and as many sources
+  return brand.sources.length + (brand.domains.length ? 1 : 0) + (hasArtwork(brand) ? 1 : 0);
 }
 
 function toEntry(brand: Brand): Entry {
@@ -97,7 +100,9 @@ function toEntry(brand: Brand): Entry {
     names,
     compacts,
     domains,
-    abbreviations: [...new Set(names.flatMap(abbreviations))],
+    // initials only for brands with artwork: thousands of directory entries (issue 25) would
+    // turn every short query into some local chain's initials ("bbc" Burn Boot Camp)
+    abbreviations: hasArtwork(brand) ? [...new Set(names.flatMap(abbreviations))] : [],
     hostNames: domains.map(hostName).filter(Boolean),
     tails: names.flatMap(wordTails),
     popularity: popularityOf(brand),
@@ -106,19 +111,23 @@ function toEntry(brand: Brand): Entry {
 }
 
 function toDoc(id: number, e: Entry): Doc {
+  // a directory entry (no artwork, issue 25) is indexed by its display name and domains only
+  // (its other names still match exactly, see `exact`): ~15,000 entries' aliases and word
+  // parts would double the index's memory
+  const full = hasArtwork(e.brand);
   const words = new Set<string>();
-  for (const name of e.names) {
+  for (const name of full ? e.names : e.names.slice(0, 1)) {
     for (const word of name.split(" ")) {
       words.add(word);
       words.add(compact(word));
-      for (const part of wordParts(word)) words.add(part);
+      if (full) for (const part of wordParts(word)) words.add(part);
     }
   }
   words.delete("");
   return {
     id,
     text: [...words].join(" "),
-    compact: e.compacts.join(" "),
+    compact: (full ? e.compacts : e.compacts.slice(0, 1)).join(" "),
     domains: e.domains.join(" "),
   };
 }
@@ -243,17 +252,32 @@ export class SearchIndex {
   /** see nearbyMap */
   private nearby = new Map<string, string[]>();
 
+  /**
+   * true until the index is built: it is built on first use, not at start-up (about 1 s of CPU
+   * for the 20,000 brands with the directory, issue 25), and again on first use after a reload
+   */
+  private stale = true;
+
   constructor(private catalog: SearchableCatalog) {
-    this.rebuild();
-    catalog.onChange((updated) => (updated ? this.refresh(updated) : this.rebuild()));
+    catalog.onChange((updated) => {
+      if (!updated) this.stale = true;
+      else if (!this.stale) this.refresh(updated);
+    });
   }
 
   get size() {
+    this.ready();
     return this.entries.size;
+  }
+
+  /** Build the index now if it is not current (a warm-up after start, or the first search). */
+  ready() {
+    if (this.stale) this.rebuild();
   }
 
   /** Re-index the whole catalog (after a reload). */
   rebuild() {
+    this.stale = false;
     this.entries = new Map(this.catalog.all().map((b) => [b.id, toEntry(b)]));
     this.exact = new Map();
     for (const [id, e] of this.entries) {
@@ -270,7 +294,18 @@ export class SearchIndex {
     this.vocabulary = new Set(
       docs.flatMap((d) => splitSpaces(`${d.text} ${d.compact} ${d.domains}`)),
     );
-    this.nearby = nearbyMap(docs.flatMap((d) => splitSpaces(`${d.text} ${d.compact}`)));
+    // typo neighbours of the words of brands with artwork only: the directory's ~15,000
+    // entries (issue 25) would take most of the start-up time and memory for a rarely used
+    // path (a swap and one more edit); their typos still match through MiniSearch's fuzzy lookup
+    this.nearby = nearbyMap(
+      new Set(
+        docs.flatMap((d) =>
+          hasArtwork(this.entries.get(d.id)?.brand ?? { variants: {} })
+            ? splitSpaces(`${d.text} ${d.compact}`)
+            : [],
+        ),
+      ),
+    );
   }
 
   /** One brand changed: keep its new record; re-index only when a searched field changed. */
@@ -283,6 +318,7 @@ export class SearchIndex {
 
   /** Best matches first, at most `limit`. `query` is normalized here again (idempotent). */
   search(query: string, limit: number): Brand[] {
+    this.ready();
     const found = this.searchFolded(query, limit);
     // a query in another script that matched nothing: try its Latin transliteration
     // ("Яндекс" -> "yandeks", one typo from Yandex)

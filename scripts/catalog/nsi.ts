@@ -1,0 +1,370 @@
+/**
+ * The brand directory: companies from OpenStreetMap's name-suggestion-index (npm
+ * `name-suggestion-index`, dist/json/nsi.min.json + dist/wikidata/wikidata.min.json), merged
+ * into the built catalog. Only what the package ships is used (its logo URLs are never fetched):
+ * the brand's name as mapped in OSM, Wikidata's label and description, official websites and
+ * social identities. Directory entries carry no SVG (`variants` is empty; the API serves the
+ * placeholder or a monogram for them).
+ *
+ * Steps (every decision goes to the build report):
+ * 1. One candidate per Wikidata id named as `brand:wikidata` in a `brands/*` category, or as
+ *    `operator:wikidata` in an operator category of companies (post, charging, car sharing,
+ *    telecoms, energy suppliers); without an official website it is dropped.
+ * 2. Parent-brand rule, for a host several candidates give: fixtures/directory-parents.json,
+ *    else the one candidate whose name is the domain's label (amazon.com -> Amazon, not Amazon
+ *    Books), else the one whose name every other claimant's name starts with (McDonald's, not
+ *    McDonald's Ukraine), else the one most OSM entries point to as their brand when it has at
+ *    least twice the next; else nobody gets the host.
+ * 3. Merge into the catalog: by Wikidata id, then by a host the catalog brand already owns,
+ *    then by name (when the catalog brand has no domain, or one with the same label); the
+ *    catalog brand gains the description, Wikidata id, links and the hosts nobody owns. Other
+ *    candidates become directory entries (a namesake of a catalog brand gets the Wikidata id in
+ *    its slug).
+ */
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { normalizeHost, registrableDomain } from "../../src/catalog/brand/domain";
+import type { Brand } from "../../src/catalog/types";
+import { compactKey } from "./keys";
+
+export const NSI_SOURCE = "name-suggestion-index";
+
+/** Operator categories whose operators are companies a user would look up. */
+const COMPANY_OPERATORS = new Set([
+  "operators/amenity/charging_station",
+  "operators/man_made/charge_point",
+  "operators/amenity/post_office",
+  "operators/amenity/post_box",
+  "operators/amenity/post_depot",
+  "operators/amenity/car_sharing",
+  "operators/amenity/bicycle_rental",
+  "operators/telecom/exchange",
+  "operators/telecom/data_center",
+  "operators/office/energy_supplier",
+  "operators/shop/mobile_phone",
+  "operators/amenity/fuel",
+]);
+
+/** Hosts that are platforms, not a company's own site. */
+const PLATFORM_HOSTS =
+  /(^|\.)(facebook\.com|instagram\.com|twitter\.com|x\.com|linkedin\.com|youtube\.com|wikipedia\.org|wikidata\.org|linktr\.ee|google\.com|blogspot\.com|wordpress\.com|wixsite\.com|business\.site|tiktok\.com|vk\.com|t\.me)$/;
+
+/** Legal forms dropped from Wikidata labels ("Allianz SE", "Equinor ASA", "Tesco plc"). */
+const LEGAL_FORM =
+  /[ ,]+(SE|AG|ASA|AB|plc|PLC|Inc\.?|Corp\.?|Corporation|S\.A\.|SA|S\.p\.A\.|N\.V\.|NV|GmbH|Ltd\.?|Limited|LLC|Co\.)$/;
+
+const COMPANY =
+  /\b(company|companies|corporation|multinational|conglomerate|utility|bank|enterprise|manufacturer|operator|provider|retailer|chain)\b/i;
+const PUBLIC =
+  /\b(municipal\w*|city|town|county|government|agency|ministry|department|authority|district|school|university|council|state|federal|public|non-profit|association|foundation|charity)\b/i;
+
+/** Wikidata's description calls it a company, not a public body. */
+function isCompany(w: WikidataEntry | undefined): boolean {
+  const d = w?.description ?? "";
+  return COMPANY.test(d) && !PUBLIC.test(d);
+}
+
+const SOCIAL: Record<string, (id: string) => string> = {
+  facebook: (id) => `https://www.facebook.com/${id}`,
+  instagram: (id) => `https://www.instagram.com/${id}`,
+  twitter: (id) => `https://x.com/${id}`,
+  youtube: (id) => `https://www.youtube.com/channel/${id}`,
+  linkedin: (id) => `https://www.linkedin.com/company/${id}`,
+  tiktok: (id) => `https://www.tiktok.com/@${id}`,
+};
+
+interface WikidataEntry {
+  label?: string;
+  description?: string;
+  identities?: Record<string, string>;
+  officialWebsites?: string[];
+}
+
+export interface Candidate {
+  qid: string;
+  /** the name OSM maps most often, else Wikidata's label */
+  name: string;
+  label: string | null;
+  otherNames: string[];
+  /** OSM entries that point to this id */
+  weight: number;
+  hosts: string[];
+  description?: string;
+  links: Record<string, string>;
+}
+
+/**
+ * The host a website URL names (without "www."), or null for a platform's page (a site on
+ * sites.google.com, a Facebook page): a platform's own domain counts only for the platform.
+ */
+function siteHost(url: string, name: string): string | null {
+  const h = normalizeHost(url);
+  if (!h.ok) return null;
+  const reg = registrableDomain(h.host);
+  if (!reg) return null;
+  if (PLATFORM_HOSTS.test(reg) && (h.host !== reg || compactKey(name) !== domainLabel(reg))) {
+    return null;
+  }
+  return h.host;
+}
+
+/** URL-safe slug from a display name ("McDonald's" -> "mcdonalds", "Crédit Agricole" -> "credit-agricole"). */
+export function directorySlug(name: string): string {
+  return name
+    .toLowerCase()
+    .normalize("NFD")
+    .replace(/[\u0300-\u036f]/g, "")
+    .replace(/['’.]/g, "")
+    .replace(/&/g, "and")
+    .replace(/[^a-z0-9]+/g, "-")
+    .replace(/^-+|-+$/g, "");
+}
+
+export function loadCandidates(root: string): Candidate[] {
+  const dist = join(root, "node_modules", NSI_SOURCE, "dist");
+  const nsi: Record<string, { items: { tags: Record<string, string>; displayName: string }[] }> =
+    JSON.parse(readFileSync(join(dist, "json/nsi.min.json"), "utf8")).nsi;
+  const wikidata: Record<string, WikidataEntry> = JSON.parse(
+    readFileSync(join(dist, "wikidata/wikidata.min.json"), "utf8"),
+  ).wikidata;
+  const names = new Map<string, Map<string, number>>();
+  for (const [path, category] of Object.entries(nsi)) {
+    const isBrand = path.startsWith("brands/");
+    if (!isBrand && !path.startsWith("operators/")) continue;
+    for (const item of category.items) {
+      // a brand's own id and the ids its entry points to (operator, brewery, network)
+      for (const kind of isBrand ? ["brand", "operator", "brewery", "network"] : ["operator"]) {
+        const qid = item.tags[`${kind}:wikidata`];
+        const name = item.tags[kind] ?? (kind === "brand" ? item.displayName : undefined);
+        if (!qid || !name) continue;
+        // an operator outside the company categories counts when Wikidata calls it a company
+        if (!isBrand && !COMPANY_OPERATORS.has(path) && !isCompany(wikidata[qid])) continue;
+        const counts = names.get(qid) ?? new Map<string, number>();
+        counts.set(name, (counts.get(name) ?? 0) + 1);
+        names.set(qid, counts);
+      }
+    }
+  }
+  const out: Candidate[] = [];
+  for (const [qid, counts] of names) {
+    const w = wikidata[qid];
+    if (!w) continue;
+    const ranked = [...counts].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]));
+    const label = w.label ?? null;
+    const sites = [...(w.officialWebsites ?? []), w.identities?.website].filter(
+      (u): u is string => !!u,
+    );
+    // Wikidata's label without a legal form ("Equinor ASA" -> "Equinor") when OSM uses it or
+    // it is the label of the main website's domain (RWE, not "RWE Bücherschrank"); else the
+    // Latin-script name OSM maps most often; else the label
+    const short = label?.replace(LEGAL_FORM, "").trim() || null;
+    const main = sites[0] ? normalizeHost(sites[0]) : null;
+    const mainLabel = main?.ok ? compactKey(domainLabel(main.host)) : null;
+    const osmKeys = new Set(ranked.map(([n]) => compactKey(n)));
+    const labelFits =
+      short &&
+      directorySlug(short) &&
+      (osmKeys.has(compactKey(short)) || compactKey(short) === mainLabel);
+    const latin = ranked.find(([n]) => directorySlug(n));
+    const name = (labelFits ? short : null) ?? latin?.[0] ?? label ?? ranked[0]?.[0];
+    if (!name) continue;
+    const hosts = [...new Set(sites.map((u) => siteHost(u, name)).filter((h): h is string => !!h))];
+    const links: Record<string, string> = {};
+    const website = w.identities?.website ?? w.officialWebsites?.[0];
+    if (website) links.website = website;
+    for (const [key, url] of Object.entries(SOCIAL)) {
+      const id = w.identities?.[key];
+      if (id && /^[\w.@-]+$/.test(id)) links[key === "twitter" ? "x" : key] = url(id);
+    }
+    const otherNames = [
+      ...new Set([label, ...ranked.map(([n]) => n)].filter((n): n is string => !!n)),
+    ]
+      .filter((n) => n !== name)
+      .slice(0, 4);
+    out.push({
+      qid,
+      name,
+      label,
+      otherNames,
+      weight: ranked.reduce((s, [, n]) => s + n, 0),
+      hosts,
+      description: w.description,
+      links,
+    });
+  }
+  return out.sort((a, b) => b.weight - a.weight || a.qid.localeCompare(b.qid));
+}
+
+/** The label of a host's registrable domain ("www.mcdonalds.co.uk" -> "mcdonalds"). */
+function domainLabel(host: string): string {
+  const reg = registrableDomain(host) ?? host;
+  return reg.slice(0, reg.indexOf("."));
+}
+
+/** Parent-brand rule: which candidate owns a host several give (see the module comment). */
+export function parentOf(
+  host: string,
+  claimants: Candidate[],
+  fixture: Record<string, { wikidata: string | null }>,
+): { winner: Candidate | null; rule: string } {
+  const fixed = fixture[host];
+  if (fixed) {
+    return {
+      winner: claimants.find((c) => c.qid === fixed.wikidata) ?? null,
+      rule: "fixture",
+    };
+  }
+  const label = compactKey(domainLabel(host));
+  const keys = (c: Candidate) => [c.name, c.label ?? ""].map(compactKey);
+  const byLabel = claimants.filter((c) => keys(c).includes(label));
+  if (byLabel.length === 1)
+    return { winner: byLabel[0] as Candidate, rule: "name is the domain label" };
+  const prefix = claimants.filter((c) =>
+    claimants.every((o) => o === c || compactKey(o.name).startsWith(compactKey(c.name))),
+  );
+  if (prefix.length === 1)
+    return { winner: prefix[0] as Candidate, rule: "the others' names extend it" };
+  // several are named after the domain (McDonald's and McDonald's Ukraine): the one most OSM
+  // entries point to as their brand, when it has at least twice the next
+  const [first, second] = [...byLabel].sort((a, b) => b.weight - a.weight);
+  if (first && second && first.weight >= 2 * second.weight) {
+    return { winner: first, rule: "named after the domain, most OSM entries point to it" };
+  }
+  return { winner: null, rule: "undecided: nobody gets it" };
+}
+
+export interface DirectoryResult {
+  /** new directory entries, without ids (the caller assigns them) */
+  entries: Omit<Brand, "id">[];
+  merged: number;
+  report: string[];
+  candidates: number;
+}
+
+/**
+ * Merge the directory into `brands` (mutated: catalog brands gain fields and hosts) and return
+ * the new entries.
+ */
+export function buildDirectory(
+  root: string,
+  brands: Brand[],
+  fixture: Record<string, { wikidata: string | null }>,
+): DirectoryResult {
+  const candidates = loadCandidates(root);
+  const report: string[] = [];
+  // 2. parent-brand rule per host
+  const byHost = new Map<string, Candidate[]>();
+  for (const c of candidates) {
+    for (const h of c.hosts) byHost.set(h, [...(byHost.get(h) ?? []), c]);
+  }
+  const won = new Map<string, string[]>();
+  for (const [host, claimants] of byHost) {
+    let owner: Candidate | null = claimants[0] ?? null;
+    if (claimants.length > 1 || fixture[host]) {
+      const { winner, rule } = parentOf(host, claimants, fixture);
+      owner = winner;
+      report.push(
+        `${host} -> ${winner ? `${winner.name} (${winner.qid})` : "(nobody)"} [${rule}] claimed by ${claimants.map((c) => `${c.name} (${c.qid})`).join(", ")}`,
+      );
+    }
+    if (owner) won.set(owner.qid, [...(won.get(owner.qid) ?? []), host]);
+  }
+  // 3. merge with the catalog
+  const owned = new Map<string, Brand>();
+  for (const b of brands) for (const d of b.domains) owned.set(d, b);
+  const byName = new Map<string, Brand[]>();
+  for (const b of brands) {
+    for (const k of new Set([b.name, b.slug].map(compactKey))) {
+      byName.set(k, [...(byName.get(k) ?? []), b]);
+    }
+  }
+  const byQid = new Map<string, Brand>();
+  const slugs = new Set(brands.map((b) => b.slug));
+  const entries: Omit<Brand, "id">[] = [];
+  let merged = 0;
+  const claim = (host: string) => !owned.has(host);
+  for (const c of candidates) {
+    const hosts = won.get(c.qid) ?? [];
+    let target = byQid.get(c.qid);
+    let how = "wikidata id";
+    if (!target) {
+      const hit = hosts.map((h) => owned.get(h)).find((b) => b !== undefined);
+      if (hit && !hit.wikidata) {
+        target = hit;
+        how = "domain";
+      } else if (hit) {
+        report.push(
+          `${c.name} (${c.qid}): domain owned by ${hit.slug}, which already has ${hit.wikidata}; skipped`,
+        );
+        continue;
+      }
+    }
+    if (!target) {
+      const same = (byName.get(compactKey(c.name)) ?? []).filter(
+        (b) =>
+          !b.wikidata &&
+          (b.domains.length === 0 ||
+            b.domains.some((d) => hosts.some((h) => domainLabel(h) === domainLabel(d)))),
+      );
+      if (same.length === 1) {
+        target = same[0];
+        how = "name";
+      }
+    }
+    if (target) {
+      if (!target.wikidata) {
+        target.wikidata = c.qid;
+        if (c.description) target.description = c.description;
+        if (Object.keys(c.links).length) target.links = c.links;
+        target.sources = [...target.sources, NSI_SOURCE];
+        byQid.set(c.qid, target);
+      }
+      const added = hosts.filter(claim);
+      for (const h of added) owned.set(h, target);
+      target.domains = [...target.domains, ...added];
+      merged++;
+      report.push(
+        `${c.name} (${c.qid}) merged into ${target.slug} by ${how}${added.length ? `, +${added.join(" ")}` : ""}`,
+      );
+      continue;
+    }
+    const mine = hosts.filter(claim);
+    if (!mine.length) {
+      if (hosts.length || c.hosts.length) {
+        report.push(`${c.name} (${c.qid}): no domain of its own left; skipped`);
+      }
+      continue;
+    }
+    let slug = directorySlug(c.name) || c.qid.toLowerCase();
+    if (slugs.has(slug)) {
+      const namesake = brands.find((b) => b.slug === slug);
+      report.push(
+        `${c.name} (${c.qid}): namesake of ${namesake ? namesake.slug : "a directory entry"}; slug ${slug}-${c.qid.toLowerCase()}`,
+      );
+      slug = `${slug}-${c.qid.toLowerCase()}`;
+    }
+    slugs.add(slug);
+    const entry: Omit<Brand, "id"> = {
+      slug,
+      name: c.name,
+      brandColor: null,
+      darkModeColor: null,
+      contrastTextColor: null,
+      colors: [],
+      aliases: c.otherNames.filter((n) => compactKey(n) !== compactKey(c.name)),
+      domains: mine,
+      sourceUrl: c.links.website ?? null,
+      guidelinesUrl: null,
+      sources: [NSI_SOURCE],
+      variants: {},
+      verifiedAt: null,
+      wikidata: c.qid,
+      ...(c.description ? { description: c.description } : {}),
+      ...(Object.keys(c.links).length ? { links: c.links } : {}),
+    };
+    entries.push(entry);
+    for (const h of mine) owned.set(h, entry as Brand);
+    byQid.set(c.qid, entry as Brand);
+  }
+  return { entries, merged, report, candidates: candidates.length };
+}
