@@ -19,7 +19,7 @@ export class MongoAccountStore implements AccountStore {
   static async ensureIndexes(db: Db) {
     await db.collection("account_events").createIndexes([
       { key: { id: 1 }, unique: true, name: "id_unique" },
-      { key: { accountId: 1, id: 1 }, name: "account_order" },
+      { key: { accountId: 1, _id: 1 }, name: "account_append_order" },
     ]);
     await db.collection("accounts").createIndexes([
       { key: { id: 1 }, unique: true, name: "id_unique" },
@@ -51,10 +51,13 @@ export class MongoAccountStore implements AccountStore {
   }
 
   async events(accountId: string) {
-    return this.eventsCol
-      .find({ accountId }, { projection: { _id: 0 } })
-      .sort({ id: 1 })
-      .toArray() as Promise<AccountEvent[]>;
+    return (
+      this.eventsCol
+        .find({ accountId }, { projection: { _id: 0 } })
+        // append order: the driver's ObjectIds increase within an append (event ids need not)
+        .sort({ _id: 1 })
+        .toArray() as Promise<AccountEvent[]>
+    );
   }
 
   /** Rebuild one account's projection from its events (idempotent). */

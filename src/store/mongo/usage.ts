@@ -4,6 +4,17 @@ import { countInto } from "../../usage/daily";
 import type { DailyCounts, DailyRow, UsageEvent, UsageEventStore } from "../../usage/port";
 
 type EventDoc = UsageEvent & { _id: string };
+/** A usage_daily row; `_id` is "accountId|day|bucket" (see dailyId). */
+type DailyDoc = DailyRow & { _id: string };
+
+/**
+ * The usage_daily key of an account, day and bucket. A string `_id` makes the projection's
+ * upserts point writes on MongoDB and on FerretDB (whose SQLite backend pushes down only a
+ * filter on a string `_id`).
+ */
+const dailyId = (r: { accountId: string; day: string; bucket: string }) =>
+  `${r.accountId}|${r.day}|${r.bucket}`;
+const zero = (): DailyCounts => ({ requests: 0, errors: 0, rateLimited: 0 });
 
 const DUPLICATE_KEY = 11000;
 
@@ -13,8 +24,8 @@ const DUPLICATE_KEY = 11000;
  *    and a replayed event is a duplicate-key error that is ignored. Index `day_id` serves the
  *    per-day reads (counter rebuild).
  *  - `usage_daily`: the projection, one document per account, day and bucket (unique index
- *    `account_day_bucket`, which also serves the analytics range reads), updated with `$inc`
- *    for the events an append actually inserted.
+ *    `account_day_bucket`, which serves the analytics range reads; `_id` "accountId|day|bucket"),
+ *    updated with `$inc` for the events an append actually inserted.
  */
 export class MongoUsageStore implements UsageEventStore {
   constructor(private db: Db) {}
@@ -23,7 +34,7 @@ export class MongoUsageStore implements UsageEventStore {
     return this.db.collection<EventDoc>("usage_events");
   }
   private get dailyCol() {
-    return this.db.collection<DailyRow>("usage_daily");
+    return this.db.collection<DailyDoc>("usage_daily");
   }
 
   static async ensureIndexes(db: Db) {
@@ -80,44 +91,41 @@ export class MongoUsageStore implements UsageEventStore {
     for await (const doc of cursor) yield doc as UsageEvent;
   }
 
-  /** Recompute usage_daily from usage_events ($out replaces the collection and keeps its indexes). */
+  /**
+   * Recompute usage_daily from usage_events: the events are streamed and counted here (the
+   * common subset of MongoDB and FerretDB has no `$cond` in `$group`, nor `$out`), then every
+   * row is written with its absolute counts and rows without events are deleted.
+   */
   async rebuildDaily() {
-    await this.events
-      .aggregate(
-        [
-          {
-            $group: {
-              _id: { accountId: "$accountId", day: "$day", bucket: "$bucket" },
-              requests: { $sum: 1 },
-              errors: {
-                $sum: {
-                  $cond: [{ $and: [{ $gte: ["$status", 400] }, { $ne: ["$status", 429] }] }, 1, 0],
-                },
-              },
-              rateLimited: { $sum: { $cond: [{ $eq: ["$status", 429] }, 1, 0] } },
-            },
-          },
-          {
-            $project: {
-              _id: 0,
-              accountId: "$_id.accountId",
-              day: "$_id.day",
-              bucket: "$_id.bucket",
-              requests: 1,
-              errors: 1,
-              rateLimited: 1,
-            },
-          },
-          { $out: "usage_daily" },
-        ],
-        { allowDiskUse: true },
-      )
-      .toArray();
-    await MongoUsageStore.ensureIndexes(this.db);
-    return {
-      events: await this.events.countDocuments(),
-      rows: await this.dailyCol.countDocuments(),
-    };
+    const rows = new Map<string, DailyRow>();
+    let events = 0;
+    const cursor = this.events
+      .find({}, { projection: { accountId: 1, day: 1, bucket: 1, status: 1 } })
+      .batchSize(5000);
+    for await (const e of cursor) {
+      events++;
+      const _id = dailyId(e);
+      let row = rows.get(_id);
+      if (!row) {
+        row = { accountId: e.accountId, day: e.day, bucket: e.bucket, ...zero() };
+        rows.set(_id, row);
+      }
+      countInto(row, e.status);
+    }
+    const all = [...rows.entries()];
+    for (let i = 0; i < all.length; i += 1000)
+      await this.dailyCol.bulkWrite(
+        all.slice(i, i + 1000).map(([_id, row]) => ({
+          replaceOne: { filter: { _id }, replacement: row, upsert: true },
+        })),
+        { ordered: false },
+      );
+    const stale: string[] = [];
+    for await (const d of this.dailyCol.find({}, { projection: { _id: 1 } }))
+      if (!rows.has(d._id)) stale.push(d._id);
+    for (let i = 0; i < stale.length; i += 1000)
+      await this.dailyCol.deleteMany({ _id: { $in: stale.slice(i, i + 1000) } });
+    return { events, rows: rows.size };
   }
 
   async close() {}
@@ -142,10 +150,13 @@ export class MongoUsageStore implements UsageEventStore {
       }
       countInto(s.c, e.status);
     }
-    const ops: AnyBulkWriteOperation<DailyRow>[] = [...sums.values()].map(({ row, c }) => ({
+    const ops: AnyBulkWriteOperation<DailyDoc>[] = [...sums.values()].map(({ row, c }) => ({
       updateOne: {
-        filter: row,
-        update: { $inc: { requests: c.requests, errors: c.errors, rateLimited: c.rateLimited } },
+        filter: { _id: dailyId(row) },
+        update: {
+          $setOnInsert: row,
+          $inc: { requests: c.requests, errors: c.errors, rateLimited: c.rateLimited },
+        },
         upsert: true,
       },
     }));
