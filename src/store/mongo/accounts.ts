@@ -1,6 +1,7 @@
 import type { Db } from "mongodb";
 import { type Account, type AccountEvent, applyAccountEvent } from "../../accounts/model";
 import type { AccountStore } from "../../accounts/port";
+import { ensureIndexes } from "./indexes";
 
 /**
  * MongoDB account store: `account_events` is the append-only log (unique event id, so a
@@ -17,11 +18,11 @@ export class MongoAccountStore implements AccountStore {
   }
 
   static async ensureIndexes(db: Db) {
-    await db.collection("account_events").createIndexes([
+    await ensureIndexes(db, "account_events", [
       { key: { id: 1 }, unique: true, name: "id_unique" },
       { key: { accountId: 1, _id: 1 }, name: "account_append_order" },
     ]);
-    await db.collection("accounts").createIndexes([
+    await ensureIndexes(db, "accounts", [
       { key: { id: 1 }, unique: true, name: "id_unique" },
       { key: { "keys.id": 1 }, name: "key_id" },
       { key: { email: 1 }, sparse: true, name: "email" },

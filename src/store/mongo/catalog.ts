@@ -8,6 +8,7 @@ import {
 } from "mongodb";
 import type { CatalogSource } from "../../catalog/port";
 import type { Brand, BuiltCatalog, StoredSvg, Variant } from "../../catalog/types";
+import { ensureIndexes } from "./indexes";
 
 const DUPLICATE_KEY = 11000;
 
@@ -28,14 +29,14 @@ export class MongoCatalogSource implements CatalogSource {
   constructor(private db: Db) {}
 
   static async ensureIndexes(db: Db) {
-    await db.collection("brands").createIndexes([
+    await ensureIndexes(db, "brands", [
       { key: { id: 1 }, unique: true, name: "id_unique" },
       { key: { slug: 1 }, unique: true, name: "slug_unique" },
       { key: { domains: 1 }, name: "domains" },
     ]);
-    await db
-      .collection("assets")
-      .createIndexes([{ key: { brandId: 1, variant: 1 }, unique: true, name: "brand_variant" }]);
+    await ensureIndexes(db, "assets", [
+      { key: { brandId: 1, variant: 1 }, unique: true, name: "brand_variant" },
+    ]);
   }
 
   async version(): Promise<string | null> {
