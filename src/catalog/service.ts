@@ -91,7 +91,10 @@ export class CatalogService {
 
   /** Poll the source every `ms` and reload when its version changed. */
   watch(ms: number) {
+    let busy = false; // a reload slower than `ms` is not started again on the next tick
     this.timer = setInterval(async () => {
+      if (busy) return;
+      busy = true;
       try {
         const v = await this.source.version();
         if (v && v !== this.currentVersion) {
@@ -100,6 +103,8 @@ export class CatalogService {
         }
       } catch (err) {
         log("warn", "catalog refresh failed", { reason: (err as Error).message });
+      } finally {
+        busy = false;
       }
     }, ms);
     (this.timer as { unref?: () => void }).unref?.();

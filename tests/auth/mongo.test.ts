@@ -11,16 +11,18 @@ import { MemoryCounterStore } from "../../src/quota/memory-store";
 import { RateLimiter } from "../../src/quota/rate-limit";
 import { MongoAccountStore, MongoTokenStore } from "../../src/store/mongo/accounts";
 import { tempDir } from "../helpers";
+import { mongoUrl, skipNote, testDbName } from "../support/mongo";
 import { decodeQuotedPrintable } from "./helpers";
 
 setDefaultTimeout(60_000);
 
 /**
  * The account service on the MongoDB adapters (a MongoDB-wire server such as FerretDB), when
- * MONGODB_URL is set: the same flows as over HTTP, then no collection holds the address or a hash.
+ * one is available (tests/support/mongo.ts: MONGODB_URL or FerretDB): the same flows as over HTTP, then no collection holds the address or a hash.
  */
-const url = process.env.MONGODB_URL;
-describe.skipIf(!url)("accounts on MongoDB", () => {
+const mongo = await mongoUrl();
+const url = mongo.url;
+describe.skipIf(!url)(`accounts on MongoDB ${skipNote(mongo)}`.trim(), () => {
   let client: MongoClient;
   let db: Db;
   let auth: AuthService;
@@ -29,7 +31,7 @@ describe.skipIf(!url)("accounts on MongoDB", () => {
   beforeAll(async () => {
     client = new MongoClient(url as string, { serverSelectionTimeoutMS: 5000 });
     await client.connect();
-    db = client.db(`bapi_auth_${Date.now()}`);
+    db = client.db(testDbName("bapi_auth"));
     await MongoAccountStore.ensureIndexes(db);
     const store = new MongoAccountStore(db);
     accounts = new AccountService(store, 0);

@@ -2,6 +2,7 @@ import { afterAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import type { BillingLink } from "../../src/billing/port";
 import { openEmbeddedStore, openMongoStore, type Store } from "../../src/store";
 import { CATALOG_FILE, tempDir } from "../helpers";
+import { mongoUrl, skipNote, testDbName } from "../support/mongo";
 import { sid } from "./util";
 
 // each test builds an app or starts a server: allow for a loaded machine
@@ -9,7 +10,7 @@ setDefaultTimeout(30_000);
 
 /**
  * One contract for the billing-link and visitor-counter stores of both adapters. The embedded
- * adapter always runs; the MongoDB adapter when MONGODB_URL points at a server.
+ * adapter always runs; the MongoDB adapter on the run's wire server (tests/support/mongo.ts).
  */
 function billingStoreContract(name: string, open: () => Promise<Store>, skip = false) {
   describe.skipIf(skip)(`billing and visitor stores: ${name}`, () => {
@@ -90,12 +91,12 @@ billingStoreContract("embedded", async () =>
   openEmbeddedStore({ DATA_DIR: tempDir(), CATALOG_FILE }),
 );
 
-const mongoUrl = process.env.MONGODB_URL;
+const mongo = await mongoUrl();
 billingStoreContract(
-  "mongodb",
+  `mongodb ${skipNote(mongo)}`.trim(),
   () =>
-    openMongoStore({ CATALOG_FILE, MONGODB_DB: `bapi_billing_${Date.now()}` }, mongoUrl as string),
-  !mongoUrl,
+    openMongoStore({ CATALOG_FILE, MONGODB_DB: testDbName("bapi_billing") }, mongo.url as string),
+  !mongo.url,
 );
 
 describe("embedded billing store after a restart", () => {

@@ -1,13 +1,14 @@
-import { afterAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { rmSync } from "node:fs";
 import type { AccountEvent } from "../../src/accounts/model";
 import { newId } from "../../src/platform/ids";
 import { openEmbeddedStore, openMongoStore, type Store } from "../../src/store";
 import { CATALOG_FILE, tempDir } from "../helpers";
+import { mongoUrl, skipNote, testDbName } from "../support/mongo";
 
 /**
  * One contract for every store adapter. The embedded adapter always runs; the MongoDB adapter
- * runs when MONGODB_URL points at a server (none can be installed on the CI machine).
+ * runs against MONGODB_URL or the run's FerretDB (tests/support/mongo.ts).
  */
 function storeContract(name: string, open: () => Promise<Store>, skip = false) {
   describe.skipIf(skip)(`store contract: ${name}`, () => {
@@ -16,6 +17,8 @@ function storeContract(name: string, open: () => Promise<Store>, skip = false) {
       store ??= await open();
       return store;
     };
+    // opening seeds the catalog (a few seconds on the wire server)
+    beforeAll(get, 120_000);
     afterAll(async () => {
       await store?.close();
     });
@@ -243,7 +246,7 @@ function storeContract(name: string, open: () => Promise<Store>, skip = false) {
       expect(await s.catalog.version()).toBe(built.version);
       const withSvg = built.brands.find((b) => b.variants.mono);
       expect(withSvg?.variants.mono?.svg).toContain("<svg");
-    });
+    }, 60_000);
 
     test("is reachable", async () => {
       expect(await (await get()).ping()).toBe(true);
@@ -262,9 +265,22 @@ storeContract("embedded", async () => {
   return openEmbeddedStore({ DATA_DIR: dir, CATALOG_FILE });
 });
 
-const mongoUrl = process.env.MONGODB_URL;
+const mongo = await mongoUrl();
+const mongoDb = testDbName();
 storeContract(
-  "mongodb",
-  () => openMongoStore({ CATALOG_FILE, MONGODB_DB: `bapi_test_${Date.now()}` }, mongoUrl as string),
-  !mongoUrl,
+  `mongodb ${skipNote(mongo)}`.trim(),
+  async () => {
+    const store = await openMongoStore({ CATALOG_FILE, MONGODB_DB: mongoDb }, mongo.url as string);
+    return { ...store, close: () => dropAndClose(mongo.url as string, mongoDb, store) };
+  },
+  !mongo.url,
 );
+
+/** Close the store and drop its test database. */
+async function dropAndClose(url: string, db: string, store: Store) {
+  const { MongoClient } = await import("mongodb");
+  const client = await MongoClient.connect(url);
+  await client.db(db).dropDatabase();
+  await client.close();
+  await store.close();
+}

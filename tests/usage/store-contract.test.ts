@@ -5,11 +5,12 @@ import { setLogLevel } from "../../src/platform/log";
 import { EmbeddedUsageStore } from "../../src/store/embedded/usage";
 import type { UsageEvent, UsageEventStore } from "../../src/usage/port";
 import { tempDir } from "../helpers";
+import { mongoUrl, skipNote, testDbName } from "../support/mongo";
 import { collect, event } from "./util";
 
 /**
  * One contract for both usage store adapters. The embedded adapter always runs; the MongoDB
- * adapter runs when MONGODB_URL points at a server (none can be installed on the CI machine).
+ * adapter runs against MONGODB_URL or the run's FerretDB (tests/support/mongo.ts).
  */
 function usageStoreContract(
   name: string,
@@ -135,15 +136,15 @@ usageStoreContract("embedded", async () => {
   };
 });
 
-const mongoUrl = process.env.MONGODB_URL;
+const mongo = await mongoUrl();
 usageStoreContract(
-  "mongodb",
+  `mongodb ${skipNote(mongo)}`.trim(),
   async () => {
     const { MongoClient } = await import("mongodb");
     const { MongoUsageStore } = await import("../../src/store/mongo/usage");
-    const client = new MongoClient(mongoUrl as string, { serverSelectionTimeoutMS: 5000 });
+    const client = new MongoClient(mongo.url as string, { serverSelectionTimeoutMS: 5000 });
     await client.connect();
-    const db = client.db(`bapi_usage_test_${Date.now()}`);
+    const db = client.db(testDbName("bapi_usage_test"));
     await MongoUsageStore.ensureIndexes(db);
     return {
       store: new MongoUsageStore(db),
@@ -153,5 +154,5 @@ usageStoreContract(
       },
     };
   },
-  !mongoUrl,
+  !mongo.url,
 );

@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import type { Db } from "mongodb";
 import { type Account, type AccountEvent, applyAccountEvent } from "../../accounts/model";
 import type { AccountStore, DataKeyRecord, TokenRecord, TokenStore } from "../../accounts/port";
+import { ensureIndexes } from "./indexes";
 
 const isDuplicate = (err: unknown) => (err as { code?: number }).code === 11000;
 
@@ -22,24 +23,24 @@ export class MongoAccountStore implements AccountStore {
   }
 
   static async ensureIndexes(db: Db) {
-    await db.collection("account_events").createIndexes([
+    await ensureIndexes(db, "account_events", [
       { key: { id: 1 }, unique: true, name: "id_unique" },
-      { key: { accountId: 1, id: 1 }, name: "account_order" },
+      { key: { accountId: 1, _id: 1 }, name: "account_append_order" },
     ]);
-    await db.collection("accounts").createIndexes([
+    await ensureIndexes(db, "accounts", [
       { key: { id: 1 }, unique: true, name: "id_unique" },
       { key: { "keys.id": 1 }, name: "key_id" },
       { key: { email: 1 }, sparse: true, name: "email" },
     ]);
-    await db.collection("account_keys").createIndexes([
+    await ensureIndexes(db, "account_keys", [
       { key: { accountId: 1 }, unique: true, name: "account_unique" },
       // sparse: accounts without an index store no emailIndex field (see putDataKey)
       { key: { emailIndex: 1 }, unique: true, sparse: true, name: "email_index_unique" },
     ]);
-    await db
-      .collection("server_secrets")
-      .createIndexes([{ key: { name: 1 }, unique: true, name: "name_unique" }]);
-    await db.collection("auth_tokens").createIndexes([
+    await ensureIndexes(db, "server_secrets", [
+      { key: { name: 1 }, unique: true, name: "name_unique" },
+    ]);
+    await ensureIndexes(db, "auth_tokens", [
       { key: { hash: 1 }, unique: true, name: "hash_unique" },
       { key: { family: 1 }, name: "family" },
       { key: { accountId: 1 }, name: "account" },
@@ -116,10 +117,13 @@ export class MongoAccountStore implements AccountStore {
   }
 
   async events(accountId: string) {
-    return this.eventsCol
-      .find({ accountId }, { projection: { _id: 0 } })
-      .sort({ id: 1 })
-      .toArray() as Promise<AccountEvent[]>;
+    return (
+      this.eventsCol
+        .find({ accountId }, { projection: { _id: 0 } })
+        // append order: the driver's ObjectIds increase within an append (event ids need not)
+        .sort({ _id: 1 })
+        .toArray() as Promise<AccountEvent[]>
+    );
   }
 
   /** Rebuild one account's projection from its events (idempotent). */

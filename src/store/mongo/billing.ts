@@ -1,5 +1,6 @@
 import type { Db } from "mongodb";
 import type { BillingLink, BillingStore } from "../../billing/port";
+import { ensureIndexes } from "./indexes";
 
 type LinkDoc = Omit<BillingLink, "accountId"> & { _id: string };
 
@@ -14,9 +15,9 @@ export class MongoBillingStore implements BillingStore {
   constructor(private db: Db) {}
 
   static async ensureIndexes(db: Db) {
-    await db
-      .collection("billing_links")
-      .createIndex({ customerId: 1 }, { unique: true, name: "customerId_unique" });
+    await ensureIndexes(db, "billing_links", [
+      { key: { customerId: 1 }, unique: true, name: "customerId_unique" },
+    ]);
   }
 
   private get links() {

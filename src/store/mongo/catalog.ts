@@ -1,9 +1,22 @@
-import type { Db } from "mongodb";
+import { isDeepStrictEqual } from "node:util";
+import {
+  type Collection,
+  type Db,
+  type Filter,
+  MongoBulkWriteError,
+  type OptionalUnlessRequiredId,
+} from "mongodb";
 import type { CatalogSource } from "../../catalog/port";
 import type { Brand, BuiltCatalog, StoredSvg, Variant } from "../../catalog/types";
+import { ensureIndexes } from "./indexes";
 
-type BrandDoc = Omit<Brand, "variants">;
+const DUPLICATE_KEY = 11000;
+
+/** A brand without its artwork; `_id` is the brand id as a string. */
+type BrandDoc = Omit<Brand, "variants"> & { _id: string };
+/** One SVG of a brand; `_id` is "brandId:variant". */
 interface AssetDoc extends StoredSvg {
+  _id: string;
   brandId: number;
   variant: Variant;
 }
@@ -16,14 +29,14 @@ export class MongoCatalogSource implements CatalogSource {
   constructor(private db: Db) {}
 
   static async ensureIndexes(db: Db) {
-    await db.collection("brands").createIndexes([
+    await ensureIndexes(db, "brands", [
       { key: { id: 1 }, unique: true, name: "id_unique" },
       { key: { slug: 1 }, unique: true, name: "slug_unique" },
       { key: { domains: 1 }, name: "domains" },
     ]);
-    await db
-      .collection("assets")
-      .createIndexes([{ key: { brandId: 1, variant: 1 }, unique: true, name: "brand_variant" }]);
+    await ensureIndexes(db, "assets", [
+      { key: { brandId: 1, variant: 1 }, unique: true, name: "brand_variant" },
+    ]);
   }
 
   async version(): Promise<string | null> {
@@ -53,31 +66,37 @@ export class MongoCatalogSource implements CatalogSource {
     return { version: meta.version, builtAt: meta.builtAt, brands: [...byId.values()] };
   }
 
-  /** Write a built catalog into MongoDB when its version differs from the stored one. */
+  /**
+   * Write a built catalog into MongoDB when its version differs from the stored one. Only
+   * what changed is written: new documents are inserted in batches, changed ones replaced by
+   * `_id`, and brands or assets no longer in the build deleted; the version goes last, so other
+   * instances reload only once everything is in place. Documents are keyed by string `_id`
+   * (brand id, "brandId:variant"), the one lookup FerretDB's SQLite backend pushes down.
+   */
   async seed(built: BuiltCatalog): Promise<boolean> {
     if ((await this.version()) === built.version) return false;
-    const brands = this.db.collection<BrandDoc>("brands");
-    const assets = this.db.collection<AssetDoc>("assets");
-    const CHUNK = 500;
-    for (let i = 0; i < built.brands.length; i += CHUNK) {
-      const slice = built.brands.slice(i, i + CHUNK);
-      await brands.bulkWrite(
-        slice.map(({ variants: _v, ...doc }) => ({
-          replaceOne: { filter: { id: doc.id }, replacement: doc, upsert: true },
-        })),
-        { ordered: false },
-      );
-      const assetOps = slice.flatMap((b) =>
-        Object.entries(b.variants).map(([variant, svg]) => ({
-          replaceOne: {
-            filter: { brandId: b.id, variant: variant as Variant },
-            replacement: { brandId: b.id, variant: variant as Variant, ...(svg as StoredSvg) },
-            upsert: true,
-          },
-        })),
-      );
-      if (assetOps.length) await assets.bulkWrite(assetOps, { ordered: false });
-    }
+    const brandDocs: BrandDoc[] = built.brands.map(({ variants: _v, ...doc }) => ({
+      _id: String(doc.id),
+      ...doc,
+    }));
+    const assetDocs: AssetDoc[] = built.brands.flatMap((b) =>
+      Object.entries(b.variants).map(([variant, svg]) => ({
+        _id: `${b.id}:${variant}`,
+        brandId: b.id,
+        variant: variant as Variant,
+        ...(svg as StoredSvg),
+      })),
+    );
+    await syncCollection(this.db.collection<BrandDoc>("brands"), brandDocs, (a, b) =>
+      isDeepStrictEqual(a, b),
+    );
+    // an asset is the same when its sha256 and source are
+    await syncCollection(
+      this.db.collection<AssetDoc>("assets"),
+      assetDocs,
+      (a, b) => a.sha256 === b.sha256 && a.source === b.source,
+      { _id: 1, sha256: 1, source: 1 },
+    );
     await this.db
       .collection<{ _id: string; version: string; builtAt: string }>("catalog_meta")
       .updateOne(
@@ -87,4 +106,44 @@ export class MongoCatalogSource implements CatalogSource {
       );
     return true;
   }
+}
+
+const CHUNK = 500;
+
+/** Make a collection hold exactly `docs` (by _id), writing only the differences. */
+async function syncCollection<T extends { _id: string }>(
+  col: Collection<T>,
+  docs: T[],
+  same: (stored: T, wanted: T) => boolean,
+  projection?: Record<string, 1>,
+) {
+  const stored = new Map<string, T>();
+  for await (const d of col.find({}, projection ? { projection } : {})) stored.set(d._id, d as T);
+  const fresh = docs.filter((d) => !stored.has(d._id));
+  const changed = docs.filter((d) => {
+    const s = stored.get(d._id);
+    return s !== undefined && !same(s, d);
+  });
+  const wanted = new Set(docs.map((d) => d._id));
+  const gone = [...stored.keys()].filter((id) => !wanted.has(id));
+  for (let i = 0; i < gone.length; i += CHUNK)
+    await col.deleteMany({ _id: { $in: gone.slice(i, i + CHUNK) } } as Filter<T>);
+  for (let i = 0; i < fresh.length; i += CHUNK) {
+    try {
+      await col.insertMany(fresh.slice(i, i + CHUNK) as OptionalUnlessRequiredId<T>[], {
+        ordered: false,
+      });
+    } catch (err) {
+      // another instance seeding the same version inserted some first: those are in place
+      const codes = err instanceof MongoBulkWriteError ? [err.writeErrors].flat() : [];
+      if (codes.length === 0 || codes.some((w) => w.code !== DUPLICATE_KEY)) throw err;
+    }
+  }
+  for (let i = 0; i < changed.length; i += CHUNK)
+    await col.bulkWrite(
+      changed.slice(i, i + CHUNK).map((d) => ({
+        replaceOne: { filter: { _id: d._id } as Filter<T>, replacement: d, upsert: true },
+      })),
+      { ordered: false },
+    );
 }

@@ -39,8 +39,9 @@ export class MongoEnrichmentStore implements EnrichmentStore {
       const { _id, ...kept } = res;
       return kept;
     }
-    await this.db.collection("brands").updateOne(
-      { id: record.brandId },
+    // string _ids, as the catalog seed writes them (store/mongo/catalog.ts)
+    await this.db.collection<{ _id: string }>("brands").updateOne(
+      { _id: String(record.brandId) },
       {
         $set: {
           colors: record.colors,
@@ -52,7 +53,7 @@ export class MongoEnrichmentStore implements EnrichmentStore {
     );
     const ops = Object.entries(record.variants).map(([variant, svg]) => ({
       replaceOne: {
-        filter: { brandId: record.brandId, variant: variant as Variant },
+        filter: { _id: `${record.brandId}:${variant}` },
         replacement: {
           brandId: record.brandId,
           variant: variant as Variant,
@@ -61,7 +62,8 @@ export class MongoEnrichmentStore implements EnrichmentStore {
         upsert: true,
       },
     }));
-    if (ops.length) await this.db.collection("assets").bulkWrite(ops, { ordered: false });
+    if (ops.length)
+      await this.db.collection<{ _id: string }>("assets").bulkWrite(ops, { ordered: false });
     return record;
   }
 }

@@ -1,20 +1,31 @@
 import { type AnyBulkWriteOperation, type Db, MongoBulkWriteError } from "mongodb";
 import { log } from "../../platform/log";
-import { countInto } from "../../usage/daily";
+import { countInto, zeroCounts } from "../../usage/daily";
 import type { DailyCounts, DailyRow, UsageEvent, UsageEventStore } from "../../usage/port";
+import { ensureIndexes } from "./indexes";
 
 type EventDoc = UsageEvent & { _id: string };
+/** A usage_daily row; `_id` is "accountId|day|bucket" (see dailyId). */
+type DailyDoc = DailyRow & { _id: string };
+
+/**
+ * The usage_daily key of an account, day and bucket. A string `_id` makes the projection's
+ * upserts point writes on MongoDB and on FerretDB (whose SQLite backend pushes down only a
+ * filter on a string `_id`).
+ */
+const dailyId = (r: { accountId: string; day: string; bucket: string }) =>
+  `${r.accountId}|${r.day}|${r.bucket}`;
 
 const DUPLICATE_KEY = 11000;
 
 /**
  * MongoDB usage store.
  *  - `usage_events`: the append-only log. `_id` is the event id (UUIDv7), so the id is unique
- *    and a replayed event is a duplicate-key error that is ignored. Index `day_id` serves the
+ *    and a replayed event is a duplicate-key error that is ignored. Index `day` serves the
  *    per-day reads (counter rebuild).
  *  - `usage_daily`: the projection, one document per account, day and bucket (unique index
- *    `account_day_bucket`, which also serves the analytics range reads), updated with `$inc`
- *    for the events an append actually inserted.
+ *    `account_day_bucket`, which serves the analytics range reads; `_id` "accountId|day|bucket"),
+ *    updated with `$inc` for the events an append actually inserted.
  */
 export class MongoUsageStore implements UsageEventStore {
   constructor(private db: Db) {}
@@ -23,18 +34,14 @@ export class MongoUsageStore implements UsageEventStore {
     return this.db.collection<EventDoc>("usage_events");
   }
   private get dailyCol() {
-    return this.db.collection<DailyRow>("usage_daily");
+    return this.db.collection<DailyDoc>("usage_daily");
   }
 
   static async ensureIndexes(db: Db) {
-    await db
-      .collection("usage_events")
-      .createIndexes([{ key: { day: 1, _id: 1 }, name: "day_id" }]);
-    await db
-      .collection("usage_daily")
-      .createIndexes([
-        { key: { accountId: 1, day: 1, bucket: 1 }, unique: true, name: "account_day_bucket" },
-      ]);
+    await ensureIndexes(db, "usage_events", [{ key: { day: 1 }, name: "day" }]);
+    await ensureIndexes(db, "usage_daily", [
+      { key: { accountId: 1, day: 1, bucket: 1 }, unique: true, name: "account_day_bucket" },
+    ]);
   }
 
   async append(events: UsageEvent[]): Promise<number> {
@@ -73,14 +80,13 @@ export class MongoUsageStore implements UsageEventStore {
   }
 
   async *eventsOfDay(day: string): AsyncIterable<UsageEvent> {
-    const cursor = this.events
-      .find({ day }, { projection: { _id: 0 } })
-      .sort({ day: 1, _id: 1 })
-      .batchSize(5000);
+    // unsorted: the port asks for each event once, in no order (a sort of a busy day would
+    // have to happen in memory)
+    const cursor = this.events.find({ day }, { projection: { _id: 0 } }).batchSize(5000);
     for await (const doc of cursor) yield doc as UsageEvent;
   }
 
-  /** Recompute usage_daily from usage_events ($out replaces the collection and keeps its indexes). */
+  /** Delete raw events of days before `beforeDay` (retention); their usage_daily rows stay. */
   async prune(beforeDay: string) {
     // usage_daily rows are maintained per batch, so they already hold these days: only the raw
     // events go
@@ -89,63 +95,45 @@ export class MongoUsageStore implements UsageEventStore {
     return { days: days.length, events: r.deletedCount };
   }
 
+  /**
+   * Recompute usage_daily from usage_events: the events are streamed and counted here (the
+   * common subset of MongoDB and FerretDB has no `$cond` in `$group`, nor `$out`), then every
+   * row is written with its absolute counts and rows without events are deleted. Only the days
+   * still in the log are recomputed: rows of days whose raw events were pruned stay as they are.
+   */
   async rebuildDaily() {
-    // only the days still in the log are recomputed: rows of pruned days stay as they are
-    const oldest = await this.events
-      .find({}, { projection: { day: 1 } })
-      .sort({ day: 1 })
-      .limit(1)
-      .next();
-    if (oldest) await this.dailyCol.deleteMany({ day: { $gte: oldest.day } });
-    await this.events
-      .aggregate(
-        [
-          {
-            $group: {
-              _id: { accountId: "$accountId", day: "$day", bucket: "$bucket" },
-              requests: { $sum: { $ifNull: ["$count", 1] } },
-              errors: {
-                $sum: {
-                  $cond: [
-                    { $and: [{ $gte: ["$status", 400] }, { $ne: ["$status", 429] }] },
-                    { $ifNull: ["$count", 1] },
-                    0,
-                  ],
-                },
-              },
-              rateLimited: {
-                $sum: { $cond: [{ $eq: ["$status", 429] }, { $ifNull: ["$count", 1] }, 0] },
-              },
-            },
-          },
-          {
-            $project: {
-              _id: 0,
-              accountId: "$_id.accountId",
-              day: "$_id.day",
-              bucket: "$_id.bucket",
-              requests: 1,
-              errors: 1,
-              rateLimited: 1,
-            },
-          },
-          {
-            $merge: {
-              into: "usage_daily",
-              on: ["accountId", "day", "bucket"],
-              whenMatched: "replace",
-              whenNotMatched: "insert",
-            },
-          },
-        ],
-        { allowDiskUse: true },
-      )
-      .toArray();
-    await MongoUsageStore.ensureIndexes(this.db);
-    return {
-      events: await this.events.countDocuments(),
-      rows: await this.dailyCol.countDocuments(),
-    };
+    const rows = new Map<string, DailyRow>();
+    let events = 0;
+    let oldest: string | null = null;
+    const cursor = this.events
+      .find({}, { projection: { accountId: 1, day: 1, bucket: 1, status: 1, count: 1 } })
+      .batchSize(5000);
+    for await (const e of cursor) {
+      events++;
+      if (oldest === null || e.day < oldest) oldest = e.day;
+      const _id = dailyId(e);
+      let row = rows.get(_id);
+      if (!row) {
+        row = { accountId: e.accountId, day: e.day, bucket: e.bucket, ...zeroCounts() };
+        rows.set(_id, row);
+      }
+      countInto(row, e.status, e.count ?? 1);
+    }
+    const all = [...rows.entries()];
+    for (let i = 0; i < all.length; i += 1000)
+      await this.dailyCol.bulkWrite(
+        all.slice(i, i + 1000).map(([_id, row]) => ({
+          replaceOne: { filter: { _id }, replacement: row, upsert: true },
+        })),
+        { ordered: false },
+      );
+    const stale: string[] = [];
+    const kept = oldest === null ? {} : { day: { $gte: oldest } };
+    for await (const d of this.dailyCol.find(kept, { projection: { _id: 1 } }))
+      if (!rows.has(d._id)) stale.push(d._id);
+    for (let i = 0; i < stale.length; i += 1000)
+      await this.dailyCol.deleteMany({ _id: { $in: stale.slice(i, i + 1000) } });
+    return { events, rows: rows.size };
   }
 
   async close() {}
@@ -170,10 +158,13 @@ export class MongoUsageStore implements UsageEventStore {
       }
       countInto(s.c, e.status, e.count ?? 1);
     }
-    const ops: AnyBulkWriteOperation<DailyRow>[] = [...sums.values()].map(({ row, c }) => ({
+    const ops: AnyBulkWriteOperation<DailyDoc>[] = [...sums.values()].map(({ row, c }) => ({
       updateOne: {
-        filter: row,
-        update: { $inc: { requests: c.requests, errors: c.errors, rateLimited: c.rateLimited } },
+        filter: { _id: dailyId(row) },
+        update: {
+          $setOnInsert: row,
+          $inc: { requests: c.requests, errors: c.errors, rateLimited: c.rateLimited },
+        },
         upsert: true,
       },
     }));

@@ -1,0 +1,58 @@
+/**
+ * The MongoDB-wire server of a `bun test` run, for every test file that needs one:
+ *
+ *   const mongo = await mongoUrl();        // { url } or { url: null, reason }
+ *   describe.skipIf(!mongo.url)(`... ${skipNote(mongo)}`, ...)
+ *
+ * MONGODB_URL, when set, is used as is (a real MongoDB 6+). Otherwise ONE FerretDB (SQLite
+ * backend, scripts/mongo-local.ts) is started on first use and stopped by tests/setup.ts after
+ * the last test file. Without a FerretDB binary the answer carries the one-line reason to skip.
+ * Each caller should use its own database (`testDbName`), dropped when it is done.
+ */
+import { findFerretDb, type MongoLocal, startMongoLocal } from "../../scripts/mongo-local";
+
+export type MongoAvailability = { url: string; reason?: undefined } | { url: null; reason: string };
+
+let started: Promise<MongoAvailability> | null = null;
+let local: MongoLocal | null = null;
+let warned = false;
+
+export function mongoUrl(): Promise<MongoAvailability> {
+  started ??= (async (): Promise<MongoAvailability> => {
+    if (process.env.MONGODB_URL) return { url: process.env.MONGODB_URL };
+    const found = findFerretDb();
+    if (!found.bin) return { url: null, reason: (found as { reason: string }).reason };
+    try {
+      local = await startMongoLocal({ bin: found.bin });
+      return { url: local.url };
+    } catch (err) {
+      return { url: null, reason: (err as Error).message.split("\n")[0] as string };
+    }
+  })();
+  return started.then((m) => {
+    if (!m.url && !warned) {
+      warned = true;
+      console.warn(`MongoDB tests skipped: ${m.reason}`);
+    }
+    return m;
+  });
+}
+
+/** A suffix for a describe title: empty when MongoDB is there, else "(skipped: <reason>)". */
+export function skipNote(m: MongoAvailability): string {
+  return m.url ? "" : `(skipped: ${m.reason})`;
+}
+
+let n = 0;
+/** A database name of its own for one test file or suite. */
+export function testDbName(prefix = "bapi_test"): string {
+  return `${prefix}_${process.pid}_${Date.now()}_${n++}`;
+}
+
+/** Stops the FerretDB this run started (tests/setup.ts, after the last file). */
+export async function stopMongo(): Promise<void> {
+  const l = local;
+  local = null;
+  started = null;
+  await l?.stop();
+}
