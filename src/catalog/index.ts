@@ -6,7 +6,9 @@ import { BATCH_SLUG_CAP } from "../quota/limits";
 import {
   BatchBody,
   BatchResponse,
+  documentedResponses,
   ErrorBody,
+  JSON_TYPE,
   jsonResponse,
   ListQuery,
   RateLimitedBody,
@@ -27,20 +29,29 @@ export function catalogController(deps: AuthDeps & { catalog: CatalogService }) 
   return new Elysia({ prefix: "/v1/catalog", tags: ["catalog"] })
     .use(authPlugin(deps))
     .use(decimalQuery)
-    .get("/", ({ query }) => catalog.list(query.limit, query.offset), {
-      apiKey: true,
-      query: ListQuery,
-      decimalQuery: ListQuery,
-      response: { 200: ServiceListResponse, ...errors },
-      detail: {
-        summary: "List catalog entries",
-        description:
-          "One page of the catalog in id order (stable across catalog rebuilds). limit 1..200 (default 50), offset >= 0 (default 0); anything else is 422 validation_error. Not metered.",
+    .get(
+      "/",
+      ({ query, set }) => {
+        // assembled from pre-serialized entries (see the by-slug route below)
+        set.headers["content-type"] = JSON_TYPE;
+        return catalog.listJson(query.limit, query.offset);
       },
-    })
+      {
+        apiKey: true,
+        query: ListQuery,
+        decimalQuery: ListQuery,
+        response: { 200: t.String(), ...errors },
+        detail: {
+          summary: "List catalog entries",
+          description:
+            "One page of the catalog in id order (stable across catalog rebuilds). limit 1..200 (default 50), offset >= 0 (default 0); anything else is 422 validation_error. Not metered.",
+          responses: documentedResponses({ 200: ServiceListResponse, ...errors }),
+        },
+      },
+    )
     .post(
       "/batch",
-      ({ body, principal }) => {
+      ({ body, principal, set }) => {
         const unique = [...new Set(body.slugs.map((s) => s.trim().toLowerCase()))];
         const cap = BATCH_SLUG_CAP[principal.tier];
         if (unique.length > cap)
@@ -49,16 +60,19 @@ export function catalogController(deps: AuthDeps & { catalog: CatalogService }) 
             "batch_too_large",
             `At most ${cap} unique slugs per batch call on the ${principal.tier} tier (got ${unique.length}).`,
           );
-        return catalog.batch(unique);
+        // assembled from pre-serialized entries (see the by-slug route below)
+        set.headers["content-type"] = JSON_TYPE;
+        return catalog.batchJson(unique);
       },
       {
         metered: "batch",
         body: BatchBody,
-        response: { 200: BatchResponse, 413: ErrorBody, ...errors },
+        response: { 200: t.String(), 413: ErrorBody, ...errors },
         detail: {
           summary: "Resolve up to 10 (free) or 50 (paid, internal) slugs in one call",
           description:
             "Slugs are trimmed and lower-cased; duplicates count once. Unknown slugs map to null and are listed in notFound. Over the tier's cap: 422 batch_too_large. A declared body over 64 KiB: 413 payload_too_large (credentials are checked first). One call counts once against the batch bucket.",
+          responses: documentedResponses({ 200: BatchResponse, 413: ErrorBody, ...errors }),
         },
       },
     )
