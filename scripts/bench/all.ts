@@ -251,7 +251,8 @@ if (values.scripts) await otherScripts();
 const queries = await inProcess();
 await overHttp(queries);
 
-const ms = (n: number) => (Number.isFinite(n) ? `${fmt(n, n < 1 ? 3 : 2)} ms` : "-");
+const ms = (n: number) =>
+  !Number.isFinite(n) ? "-" : n < 0.1 ? `${fmt(n * 1000, 1)} µs` : `${fmt(n, n < 1 ? 3 : 2)} ms`;
 const rps = (n: number) => (Number.isFinite(n) ? fmt(n, 0) : "-");
 const table = [
   ["route", "req/s", "p50", "p99", "ratio to its reference", "verdict"],
