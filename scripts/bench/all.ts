@@ -73,13 +73,13 @@ const median = (xs: number[]) => percentile(xs, 50);
 async function otherScripts() {
   const scripts: [string, string[]][] = [
     ["catalog.ts", ["--duration", "2"]],
-    ["assets.ts", []],
-    ["quota.ts", []],
-    ["usage-log.ts", []],
+    ["assets.ts", []], // BENCH_SECONDS and BENCH_ROUNDS below
+    ["quota.ts", ["--duration", "2", "--rounds", "2"]],
+    ["usage-log.ts", ["--duration", "20"]],
     ["search.ts", ["--iterations", "50", "--duration", "2"]],
-    ["mcp.ts", []],
-    ["instructions.ts", []],
-    ["password.ts", []],
+    ["mcp.ts", ["--rounds", "2"]],
+    ["instructions.ts", ["--warmup", "2000", "--requests", "2000"]],
+    ["password.ts", ["3"]],
   ];
   for (const [name, args] of scripts) {
     progress(`running scripts/bench/${name} ${args.join(" ")}`);
