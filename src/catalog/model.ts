@@ -88,10 +88,10 @@ export const RateLimitedBody = t.Object(
   { description: "rate_limit_exceeded: the limit is reached until reset_in_seconds have passed" },
 );
 
-/** An OpenAPI response entry with a JSON body (for routes that document `responses` by hand). */
 /** The content type Elysia gives JSON it serializes; pre-serialized bodies send the same. */
 export const JSON_TYPE = "application/json;charset=utf-8";
 
+/** An OpenAPI response entry with a JSON body (for routes that document `responses` by hand). */
 export function jsonResponse(description: string, schema: TSchema = ErrorBody) {
   return { description, content: { "application/json": { schema } } };
 }

@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Value } from "@sinclair/typebox/value";
 import { BatchResponse, ServiceListResponse } from "../../src/catalog/model";
+import { SearchResponse } from "../../src/catalog/search/model";
 import { CatalogService } from "../../src/catalog/service";
 import type { Brand } from "../../src/catalog/types";
 import { FileCatalogSource } from "../../src/store/embedded/catalog";
@@ -95,6 +96,35 @@ describe("through the app", () => {
         String(Number(r.headers.get("x-ratelimit-limit")) - i),
       );
       expect(await r.text()).toBe(JSON.stringify(t.deps.catalog.batch(["github", "nope"])));
+    }
+  });
+
+  test("the OpenAPI document still describes the JSON bodies and every status", async () => {
+    interface Documented {
+      description?: string;
+      content: {
+        "application/json": { schema: { type: string; properties: Record<string, unknown> } };
+      };
+    }
+    const doc = (await (await t.req("/swagger/json")).json()) as {
+      paths: Record<string, Record<string, { responses: Record<string, Documented> }>>;
+    };
+    const routes: [string, string, string[], Record<string, unknown>][] = [
+      ["/v1/search", "get", ["200", "401", "422", "429"], SearchResponse],
+      ["/v1/catalog", "get", ["200", "401", "422", "429"], ServiceListResponse],
+      ["/v1/catalog/batch", "post", ["200", "401", "413", "422", "429"], BatchResponse],
+    ];
+    for (const [path, method, statuses, schema] of routes) {
+      const responses = doc.paths[path]?.[method]?.responses ?? {};
+      expect(Object.keys(responses).sort()).toEqual(statuses);
+      const ok = responses["200"] as Documented;
+      expect(ok.description).toBe(schema.description as string);
+      const documented = ok.content["application/json"].schema;
+      expect(documented.type).toBe("object");
+      expect(Object.keys(documented.properties)).toEqual(Object.keys(schema.properties as object));
+      expect(responses["429"]?.content["application/json"].schema.properties).toHaveProperty(
+        "reset_in_seconds",
+      );
     }
   });
 });
