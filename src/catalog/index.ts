@@ -6,9 +6,12 @@ import { BATCH_SLUG_CAP } from "../quota/limits";
 import {
   BatchBody,
   BatchResponse,
+  documentedResponses,
   ErrorBody,
+  JSON_TYPE,
   jsonResponse,
   ListQuery,
+  preSerialized,
   RateLimitedBody,
   ServiceListResponse,
   ServiceResponse,
@@ -20,7 +23,7 @@ import type { CatalogService } from "./service";
  * time it is checked as the string it is; its static type (what Eden's treaty client sees) is
  * the entry itself, and the OpenAPI document shows ServiceResponse's schema.
  */
-const ServiceJson = t.Unsafe<Static<typeof ServiceResponse>>(t.String());
+const ServiceJson = preSerialized(ServiceResponse);
 
 const errors = {
   401: ErrorBody,
@@ -36,27 +39,30 @@ export function catalogController(deps: AuthDeps & { catalog: CatalogService }) 
     .use(decimalQuery)
     .get(
       "/",
-      ({ query }) =>
-        catalog.list(
-          query.limit,
-          query.offset,
-          query.artwork === undefined ? undefined : query.artwork === "true",
-        ),
+      ({ query, set }) => {
+        // assembled from pre-serialized entries (see the by-slug route below)
+        set.headers["content-type"] = JSON_TYPE;
+        const artwork = query.artwork === undefined ? undefined : query.artwork === "true";
+        return catalog.listJson(query.limit, query.offset, artwork) as unknown as Static<
+          typeof ServiceListResponse
+        >;
+      },
       {
         apiKey: true,
         query: ListQuery,
         decimalQuery: ListQuery,
-        response: { 200: ServiceListResponse, ...errors },
+        response: { 200: preSerialized(ServiceListResponse), ...errors },
         detail: {
           summary: "List catalog entries",
           description:
             "One page of the catalog in id order (stable across catalog rebuilds). limit 1..200 (default 50), offset >= 0 (default 0); anything else is 422 validation_error. Every entry is listed by default, directory entries without artwork (variants empty, GET /v1/svg answers the placeholder) included, so that every slug GET /v1/catalog/{slug} and GET /v1/brand can return appears in the list; artwork=true keeps the brands with at least one stored SVG, artwork=false the others (total counts the filtered list; any other value is 422 validation_error). Not metered.",
+          responses: documentedResponses({ 200: ServiceListResponse, ...errors }),
         },
       },
     )
     .post(
       "/batch",
-      ({ body, principal }) => {
+      ({ body, principal, set }) => {
         const unique = [...new Set(body.slugs.map((s) => s.trim().toLowerCase()))];
         const cap = BATCH_SLUG_CAP[principal.tier];
         if (unique.length > cap)
@@ -65,16 +71,19 @@ export function catalogController(deps: AuthDeps & { catalog: CatalogService }) 
             "batch_too_large",
             `At most ${cap} unique slugs per batch call on the ${principal.tier} tier (got ${unique.length}).`,
           );
-        return catalog.batch(unique);
+        // assembled from pre-serialized entries (see the by-slug route below)
+        set.headers["content-type"] = JSON_TYPE;
+        return catalog.batchJson(unique) as unknown as Static<typeof BatchResponse>;
       },
       {
         metered: "batch",
         body: BatchBody,
-        response: { 200: BatchResponse, 413: ErrorBody, ...errors },
+        response: { 200: preSerialized(BatchResponse), 413: ErrorBody, ...errors },
         detail: {
           summary: "Resolve up to 10 (free) or 50 (paid, internal) slugs in one call",
           description:
             "Slugs are trimmed and lower-cased; duplicates count once. Unknown slugs map to null and are listed in notFound. Over the tier's cap: 422 batch_too_large. A declared body over 64 KiB: 413 payload_too_large (credentials are checked first). One call counts once against the batch bucket.",
+          responses: documentedResponses({ 200: BatchResponse, 413: ErrorBody, ...errors }),
         },
       },
     )

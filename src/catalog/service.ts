@@ -168,11 +168,19 @@ export class CatalogService {
   /** The ServiceResponse of a slug as JSON text, serialized once per brand version. */
   viewJson(slug: string): string | null {
     const b = this.brand(slug);
-    if (!b) return null;
-    let json = this.jsonCache.get(b.id);
+    return b ? this.entryJson(b) : null;
+  }
+
+  /**
+   * The ServiceResponse of a brand as JSON text, serialized once per brand version (dropped
+   * by update() and install()). The by-slug route, list pages, batch and search responses are
+   * assembled from these strings.
+   */
+  entryJson(brand: Brand): string {
+    let json = this.jsonCache.get(brand.id);
     if (json === undefined) {
-      json = JSON.stringify(this.viewOf(b));
-      this.jsonCache.set(b.id, json);
+      json = JSON.stringify(this.viewOf(brand));
+      this.jsonCache.set(brand.id, json);
     }
     return json;
   }
@@ -200,6 +208,28 @@ export class CatalogService {
       this.artworkSplit = split;
     }
     return artwork ? this.artworkSplit.with : this.artworkSplit.without;
+  }
+
+  /** list() as JSON text, assembled from pre-serialized entries (same content and key order). */
+  listJson(limit: number, offset: number, artwork?: boolean): string {
+    const pool = artwork === undefined ? this.brands : this.byArtwork(artwork);
+    const items = pool.slice(offset, offset + limit).map((b) => this.entryJson(b));
+    return `{"items":[${items.join(",")}],"total":${pool.length},"limit":${limit},"offset":${offset}}`;
+  }
+
+  /** batch() as JSON text, assembled from pre-serialized entries (same content and key order). */
+  batchJson(uniqueSlugs: string[]): string {
+    // an object only for its key order (integer-like keys first, as in batch()'s object)
+    const json: Record<string, string> = Object.create(null);
+    const notFound: string[] = [];
+    for (const slug of uniqueSlugs) {
+      const b = this.brand(slug);
+      json[slug] = b ? this.entryJson(b) : "null";
+      if (!b) notFound.push(slug);
+    }
+    const results = Object.keys(json).map((slug) => `${JSON.stringify(slug)}:${json[slug]}`);
+    const found = uniqueSlugs.length - notFound.length;
+    return `{"results":{${results.join(",")}},"found":${found},"notFound":${JSON.stringify(notFound)}}`;
   }
 
   /** Resolve unique slugs; unknown ones map to null and are listed in notFound. */

@@ -1,10 +1,17 @@
-import { Elysia } from "elysia";
+import { Elysia, type Static } from "elysia";
 import { type AuthDeps, authPlugin } from "../../http/auth";
 import { ApiError } from "../../http/errors";
 import { decimalQuery } from "../../http/params";
-import { ErrorBody, RateLimitedBody } from "../model";
+import {
+  documentedResponses,
+  ErrorBody,
+  JSON_TYPE,
+  preSerialized,
+  RateLimitedBody,
+} from "../model";
 import type { CatalogService } from "../service";
 import { SearchQuery, SearchResponse } from "./model";
+import { SearchResponses } from "./responses";
 import type { SearchIndex } from "./service";
 import { normalizeQuery } from "./text";
 
@@ -21,12 +28,13 @@ export function searchController(
   deps: AuthDeps & { catalog: CatalogService; search: SearchIndex },
 ) {
   const { catalog, search } = deps;
+  const responses = new SearchResponses(search, catalog);
   return new Elysia({ prefix: "/v1", tags: ["search"] })
     .use(authPlugin(deps))
     .use(decimalQuery)
     .get(
       "/search",
-      ({ query }) => {
+      ({ query, set }) => {
         const q = normalizeQuery(query.q ?? "");
         if ([...q].length < 2)
           throw new ApiError(
@@ -34,17 +42,31 @@ export function searchController(
             "query_too_short",
             "Query parameter q must have at least 2 characters (after trimming and collapsing whitespace).",
           );
-        const matches = search.search(q, query.limit).map((b) => catalog.viewOf(b));
-        return { matches, query: q, total: matches.length };
+        // a cached or freshly assembled SearchResponse body (search/responses.ts); its entries
+        // are the catalog's views, each checked against ServiceResponse in the catalog tests
+        set.headers["content-type"] = JSON_TYPE;
+        return responses.json(q, query.limit) as unknown as Static<typeof SearchResponse>;
       },
       {
         metered: "search",
         query: SearchQuery,
         decimalQuery: SearchQuery,
-        response: { 200: SearchResponse, 401: ErrorBody, 422: ErrorBody, 429: RateLimitedBody },
+        // 200 is pre-serialized text: validated as text here, documented with its schema below
+        response: {
+          200: preSerialized(SearchResponse),
+          401: ErrorBody,
+          422: ErrorBody,
+          429: RateLimitedBody,
+        },
         detail: {
           summary: "Search the catalog by name, slug, alias or domain",
           description: SEARCH_DESCRIPTION,
+          responses: documentedResponses({
+            200: SearchResponse,
+            401: ErrorBody,
+            422: ErrorBody,
+            429: RateLimitedBody,
+          }),
         },
       },
     );

@@ -251,6 +251,8 @@ export class SearchIndex {
   private vocabulary = new Set<string>();
   /** see nearbyMap */
   private nearby = new Map<string, string[]>();
+  /** bumped whenever the results of some query may have changed (see SearchResponses) */
+  generation = 0;
 
   /**
    * true until the index is built: it is built on first use, not at start-up (about 1 s of CPU
@@ -278,6 +280,7 @@ export class SearchIndex {
   /** Re-index the whole catalog (after a reload). */
   rebuild() {
     this.stale = false;
+    this.generation++;
     this.entries = new Map(this.catalog.all().map((b) => [b.id, toEntry(b)]));
     this.exact = new Map();
     for (const [id, e] of this.entries) {
@@ -312,8 +315,10 @@ export class SearchIndex {
   refresh(brand: Brand) {
     const before = this.entries.get(brand.id);
     const after = toEntry(brand);
-    if (before && before.signature === after.signature) this.entries.set(brand.id, after);
-    else this.rebuild();
+    if (before && before.signature === after.signature) {
+      this.entries.set(brand.id, after);
+      if (before.popularity !== after.popularity) this.generation++; // ranking changed
+    } else this.rebuild();
   }
 
   /** Best matches first, at most `limit`. `query` is normalized here again (idempotent). */
