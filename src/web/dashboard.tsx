@@ -100,8 +100,10 @@ function BucketChart(props: { bucket: Bucket; history: History; dark: boolean })
     const ink = props.dark ? "#d0d4dc" : "#333";
     const grid = props.dark ? "#3a3f4a" : "#e4e4e4";
     const bars = uPlot.paths.bars?.({ size: [0.8, 40] });
-    const series = (label: string, fill: string): uPlot.Series => ({
+    // the legend shows each part's own count, not the stacked height
+    const series = (label: string, fill: string, own: number[]): uPlot.Series => ({
       label,
+      value: (_u, _v, _s, i) => (i === null ? "--" : String(own[i] ?? 0)),
       fill,
       stroke: fill,
       paths: bars,
@@ -120,9 +122,17 @@ function BucketChart(props: { bucket: Bucket; history: History; dark: boolean })
         scales: { x: { time: true }, y: { range: (_u, _min, max) => [0, Math.max(1, max)] } },
         series: [
           {},
-          series("rate-limited (stacked total)", "#d9822b"),
-          series("errors", "#d64545"),
-          series("successful", props.dark ? "#5b9bf0" : "#2563c9"),
+          series(
+            "rate-limited",
+            "#d9822b",
+            c.map((v) => v.rateLimited),
+          ),
+          series(
+            "errors",
+            "#d64545",
+            c.map((v) => v.errors),
+          ),
+          series("successful", props.dark ? "#5b9bf0" : "#2563c9", ok),
         ],
       },
       [xs, total, withErr, ok],

@@ -65,26 +65,38 @@ function useAsset(path: string | null): Asset | string | null {
   return asset;
 }
 
-/** The mono mark as a mask painted in the brand colour (or its dark-mode colour in dark mode). */
-function TintedMark(props: { brand: Brand; dark: boolean }) {
-  const a = useAsset(assetPath(props.brand.slug, "svg", "mono", 0));
-  const color = props.dark
-    ? (props.brand.darkModeColor ?? props.brand.brandColor)
-    : props.brand.brandColor;
-  if (!a || typeof a === "string") return <div class="mark" />;
+/** A mono mark (an object URL) used as a CSS mask, painted in a brand colour. */
+function Mask(props: { url: string; color: string | null; label: string; class?: string }) {
   return (
     <div
-      class="mark tinted"
+      class={`tinted ${props.class ?? ""}`}
       role="img"
-      aria-label={`${props.brand.name} logo`}
-      data-src={a.url}
+      aria-label={props.label}
       style={{
-        maskImage: `url("${a.url}")`,
-        WebkitMaskImage: `url("${a.url}")`,
-        backgroundColor: color ? `#${color}` : "currentColor",
+        maskImage: `url("${props.url}")`,
+        WebkitMaskImage: `url("${props.url}")`,
+        backgroundColor: props.color ? `#${props.color}` : "currentColor",
       }}
     />
   );
+}
+
+/**
+ * The brand's mark for the current theme: in dark mode its own dark variant when the key may
+ * have it and the catalog holds one, else the mono mark painted in the dark-mode colour (the
+ * brand colour in light mode).
+ */
+function BrandMark(props: { brand: Brand; dark: boolean; tier: string }) {
+  const { brand, dark } = props;
+  const mono = useAsset(assetPath(brand.slug, "svg", "mono", 0));
+  const darkArt = useAsset(
+    dark && props.tier !== "free" ? assetPath(brand.slug, "svg", "dark", 0) : null,
+  );
+  if (darkArt && typeof darkArt !== "string" && darkArt.served === "dark")
+    return <img class="mark" src={darkArt.url} alt={`${brand.name} logo`} />;
+  if (!mono || typeof mono === "string") return <div class="mark" />;
+  const color = dark ? (brand.darkModeColor ?? brand.brandColor) : brand.brandColor;
+  return <Mask url={mono.url} color={color} label={`${brand.name} logo`} class="mark" />;
 }
 
 function VariantTile(props: { brand: Brand; variant: string; format: Format; size: number }) {
@@ -101,6 +113,26 @@ function VariantTile(props: { brand: Brand; variant: string; format: Format; siz
           </div>
         ))}
       </div>
+      {props.variant === "mono" && a && typeof a !== "string" && props.format === "svg" && (
+        <div class="pair tinted-pair">
+          <div class="tile on-light">
+            <Mask
+              url={a.url}
+              color={props.brand.brandColor}
+              label={`${label} logo in the brand colour`}
+              class="tile-mark"
+            />
+          </div>
+          <div class="tile on-dark">
+            <Mask
+              url={a.url}
+              color={props.brand.darkModeColor ?? props.brand.brandColor}
+              label={`${label} logo in the dark-mode colour`}
+              class="tile-mark"
+            />
+          </div>
+        </div>
+      )}
       <figcaption>
         {props.variant}
         {typeof a === "string" && <span class="error"> — {a}</span>}
@@ -145,7 +177,7 @@ function BrandDetail(props: { brand: Brand; tier: string }) {
   return (
     <section class="brand-detail" aria-labelledby="brand-h">
       <div class="brand-head">
-        <TintedMark brand={brand} dark={dark} />
+        <BrandMark brand={brand} dark={dark} tier={props.tier} />
         <h2 id="brand-h">{brand.name}</h2>
         <code>{brand.slug}</code>
       </div>

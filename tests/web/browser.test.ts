@@ -181,7 +181,7 @@ describe.skipIf(!have)("web console in headless Chromium", () => {
     // colours and the _css block
     expect(await page.locator("pre").first().textContent()).toContain("--brand-color: #635bff;");
     // the tinted mark uses the brand colour in light mode
-    const mark = page.getByRole("img", { name: "Stripe logo" });
+    const mark = page.getByRole("img", { name: "Stripe logo", exact: true });
     expect(await mark.evaluate((e) => getComputedStyle(e).backgroundColor)).toBe(
       "rgb(99, 91, 255)",
     );
@@ -210,7 +210,7 @@ describe.skipIf(!have)("web console in headless Chromium", () => {
     await page.emulateMedia({ colorScheme: "dark" });
     const bg = await page.evaluate(() => getComputedStyle(document.body).backgroundColor);
     expect(bg).toBe("rgb(20, 22, 26)");
-    const mark = page.getByRole("img", { name: "Stripe logo" });
+    const mark = page.getByRole("img", { name: "Stripe logo", exact: true });
     await page.waitForFunction(
       () =>
         getComputedStyle(document.querySelector('[aria-label="Stripe logo"]') as Element)
