@@ -1,10 +1,14 @@
+import { createHash } from "node:crypto";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { Elysia } from "elysia";
 import { ApiError, notFound } from "../http/errors";
 
-/** Where scripts/build-web.ts writes the console. */
-export const WEB_DIR = resolve(import.meta.dir, "../../build/web");
+/**
+ * Where scripts/build-web.ts writes the console: build/web under the working directory, like
+ * the catalog's default CATALOG_FILE (the same from src/, a dist/ bundle, Bun or Deno).
+ */
+export const WEB_DIR = resolve("build/web");
 
 /** Client-side routes of the console: each answers the same index.html. */
 export const CONSOLE_PAGES = [
@@ -45,7 +49,7 @@ function load(dir: string): Map<string, File> | null {
     const type = TYPES[ext];
     if (!type) continue;
     const body = new Uint8Array(readFileSync(join(dir, name)));
-    const etag = `"${new Bun.CryptoHasher("sha256").update(body).digest("hex").slice(0, 32)}"`;
+    const etag = `"${createHash("sha256").update(body).digest("hex").slice(0, 32)}"`;
     files.set(name, { body, type, etag });
   }
   return files;

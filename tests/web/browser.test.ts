@@ -331,6 +331,68 @@ describe.skipIf(!have)("web console in headless Chromium", () => {
     await page.getByRole("navigation").getByRole("link", { name: "Sign up" }).waitFor();
   }, 90_000);
 
+  test("explorer with a pasted pro key: all six variants, the dark variant for the mark in dark mode", async () => {
+    const pro = await t.key("pro");
+    await page.goto(`${base}/`);
+    await page.getByLabel("API key").fill(pro);
+    await page.getByRole("button", { name: "Use this key" }).click();
+    expect(await page.evaluate(() => sessionStorage.getItem("apiKey"))).toBe(pro);
+    await page.getByLabel("Search brands").fill("github");
+    await page.getByRole("button", { name: /^GitHub github/ }).click();
+    await page.getByRole("heading", { name: "GitHub", exact: true }).waitFor();
+    const captions = await page.locator("figure.variant figcaption").allTextContents();
+    expect(captions.map((c) => c.split(" ")[0])).toEqual([
+      "mono",
+      "color",
+      "dark",
+      "light",
+      "wordmark",
+      "icon",
+    ]);
+    await page.waitForFunction(() =>
+      [...document.querySelectorAll("figure.variant img")].every(
+        (i) => (i as HTMLImageElement).naturalWidth > 0,
+      ),
+    );
+    expect(await page.locator("figure.variant img").count()).toBe(12);
+    await axe("explorer (pro)");
+  }, 90_000);
+
+  test("account: regenerate the key (old refused, new works), then delete the account", async () => {
+    const email = `delete-${Date.now()}@example.com`;
+    const reg = await t.req("/auth/register", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ email, password: PASSWORD }),
+    });
+    const oldKey = ((await reg.json()) as { apiKey: string }).apiKey;
+    await page.goto(`${base}/login`);
+    await page.getByLabel("E-mail").fill(email);
+    await page.getByLabel("Password").fill(PASSWORD);
+    await page.getByRole("button", { name: "Log in" }).click();
+    await page.waitForURL(`${base}/dashboard`);
+    await page.getByRole("link", { name: "Account" }).click();
+    await page.getByText(`${email} (not verified)`).waitFor();
+    page.once("dialog", (d) => void d.accept());
+    await page.getByRole("button", { name: "Regenerate API key" }).click();
+    await page.getByRole("heading", { name: "Your API key" }).waitFor();
+    const newKey = (await page.locator("code.secret").textContent()) ?? "";
+    expect(newKey).not.toBe(oldKey);
+    expect((await t.get("/v1/catalog/stripe", oldKey)).status).toBe(401);
+    expect((await t.get("/v1/catalog/stripe", newKey)).status).toBe(200);
+    await page.getByLabel("Password to confirm").fill(PASSWORD);
+    await page.getByRole("button", { name: "Delete my account" }).click();
+    await page.waitForURL(`${base}/signup`);
+    expect(await page.evaluate(() => sessionStorage.length)).toBe(0);
+    expect((await t.get("/v1/catalog/stripe", newKey)).status).toBe(401);
+    const login = await t.req("/auth/login", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ email, password: PASSWORD }),
+    });
+    expect(login.status).toBe(401);
+  }, 90_000);
+
   test("no console errors, CSP violations or off-origin requests along the way", () => {
     expect(problems).toEqual([]);
     // the only failed call: billing, which this server has not configured
