@@ -161,7 +161,15 @@ describe.skipIf(!have)("web console in headless Chromium", () => {
     await page.getByLabel("Search brands").fill("stripe");
     const result = page.getByRole("button", { name: /^Stripe stripe/ });
     await result.waitFor();
-    await result.click();
+    // keyboard: Tab from the search field reaches the first result, with a visible focus ring
+    await page.keyboard.press("Tab");
+    const focused = await page.evaluate(() => {
+      const e = document.activeElement as HTMLElement;
+      const st = getComputedStyle(e);
+      return { text: e.textContent, outline: st.outlineStyle, width: st.outlineWidth };
+    });
+    expect(focused).toEqual({ text: "Stripe stripe", outline: "solid", width: "3px" });
+    await page.keyboard.press("Enter");
     await page.getByRole("heading", { name: "Stripe", exact: true }).waitFor();
     const img = page.getByAltText("Stripe mono logo on a light background");
     await img.waitFor();
