@@ -248,6 +248,15 @@ interface Me {
   keys: { keyId: string; prefix: string; createdAt: string }[];
 }
 
+/** The billing errors a person can act on, in the console's words (else the API's message). */
+const BILLING_ERRORS: Record<string, string> = {
+  billing_not_configured:
+    "Billing is not configured on this server: ask its operator to upgrade your plan.",
+  no_billing_account: "You have no subscription to manage yet: upgrade to pro first.",
+  already_subscribed: "Your account is already on the pro plan.",
+  managed_plan: "Your plan is managed by the operator of this server.",
+};
+
 export function AccountPage() {
   const [me, setMe] = useState<Me | null>(null);
   const [msg, setMsg] = useState<Msg>({ text: "" });
@@ -269,15 +278,13 @@ export function AccountPage() {
     );
   const billing = async (path: string, body?: unknown) => {
     setMsg({ text: "Opening Stripe…" });
-    const r = await api<{ url: string }>(path, { method: "POST", body, cred: "bearer" });
+    const r = await api<{ url: string; error?: string }>(path, {
+      method: "POST",
+      body,
+      cred: "bearer",
+    });
     if (!r.ok)
-      return setMsg({
-        text:
-          r.status === 503
-            ? "Billing is not configured on this server: ask its operator to upgrade your plan."
-            : r.message,
-        error: true,
-      });
+      return setMsg({ text: BILLING_ERRORS[r.data?.error ?? ""] ?? r.message, error: true });
     location.assign(r.data.url);
   };
   const checkout = new URLSearchParams(location.search).get("checkout");
