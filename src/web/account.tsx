@@ -287,12 +287,8 @@ export function AccountPage() {
       return setMsg({ text: BILLING_ERRORS[r.data?.error ?? ""] ?? r.message, error: true });
     location.assign(r.data.url);
   };
-  const checkout = new URLSearchParams(location.search).get("checkout");
   return (
     <>
-      {checkout === "success" && (
-        <Status text="Thank you: your plan turns pro as soon as Stripe confirms the payment." />
-      )}
       {me && (
         <dl class="facts">
           <dt>E-mail</dt>

@@ -30,6 +30,24 @@ function RateLimitBar() {
   );
 }
 
+/** Stripe sends the browser back to /?checkout=success|cancelled (docs/billing.md). */
+function CheckoutNotice() {
+  const checkout = new URLSearchParams(location.search).get("checkout");
+  if (checkout === "success")
+    return (
+      <p class="status" role="status">
+        Thank you: your plan turns pro as soon as Stripe confirms the payment.
+      </p>
+    );
+  if (checkout === "cancelled")
+    return (
+      <p class="status" role="status">
+        Checkout was cancelled; nothing was charged.
+      </p>
+    );
+  return null;
+}
+
 function App() {
   useSession();
   const [path, setPath] = useState(location.pathname);
@@ -79,6 +97,7 @@ function App() {
       </header>
       <main id="main" tabIndex={-1}>
         <h1>{page.title}</h1>
+        <CheckoutNotice />
         <View />
       </main>
       <footer>

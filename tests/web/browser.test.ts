@@ -322,6 +322,9 @@ describe.skipIf(!have)("web console in headless Chromium", () => {
     await page.getByText("Your password is changed.").waitFor();
     await shot("reset-password");
     await page.getByRole("link", { name: "Log in with the new password" }).click();
+    await page.goto(`${base}/?checkout=cancelled`);
+    await page.getByText("Checkout was cancelled; nothing was charged.").waitFor();
+    await page.goto(`${base}/login`);
     await axe("login");
     await page.getByLabel("E-mail").fill(EMAIL);
     await page.getByLabel("Password").fill(NEW_PASSWORD);
@@ -379,8 +382,17 @@ describe.skipIf(!have)("web console in headless Chromium", () => {
     await page.getByLabel("Password").fill(PASSWORD);
     await page.getByRole("button", { name: "Log in" }).click();
     await page.waitForURL(`${base}/dashboard`);
+    // an expired or bad access token is replaced through the refresh token, once
+    const refresh = await page.evaluate(() => sessionStorage.getItem("refreshToken"));
+    await page.evaluate(() => sessionStorage.setItem("accessToken", "not-a-jwt"));
     await page.getByRole("link", { name: "Account" }).click();
     await page.getByText(`${email} (not verified)`).waitFor();
+    const after = await page.evaluate(() => ({
+      access: sessionStorage.getItem("accessToken"),
+      refresh: sessionStorage.getItem("refreshToken"),
+    }));
+    expect(after.access).not.toBe("not-a-jwt");
+    expect(after.refresh).not.toBe(refresh);
     page.once("dialog", (d) => void d.accept());
     await page.getByRole("button", { name: "Regenerate API key" }).click();
     await page.getByRole("heading", { name: "Your API key" }).waitFor();
@@ -403,7 +415,8 @@ describe.skipIf(!have)("web console in headless Chromium", () => {
 
   test("no console errors, CSP violations or off-origin requests along the way", () => {
     expect(problems).toEqual([]);
-    // the only failed call: billing, which this server has not configured
-    expect(failed).toEqual(["503 /v1/billing/portal"]);
+    // the only failed calls: billing, which this server has not configured, and the
+    // bad access token planted to test the refresh
+    expect(failed).toEqual(["503 /v1/billing/portal", "401 /auth/me"]);
   });
 });
