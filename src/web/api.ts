@@ -47,7 +47,16 @@ export interface ApiResult<T> {
 
 export type Credential = "none" | "key" | "bearer" | "either";
 
-async function refreshTokens(): Promise<boolean> {
+/** One refresh at a time: refresh tokens are single-use, so concurrent 401s share it. */
+let refreshing: Promise<boolean> | null = null;
+function refreshTokens(): Promise<boolean> {
+  refreshing ??= refreshOnce().finally(() => {
+    refreshing = null;
+  });
+  return refreshing;
+}
+
+async function refreshOnce(): Promise<boolean> {
   const refreshToken = session.get("refreshToken");
   if (!refreshToken) return false;
   const r = await fetch("/auth/refresh", {
