@@ -268,17 +268,21 @@ export function ExplorerPage() {
   const [msg, setMsg] = useState({ text: "", error: false });
   const [brand, setBrand] = useState<Brand | null>(null);
   const [tier, setTier] = useState("free");
-  const haveKey = Boolean(session.get("apiKey"));
+  const activeKey = session.get("apiKey");
+  const haveKey = Boolean(activeKey);
 
   useEffect(() => {
     if (!haveKey) return;
-    void api<{ tier: string }>("/v1/usage", { cred: "key" }).then(
-      (r) => r.ok && setTier(r.data.tier),
+    void api<{ tier: string }>("/v1/usage", { cred: "key" }).then((r) =>
+      setTier(r.ok ? r.data.tier : "free"),
     );
-  }, [haveKey]);
+  }, [activeKey]);
 
   useEffect(() => {
-    if (!haveKey || q.trim().length < 2) return;
+    if (!haveKey || q.trim().length < 2) {
+      setResults([]);
+      return;
+    }
     const t = setTimeout(async () => {
       const r = await api<{ matches: Brand[]; total: number }>(
         `/v1/search?${new URLSearchParams({ q: q.trim(), limit: "12" })}`,

@@ -1,5 +1,5 @@
 import type { ComponentChildren } from "preact";
-import { useEffect, useState } from "preact/hooks";
+import { useEffect, useMemo, useState } from "preact/hooks";
 import { subscribe } from "./api";
 
 /** Re-render on session or rate-limit changes. */
@@ -103,7 +103,7 @@ export function Field(props: {
 
 /** True while the system asks for a dark colour scheme. */
 export function useDark(): boolean {
-  const q = matchMedia("(prefers-color-scheme: dark)");
+  const q = useMemo(() => matchMedia("(prefers-color-scheme: dark)"), []);
   const [dark, setDark] = useState(q.matches);
   useEffect(() => {
     const on = () => setDark(q.matches);
