@@ -342,7 +342,7 @@ describe.skipIf(!have)("web console in headless Chromium", () => {
     await page.getByRole("navigation").getByRole("link", { name: "Sign up" }).waitFor();
   }, 90_000);
 
-  test("explorer with a pasted pro key: all six variants, the dark variant for the mark in dark mode", async () => {
+  test("explorer with a pasted pro key: all six variants rendered on both backgrounds", async () => {
     const pro = await t.key("pro");
     await page.goto(`${base}/`);
     await page.getByLabel("API key").fill(pro);
