@@ -17,6 +17,7 @@ import { mcpController } from "./mcp";
 import { visitorCounterController } from "./public";
 import { analyticsController } from "./usage/analytics";
 import { usageCurrentController } from "./usage/current";
+import { webController } from "./web";
 
 /** Composes the feature controllers into one app: a web-standard fetch handler. */
 export function createApp(deps: Deps) {
@@ -64,6 +65,7 @@ export function createApp(deps: Deps) {
       }),
     )
     .use(healthController(deps))
+    .use(webController())
     .use(catalogController({ ...auth, catalog: deps.catalog }))
     .use(assetsController({ ...auth, assets: deps.assets }))
     .use(searchController({ ...auth, catalog: deps.catalog, search: deps.search }))
