@@ -1,5 +1,6 @@
 import Ajv2020, { type ValidateFunction } from "ajv/dist/2020";
 import addFormats from "ajv-formats";
+import { CONSOLE_PAGES } from "../src/web";
 
 // biome-ignore lint/suspicious/noExplicitAny: the OpenAPI document is walked as plain JSON
 type Json = Record<string, any>;
@@ -10,6 +11,12 @@ type Json = Record<string, any>;
  */
 export const UNDOCUMENTED: [RegExp, string][] = [
   [/^\/swagger(\/.*)?$/, "the API reference itself: the UI files and the document"],
+  [
+    new RegExp(
+      `^(${CONSOLE_PAGES.map((p) => p.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&")).join("|")}|/console/.+)$`,
+    ),
+    "the web console's pages and bundles (HTML, JS, CSS for people, not API responses)",
+  ],
 ];
 
 interface Operation {
