@@ -5,14 +5,14 @@ import { type CallToolResult, ErrorCode } from "@modelcontextprotocol/sdk/types.
 import type { Principal } from "../accounts/model";
 import type { AccountService } from "../accounts/service";
 import type { AssetService, ServedSvg } from "../assets/service";
-import { emailDomain, normalizeHost } from "../catalog/brand/domain";
+import { lookupBrand } from "../catalog/brand/lookup";
 import { type BrandResolver, toBrandView } from "../catalog/brand/service";
 import type { EnrichmentService } from "../catalog/enrichment";
 import type { SearchIndex } from "../catalog/search/service";
 import { normalizeQuery } from "../catalog/search/text";
 import type { CatalogService } from "../catalog/service";
 import { VARIANTS, type Variant } from "../catalog/types";
-import { ApiError, notFound, serviceNotFound, validationError } from "../http/errors";
+import { ApiError, serviceNotFound, validationError } from "../http/errors";
 import { closeMeter, dailyLimitMessage, type MeterTarget, startMeter } from "../http/meter";
 import { log } from "../platform/log";
 import { type Bucket, RATE_LIMITS } from "../quota/limits";
@@ -60,15 +60,6 @@ const INSTRUCTIONS =
   "quota for its bucket, exactly like the REST API; get_usage shows what is left today.";
 
 /** Same messages as GET /v1/brand (catalog/brand/index.ts). */
-const EMAIL_REFUSED = {
-  malformed: "The email parameter is not a valid e-mail address.",
-  ip_literal: "The e-mail address has an IP address instead of a domain.",
-  consumer_provider:
-    "The e-mail address is from a consumer mail provider, not a company domain; pass the company's domain instead.",
-  no_registrable_domain:
-    "The e-mail address's domain has no registrable part (it is a public suffix or a local name).",
-} as const;
-
 const READ_ONLY = { readOnlyHint: true, destructiveHint: false, openWorldHint: false } as const;
 
 type Body = Record<string, unknown>;
@@ -272,29 +263,7 @@ export class McpService {
       "domain",
       { route: "mcp:resolve_brand", slug: null, variant: null },
       () => {
-        if ((domain === undefined) === (email === undefined))
-          throw validationError(
-            domain === undefined
-              ? "Pass one of domain or email."
-              : "Pass either domain or email, not both.",
-          );
-        let host: string;
-        if (domain !== undefined) {
-          const h = normalizeHost(domain);
-          if (!h.ok)
-            throw validationError(
-              h.reason === "ip_address"
-                ? "Invalid domain: an IP address is not a domain name"
-                : "Invalid domain: not a domain name",
-            );
-          host = h.host;
-        } else {
-          const e = emailDomain(email as string);
-          if (!e.ok) throw new ApiError(422, "email_not_brand_domain", EMAIL_REFUSED[e.reason]);
-          host = e.host;
-        }
-        const brand = this.deps.brands.resolveHost(host);
-        if (!brand) throw notFound("domain_not_found", `No brand matches the domain ${host}.`);
+        const brand = lookupBrand(this.deps.brands, { domain, email });
         this.deps.enrichment.request(brand);
         return toBrandView(brand);
       },

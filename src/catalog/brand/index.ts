@@ -1,20 +1,10 @@
 import { Elysia } from "elysia";
 import { type AuthDeps, authPlugin } from "../../http/auth";
-import { ApiError, notFound, validationError } from "../../http/errors";
 import type { EnrichmentService } from "../enrichment";
 import { ErrorBody, RateLimitedBody } from "../model";
-import { emailDomain, normalizeHost } from "./domain";
+import { lookupBrand } from "./lookup";
 import { BrandQuery, BrandResponse } from "./model";
 import { type BrandResolver, toBrandView } from "./service";
-
-const EMAIL_REFUSED = {
-  malformed: "The email parameter is not a valid e-mail address.",
-  ip_literal: "The e-mail address has an IP address instead of a domain.",
-  consumer_provider:
-    "The e-mail address is from a consumer mail provider, not a company domain; pass the company's domain instead.",
-  no_registrable_domain:
-    "The e-mail address's domain has no registrable part (it is a public suffix or a local name).",
-} as const;
 
 export const BRAND_DESCRIPTION = `Resolve a catalog entry from a domain or a business e-mail address: exactly one of domain and email.
 
@@ -34,30 +24,7 @@ export function brandController(
   return new Elysia({ prefix: "/v1", tags: ["brand"] }).use(authPlugin(deps)).get(
     "/brand",
     ({ query, set }) => {
-      const { domain, email } = query;
-      if ((domain === undefined) === (email === undefined))
-        throw validationError(
-          domain === undefined
-            ? "Pass one of the query parameters domain or email."
-            : "Pass either domain or email, not both.",
-        );
-      let host: string;
-      if (domain !== undefined) {
-        const h = normalizeHost(domain);
-        if (!h.ok)
-          throw validationError(
-            h.reason === "ip_address"
-              ? "Invalid query parameter domain: an IP address is not a domain name"
-              : "Invalid query parameter domain: not a domain name",
-          );
-        host = h.host;
-      } else {
-        const e = emailDomain(email as string);
-        if (!e.ok) throw new ApiError(422, "email_not_brand_domain", EMAIL_REFUSED[e.reason]);
-        host = e.host;
-      }
-      const brand = brands.resolveHost(host);
-      if (!brand) throw notFound("domain_not_found", `No brand matches the domain ${host}.`);
+      const brand = lookupBrand(brands, query);
       enrichment.request(brand);
       set.headers["cache-control"] = "public, max-age=300";
       return toBrandView(brand);

@@ -1,0 +1,50 @@
+import { ApiError, notFound, validationError } from "../../http/errors";
+import type { Brand } from "../types";
+import { emailDomain, normalizeHost } from "./domain";
+import type { BrandResolver } from "./service";
+
+const EMAIL_REFUSED = {
+  malformed: "The email parameter is not a valid e-mail address.",
+  ip_literal: "The e-mail address has an IP address instead of a domain.",
+  consumer_provider:
+    "The e-mail address is from a consumer mail provider, not a company domain; pass the company's domain instead.",
+  no_registrable_domain:
+    "The e-mail address's domain has no registrable part (it is a public suffix or a local name).",
+} as const;
+
+/**
+ * The brand of a domain or a business e-mail address, exactly one of the two (GET /v1/brand and
+ * the MCP resolve_brand tool): 422 validation_error for neither, both or a domain that is not a
+ * host name, 422 email_not_brand_domain for an e-mail the rules refuse, 404 domain_not_found
+ * when no brand has the domain.
+ */
+export function lookupBrand(
+  brands: BrandResolver,
+  input: { domain?: string; email?: string },
+): Brand {
+  const { domain, email } = input;
+  if ((domain === undefined) === (email === undefined))
+    throw validationError(
+      domain === undefined
+        ? "Pass one of the parameters domain or email."
+        : "Pass either domain or email, not both.",
+    );
+  let host: string;
+  if (domain !== undefined) {
+    const h = normalizeHost(domain);
+    if (!h.ok)
+      throw validationError(
+        h.reason === "ip_address"
+          ? "Invalid parameter domain: an IP address is not a domain name"
+          : "Invalid parameter domain: not a domain name",
+      );
+    host = h.host;
+  } else {
+    const e = emailDomain(email as string);
+    if (!e.ok) throw new ApiError(422, "email_not_brand_domain", EMAIL_REFUSED[e.reason]);
+    host = e.host;
+  }
+  const brand = brands.resolveHost(host);
+  if (!brand) throw notFound("domain_not_found", `No brand matches the domain ${host}.`);
+  return brand;
+}
