@@ -1,7 +1,8 @@
 /**
  * Issue 19's list of well-known company domains (tests/lists/domains.txt, written before looking
  * at the data, grown by issue 25 with 200 non-technology companies) against the real built
- * catalog: at least 90% of the whole list resolve (issue 25's bar), none to a wrong brand.
+ * catalog: at least 92% of issue 19's list resolve (its bar), at least 90% of the whole list
+ * (issue 25's bar), and none to a wrong brand.
  */
 import { describe, expect, test } from "bun:test";
 import { normalizeHost } from "../../src/catalog/brand/domain";
@@ -12,6 +13,7 @@ import { CATALOG_FILE } from "../helpers";
 import { isExpected, pct, readList } from "../lists/lists";
 
 const BAR = 0.9;
+const FIRST_LIST_BAR = 0.92;
 const list = readList("domains.txt");
 const source = new FileCatalogSource(CATALOG_FILE);
 const catalog = new CatalogService(source);
@@ -28,6 +30,8 @@ for (const { input, expected } of list) {
 }
 const resolved = list.length - missing.length;
 const rate = resolved / list.length;
+const first = list.filter((e) => e.part === 1);
+const firstResolved = first.filter((e) => !missing.includes(e.input)).length;
 console.log(
   `domain list: ${resolved}/${list.length} resolve (${pct(resolved, list.length)}), ${wrong.length} wrong; missing: ${missing.join(" ")}`,
 );
@@ -39,6 +43,11 @@ describe("well-known company domains (tests/lists/domains.txt)", () => {
   test("none resolves to a wrong brand", () => {
     expect(wrong).toEqual([]);
   });
+  test(`issue 19's list (${first.length}): at least ${FIRST_LIST_BAR * 100}% resolve (measured ${pct(firstResolved, first.length)})`, () => {
+    expect(first.length).toBeGreaterThanOrEqual(300);
+    expect(firstResolved / first.length).toBeGreaterThanOrEqual(FIRST_LIST_BAR);
+  });
+  // the whole list's bar (issue 25) is not met yet: a todo that names the measured rate
   (rate >= BAR ? test : test.todo)(
     `at least ${BAR * 100}% resolve (measured ${pct(resolved, list.length)})`,
     () => {
