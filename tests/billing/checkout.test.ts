@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { type StripeMock, startStripeMock } from "../../scripts/stripe-mock";
+import { captureLogs } from "../../src/platform/log";
 import { freePort, makeApp, type TestApp, useAccountIdBearer } from "../helpers";
 import {
   account,
@@ -260,6 +261,7 @@ describe("billing not configured or unreachable", () => {
       STRIPE_API_BASE: `http://127.0.0.1:${port}`,
       LOG_LEVEL: "error",
     });
+    const log = captureLogs();
     try {
       const a = await account(t);
       const r = await t.post("/v1/billing/checkout", a.key, { plan: "pro" });
@@ -267,7 +269,12 @@ describe("billing not configured or unreachable", () => {
       const body = await json(r);
       expect(body.error).toBe("billing_provider_error");
       expect(String(body.message)).not.toMatch(/127\.0\.0\.1|ECONN|stripe\.com|stack/i);
+      // the cause is logged for the operator (and only there)
+      expect(log.lines).toContainEqual(
+        expect.objectContaining({ level: "error", msg: "billing checkout failed" }),
+      );
     } finally {
+      log.restore();
       await t.close();
     }
   });

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { existsSync, readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
+import { captureLogs } from "../../src/platform/log";
 import { EmbeddedUsageStore } from "../../src/store/embedded/usage";
 import { retentionCutoff, startRetention } from "../../src/usage/retention";
 import { makeApp, tempDir } from "../helpers";
@@ -88,8 +89,16 @@ describe("usage retention", () => {
       90,
       60_000,
     );
-    await r.run();
-    r.stop();
+    const log = captureLogs();
+    try {
+      await r.run();
+    } finally {
+      log.restore();
+      r.stop();
+    }
     expect(calls).toBeGreaterThanOrEqual(1);
+    expect(log.lines).toContainEqual(
+      expect.objectContaining({ level: "error", error: "disk on fire" }),
+    );
   });
 });
