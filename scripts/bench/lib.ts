@@ -66,11 +66,14 @@ async function spawnServer(
   const reader = proc.stdout.getReader();
   const decoder = new TextDecoder();
   let text = "";
-  while (!text.includes("\n")) {
+  // the announcement is the first line with a url (a log line may come before it, e.g. the
+  // MongoDB store's "seeded MongoDB catalog")
+  while (!/^\{"url":.*\n/m.test(text)) {
     const { value, done } = await reader.read();
     if (done) throw new Error(`server ${args.join(" ")} exited before announcing its address`);
     text += decoder.decode(value, { stream: true });
   }
+  text = text.slice(text.search(/^\{"url":/m));
   // keep reading what the server prints afterwards (request logs), as a log collector would:
   // a full pipe would block the server
   void (async () => {

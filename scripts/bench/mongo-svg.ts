@@ -1,0 +1,147 @@
+#!/usr/bin/env bun
+/**
+ * The metered SVG route in the production shape against the embedded default, same run, same
+ * machine (prints figures only):
+ *   1. embedded store (DATA_DIR) + in-memory counter store (the default),
+ *   2. MONGODB_URL (FerretDB v1, scripts/mongo-local.ts) + Upstash (scripts/upstash-local.ts
+ *      over a real redis-server): catalog, accounts and the usage event log in MongoDB, the
+ *      daily quota counters in Redis.
+ * GET /v1/svg/{slug} with an internal key (no cap: every request does the full
+ * check-and-increment and records a usage event). Rounds are interleaved (embedded, production,
+ * embedded, ...); the ratio is the median of the per-round ratios. Needs FerretDB
+ * (bash .ci/mongo.sh) and redis-server.
+ *   bun scripts/bench/mongo-svg.ts [--duration 5] [--connections 32] [--rounds 3]
+ */
+import { connect } from "node:net";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import { startMongoLocal } from "../mongo-local";
+import {
+  fmt,
+  fmtRounds,
+  type LoadResult,
+  load,
+  loadGenerator,
+  percentile,
+  roundRatios,
+  startApp,
+  tempDir,
+} from "./lib";
+
+const { values } = parseArgs({
+  options: {
+    duration: { type: "string", default: "5" },
+    connections: { type: "string", default: "32" },
+    rounds: { type: "string", default: "3" },
+  },
+});
+const rounds = Number(values.rounds);
+const duration = Number(values.duration);
+const connections = Number(values.connections);
+const ROOT = join(import.meta.dir, "../..");
+
+async function freePort(): Promise<number> {
+  const s = Bun.serve({ port: 0, fetch: () => new Response() });
+  const port = s.port as number;
+  s.stop(true);
+  return port;
+}
+
+/** redis-server (no persistence) + the Upstash-REST proxy, each in its own process. */
+async function startUpstash() {
+  if (!Bun.which("redis-server")) throw new Error("redis-server is not installed");
+  const redisPort = await freePort();
+  const redis = Bun.spawn(
+    ["redis-server", "--port", String(redisPort), "--bind", "127.0.0.1", "--save", ""].concat([
+      "--appendonly",
+      "no",
+      "--dir",
+      tempDir("bench-redis-"),
+    ]),
+    { stdout: "ignore", stderr: "inherit" },
+  );
+  const answers = () =>
+    new Promise<boolean>((resolve) => {
+      const c = connect({ port: redisPort, host: "127.0.0.1" }, () => {
+        c.destroy();
+        resolve(true);
+      });
+      c.on("error", () => resolve(false));
+    });
+  while (!(await answers())) await Bun.sleep(50);
+  const port = await freePort();
+  const token = "bench-token";
+  const proxy = Bun.spawn([process.execPath, join(ROOT, "scripts/upstash-local.ts")], {
+    env: {
+      ...process.env,
+      REDIS_URL: `redis://127.0.0.1:${redisPort}`,
+      UPSTASH_LOCAL_PORT: String(port),
+      UPSTASH_LOCAL_TOKEN: token,
+    },
+    stdout: "pipe",
+    stderr: "inherit",
+  });
+  const reader = proxy.stdout.getReader();
+  await reader.read();
+  reader.releaseLock();
+  return {
+    env: { UPSTASH_REDIS_REST_URL: `http://127.0.0.1:${port}`, UPSTASH_REDIS_REST_TOKEN: token },
+    async stop() {
+      proxy.kill("SIGTERM");
+      redis.kill("SIGTERM");
+      await Promise.all([proxy.exited, redis.exited]);
+    },
+  };
+}
+
+const paths = ["github", "stripe", "slack", "google", "apple", "microsoft", "openai", "figma"].map(
+  (s) => `/v1/svg/${s}`,
+);
+const measure = (url: string, key: string, secs = duration): Promise<LoadResult> =>
+  load({ url, paths, headers: { "x-api-key": key }, duration: secs, connections });
+
+const mongo = await startMongoLocal();
+const upstash = await startUpstash();
+const embedded = await startApp({ tier: "internal" });
+const prod = await startApp({
+  tier: "internal",
+  env: {
+    ...upstash.env,
+    MONGODB_URL: mongo.url,
+    MONGODB_DB: "bench_svg",
+    JWT_SECRET: "bench-jwt-secret-0123456789abcdefghij",
+    COUNTER_TIMEOUT_MS: "2000",
+  },
+});
+try {
+  await measure(embedded.url, embedded.key, 1);
+  await measure(prod.url, prod.key, 1);
+  const embRuns: LoadResult[] = [];
+  const prodRuns: LoadResult[] = [];
+  for (let r = 0; r < rounds; r++) {
+    embRuns.push(await measure(embedded.url, embedded.key));
+    prodRuns.push(await measure(prod.url, prod.key));
+  }
+  const med = (runs: LoadResult[], f: (r: LoadResult) => number) => percentile(runs.map(f), 50);
+  const row = (name: string, runs: LoadResult[]) =>
+    `${name.padEnd(40)} ${fmt(
+      med(runs, (r) => r.rps),
+      0,
+    ).padStart(
+      7,
+    )} req/s   p50 ${fmt(med(runs, (r) => r.p50))} ms   p99 ${fmt(med(runs, (r) => r.p99))} ms   non-2xx ${runs.reduce((n, r) => n + r.non2xx, 0)}   errors ${runs.reduce((n, r) => n + r.errors, 0)}`;
+  const pct = roundRatios(prodRuns, embRuns);
+  console.log(
+    `Metered GET /v1/svg/{slug}  ${loadGenerator()}, ${connections} connections, ${rounds} interleaved rounds of ${duration}s, medians`,
+  );
+  console.log(row("embedded + in-memory counters", embRuns));
+  console.log(row("MongoDB (FerretDB) + Upstash (redis)", prodRuns));
+  console.log(
+    `MongoDB+Upstash / embedded: ${fmt(percentile(pct, 50), 0)}%  per round: ${fmtRounds(pct)}`,
+  );
+} finally {
+  await embedded.stop();
+  await prod.stop();
+  await upstash.stop();
+  await mongo.stop();
+}
