@@ -153,7 +153,7 @@ export async function buildDeps(config: Config, store?: Store): Promise<Deps> {
     verifyBearer: (token) => auth.verifyBearer(token),
     async close() {
       if (mail instanceof SmtpMailer) mail.close();
-      retention.stop();
+      await retention.stop();
       await assets.close();
       catalog.stop();
       await enrichment.close();

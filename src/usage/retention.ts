@@ -17,8 +17,9 @@ export function startRetention(
   store: Pick<UsageEventStore, "prune">,
   days: number,
   everyMs = 6 * 3600_000,
-): { run(now?: Date): Promise<void>; stop(): void } {
-  const run = async (now = new Date()) => {
+): { run(now?: Date): Promise<void>; stop(): Promise<void> } {
+  let running: Promise<void> = Promise.resolve();
+  const prune = async (now: Date) => {
     const before = retentionCutoff(days, now);
     try {
       const r = await store.prune(before);
@@ -35,6 +36,11 @@ export function startRetention(
       });
     }
   };
+  // one prune at a time; stop() waits for the one under way, so a closing store is never used
+  const run = (now = new Date()) => {
+    running = running.then(() => prune(now));
+    return running;
+  };
   const first = setTimeout(() => void run(), 0);
   const timer = setInterval(() => void run(), everyMs);
   first.unref?.();
@@ -44,6 +50,7 @@ export function startRetention(
     stop() {
       clearTimeout(first);
       clearInterval(timer);
+      return running;
     },
   };
 }

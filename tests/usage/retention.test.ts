@@ -101,4 +101,22 @@ describe("usage retention", () => {
       expect.objectContaining({ level: "error", error: "disk on fire" }),
     );
   });
+
+  test("stop() waits for the prune under way (the store is closed after it)", async () => {
+    let finished = false;
+    const r = startRetention(
+      {
+        prune: async () => {
+          await Bun.sleep(100);
+          finished = true;
+          return { days: 0, events: 0 };
+        },
+      },
+      90,
+      60_000,
+    );
+    void r.run();
+    await r.stop();
+    expect(finished).toBe(true);
+  });
 });
