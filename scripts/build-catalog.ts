@@ -365,6 +365,16 @@ async function build(): Promise<void> {
   );
   if (withDirectory.added.length) writeAtomic(IDS_FILE, formatIds(withDirectory.ids));
   for (const e of directory.entries) brands.push({ id: withDirectory.ids[e.slug] as number, ...e });
+  // legacy/corporate domains of directory entries (the fixture's slugs not among the icon-set
+  // brands above), added where no other brand holds the domain
+  const held = new Set(brands.flatMap((b) => b.domains));
+  for (const e of directory.entries) {
+    for (const domain of Object.keys(legacy[e.slug] ?? {})) {
+      if (held.has(domain)) continue;
+      e.domains.push(domain);
+      held.add(domain);
+    }
+  }
   phase(
     "directory",
     `${directory.candidates} name-suggestion-index companies: ${directory.merged} merged into catalog brands, ${directory.entries.length} directory entries (${withDirectory.added.length} new ids)`,

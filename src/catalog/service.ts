@@ -1,4 +1,5 @@
 import { log } from "../platform/log";
+import { collectGarbage } from "../platform/memory";
 import { contrastTextColor } from "./colors";
 import { directoryFields } from "./model";
 import type { CatalogSource } from "./port";
@@ -66,7 +67,6 @@ export function toServiceView(b: Brand): ServiceView {
 export class CatalogService {
   private brands: Brand[] = [];
   private bySlug = new Map<string, Brand>();
-  private views = new Map<number, ServiceView>();
   /** serialized views, made on first use (the by-slug route answers with these bytes) */
   private jsonCache = new Map<number, string>();
   private currentVersion: string | null = null;
@@ -87,6 +87,9 @@ export class CatalogService {
 
   async load(): Promise<void> {
     this.install(await this.source.load());
+    // a directory-size catalog: the parse's garbage (the 56 MB file's text) goes before the
+    // domain map and the search index allocate theirs (RSS peak, issue 25)
+    if (this.brands.length >= 5000) collectGarbage();
   }
 
   /** Poll the source every `ms` and reload when its version changed. */
@@ -133,7 +136,6 @@ export class CatalogService {
     const brands = [...built.brands].sort((a, b) => a.id - b.id);
     this.brands = brands;
     this.bySlug = new Map(brands.map((b) => [b.slug, b]));
-    this.views = new Map(brands.map((b) => [b.id, toServiceView(b)]));
     this.jsonCache = new Map();
     this.artworkSplit = null;
     this.currentVersion = built.version;
@@ -154,7 +156,6 @@ export class CatalogService {
     if (i < 0) return;
     this.brands[i] = brand;
     this.bySlug.set(brand.slug, brand);
-    this.views.set(brand.id, toServiceView(brand));
     this.jsonCache.delete(brand.id);
     this.artworkSplit = null;
     this.emit(brand);
@@ -162,7 +163,7 @@ export class CatalogService {
 
   view(slug: string): ServiceView | null {
     const b = this.brand(slug);
-    return b ? (this.views.get(b.id) ?? null) : null;
+    return b ? toServiceView(b) : null;
   }
 
   /** The ServiceResponse of a slug as JSON text, serialized once per brand version. */
@@ -185,8 +186,9 @@ export class CatalogService {
     return json;
   }
 
+  /** Made on each call (cheap), not kept per brand: 20k prebuilt views held ~18 MB of RSS. */
   viewOf(brand: Brand): ServiceView {
-    return this.views.get(brand.id) ?? toServiceView(brand);
+    return toServiceView(brand);
   }
 
   /**

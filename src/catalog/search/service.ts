@@ -18,6 +18,7 @@
 import MiniSearch, { type Query, type SearchOptions, type SearchResult } from "minisearch";
 import { parse } from "tldts";
 import { transliterate } from "transliteration";
+import { collectGarbage } from "../../platform/memory";
 import { hasArtwork } from "../service";
 import type { Brand } from "../types";
 import {
@@ -53,9 +54,16 @@ interface Entry {
   tails: string[];
   /** popularity from the data: independent sources carrying the brand, plus one for a domain */
   popularity: number;
-  /** what the index holds for this brand (to skip re-indexing when only colors changed) */
-  signature: string;
 }
+
+/** What the index holds for a brand (to skip re-indexing when only colors changed). */
+function sameIndexed(a: Entry, b: Entry): boolean {
+  const same = (x: string[], y: string[]) => x.length === y.length && x.every((v, i) => v === y[i]);
+  return a.brand.slug === b.brand.slug && same(a.names, b.names) && same(a.domains, b.domains);
+}
+
+/** Brands from which a rebuild collects garbage between its phases (the directory has 20,000). */
+const LARGE = 5000;
 
 interface Doc {
   id: number;
@@ -106,7 +114,6 @@ function toEntry(brand: Brand): Entry {
     hostNames: domains.map(hostName).filter(Boolean),
     tails: names.flatMap(wordTails),
     popularity: popularityOf(brand),
-    signature: JSON.stringify([names, brand.slug, domains]),
   };
 }
 
@@ -291,31 +298,38 @@ export class SearchIndex {
         else this.exact.set(key, [id]);
       }
     }
+    // a directory-size catalog: the garbage so far (entries, domain map) goes before MiniSearch
+    // allocates its index, and MiniSearch's before the word maps (else RSS peaks ~75 MB higher)
+    const large = this.entries.size >= LARGE;
+    if (large) collectGarbage();
     const docs = [...this.entries].map(([id, e]) => toDoc(id, e));
     this.index = this.newIndex();
     this.index.addAll(docs);
-    this.vocabulary = new Set(
-      docs.flatMap((d) => splitSpaces(`${d.text} ${d.compact} ${d.domains}`)),
-    );
+    if (large) collectGarbage();
     // typo neighbours of the words of brands with artwork only: the directory's ~15,000
     // entries (issue 25) would take most of the start-up time and memory for a rarely used
     // path (a swap and one more edit); their typos still match through MiniSearch's fuzzy lookup
-    this.nearby = nearbyMap(
-      new Set(
-        docs.flatMap((d) =>
-          hasArtwork(this.entries.get(d.id)?.brand ?? { variants: {} })
-            ? splitSpaces(`${d.text} ${d.compact}`)
-            : [],
-        ),
-      ),
-    );
+    // (both sets filled word by word: no array of all words is made)
+    const vocabulary = new Set<string>();
+    const artworkWords = new Set<string>();
+    for (const d of docs) {
+      const artwork = hasArtwork(this.entries.get(d.id)?.brand ?? { variants: {} });
+      for (const word of splitSpaces(d.domains)) vocabulary.add(word);
+      for (const field of [d.text, d.compact])
+        for (const word of splitSpaces(field)) {
+          vocabulary.add(word);
+          if (artwork) artworkWords.add(word);
+        }
+    }
+    this.vocabulary = vocabulary;
+    this.nearby = nearbyMap(artworkWords);
   }
 
   /** One brand changed: keep its new record; re-index only when a searched field changed. */
   refresh(brand: Brand) {
     const before = this.entries.get(brand.id);
     const after = toEntry(brand);
-    if (before && before.signature === after.signature) {
+    if (before && sameIndexed(before, after)) {
       this.entries.set(brand.id, after);
       if (before.popularity !== after.popularity) this.generation++; // ranking changed
     } else this.rebuild();
