@@ -1,15 +1,15 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync } from "node:fs";
 import type { Server } from "bun";
-import { type Browser, chromium } from "playwright-core";
+import type { Browser } from "playwright-core";
 import { makeApp, type TestApp } from "../helpers";
+import { CHROMIUM, launchChromium } from "../support/chromium";
 
 /**
  * Real headless Chromium (Debian's `chromium` package, driven by playwright-core: no browser
  * download) against the real app listening on a socket. Pages are served from two other
  * origins: one on CORS_ORIGINS, one not.
  */
-const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 const available = existsSync(CHROMIUM);
 if (!available)
   console.warn(`skipping browser tests: no Chromium at ${CHROMIUM} (apt-get install chromium)`);
@@ -34,17 +34,7 @@ beforeAll(async () => {
   api = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: (req) => t.app.handle(req) });
   // "localhost" and "127.0.0.1" are different origins: the API is cross-origin to both pages
   apiBase = `http://localhost:${api.port}`;
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: [
-      "--headless",
-      "--no-sandbox",
-      "--disable-gpu",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--no-first-run",
-    ],
-  });
+  browser = await launchChromium();
 }, 60_000);
 
 afterAll(async () => {

@@ -6,13 +6,13 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync } from "node:fs";
-import { type Browser, chromium, type Page } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
 import { buildWeb, isStale } from "../../scripts/build-web";
 import { type StripeMock, startStripeMock } from "../../scripts/stripe-mock";
 import { rememberClientAddress } from "../../src/http/client-ip";
 import { makeApp, type TestApp } from "../helpers";
+import { CHROMIUM, launchChromium } from "../support/chromium";
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 const have = existsSync(CHROMIUM);
 const mock: StripeMock | null = have ? await startStripeMock() : null;
 if (!have) console.log(`skipping the console billing browser test: no Chromium at ${CHROMIUM}`);
@@ -46,17 +46,7 @@ describe.skipIf(!have || !mock)("console billing buttons against stripe-mock", (
       },
     });
     base = `http://127.0.0.1:${server.port}`;
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: [
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--no-first-run",
-      ],
-    });
+    browser = await launchChromium();
     const context = await browser.newContext();
     // stand in for Stripe's hosted pages: record where the browser was sent, answer locally
     await context.route(

@@ -8,14 +8,14 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
+import type { Browser, BrowserContext, Page } from "playwright-core";
 import sharp from "sharp";
 import { buildWeb, isStale } from "../../scripts/build-web";
 import { rememberClientAddress } from "../../src/http/client-ip";
 import { decodeQuotedPrintable } from "../auth/helpers";
 import { makeApp, type TestApp } from "../helpers";
+import { CHROMIUM, launchChromium } from "../support/chromium";
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 const ROOT = resolve(import.meta.dir, "../..");
 const OUT = join(ROOT, "build", "test-output", "web");
 const DOCS_IMAGES = join(ROOT, "docs", "images");
@@ -93,17 +93,7 @@ describe.skipIf(!have)("web console in headless Chromium", () => {
       },
     });
     base = `http://127.0.0.1:${server.port}`;
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: [
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--no-first-run",
-      ],
-    });
+    browser = await launchChromium();
     context = await browser.newContext({
       colorScheme: "light",
       viewport: { width: 1200, height: 800 },
