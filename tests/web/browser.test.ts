@@ -263,7 +263,16 @@ describe.skipIf(!have)("web console in headless Chromium", () => {
     });
     expect(painted).toBeGreaterThan(20);
     await page.getByLabel("History range").selectOption("7");
-    await page.getByRole("heading", { name: /^History / }).waitFor();
+    // the history (and the CSV built from it) follow once the 7-day answer is in: wait for the
+    // heading's range to span 7 days, not only for a heading (the 30-day one is still shown)
+    await page.waitForFunction(() => {
+      const m = /History (\S+) to (\S+)/.exec(
+        document.getElementById("history-h")?.textContent ?? "",
+      );
+      return m
+        ? (Date.parse(m[2] as string) - Date.parse(m[1] as string)) / 86_400_000 === 6
+        : false;
+    });
     const download = page.waitForEvent("download");
     await page.getByRole("link", { name: "Download CSV" }).click();
     const file = await (await download).path();
