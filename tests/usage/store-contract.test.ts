@@ -156,3 +156,44 @@ usageStoreContract(
   },
   !mongo.url,
 );
+
+describe.skipIf(!mongo.url)(
+  `two instances folding into usage_daily at once ${skipNote(mongo)}`.trim(),
+  () => {
+    test("rows both create at the same moment lose no count (the insert race is retried)", async () => {
+      const { MongoClient } = await import("mongodb");
+      const { MongoUsageStore } = await import("../../src/store/mongo/usage");
+      const name = testDbName("bapi_usage_race");
+      const clients = [new MongoClient(mongo.url as string), new MongoClient(mongo.url as string)];
+      const stores = clients.map((c) => new MongoUsageStore(c.db(name)));
+      try {
+        await MongoUsageStore.ensureIndexes(clients[0]?.db(name) as never);
+        const accounts = Array.from({ length: 30 }, () => newId());
+        // each account's first events reach both instances' writers together
+        for (const accountId of accounts)
+          await Promise.all(
+            stores.map((s) =>
+              s.append([
+                event({ accountId, ts: "2025-09-01T12:00:00.000Z", status: 200 }),
+                event({ accountId, ts: "2025-09-01T12:00:00.000Z", status: 429 }),
+              ]),
+            ),
+          );
+        for (const accountId of accounts)
+          expect(await stores[0]?.daily(accountId, "2025-09-01", "2025-09-01")).toEqual([
+            {
+              accountId,
+              day: "2025-09-01",
+              bucket: "svg",
+              requests: 4,
+              errors: 0,
+              rateLimited: 2,
+            },
+          ]);
+      } finally {
+        await clients[0]?.db(name).dropDatabase();
+        await Promise.all(clients.map((c) => c.close()));
+      }
+    });
+  },
+);

@@ -139,6 +139,28 @@ export class MongoUsageStore implements UsageEventStore {
   async close() {}
 
   /**
+   * Run upserts, retrying the ones that lost an insert race. Two instances folding the first
+   * events of a row at once both try to insert it; the loser gets a duplicate-key error
+   * (MongoDB retries such upserts itself only in some cases, FerretDB never does), and its
+   * retry finds the row and increments it. Other errors are thrown.
+   */
+  private async upsertAll(ops: AnyBulkWriteOperation<DailyDoc>[], attempts = 5) {
+    let pending = ops;
+    for (let attempt = 1; pending.length > 0; attempt++) {
+      try {
+        await this.dailyCol.bulkWrite(pending, { ordered: false });
+        return;
+      } catch (err) {
+        if (!(err instanceof MongoBulkWriteError) || err.err || attempt >= attempts) throw err;
+        const writeErrors = Array.isArray(err.writeErrors) ? err.writeErrors : [err.writeErrors];
+        if (writeErrors.some((w) => w.code !== DUPLICATE_KEY)) throw err;
+        const lost = new Set(writeErrors.map((w) => w.index));
+        pending = pending.filter((_, i) => lost.has(i));
+      }
+    }
+  }
+
+  /**
    * Fold newly inserted events into usage_daily. The events are already safe in the log, so a
    * failure here is logged, not thrown (a retry would skip them as duplicates anyway); the
    * projection is then repaired with `npm run admin -- projections rebuild`.
@@ -169,7 +191,7 @@ export class MongoUsageStore implements UsageEventStore {
       },
     }));
     try {
-      await this.dailyCol.bulkWrite(ops, { ordered: false });
+      await this.upsertAll(ops);
     } catch (err) {
       log(
         "error",
