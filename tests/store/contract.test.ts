@@ -239,6 +239,30 @@ function storeContract(name: string, open: () => Promise<Store>, skip = false) {
       for (const h of [h1, h2, h3]) expect(await s.tokens.get(h)).toBeNull();
     });
 
+    test("tokens: of concurrent uses of one token exactly one wins (refresh reuse is detected)", async () => {
+      const s = await get();
+      const accountId = newId();
+      const now = Date.now();
+      for (let round = 0; round < 10; round++) {
+        const hash = newId();
+        await s.tokens.put({
+          hash,
+          kind: "refresh",
+          accountId,
+          family: newId(),
+          createdAt: now,
+          expiresAt: now + 60_000,
+          usedAt: null,
+          revokedAt: null,
+        });
+        const wins = await Promise.all(
+          Array.from({ length: 4 }, (_, i) => s.tokens.use(hash, now + i)),
+        );
+        expect(wins.filter(Boolean)).toHaveLength(1);
+      }
+      await s.tokens.removeAccount(accountId);
+    });
+
     test("serves the built catalog with its version", async () => {
       const s = await get();
       const built = await s.catalog.load();
@@ -247,6 +271,17 @@ function storeContract(name: string, open: () => Promise<Store>, skip = false) {
       const withSvg = built.brands.find((b) => b.variants.mono);
       expect(withSvg?.variants.mono?.svg).toContain("<svg");
     }, 60_000);
+
+    test("visitor total: concurrent first increments all count; one secret for every caller", async () => {
+      const v = (await get()).visitors;
+      const before = await v.total();
+      const totals = await Promise.all(Array.from({ length: 8 }, () => v.increment()));
+      expect(await v.total()).toBe(before + 8);
+      for (const t of totals) expect(t).toBeGreaterThan(before);
+      const secrets = await Promise.all([v.secret(), v.secret(), v.secret()]);
+      expect(new Set(secrets).size).toBe(1);
+      expect(secrets[0]).toMatch(/^[0-9a-f]{64}$/);
+    });
 
     test("is reachable", async () => {
       expect(await (await get()).ping()).toBe(true);

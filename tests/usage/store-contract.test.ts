@@ -160,34 +160,46 @@ usageStoreContract(
 describe.skipIf(!mongo.url)(
   `two instances folding into usage_daily at once ${skipNote(mongo)}`.trim(),
   () => {
-    test("rows both create at the same moment lose no count (the insert race is retried)", async () => {
+    test("appends on both at the same moment lose no count; the old unique index is dropped", async () => {
       const { MongoClient } = await import("mongodb");
       const { MongoUsageStore } = await import("../../src/store/mongo/usage");
       const name = testDbName("bapi_usage_race");
       const clients = [new MongoClient(mongo.url as string), new MongoClient(mongo.url as string)];
       const stores = clients.map((c) => new MongoUsageStore(c.db(name)));
       try {
-        await MongoUsageStore.ensureIndexes(clients[0]?.db(name) as never);
+        const db = clients[0]?.db(name) as import("mongodb").Db;
+        // a database made by an earlier version: one row per account, day and bucket
+        await db
+          .collection("usage_daily")
+          .createIndex(
+            { accountId: 1, day: 1, bucket: 1 },
+            { unique: true, name: "account_day_bucket" },
+          );
+        await MongoUsageStore.ensureIndexes(db);
+        const indexes = (await db.collection("usage_daily").indexes()).map((i) => i.name);
+        expect(indexes).not.toContain("account_day_bucket");
+        expect(indexes).toContain("account_day_bucket_rows");
         const accounts = Array.from({ length: 30 }, () => newId());
         // each account's first events reach both instances' writers together
         for (const accountId of accounts)
-          await Promise.all(
-            stores.map((s) =>
-              s.append([
-                event({ accountId, ts: "2025-09-01T12:00:00.000Z", status: 200 }),
-                event({ accountId, ts: "2025-09-01T12:00:00.000Z", status: 429 }),
-              ]),
-            ),
-          );
+          for (let round = 0; round < 3; round++)
+            await Promise.all(
+              stores.map((s) =>
+                s.append([
+                  event({ accountId, ts: "2025-09-01T12:00:00.000Z", status: 200 }),
+                  event({ accountId, ts: "2025-09-01T12:00:00.000Z", status: 429 }),
+                ]),
+              ),
+            );
         for (const accountId of accounts)
           expect(await stores[0]?.daily(accountId, "2025-09-01", "2025-09-01")).toEqual([
             {
               accountId,
               day: "2025-09-01",
               bucket: "svg",
-              requests: 4,
+              requests: 12,
               errors: 0,
-              rateLimited: 2,
+              rateLimited: 6,
             },
           ]);
       } finally {

@@ -2,9 +2,8 @@ import { randomBytes } from "node:crypto";
 import type { Db } from "mongodb";
 import { type Account, type AccountEvent, applyAccountEvent } from "../../accounts/model";
 import type { AccountStore, DataKeyRecord, TokenRecord, TokenStore } from "../../accounts/port";
+import { isDuplicate } from "./errors";
 import { ensureIndexes } from "./indexes";
-
-const isDuplicate = (err: unknown) => (err as { code?: number }).code === 11000;
 
 /**
  * MongoDB account store: `account_events` is the append-only log (unique event id, so a
@@ -45,6 +44,7 @@ export class MongoAccountStore implements AccountStore {
       { key: { family: 1 }, name: "family" },
       { key: { accountId: 1 }, name: "account" },
     ]);
+    await ensureIndexes(db, "auth_token_uses", [{ key: { accountId: 1 }, name: "account" }]);
   }
 
   private get keysCol() {
@@ -134,12 +134,20 @@ export class MongoAccountStore implements AccountStore {
   }
 }
 
-/** MongoDB token store: `auth_tokens`, one document per token hash. */
+/**
+ * MongoDB token store: `auth_tokens`, one document per token hash, and `auth_token_uses`, one
+ * document per used token (`_id` the hash). Using a token inserts its use: the unique `_id`
+ * lets exactly one of several concurrent uses win, also on servers whose conditional updates
+ * are not atomic (FerretDB v1 reads, then writes).
+ */
 export class MongoTokenStore implements TokenStore {
   constructor(private db: Db) {}
 
   private get col() {
     return this.db.collection<TokenRecord>("auth_tokens");
+  }
+  private get uses() {
+    return this.db.collection<{ _id: string; accountId: string; at: number }>("auth_token_uses");
   }
 
   async put(record: TokenRecord) {
@@ -151,11 +159,16 @@ export class MongoTokenStore implements TokenStore {
   }
 
   async use(hash: string, at: number) {
-    const r = await this.col.updateOne(
-      { hash, usedAt: null, revokedAt: null },
-      { $set: { usedAt: at } },
-    );
-    return r.modifiedCount === 1;
+    const r = await this.col.findOne({ hash }, { projection: { _id: 0 } });
+    if (!r || r.usedAt !== null || r.revokedAt !== null) return false;
+    try {
+      await this.uses.insertOne({ _id: hash, accountId: r.accountId, at });
+    } catch (err) {
+      if (isDuplicate(err)) return false;
+      throw err;
+    }
+    await this.col.updateOne({ hash }, { $set: { usedAt: at } });
+    return true;
   }
 
   async revokeFamily(family: string, at: number) {
@@ -164,5 +177,6 @@ export class MongoTokenStore implements TokenStore {
 
   async removeAccount(accountId: string) {
     await this.col.deleteMany({ accountId });
+    await this.uses.deleteMany({ accountId });
   }
 }

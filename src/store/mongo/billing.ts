@@ -1,10 +1,9 @@
 import type { Db } from "mongodb";
 import type { BillingLink, BillingStore } from "../../billing/port";
+import { isDuplicate } from "./errors";
 import { ensureIndexes } from "./indexes";
 
 type LinkDoc = Omit<BillingLink, "accountId"> & { _id: string };
-
-const isDuplicate = (err: unknown) => (err as { code?: number })?.code === 11000;
 
 /**
  * MongoDB billing store: `billing_links` (one per account, customer id unique),

@@ -8,9 +8,8 @@ import {
 } from "mongodb";
 import type { CatalogSource } from "../../catalog/port";
 import type { Brand, BuiltCatalog, StoredSvg, Variant } from "../../catalog/types";
+import { DUPLICATE_KEY } from "./errors";
 import { ensureIndexes } from "./indexes";
-
-const DUPLICATE_KEY = 11000;
 
 /** A brand without its artwork; `_id` is the brand id as a string. */
 type BrandDoc = Omit<Brand, "variants"> & { _id: string };

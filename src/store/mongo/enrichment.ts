@@ -1,6 +1,7 @@
 import type { Db } from "mongodb";
 import type { EnrichmentRecord, EnrichmentStore } from "../../catalog/enrichment-port";
 import type { StoredSvg, Variant } from "../../catalog/types";
+import { isDuplicate } from "./errors";
 
 type RecordDoc = EnrichmentRecord & { _id: number };
 
@@ -31,7 +32,7 @@ export class MongoEnrichmentStore implements EnrichmentStore {
       )
       .catch(async (err: { code?: number }) => {
         // duplicate _id: a record with other inputs is stored; these inputs replace it
-        if (err.code !== 11000) throw err;
+        if (!isDuplicate(err)) throw err;
         await this.records.replaceOne({ _id: record.brandId }, record);
         return null;
       });

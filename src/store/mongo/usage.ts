@@ -1,33 +1,44 @@
 import { type AnyBulkWriteOperation, type Db, MongoBulkWriteError } from "mongodb";
+import { newId } from "../../platform/ids";
 import { log } from "../../platform/log";
 import { countInto, zeroCounts } from "../../usage/daily";
 import type { DailyCounts, DailyRow, UsageEvent, UsageEventStore } from "../../usage/port";
+import { DUPLICATE_KEY } from "./errors";
 import { ensureIndexes } from "./indexes";
 
 type EventDoc = UsageEvent & { _id: string };
-/** A usage_daily row; `_id` is "accountId|day|bucket" (see dailyId). */
-type DailyDoc = DailyRow & { _id: string };
+/**
+ * A usage_daily row: the counts one writer folded for an account, day and bucket. `_id` is
+ * "accountId|day|bucket|writer" (see dailyId); a rebuild writes one row without a writer.
+ */
+type DailyDoc = DailyRow & { _id: string; writer?: string };
 
 /**
  * The usage_daily key of an account, day and bucket. A string `_id` makes the projection's
  * upserts point writes on MongoDB and on FerretDB (whose SQLite backend pushes down only a
  * filter on a string `_id`).
  */
-const dailyId = (r: { accountId: string; day: string; bucket: string }) =>
-  `${r.accountId}|${r.day}|${r.bucket}`;
+const dailyId = (r: { accountId: string; day: string; bucket: string }, writer?: string) =>
+  `${r.accountId}|${r.day}|${r.bucket}${writer ? `|${writer}` : ""}`;
 
-const DUPLICATE_KEY = 11000;
+/** The unique index of earlier versions (one row per account, day and bucket). */
+const OLD_UNIQUE_INDEX = "account_day_bucket";
 
 /**
  * MongoDB usage store.
  *  - `usage_events`: the append-only log. `_id` is the event id (UUIDv7), so the id is unique
  *    and a replayed event is a duplicate-key error that is ignored. Index `day` serves the
  *    per-day reads (counter rebuild).
- *  - `usage_daily`: the projection, one document per account, day and bucket (unique index
- *    `account_day_bucket`, which serves the analytics range reads; `_id` "accountId|day|bucket"),
- *    updated with `$inc` for the events an append actually inserted.
+ *  - `usage_daily`: the projection. Each process folds the events it inserted into rows of its
+ *    own (`_id` "accountId|day|bucket|writer", `$inc`, one batch at a time), and `daily()` sums
+ *    an account's rows per day and bucket (index `account_day_bucket_rows`). No two instances
+ *    ever update one row, so none loses the other's counts where updates are not atomic
+ *    (FerretDB v1 reads, then writes: concurrent `$inc`s on one document lose increments).
  */
 export class MongoUsageStore implements UsageEventStore {
+  /** this process's rows in usage_daily */
+  private readonly writer = newId();
+
   constructor(private db: Db) {}
 
   private get events() {
@@ -39,8 +50,11 @@ export class MongoUsageStore implements UsageEventStore {
 
   static async ensureIndexes(db: Db) {
     await ensureIndexes(db, "usage_events", [{ key: { day: 1 }, name: "day" }]);
+    const daily = db.collection("usage_daily");
+    const had = await daily.indexes().catch(() => [] as { name?: string }[]);
+    if (had.some((i) => i.name === OLD_UNIQUE_INDEX)) await daily.dropIndex(OLD_UNIQUE_INDEX);
     await ensureIndexes(db, "usage_daily", [
-      { key: { accountId: 1, day: 1, bucket: 1 }, unique: true, name: "account_day_bucket" },
+      { key: { accountId: 1, day: 1, bucket: 1 }, name: "account_day_bucket_rows" },
     ]);
   }
 
@@ -73,10 +87,21 @@ export class MongoUsageStore implements UsageEventStore {
   }
 
   async daily(accountId: string, from: string, to: string): Promise<DailyRow[]> {
-    return this.dailyCol
-      .find({ accountId, day: { $gte: from, $lte: to } }, { projection: { _id: 0 } })
+    const docs = await this.dailyCol
+      .find({ accountId, day: { $gte: from, $lte: to } }, { projection: { _id: 0, writer: 0 } })
       .sort({ day: 1, bucket: 1 })
       .toArray();
+    // one row per day and bucket: the sum of every writer's row
+    const rows: DailyRow[] = [];
+    for (const d of docs) {
+      const last = rows[rows.length - 1];
+      if (last && last.day === d.day && last.bucket === d.bucket) {
+        last.requests += d.requests;
+        last.errors += d.errors;
+        last.rateLimited += d.rateLimited;
+      } else rows.push({ ...d });
+    }
+    return rows;
   }
 
   async *eventsOfDay(day: string): AsyncIterable<UsageEvent> {
@@ -139,28 +164,6 @@ export class MongoUsageStore implements UsageEventStore {
   async close() {}
 
   /**
-   * Run upserts, retrying the ones that lost an insert race. Two instances folding the first
-   * events of a row at once both try to insert it; the loser gets a duplicate-key error
-   * (MongoDB retries such upserts itself only in some cases, FerretDB never does), and its
-   * retry finds the row and increments it. Other errors are thrown.
-   */
-  private async upsertAll(ops: AnyBulkWriteOperation<DailyDoc>[], attempts = 5) {
-    let pending = ops;
-    for (let attempt = 1; pending.length > 0; attempt++) {
-      try {
-        await this.dailyCol.bulkWrite(pending, { ordered: false });
-        return;
-      } catch (err) {
-        if (!(err instanceof MongoBulkWriteError) || err.err || attempt >= attempts) throw err;
-        const writeErrors = Array.isArray(err.writeErrors) ? err.writeErrors : [err.writeErrors];
-        if (writeErrors.some((w) => w.code !== DUPLICATE_KEY)) throw err;
-        const lost = new Set(writeErrors.map((w) => w.index));
-        pending = pending.filter((_, i) => lost.has(i));
-      }
-    }
-  }
-
-  /**
    * Fold newly inserted events into usage_daily. The events are already safe in the log, so a
    * failure here is logged, not thrown (a retry would skip them as duplicates anyway); the
    * projection is then repaired with `npm run admin -- projections rebuild`.
@@ -182,16 +185,16 @@ export class MongoUsageStore implements UsageEventStore {
     }
     const ops: AnyBulkWriteOperation<DailyDoc>[] = [...sums.values()].map(({ row, c }) => ({
       updateOne: {
-        filter: { _id: dailyId(row) },
+        filter: { _id: dailyId(row, this.writer) },
         update: {
-          $setOnInsert: row,
+          $setOnInsert: { ...row, writer: this.writer },
           $inc: { requests: c.requests, errors: c.errors, rateLimited: c.rateLimited },
         },
         upsert: true,
       },
     }));
     try {
-      await this.upsertAll(ops);
+      await this.dailyCol.bulkWrite(ops, { ordered: false });
     } catch (err) {
       log(
         "error",

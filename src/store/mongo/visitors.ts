@@ -1,11 +1,22 @@
 import { randomBytes } from "node:crypto";
 import type { Db } from "mongodb";
+import { newId } from "../../platform/ids";
 import type { VisitorCountStore } from "../../public/port";
+import { retryInsertRace } from "./errors";
 
-type Doc = { _id: "total"; count: number } | { _id: "secret"; value: string };
+type Doc = { _id: string; count?: number; value?: string };
 
-/** MongoDB visitor counter: documents `total` ($inc) and `secret` in `visitor_counter`. */
+/**
+ * MongoDB visitor counter in `visitor_counter`: the total is the sum of `total…` documents,
+ * one per process (`total:<id>`; the single `total` of earlier versions still counts), each
+ * incremented only by its process, one increment at a time. No two writers ever update one
+ * document, so no count is lost where conditional updates are not atomic (FerretDB v1 reads,
+ * then writes). `secret` is the shared salt: the first instance's wins.
+ */
 export class MongoVisitorStore implements VisitorCountStore {
+  private readonly shard = `total:${newId()}`;
+  private queue: Promise<unknown> = Promise.resolve();
+
   constructor(private db: Db) {}
 
   private get docs() {
@@ -13,27 +24,33 @@ export class MongoVisitorStore implements VisitorCountStore {
   }
 
   async total() {
-    const d = await this.docs.findOne({ _id: "total" });
-    return d && "count" in d ? d.count : 0;
+    const [r] = await this.docs
+      .aggregate<{ n: number }>([
+        { $match: { _id: { $regex: "^total" } } },
+        { $group: { _id: null, n: { $sum: "$count" } } },
+      ])
+      .toArray();
+    return r?.n ?? 0;
   }
 
   async increment() {
-    const d = await this.docs.findOneAndUpdate(
-      { _id: "total" },
-      { $inc: { count: 1 } },
-      { upsert: true, returnDocument: "after" },
+    const done = this.queue.then(() =>
+      this.docs.updateOne({ _id: this.shard }, { $inc: { count: 1 } }, { upsert: true }),
     );
-    return d && "count" in d ? d.count : 1;
+    this.queue = done.catch(() => {});
+    await done;
+    return this.total();
   }
 
   async secret() {
-    // the first instance's secret wins; every other one reads it
-    const d = await this.docs.findOneAndUpdate(
-      { _id: "secret" },
-      { $setOnInsert: { value: randomBytes(32).toString("hex") } },
-      { upsert: true, returnDocument: "after" },
+    const d = await retryInsertRace(() =>
+      this.docs.findOneAndUpdate(
+        { _id: "secret" },
+        { $setOnInsert: { value: randomBytes(32).toString("hex") } },
+        { upsert: true, returnDocument: "after" },
+      ),
     );
-    if (!d || !("value" in d)) throw new Error("visitor counter secret not stored");
+    if (!d?.value) throw new Error("visitor counter secret not stored");
     return d.value;
   }
 }
