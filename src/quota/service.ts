@@ -28,6 +28,8 @@ export interface CountableEvent {
   /** UTC day, YYYY-MM-DD */
   day: string;
   status: number;
+  /** how many such events this stands for (a store's per-day tally); 1 when absent */
+  events?: number;
 }
 
 /**
@@ -245,8 +247,9 @@ export class QuotaService implements QuotaGate {
         keyFor.set(e.keyId, target);
       }
       const k = dailyKey(day, target, e.bucket);
-      tally.set(k, (tally.get(k) ?? 0) + 1);
-      counted++;
+      const n = e.events ?? 1;
+      tally.set(k, (tally.get(k) ?? 0) + n);
+      counted += n;
     }
     const entries = [...tally].map(([key, value]) => ({ key, value }));
     // the day's seed mark goes with the counters: a store that loses them loses it too

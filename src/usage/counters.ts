@@ -31,8 +31,10 @@ export async function rebuildCounters(
   now = new Date(),
 ): Promise<{ day: string; events: number; counters: number }> {
   const cache = new Map<string, Account | null>();
-  // streamed: the day's log is never held in memory (millions of events on a busy day)
-  return quota.rebuildFromEvents(usage.eventsOfDay(utcDay(now)), {
+  const day = utcDay(now);
+  // the store's tally when it keeps one; else streamed: the day's log is never held in memory
+  // (millions of events on a busy day)
+  return quota.rebuildFromEvents(usage.tallyOfDay?.(day) ?? usage.eventsOfDay(day), {
     now,
     successor: async (keyId, accountId) => {
       if (!accountId) return keyId;

@@ -49,6 +49,17 @@ export class DailyProjection {
     }
   }
 
+  /** Fold in one event's counts (the start-up replay, which reuses one object per line). */
+  add(accountId: string, day: string, bucket: Bucket, status: number, count: number): void {
+    const buckets = this.bucketsOf(accountId, day);
+    let counts = buckets.get(bucket);
+    if (!counts) {
+      counts = zeroCounts();
+      buckets.set(bucket, counts);
+    }
+    countInto(counts, status, count);
+  }
+
   private bucketsOf(accountId: string, day: string): Map<Bucket, DailyCounts> {
     let days = this.rows.get(accountId);
     if (!days) {

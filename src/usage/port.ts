@@ -1,4 +1,5 @@
 import type { Bucket, Tier } from "../quota/limits";
+import type { CountableEvent } from "../quota/service";
 
 /** One metered request, as appended to the usage event log. Never updated or deleted. */
 export interface UsageEvent {
@@ -94,6 +95,12 @@ export interface UsageEventStore {
   daily(accountId: string, from: string, to: string): Promise<DailyRow[]>;
   /** every stored event of one UTC day (each id once) */
   eventsOfDay(day: string): AsyncIterable<UsageEvent>;
+  /**
+   * Optional: the recent day's events counted by account, key, bucket and status (`events`
+   * each), kept up to date by the store, so a counter rebuild need not read the day's log.
+   * Without it, or when it answers null (a day it does not tally), callers use eventsOfDay.
+   */
+  tallyOfDay?(day: string): CountableEvent[] | null;
   /** recompute usage_daily from the whole event log (rows of pruned days are kept as they are) */
   rebuildDaily(): Promise<{ events: number; rows: number }>;
   /**

@@ -1,19 +1,13 @@
-import {
-  closeSync,
-  existsSync,
-  mkdirSync,
-  openSync,
-  readdirSync,
-  readFileSync,
-  readSync,
-  unlinkSync,
-} from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, unlinkSync } from "node:fs";
 import { type FileHandle, open } from "node:fs/promises";
 import { join } from "node:path";
 import { log } from "../../platform/log";
+import type { Bucket } from "../../quota/limits";
+import type { CountableEvent } from "../../quota/service";
 import { DailyProjection, isUsageEvent } from "../../usage/daily";
 import type { DailyRow, UsageEvent, UsageEventStore } from "../../usage/port";
 import { JsonlEncoder } from "../../usage/serialize";
+import { IdHashSet, lineChunks, tallyEventFile } from "./event-scan";
 import { JsonlLog } from "./jsonl";
 
 const DAY_FILE = /^(\d{4}-\d{2}-\d{2})\.jsonl$/;
@@ -80,21 +74,14 @@ export function readEventFile(path: string): UsageEvent[] {
   return out;
 }
 
-/** bytes read at a time when a day file is streamed */
-const CHUNK_BYTES = 4 * 1024 * 1024;
-
 /**
  * Stream one day file: its usage events a chunk (about 4 MB of lines) at a time, so a day of
  * millions of events is never held in memory at once. Unreadable lines are skipped with the
  * same warning as readEventFile (`torn`: the file's last line, without its newline).
  */
 export function* eventChunks(path: string): Generator<UsageEvent[]> {
-  if (!existsSync(path)) return;
-  const fd = openSync(path, "r");
-  const buf = Buffer.allocUnsafe(CHUNK_BYTES);
-  let pending: Buffer = Buffer.alloc(0);
   let line = 0;
-  const parse = (text: string, lastIsTorn: boolean): UsageEvent[] => {
+  for (const { text, last } of lineChunks(path)) {
     const lines = text.split("\n");
     const out: UsageEvent[] = [];
     lines.forEach((l, i) => {
@@ -109,32 +96,59 @@ export function* eventChunks(path: string): Generator<UsageEvent[]> {
         log("warn", "skipping unreadable line in usage event log", {
           file: path,
           line,
-          torn: lastIsTorn && i === lines.length - 1,
+          torn: last && i === lines.length - 1,
         });
     });
-    return out;
-  };
-  try {
-    let pos = 0;
-    for (;;) {
-      const n = readSync(fd, buf, 0, CHUNK_BYTES, pos);
-      if (n === 0) break;
-      pos += n;
-      const end = buf.lastIndexOf(10, n - 1);
-      if (end < 0) {
-        pending = Buffer.concat([pending, buf.subarray(0, n)]);
-        continue;
-      }
-      const text = Buffer.concat([pending, buf.subarray(0, end)]).toString("utf8");
-      pending = Buffer.from(buf.subarray(end + 1, n));
-      yield parse(text, false);
-    }
-    // a last line without its newline: torn by a crash mid-write (or whole, and then kept)
-    if (pending.length > 0) yield parse(pending.toString("utf8"), true);
-  } finally {
-    closeSync(fd);
+    yield out;
   }
 }
+
+/** today's and yesterday's events counted by key, account, bucket and status (tallyOfDay) */
+class DayTally {
+  private days = new Map<string, Map<string, CountableEvent[]>>();
+  /** days before this one are not tallied */
+  private from: string;
+
+  constructor(now = Date.now()) {
+    this.from = dayBefore(new Date(now).toISOString().slice(0, 10));
+  }
+
+  add(day: string, accountId: string, keyId: string, bucket: Bucket, status: number, n = 1) {
+    if (day < this.from) return;
+    let keys = this.days.get(day);
+    if (!keys) {
+      keys = new Map();
+      this.days.set(day, keys);
+      // a new day: the one before it is still asked for around midnight, older ones are not
+      const from = dayBefore(day);
+      if (from > this.from) {
+        this.from = from;
+        for (const d of this.days.keys()) if (d < from) this.days.delete(d);
+      }
+    }
+    const k = keyId === "" ? `\u0000${accountId}` : keyId;
+    let rows = keys.get(k);
+    if (!rows) {
+      rows = [];
+      keys.set(k, rows);
+    }
+    for (const r of rows)
+      if (r.bucket === bucket && r.status === status && r.accountId === accountId) {
+        r.events = (r.events ?? 1) + n;
+        return;
+      }
+    rows.push({ day, accountId, keyId, bucket, status, events: n });
+  }
+
+  /** the day's tally, or null for a day before the tallied ones */
+  of(day: string): CountableEvent[] | null {
+    if (day < this.from) return null;
+    return [...(this.days.get(day)?.values() ?? [])].flat();
+  }
+}
+
+const dayBefore = (day: string) =>
+  new Date(Date.parse(`${day}T00:00:00Z`) - 86_400_000).toISOString().slice(0, 10);
 
 /**
  * Embedded usage event store: append-only JSONL files, one per UTC day, under
@@ -152,7 +166,8 @@ export function* eventChunks(path: string): Generator<UsageEvent[]> {
 export class EmbeddedUsageStore implements UsageEventStore {
   readonly dir: string;
   private projection = new DailyProjection();
-  private ids = new Map<string, Set<string>>();
+  private ids = new Map<string, IdHashSet>();
+  private tally = new DayTally();
   private files = new Map<string, DayFile>();
   private queue: Promise<unknown> = Promise.resolve();
   private eventCount = 0;
@@ -193,8 +208,12 @@ export class EmbeddedUsageStore implements UsageEventStore {
     return this.projection.query(accountId, from, to);
   }
 
+  tallyOfDay(day: string): CountableEvent[] | null {
+    return this.tally.of(day);
+  }
+
   async *eventsOfDay(day: string): AsyncIterable<UsageEvent> {
-    const seen = new Set<string>();
+    const seen = new IdHashSet();
     // streamed in chunks: the day's events are never all in memory
     for (const chunk of eventChunks(this.path(day)))
       for (const e of chunk) {
@@ -208,6 +227,7 @@ export class EmbeddedUsageStore implements UsageEventStore {
     await this.queue;
     this.projection.clear();
     this.ids.clear();
+    this.tally = new DayTally();
     this.eventCount = 0;
     this.replay();
     return { events: this.eventCount, rows: this.projection.size };
@@ -270,17 +290,17 @@ export class EmbeddedUsageStore implements UsageEventStore {
     for (const day of this.days()) {
       // a day both archived and on file: removal was interrupted; the archive counts it
       if (archived.has(day)) continue;
-      const ids = new Set<string>();
-      // streamed a chunk at a time: only the day's ids stay in memory while it is read
-      for (const events of eventChunks(this.path(day))) {
-        const unique = events.filter((e) => {
-          if (ids.has(e.id)) return false;
-          ids.add(e.id);
-          return true;
-        });
-        this.projection.addAll(unique);
-        this.eventCount += unique.length;
+      const path = this.path(day);
+      // streamed and counted per account, key, bucket and status: only the day's id hashes
+      // stay in memory (a 6,000,000-event day: docs/usage-events.md)
+      const r = tallyEventFile(path, day, new IdHashSet(statSync(path).size / 240));
+      for (const t of r.rows) {
+        this.projection.add(t.accountId, day, t.bucket, t.status, t.requests);
+        this.tally.add(day, t.accountId, t.keyId, t.bucket, t.status, t.events);
       }
+      this.projection.addAll(r.others);
+      for (const e of r.others) this.tally.add(e.day, e.accountId, e.keyId, e.bucket, e.status);
+      this.eventCount += r.events;
     }
   }
 
@@ -305,6 +325,7 @@ export class EmbeddedUsageStore implements UsageEventStore {
       await this.write(day, this.encoder.encode(toWrite, fresh), toWrite.length);
       if (ids) for (const e of toWrite) ids.add(e.id);
       this.projection.addAll(toWrite);
+      for (const e of toWrite) this.tally.add(e.day, e.accountId, e.keyId, e.bucket, e.status);
       this.eventCount += toWrite.length;
       stored += toWrite.length;
     }
@@ -312,15 +333,17 @@ export class EmbeddedUsageStore implements UsageEventStore {
   }
 
   /** ids of one day: kept for the most recent days, read back from the file for older ones */
-  private idsFor(day: string): Set<string> {
+  private idsFor(day: string): IdHashSet {
     const cached = this.ids.get(day);
     if (cached) return cached;
-    const ids = new Set(readEventFile(this.path(day)).map((e) => e.id));
+    const path = this.path(day);
+    const ids = new IdHashSet(existsSync(path) ? statSync(path).size / 240 : 0);
+    tallyEventFile(path, day, ids);
     this.remember(day, ids);
     return ids;
   }
 
-  private remember(day: string, ids: Set<string>) {
+  private remember(day: string, ids: IdHashSet) {
     this.ids.set(day, ids);
     if (this.ids.size <= ID_DAYS) return;
     const keep = [...this.ids.keys()].sort().slice(-ID_DAYS);
