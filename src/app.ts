@@ -11,6 +11,7 @@ import { healthController } from "./health";
 import { cors } from "./http/cors";
 import { errorPlugin } from "./http/error-plugin";
 import { openApiDocs } from "./http/openapi";
+import { requestLimits } from "./http/request-limits";
 import { requestLog } from "./http/request-log";
 import { securityHeaders } from "./http/security";
 import { mcpController } from "./mcp";
@@ -37,6 +38,7 @@ export function createApp(deps: Deps) {
   const app = new Elysia({ normalize: "typebox", handler: { standardHostname: false } })
     .use(errorPlugin)
     .use(securityHeaders)
+    .use(requestLimits)
     .use(cors(deps.config.CORS_ORIGINS))
     .use(requestLog({ mode: deps.config.LOG_REQUESTS, trustProxy: deps.config.TRUST_PROXY }))
     .use(

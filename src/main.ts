@@ -1,5 +1,8 @@
+import { maxHeaderSize } from "node:http";
 import { RUNTIME_BODY_LIMIT } from "./http/auth";
 import { rememberClientAddress } from "./http/client-ip";
+import { RUNTIME_HEADER_LIMIT } from "./http/request-limits";
+import { log } from "./platform/log";
 import { announce, boot, onShutdown } from "./server";
 
 /** Bun entry point. The socket address is handed to the app for per-IP limits. */
@@ -16,4 +19,9 @@ const server = Bun.serve({
   },
 });
 announce({ ...config, PORT: server.port ?? config.PORT });
+if (maxHeaderSize < RUNTIME_HEADER_LIMIT)
+  log("warn", "the runtime refuses URLs and headers over its own limit with an empty 431", {
+    maxHeaderSize,
+    fix: `start with bun --max-http-header-size=${RUNTIME_HEADER_LIMIT} (npm start does)`,
+  });
 onShutdown(() => server.stop(), deps);

@@ -1,5 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { ConfigError, loadConfig } from "../src/config";
+import { SERVICE_CMD } from "./helpers";
 
 describe("config", () => {
   test("defaults need no environment at all", () => {
@@ -48,7 +49,7 @@ describe("config", () => {
   });
 
   test("the server exits with the message on a bad value", async () => {
-    const proc = Bun.spawn([process.execPath, "src/main.ts"], {
+    const proc = Bun.spawn(SERVICE_CMD, {
       env: { ...process.env, PORT: "not-a-port" },
       stdout: "pipe",
       stderr: "pipe",

@@ -12,6 +12,8 @@ import { tempDir } from "./temp";
 export { tempDir };
 
 export const ADMIN_TOKEN = "test-admin-token-0123456789";
+/** The service as `npm start` runs it (the runtime's header cap raised: src/http/request-limits.ts). */
+export const SERVICE_CMD = [process.execPath, "--max-http-header-size=131072", "src/main.ts"];
 /** The real built catalog (npm test builds it first); override with CATALOG_FILE. */
 export const CATALOG_FILE =
   process.env.CATALOG_FILE ?? join(import.meta.dir, "../build/catalog.json");

@@ -35,7 +35,7 @@ async function coldStart(): Promise<number> {
   const dataDir = tempDir("bench-cold-");
   const port = 20000 + Math.floor(Math.random() * 20000);
   const started = performance.now();
-  const proc = Bun.spawn([process.execPath, "src/main.ts"], {
+  const proc = Bun.spawn([process.execPath, "--max-http-header-size=131072", "src/main.ts"], {
     cwd: ROOT,
     env: { ...process.env, PORT: String(port), DATA_DIR: dataDir, LOG_LEVEL: "error" },
     stdout: "ignore",

@@ -29,7 +29,7 @@ const ADMIN = "crash-loss-admin-token-0123456789";
 
 async function startServer(dataDir: string) {
   const port = 20000 + Math.floor(Math.random() * 20000);
-  const proc = Bun.spawn([process.execPath, "src/main.ts"], {
+  const proc = Bun.spawn([process.execPath, "--max-http-header-size=131072", "src/main.ts"], {
     env: {
       ...process.env,
       DATA_DIR: dataDir,

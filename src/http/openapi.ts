@@ -20,18 +20,30 @@ const STATUS_DESCRIPTIONS: Record<string, string> = {
   503: "Service unavailable",
 };
 
-const INTERNAL_ERROR = {
-  description: "internal_error: an unexpected failure (the body names no internals)",
+const errorResponse = (code: string, description: string) => ({
+  description,
   content: {
     "application/json": {
       schema: {
         type: "object",
         required: ["error", "message"],
-        properties: { error: { const: "internal_error" }, message: { type: "string" } },
+        properties: { error: { const: code }, message: { type: "string" } },
       },
     },
   },
-};
+});
+const INTERNAL_ERROR = errorResponse(
+  "internal_error",
+  "internal_error: an unexpected failure (the body names no internals)",
+);
+const URI_TOO_LONG = errorResponse(
+  "uri_too_long",
+  "uri_too_long: the URL (path and query) is over 8 KiB",
+);
+const HEADERS_TOO_LARGE = errorResponse(
+  "headers_too_large",
+  "headers_too_large: the request headers are over 16 KiB in all",
+);
 
 const RESPONSE_FIELDS = ["description", "headers", "content", "links"];
 
@@ -99,8 +111,14 @@ export function normalizeOpenApi(raw: unknown): Json {
         }
       }
       if (op.requestBody) op.requestBody.content = jsonOnly(op.requestBody.content);
-      // any route can fail unexpectedly; the error plugin answers 500 internal_error
-      op.responses = { ...op.responses, 500: op.responses?.[500] ?? INTERNAL_ERROR };
+      // any route can fail unexpectedly (500 internal_error), and refuses an over-long URL or
+      // header section before routing (src/http/request-limits.ts)
+      op.responses = {
+        ...op.responses,
+        414: op.responses?.[414] ?? URI_TOO_LONG,
+        431: op.responses?.[431] ?? HEADERS_TOO_LARGE,
+        500: op.responses?.[500] ?? INTERNAL_ERROR,
+      };
       for (const [status, res] of Object.entries((op.responses ?? {}) as Json)) {
         const kept = Object.fromEntries(
           Object.entries(res).filter(([k]) => RESPONSE_FIELDS.includes(k) || k.startsWith("x-")),

@@ -1,7 +1,7 @@
 import { afterAll, expect, test } from "bun:test";
 import { join } from "node:path";
 import type { Subprocess } from "bun";
-import { CATALOG_FILE, freePort, tempDir, waitForHealth } from "../helpers";
+import { CATALOG_FILE, freePort, SERVICE_CMD, tempDir, waitForHealth } from "../helpers";
 
 const ROOT = join(import.meta.dir, "../..");
 const procs: Subprocess[] = [];
@@ -9,7 +9,7 @@ afterAll(() => {
   for (const p of procs) p.kill("SIGKILL");
 });
 
-const BUN = [process.execPath, "src/main.ts"];
+const BUN = SERVICE_CMD;
 const DENO = [join(ROOT, "node_modules/.bin/deno"), "run", "-A", "src/deno.ts"];
 
 /** Run `steps` against a real server process (Bun or Deno entry) on `dataDir`, then stop it. */

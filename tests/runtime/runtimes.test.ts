@@ -2,7 +2,14 @@ import { afterAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { rmSync } from "node:fs";
 import { join } from "node:path";
 import type { Subprocess } from "bun";
-import { ADMIN_TOKEN, CATALOG_FILE, freePort, tempDir, waitForHealth } from "../helpers";
+import {
+  ADMIN_TOKEN,
+  CATALOG_FILE,
+  freePort,
+  SERVICE_CMD,
+  tempDir,
+  waitForHealth,
+} from "../helpers";
 
 // spawns processes or builds several apps: slow on a loaded machine (bun's default is 5 s)
 setDefaultTimeout(60_000);
@@ -51,7 +58,7 @@ async function startAndFetch(cmd: string[]) {
 
 describe("runtimes", () => {
   test("Bun: npm start's entry serves and prints its address and docs", async () => {
-    const out = await startAndFetch([process.execPath, "src/main.ts"]);
+    const out = await startAndFetch(SERVICE_CMD);
     // stdout is JSON lines only, the start-up banner included
     const lines = out
       .trim()

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import { MongoClient } from "mongodb";
-import { ADMIN_TOKEN, freePort, tempDir } from "../helpers";
+import { ADMIN_TOKEN, freePort, SERVICE_CMD, tempDir } from "../helpers";
 import { HAS_REDIS, type RedisHarness, startRedisHarness } from "../quota/redis-harness";
 import { mongoUrl, skipNote, testDbName } from "../support/mongo";
 
@@ -42,7 +42,7 @@ async function waitReady(base: string, proc: Instance["proc"], ms = 60_000): Pro
 async function start(port?: number, dataDir?: string): Promise<Instance> {
   const p = port ?? (await freePort());
   const dir = dataDir ?? tempDir("bapi-scale-");
-  const proc = Bun.spawn([process.execPath, "src/main.ts"], {
+  const proc = Bun.spawn(SERVICE_CMD, {
     cwd: ROOT,
     env: {
       ...process.env,

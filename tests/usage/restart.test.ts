@@ -3,7 +3,7 @@ import { appendFileSync, existsSync, readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { readEventFile } from "../../src/store/embedded/usage";
 import type { UsageEvent } from "../../src/usage/port";
-import { ADMIN_TOKEN, freePort, tempDir, waitForHealth } from "../helpers";
+import { ADMIN_TOKEN, freePort, SERVICE_CMD, tempDir, waitForHealth } from "../helpers";
 import { until } from "./util";
 
 /**
@@ -24,7 +24,7 @@ interface Service {
 
 async function start(dataDir: string, env: Record<string, string> = {}): Promise<Service> {
   const port = await freePort();
-  const proc = Bun.spawn([process.execPath, "src/main.ts"], {
+  const proc = Bun.spawn(SERVICE_CMD, {
     cwd: ROOT,
     env: {
       ...process.env,

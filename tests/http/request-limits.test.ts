@@ -1,0 +1,111 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { rmSync } from "node:fs";
+import { MAX_HEADER_BYTES, MAX_URL_BYTES } from "../../src/http/request-limits";
+import {
+  ADMIN_TOKEN,
+  freePort,
+  makeApp,
+  SERVICE_CMD,
+  type TestApp,
+  tempDir,
+  waitForHealth,
+} from "../helpers";
+
+/** Over-long URLs and header sections: the JSON 414 and 431, in the app and as npm start runs it. */
+const ROOT = `${import.meta.dir}/../..`;
+
+describe("in the app (app.handle)", () => {
+  let t: TestApp;
+  let key: string;
+  beforeAll(async () => {
+    t = await makeApp();
+    key = await t.key("pro");
+  });
+  afterAll(() => t.close());
+
+  test("a URL over 8 KiB: 414 uri_too_long, before authentication", async () => {
+    const q = "a".repeat(MAX_URL_BYTES);
+    const r = await t.req(`/v1/search?q=${q}`);
+    expect(r.status).toBe(414);
+    const body = (await r.json()) as { error: string; message: string };
+    expect(body.error).toBe("uri_too_long");
+    expect(body.message).toContain(String(MAX_URL_BYTES));
+    expect(r.headers.get("x-content-type-options")).toBe("nosniff");
+  });
+
+  test("a URL just under the limit is served as usual", async () => {
+    const path = "/v1/search?q=github&pad=";
+    const r = await t.get(`${path}${"x".repeat(MAX_URL_BYTES - path.length)}`, key);
+    expect(r.status).toBe(200);
+  });
+
+  test("headers over 16 KiB in all: 431 headers_too_large", async () => {
+    const r = await t.get("/v1/catalog/github", key, {
+      "x-padding-1": "p".repeat(MAX_HEADER_BYTES / 2),
+      "x-padding-2": "p".repeat(MAX_HEADER_BYTES / 2),
+    });
+    expect(r.status).toBe(431);
+    expect(((await r.json()) as { error: string }).error).toBe("headers_too_large");
+  });
+
+  test("the document lists both on every operation", async () => {
+    const doc = (await (await t.req("/swagger/json")).json()) as {
+      paths: Record<string, Record<string, { responses: Record<string, unknown> }>>;
+    };
+    for (const item of Object.values(doc.paths))
+      for (const op of Object.values(item)) {
+        expect(op.responses["414"]).toBeDefined();
+        expect(op.responses["431"]).toBeDefined();
+      }
+  });
+});
+
+describe("the entry point as npm start runs it", () => {
+  let proc: ReturnType<typeof Bun.spawn>;
+  let base: string;
+  const dir = tempDir("limits-");
+  beforeAll(async () => {
+    const port = await freePort();
+    proc = Bun.spawn(SERVICE_CMD, {
+      cwd: ROOT,
+      env: {
+        ...process.env,
+        PORT: String(port),
+        HOST: "127.0.0.1",
+        DATA_DIR: dir,
+        ADMIN_TOKEN,
+        LOG_LEVEL: "error",
+      },
+      stdout: "ignore",
+      stderr: "inherit",
+    });
+    base = `http://127.0.0.1:${port}`;
+    await waitForHealth(base, 60_000);
+  }, 90_000);
+  afterAll(async () => {
+    proc.kill();
+    await proc.exited;
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  test("a 60 KB URL: the service's JSON 414, not the runtime's empty 431", async () => {
+    const r = await fetch(`${base}/v1/search?q=${"a".repeat(60_000)}`);
+    expect(r.status).toBe(414);
+    expect(((await r.json()) as { error: string }).error).toBe("uri_too_long");
+  });
+
+  test("a 40 KB header: the service's JSON 431", async () => {
+    const r = await fetch(`${base}/v1/catalog/github`, {
+      headers: { "x-big": "b".repeat(40_000) },
+    });
+    expect(r.status).toBe(431);
+    expect(((await r.json()) as { error: string }).error).toBe("headers_too_large");
+  });
+
+  test("past the runtime's cap (128 KiB) the runtime answers 431 itself, and the service stays up", async () => {
+    const r = await fetch(`${base}/v1/search?q=${"a".repeat(200_000)}`);
+    expect(r.status).toBe(431);
+    expect(await r.text()).toBe("");
+    expect((await fetch(`${base}/healthz`)).status).toBe(200);
+  });
+});
