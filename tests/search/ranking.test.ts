@@ -225,3 +225,20 @@ describe("index follows the catalog", () => {
     expect(slugs("stryqe")).toEqual([]);
   });
 });
+
+describe("a one-letter word beside longer ones (autocomplete sends 'google d')", () => {
+  test("matches like a prefix: every result has a name word or domain starting with it", () => {
+    const found = index.search("google d", 20);
+    expect(found.slice(0, 2).map((b) => b.slug)).toEqual(["googledrive", "googledocs"]);
+    for (const b of found) {
+      const words = [b.name, ...b.aliases, ...b.domains].flatMap((s) =>
+        s.toLowerCase().split(/[\s.]+/),
+      );
+      expect(words.some((w) => w.startsWith("d"))).toBe(true);
+    }
+    expect(slugs("s stripe")[0]).toBe("stripe");
+    expect(slugs("microsoft t")[0]).toBe("microsoftteams");
+    // a letter no matching brand has a word for: nothing
+    expect(slugs("stripe q")).toEqual([]);
+  });
+});
