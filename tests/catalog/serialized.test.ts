@@ -110,9 +110,19 @@ describe("through the app", () => {
       paths: Record<string, Record<string, { responses: Record<string, Documented> }>>;
     };
     const routes: [string, string, string[], Record<string, unknown>][] = [
-      ["/v1/search", "get", ["200", "401", "422", "429", "500"], SearchResponse],
-      ["/v1/catalog", "get", ["200", "401", "422", "429", "500"], ServiceListResponse],
-      ["/v1/catalog/batch", "post", ["200", "401", "413", "422", "429", "500"], BatchResponse],
+      ["/v1/search", "get", ["200", "401", "414", "422", "429", "431", "500"], SearchResponse],
+      [
+        "/v1/catalog",
+        "get",
+        ["200", "401", "414", "422", "429", "431", "500"],
+        ServiceListResponse,
+      ],
+      [
+        "/v1/catalog/batch",
+        "post",
+        ["200", "401", "413", "414", "422", "429", "431", "500"],
+        BatchResponse,
+      ],
     ];
     for (const [path, method, statuses, schema] of routes) {
       const responses = doc.paths[path]?.[method]?.responses ?? {};

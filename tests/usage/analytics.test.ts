@@ -238,6 +238,14 @@ describe("GET /v1/analytics/usage", () => {
     };
     const op = doc.paths["/v1/analytics/usage"]?.get;
     expect(op?.summary).toBeTruthy();
-    expect(Object.keys(op?.responses ?? {}).sort()).toEqual(["200", "401", "422", "429", "500"]);
+    expect(Object.keys(op?.responses ?? {}).sort()).toEqual([
+      "200",
+      "401",
+      "414",
+      "422",
+      "429",
+      "431",
+      "500",
+    ]);
   });
 });
