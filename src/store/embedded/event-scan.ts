@@ -294,12 +294,7 @@ export function tallyEventFile(
       if (nl > p) {
         const e = parseEvent(text.slice(p, nl));
         if (!e) {
-          if (text.slice(p, nl).trim())
-            log("warn", "skipping unreadable line in usage event log", {
-              file: path,
-              line: lineNo,
-              torn: last && nl === text.length,
-            });
+          if (text.slice(p, nl).trim()) warnUnreadable(path, lineNo, last && nl === text.length);
         } else if (ids.add(e.id)) {
           events++;
           if (e.day !== day) others.push(e);
@@ -355,11 +350,17 @@ function countInto(g: Group, status: number, requests: number) {
   });
 }
 
-function parseEvent(text: string): UsageEvent | null {
+/** A stored line as a usage event, or null when it is not one (torn, or not an event). */
+export function parseEvent(text: string): UsageEvent | null {
   try {
     const value: unknown = JSON.parse(text);
     return isUsageEvent(value) ? value : null;
   } catch {
     return null;
   }
+}
+
+/** The warning for a line of a day or spill file that is not a usage event: skipped, never fatal. */
+export function warnUnreadable(file: string, line: number, torn: boolean): void {
+  log("warn", "skipping unreadable line in usage event log", { file, line, torn });
 }

@@ -1,13 +1,13 @@
-import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, unlinkSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, statSync, unlinkSync } from "node:fs";
 import { type FileHandle, open } from "node:fs/promises";
 import { join } from "node:path";
 import { log } from "../../platform/log";
 import type { Bucket } from "../../quota/limits";
 import type { CountableEvent } from "../../quota/service";
-import { DailyProjection, isUsageEvent } from "../../usage/daily";
+import { DailyProjection } from "../../usage/daily";
 import type { DailyRow, UsageEvent, UsageEventStore } from "../../usage/port";
 import { JsonlEncoder } from "../../usage/serialize";
-import { IdHashSet, lineChunks, tallyEventFile } from "./event-scan";
+import { IdHashSet, lineChunks, parseEvent, tallyEventFile, warnUnreadable } from "./event-scan";
 import { JsonlLog } from "./jsonl";
 
 const DAY_FILE = /^(\d{4}-\d{2}-\d{2})\.jsonl$/;
@@ -53,31 +53,13 @@ function groupByDay(events: UsageEvent[]): Map<string, UsageEvent[]> {
  * mid-write, or anything that is not a usage event) are skipped with a warning, never fatal.
  */
 export function readEventFile(path: string): UsageEvent[] {
-  if (!existsSync(path)) return [];
-  const text = readFileSync(path, "utf8");
-  const lines = text.split("\n");
-  const out: UsageEvent[] = [];
-  lines.forEach((line, i) => {
-    if (!line.trim()) return;
-    let value: unknown;
-    try {
-      value = JSON.parse(line);
-    } catch {}
-    if (isUsageEvent(value)) out.push(value);
-    else
-      log("warn", "skipping unreadable line in usage event log", {
-        file: path,
-        line: i + 1,
-        torn: i === lines.length - 1,
-      });
-  });
-  return out;
+  return [...eventChunks(path)].flat();
 }
 
 /**
  * Stream one day file: its usage events a chunk (about 4 MB of lines) at a time, so a day of
- * millions of events is never held in memory at once. Unreadable lines are skipped with the
- * same warning as readEventFile (`torn`: the file's last line, without its newline).
+ * millions of events is never held in memory at once. Unreadable lines are skipped with a
+ * warning (`torn`: the file's last line, without its newline).
  */
 export function* eventChunks(path: string): Generator<UsageEvent[]> {
   let line = 0;
@@ -86,18 +68,9 @@ export function* eventChunks(path: string): Generator<UsageEvent[]> {
     const out: UsageEvent[] = [];
     lines.forEach((l, i) => {
       line++;
-      if (!l.trim()) return;
-      let value: unknown;
-      try {
-        value = JSON.parse(l);
-      } catch {}
-      if (isUsageEvent(value)) out.push(value);
-      else
-        log("warn", "skipping unreadable line in usage event log", {
-          file: path,
-          line,
-          torn: last && i === lines.length - 1,
-        });
+      const e = parseEvent(l);
+      if (e) out.push(e);
+      else if (l.trim()) warnUnreadable(path, line, last && i === lines.length - 1);
     });
     yield out;
   }
