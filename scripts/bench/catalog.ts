@@ -9,8 +9,9 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import {
   fmt,
+  fmtMedian,
   fmtRounds,
-  judged,
+  freePort,
   type LoadResult,
   load,
   loadGenerator,
@@ -33,7 +34,7 @@ const ROOT = join(import.meta.dir, "../..");
 
 async function coldStart(): Promise<number> {
   const dataDir = tempDir("bench-cold-");
-  const port = 20000 + Math.floor(Math.random() * 20000);
+  const port = await freePort();
   const started = performance.now();
   const proc = Bun.spawn([process.execPath, "--max-http-header-size=131072", "src/main.ts"], {
     cwd: ROOT,
@@ -94,7 +95,9 @@ console.log(
 console.log(`  bare: ${fmt(b.rps, 0)} req/s  p50 ${fmt(b.p50)} ms  p99 ${fmt(b.p99)} ms`);
 // the median of the per-round ratios: each app run paired with the bare run right after it
 const ratios = roundRatios(appRuns, bareRuns);
-console.log(`  ratio app/bare: ${judged(ratios, 60, "above")}; per round: ${fmtRounds(ratios)}`);
+console.log(
+  `  ratio app/bare: ${`${fmtMedian(ratios)} (reference: bare-server targets withdrawn, issue 23)`}; per round: ${fmtRounds(ratios)}`,
+);
 console.log(
   `Cold start to ready /readyz: ${colds.map((c) => `${fmt(c, 0)} ms`).join(", ")}  (target < 2000 ms)`,
 );

@@ -37,6 +37,14 @@ export function tempDir(prefix: string): string {
   return dir;
 }
 
+/** A TCP port free on loopback right now (the OS picks it). */
+export async function freePort(): Promise<number> {
+  const s = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response() });
+  const port = s.port as number;
+  s.stop(true);
+  return port;
+}
+
 export function removeTempDir(dir: string): void {
   rmSync(dir, { recursive: true, force: true });
   temps.delete(dir);

@@ -19,6 +19,7 @@ import { startMongoLocal } from "../mongo-local";
 import {
   fmt,
   fmtRounds,
+  freePort,
   type LoadResult,
   load,
   loadGenerator,
@@ -39,13 +40,6 @@ const rounds = Number(values.rounds);
 const duration = Number(values.duration);
 const connections = Number(values.connections);
 const ROOT = join(import.meta.dir, "../..");
-
-async function freePort(): Promise<number> {
-  const s = Bun.serve({ port: 0, fetch: () => new Response() });
-  const port = s.port as number;
-  s.stop(true);
-  return port;
-}
 
 /** redis-server (no persistence) + the Upstash-REST proxy, each in its own process. */
 async function startUpstash() {
