@@ -4,10 +4,12 @@
  *  - startBare(): a bare Bun.serve in its own process answering every request with fixed bytes;
  *  - autocannon(): runs autocannon in a separate Node process and returns { rps, p50, p99 };
  *  - wrk(): the same with Debian's wrk (C, lighter on the CPU); load() picks wrk when installed.
- *  - tempDir(): a temp dir removed when the bench exits, also on Ctrl-C (removeTempDir earlier).
+ *  - tempDir(): a temp dir removed when the bench exits, also on Ctrl-C (removeTempDir earlier);
+ *  - startUpstashLocal(): redis-server plus scripts/upstash-local.ts, the Upstash counter store.
  * Server and load generator never share an event loop with each other or with the bench script.
  */
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
@@ -402,3 +404,56 @@ export function percentile(values: number[], p: number): number {
 }
 
 export const fmt = (n: number, digits = 1) => (Number.isFinite(n) ? n.toFixed(digits) : String(n));
+
+/** redis answers PING on the port */
+const answers = (port: number) =>
+  new Promise<boolean>((resolve) => {
+    const s = connect({ port, host: "127.0.0.1" }, () => s.write("PING\r\n"));
+    s.on("data", () => {
+      s.destroy();
+      resolve(true);
+    });
+    s.on("error", () => resolve(false));
+  });
+
+/** redis-server (no persistence) + the Upstash-REST proxy, each in its own process. */
+export async function startUpstashLocal() {
+  if (!Bun.which("redis-server")) throw new Error("redis-server is not installed");
+  const redisPort = await freePort();
+  const dir = tempDir("bench-redis-");
+  const redis = Bun.spawn(
+    ["redis-server", "--port", String(redisPort), "--bind", "127.0.0.1", "--save", ""].concat([
+      "--appendonly",
+      "no",
+      "--dir",
+      dir,
+    ]),
+    { stdout: "ignore", stderr: "inherit" },
+  );
+  while (!(await answers(redisPort))) await Bun.sleep(50);
+  const port = await freePort();
+  const token = "bench-token";
+  const proxy = Bun.spawn([process.execPath, join(ROOT, "scripts/upstash-local.ts")], {
+    env: {
+      ...process.env,
+      REDIS_URL: `redis://127.0.0.1:${redisPort}`,
+      UPSTASH_LOCAL_PORT: String(port),
+      UPSTASH_LOCAL_TOKEN: token,
+    },
+    stdout: "pipe",
+    stderr: "inherit",
+  });
+  const reader = proxy.stdout.getReader();
+  await reader.read();
+  reader.releaseLock();
+  return {
+    env: { UPSTASH_REDIS_REST_URL: `http://127.0.0.1:${port}`, UPSTASH_REDIS_REST_TOKEN: token },
+    async stop() {
+      proxy.kill("SIGTERM");
+      await proxy.exited;
+      redis.kill("SIGTERM");
+      await redis.exited;
+      removeTempDir(dir);
+    },
+  };
+}

@@ -12,21 +12,18 @@
  * (bash .ci/mongo.sh) and redis-server.
  *   bun scripts/bench/mongo-svg.ts [--duration 5] [--connections 32] [--rounds 3]
  */
-import { connect } from "node:net";
-import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { startMongoLocal } from "../mongo-local";
 import {
   fmt,
   fmtRounds,
-  freePort,
   type LoadResult,
   load,
   loadGenerator,
   percentile,
   roundRatios,
   startApp,
-  tempDir,
+  startUpstashLocal,
 } from "./lib";
 
 const { values } = parseArgs({
@@ -39,54 +36,6 @@ const { values } = parseArgs({
 const rounds = Number(values.rounds);
 const duration = Number(values.duration);
 const connections = Number(values.connections);
-const ROOT = join(import.meta.dir, "../..");
-
-/** redis-server (no persistence) + the Upstash-REST proxy, each in its own process. */
-async function startUpstash() {
-  if (!Bun.which("redis-server")) throw new Error("redis-server is not installed");
-  const redisPort = await freePort();
-  const redis = Bun.spawn(
-    ["redis-server", "--port", String(redisPort), "--bind", "127.0.0.1", "--save", ""].concat([
-      "--appendonly",
-      "no",
-      "--dir",
-      tempDir("bench-redis-"),
-    ]),
-    { stdout: "ignore", stderr: "inherit" },
-  );
-  const answers = () =>
-    new Promise<boolean>((resolve) => {
-      const c = connect({ port: redisPort, host: "127.0.0.1" }, () => {
-        c.destroy();
-        resolve(true);
-      });
-      c.on("error", () => resolve(false));
-    });
-  while (!(await answers())) await Bun.sleep(50);
-  const port = await freePort();
-  const token = "bench-token";
-  const proxy = Bun.spawn([process.execPath, join(ROOT, "scripts/upstash-local.ts")], {
-    env: {
-      ...process.env,
-      REDIS_URL: `redis://127.0.0.1:${redisPort}`,
-      UPSTASH_LOCAL_PORT: String(port),
-      UPSTASH_LOCAL_TOKEN: token,
-    },
-    stdout: "pipe",
-    stderr: "inherit",
-  });
-  const reader = proxy.stdout.getReader();
-  await reader.read();
-  reader.releaseLock();
-  return {
-    env: { UPSTASH_REDIS_REST_URL: `http://127.0.0.1:${port}`, UPSTASH_REDIS_REST_TOKEN: token },
-    async stop() {
-      proxy.kill("SIGTERM");
-      redis.kill("SIGTERM");
-      await Promise.all([proxy.exited, redis.exited]);
-    },
-  };
-}
 
 const paths = ["github", "stripe", "slack", "google", "apple", "microsoft", "openai", "figma"].map(
   (s) => `/v1/svg/${s}`,
@@ -95,7 +44,7 @@ const measure = (url: string, key: string, secs = duration): Promise<LoadResult>
   load({ url, paths, headers: { "x-api-key": key }, duration: secs, connections });
 
 const mongo = await startMongoLocal();
-const upstash = await startUpstash();
+const upstash = await startUpstashLocal();
 const embedded = await startApp({ tier: "internal" });
 const prod = await startApp({
   tier: "internal",
