@@ -10,9 +10,9 @@ import { input, SwitchableStore, until } from "./util";
 
 const today = () => new Date().toISOString().slice(0, 10);
 
-interface Rig {
+interface Rig<S extends SwitchableStore = SwitchableStore> {
   dir: string;
-  store: SwitchableStore;
+  store: S;
   writer: BatchingRecorder;
   spillDir: string;
   onDisk(): UsageEvent[];
@@ -21,9 +21,14 @@ interface Rig {
 
 const open: Rig[] = [];
 
-function rig(opts: Partial<WriterOptions> = {}, dir = tempDir("usage-w-")): Rig {
+/** a writer over the real embedded store, wrapped in a store the test can switch off (or gate) */
+function rig<S extends SwitchableStore = SwitchableStore>(
+  opts: Partial<WriterOptions> = {},
+  dir = tempDir("usage-w-"),
+  wrap: (inner: EmbeddedUsageStore) => S = (inner) => new SwitchableStore(inner) as S,
+): Rig<S> {
   const inner = new EmbeddedUsageStore(dir);
-  const store = new SwitchableStore(inner);
+  const store = wrap(inner);
   const spillDir = join(dir, "spill");
   const writer = new BatchingRecorder(store, {
     flushMs: 60_000,
@@ -33,7 +38,7 @@ function rig(opts: Partial<WriterOptions> = {}, dir = tempDir("usage-w-")): Rig 
     backoffMaxMs: 10,
     ...opts,
   });
-  const r: Rig = {
+  const r: Rig<S> = {
     dir,
     store,
     writer,
@@ -261,30 +266,8 @@ class GatedStore extends SwitchableStore {
 }
 
 describe("BatchingRecorder: spills and the loss bound", () => {
-  function gatedRig(opts: Partial<WriterOptions>) {
-    const dir = tempDir("usage-w-");
-    const inner = new EmbeddedUsageStore(dir);
-    const store = new GatedStore(inner);
-    const spillDir = join(dir, "spill");
-    const writer = new BatchingRecorder(store, {
-      flushMs: 60_000,
-      flushEvents: 5,
-      spillDir,
-      backoffMinMs: 2,
-      backoffMaxMs: 10,
-      ...opts,
-    });
-    const r: Rig = {
-      dir,
-      store,
-      writer,
-      spillDir,
-      onDisk: () => readEventFile(join(inner.dir, `${today()}.jsonl`)),
-      spillFiles: () => readdirSync(spillDir),
-    };
-    open.push(r);
-    return { ...r, store };
-  }
+  const gatedRig = (opts: Partial<WriterOptions>) =>
+    rig({ flushEvents: 5, ...opts }, undefined, (inner) => new GatedStore(inner));
 
   test("files spilled while a replay runs are replayed by it: every event once, no restart", async () => {
     const r = gatedRig({ flushMs: 5, maxBuffered: 10, maxLagMs: 60_000 });
