@@ -1,6 +1,6 @@
 import { useEffect, useState } from "preact/hooks";
 import { api, session } from "./api";
-import { CopyButton, Field, Link, navigate, Status } from "./ui";
+import { CopyButton, EmailField, Field, Link, navigate, Status } from "./ui";
 
 interface Msg {
   text: string;
@@ -72,14 +72,7 @@ export function SignupPage() {
         setKey(r.data.apiKey);
       }}
     >
-      <Field
-        label="E-mail"
-        type="email"
-        value={email}
-        onInput={setEmail}
-        autocomplete="email"
-        required
-      />
+      <EmailField value={email} onInput={setEmail} />
       <Field
         label="Password"
         type="password"
@@ -113,14 +106,7 @@ export function LoginPage() {
         navigate("/dashboard");
       }}
     >
-      <Field
-        label="E-mail"
-        type="email"
-        value={email}
-        onInput={setEmail}
-        autocomplete="email"
-        required
-      />
+      <EmailField value={email} onInput={setEmail} />
       <Field
         label="Password"
         type="password"
@@ -226,14 +212,7 @@ export function ForgotPage() {
         );
       }}
     >
-      <Field
-        label="E-mail"
-        type="email"
-        value={email}
-        onInput={setEmail}
-        autocomplete="email"
-        required
-      />
+      <EmailField value={email} onInput={setEmail} />
       <button type="submit">Send a reset link</button>
       <Status {...msg} />
     </form>

@@ -112,3 +112,8 @@ export function useDark(): boolean {
   }, [q]);
   return dark;
 }
+
+/** The required e-mail field of the sign-up, log-in and forgot-password forms. */
+export function EmailField(props: { value: string; onInput: (v: string) => void }) {
+  return <Field label="E-mail" type="email" autocomplete="email" required {...props} />;
+}
