@@ -13,6 +13,7 @@ import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { connect } from "node:net";
 import { homedir, tmpdir } from "node:os";
 import { join } from "node:path";
+import { freePort } from "./lib/net";
 
 export interface MongoLocal {
   /** mongodb:// URL of the server */
@@ -49,13 +50,6 @@ function answers(port: number): Promise<boolean> {
     });
     s.on("error", () => resolve(false));
   });
-}
-
-async function freePort(): Promise<number> {
-  const s = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response() });
-  const port = s.port as number;
-  s.stop(true);
-  return port;
 }
 
 /** Start FerretDB (SQLite backend) on a loopback port; resolves once it accepts connections. */

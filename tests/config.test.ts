@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { ConfigError, loadConfig } from "../src/config";
-import { SERVICE_CMD } from "./helpers";
+import { SERVICE_CMD } from "./support/app";
 
 describe("config", () => {
   test("defaults need no environment at all", () => {

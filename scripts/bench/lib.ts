@@ -12,6 +12,9 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { freePort } from "../lib/net";
+
+export { freePort };
 
 const ROOT = join(import.meta.dir, "../..");
 
@@ -37,14 +40,6 @@ export function tempDir(prefix: string): string {
   const dir = mkdtempSync(join(tmpdir(), prefix));
   temps.add(dir);
   return dir;
-}
-
-/** A TCP port free on loopback right now (the OS picks it). */
-export async function freePort(): Promise<number> {
-  const s = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response() });
-  const port = s.port as number;
-  s.stop(true);
-  return port;
 }
 
 export function removeTempDir(dir: string): void {

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { generateKey, hashKey, parseKeyId, sameHash } from "../../src/accounts/keys";
 import { AccountService } from "../../src/accounts/service";
 import { EmbeddedAccountStore } from "../../src/store/embedded/accounts";
-import { tempDir } from "../helpers";
+import { tempDir } from "../support/app";
 
 const dirs: string[] = [];
 const dir = () => {

@@ -4,8 +4,8 @@ import { join } from "node:path";
 import { type Account, applyAccountEvent } from "../../src/accounts/model";
 import { openEmbeddedStore } from "../../src/store";
 import { EmbeddedAccountStore } from "../../src/store/embedded/accounts";
-import { makeAuthApp } from "../auth/helpers";
-import { CATALOG_FILE, tempDir } from "../helpers";
+import { CATALOG_FILE, tempDir } from "../support/app";
+import { makeAuthApp } from "./helpers";
 
 // argon2id hashing is CPU-bound: leave room on a loaded machine
 setDefaultTimeout(30_000);

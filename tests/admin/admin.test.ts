@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { ADMIN_TOKEN, makeApp, type TestApp } from "../helpers";
+import { ADMIN_TOKEN, makeApp, type TestApp } from "../support/app";
 
 let t: TestApp;
 beforeAll(async () => {

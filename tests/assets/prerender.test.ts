@@ -5,7 +5,7 @@ import sharp from "sharp";
 import { loadPrerendered } from "../../src/assets/prerender";
 import { AssetService } from "../../src/assets/service";
 import type { BuiltCatalog } from "../../src/catalog/types";
-import { CATALOG_FILE, makeApp, type TestApp, tempDir } from "../helpers";
+import { CATALOG_FILE, makeApp, type TestApp, tempDir } from "../support/app";
 import { isWebp, pngSize, sha256 } from "./util";
 
 /**

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import sharp from "sharp";
 import type { Renderer } from "../../src/assets/render-pool";
 import { type Brand, VARIANTS, type Variant } from "../../src/catalog/types";
-import { makeApp, type TestApp } from "../helpers";
+import { makeApp, type TestApp } from "../support/app";
 import {
   findBrand,
   has,

@@ -9,7 +9,7 @@ import {
 import { AssetService } from "../../src/assets/service";
 import type { Brand } from "../../src/catalog/types";
 import { setLogLevel } from "../../src/platform/log";
-import { makeApp, type TestApp } from "../helpers";
+import { makeApp, type TestApp } from "../support/app";
 import { pngSize } from "./util";
 
 /**

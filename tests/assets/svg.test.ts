@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { PLACEHOLDER_SVG } from "../../src/assets/service";
 import type { Brand } from "../../src/catalog/types";
-import { makeApp, type TestApp } from "../helpers";
+import { makeApp, type TestApp } from "../support/app";
 import { findBrand, has, lacks, sha256 } from "./util";
 
 let t: TestApp;

@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import sharp from "sharp";
 import type { Brand, Variant } from "../../src/catalog/types";
-import type { TestApp } from "../helpers";
+import type { TestApp } from "../support/app";
 
 export const sha256 = (bytes: Uint8Array | string) =>
   createHash("sha256").update(bytes).digest("hex");

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { type StripeMock, startStripeMock } from "../../scripts/stripe-mock";
 import { captureLogs } from "../../src/platform/log";
-import { freePort, makeApp, type TestApp, useAccountIdBearer } from "../helpers";
+import { freePort, makeApp, type TestApp, useAccountIdBearer } from "../support/app";
 import {
   account,
   checkoutCompleted,

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { ConfigError, loadConfig } from "../../src/config";
-import { makeApp, type TestApp } from "../helpers";
+import { makeApp, type TestApp } from "../support/app";
 
 // each test builds an app or starts a server: allow for a loaded machine
 setDefaultTimeout(30_000);

@@ -1,7 +1,8 @@
 import { afterAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import type { BillingLink } from "../../src/billing/port";
 import { openEmbeddedStore, openMongoStore, type Store } from "../../src/store";
-import { CATALOG_FILE, tempDir } from "../helpers";
+import { CATALOG_FILE, tempDir } from "../support/app";
+import { smallCatalogFile } from "../support/catalog";
 import { mongoUrl, skipNote, testDbName } from "../support/mongo";
 import { sid } from "./util";
 
@@ -95,7 +96,10 @@ const mongo = await mongoUrl();
 billingStoreContract(
   `mongodb ${skipNote(mongo)}`.trim(),
   () =>
-    openMongoStore({ CATALOG_FILE, MONGODB_DB: testDbName("bapi_billing") }, mongo.url as string),
+    openMongoStore(
+      { CATALOG_FILE: smallCatalogFile(), MONGODB_DB: testDbName("bapi_billing") },
+      mongo.url as string,
+    ),
   !mongo.url,
 );
 

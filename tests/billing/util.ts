@@ -1,5 +1,5 @@
 import Stripe from "stripe";
-import type { TestApp } from "../helpers";
+import type { TestApp } from "../support/app";
 
 export const WEBHOOK_SECRET = "whsec_test_0123456789abcdef";
 

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { buildDeps } from "../../src/deps";
 import { openEmbeddedStore } from "../../src/store";
-import { makeApp, type TestApp, tempDir, testConfig } from "../helpers";
+import { makeApp, type TestApp, tempDir, testConfig } from "../support/app";
 import {
   account,
   checkoutCompleted,

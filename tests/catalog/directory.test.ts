@@ -10,7 +10,7 @@ import { parentOf } from "../../scripts/catalog/nsi";
 import { BrandResponse } from "../../src/catalog/brand/model";
 import { ServiceResponse } from "../../src/catalog/model";
 import { hasArtwork } from "../../src/catalog/service";
-import { makeApp, type TestApp } from "../helpers";
+import { makeApp, type TestApp } from "../support/app";
 
 let t: TestApp;
 let free: string;

@@ -10,7 +10,7 @@ import { SearchResponse } from "../../src/catalog/search/model";
 import { CatalogService } from "../../src/catalog/service";
 import type { Brand } from "../../src/catalog/types";
 import { FileCatalogSource } from "../../src/store/embedded/catalog";
-import { CATALOG_FILE, makeApp, type TestApp } from "../helpers";
+import { CATALOG_FILE, makeApp, type TestApp } from "../support/app";
 
 const source = new FileCatalogSource(CATALOG_FILE);
 const built = await source.load();

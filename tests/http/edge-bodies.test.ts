@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { RUNTIME_BODY_LIMIT } from "../../src/http/auth";
-import { makeApp, type TestApp } from "../helpers";
+import { makeApp, type TestApp } from "../support/app";
 
 /**
  * Bodies sent without Content-Length (chunked) to a route with a JSON body, over a real

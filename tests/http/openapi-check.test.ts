@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { makeApp, type TestApp } from "../helpers";
-import { OpenApiChecker } from "../openapi-check";
+import { makeApp, type TestApp } from "../support/app";
+import { OpenApiChecker } from "../support/openapi-check";
 
 /** The checker makeApp wires into every test's app.handle, fed answers that break the document. */
 let t: TestApp;

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
-import { ADMIN_TOKEN, makeApp, type TestApp } from "../helpers";
+import { ADMIN_TOKEN, makeApp, type TestApp } from "../support/app";
 
 // spawns processes or builds several apps: slow on a loaded machine (bun's default is 5 s)
 setDefaultTimeout(60_000);

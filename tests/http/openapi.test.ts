@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { makeApp, type TestApp } from "../helpers";
+import { makeApp, type TestApp } from "../support/app";
 
 // biome-ignore lint/suspicious/noExplicitAny: the OpenAPI document is walked as plain JSON
 type Json = Record<string, any>;

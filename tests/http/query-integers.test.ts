@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { BatchingRecorder } from "../../src/usage/writer";
-import { makeApp, type TestApp } from "../helpers";
+import { makeApp, type TestApp } from "../support/app";
 
 // Integer query parameters take plain decimal digits only. Elysia's coercion alone would read
 // "0x10" as 16, "1e2" as 100, "0b11" as 3, and " 10", "+10" or "10.0" as 10.

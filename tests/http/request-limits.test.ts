@@ -9,7 +9,7 @@ import {
   type TestApp,
   tempDir,
   waitForHealth,
-} from "../helpers";
+} from "../support/app";
 
 /** Over-long URLs and header sections: the JSON 414 and 431, in the app and as npm start runs it. */
 const ROOT = `${import.meta.dir}/../..`;

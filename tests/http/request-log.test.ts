@@ -8,7 +8,7 @@ import {
   test,
 } from "bun:test";
 import { captureLogs } from "../../src/platform/log";
-import { makeApp, type TestApp } from "../helpers";
+import { makeApp, type TestApp } from "../support/app";
 
 // spawns processes or builds several apps: slow on a loaded machine (bun's default is 5 s)
 setDefaultTimeout(60_000);

@@ -3,7 +3,7 @@ import { existsSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import type { Subprocess } from "bun";
-import { ADMIN_TOKEN, CATALOG_FILE, freePort, tempDir, waitForHealth } from "../helpers";
+import { ADMIN_TOKEN, CATALOG_FILE, freePort, tempDir, waitForHealth } from "../support/app";
 import { connect } from "./util";
 
 /** The same MCP server under Deno (src/deno.ts): the SDK's web-standard transport is portable. */

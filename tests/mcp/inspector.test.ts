@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { tempDir } from "../helpers";
+import { tempDir } from "../support/app";
 import { moved, type Served, serve, used } from "./util";
 
 /**

@@ -6,7 +6,7 @@ import {
   McpError,
 } from "@modelcontextprotocol/sdk/types.js";
 import type { UsageEvent } from "../../src/usage/port";
-import { createEnterprise, useAccountIdBearer } from "../helpers";
+import { createEnterprise, useAccountIdBearer } from "../support/app";
 import { collect } from "../usage/util";
 import { connect, moved, type Served, serve, toolErrorBody, used } from "./util";
 

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import { createEnterprise } from "../helpers";
-import { type RedisHarness, startRedisHarness } from "../quota/redis-harness";
+import { createEnterprise } from "../support/app";
+import { type RedisHarness, startRedisHarness } from "../support/redis";
 import { connect, type Served, serve, toolErrorBody, used } from "./util";
 
 /**

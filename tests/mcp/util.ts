@@ -2,7 +2,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import type { Bucket } from "../../src/quota/limits";
-import { makeApp, type TestApp } from "../helpers";
+import { makeApp, type TestApp } from "../support/app";
 
 /** The real app listening on a free loopback port (MCP clients speak real HTTP to it). */
 export interface Served extends TestApp {

@@ -6,8 +6,8 @@ import { buildDeps } from "../../src/deps";
 import { VisitorCounter } from "../../src/public/service";
 import { MemoryCounterStore } from "../../src/quota/memory-store";
 import { openEmbeddedStore } from "../../src/store";
-import { makeApp, type TestApp, tempDir, testConfig } from "../helpers";
-import { type RedisHarness, startRedisHarness } from "../quota/redis-harness";
+import { makeApp, type TestApp, tempDir, testConfig } from "../support/app";
+import { type RedisHarness, startRedisHarness } from "../support/redis";
 
 // each test builds an app or starts a server: allow for a loaded machine
 setDefaultTimeout(30_000);

@@ -2,8 +2,8 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import Redis from "ioredis";
 import { MemoryCounterStore } from "../../src/quota/memory-store";
 import { UpstashCounterStore } from "../../src/quota/upstash-store";
+import { HAS_REDIS, type RedisHarness, startRedisHarness, withRedis } from "../support/redis";
 import { counterStoreContract } from "./counter-store.contract";
-import { HAS_REDIS, type RedisHarness, startRedisHarness, withRedis } from "./redis-harness";
 
 let h: RedisHarness;
 let upstash: UpstashCounterStore;

@@ -2,8 +2,8 @@ import { afterAll, beforeAll, describe, expect, spyOn, test } from "bun:test";
 import { dailyKey, utcDay } from "../../src/quota/counter-store";
 import type { Bucket } from "../../src/quota/limits";
 import { UpstashCounterStore } from "../../src/quota/upstash-store";
-import { createEnterprise, freePort, makeApp, type TestApp } from "../helpers";
-import { type RedisHarness, startRedisHarness, withRedis } from "./redis-harness";
+import { createEnterprise, freePort, makeApp, type TestApp } from "../support/app";
+import { type RedisHarness, startRedisHarness, withRedis } from "../support/redis";
 
 /** Fail-open: the counter store dies, hangs or was never configured; requests keep being served. */
 

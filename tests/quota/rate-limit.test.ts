@@ -8,7 +8,7 @@ import { RATE_LIMITS } from "../../src/quota/limits";
 import { MemoryCounterStore } from "../../src/quota/memory-store";
 import { RateLimiter } from "../../src/quota/rate-limit";
 import { openEmbeddedStore } from "../../src/store";
-import { testConfig } from "../helpers";
+import { testConfig } from "../support/app";
 
 describe("RateLimiter (fixed windows)", () => {
   test("N per window, then refused until the window ends", async () => {

@@ -3,7 +3,7 @@ import { captureLogs } from "../../src/platform/log";
 import { MemoryCounterStore } from "../../src/quota/memory-store";
 import { secondsToUtcMidnight } from "../../src/quota/port";
 import { RateLimiter } from "../../src/quota/rate-limit";
-import { ADMIN_TOKEN, makeApp, type TestApp, useAccountIdBearer } from "../helpers";
+import { ADMIN_TOKEN, makeApp, type TestApp, useAccountIdBearer } from "../support/app";
 
 /** Daily quotas through the real app (embedded store, real catalog, in-memory counter store). */
 let t: TestApp;

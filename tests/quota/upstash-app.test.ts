@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { ADMIN_TOKEN, createEnterprise, makeApp, type TestApp, tempDir } from "../helpers";
-import { HAS_REDIS, type RedisHarness, startRedisHarness, withRedis } from "./redis-harness";
+import { ADMIN_TOKEN, createEnterprise, makeApp, type TestApp, tempDir } from "../support/app";
+import { HAS_REDIS, type RedisHarness, startRedisHarness, withRedis } from "../support/redis";
 
 /** The app with the Upstash counter store, through scripts/upstash-local.ts, on a real redis-server. */
 let h: RedisHarness;

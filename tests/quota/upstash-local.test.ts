@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { Redis } from "@upstash/redis";
-import { HAS_REDIS, type RedisHarness, startRedisHarness, withRedis } from "./redis-harness";
+import { HAS_REDIS, type RedisHarness, startRedisHarness, withRedis } from "../support/redis";
 
 let h: RedisHarness;
 beforeAll(async () => {

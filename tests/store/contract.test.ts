@@ -3,7 +3,7 @@ import { rmSync } from "node:fs";
 import type { AccountEvent } from "../../src/accounts/model";
 import { newId } from "../../src/platform/ids";
 import { openEmbeddedStore, openMongoStore, type Store } from "../../src/store";
-import { CATALOG_FILE, tempDir } from "../helpers";
+import { CATALOG_FILE, tempDir } from "../support/app";
 import { mongoUrl, skipNote, testDbName } from "../support/mongo";
 
 /**

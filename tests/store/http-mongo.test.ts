@@ -2,7 +2,8 @@
  * The HTTP routes that touch storage, through the real app on the MongoDB store (MONGODB_URL or
  * the run's FerretDB, tests/support/mongo.ts): accounts and keys, metered usage events,
  * analytics, catalog reload from MongoDB, background enrichment, and a restart on the same
- * database.
+ * database. The catalog seeded into MongoDB is the small real subset (tests/support/catalog.ts):
+ * seeding the whole catalog is the store contract's job.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Db, MongoClient } from "mongodb";
@@ -11,7 +12,8 @@ import { setLogLevel } from "../../src/platform/log";
 import { openMongoStore } from "../../src/store";
 import { FileCatalogSource } from "../../src/store/embedded/catalog";
 import { MongoCatalogSource } from "../../src/store/mongo/catalog";
-import { ADMIN_TOKEN, CATALOG_FILE, makeApp, type TestApp } from "../helpers";
+import { ADMIN_TOKEN, makeApp, type TestApp } from "../support/app";
+import { smallCatalogFile } from "../support/catalog";
 import { mongoUrl, skipNote, testDbName } from "../support/mongo";
 import { settle } from "../usage/util";
 
@@ -21,7 +23,10 @@ const today = () => new Date().toISOString().slice(0, 10);
 
 /** The real app over a MongoDB store on the test database (memory counters). */
 async function mongoApp(): Promise<TestApp> {
-  const store = await openMongoStore({ CATALOG_FILE, MONGODB_DB: dbName }, mongo.url as string);
+  const store = await openMongoStore(
+    { CATALOG_FILE: smallCatalogFile(), MONGODB_DB: dbName },
+    mongo.url as string,
+  );
   return makeApp({}, { store });
 }
 
@@ -146,7 +151,7 @@ describe.skipIf(!mongo.url)(`HTTP on the MongoDB store ${skipNote(mongo)}`.trim(
   }, 60_000);
 
   test("a new catalog version written to MongoDB is picked up by a running instance", async () => {
-    const built = await new FileCatalogSource(CATALOG_FILE).load();
+    const built = await new FileCatalogSource(smallCatalogFile()).load();
     const gone = built.brands.find((b) => b.slug === "gitlab");
     const changed: BuiltCatalog = {
       ...built,

@@ -2,7 +2,7 @@ import { expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { COMPACT_MIN_LINES, EmbeddedTokenStore } from "../../src/store/embedded/accounts-tokens";
-import { tempDir } from "../helpers";
+import { tempDir } from "../support/app";
 
 test("the embedded token log drops expired and removed tokens when it is reopened", async () => {
   const dir = tempDir();

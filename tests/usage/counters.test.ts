@@ -4,8 +4,8 @@ import { join } from "node:path";
 import { newId } from "../../src/platform/ids";
 import { setLogLevel } from "../../src/platform/log";
 import { countersRebuild } from "../../src/usage/admin-commands";
-import { ADMIN_TOKEN, makeApp, type TestApp, tempDir } from "../helpers";
-import { type RedisHarness, startRedisHarness, withRedis } from "../quota/redis-harness";
+import { ADMIN_TOKEN, makeApp, type TestApp, tempDir } from "../support/app";
+import { type RedisHarness, startRedisHarness, withRedis } from "../support/redis";
 import { settle, until } from "./util";
 
 /**

@@ -5,7 +5,7 @@ import { setLogLevel } from "../../src/platform/log";
 import { EmbeddedUsageStore, readEventFile } from "../../src/store/embedded/usage";
 import type { UsageEvent } from "../../src/usage/port";
 import { usageEvent } from "../../src/usage/serialize";
-import { tempDir } from "../helpers";
+import { tempDir } from "../support/app";
 import { collect, event, until } from "./util";
 
 /** The event's line in a day file: its canonical JSON. */

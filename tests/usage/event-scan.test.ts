@@ -7,7 +7,7 @@ import { IdHashSet, tallyEventFile } from "../../src/store/embedded/event-scan";
 import { EmbeddedUsageStore } from "../../src/store/embedded/usage";
 import type { UsageEvent } from "../../src/usage/port";
 import { JsonlEncoder } from "../../src/usage/serialize";
-import { tempDir } from "../helpers";
+import { tempDir } from "../support/app";
 import { event } from "./util";
 
 const dirs: string[] = [];

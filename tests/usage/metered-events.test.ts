@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { UsageEvent } from "../../src/usage/port";
 import type { BatchingRecorder } from "../../src/usage/writer";
-import { createEnterprise, makeApp, type TestApp } from "../helpers";
+import { createEnterprise, makeApp, type TestApp } from "../support/app";
 import { collect, settle } from "./util";
 
 /** The usage event each metered request leaves, through the real app and embedded log. */

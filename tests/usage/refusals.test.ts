@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { createEnterprise, makeApp, type TestApp } from "../helpers";
+import { createEnterprise, makeApp, type TestApp } from "../support/app";
 import { collect } from "./util";
 
 /** A capped key hammering a route: each refusal counts in analytics, the log holds few events. */

@@ -3,7 +3,7 @@ import { appendFileSync, existsSync, readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { readEventFile } from "../../src/store/embedded/usage";
 import type { UsageEvent } from "../../src/usage/port";
-import { ADMIN_TOKEN, freePort, SERVICE_CMD, tempDir, waitForHealth } from "../helpers";
+import { ADMIN_TOKEN, freePort, SERVICE_CMD, tempDir, waitForHealth } from "../support/app";
 import { until } from "./util";
 
 /**

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { captureLogs } from "../../src/platform/log";
 import { EmbeddedUsageStore } from "../../src/store/embedded/usage";
 import { retentionCutoff, startRetention } from "../../src/usage/retention";
-import { makeApp, tempDir } from "../helpers";
+import { makeApp, tempDir } from "../support/app";
 import { collect, event } from "./util";
 
 /** USAGE_RETENTION_DAYS: raw events go after N days, their daily counts stay forever. */

@@ -4,7 +4,7 @@ import { newId } from "../../src/platform/ids";
 import { setLogLevel } from "../../src/platform/log";
 import { EmbeddedUsageStore } from "../../src/store/embedded/usage";
 import type { UsageEvent, UsageEventStore } from "../../src/usage/port";
-import { tempDir } from "../helpers";
+import { tempDir } from "../support/app";
 import { mongoUrl, skipNote, testDbName } from "../support/mongo";
 import { collect, event } from "./util";
 

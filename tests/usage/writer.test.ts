@@ -5,7 +5,7 @@ import { captureLogs, setLogLevel } from "../../src/platform/log";
 import { EmbeddedUsageStore, readEventFile } from "../../src/store/embedded/usage";
 import type { UsageEvent } from "../../src/usage/port";
 import { BatchingRecorder, type WriterOptions } from "../../src/usage/writer";
-import { tempDir } from "../helpers";
+import { tempDir } from "../support/app";
 import { input, SwitchableStore, until } from "./util";
 
 const today = () => new Date().toISOString().slice(0, 10);

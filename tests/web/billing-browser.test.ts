@@ -10,7 +10,7 @@ import type { Browser, Page } from "playwright-core";
 import { buildWeb, isStale } from "../../scripts/build-web";
 import { type StripeMock, startStripeMock } from "../../scripts/stripe-mock";
 import { rememberClientAddress } from "../../src/http/client-ip";
-import { makeApp, type TestApp } from "../helpers";
+import { makeApp, type TestApp } from "../support/app";
 import { CHROMIUM, launchChromium } from "../support/chromium";
 
 const have = existsSync(CHROMIUM);

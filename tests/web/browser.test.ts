@@ -12,8 +12,8 @@ import type { Browser, BrowserContext, Page } from "playwright-core";
 import sharp from "sharp";
 import { buildWeb, isStale } from "../../scripts/build-web";
 import { rememberClientAddress } from "../../src/http/client-ip";
-import { decodeQuotedPrintable } from "../auth/helpers";
-import { makeApp, type TestApp } from "../helpers";
+import { decodeQuotedPrintable } from "../accounts/helpers";
+import { makeApp, type TestApp } from "../support/app";
 import { CHROMIUM, launchChromium } from "../support/chromium";
 
 const ROOT = resolve(import.meta.dir, "../..");

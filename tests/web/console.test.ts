@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { gzipSync } from "bun";
 import { buildWeb, isStale, WEB_OUT } from "../../scripts/build-web";
 import { CONSOLE_CSP, CONSOLE_PAGES } from "../../src/web";
-import { makeApp, type TestApp } from "../helpers";
+import { makeApp, type TestApp } from "../support/app";
 
 let t: TestApp;
 beforeAll(async () => {

@@ -1,0 +1,76 @@
+import { afterAll, expect, test } from "bun:test";
+import { join } from "node:path";
+import type { Subprocess } from "bun";
+import { CATALOG_FILE, freePort, SERVICE_CMD, tempDir, waitForHealth } from "../support/app";
+
+const ROOT = join(import.meta.dir, "../..");
+const procs: Subprocess[] = [];
+afterAll(() => {
+  for (const p of procs) p.kill("SIGKILL");
+});
+
+const BUN = SERVICE_CMD;
+const DENO = [join(ROOT, "node_modules/.bin/deno"), "run", "-A", "src/deno.ts"];
+
+/** Run `steps` against a real server process (Bun or Deno entry) on `dataDir`, then stop it. */
+async function withServer(cmd: string[], dataDir: string, steps: (base: string) => Promise<void>) {
+  const port = await freePort();
+  const proc = Bun.spawn(cmd, {
+    cwd: ROOT,
+    env: {
+      ...process.env,
+      PORT: String(port),
+      DATA_DIR: dataDir,
+      CATALOG_FILE,
+      LOG_LEVEL: "error",
+    },
+    stdout: "ignore",
+    stderr: "pipe",
+  });
+  procs.push(proc);
+  const base = `http://127.0.0.1:${port}`;
+  await waitForHealth(base, 60_000);
+  try {
+    await steps(base);
+  } finally {
+    proc.kill("SIGTERM");
+    await proc.exited;
+  }
+}
+
+const post = (base: string, path: string, body: unknown) =>
+  fetch(`${base}${path}`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
+
+test("a password hashed under Deno (hash-wasm) logs in under Bun (Bun.password), and the other way", async () => {
+  const dataDir = tempDir();
+  const pw = "portable argon2id hash";
+  await withServer(DENO, dataDir, async (base) => {
+    expect(
+      (await post(base, "/auth/register", { email: "deno@example.com", password: pw })).status,
+    ).toBe(201);
+  });
+  await withServer(BUN, dataDir, async (base) => {
+    expect(
+      (await post(base, "/auth/login", { email: "deno@example.com", password: pw })).status,
+    ).toBe(200);
+    expect(
+      (await post(base, "/auth/login", { email: "deno@example.com", password: `${pw}!` })).status,
+    ).toBe(401);
+    expect(
+      (await post(base, "/auth/register", { email: "bun@example.com", password: pw })).status,
+    ).toBe(201);
+  });
+  await withServer(DENO, dataDir, async (base) => {
+    const login = await post(base, "/auth/login", { email: "bun@example.com", password: pw });
+    expect(login.status).toBe(200);
+    const { accessToken } = (await login.json()) as { accessToken: string };
+    const me = await fetch(`${base}/auth/me`, {
+      headers: { authorization: `Bearer ${accessToken}` },
+    });
+    expect(((await me.json()) as { email: string }).email).toBe("bun@example.com");
+  });
+}, 120_000);

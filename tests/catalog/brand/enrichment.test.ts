@@ -1,0 +1,356 @@
+/**
+ * Background enrichment: derivation on real catalog brands, the job queue (dedup, bound,
+ * failures), persistence and replay through the embedded store, and the route effect.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { createHash } from "node:crypto";
+import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import {
+  contrastRatio,
+  DARK_MODE_MIN_CONTRAST,
+  DARK_SURFACE,
+  darkModeColor,
+} from "../../../src/catalog/colors";
+import {
+  applyEnrichment,
+  DERIVED_SOURCE,
+  deriveEnrichment,
+  EnrichmentService,
+  enrichmentBasis,
+  isEnriched,
+  recolorMono,
+} from "../../../src/catalog/enrichment";
+import type { EnrichmentRecord, EnrichmentStore } from "../../../src/catalog/enrichment-port";
+import { CatalogService } from "../../../src/catalog/service";
+import type { Brand, BuiltCatalog } from "../../../src/catalog/types";
+import { setLogLevel } from "../../../src/platform/log";
+import { FileCatalogSource } from "../../../src/store/embedded/catalog";
+import { EmbeddedEnrichmentStore } from "../../../src/store/embedded/enrichment";
+import { CATALOG_FILE, makeApp, tempDir } from "../../support/app";
+
+let built: BuiltCatalog;
+const raw = (slug: string) => built.brands.find((b) => b.slug === slug) as Brand;
+const rootFill = (svg: string) => /^<svg[^>]*\sfill="#([0-9a-f]{6})"/.exec(svg)?.[1];
+const sha = (s: string) => createHash("sha256").update(s).digest("hex");
+
+function freshCatalog() {
+  const c = new CatalogService(new FileCatalogSource(STRIPPED_FILE));
+  c.install(built);
+  return c;
+}
+
+/** Brands with a mono mark that still lack dark and light (the usual case in the build). */
+function needy(n: number): Brand[] {
+  return built.brands
+    .filter((b) => b.variants.mono && !b.variants.dark && !b.variants.light)
+    .slice(0, n);
+}
+
+/**
+ * The build now gives every brand dark and light variants (scripts/catalog/modes.ts), so the
+ * enrichment is exercised on a catalog without them: the case of brands that reach the
+ * catalog without those variants (STRIPPED_FILE for the app-level tests).
+ */
+let STRIPPED_FILE = "";
+beforeAll(async () => {
+  setLogLevel("error");
+  built = await new FileCatalogSource(CATALOG_FILE).load();
+  for (const b of built.brands) {
+    for (const v of ["dark", "light"] as const) {
+      if (b.variants[v]?.source.match(/^(recolored|artwork):/)) delete b.variants[v];
+    }
+  }
+  STRIPPED_FILE = join(tempDir(), "catalog.json");
+  writeFileSync(STRIPPED_FILE, JSON.stringify(built));
+});
+
+describe("derivation", () => {
+  test("dark and light variants from the mono mark, colored for their backgrounds", () => {
+    const gh = raw("github");
+    expect(gh.variants.mono).toBeDefined();
+    expect(gh.variants.dark).toBeUndefined();
+    const r = deriveEnrichment(gh, new Date("2026-01-02T03:04:05.000Z"));
+    const dark = r.variants.dark;
+    const light = r.variants.light;
+    if (!dark || !light) throw new Error("expected dark and light");
+    const darkHex = rootFill(dark.svg) as string;
+    const lightHex = rootFill(light.svg) as string;
+    // dark: darkModeColor, lifted when needed, reaches 3:1 on the dark surface
+    expect(contrastRatio(darkHex, DARK_SURFACE)).toBeGreaterThanOrEqual(DARK_MODE_MIN_CONTRAST);
+    const dm = gh.darkModeColor as string;
+    expect(darkHex).toBe(contrastRatio(dm, DARK_SURFACE) >= 3 ? dm : darkModeColor(dm));
+    // light: brandColor when it reaches 3:1 on white, else black
+    const bc = gh.brandColor as string;
+    expect(lightHex).toBe(contrastRatio(bc, "ffffff") >= 3 ? bc : "000000");
+    for (const v of [dark, light]) {
+      expect(v.source).toBe(DERIVED_SOURCE);
+      expect(v.sha256).toBe(sha(v.svg));
+      expect(v.svg).toContain("<path");
+      expect(v.svg).not.toContain("<script");
+    }
+    expect(r.verifiedAt).toBe("2026-01-02T03:04:05.000Z");
+    expect(r.basis).toBe(enrichmentBasis(gh));
+    expect(r.colors.map((c) => c.role)).toEqual(
+      expect.arrayContaining(["brand", "dark-mode", "contrast-text"]),
+    );
+  });
+
+  test("a light brand color falls back to black on light backgrounds", () => {
+    const light = built.brands.find(
+      (b) => b.variants.mono && b.brandColor && contrastRatio(b.brandColor, "ffffff") < 3,
+    ) as Brand;
+    expect(light).toBeDefined();
+    expect(rootFill(deriveEnrichment(light).variants.light?.svg ?? "")).toBe("000000");
+  });
+
+  test("recoloring replaces every paint of a mono mark that has its own fills", () => {
+    const painted = built.brands.find((b) => /\sfill="#/.test(b.variants.mono?.svg ?? "")) as Brand;
+    expect(painted).toBeDefined();
+    const out = recolorMono(painted.variants.mono?.svg as string, "123456").svg;
+    const fills = [...out.matchAll(/fill="([^"]+)"/g)].map((m) => m[1]);
+    expect(fills.length).toBeGreaterThan(1);
+    expect(fills.every((f) => f === "#123456" || f === "none")).toBe(true);
+  });
+
+  test("same inputs give the same variants (idempotent)", () => {
+    const a = deriveEnrichment(raw("stripe"));
+    const b = deriveEnrichment(raw("stripe"));
+    expect(a.variants.dark?.sha256).toBe(b.variants.dark?.sha256 as string);
+    expect(a.variants.light?.sha256).toBe(b.variants.light?.sha256 as string);
+    expect(a.basis).toBe(b.basis);
+  });
+
+  test("the brand's own data wins and a stale record does not apply", () => {
+    const gh = raw("github");
+    const ownDark = { svg: gh.variants.mono?.svg as string, sha256: "x", source: "iconify:logos" };
+    const withDark: Brand = { ...gh, variants: { ...gh.variants, dark: ownDark } };
+    const r = deriveEnrichment(withDark);
+    expect(r.variants.dark).toBeUndefined();
+    expect(r.variants.light).toBeDefined();
+    const applied = applyEnrichment(withDark, r) as Brand;
+    expect(applied.variants.dark).toBe(ownDark);
+    expect(isEnriched(applied)).toBe(false); // own dark has a bad sha: not verified
+    expect(applyEnrichment({ ...gh, brandColor: "ff0000" }, deriveEnrichment(gh))).toBeNull();
+  });
+
+  test("an SVG that no longer matches its sha256 fails verification", () => {
+    const gh = raw("github");
+    const mono = gh.variants.mono as NonNullable<Brand["variants"]["mono"]>;
+    const tampered: Brand = { ...gh, variants: { mono: { ...mono, sha256: "0".repeat(64) } } };
+    expect(deriveEnrichment(tampered).verifiedAt).toBeNull();
+    expect(deriveEnrichment(gh).verifiedAt).not.toBeNull();
+  });
+
+  test("an enriched brand needs nothing more", () => {
+    const gh = raw("github");
+    expect(isEnriched(gh)).toBe(false);
+    expect(isEnriched(applyEnrichment(gh, deriveEnrichment(gh)) as Brand)).toBe(true);
+  });
+});
+
+describe("job queue", () => {
+  test("deduplicated per brand, result applied to the catalog and stored", async () => {
+    const dir = tempDir();
+    const store = new EmbeddedEnrichmentStore(dir);
+    const catalog = freshCatalog();
+    const svc = new EnrichmentService(store, catalog);
+    await svc.start();
+    const gh = catalog.brand("github") as Brand;
+    expect(svc.request(gh)).toBe(true);
+    expect(svc.request(gh)).toBe(false);
+    expect(svc.request(catalog.brand("github") as Brand)).toBe(false);
+    expect(svc.backlog).toBe(1);
+    await svc.idle();
+    expect(svc.backlog).toBe(0);
+    const after = catalog.brand("github") as Brand;
+    expect(after.variants.dark?.source).toBe(DERIVED_SOURCE);
+    expect(after.variants.light?.source).toBe(DERIVED_SOURCE);
+    expect(after.verifiedAt).not.toBeNull();
+    expect(svc.request(after)).toBe(false);
+    expect((await store.all()).map((r) => r.slug)).toEqual(["github"]);
+    store.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  test("bounded concurrency", async () => {
+    const dir = tempDir();
+    const inner = new EmbeddedEnrichmentStore(dir);
+    let inFlight = 0;
+    let maxInFlight = 0;
+    const gated: EnrichmentStore = {
+      all: () => inner.all(),
+      async save(r) {
+        inFlight++;
+        maxInFlight = Math.max(maxInFlight, inFlight);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        inFlight--;
+        return inner.save(r);
+      },
+    };
+    const catalog = freshCatalog();
+    const svc = new EnrichmentService(gated, catalog, 2);
+    await svc.start();
+    const brands = needy(6);
+    for (const b of brands) expect(svc.request(b)).toBe(true);
+    await svc.idle();
+    expect(maxInFlight).toBe(2);
+    for (const b of brands) expect(catalog.brand(b.slug)?.variants.dark).toBeDefined();
+    inner.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  test("a failing store never throws into the caller and is not retried at once", async () => {
+    const failing: EnrichmentStore = {
+      all: async () => [],
+      save: async () => {
+        throw new Error("store down");
+      },
+    };
+    const catalog = freshCatalog();
+    const svc = new EnrichmentService(failing, catalog);
+    await svc.start();
+    const gh = catalog.brand("github") as Brand;
+    expect(svc.request(gh)).toBe(true);
+    await svc.idle();
+    expect(catalog.brand("github")?.variants.dark).toBeUndefined();
+    expect(svc.needs(gh)).toBe(false); // cool-down after a failure
+  });
+
+  test("idle() resolves at once when nothing is queued", async () => {
+    const svc = new EnrichmentService(
+      { all: async () => [], save: async (r) => r },
+      freshCatalog(),
+    );
+    await svc.start();
+    await svc.idle();
+    expect(svc.backlog).toBe(0);
+  });
+});
+
+describe("persistence and replay", () => {
+  test("records are replayed at start and after a reload, and go stale when inputs change", async () => {
+    const dir = tempDir();
+    const first = new EmbeddedEnrichmentStore(dir);
+    const c1 = freshCatalog();
+    const s1 = new EnrichmentService(first, c1);
+    await s1.start();
+    s1.request(c1.brand("stripe") as Brand);
+    await s1.idle();
+    first.close();
+    const lines = readFileSync(join(dir, "enrichment.jsonl"), "utf8").trim().split("\n");
+    expect(lines).toHaveLength(1);
+    expect((JSON.parse(lines[0] as string) as EnrichmentRecord).slug).toBe("stripe");
+
+    // a restart: a new store and catalog over the same DATA_DIR
+    const second = new EmbeddedEnrichmentStore(dir);
+    const c2 = freshCatalog();
+    const s2 = new EnrichmentService(second, c2);
+    await s2.start();
+    const stripe = c2.brand("stripe") as Brand;
+    expect(stripe.variants.dark?.source).toBe(DERIVED_SOURCE);
+    expect(s2.needs(stripe)).toBe(false);
+
+    // a reload of the same catalog re-applies; a changed brand color makes the record stale
+    c2.install(built);
+    expect(c2.brand("stripe")?.variants.dark).toBeDefined();
+    c2.install({
+      ...built,
+      version: "changed",
+      brands: built.brands.map((b) => (b.slug === "stripe" ? { ...b, brandColor: "010203" } : b)),
+    });
+    const changed = c2.brand("stripe") as Brand;
+    expect(changed.variants.dark).toBeUndefined();
+    expect(s2.needs(changed)).toBe(true);
+    second.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  test("the store keeps the first record for the same inputs", async () => {
+    const dir = tempDir();
+    const store = new EmbeddedEnrichmentStore(dir);
+    const gh = raw("github");
+    const a = await store.save(deriveEnrichment(gh, new Date("2026-01-01T00:00:00Z")));
+    const b = await store.save(deriveEnrichment(gh, new Date("2026-02-01T00:00:00Z")));
+    expect(b.at).toBe(a.at);
+    const other = await store.save(deriveEnrichment({ ...gh, brandColor: "010203" }));
+    expect(other.basis).not.toBe(a.basis);
+    expect((await store.all()).map((r) => r.basis)).toEqual([other.basis]);
+    store.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+});
+
+describe("through GET /v1/brand", () => {
+  let app: Awaited<ReturnType<typeof makeApp>>;
+  beforeAll(async () => {
+    app = await makeApp({ CATALOG_FILE: STRIPPED_FILE });
+  });
+  afterAll(() => app.close());
+
+  test("the first answer goes out at once; a later one shows the added variants", async () => {
+    const key = await app.key("pro");
+    const darkBefore = await app.get("/v1/svg/github?variant=dark", key);
+    expect(darkBefore.headers.get("x-svg-variant")).toBe("mono"); // falls back: none stored yet
+    const first = (await (await app.get("/v1/brand?domain=github.com", key)).json()) as {
+      variants: string[];
+      verified: boolean;
+      verifiedAt: string | null;
+    };
+    expect(first.variants).not.toContain("dark");
+    expect(first.variants).not.toContain("light");
+    expect(first.verified).toBe(false);
+    expect(first.verifiedAt).toBeNull();
+
+    await app.deps.enrichment.idle();
+    const second = (await (await app.get("/v1/brand?domain=github.com", key)).json()) as {
+      variants: string[];
+      verified: boolean;
+      verifiedAt: string;
+    };
+    expect(second.variants).toEqual(expect.arrayContaining([...first.variants, "dark", "light"]));
+    expect(second.variants.length).toBe(first.variants.length + 2);
+    expect(second.verified).toBe(true);
+    expect(new Date(second.verifiedAt).toISOString()).toBe(second.verifiedAt);
+    expect(existsSync(join(app.deps.config.DATA_DIR, "enrichment.jsonl"))).toBe(true);
+    // the SVG route serves the derived variant now
+    const dark = await app.get("/v1/svg/github?variant=dark", key);
+    expect(dark.status).toBe(200);
+    expect(dark.headers.get("x-svg-variant")).toBe("dark");
+    const served = rootFill(await dark.text());
+    expect(served).toMatch(/^[0-9a-f]{6}$/);
+    expect(served).toBe(rootFill(app.deps.catalog.brand("github")?.variants.dark?.svg ?? ""));
+    // no further job for an enriched brand
+    await app.get("/v1/brand?domain=github.com", key);
+    expect(app.deps.enrichment.backlog).toBe(0);
+  });
+});
+
+describe("through GET /v1/brand, with a store that is down", () => {
+  test("a failing enrichment never fails the request", async () => {
+    const down: EnrichmentStore = {
+      all: async () => [],
+      save: async () => Promise.reject(new Error("store down")),
+    };
+    const app = await makeApp(
+      { CATALOG_FILE: STRIPPED_FILE },
+      {
+        customize: async (deps) => {
+          deps.enrichment = new EnrichmentService(down, deps.catalog);
+          await deps.enrichment.start();
+        },
+      },
+    );
+    try {
+      const key = await app.key("pro");
+      const first = await app.get("/v1/brand?domain=stripe.com", key);
+      expect(first.status).toBe(200);
+      await app.deps.enrichment.idle();
+      const again = await app.get("/v1/brand?domain=stripe.com", key);
+      expect(again.status).toBe(200);
+      expect(((await again.json()) as { variants: string[] }).variants).not.toContain("dark");
+    } finally {
+      await app.close();
+    }
+  });
+});

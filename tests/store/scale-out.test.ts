@@ -1,0 +1,263 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { join } from "node:path";
+import { MongoClient } from "mongodb";
+import { ADMIN_TOKEN, freePort, SERVICE_CMD, tempDir } from "../support/app";
+import { smallCatalogFile } from "../support/catalog";
+import { mongoUrl, skipNote, testDbName } from "../support/mongo";
+import { HAS_REDIS, type RedisHarness, startRedisHarness } from "../support/redis";
+
+/**
+ * Scale-out: two app processes (`bun src/main.ts`, each with its own DATA_DIR) on ONE MongoDB
+ * database (FerretDB in tests) and ONE Upstash endpoint (scripts/upstash-local.ts over a real
+ * redis-server). Loopback only; bounded load and deadlines.
+ */
+const ROOT = join(import.meta.dir, "../..");
+const mongo = await mongoUrl();
+const reason = !HAS_REDIS ? "(skipped: redis-server is not installed)" : skipNote(mongo);
+const KEY_CACHE_TTL_MS = 500;
+const JWT_SECRET = "scale-out-test-secret-0123456789abcdef";
+
+interface Instance {
+  base: string;
+  proc: ReturnType<typeof Bun.spawn>;
+  port: number;
+  dataDir: string;
+}
+
+let redis: RedisHarness;
+const dbName = testDbName("bapi_scale");
+const running: Instance[] = [];
+
+async function waitReady(base: string, proc: Instance["proc"], ms = 60_000): Promise<void> {
+  const until = Date.now() + ms;
+  while (Date.now() < until) {
+    if (proc.exitCode !== null) throw new Error(`${base} exited with ${proc.exitCode}`);
+    try {
+      if ((await fetch(`${base}/readyz`)).ok) return;
+    } catch {}
+    await Bun.sleep(150);
+  }
+  throw new Error(`${base} was not ready in ${ms} ms`);
+}
+
+async function start(port?: number, dataDir?: string): Promise<Instance> {
+  const p = port ?? (await freePort());
+  const dir = dataDir ?? tempDir("bapi-scale-");
+  const proc = Bun.spawn(SERVICE_CMD, {
+    cwd: ROOT,
+    env: {
+      ...process.env,
+      PORT: String(p),
+      HOST: "127.0.0.1",
+      DATA_DIR: dir,
+      MONGODB_URL: mongo.url as string,
+      MONGODB_DB: dbName,
+      CATALOG_FILE: smallCatalogFile(),
+      JWT_SECRET,
+      ...redis.env,
+      ADMIN_TOKEN,
+      KEY_CACHE_TTL_MS: String(KEY_CACHE_TTL_MS),
+      USAGE_FLUSH_MS: "100",
+      LOG_REQUESTS: "off",
+      LOG_LEVEL: "error",
+    },
+    stdout: "ignore",
+    stderr: "inherit",
+  });
+  const inst = { base: `http://127.0.0.1:${p}`, proc, port: p, dataDir: dir };
+  running.push(inst);
+  await waitReady(inst.base, proc);
+  return inst;
+}
+
+async function stop(i: Instance): Promise<void> {
+  if (i.proc.exitCode === null && i.proc.signalCode === null) i.proc.kill("SIGTERM");
+  await i.proc.exited;
+}
+
+async function newKey(base: string, tier = "free") {
+  const r = await fetch(`${base}/admin/keys`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${ADMIN_TOKEN}`, "content-type": "application/json" },
+    body: JSON.stringify({ tier }),
+  });
+  expect(r.status).toBe(201);
+  return (await r.json()) as { accountId: string; keyId: string; apiKey: string };
+}
+
+async function status(url: string, apiKey: string): Promise<number> {
+  const r = await fetch(url, { headers: { "x-api-key": apiKey } });
+  await r.arrayBuffer();
+  return r.status;
+}
+
+async function analytics(base: string, apiKey: string) {
+  const r = await fetch(`${base}/v1/analytics/usage?bucket=svg`, {
+    headers: { "x-api-key": apiKey },
+  });
+  expect(r.status).toBe(200);
+  const body = (await r.json()) as {
+    totals: { svg: { requests: number; errors: number; rateLimited: number } };
+  };
+  return body.totals.svg;
+}
+
+async function poll<T>(
+  ms: number,
+  get: () => Promise<T>,
+  ok: (v: T) => boolean,
+  every = 100,
+): Promise<T> {
+  const until = Date.now() + ms;
+  let v = await get();
+  while (!ok(v) && Date.now() < until) {
+    await Bun.sleep(every);
+    v = await get();
+  }
+  return v;
+}
+
+describe.skipIf(!mongo.url || !HAS_REDIS)(
+  `two instances on one MongoDB and one Upstash ${reason}`.trim(),
+  () => {
+    let a: Instance;
+    let b: Instance;
+
+    beforeAll(async () => {
+      redis = await startRedisHarness();
+      // one after the other: the first seeds the catalog into the shared database
+      a = await start();
+      b = await start();
+    }, 120_000);
+
+    afterAll(async () => {
+      await Promise.all(running.map(stop));
+      await redis?.stop();
+      const client = new MongoClient(mongo.url as string);
+      try {
+        await client.db(dbName).dropDatabase();
+      } finally {
+        await client.close();
+      }
+    }, 30_000);
+
+    test("a free key's daily svg cap (50) holds across both under concurrent load, and analytics on either equals the traffic sent to both", async () => {
+      const { apiKey } = await newKey(a.base);
+      const sent = 90;
+      const statuses = await Promise.all(
+        Array.from({ length: sent }, (_, i) =>
+          status(`${(i % 2 ? a : b).base}/v1/svg/github`, apiKey),
+        ),
+      );
+      const ok = statuses.filter((s) => s === 200).length;
+      const refused = statuses.filter((s) => s === 429).length;
+      expect(ok + refused).toBe(sent);
+      expect(ok).toBeLessThanOrEqual(50);
+      // the cap is shared, not per instance, yet every slot is used (nothing failed open or shut)
+      expect(ok).toBe(50);
+
+      const want = { requests: sent, errors: 0, rateLimited: refused };
+      for (const inst of [a, b]) {
+        const got = await poll(
+          // the events reach the log through each instance's batching writer (and its spill
+          // replay when FerretDB falls behind): allow for a loaded machine
+          30_000,
+          () => analytics(inst.base, apiKey),
+          (v) => v.requests === sent,
+          // at most ~20 calls per instance: the route allows 60 per minute per account
+          1_500,
+        );
+        expect(got).toEqual(want);
+      }
+    }, 120_000);
+
+    test("a key created on A works on B at once; revoked on A, B refuses it within KEY_CACHE_TTL_MS", async () => {
+      const { apiKey, keyId } = await newKey(a.base, "pro");
+      // B never saw this key: it reads it from MongoDB on first use
+      expect(await status(`${b.base}/v1/catalog/github`, apiKey)).toBe(200);
+      // and now holds it in its cache
+      expect(await status(`${b.base}/v1/catalog/github`, apiKey)).toBe(200);
+
+      const r = await fetch(`${a.base}/admin/keys/${keyId}`, {
+        method: "DELETE",
+        headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+      });
+      expect(r.status).toBe(200);
+      const revokedAt = Date.now();
+      expect(await status(`${a.base}/v1/catalog/github`, apiKey)).toBe(401);
+      const last = await poll(
+        KEY_CACHE_TTL_MS + 5_000,
+        () => status(`${b.base}/v1/catalog/github`, apiKey),
+        (s) => s === 401,
+      );
+      const took = Date.now() - revokedAt;
+      expect(last).toBe(401);
+      // within the cache's lifetime, plus slack for one MongoDB read on a loaded machine
+      expect(took).toBeLessThanOrEqual(KEY_CACHE_TTL_MS + 1_500);
+    }, 30_000);
+
+    test("kill -9 of A under load: B answers every request; A restarted loses no acknowledged account or key", async () => {
+      const loadKey = (await newKey(b.base, "internal")).apiKey;
+      const acked: { accountId: string; apiKey: string }[] = [];
+      for (let i = 0; i < 3; i++) acked.push(await newKey(a.base));
+
+      let stopLoad = false;
+      const bStatuses: number[] = [];
+      const bErrors: string[] = [];
+      const loadB = async () => {
+        const paths = ["/v1/svg/github", "/v1/catalog/gitlab", "/v1/svg/npm"];
+        let i = 0;
+        while (!stopLoad) {
+          try {
+            bStatuses.push(await status(`${b.base}${paths[i++ % paths.length]}`, loadKey));
+          } catch (err) {
+            bErrors.push((err as Error).message);
+          }
+        }
+      };
+      // A keeps creating accounts under load until it is killed; each 201 is acknowledged
+      const createOnA = async () => {
+        while (!stopLoad) {
+          try {
+            const r = await fetch(`${a.base}/admin/keys`, {
+              method: "POST",
+              headers: {
+                authorization: `Bearer ${ADMIN_TOKEN}`,
+                "content-type": "application/json",
+              },
+              body: JSON.stringify({ tier: "free" }),
+            });
+            if (r.status === 201) acked.push((await r.json()) as (typeof acked)[number]);
+            else await r.arrayBuffer();
+          } catch {
+            await Bun.sleep(20); // A is gone: connection refused
+          }
+        }
+      };
+      const workers = [loadB(), loadB(), loadB(), loadB(), createOnA(), createOnA()];
+      await Bun.sleep(700);
+      a.proc.kill("SIGKILL");
+      await a.proc.exited;
+      const atKill = bStatuses.length;
+      await Bun.sleep(700);
+      stopLoad = true;
+      await Promise.all(workers);
+
+      expect(bErrors).toEqual([]);
+      expect(bStatuses.length).toBeGreaterThan(atKill); // B went on answering after the kill
+      expect(bStatuses.filter((s) => s !== 200)).toEqual([]);
+      expect(acked.length).toBeGreaterThan(3);
+
+      const restarted = await start(a.port, a.dataDir);
+      a = restarted;
+      for (const k of acked) {
+        expect(await status(`${a.base}/v1/catalog/github`, k.apiKey)).toBe(200);
+        const r = await fetch(`${a.base}/admin/accounts/${k.accountId}`, {
+          headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+        });
+        expect(r.status).toBe(200);
+        await r.arrayBuffer();
+      }
+    }, 90_000);
+  },
+);

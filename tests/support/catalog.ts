@@ -1,0 +1,97 @@
+/**
+ * The built catalog for tests, parsed once per `bun test` process (the files of a run share one
+ * module registry) and shared read-only: every app the tests make serves the same objects,
+ * frozen so that a test or a service that wrote into them would fail instead of leaking state
+ * into the next file.
+ *
+ * `smallCatalogFile()` is a purpose-built subset of the real catalog for suites that copy the
+ * catalog somewhere slow (seeding MongoDB, spawning service processes) and only read a few
+ * well-known brands from it.
+ */
+import { readFileSync, statSync, writeFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import type { CatalogSource } from "../../src/catalog/port";
+import type { Brand, BuiltCatalog } from "../../src/catalog/types";
+import { tempDir } from "./temp";
+
+/** The real built catalog (npm test builds it first); override with CATALOG_FILE. */
+export const CATALOG_FILE = resolve(
+  process.env.CATALOG_FILE ?? join(import.meta.dir, "../../build/catalog.json"),
+);
+
+let shared: { file: string; mtimeMs: number; catalog: BuiltCatalog } | null = null;
+
+function deepFreeze<T>(value: T): T {
+  if (value && typeof value === "object" && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const v of Object.values(value)) deepFreeze(v);
+  }
+  return value;
+}
+
+/** The parsed, frozen catalog of CATALOG_FILE (parsed again only if the file changed). */
+export function builtCatalog(): BuiltCatalog {
+  const { mtimeMs } = statSync(CATALOG_FILE);
+  if (!shared || shared.mtimeMs !== mtimeMs) {
+    const catalog = deepFreeze(JSON.parse(readFileSync(CATALOG_FILE, "utf8")) as BuiltCatalog);
+    shared = { file: CATALOG_FILE, mtimeMs, catalog };
+  }
+  return shared.catalog;
+}
+
+/** A CatalogSource over the shared catalog: what the embedded store's file source would load. */
+export function sharedCatalogSource(): CatalogSource {
+  return {
+    load: async () => builtCatalog(),
+    version: async () => builtCatalog().version,
+  };
+}
+
+/** Brands the suites on the small catalog ask for by slug. */
+const SMALL_CATALOG_SLUGS = [
+  "github",
+  "gitlab",
+  "npm",
+  "stripe",
+  "google",
+  "slack",
+  "microsoft",
+  "netflix",
+  "spotify",
+  "apple",
+  "figma",
+  "nike",
+  "cocacola",
+  "airbnb",
+];
+
+let small: string | null = null;
+
+/**
+ * A catalog file of a few hundred real brands: the named ones, the most-aliased brands with
+ * artwork, and some directory entries without artwork, under a version of its own. Written once
+ * per run.
+ */
+export function smallCatalogFile(): string {
+  if (small) return small;
+  const full = builtCatalog();
+  const picked = new Map<number, Brand>();
+  const bySlug = new Map(full.brands.map((b) => [b.slug, b]));
+  for (const slug of SMALL_CATALOG_SLUGS) {
+    const b = bySlug.get(slug);
+    if (b) picked.set(b.id, b);
+  }
+  const withArt = full.brands.filter((b) => Object.keys(b.variants).length > 0);
+  const without = full.brands.filter((b) => Object.keys(b.variants).length === 0);
+  for (const b of withArt.slice(0, 250)) picked.set(b.id, b);
+  for (const b of without.slice(0, 50)) picked.set(b.id, b);
+  const catalog: BuiltCatalog = {
+    version: `small-${full.version}`,
+    builtAt: full.builtAt,
+    brands: [...picked.values()].sort((a, b) => a.id - b.id),
+  };
+  const file = join(tempDir("bapi-catalog-"), "catalog.json");
+  writeFileSync(file, JSON.stringify(catalog));
+  small = file;
+  return file;
+}

@@ -1,0 +1,114 @@
+/**
+ * A real redis-server on a free loopback port (temp dir, no persistence) with
+ * scripts/upstash-local.ts in front of it. Start in beforeAll, stop in afterAll.
+ */
+import { describe } from "bun:test";
+import { rmSync } from "node:fs";
+import { connect } from "node:net";
+import { startUpstashLocal, type UpstashLocal } from "../../scripts/upstash-local";
+import { freePort, tempDir } from "./app";
+
+/**
+ * The tests that need a real redis-server (Debian's `redis-server` package; .ci/run installs it)
+ * skip without it, saying so once.
+ */
+export const HAS_REDIS = Bun.which("redis-server") !== null;
+if (!HAS_REDIS)
+  console.warn(
+    "skipping redis-server tests: redis-server is not installed (apt-get install redis-server)",
+  );
+
+/** describe() for the tests that need redis-server: skipped without it. */
+export const withRedis = describe.skipIf(!HAS_REDIS);
+
+export interface RedisHarness {
+  /** the Upstash REST address and token (UPSTASH_REDIS_REST_URL / _TOKEN) */
+  url: string;
+  token: string;
+  redisPort: number;
+  /** env for makeApp: the app's counter store is this Upstash-local */
+  env: Record<string, string>;
+  /** SIGKILL redis-server (the proxy stays up and answers 503) */
+  killRedis(): Promise<void>;
+  /** start redis-server again on the same port (empty: no persistence) */
+  startRedis(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+function redisAnswers(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const s = connect({ port, host: "127.0.0.1" }, () => s.write("PING\r\n"));
+    s.setTimeout(500, () => {
+      s.destroy();
+      resolve(false);
+    });
+    s.on("data", (d) => {
+      s.destroy();
+      resolve(d.toString().startsWith("+PONG"));
+    });
+    s.on("error", () => resolve(false));
+  });
+}
+
+export async function startRedisHarness(): Promise<RedisHarness> {
+  const redisPort = await freePort();
+  const dir = tempDir("redis-");
+  let proc: ReturnType<typeof Bun.spawn> | null = null;
+
+  const startRedis = async () => {
+    proc = Bun.spawn(
+      [
+        "redis-server",
+        "--port",
+        String(redisPort),
+        "--bind",
+        "127.0.0.1",
+        "--save",
+        "",
+        "--appendonly",
+        "no",
+        "--dir",
+        dir,
+      ],
+      { stdout: "ignore", stderr: "inherit" },
+    );
+    const until = Date.now() + 10_000;
+    while (Date.now() < until) {
+      if (await redisAnswers(redisPort)) return;
+      await Bun.sleep(50);
+    }
+    throw new Error("redis-server did not start (is it installed?)");
+  };
+  const killRedis = async () => {
+    if (!proc) return;
+    proc.kill("SIGKILL");
+    await proc.exited;
+    proc = null;
+  };
+
+  await startRedis();
+  const token = "harness-token";
+  const local: UpstashLocal = await startUpstashLocal({
+    redisUrl: `redis://127.0.0.1:${redisPort}`,
+    token,
+  });
+  return {
+    url: local.url,
+    token,
+    redisPort,
+    // a generous timeout: on a busy CI machine a slow answer must not turn into fail-open here
+    // (timeouts have their own test in failopen.test.ts)
+    env: {
+      UPSTASH_REDIS_REST_URL: local.url,
+      UPSTASH_REDIS_REST_TOKEN: token,
+      COUNTER_TIMEOUT_MS: "2000",
+    },
+    killRedis,
+    startRedis,
+    async stop() {
+      await local.stop();
+      await killRedis();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
