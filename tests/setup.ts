@@ -1,8 +1,13 @@
-// Preloaded by bunfig.toml: hooks here run once for the whole `bun test` run.
+// Preloaded by bunfig.toml. Its afterAll hooks run after the last file of a plain `bun test`
+// run, and after every file when files run on parallel workers (`npm test`, scripts/test.ts):
+// each hook must leave what later files share usable (tests/support re-creates what it needs).
 import { afterAll } from "bun:test";
 import { stopMongo } from "./support/mongo";
+import { stopStripeMock } from "./support/stripe-mock";
 import { removeTempDirs } from "./support/temp";
 
 afterAll(removeTempDirs);
-// the FerretDB a test file started through tests/support/mongo.ts (one per run)
+// the FerretDB this process started through tests/support/mongo.ts (none under npm test)
 afterAll(stopMongo);
+// the stripe-mock this process started through tests/support/stripe-mock.ts (none under npm test)
+afterAll(stopStripeMock);

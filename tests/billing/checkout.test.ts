@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { type StripeMock, startStripeMock } from "../../scripts/stripe-mock";
 import { captureLogs } from "../../src/platform/log";
 import { freePort, makeApp, type TestApp, useAccountIdBearer } from "../support/app";
+import { stripeMock } from "../support/stripe-mock";
 import {
   account,
   checkoutCompleted,
@@ -18,8 +18,7 @@ setDefaultTimeout(30_000);
 const json = async (r: Response) => (await r.json()) as Record<string, unknown>;
 
 /** Stripe-mock, Stripe's own API test server (validates requests against Stripe's OpenAPI). */
-const mock: StripeMock | null = await startStripeMock();
-afterAll(() => mock?.stop());
+const mock = await stripeMock();
 if (!mock)
   console.warn(
     "skipping checkout/portal tests: stripe-mock is not installed (bash .ci/stripe-mock.sh)",
@@ -42,7 +41,7 @@ describe.skipIf(!mock)("checkout and portal through the stripe SDK against strip
   const lastSent = (path: string) => sent.filter((s) => s.path === path).at(-1);
 
   beforeAll(async () => {
-    const upstream = (mock as StripeMock).url;
+    const upstream = (mock as { url: string }).url;
     proxy = Bun.serve({
       hostname: "127.0.0.1",
       port: 0,
@@ -196,7 +195,7 @@ describe.skipIf(!mock)(
   () => {
     test("a real subscription object in customer.subscription.updated/deleted moves the linked account", async () => {
       const { default: Stripe } = await import("stripe");
-      const u = new URL((mock as StripeMock).url);
+      const u = new URL((mock as { url: string }).url);
       const stripe = new Stripe("sk_test_123", {
         host: u.hostname,
         port: u.port,

@@ -8,7 +8,7 @@
  * catalog somewhere slow (seeding MongoDB, spawning service processes) and only read a few
  * well-known brands from it.
  */
-import { readFileSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import type { CatalogSource } from "../../src/catalog/port";
 import type { Brand, BuiltCatalog } from "../../src/catalog/types";
@@ -73,7 +73,8 @@ let small: string | null = null;
  * per run.
  */
 export function smallCatalogFile(): string {
-  if (small) return small;
+  // (tests/setup.ts removes temp dirs after each file when files run on parallel workers)
+  if (small && existsSync(small)) return small;
   const full = builtCatalog();
   const picked = new Map<number, Brand>();
   const bySlug = new Map(full.brands.map((b) => [b.slug, b]));

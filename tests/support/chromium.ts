@@ -1,22 +1,17 @@
 /**
  * Debian's Chromium for the browser tests, driven by playwright-core (no browser download):
- * CHROMIUM_PATH or /usr/bin/chromium, started headless with the flags CI uses. Test files
- * skip with a one-line reason when it is absent.
+ * CHROMIUM_PATH or /usr/bin/chromium, headless with the flags CI uses. `npm test` starts one
+ * browser server for the run (scripts/test.ts, TEST_CHROMIUM_WS) and each file connects to it;
+ * a file run on its own launches its own. Test files skip with a one-line reason when it is absent.
  */
 import { type Browser, chromium } from "playwright-core";
+import { CHROMIUM_ARGS } from "../../scripts/test";
 
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 
+/** A browser: the run's shared one, or a new one. `close()` ends this file's use of it. */
 export function launchChromium(): Promise<Browser> {
-  return chromium.launch({
-    executablePath: CHROMIUM,
-    args: [
-      "--headless",
-      "--no-sandbox",
-      "--disable-gpu",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--no-first-run",
-    ],
-  });
+  const ws = process.env.TEST_CHROMIUM_WS;
+  if (ws) return chromium.connect(ws);
+  return chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
 }

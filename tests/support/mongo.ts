@@ -4,9 +4,10 @@
  *   const mongo = await mongoUrl();        // { url } or { url: null, reason }
  *   describe.skipIf(!mongo.url)(`... ${skipNote(mongo)}`, ...)
  *
- * MONGODB_URL, when set, is used as is (a real MongoDB 6+). Otherwise ONE FerretDB (SQLite
- * backend, scripts/mongo-local.ts) is started on first use and stopped by tests/setup.ts after
- * the last test file. Without a FerretDB binary the answer carries the one-line reason to skip.
+ * MONGODB_URL, when set, is used as is (a real MongoDB 6+); so is TEST_MONGODB_URL, the FerretDB
+ * that `npm test` starts for the whole run (scripts/test.ts). Otherwise ONE FerretDB (SQLite
+ * backend, scripts/mongo-local.ts) is started on first use in this process and stopped by
+ * tests/setup.ts after the last test file. Without a FerretDB binary the answer carries the one-line reason to skip.
  * Each caller should use its own database (`testDbName`), dropped when it is done.
  */
 import { findFerretDb, type MongoLocal, startMongoLocal } from "../../scripts/mongo-local";
@@ -19,7 +20,8 @@ let warned = false;
 
 export function mongoUrl(): Promise<MongoAvailability> {
   started ??= (async (): Promise<MongoAvailability> => {
-    if (process.env.MONGODB_URL) return { url: process.env.MONGODB_URL };
+    const given = process.env.MONGODB_URL ?? process.env.TEST_MONGODB_URL;
+    if (given) return { url: given };
     const found = findFerretDb();
     if (!found.bin) return { url: null, reason: (found as { reason: string }).reason };
     try {

@@ -8,13 +8,13 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync } from "node:fs";
 import type { Browser, Page } from "playwright-core";
 import { buildWeb, isStale } from "../../scripts/build-web";
-import { type StripeMock, startStripeMock } from "../../scripts/stripe-mock";
 import { rememberClientAddress } from "../../src/http/client-ip";
 import { makeApp, type TestApp } from "../support/app";
 import { CHROMIUM, launchChromium } from "../support/chromium";
+import { stripeMock } from "../support/stripe-mock";
 
 const have = existsSync(CHROMIUM);
-const mock: StripeMock | null = have ? await startStripeMock() : null;
+const mock = have ? await stripeMock() : null;
 if (!have) console.log(`skipping the console billing browser test: no Chromium at ${CHROMIUM}`);
 else if (!mock)
   console.log(
@@ -35,7 +35,7 @@ describe.skipIf(!have || !mock)("console billing buttons against stripe-mock", (
       STRIPE_SECRET_KEY: "sk_test_123",
       STRIPE_PRICE_PRO: "price_pro_test",
       STRIPE_WEBHOOK_SECRET: "whsec_test_console",
-      STRIPE_API_BASE: (mock as StripeMock).url,
+      STRIPE_API_BASE: (mock as { url: string }).url,
     });
     server = Bun.serve({
       port: 0,
@@ -68,7 +68,6 @@ describe.skipIf(!have || !mock)("console billing buttons against stripe-mock", (
     await browser?.close();
     await server?.stop(true);
     await t?.close();
-    mock?.stop();
   });
 
   test("Manage billing before any checkout: the 409 is explained; Upgrade to pro goes to Stripe Checkout", async () => {

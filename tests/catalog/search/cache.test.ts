@@ -10,20 +10,29 @@ import { SearchIndex } from "../../../src/catalog/search/service";
 import { normalizeQuery } from "../../../src/catalog/search/text";
 import { CatalogService } from "../../../src/catalog/service";
 import type { Brand } from "../../../src/catalog/types";
-import { FileCatalogSource } from "../../../src/store/embedded/catalog";
-import { CATALOG_FILE, makeApp, type TestApp } from "../../support/app";
+import { makeApp, type TestApp } from "../../support/app";
+import { sharedCatalogSource } from "../../support/catalog";
 import { readList } from "../lists/lists";
 
-const source = new FileCatalogSource(CATALOG_FILE);
+const source = sharedCatalogSource();
 const built = await source.load();
 
 /** building an index over the whole catalog takes a second or more on a loaded machine */
 const SLOW = 60_000;
 
+/** A catalog and index of their own, for a test that changes entries or reloads. */
 function fresh(limits?: { maxEntries?: number; maxChars?: number }) {
   const catalog = new CatalogService(source);
-  catalog.install(structuredClone(built));
+  catalog.install(built);
   const index = new SearchIndex(catalog);
+  return { catalog, index, responses: new SearchResponses(index, catalog, limits) };
+}
+
+let readOnly: ReturnType<typeof fresh> | null = null;
+/** A new response cache over one catalog and index shared by the tests that change nothing. */
+function unchanged(limits?: { maxEntries?: number; maxChars?: number }) {
+  readOnly ??= fresh();
+  const { catalog, index } = readOnly;
   return { catalog, index, responses: new SearchResponses(index, catalog, limits) };
 }
 
@@ -47,7 +56,7 @@ describe("cached == uncached", () => {
   test(
     `every query of tests/lists/queries.txt (${queries.length}) at limits 1, 5, 20 and 50`,
     () => {
-      const { catalog, index, responses } = fresh();
+      const { catalog, index, responses } = unchanged();
       let nonEmpty = 0;
       for (const q of queries)
         for (const limit of [1, 5, 20, 50]) {
@@ -65,7 +74,7 @@ describe("cached == uncached", () => {
   test(
     "the key is the normalized query and the limit",
     () => {
-      const { responses } = fresh();
+      const { responses } = unchanged();
       const a = responses.json("GitHub", 5);
       expect(responses.json("  github ", 5)).toBe(a);
       expect(responses.stats.entries).toBe(1);
@@ -144,9 +153,11 @@ describe("invalidation", () => {
     () => {
       const { catalog, index, responses } = fresh();
       responses.json("github", 5);
-      const gone = structuredClone(built);
-      gone.brands = gone.brands.filter((b) => b.slug !== "github");
-      gone.version = `${built.version}-next`;
+      const gone = {
+        ...built,
+        brands: built.brands.filter((b) => b.slug !== "github"),
+        version: `${built.version}-next`,
+      };
       catalog.install(gone);
       expect(responses.stats.entries).toBe(0);
       const body = responses.json("github", 5);
@@ -161,7 +172,7 @@ describe("bounds", () => {
   test(
     "at most maxEntries bodies, least recently used dropped first",
     () => {
-      const { responses } = fresh({ maxEntries: 3 });
+      const { responses } = unchanged({ maxEntries: 3 });
       for (const q of ["github", "stripe", "figma"]) responses.json(q, 5);
       responses.json("github", 5); // used again: now the most recent
       responses.json("slack", 5);
@@ -178,7 +189,7 @@ describe("bounds", () => {
   test(
     "at most maxChars characters of bodies",
     () => {
-      const { responses } = fresh({ maxChars: 20_000 });
+      const { responses } = unchanged({ maxChars: 20_000 });
       for (const q of ["github", "stripe", "figma", "slack", "google", "micro", "amazon"])
         responses.json(q, 20);
       expect(responses.stats.chars).toBeLessThanOrEqual(20_000);

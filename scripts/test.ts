@@ -1,0 +1,110 @@
+/**
+ * The test runner behind `npm test`: starts each real server the suites share once for the
+ * whole run, runs `bun test` on two workers, then stops the servers.
+ *
+ *   bun scripts/test.ts                 # every test file
+ *   bun scripts/test.ts tests/usage     # one folder (any `bun test` arguments pass through)
+ *   bun scripts/test.ts --fast          # the files that need no external server or process
+ *
+ * Shared servers, each skipped (and its tests skipped with a one-line reason) when its binary is
+ * missing: FerretDB (TEST_MONGODB_URL, unless MONGODB_URL names a server), stripe-mock
+ * (TEST_STRIPE_MOCK_URL) and Debian's Chromium (TEST_CHROMIUM_WS, a playwright browser server).
+ * redis-server is started per suite (tests/support/redis.ts): suites wipe it.
+ * See docs/testing.md.
+ */
+import { existsSync } from "node:fs";
+import { findFerretDb, type MongoLocal, startMongoLocal } from "./mongo-local";
+import { type StripeMock, startStripeMock } from "./stripe-mock";
+
+/** Test files that start processes or need a server beyond redis-server: left out by --fast. */
+export const SLOW_FILES = [
+  "tests/store/http-mongo.test.ts",
+  "tests/store/scale-out.test.ts",
+  "tests/store/contract.test.ts",
+  "tests/usage/store-contract.test.ts",
+  "tests/usage/restart.test.ts",
+  "tests/usage/counters.test.ts",
+  "tests/billing/",
+  "tests/accounts/mongo.test.ts",
+  "tests/accounts/runtimes.test.ts",
+  "tests/platform/",
+  "tests/mcp/",
+  "tests/web/",
+  "tests/http/cors-browser.test.ts",
+  "tests/http/request-limits.test.ts",
+  "tests/admin/cli.test.ts",
+  "tests/assets/prerender.test.ts",
+  "tests/quota/",
+];
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
+export const CHROMIUM_ARGS = [
+  "--headless",
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--no-first-run",
+];
+
+async function startChromium(): Promise<{ ws: string; stop(): Promise<void> } | null> {
+  if (!existsSync(CHROMIUM)) return null;
+  const { chromium } = await import("playwright-core");
+  const server = await chromium.launchServer({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+  return { ws: server.wsEndpoint(), stop: () => server.close() };
+}
+
+/** Every test file but SLOW_FILES, as paths for `bun test`. */
+function fastFiles(): string[] {
+  const all = [...new Bun.Glob("tests/**/*.test.{ts,tsx}").scanSync(".")].sort();
+  return all.filter((f) => !SLOW_FILES.some((s) => f.startsWith(s))).map((f) => `./${f}`);
+}
+
+async function main() {
+  let args = process.argv.slice(2);
+  const fast = args.includes("--fast");
+  args = args.filter((a) => a !== "--fast");
+  const env: Record<string, string> = {};
+  const stops: (() => unknown)[] = [];
+
+  if (!fast) {
+    let mongo: MongoLocal | null = null;
+    if (!process.env.MONGODB_URL && !process.env.TEST_MONGODB_URL) {
+      const found = findFerretDb();
+      if (found.bin) {
+        mongo = await startMongoLocal({ bin: found.bin });
+        env.TEST_MONGODB_URL = mongo.url;
+        stops.push(() => mongo?.stop());
+      }
+    }
+    if (!process.env.TEST_STRIPE_MOCK_URL) {
+      const stripe: StripeMock | null = await startStripeMock();
+      if (stripe) {
+        env.TEST_STRIPE_MOCK_URL = stripe.url;
+        stops.push(() => stripe.stop());
+      }
+    }
+    if (!process.env.TEST_CHROMIUM_WS) {
+      const browser = await startChromium();
+      if (browser) {
+        env.TEST_CHROMIUM_WS = browser.ws;
+        stops.push(() => browser.stop());
+      }
+    }
+  }
+
+  const cmd = [process.execPath, "test", "--timeout", "30000", "--parallel=2", "--no-isolate"];
+  if (fast && !args.some((a) => !a.startsWith("-"))) args.push(...fastFiles());
+  const proc = Bun.spawn([...cmd, ...args], {
+    env: { ...process.env, ...env },
+    stdio: ["inherit", "inherit", "inherit"],
+  });
+  const forward = (sig: NodeJS.Signals) => () => proc.kill(sig);
+  process.on("SIGINT", forward("SIGINT"));
+  process.on("SIGTERM", forward("SIGTERM"));
+  const code = await proc.exited;
+  for (const stop of stops.reverse()) await stop();
+  process.exit(code);
+}
+
+if (import.meta.main) await main();
