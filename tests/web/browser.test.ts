@@ -13,7 +13,7 @@ import sharp from "sharp";
 import { buildWeb, isStale } from "../../scripts/build-web";
 import { rememberClientAddress } from "../../src/http/client-ip";
 import { decodeQuotedPrintable } from "../accounts/helpers";
-import { makeApp, type TestApp } from "../support/app";
+import { makeApp, type TestApp, tempDir } from "../support/app";
 import { CHROMIUM, launchChromium } from "../support/chromium";
 
 const ROOT = resolve(import.meta.dir, "../..");
@@ -275,7 +275,9 @@ describe.skipIf(!have)("web console in headless Chromium", () => {
     });
     const download = page.waitForEvent("download");
     await page.getByRole("link", { name: "Download CSV" }).click();
-    const file = await (await download).path();
+    // saved by the browser (it may be the run's shared browser server, so no local path)
+    const file = join(tempDir(), "usage.csv");
+    await (await download).saveAs(file);
     const csv = readFileSync(file, "utf8").trim().split("\n");
     expect(csv[0]).toBe("date,bucket,requests,errors,rate_limited");
     expect(csv.length).toBe(1 + 7 * 7);
@@ -359,11 +361,12 @@ describe.skipIf(!have)("web console in headless Chromium", () => {
       "wordmark",
       "icon",
     ]);
-    await page.waitForFunction(() =>
-      [...document.querySelectorAll("figure.variant img")].every(
-        (i) => (i as HTMLImageElement).naturalWidth > 0,
-      ),
-    );
+    // each variant on a light and a dark tile: wait for all twelve to be drawn (the images
+    // are added as their fetches answer, so an early check could see only some of them)
+    await page.waitForFunction(() => {
+      const images = [...document.querySelectorAll("figure.variant img")];
+      return images.length >= 12 && images.every((i) => (i as HTMLImageElement).naturalWidth > 0);
+    });
     expect(await page.locator("figure.variant img").count()).toBe(12);
     await axe("explorer (pro)");
   }, 90_000);

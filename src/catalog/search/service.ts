@@ -175,7 +175,7 @@ interface TermIndex {
 /**
  * Answer the index's fuzzy lookups from a FuzzyLexicon of its terms: the same matches and
  * distances, so the same scores, in a fraction of the time (fuzzy.ts). MiniSearch is pinned by
- * the lockfile; tests/search/fuzzy.test.ts compares both answers over the catalog's queries.
+ * the lockfile; tests/catalog/search/fuzzy.test.ts compares both answers over the catalog's queries.
  */
 export function useLexicon(index: MiniSearch<Doc>): void {
   const terms = (index as unknown as { _index: TermIndex })._index;

@@ -1,5 +1,5 @@
 /**
- * Issue 19's list of well-known company domains (tests/lists/domains.txt, written before looking
+ * Issue 19's list of well-known company domains (tests/catalog/lists/domains.txt, written before looking
  * at the data, grown by issue 25 with 200 non-technology companies) against the real built
  * catalog: at least 92% of issue 19's list resolve (its bar), at least 90% of the whole list
  * (issue 25's bar), and none to a wrong brand.
@@ -36,7 +36,7 @@ console.log(
   `domain list: ${resolved}/${list.length} resolve (${pct(resolved, list.length)}), ${wrong.length} wrong; missing: ${missing.join(" ")}`,
 );
 
-describe("well-known company domains (tests/lists/domains.txt)", () => {
+describe("well-known company domains (tests/catalog/lists/domains.txt)", () => {
   test("the list has at least 300 entries", () => {
     expect(list.length).toBeGreaterThanOrEqual(300);
   });

@@ -54,7 +54,7 @@ const queries = [
 
 describe("cached == uncached", () => {
   test(
-    `every query of tests/lists/queries.txt (${queries.length}) at limits 1, 5, 20 and 50`,
+    `every query of tests/catalog/lists/queries.txt (${queries.length}) at limits 1, 5, 20 and 50`,
     () => {
       const { catalog, index, responses } = unchanged();
       let nonEmpty = 0;

@@ -1,5 +1,5 @@
 /**
- * Issue 19's list of queries people type (tests/lists/queries.txt, written before looking at the
+ * Issue 19's list of queries people type (tests/catalog/lists/queries.txt, written before looking at the
  * data) against the real built catalog's search: top-1 right for at least 95%.
  */
 import { describe, expect, test } from "bun:test";
@@ -27,7 +27,7 @@ console.log(
   `query list: top-1 ${hits}/${list.length} (${pct(hits, list.length)}); misses: ${misses.join(", ")}`,
 );
 
-describe("queries people type (tests/lists/queries.txt)", () => {
+describe("queries people type (tests/catalog/lists/queries.txt)", () => {
   test("the list has at least 150 entries", () => {
     expect(list.length).toBeGreaterThanOrEqual(150);
   });
