@@ -1,7 +1,8 @@
 import { afterAll, expect, test } from "bun:test";
 import { join } from "node:path";
 import type { Subprocess } from "bun";
-import { CATALOG_FILE, freePort, SERVICE_CMD, tempDir, waitForHealth } from "../support/app";
+import { freePort, SERVICE_CMD, tempDir, waitForHealth } from "../support/app";
+import { smallCatalogFile } from "../support/catalog";
 
 const ROOT = join(import.meta.dir, "../..");
 const procs: Subprocess[] = [];
@@ -21,7 +22,7 @@ async function withServer(cmd: string[], dataDir: string, steps: (base: string) 
       ...process.env,
       PORT: String(port),
       DATA_DIR: dataDir,
-      CATALOG_FILE,
+      CATALOG_FILE: smallCatalogFile(),
       LOG_LEVEL: "error",
     },
     stdout: "ignore",

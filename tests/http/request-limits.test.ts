@@ -10,6 +10,7 @@ import {
   tempDir,
   waitForHealth,
 } from "../support/app";
+import { smallCatalogFile } from "../support/catalog";
 
 /** Over-long URLs and header sections: the JSON 414 and 431, in the app and as npm start runs it. */
 const ROOT = `${import.meta.dir}/../..`;
@@ -73,6 +74,7 @@ describe("the entry point as npm start runs it", () => {
         PORT: String(port),
         HOST: "127.0.0.1",
         DATA_DIR: dir,
+        CATALOG_FILE: smallCatalogFile(),
         ADMIN_TOKEN,
         LOG_LEVEL: "error",
       },

@@ -3,7 +3,8 @@ import { existsSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import type { Subprocess } from "bun";
-import { ADMIN_TOKEN, CATALOG_FILE, freePort, tempDir, waitForHealth } from "../support/app";
+import { ADMIN_TOKEN, freePort, tempDir, waitForHealth } from "../support/app";
+import { smallCatalogFile } from "../support/catalog";
 import { connect } from "./util";
 
 /** The same MCP server under Deno (src/deno.ts): the SDK's web-standard transport is portable. */
@@ -24,7 +25,13 @@ describe.skipIf(!ready)("MCP under Deno", () => {
     const port = await freePort();
     proc = Bun.spawn([DENO, "run", "-A", "src/deno.ts"], {
       cwd: ROOT,
-      env: { ...process.env, PORT: String(port), DATA_DIR: dataDir, CATALOG_FILE, ADMIN_TOKEN },
+      env: {
+        ...process.env,
+        PORT: String(port),
+        DATA_DIR: dataDir,
+        CATALOG_FILE: smallCatalogFile(),
+        ADMIN_TOKEN,
+      },
       stdout: "ignore",
       stderr: "pipe",
     });

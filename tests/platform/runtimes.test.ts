@@ -2,14 +2,8 @@ import { afterAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { rmSync } from "node:fs";
 import { join } from "node:path";
 import type { Subprocess } from "bun";
-import {
-  ADMIN_TOKEN,
-  CATALOG_FILE,
-  freePort,
-  SERVICE_CMD,
-  tempDir,
-  waitForHealth,
-} from "../support/app";
+import { ADMIN_TOKEN, freePort, SERVICE_CMD, tempDir, waitForHealth } from "../support/app";
+import { smallCatalogFile } from "../support/catalog";
 
 // spawns processes or builds several apps: slow on a loaded machine (bun's default is 5 s)
 setDefaultTimeout(60_000);
@@ -29,7 +23,13 @@ async function startAndFetch(cmd: string[]) {
   dirs.push(dataDir);
   const proc = Bun.spawn(cmd, {
     cwd: ROOT,
-    env: { ...process.env, PORT: String(port), DATA_DIR: dataDir, CATALOG_FILE, ADMIN_TOKEN },
+    env: {
+      ...process.env,
+      PORT: String(port),
+      DATA_DIR: dataDir,
+      CATALOG_FILE: smallCatalogFile(),
+      ADMIN_TOKEN,
+    },
     stdout: "pipe",
     stderr: "pipe",
   });

@@ -4,6 +4,7 @@ import type { AccountEvent } from "../../src/accounts/model";
 import { newId } from "../../src/platform/ids";
 import { openEmbeddedStore, openMongoStore, type Store } from "../../src/store";
 import { CATALOG_FILE, tempDir } from "../support/app";
+import { smallCatalogFile } from "../support/catalog";
 import { mongoUrl, skipNote, testDbName } from "../support/mongo";
 
 /**
@@ -305,7 +306,12 @@ const mongoDb = testDbName();
 storeContract(
   `mongodb ${skipNote(mongo)}`.trim(),
   async () => {
-    const store = await openMongoStore({ CATALOG_FILE, MONGODB_DB: mongoDb }, mongo.url as string);
+    // the small real catalog: seeding all 20,000 brands into FerretDB takes ~16 s (the embedded
+    // run above and every in-process suite use the whole catalog)
+    const store = await openMongoStore(
+      { CATALOG_FILE: smallCatalogFile(), MONGODB_DB: mongoDb },
+      mongo.url as string,
+    );
     return { ...store, close: () => dropAndClose(mongo.url as string, mongoDb, store) };
   },
   !mongo.url,

@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { readEventFile } from "../../src/store/embedded/usage";
 import type { UsageEvent } from "../../src/usage/port";
 import { ADMIN_TOKEN, freePort, SERVICE_CMD, tempDir, waitForHealth } from "../support/app";
+import { smallCatalogFile } from "../support/catalog";
 import { until } from "./util";
 
 /**
@@ -32,6 +33,7 @@ async function start(dataDir: string, env: Record<string, string> = {}): Promise
       HOST: "127.0.0.1",
       DATA_DIR: dataDir,
       ADMIN_TOKEN,
+      CATALOG_FILE: smallCatalogFile(),
       LOG_LEVEL: "warn",
       ...env,
     },
