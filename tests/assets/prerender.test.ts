@@ -4,8 +4,8 @@ import { join } from "node:path";
 import sharp from "sharp";
 import { loadPrerendered } from "../../src/assets/prerender";
 import { AssetService } from "../../src/assets/service";
-import type { BuiltCatalog } from "../../src/catalog/types";
-import { CATALOG_FILE, makeApp, type TestApp, tempDir } from "../support/app";
+import { makeApp, type TestApp, tempDir } from "../support/app";
+import { builtCatalog } from "../support/catalog";
 import { isWebp, pngSize, sha256 } from "./util";
 
 /**
@@ -18,7 +18,7 @@ let t: TestApp;
 let renders = 0;
 
 beforeAll(async () => {
-  const full = JSON.parse(readFileSync(CATALOG_FILE, "utf8")) as BuiltCatalog;
+  const full = builtCatalog();
   const one = { ...full, brands: full.brands.filter((b) => b.slug === SLUG) };
   writeFileSync(join(dir, "catalog.json"), JSON.stringify(one));
   // a real run of the script (2 renders of a real mark): slow on a loaded machine

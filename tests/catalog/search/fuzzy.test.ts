@@ -1,15 +1,13 @@
 import { describe, expect, test } from "bun:test";
-import { readFileSync } from "node:fs";
 import MiniSearch from "minisearch";
 import { FuzzyLexicon } from "../../../src/catalog/search/fuzzy";
-import type { BuiltCatalog } from "../../../src/catalog/types";
-import { CATALOG_FILE } from "../../support/app";
+import { builtCatalog } from "../../support/catalog";
 
 /**
  * FuzzyLexicon answers MiniSearch's fuzzy lookups (search/service.ts useLexicon): it must find
  * exactly the words, and the distances, that MiniSearch's own radix-tree walk finds.
  */
-const catalog = JSON.parse(readFileSync(CATALOG_FILE, "utf8")) as BuiltCatalog;
+const catalog = builtCatalog();
 const words = new Set<string>();
 for (const b of catalog.brands)
   for (const s of [b.name, ...b.aliases, b.slug, ...b.domains])
