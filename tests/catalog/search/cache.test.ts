@@ -29,7 +29,10 @@ function fresh(limits?: { maxEntries?: number; maxChars?: number }) {
 }
 
 let readOnly: ReturnType<typeof fresh> | null = null;
-/** A new response cache over one catalog and index shared by the tests that change nothing. */
+/**
+ * A new response cache over one catalog and index shared by the tests that change no searched
+ * field (a test that changes an entry puts it back).
+ */
 function unchanged(limits?: { maxEntries?: number; maxChars?: number }) {
   readOnly ??= fresh();
   const { catalog, index } = readOnly;
@@ -91,20 +94,25 @@ describe("invalidation", () => {
   test(
     "an entry's colors change (enrichment): bodies holding it change, others stay cached",
     () => {
-      const { catalog, index, responses } = fresh();
+      // not a searched field: the shared index is only refreshed, and the brand put back after
+      const { catalog, index, responses } = unchanged();
       responses.json("stripe", 5);
       const other = responses.json("figma", 5);
       const entriesBefore = responses.stats.entries;
       const stripe = brandBySlug(catalog, "stripe");
-      catalog.update({
-        ...stripe,
-        colors: [...stripe.colors, { role: "accent", hex: "123456", source: "derived" }],
-      });
-      expect(responses.stats.entries).toBe(entriesBefore - 1);
-      const after = responses.json("stripe", 5);
-      expect(after).toBe(reference(catalog, index, "stripe", 5));
-      expect(after).toContain('"hex":"123456"');
-      expect(responses.json("figma", 5)).toBe(other);
+      try {
+        catalog.update({
+          ...stripe,
+          colors: [...stripe.colors, { role: "accent", hex: "123456", source: "derived" }],
+        });
+        expect(responses.stats.entries).toBe(entriesBefore - 1);
+        const after = responses.json("stripe", 5);
+        expect(after).toBe(reference(catalog, index, "stripe", 5));
+        expect(after).toContain('"hex":"123456"');
+        expect(responses.json("figma", 5)).toBe(other);
+      } finally {
+        catalog.update(stripe);
+      }
     },
     SLOW,
   );
@@ -129,21 +137,26 @@ describe("invalidation", () => {
   test(
     "popularity changes (sources): the whole cache goes, the ranking follows",
     () => {
-      const { catalog, index, responses } = fresh();
+      // popularity is not a searched field either: shared index, the brand put back after
+      const { catalog, index, responses } = unchanged();
       const slugs = (json: string) => JSON.parse(json).matches.map((m: { slug: string }) => m.slug);
       const before = slugs(responses.json("amaz", 10));
       const target = before[1] as string; // a prefix match behind Amazon
       const top = responses.json("amaz", 1); // without the target: only re-ranking can bring it in
       expect(slugs(top)).toEqual([before[0]]);
       const b = brandBySlug(catalog, target);
-      catalog.update({
-        ...b,
-        sources: [...b.sources, ...Array.from({ length: 30 }, (_, i) => `x${i}`)],
-      });
-      expect(responses.stats.entries).toBe(0);
-      const now = responses.json("amaz", 1);
-      expect(now).toBe(reference(catalog, index, "amaz", 1));
-      expect(slugs(now)[0]).toBe(target);
+      try {
+        catalog.update({
+          ...b,
+          sources: [...b.sources, ...Array.from({ length: 30 }, (_, i) => `x${i}`)],
+        });
+        expect(responses.stats.entries).toBe(0);
+        const now = responses.json("amaz", 1);
+        expect(now).toBe(reference(catalog, index, "amaz", 1));
+        expect(slugs(now)[0]).toBe(target);
+      } finally {
+        catalog.update(b);
+      }
     },
     SLOW,
   );
