@@ -90,11 +90,15 @@ export function accountsController(deps: AccountsControllerDeps) {
   return (
     new Elysia({ tags: ["auth"] })
       .use(rateLimitPlugin({ ...deps, verifyBearer: undefined }))
-      // bodies over MAX_BODY_BYTES are 413, declared or chunked
-      .onParse(({ request }) => cappedBody(request))
+      // bodies over MAX_BODY_BYTES are 413, declared or chunked; too deep or malformed JSON is
+      // 422 (cappedBody); a bearer route checks the token before it reads the body
       .macro({
+        jsonBody: { parse: ({ request }) => cappedBody(request) },
         bearer: {
-          parse: ({ request }) => requireBearer(deps.auth, request),
+          async parse({ request }) {
+            await requireBearer(deps.auth, request);
+            return cappedBody(request);
+          },
           transform: ({ request }) => requireBearer(deps.auth, request),
           resolve: ({ request }) => {
             const principal = bearerCallers.get(request);
@@ -123,6 +127,7 @@ export function accountsController(deps: AccountsControllerDeps) {
         },
         {
           ipRateLimit: REGISTRATIONS,
+          jsonBody: true,
           body: Credentials(true),
           response: {
             201: RegisteredResponse,
@@ -149,6 +154,7 @@ export function accountsController(deps: AccountsControllerDeps) {
           return pair;
         },
         {
+          jsonBody: true,
           body: Credentials(false),
           response: {
             200: TokenPairResponse,
@@ -173,6 +179,7 @@ export function accountsController(deps: AccountsControllerDeps) {
           return pair;
         },
         {
+          jsonBody: true,
           body: RefreshBody,
           response: { 200: TokenPairResponse, 401: ErrorBody, 413: ErrorBody, 422: ErrorBody },
           detail: {
@@ -190,6 +197,7 @@ export function accountsController(deps: AccountsControllerDeps) {
           set.status = 204;
         },
         {
+          jsonBody: true,
           body: RefreshBody,
           response: { 204: t.Void({ description: "Logged out" }), 413: ErrorBody, 422: ErrorBody },
           detail: {
@@ -207,6 +215,7 @@ export function accountsController(deps: AccountsControllerDeps) {
           return { emailVerified: true as const };
         },
         {
+          jsonBody: true,
           body: TokenBody,
           response: { 200: Verified, 400: ErrorBody, 413: ErrorBody, 422: ErrorBody },
           detail: {
@@ -227,6 +236,7 @@ export function accountsController(deps: AccountsControllerDeps) {
         },
         {
           ipRateLimit: RATE_LIMITS.resendVerification,
+          jsonBody: true,
           body: EmailBody,
           response: { 202: Accepted, 413: ErrorBody, 422: ErrorBody, 429: RateLimitedBody },
           detail: {
@@ -246,6 +256,7 @@ export function accountsController(deps: AccountsControllerDeps) {
         },
         {
           ipRateLimit: RATE_LIMITS.forgotPassword,
+          jsonBody: true,
           body: EmailBody,
           response: { 202: Accepted, 413: ErrorBody, 422: ErrorBody, 429: RateLimitedBody },
           detail: {
@@ -263,6 +274,7 @@ export function accountsController(deps: AccountsControllerDeps) {
           return { message: "Password changed. Log in again on every device." };
         },
         {
+          jsonBody: true,
           body: ResetBody,
           response: { 200: Accepted, 400: ErrorBody, 413: ErrorBody, 422: ErrorBody },
           detail: {

@@ -3,6 +3,7 @@ import { Elysia, t } from "elysia";
 import { LimitsSchema, TierSchema } from "../accounts/model";
 import { AccountNotFound, type AccountService, KeyNotFound } from "../accounts/service";
 import { ErrorBody } from "../catalog/model";
+import { cappedBody } from "../http/auth";
 import { ApiError, validationError } from "../http/errors";
 import { limitsProblem } from "../quota/limits";
 import { accountView, LIST_LIMIT } from "./service";
@@ -66,6 +67,7 @@ export function adminController(deps: { accounts: AccountService; adminToken: st
   return new Elysia({ prefix: "/admin", tags: ["admin"] })
     .onParse(({ request }) => {
       requireOperator(request, deps.adminToken);
+      return cappedBody(request);
     })
     .onTransform(({ request, body }) => {
       requireOperator(request, deps.adminToken);
