@@ -52,5 +52,5 @@ export function parseJsonBody(text: string): unknown {
 /** Whether the request says its body is JSON (`application/json`, parameters ignored). */
 export function isJson(request: Request): boolean {
   const type = request.headers.get("content-type");
-  return type !== null && type.trimStart().toLowerCase().startsWith("application/json");
+  return type?.trimStart().toLowerCase().startsWith("application/json") === true;
 }
