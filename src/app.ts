@@ -20,6 +20,16 @@ import { analyticsController } from "./usage/analytics";
 import { usageCurrentController } from "./usage/current";
 import { webController } from "./web";
 
+/**
+ * The document's info.license: the service is not published under an open licence; the artwork
+ * it serves keeps its sources' licences (docs/attribution.md). `identifier` (an SPDX reference)
+ * is OpenAPI 3.1's; the plugin's types know 3.0's license object only.
+ */
+const LICENSE = {
+  name: "Proprietary. Brand artwork keeps the licence of its source (docs/attribution.md)",
+  identifier: "LicenseRef-Proprietary",
+} as { name: string };
+
 /** Composes the feature controllers into one app: a web-standard fetch handler. */
 export function createApp(deps: Deps) {
   const auth = {
@@ -53,6 +63,7 @@ export function createApp(deps: Deps) {
           info: {
             title: "Brand Asset API",
             version: "1.0.0",
+            license: LICENSE,
             description:
               "Brand names, colors and logo artwork (SVG, PNG, WebP) by slug, domain or business e-mail. Every /v1 route needs the X-API-Key header unless stated.",
           },
