@@ -152,6 +152,8 @@ export async function buildDeps(config: Config, store?: Store): Promise<Deps> {
     mail,
     verifyBearer: (token) => auth.verifyBearer(token),
     async close() {
+      // reset and verification mails still being prepared go out first
+      await auth.settled();
       if (mail instanceof SmtpMailer) mail.close();
       await retention.stop();
       await assets.close();

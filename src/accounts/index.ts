@@ -166,7 +166,7 @@ export function accountsController(deps: AccountsControllerDeps) {
           detail: {
             summary: "Log in: an access token (JWT) and a refresh token",
             description:
-              "401 invalid_credentials for a wrong address or password (the same answer, and about the same time, for both). After 10 failures for one address or one client IP within a 15-minute window: 429 rate_limit_exceeded with Retry-After, even with the right password, until the window ends.",
+              "401 invalid_credentials for a wrong address or password (the same answer, and about the same time, for both). Failures are throttled with growing delays, never locked for everyone: per address and client IP, 5 free failures in a 15-minute window, then a wait of 1 s, 2 s, 4 s... (at most 15 minutes) before that pair's next attempt; per client IP, 20 free failures across all addresses, then the same. An attempt within its wait is 429 rate_limit_exceeded with Retry-After, even with the right password; the same address from another client IP is not slowed down.",
             security: PUBLIC,
           },
         },
@@ -228,7 +228,7 @@ export function accountsController(deps: AccountsControllerDeps) {
       .post(
         "/auth/resend-verification",
         async ({ body, set }) => {
-          await deps.auth.resendVerification(body.email);
+          deps.auth.requestVerificationMail(body.email);
           set.status = 202;
           return {
             message: "If the address belongs to an unverified account, a new link was sent.",
@@ -242,7 +242,7 @@ export function accountsController(deps: AccountsControllerDeps) {
           detail: {
             summary: "Send a new verification e-mail",
             description:
-              "Answers 202 whether or not the address is registered. At most 3 per hour per client IP: 429 with Retry-After.",
+              "Answers 202 whether or not the address is registered, in the same time: the address is looked up and the mail sent after the answer. At most 3 per hour per client IP: 429 with Retry-After.",
             security: PUBLIC,
           },
         },
@@ -250,7 +250,7 @@ export function accountsController(deps: AccountsControllerDeps) {
       .post(
         "/auth/forgot-password",
         async ({ body, set }) => {
-          await deps.auth.forgotPassword(body.email);
+          deps.auth.requestPasswordReset(body.email);
           set.status = 202;
           return { message: "If the address belongs to an account, a reset link was sent." };
         },
@@ -262,7 +262,7 @@ export function accountsController(deps: AccountsControllerDeps) {
           detail: {
             summary: "Send a password reset e-mail",
             description:
-              "Answers 202 whether or not the address is registered. At most 3 per hour per client IP: 429 with Retry-After.",
+              "Answers 202 whether or not the address is registered, in the same time: the address is looked up and the mail sent after the answer. At most 3 per hour per client IP: 429 with Retry-After.",
             security: PUBLIC,
           },
         },
