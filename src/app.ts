@@ -10,11 +10,13 @@ import type { Deps } from "./deps";
 import { healthController } from "./health";
 import { cors } from "./http/cors";
 import { errorPlugin } from "./http/error-plugin";
+import { httpMetrics } from "./http/metrics";
 import { openApiDocs } from "./http/openapi";
 import { requestLimits } from "./http/request-limits";
 import { requestLog } from "./http/request-log";
 import { securityHeaders } from "./http/security";
 import { mcpController } from "./mcp";
+import { metricsController } from "./metrics";
 import { visitorCounterController } from "./public";
 import { analyticsController } from "./usage/analytics";
 import { usageCurrentController } from "./usage/current";
@@ -51,6 +53,7 @@ export function createApp(deps: Deps) {
     .use(requestLimits)
     .use(cors(deps.config.CORS_ORIGINS))
     .use(requestLog({ mode: deps.config.LOG_REQUESTS, trustProxy: deps.config.TRUST_PROXY }))
+    .use(httpMetrics)
     .use(
       openApiDocs({
         path: "/swagger",
@@ -129,6 +132,16 @@ export function createApp(deps: Deps) {
         access: deps.access,
         limiter: deps.limiter,
         trustProxy: deps.config.TRUST_PROXY,
+      }),
+    );
+  if (deps.config.METRICS_TOKEN)
+    app.use(
+      metricsController({
+        catalog: deps.catalog,
+        enrichment: deps.enrichment,
+        assets: deps.assets,
+        usage: deps.usage,
+        token: deps.config.METRICS_TOKEN,
       }),
     );
   if (deps.config.ADMIN_TOKEN)

@@ -14,6 +14,7 @@ const Env = T.Object({
   MONGODB_URL: T.Optional(T.String({ pattern: "^mongodb(\\+srv)?://" })),
   MONGODB_DB: T.String({ minLength: 1, default: "brandassets" }),
   ADMIN_TOKEN: T.Optional(T.String({ minLength: 16 })),
+  METRICS_TOKEN: T.Optional(T.String({ minLength: 16 })),
   UPGRADE_URL: T.String({ pattern: "^https?://", default: "https://brandassets.dev/pricing" }),
   UPSTASH_REDIS_REST_URL: T.Optional(T.String({ pattern: "^https?://" })),
   UPSTASH_REDIS_REST_TOKEN: T.Optional(T.String({ minLength: 1 })),

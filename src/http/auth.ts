@@ -1,3 +1,4 @@
+import { createHash, timingSafeEqual } from "node:crypto";
 import { Elysia } from "elysia";
 import type { Principal } from "../accounts/model";
 import type { AccountService } from "../accounts/service";
@@ -41,6 +42,18 @@ export async function authenticate(
     if (p) return p;
   }
   throw invalidApiKey();
+}
+
+/**
+ * Whether the request carries `Authorization: Bearer <expected>` (an operator secret such as
+ * ADMIN_TOKEN or METRICS_TOKEN). Compared in constant time over SHA-256 digests, so neither the
+ * token nor its length leaks through timing.
+ */
+export function hasBearerToken(request: Request, expected: string): boolean {
+  const auth = request.headers.get("authorization") ?? "";
+  const token = auth.toLowerCase().startsWith("bearer ") ? auth.slice(7).trim() : "";
+  const digest = (s: string) => createHash("sha256").update(s).digest();
+  return token !== "" && timingSafeEqual(digest(token), digest(expected));
 }
 
 /** X-RateLimit-* of a decision, written into `into` (a response's headers) or a new object. */

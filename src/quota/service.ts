@@ -1,4 +1,5 @@
 import type { Principal } from "../accounts/model";
+import { labelled, quotaDecisions } from "../metrics/registry";
 import { log } from "../platform/log";
 import {
   type ConsumeResult,
@@ -54,6 +55,11 @@ function dayInfo(now: Date): DayInfo {
   const end = dayEnd(now) * 1000;
   return { start: end - 86_400_000, end, name: utcDay(now), expireAt: expiry(now) };
 }
+
+const decisions = labelled(quotaDecisions);
+/** Counts a quota decision (metrics: quota_decisions_total). */
+const decided = (bucket: Bucket, outcome: "allowed" | "limited" | "failed_open") =>
+  decisions(bucket + outcome, { bucket, outcome }).inc();
 
 /** Key id a principal's counters are kept under (bearer callers have none: their account). */
 const counterId = (p: Principal) => p.keyId ?? `account-${p.accountId}`;
@@ -170,6 +176,7 @@ export class QuotaService implements QuotaGate {
     // an in-process store answers at once (and cannot time out: no guard, nothing to re-seed)
     if (!this.guard && this.store.consumeNow) {
       const { allowed, count } = this.store.consumeNow(key, limit, day.expireAt);
+      decided(bucket, allowed ? "allowed" : "limited");
       const remaining = limit === null ? null : Math.max(0, limit - count);
       return { allowed, limit, remaining, resetSeconds, counted: allowed };
     }
@@ -180,6 +187,7 @@ export class QuotaService implements QuotaGate {
       if (!r.ok) {
         // served unenforced (fail open); still a request of the day for the tally
         tally?.set(key, before + 1);
+        decided(bucket, "failed_open");
         return { allowed: true, limit: null, remaining: null, resetSeconds, counted: false };
       }
       let { allowed, count } = r.value;
@@ -197,6 +205,7 @@ export class QuotaService implements QuotaGate {
         count = allowed ? before + 1 : before;
       }
       if (allowed) tally?.set(key, before + 1);
+      decided(bucket, allowed ? "allowed" : "limited");
       return {
         allowed,
         limit,
