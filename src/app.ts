@@ -10,15 +10,27 @@ import type { Deps } from "./deps";
 import { healthController } from "./health";
 import { cors } from "./http/cors";
 import { errorPlugin } from "./http/error-plugin";
+import { httpMetrics } from "./http/metrics";
 import { openApiDocs } from "./http/openapi";
 import { requestLimits } from "./http/request-limits";
 import { requestLog } from "./http/request-log";
 import { securityHeaders } from "./http/security";
 import { mcpController } from "./mcp";
+import { metricsController } from "./metrics";
 import { visitorCounterController } from "./public";
 import { analyticsController } from "./usage/analytics";
 import { usageCurrentController } from "./usage/current";
 import { webController } from "./web";
+
+/**
+ * The document's info.license: the service is not published under an open licence; the artwork
+ * it serves keeps its sources' licences (docs/attribution.md). `identifier` (an SPDX reference)
+ * is OpenAPI 3.1's; the plugin's types know 3.0's license object only.
+ */
+const LICENSE = {
+  name: "Proprietary. Brand artwork keeps the licence of its source (docs/attribution.md)",
+  identifier: "LicenseRef-Proprietary",
+} as { name: string };
 
 /** Composes the feature controllers into one app: a web-standard fetch handler. */
 export function createApp(deps: Deps) {
@@ -41,6 +53,7 @@ export function createApp(deps: Deps) {
     .use(requestLimits)
     .use(cors(deps.config.CORS_ORIGINS))
     .use(requestLog({ mode: deps.config.LOG_REQUESTS, trustProxy: deps.config.TRUST_PROXY }))
+    .use(httpMetrics)
     .use(
       openApiDocs({
         path: "/swagger",
@@ -53,6 +66,7 @@ export function createApp(deps: Deps) {
           info: {
             title: "Brand Asset API",
             version: "1.0.0",
+            license: LICENSE,
             description:
               "Brand names, colors and logo artwork (SVG, PNG, WebP) by slug, domain or business e-mail. Every /v1 route needs the X-API-Key header unless stated.",
           },
@@ -118,6 +132,16 @@ export function createApp(deps: Deps) {
         access: deps.access,
         limiter: deps.limiter,
         trustProxy: deps.config.TRUST_PROXY,
+      }),
+    );
+  if (deps.config.METRICS_TOKEN)
+    app.use(
+      metricsController({
+        catalog: deps.catalog,
+        enrichment: deps.enrichment,
+        assets: deps.assets,
+        usage: deps.usage,
+        token: deps.config.METRICS_TOKEN,
       }),
     );
   if (deps.config.ADMIN_TOKEN)

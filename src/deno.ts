@@ -22,7 +22,9 @@ const server = Deno.serve(
   },
   (req, info) => {
     rememberClientAddress(req, info.remoteAddr.hostname);
-    return app.fetch(req);
+    return deps.drain.respond(req, app.fetch);
   },
 );
-onShutdown(() => server.shutdown(), deps);
+// Deno's shutdown() is graceful already (in-flight requests finish); after the grace period
+// the process exits with whatever is left
+onShutdown({ stop: () => server.shutdown(), forceStop: () => {} }, deps);

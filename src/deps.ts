@@ -14,6 +14,7 @@ import { EnrichmentService } from "./catalog/enrichment";
 import { SearchIndex } from "./catalog/search/service";
 import { CatalogService } from "./catalog/service";
 import type { Config } from "./config";
+import { Drain } from "./http/drain";
 import { passwords } from "./platform/password";
 import { VisitorCounter } from "./public/service";
 import { carryUsageOnRegenerate } from "./quota/carry-over";
@@ -53,6 +54,8 @@ export interface Deps {
   auth: AuthService;
   access: AccessTokens;
   mail: MailSender;
+  /** the shutdown state: /readyz and every answer follow it (src/http/drain.ts) */
+  drain: Drain;
   /** release resources (flush buffers, close connections) */
   close(): Promise<void>;
 }
@@ -151,7 +154,10 @@ export async function buildDeps(config: Config, store?: Store): Promise<Deps> {
     access,
     mail,
     verifyBearer: (token) => auth.verifyBearer(token),
+    drain: new Drain(),
     async close() {
+      // reset and verification mails still being prepared go out first
+      await auth.settled();
       if (mail instanceof SmtpMailer) mail.close();
       await retention.stop();
       await assets.close();

@@ -15,7 +15,7 @@ const server = Bun.serve({
   maxRequestBodySize: RUNTIME_BODY_LIMIT,
   fetch: (req, srv) => {
     rememberClientAddress(req, srv.requestIP(req)?.address);
-    return app.fetch(req);
+    return deps.drain.respond(req, app.fetch);
   },
 });
 announce({ ...config, PORT: server.port ?? config.PORT });
@@ -24,4 +24,11 @@ if (maxHeaderSize < RUNTIME_HEADER_LIMIT)
     maxHeaderSize,
     fix: `start with bun --max-http-header-size=${RUNTIME_HEADER_LIMIT} (npm start does)`,
   });
-onShutdown(() => server.stop(), deps);
+onShutdown(
+  {
+    stop: () => server.stop(),
+    forceStop: () => server.stop(true),
+    pending: () => server.pendingRequests,
+  },
+  deps,
+);

@@ -1,6 +1,7 @@
 import { createApp } from "./app";
 import { type Config, ConfigError, loadConfig } from "./config";
 import { buildDeps, type Deps } from "./deps";
+import type { Listener } from "./http/drain";
 import { log, setLogLevel } from "./platform/log";
 
 /** Shared start-up for every runtime: config, stores, catalog, app. Exits on a bad config. */
@@ -40,16 +41,17 @@ export function announce(config: Config) {
   });
 }
 
-/** Graceful stop: stop accepting, flush buffers, close stores, exit. */
-export function onShutdown(stop: () => Promise<void> | void, deps: Deps) {
-  let stopping = false;
+/**
+ * Graceful stop on SIGTERM or SIGINT (src/http/drain.ts): /readyz 503 at once, the listener
+ * closed, in-flight requests finished and keep-alive connections closed after their answer
+ * (within SHUTDOWN_GRACE_MS), buffers flushed and stores closed, then exit.
+ */
+export function onShutdown(listener: Listener, deps: Deps) {
   const handler = async (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    log("info", "shutting down", { signal });
+    if (deps.drain.draining) return;
+    log("info", "shutting down", { signal, graceMs: deps.config.SHUTDOWN_GRACE_MS });
     try {
-      await stop();
-      await deps.close();
+      await deps.drain.run(listener, deps.config.SHUTDOWN_GRACE_MS, () => deps.close());
     } finally {
       process.exit(0);
     }

@@ -56,14 +56,16 @@ export interface RunningServer {
   stop(): Promise<void>;
 }
 
-async function spawnServer(
+export async function spawnServer(
   args: string[],
   env: Record<string, string>,
   /** a command the server runs under, e.g. valgrind and its options */
   prefix: string[] = [],
+  /** the checkout it runs in (default this one) */
+  cwd = ROOT,
 ): Promise<RunningServer> {
   const proc = Bun.spawn([...prefix, process.execPath, ...args], {
-    cwd: ROOT,
+    cwd,
     env: { ...process.env, ...env },
     stdout: "pipe",
     stderr: "inherit",

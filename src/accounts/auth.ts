@@ -3,7 +3,7 @@ import { newId } from "../platform/ids";
 import { log } from "../platform/log";
 import type { PasswordHasher } from "../platform/password";
 import type { RatePolicy } from "../quota/limits";
-import type { RateLimiter } from "../quota/rate-limit";
+import type { BackoffPolicy, RateLimiter } from "../quota/rate-limit";
 import type { AccessTokens } from "./jwt";
 import { randomToken } from "./jwt";
 import type { MailSender } from "./mail";
@@ -35,12 +35,24 @@ export const TOKEN_TTL_MS = {
   reset: HOUR_MS,
 } as const;
 
-/** Failed logins: at most 10 per account and per client IP in a 15-minute window. */
-export const LOGIN_FAILURES: RatePolicy = {
-  name: "login-failures",
-  limit: 10,
+/**
+ * Failed logins of one address (account, known or not) from one client IP: 5 free in a
+ * 15-minute window, then growing delays (1 s, 2 s, 4 s... at most 15 minutes) for that pair
+ * only. Nobody else is slowed down: the account is never locked for everyone.
+ */
+export const LOGIN_PAIR: BackoffPolicy = {
+  name: "login-pair",
+  free: 5,
   windowSeconds: 900,
-  label: "failed logins (POST /auth/login)",
+  maxDelaySeconds: 900,
+};
+
+/** Failed logins from one client IP, whatever the addresses: 20 free, then growing delays. */
+export const LOGIN_CLIENT: BackoffPolicy = {
+  name: "login-ip",
+  free: 20,
+  windowSeconds: 900,
+  maxDelaySeconds: 900,
 };
 
 /** Registrations: at most 10 per client IP per hour. */
@@ -81,6 +93,8 @@ export class AuthService {
   private indexSecret: Promise<string> | null = null;
   /** compared against when the address is unknown, so both failures take about as long */
   private dummyHash: Promise<string> | null = null;
+  /** work started after answering (`later`) that has not finished */
+  private pending = new Set<Promise<unknown>>();
 
   constructor(private d: AuthServiceDeps) {
     this.now = d.now ?? Date.now;
@@ -126,22 +140,30 @@ export class AuthService {
     };
   }
 
+  /**
+   * Throttled per (address, client IP) and per client IP with growing delays (LOGIN_PAIR,
+   * LOGIN_CLIENT): an attempt before its delay has passed is refused unchecked (429), whatever
+   * the password; the same address from elsewhere is not slowed down.
+   */
   async login(email: string, password: string, ip: string): Promise<TokenPair> {
     const index = await this.index(email);
-    const identities = [`ip:${ip}`, `email:${index}`];
-    for (const id of identities) {
-      const d = await this.d.limiter.peek(LOGIN_FAILURES, id);
-      if (!d.allowed)
+    const throttles: [BackoffPolicy, string, string][] = [
+      [LOGIN_PAIR, `${index}:${ip}`, "for this address from your network address"],
+      [LOGIN_CLIENT, ip, "from your network address"],
+    ];
+    for (const [policy, identity, whose] of throttles) {
+      const wait = Math.ceil((await this.d.limiter.waitLeft(policy, identity)) / 1000);
+      if (wait > 0)
         throw new AuthFailure(
           "rate_limited",
-          `Too many failed logins (${LOGIN_FAILURES.limit} per 15 minutes). Retry in ${d.retryAfter} seconds.`,
-          d.retryAfter,
+          `Too many failed logins ${whose}. Retry in ${wait} seconds.`,
+          wait,
         );
     }
     const account = await this.accountByEmail(email, index);
     const ok = await this.checkPassword(account, password);
     if (!account || !ok) {
-      for (const id of identities) await this.d.limiter.hit(LOGIN_FAILURES, id);
+      for (const [policy, identity] of throttles) await this.d.limiter.failed(policy, identity);
       throw new AuthFailure("invalid_credentials", "Wrong e-mail address or password.");
     }
     return this.issuePair(account, newId());
@@ -183,6 +205,36 @@ export class AuthService {
     if (!account || account.deletedAt) throw invalidToken();
     if (!account.emailVerified)
       await this.append(account.id, [{ type: "email.verified", data: {} }]);
+  }
+
+  /**
+   * Runs `work` after the current request is answered: the answer then takes the same time
+   * whether or not the work finds anything to do (an address that is registered or not). A
+   * failure is logged; `settled()` waits for the work still running.
+   */
+  private later(what: string, work: () => Promise<void>): void {
+    const task = new Promise((resolve) => setTimeout(resolve, 0))
+      .then(work)
+      .catch((err) =>
+        log("error", `${what} failed`, { error: err instanceof Error ? err.message : String(err) }),
+      )
+      .finally(() => this.pending.delete(task));
+    this.pending.add(task);
+  }
+
+  /** Resolves once the work started by `later` is done (shutdown, tests). */
+  async settled(): Promise<void> {
+    while (this.pending.size) await Promise.all(this.pending);
+  }
+
+  /** POST /auth/resend-verification: resendVerification, after the answer (see `later`). */
+  requestVerificationMail(email: string): void {
+    this.later("verification mail", () => this.resendVerification(email));
+  }
+
+  /** POST /auth/forgot-password: forgotPassword, after the answer (see `later`). */
+  requestPasswordReset(email: string): void {
+    this.later("password reset mail", () => this.forgotPassword(email));
   }
 
   /** Sends a new verification link when the address belongs to an unverified account. */

@@ -90,11 +90,15 @@ export function accountsController(deps: AccountsControllerDeps) {
   return (
     new Elysia({ tags: ["auth"] })
       .use(rateLimitPlugin({ ...deps, verifyBearer: undefined }))
-      // bodies over MAX_BODY_BYTES are 413, declared or chunked
-      .onParse(({ request }) => cappedBody(request))
+      // bodies over MAX_BODY_BYTES are 413, declared or chunked; too deep or malformed JSON is
+      // 422 (cappedBody); a bearer route checks the token before it reads the body
       .macro({
+        jsonBody: { parse: ({ request }) => cappedBody(request) },
         bearer: {
-          parse: ({ request }) => requireBearer(deps.auth, request),
+          async parse({ request }) {
+            await requireBearer(deps.auth, request);
+            return cappedBody(request);
+          },
           transform: ({ request }) => requireBearer(deps.auth, request),
           resolve: ({ request }) => {
             const principal = bearerCallers.get(request);
@@ -123,6 +127,7 @@ export function accountsController(deps: AccountsControllerDeps) {
         },
         {
           ipRateLimit: REGISTRATIONS,
+          jsonBody: true,
           body: Credentials(true),
           response: {
             201: RegisteredResponse,
@@ -149,6 +154,7 @@ export function accountsController(deps: AccountsControllerDeps) {
           return pair;
         },
         {
+          jsonBody: true,
           body: Credentials(false),
           response: {
             200: TokenPairResponse,
@@ -160,7 +166,7 @@ export function accountsController(deps: AccountsControllerDeps) {
           detail: {
             summary: "Log in: an access token (JWT) and a refresh token",
             description:
-              "401 invalid_credentials for a wrong address or password (the same answer, and about the same time, for both). After 10 failures for one address or one client IP within a 15-minute window: 429 rate_limit_exceeded with Retry-After, even with the right password, until the window ends.",
+              "401 invalid_credentials for a wrong address or password (the same answer, and about the same time, for both). Failures are throttled with growing delays, never locked for everyone: per address and client IP, 5 free failures in a 15-minute window, then a wait of 1 s, 2 s, 4 s... (at most 15 minutes) before that pair's next attempt; per client IP, 20 free failures across all addresses, then the same. An attempt within its wait is 429 rate_limit_exceeded with Retry-After, even with the right password; the same address from another client IP is not slowed down.",
             security: PUBLIC,
           },
         },
@@ -173,6 +179,7 @@ export function accountsController(deps: AccountsControllerDeps) {
           return pair;
         },
         {
+          jsonBody: true,
           body: RefreshBody,
           response: { 200: TokenPairResponse, 401: ErrorBody, 413: ErrorBody, 422: ErrorBody },
           detail: {
@@ -190,6 +197,7 @@ export function accountsController(deps: AccountsControllerDeps) {
           set.status = 204;
         },
         {
+          jsonBody: true,
           body: RefreshBody,
           response: { 204: t.Void({ description: "Logged out" }), 413: ErrorBody, 422: ErrorBody },
           detail: {
@@ -207,6 +215,7 @@ export function accountsController(deps: AccountsControllerDeps) {
           return { emailVerified: true as const };
         },
         {
+          jsonBody: true,
           body: TokenBody,
           response: { 200: Verified, 400: ErrorBody, 413: ErrorBody, 422: ErrorBody },
           detail: {
@@ -219,7 +228,7 @@ export function accountsController(deps: AccountsControllerDeps) {
       .post(
         "/auth/resend-verification",
         async ({ body, set }) => {
-          await deps.auth.resendVerification(body.email);
+          deps.auth.requestVerificationMail(body.email);
           set.status = 202;
           return {
             message: "If the address belongs to an unverified account, a new link was sent.",
@@ -227,12 +236,13 @@ export function accountsController(deps: AccountsControllerDeps) {
         },
         {
           ipRateLimit: RATE_LIMITS.resendVerification,
+          jsonBody: true,
           body: EmailBody,
           response: { 202: Accepted, 413: ErrorBody, 422: ErrorBody, 429: RateLimitedBody },
           detail: {
             summary: "Send a new verification e-mail",
             description:
-              "Answers 202 whether or not the address is registered. At most 3 per hour per client IP: 429 with Retry-After.",
+              "Answers 202 whether or not the address is registered, in the same time: the address is looked up and the mail sent after the answer. At most 3 per hour per client IP: 429 with Retry-After.",
             security: PUBLIC,
           },
         },
@@ -240,18 +250,19 @@ export function accountsController(deps: AccountsControllerDeps) {
       .post(
         "/auth/forgot-password",
         async ({ body, set }) => {
-          await deps.auth.forgotPassword(body.email);
+          deps.auth.requestPasswordReset(body.email);
           set.status = 202;
           return { message: "If the address belongs to an account, a reset link was sent." };
         },
         {
           ipRateLimit: RATE_LIMITS.forgotPassword,
+          jsonBody: true,
           body: EmailBody,
           response: { 202: Accepted, 413: ErrorBody, 422: ErrorBody, 429: RateLimitedBody },
           detail: {
             summary: "Send a password reset e-mail",
             description:
-              "Answers 202 whether or not the address is registered. At most 3 per hour per client IP: 429 with Retry-After.",
+              "Answers 202 whether or not the address is registered, in the same time: the address is looked up and the mail sent after the answer. At most 3 per hour per client IP: 429 with Retry-After.",
             security: PUBLIC,
           },
         },
@@ -263,6 +274,7 @@ export function accountsController(deps: AccountsControllerDeps) {
           return { message: "Password changed. Log in again on every device." };
         },
         {
+          jsonBody: true,
           body: ResetBody,
           response: { 200: Accepted, 400: ErrorBody, 413: ErrorBody, 422: ErrorBody },
           detail: {

@@ -1,8 +1,8 @@
-import { timingSafeEqual } from "node:crypto";
 import { Elysia, t } from "elysia";
 import { LimitsSchema, TierSchema } from "../accounts/model";
 import { AccountNotFound, type AccountService, KeyNotFound } from "../accounts/service";
 import { ErrorBody } from "../catalog/model";
+import { cappedBody, hasBearerToken } from "../http/auth";
 import { ApiError, validationError } from "../http/errors";
 import { limitsProblem } from "../quota/limits";
 import { accountView, LIST_LIMIT } from "./service";
@@ -24,16 +24,8 @@ const AccountViewSchema = t.Object({
   keys: t.Array(KeyView, { description: "Every key, revoked ones included; never a hash" }),
 });
 
-function sameToken(given: string, expected: string): boolean {
-  const a = Buffer.from(given);
-  const b = Buffer.from(expected);
-  return a.length === b.length && timingSafeEqual(a, b);
-}
-
 function requireOperator(request: Request, adminToken: string): void {
-  const auth = request.headers.get("authorization") ?? "";
-  const token = auth.toLowerCase().startsWith("bearer ") ? auth.slice(7).trim() : "";
-  if (!token || !sameToken(token, adminToken))
+  if (!hasBearerToken(request, adminToken))
     throw new ApiError(
       401,
       "unauthorized",
@@ -66,6 +58,7 @@ export function adminController(deps: { accounts: AccountService; adminToken: st
   return new Elysia({ prefix: "/admin", tags: ["admin"] })
     .onParse(({ request }) => {
       requireOperator(request, deps.adminToken);
+      return cappedBody(request);
     })
     .onTransform(({ request, body }) => {
       requireOperator(request, deps.adminToken);

@@ -4,6 +4,7 @@
  */
 import { createHash } from "node:crypto";
 import type { Brand, StoredSvg, Variant } from "../catalog/types";
+import { renderDuration, renderRefused } from "../metrics/registry";
 import { log } from "../platform/log";
 import type { Tier } from "../quota/limits";
 import type { RenderFormat } from "./model";
@@ -11,7 +12,7 @@ import { monogramSvg } from "./monogram";
 import { fromPrerendered } from "./prerender";
 import { RENDER_VERSION } from "./render";
 import type { RenderCache } from "./render-cache";
-import { RenderBusy, type Renderer } from "./render-pool";
+import { RenderBusy, type Renderer, WorkerPool } from "./render-pool";
 
 /** The generic placeholder served (200) when a brand has no stored SVG the caller may get. */
 export const PLACEHOLDER_SVG =
@@ -205,8 +206,26 @@ export class AssetService {
     const key = renderKey(served, size, format);
     const png = this.prerendered.get(served.sha256);
     return this.cache.get(key, () =>
-      png ? fromPrerendered(png, size, format) : this.renderer.render(served.svg, size, format),
+      png ? fromPrerendered(png, size, format) : this.timedRender(served.svg, size, format),
     );
+  }
+
+  /** A render by the pool, measured (metrics: render_duration_seconds, render_busy_total). */
+  private async timedRender(svg: string, size: number, format: RenderFormat) {
+    const started = performance.now();
+    try {
+      const bytes = await this.renderer.render(svg, size, format);
+      renderDuration.labels({ format }).observe((performance.now() - started) / 1000);
+      return bytes;
+    } catch (err) {
+      if (err instanceof RenderBusy) renderRefused.labels({ reason: err.reason }).inc();
+      throw err;
+    }
+  }
+
+  /** The render pool's threads and queue, when it is a pool (metrics). */
+  poolStats() {
+    return this.renderer instanceof WorkerPool ? this.renderer.stats() : null;
   }
 
   close(): Promise<void> {

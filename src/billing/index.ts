@@ -95,7 +95,7 @@ export function billingController(deps: AuthDeps & { billing: BillingService }) 
             },
           },
           description:
-            "No API key: the Stripe-Signature header is verified over the raw body with STRIPE_WEBHOOK_SECRET (300 s tolerance). A missing, malformed, wrong or stale signature is 400 invalid_signature and changes nothing. " +
+            "No API key: the Stripe-Signature header is verified over the raw body with STRIPE_WEBHOOK_SECRET (its timestamp within 300 s of the server clock, either way). A missing, malformed, wrong, stale or future-dated signature is 400 invalid_signature and changes nothing. " +
             "Handled: checkout.session.completed (subscription mode: links the customer and subscription to the account named by client_reference_id and makes it pro); customer.subscription.created and .updated (status active, trialing or past_due: pro; canceled, unpaid, incomplete_expired or paused: free; others: no change); customer.subscription.deleted (free). " +
             "Each event id is applied once; an event older than one already applied to the same subscription changes nothing; other event types answer 200 ignored; an event for no known account answers 200 unknown_account (logged). Enterprise and internal accounts are never changed. " +
             "503 billing_not_configured without STRIPE_WEBHOOK_SECRET.",

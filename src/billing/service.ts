@@ -118,7 +118,7 @@ export class BillingService {
         throw new ApiError(
           400,
           "invalid_signature",
-          "Missing, malformed, wrong or expired Stripe-Signature header.",
+          "Missing, malformed, wrong, expired or future-dated Stripe-Signature header.",
         );
       if (err instanceof InvalidPayload)
         throw new ApiError(400, "invalid_payload", "The signed body is not a Stripe event.");

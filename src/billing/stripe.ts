@@ -118,6 +118,11 @@ export class StripeWebhookVerifier implements WebhookVerifier {
       if (err instanceof SyntaxError) throw new InvalidPayload("body is not JSON");
       throw new InvalidSignature(err instanceof Error ? err.message : String(err));
     }
+    // Stripe's check only bounds the age; a signature dated ahead of the clock by more than
+    // the tolerance is refused too (a clock that far off, or a signature made to outlive it)
+    const signedAt = Number(/(?:^|,)\s*t=(\d+)/.exec(signature)?.[1]);
+    if (signedAt - Date.now() / 1000 > SIGNATURE_TOLERANCE_SECONDS)
+      throw new InvalidSignature("Timestamp is in the future, outside the tolerance zone");
     return reduceEvent(event as unknown as RawEvent);
   }
 }

@@ -1,5 +1,6 @@
 import { Elysia, t } from "elysia";
 import type { CatalogService } from "../catalog/service";
+import type { Drain } from "../http/drain";
 import type { QuotaService } from "../quota/service";
 import type { Store } from "../store";
 
@@ -7,6 +8,10 @@ const readiness = (description: string) =>
   t.Object(
     {
       status: t.Union([t.Literal("ready"), t.Literal("not_ready")]),
+      draining: t.Boolean({
+        description:
+          "true once the service is shutting down (SIGTERM): not ready, whatever else holds",
+      }),
       catalog: t.Object({
         loaded: t.Boolean(),
         brands: t.Integer({ description: "Catalog entries loaded" }),
@@ -41,6 +46,7 @@ export function healthController(deps: {
   catalog: CatalogService;
   store: Store;
   quota: Pick<QuotaService, "condition">;
+  drain: Pick<Drain, "draining">;
 }) {
   return new Elysia({ tags: ["health"] })
     .get("/healthz", () => ({ status: "ok" as const }), {
@@ -50,11 +56,13 @@ export function healthController(deps: {
     .get(
       "/readyz",
       async ({ set }) => {
+        const draining = deps.drain.draining;
         const storeUp = await deps.store.ping();
-        const ready = deps.catalog.loaded && storeUp;
+        const ready = !draining && deps.catalog.loaded && storeUp;
         if (!ready) set.status = 503;
         return {
           status: ready ? ("ready" as const) : ("not_ready" as const),
+          draining,
           catalog: {
             loaded: deps.catalog.loaded,
             brands: deps.catalog.size,
@@ -68,7 +76,9 @@ export function healthController(deps: {
       {
         response: {
           200: readiness("Ready: the catalog is loaded and the store answers"),
-          503: readiness("Not ready: no catalog loaded yet, or the store does not answer"),
+          503: readiness(
+            "Not ready: no catalog loaded yet, the store does not answer, or the service is shutting down (draining)",
+          ),
         },
         detail: { summary: "Readiness: catalog loaded and stores reachable", security: [] },
       },

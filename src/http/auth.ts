@@ -1,3 +1,4 @@
+import { createHash, timingSafeEqual } from "node:crypto";
 import { Elysia } from "elysia";
 import type { Principal } from "../accounts/model";
 import type { AccountService } from "../accounts/service";
@@ -7,6 +8,7 @@ import type { RateLimiter } from "../quota/rate-limit";
 import type { UsageRecorder } from "../usage/port";
 import { type AddressSource, clientIp } from "./client-ip";
 import { ApiError, invalidApiKey } from "./errors";
+import { isJson, parseJsonBody } from "./json-body";
 import { dailyLimitMessage, openMeter, settleMeter, startMeter } from "./meter";
 
 export interface AuthDeps {
@@ -40,6 +42,18 @@ export async function authenticate(
     if (p) return p;
   }
   throw invalidApiKey();
+}
+
+/**
+ * Whether the request carries `Authorization: Bearer <expected>` (an operator secret such as
+ * ADMIN_TOKEN or METRICS_TOKEN). Compared in constant time over SHA-256 digests, so neither the
+ * token nor its length leaks through timing.
+ */
+export function hasBearerToken(request: Request, expected: string): boolean {
+  const auth = request.headers.get("authorization") ?? "";
+  const token = auth.toLowerCase().startsWith("bearer ") ? auth.slice(7).trim() : "";
+  const digest = (s: string) => createHash("sha256").update(s).digest();
+  return token !== "" && timingSafeEqual(digest(token), digest(expected));
 }
 
 /** X-RateLimit-* of a decision, written into `into` (a response's headers) or a new object. */
@@ -123,13 +137,7 @@ async function readChunkedJson(body: ReadableStream<Uint8Array>): Promise<unknow
     }
     chunks.push(value);
   }
-  const text = new TextDecoder().decode(Buffer.concat(chunks));
-  if (!text.trim()) return undefined;
-  try {
-    return JSON.parse(text);
-  } catch {
-    throw new ApiError(422, "validation_error", "Request body is not valid JSON");
-  }
+  return parseJsonBody(new TextDecoder().decode(Buffer.concat(chunks)));
 }
 
 /**
@@ -149,14 +157,17 @@ async function identifyBeforeBody(
 }
 
 /**
- * A parse hook's body cap for small JSON routes: a declared body over MAX_BODY_BYTES is 413; a
- * chunked one (no Content-Length) is read here up to that cap and returned as the parsed body
- * (413 past it). A declared body under the cap is left to the route's parser (undefined).
+ * A parse hook's body reader for small JSON routes: a declared body over MAX_BODY_BYTES is 413;
+ * a chunked one (no Content-Length) is read here up to that cap (413 past it). A JSON body is
+ * returned parsed, refused with 422 when it nests deeper than MAX_JSON_DEPTH (before any schema
+ * sees it) or is malformed; other content types are left to the route's parser (undefined).
  */
 export function cappedBody(request: Request): Promise<unknown> | undefined {
   const declared = request.headers.get("content-length");
   if (Number(declared) > MAX_BODY_BYTES) throw tooLarge();
-  if (declared === null && request.body) return readChunkedJson(request.body);
+  if (!request.body) return undefined;
+  if (declared === null) return readChunkedJson(request.body);
+  if (isJson(request)) return request.text().then(parseJsonBody);
 }
 
 /** The `parse` and `transform` hooks that authenticate a route's caller (see authPlugin). */

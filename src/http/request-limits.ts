@@ -11,6 +11,12 @@ export const MAX_HEADER_BYTES = 16 * 1024;
  * answers 431 itself, with an empty body, before any code of the service runs.
  */
 export const RUNTIME_HEADER_LIMIT = 128 * 1024;
+/**
+ * Most header fields Bun's HTTP parser takes in one request (Host included). It is a
+ * compile-time size of the parser's header table, not a setting: a request with more fields is
+ * answered 431 with an empty body by the runtime, before any code of the service runs.
+ */
+export const RUNTIME_HEADER_COUNT_LIMIT = 198;
 
 /**
  * Refuses over-long URLs and header sections in the `{error, message}` shape. Bun's default

@@ -5,7 +5,7 @@ import { clientIp } from "./client-ip";
 export type RequestLogMode = "all" | "errors" | "off";
 
 /** The status a response went out with (a returned Response carries its own). */
-function statusOf(response: unknown, status: unknown): number {
+export function statusOf(response: unknown, status: unknown): number {
   if (response instanceof Response) return response.status;
   return typeof status === "number" ? status : 200;
 }

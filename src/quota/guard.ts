@@ -1,3 +1,4 @@
+import { counterStoreCalls, counterStoreDuration } from "../metrics/registry";
 import { log } from "../platform/log";
 
 export interface GuardOptions {
@@ -34,6 +35,10 @@ export interface StoreCondition {
  * change is logged once and handed to the `onChange` listeners (the quota service re-seeds its
  * counters from the usage log when the store is back).
  */
+const callsOk = counterStoreCalls.labels({ outcome: "ok" });
+const callsFailed = counterStoreCalls.labels({ outcome: "error" });
+const callsSkipped = counterStoreCalls.labels({ outcome: "skipped" });
+
 export class CounterGuard {
   private failures = 0;
   private openUntil = 0;
@@ -89,15 +94,21 @@ export class CounterGuard {
     if (this.openUntil !== 0) {
       if (this.probing || this.o.now() < this.openUntil) {
         this.unlogged++;
+        callsSkipped.inc();
         return { ok: false };
       }
       this.probing = probe = true;
     }
+    const started = performance.now();
     try {
       const value = await withTimeout(op, this.o.timeoutMs);
+      counterStoreDuration.observe((performance.now() - started) / 1000);
+      callsOk.inc();
       this.succeeded(probe);
       return { ok: true, value };
     } catch (err) {
+      counterStoreDuration.observe((performance.now() - started) / 1000);
+      callsFailed.inc();
       this.failed(err, probe);
       return { ok: false };
     } finally {

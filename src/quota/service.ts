@@ -1,4 +1,5 @@
 import type { Principal } from "../accounts/model";
+import { labelled, quotaDecisions } from "../metrics/registry";
 import { log } from "../platform/log";
 import {
   type ConsumeResult,
@@ -55,6 +56,11 @@ function dayInfo(now: Date): DayInfo {
   return { start: end - 86_400_000, end, name: utcDay(now), expireAt: expiry(now) };
 }
 
+const decisions = labelled(quotaDecisions);
+/** Counts a quota decision (metrics: quota_decisions_total). */
+const decided = (bucket: Bucket, outcome: "allowed" | "limited" | "failed_open") =>
+  decisions(bucket + outcome, { bucket, outcome }).inc();
+
 /** Key id a principal's counters are kept under (bearer callers have none: their account). */
 const counterId = (p: Principal) => p.keyId ?? `account-${p.accountId}`;
 
@@ -69,6 +75,13 @@ export class QuotaService implements QuotaGate {
   private reseeder: (() => Promise<unknown>) | null = null;
   private reseeding: Promise<void> | null = null;
   private reseedAgain = false;
+  /**
+   * Requests this process served today per counter key (remote stores only), so a store found
+   * empty cannot hand a capped key a fresh day while the re-seed runs: until it is done the
+   * larger of the store's count and this tally decides. Cleared when the UTC day changes.
+   */
+  private tally = new Map<string, number>();
+  private tallyDay = "";
 
   constructor(
     readonly store: CounterStore,
@@ -160,11 +173,39 @@ export class QuotaService implements QuotaGate {
     const day = this.day(now);
     const resetSeconds = Math.max(1, Math.ceil((day.end - now.getTime()) / 1000));
     const key = dailyKey(day.name, counterId(principal), bucket);
+    // an in-process store answers at once (and cannot time out: no guard, nothing to re-seed)
+    if (!this.guard && this.store.consumeNow) {
+      const { allowed, count } = this.store.consumeNow(key, limit, day.expireAt);
+      decided(bucket, allowed ? "allowed" : "limited");
+      const remaining = limit === null ? null : Math.max(0, limit - count);
+      return { allowed, limit, remaining, resetSeconds, counted: allowed };
+    }
+    const tally = this.tallyOf(day.name);
     const decide = (r: Guarded<ConsumeResult>): QuotaDecision => {
-      if (!r.ok)
+      // requests this process served earlier today on the counter
+      const before = tally?.get(key) ?? 0;
+      if (!r.ok) {
+        // served unenforced (fail open); still a request of the day for the tally
+        tally?.set(key, before + 1);
+        decided(bucket, "failed_open");
         return { allowed: true, limit: null, remaining: null, resetSeconds, counted: false };
-      const { allowed, count, seeded } = r.value;
-      if (seeded === false && !this.reseeding) this.reseed("counter store has no seeded counters");
+      }
+      let { allowed, count } = r.value;
+      if (r.value.seeded === false && !this.reseeding)
+        this.reseed("counter store has no seeded counters");
+      // the store lost the day's counters and the re-seed has not finished: it may count from 0,
+      // so the larger of its count and the tally decides
+      const storeBefore = allowed ? count - 1 : count;
+      if ((r.value.seeded === false || this.reseeding) && before > storeBefore) {
+        if (allowed && limit !== null && before >= limit) {
+          // at the cap by this process's own count: refused, and the store's unit given back
+          allowed = false;
+          void this.call(() => this.store.release(key));
+        }
+        count = allowed ? before + 1 : before;
+      }
+      if (allowed) tally?.set(key, before + 1);
+      decided(bucket, allowed ? "allowed" : "limited");
       return {
         allowed,
         limit,
@@ -173,16 +214,25 @@ export class QuotaService implements QuotaGate {
         counted: allowed,
       };
     };
-    // an in-process store answers at once (and cannot time out: no guard)
-    if (!this.guard && this.store.consumeNow)
-      return decide({ ok: true, value: this.store.consumeNow(key, limit, day.expireAt) });
     // a remote store also tells whether the day's counters were seeded (it may restart empty)
     const mark = this.reseeder ? seedKey(day.name) : undefined;
     return this.call(() => this.store.consume(key, limit, day.expireAt, mark)).then(decide);
   }
 
+  /** The tally of `day` (null for a past day: nothing is kept for it). */
+  private tallyOf(day: string): Map<string, number> | null {
+    if (day === this.tallyDay) return this.tally;
+    if (day < this.tallyDay) return null;
+    this.tally.clear();
+    this.tallyDay = day;
+    return this.tally;
+  }
+
   async refund(principal: Principal, bucket: Bucket, now = new Date()): Promise<void> {
-    const key = dailyKey(this.day(now).name, counterId(principal), bucket);
+    const day = this.day(now).name;
+    const key = dailyKey(day, counterId(principal), bucket);
+    const n = this.tally.get(key);
+    if (n !== undefined && day === this.tallyDay) this.tally.set(key, Math.max(0, n - 1));
     await this.call(() => this.store.release(key));
   }
 

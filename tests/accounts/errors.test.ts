@@ -121,51 +121,6 @@ describe("POST /auth/login", () => {
     // both verify one argon2id hash (tens of ms); without the dummy an unknown address takes ~1 ms
     expect(median(unknown)).toBeGreaterThan(median(known) / 4);
   });
-
-  test("after 10 failures for one account within 15 minutes: 429 with Retry-After, even with the right password", async () => {
-    await t.register("locked@example.com");
-    for (let i = 0; i < 10; i++) {
-      const r = await t.json("/auth/login", {
-        email: "locked@example.com",
-        password: `wrong ${i} password`,
-      });
-      expect(r.status).toBe(401);
-    }
-    const r = await t.json("/auth/login", { email: "locked@example.com", password: PASSWORD });
-    expect(r.status).toBe(429);
-    expect((await body(r)).error).toBe("rate_limit_exceeded");
-    expect(Number(r.headers.get("retry-after"))).toBeGreaterThan(0);
-    expect(Number(r.headers.get("retry-after"))).toBeLessThanOrEqual(900);
-    // another account is not locked
-    await t.register("other@example.com");
-    expect(
-      (await t.json("/auth/login", { email: "other@example.com", password: PASSWORD })).status,
-    ).toBe(200);
-  });
-
-  test("after 10 failures from one IP (any addresses): 429 for that IP only", async () => {
-    await t.register("victim@example.com");
-    const ip = "203.0.113.77";
-    for (let i = 0; i < 10; i++)
-      expect(
-        (
-          await t.json(
-            "/auth/login",
-            { email: `guess${i}@example.com`, password: PASSWORD },
-            fromIp(ip),
-          )
-        ).status,
-      ).toBe(401);
-    const r = await t.json(
-      "/auth/login",
-      { email: "victim@example.com", password: PASSWORD },
-      fromIp(ip),
-    );
-    expect(r.status).toBe(429);
-    expect(
-      (await t.json("/auth/login", { email: "victim@example.com", password: PASSWORD })).status,
-    ).toBe(200);
-  });
 });
 
 describe("refresh and logout", () => {

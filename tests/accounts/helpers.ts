@@ -45,8 +45,9 @@ export const freshIp = () => `198.51.100.${++ipCounter % 250}`;
 export async function makeAuthApp(env: Record<string, string> = {}): Promise<AuthTestApp> {
   const t = await makeApp({ TRUST_PROXY: "true", ...env });
   const dir = join(t.deps.config.DATA_DIR, "outbox");
-  const json: AuthTestApp["json"] = (path, body, opts = {}) =>
-    t.req(path, {
+  // mails that /auth routes prepare after answering are in the outbox once `json` resolves
+  const json: AuthTestApp["json"] = async (path, body, opts = {}) => {
+    const r = await t.req(path, {
       method: opts.method ?? "POST",
       headers: {
         "content-type": "application/json",
@@ -56,6 +57,9 @@ export async function makeAuthApp(env: Record<string, string> = {}): Promise<Aut
       },
       body: typeof body === "string" ? body : JSON.stringify(body),
     });
+    await t.deps.auth.settled();
+    return r;
+  };
   const outbox = () => {
     let names: string[] = [];
     try {

@@ -52,6 +52,13 @@ describe("OpenAPI document", () => {
     expect(where((o) => o.type === "null").length).toBeGreaterThan(0);
   });
 
+  test("info.license names the terms with a 3.1 SPDX identifier (Redocly's info-license)", () => {
+    expect(doc.info.license).toEqual({
+      name: expect.stringContaining("Proprietary"),
+      identifier: "LicenseRef-Proprietary",
+    });
+  });
+
   test("the catalog list is documented at /v1/catalog, and both spellings still answer", async () => {
     expect(doc.paths["/v1/catalog"]?.get).toBeDefined();
     expect(doc.paths["/v1/catalog/"]).toBeUndefined();
@@ -160,7 +167,8 @@ describe("OpenAPI document", () => {
     }
     // the real answer still fits
     const body = (await (await t.req("/readyz")).json()) as Json;
-    expect(Object.keys(body).sort()).toEqual(["catalog", "counters", "status", "store"]);
+    expect(Object.keys(body).sort()).toEqual(["catalog", "counters", "draining", "status", "store"]);
+    expect(body.draining).toBe(false);
     expect(body.catalog).toEqual({
       loaded: true,
       brands: t.deps.catalog.size,

@@ -84,14 +84,16 @@ withRedis("redis-server killed mid-run", () => {
 
         // redis comes back empty (no persistence); the breaker probes it every second
         await h.startRedis();
-        let resumed = false;
+        let resumed: Response | null = null;
         const until = Date.now() + 30_000;
         while (!resumed && Date.now() < until) {
           const r = await get();
-          if (r.headers.get("x-ratelimit-limit") === "3") resumed = true;
+          if (r.headers.get("x-ratelimit-limit") === "3") resumed = r;
           else await Bun.sleep(100);
         }
-        expect(resumed).toBe(true);
+        // the first answer enforced again is a refusal: the emptied store's count (1) is below
+        // the cap, but this process served 8 today, and the larger count decides until re-seeded
+        expect(resumed?.status).toBe(429);
         // the store's return is logged once, and the counters are re-seeded from the usage log
         await waitFor(() => lines().some((l) => l.msg.includes("re-seeded")));
         expect(lines().filter((l) => l.counterStore === "ok")).toHaveLength(1);
@@ -130,13 +132,78 @@ withRedis("redis-server killed mid-run", () => {
     await h.startRedis();
     // once the proxy has reconnected, the store is there but empty
     await waitFor(async () => (await rawCount(acct.accountId, "catalog").catch(() => -1)) === 0);
-    // the first request finds the day's seed mark missing and triggers the re-seed
-    const first = await t.get("/v1/catalog/github", acct.apiKey);
-    expect(first.status).toBe(200);
+    // the first requests find the day's seed mark missing and trigger the re-seed; the key is
+    // at its cap by this process's tally, so none is served, concurrent ones included
+    const during = await Promise.all(
+      Array.from({ length: 20 }, () => t.get("/v1/catalog/github", acct.apiKey)),
+    );
+    expect(during.map((r) => r.status)).toEqual(Array(20).fill(429));
+    // the units the emptied store took for them were given back: the re-seed's 5 stay 5
     await waitFor(async () => (await rawCount(acct.accountId, "catalog")) >= 5);
+    await Bun.sleep(200);
+    expect(await rawCount(acct.accountId, "catalog")).toBe(5);
     expect((await t.get("/v1/catalog/github", acct.apiKey)).status).toBe(429);
     expect((await readyz()).counters.state).toBe("ok");
   });
+
+  test("a key under its cap when the store empties keeps exactly its remaining requests", async () => {
+    const acct = await createEnterprise(t, { catalog: 6 });
+    for (let i = 0; i < 4; i++)
+      expect((await t.get("/v1/catalog/github", acct.apiKey)).status).toBe(200);
+    await h.killRedis();
+    await h.startRedis();
+    await waitFor(async () => (await rawCount(acct.accountId, "catalog").catch(() => -1)) === 0);
+    const during = await Promise.all(
+      Array.from({ length: 10 }, () => t.get("/v1/catalog/github", acct.apiKey)),
+    );
+    expect(during.filter((r) => r.status === 200)).toHaveLength(2);
+    expect(during.filter((r) => r.status === 429)).toHaveLength(8);
+    await t.deps.quota.reseed("test: wait for the re-seed");
+    await Bun.sleep(200);
+    expect(await rawCount(acct.accountId, "catalog")).toBe(6);
+    expect((await t.get("/v1/catalog/github", acct.apiKey)).status).toBe(429);
+  });
+
+  test("GET /v1/usage reports the requests served while the store was down, above the limit", async () => {
+    // a free key: batch is capped at 5 a day
+    const key = await t.key("free");
+    let served = 0;
+    const batch = async () => {
+      const r = await t.post("/v1/catalog/batch", key, { slugs: ["github"] });
+      if (r.status === 200) served++;
+      return r;
+    };
+    for (let i = 0; i < 3; i++) expect((await batch()).status).toBe(200);
+    const stderr = spyOn(console, "error").mockImplementation(() => {});
+    const stdout = spyOn(console, "log").mockImplementation(() => {});
+    try {
+      await h.killRedis();
+      // served unenforced while the store is down (the spec: never blocked for that)
+      for (let i = 0; i < 6; i++) expect((await batch()).status).toBe(200);
+      await h.startRedis();
+      // the breaker probes every second (requests until then are served unenforced too); the
+      // probe's answer is enforced again, and refused
+      const until = Date.now() + 30_000;
+      let status = 200;
+      while (Date.now() < until) {
+        const r = await batch();
+        status = r.status;
+        if (r.headers.get("x-ratelimit-limit") === "5") break;
+        await Bun.sleep(100);
+      }
+      expect(status).toBe(429);
+      await t.deps.quota.reseed("test: wait for the re-seed");
+    } finally {
+      stderr.mockRestore();
+      stdout.mockRestore();
+    }
+    const u = await t.get("/v1/usage", key);
+    expect(u.status).toBe(200);
+    const body = (await u.json()) as { endpoints: Record<string, { used: number; limit: number }> };
+    // every request served today, the unenforced ones included; the refusal is not counted
+    expect(served).toBeGreaterThanOrEqual(9);
+    expect(body.endpoints.batch).toEqual({ used: served, limit: 5 });
+  }, 60_000);
 });
 
 async function waitFor(cond: () => boolean | Promise<boolean>, ms = 10_000) {

@@ -6,7 +6,7 @@ import { clientIp, rememberClientAddress } from "../../src/http/client-ip";
 import { errorPlugin } from "../../src/http/error-plugin";
 import { RATE_LIMITS } from "../../src/quota/limits";
 import { MemoryCounterStore } from "../../src/quota/memory-store";
-import { RateLimiter } from "../../src/quota/rate-limit";
+import { type BackoffPolicy, backoffDelayMs, RateLimiter } from "../../src/quota/rate-limit";
 import { openEmbeddedStore } from "../../src/store";
 import { testConfig } from "../support/app";
 
@@ -33,6 +33,35 @@ describe("RateLimiter (fixed windows)", () => {
       allowed: false,
       retryAfter: 15,
     });
+  });
+});
+
+describe("RateLimiter backoff (growing delays)", () => {
+  const policy: BackoffPolicy = { name: "t", free: 3, windowSeconds: 900, maxDelaySeconds: 60 };
+
+  test("free failures, then 1, 2, 4... s, capped", () => {
+    const delays = [1, 2, 3, 4, 5, 6, 7, 8, 9, 20].map((n) => backoffDelayMs(policy, n));
+    expect(delays).toEqual([0, 0, 0, 1000, 2000, 4000, 8000, 16000, 32000, 60000]);
+  });
+
+  test("each failure past the free ones sets a wait for that identity only", async () => {
+    let clock = Date.UTC(2031, 0, 1, 10, 0, 0);
+    const rl = new RateLimiter(new MemoryCounterStore(() => clock), null, () => clock);
+    for (let i = 0; i < 3; i++) expect(await rl.failed(policy, "a")).toBe(0);
+    expect(await rl.waitLeft(policy, "a")).toBe(0);
+    expect(await rl.failed(policy, "a")).toBe(1000);
+    expect(await rl.waitLeft(policy, "a")).toBe(1000);
+    expect(await rl.waitLeft(policy, "b")).toBe(0);
+    clock += 400;
+    expect(await rl.waitLeft(policy, "a")).toBe(600);
+    clock += 600;
+    expect(await rl.waitLeft(policy, "a")).toBe(0);
+    expect(await rl.failed(policy, "a")).toBe(2000);
+    expect(await rl.waitLeft(policy, "a")).toBe(2000);
+    // a new window starts the count over
+    clock = Date.UTC(2031, 0, 1, 10, 15, 0);
+    expect(await rl.waitLeft(policy, "a")).toBe(0);
+    expect(await rl.failed(policy, "a")).toBe(0);
   });
 });
 

@@ -69,7 +69,7 @@ describe("daily quota on a metered route (free tier, catalog bucket: 100/day)", 
     expect(u.endpoints.catalog).toEqual({ used: 100, limit: 100 });
   });
 
-  test("after a mid-day downgrade, used still never exceeds the new limit", async () => {
+  test("after a mid-day downgrade, used is the day's full count, above the new limit", async () => {
     const acct = await account("pro");
     for (let i = 0; i < 7; i++)
       expect((await t.post("/v1/catalog/batch", acct.apiKey, { slugs: ["github"] })).status).toBe(
@@ -79,10 +79,12 @@ describe("daily quota on a metered route (free tier, catalog bucket: 100/day)", 
     expect(down.status).toBe(200);
     const u = await usage(acct.apiKey);
     expect(u.tier).toBe("free");
-    expect(u.endpoints.batch).toEqual({ used: 5, limit: 5 });
+    expect(u.endpoints.batch).toEqual({ used: 7, limit: 5 });
     expect((await t.post("/v1/catalog/batch", acct.apiKey, { slugs: ["github"] })).status).toBe(
       429,
     );
+    // the refusal did not count
+    expect((await usage(acct.apiKey)).endpoints.batch).toEqual({ used: 7, limit: 5 });
   });
 
   test("keys and buckets are counted separately", async () => {

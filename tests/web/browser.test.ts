@@ -316,6 +316,7 @@ describe.skipIf(!have)("web console in headless Chromium", () => {
     await page.getByLabel("E-mail").fill(EMAIL);
     await page.getByRole("button", { name: "Send a reset link" }).click();
     await page.getByText("reset link is on its way").waitFor();
+    await t.deps.auth.settled(); // the mail is written after the answer
     await page.goto(`${base}${outboxLink("reset-password")}`);
     await axe("reset-password");
     await page.getByLabel("New password").fill(NEW_PASSWORD);

@@ -36,7 +36,7 @@ export function usageCurrentController(
         summary: "Today's usage and daily limits per bucket",
         description:
           "Counts of today's (UTC) requests per bucket for the calling API key (with a bearer token: the account's active keys) and the tier's daily caps. Reads counters only and consumes no bucket. " +
-          "What counts: every authenticated request to a metered route, except ones refused with 429 and server errors. " +
+          "What counts: every authenticated request to a metered route, except ones refused with 429 and server errors. used is the day's count as it is: it can exceed limit after a mid-day downgrade, or when requests were served while the counter store was unavailable (quotas fail open). " +
           "limit is null when the bucket has no cap, and always null for the enterprise (custom contract limits) and internal tiers. " +
           "Pro limits follow the spec's tier table (search 500, catalog uncapped, batch 50 calls). " +
           "Accepts X-API-Key or Authorization: Bearer. At most 60 requests per minute per account (per client IP without valid credentials): 429 rate_limit_exceeded with Retry-After. " +

@@ -3,7 +3,11 @@ import { TierSchema } from "../../accounts/model";
 import { BUCKETS } from "../../quota/limits";
 
 const BucketUsage = t.Object({
-  used: t.Integer({ minimum: 0, description: "Requests counted today (UTC) on the bucket" }),
+  used: t.Integer({
+    minimum: 0,
+    description:
+      "Requests counted today (UTC) on the bucket. Can exceed limit: after a mid-day downgrade, or when requests were served while the counter store was unavailable (quotas fail open)",
+  }),
   limit: t.Union([t.Integer({ minimum: 0 }), t.Null()], {
     description: "Daily cap; null means unlimited (and always null for enterprise and internal)",
   }),

@@ -32,13 +32,10 @@ export class CurrentUsageService {
     const counts = await this.quota.counts(keyIds, now);
     const table =
       principal.tier === "free" || principal.tier === "pro" ? DAILY_LIMITS[principal.tier] : null;
-    // used never exceeds limit: after a mid-day downgrade the day's count can be over the new
-    // cap, and the bucket then reads as used up (GET /v1/analytics/usage has the full count)
+    // used is the day's count as it is, also above the limit: after a mid-day downgrade, or
+    // requests served while the counter store was down (fail open) and counted again since
     const endpoints = Object.fromEntries(
-      BUCKETS.map((b) => {
-        const limit = table ? table[b] : null;
-        return [b, { used: limit === null ? counts[b] : Math.min(counts[b], limit), limit }];
-      }),
+      BUCKETS.map((b) => [b, { used: counts[b], limit: table ? table[b] : null }]),
     ) as Record<Bucket, BucketUsage>;
     return { date: utcDay(now), tier: principal.tier, endpoints };
   }

@@ -1,0 +1,84 @@
+#!/usr/bin/env bun
+import { join } from "node:path";
+/**
+ * The metered SVG route's cost per request: GET /v1/svg/{slug} on the real app (in-memory
+ * counters, usage log on) against a bare Bun.serve returning the same bytes, interleaved rounds.
+ * Server CPU per request is the steadiest figure on a shared machine. Run it before and after
+ * a change to the request path (metrics, logging, hooks). Prints figures only.
+ * With --baseline DIR, the same app from another checkout (e.g. `git archive <commit> | tar -x`
+ * into DIR, with node_modules and build linked) runs in the same interleaved rounds: a
+ * before/after comparison that the shared machine's drifting load hits alike.
+ *   bun scripts/bench/metered-svg.ts [--duration 4] [--connections 16] [--rounds 3] [--baseline DIR]
+ */
+import { parseArgs } from "node:util";
+import {
+  fmt,
+  type LoadResult,
+  load,
+  loadGenerator,
+  percentile,
+  spawnServer,
+  startApp,
+  startBare,
+} from "./lib";
+
+const { values } = parseArgs({
+  options: {
+    duration: { type: "string", default: "4" },
+    connections: { type: "string", default: "16" },
+    rounds: { type: "string", default: "3" },
+    baseline: { type: "string" },
+  },
+});
+const duration = Number(values.duration);
+const connections = Number(values.connections);
+const rounds = Number(values.rounds);
+const paths = ["github", "stripe", "slack", "google", "apple", "openai"].map((s) => `/v1/svg/${s}`);
+
+const app = await startApp({ tier: "internal" });
+const base = values.baseline
+  ? await spawnServer(
+      [join(values.baseline, "scripts/bench/lib-server.ts")],
+      { BENCH_TIER: "internal" },
+      [],
+      values.baseline,
+    )
+  : null;
+const sample = await fetch(`${app.url}/v1/svg/github`, { headers: { "x-api-key": app.key } });
+const bare = await startBare(new Uint8Array(await sample.arrayBuffer()), {
+  "content-type": "image/svg+xml",
+});
+const run = (s: { url: string; key: string; pid: number }, secs = duration) =>
+  load({
+    url: s.url,
+    paths,
+    headers: s.key ? { "x-api-key": s.key } : {},
+    duration: secs,
+    connections,
+    serverPid: s.pid,
+  });
+const servers = [bare, app, ...(base ? [base] : [])];
+const runs: LoadResult[][] = servers.map(() => []);
+for (const s of servers) await run(s, 1);
+for (let r = 0; r < rounds; r++)
+  for (const [i, s] of servers.entries()) runs[i]?.push(await run(s));
+for (const s of servers) await s.stop();
+
+const med = (runs: LoadResult[], f: (r: LoadResult) => number | undefined) =>
+  percentile(
+    runs.map((r) => f(r) ?? Number.NaN),
+    50,
+  );
+const row = (name: string, runs: LoadResult[]) =>
+  `${name.padEnd(16)} ${fmt(
+    med(runs, (r) => r.rps),
+    0,
+  ).padStart(
+    7,
+  )} req/s   p50 ${fmt(med(runs, (r) => r.p50))} ms   p99 ${fmt(med(runs, (r) => r.p99))} ms   server CPU ${fmt(med(runs, (r) => r.cpuUsPerRequest))} µs/req   non-2xx ${runs.reduce((n, r) => n + r.non2xx, 0)}`;
+console.log(
+  `Metered GET /v1/svg/{slug}  ${loadGenerator()}, ${connections} connections, ${rounds} interleaved rounds of ${duration}s, medians`,
+);
+console.log(row("bare Bun.serve", runs[0] ?? []));
+console.log(row("app", runs[1] ?? []));
+if (base) console.log(row("app (baseline)", runs[2] ?? []));
