@@ -161,6 +161,32 @@ export class CatalogService {
     this.emit(brand);
   }
 
+  /**
+   * Add a brand the built catalog does not have (a discovered brand), after the others in id
+   * order; a brand with its id or slug already present is updated instead.
+   */
+  add(brand: Brand) {
+    if (this.brands.some((b) => b.id === brand.id)) return this.update(brand);
+    if (this.bySlug.has(brand.slug)) return;
+    let i = this.brands.length;
+    while (i > 0 && (this.brands[i - 1] as Brand).id > brand.id) i--;
+    this.brands.splice(i, 0, brand);
+    this.bySlug.set(brand.slug, brand);
+    this.artworkSplit = null;
+    this.emit(brand);
+  }
+
+  /** Remove an added brand (a discovered brand taken down); listeners see a full change. */
+  remove(id: number) {
+    const i = this.brands.findIndex((b) => b.id === id);
+    if (i < 0) return;
+    const [gone] = this.brands.splice(i, 1);
+    if (gone) this.bySlug.delete(gone.slug);
+    this.jsonCache.delete(id);
+    this.artworkSplit = null;
+    this.emit();
+  }
+
   view(slug: string): ServiceView | null {
     const b = this.brand(slug);
     return b ? toServiceView(b) : null;

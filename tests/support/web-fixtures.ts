@@ -32,7 +32,7 @@ export interface FixtureWeb {
 export const html = (body: string, headers: Record<string, string> = {}): Route => {
   return () => new Response(body, { headers: { "content-type": "text/html", ...headers } });
 };
-export const bytes = (data: Uint8Array | string, type: string): Route => {
+export const bytes = (data: Uint8Array<ArrayBuffer> | string, type: string): Route => {
   return () => new Response(data, { headers: { "content-type": type } });
 };
 export const redirect = (location: string, status = 302): Route => {

@@ -15,6 +15,7 @@
  */
 import http from "node:http";
 import https from "node:https";
+import type { LookupFunction } from "node:net";
 import type { Duplex, Readable } from "node:stream";
 import tls from "node:tls";
 import zlib from "node:zlib";
@@ -252,18 +253,15 @@ export class GuardedFetcher {
 }
 
 /** A `lookup` that answers only the addresses already checked (no second DNS query). */
-function pinnedLookup(addresses: string[]) {
+function pinnedLookup(addresses: string[]): LookupFunction {
   const entries = addresses.map((address) => ({
     address,
     family: ipaddr.parse(address).kind() === "ipv6" ? 6 : 4,
   }));
-  return (
-    _host: string,
-    options: { all?: boolean },
-    cb: (err: Error | null, address: unknown, family?: number) => void,
-  ) => {
-    if (options?.all) cb(null, entries);
-    else cb(null, entries[0]?.address, entries[0]?.family);
+  const first = entries[0] as { address: string; family: number };
+  return (_host, options, cb) => {
+    if ((options as { all?: boolean })?.all) cb(null, entries);
+    else cb(null, first.address, first.family);
   };
 }
 

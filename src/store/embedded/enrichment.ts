@@ -1,18 +1,29 @@
 import { join } from "node:path";
-import type { EnrichmentRecord, EnrichmentStore } from "../../catalog/enrichment-port";
+import type {
+  DiscoveryRecord,
+  DiscoveryStore,
+  EnrichmentRecord,
+  EnrichmentStore,
+} from "../../catalog/enrichment-port";
 import { JsonlLog } from "./jsonl";
 
 /**
  * Embedded enrichment store: records appended to DATA_DIR/enrichment.jsonl (fdatasync'd), the
- * latest per brand kept in memory and replayed over the catalog at start.
+ * latest per brand kept in memory and replayed over the catalog at start. Discovery records go
+ * to DATA_DIR/discoveries.jsonl the same way (latest per domain); lines another process (the
+ * admin CLI) appended are read in when polled.
  */
-export class EmbeddedEnrichmentStore implements EnrichmentStore {
+export class EmbeddedEnrichmentStore implements EnrichmentStore, DiscoveryStore {
   private log: JsonlLog<EnrichmentRecord>;
   private latest = new Map<number, EnrichmentRecord>();
+  private found: JsonlLog<DiscoveryRecord>;
+  private byDomain = new Map<string, DiscoveryRecord>();
 
   constructor(dataDir: string) {
     this.log = new JsonlLog(join(dataDir, "enrichment.jsonl"));
     for (const r of this.log.readAll()) this.latest.set(r.brandId, r);
+    this.found = new JsonlLog(join(dataDir, "discoveries.jsonl"));
+    for (const r of this.found.readAll()) this.keep(r);
   }
 
   async all() {
@@ -27,7 +38,35 @@ export class EmbeddedEnrichmentStore implements EnrichmentStore {
     return record;
   }
 
+  /** the latest record per domain; a taken-down record is never replaced */
+  private keep(r: DiscoveryRecord): boolean {
+    if (this.byDomain.get(r.domain)?.status === "taken_down") return false;
+    this.byDomain.set(r.domain, r);
+    return true;
+  }
+
+  async discoveries(since?: string) {
+    const fresh = this.found.readNew().filter((r) => this.keep(r));
+    if (since === undefined) return [...this.byDomain.values()];
+    return [...this.byDomain.values()].filter((r) => r.at > since || fresh.includes(r));
+  }
+
+  async discovery(domain: string) {
+    for (const r of this.found.readNew()) this.keep(r);
+    return this.byDomain.get(domain) ?? null;
+  }
+
+  async saveDiscovery(record: DiscoveryRecord) {
+    for (const r of this.found.readNew()) this.keep(r);
+    const stored = this.byDomain.get(record.domain);
+    if (stored?.status === "taken_down") return stored;
+    this.found.append([record]);
+    this.byDomain.set(record.domain, record);
+    return record;
+  }
+
   close() {
     this.log.close();
+    this.found.close();
   }
 }
