@@ -71,7 +71,14 @@ export function createApp(deps: Deps) {
     .use(catalogController({ ...auth, catalog: deps.catalog }))
     .use(assetsController({ ...auth, assets: deps.assets }))
     .use(searchController({ ...auth, catalog: deps.catalog, search: deps.search }))
-    .use(brandController({ ...auth, brands: deps.brands, enrichment: deps.enrichment }))
+    .use(
+      brandController({
+        ...auth,
+        brands: deps.brands,
+        enrichment: deps.enrichment,
+        discovery: deps.discovery,
+      }),
+    )
     .use(
       usageCurrentController({
         ...auth,

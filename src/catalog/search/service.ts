@@ -367,7 +367,13 @@ export class SearchIndex {
    */
   private add(id: number, e: Entry) {
     this.entries.set(id, e);
-    for (const key of new Set([...e.names, ...e.compacts, ...e.abbreviations, ...e.domains, ...e.hostNames])) {
+    for (const key of new Set([
+      ...e.names,
+      ...e.compacts,
+      ...e.abbreviations,
+      ...e.domains,
+      ...e.hostNames,
+    ])) {
       const ids = this.exact.get(key);
       if (ids) ids.push(id);
       else this.exact.set(key, [id]);
