@@ -350,7 +350,11 @@ export class EnrichmentService {
       return;
     }
     const b = this.applyFound(r);
-    if (b) this.request(b);
+    if (!b) return;
+    // new artwork: derive its dark/light variants and check it, even if the brand was done
+    this.applied.delete(b.id);
+    this.failedAt.delete(b.id);
+    this.request(b);
   }
 
   private applyFound(r: DiscoveryRecord): Brand | null {

@@ -85,7 +85,14 @@ export function isGenericIcon(url: string): boolean {
   return GENERIC_ICON.test(url);
 }
 
-const attr = (el: Element, name: string) => DomUtils.getAttributeValue(el, name)?.trim() ?? "";
+/** An attribute by name, any case (names keep their case so inline SVG keeps viewBox). */
+function attr(el: Element, name: string): string {
+  const attribs = (el as unknown as { attribs?: Record<string, string> }).attribs ?? {};
+  const direct = attribs[name];
+  if (direct !== undefined) return direct.trim();
+  for (const [k, v] of Object.entries(attribs)) if (k.toLowerCase() === name) return v.trim();
+  return "";
+}
 const words = (el: Element, name: string) => attr(el, name).toLowerCase().split(/\s+/);
 
 function absolute(href: string, base: string): string | null {
@@ -191,7 +198,7 @@ function isLogoImg(el: Element): boolean {
 }
 
 export function extractPage(html: string, pageUrl: string, domain: string): PageFacts {
-  const doc = parseDocument(html, { lowerCaseTags: true, lowerCaseAttributeNames: true });
+  const doc = parseDocument(html, { lowerCaseTags: true, lowerCaseAttributeNames: false });
   const candidates: Candidate[] = [];
   const add = (origin: CandidateOrigin, url: string | null, declared = 0, svg?: string) => {
     if (!url && !svg) return;

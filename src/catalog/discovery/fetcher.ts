@@ -85,7 +85,8 @@ export class GuardedFetcher {
   resolve: Resolver;
   private proxy: URL | null;
   private allowLoopback: boolean;
-  private requestTimeoutMs: number;
+  /** per-request cap (REQUEST_TIMEOUT_MS); tests shorten it */
+  requestTimeoutMs: number;
 
   constructor(private options: FetcherOptions) {
     this.resolve = options.resolve ?? systemResolver;

@@ -399,11 +399,7 @@ export class DiscoveryService {
         asset: this.asset(c, `${pageUrl}#inline-svg`, fetchedAt, sha256(c.svg), artwork),
       };
     }
-    const r = await this.fetcher.get(c.url as string, {
-      maxBytes: IMAGE_MAX_BYTES,
-      deadline,
-      accept: "image/svg+xml,image/png,image/webp,image/*;q=0.8",
-    });
+    const r = await this.image(c.url as string, pageUrl, deadline);
     if (r.status !== 200) throw new Error(`HTTP ${r.status}`);
     const head = r.body.subarray(0, 512).toString("utf8").trimStart();
     const isSvg = r.contentType.includes("svg") || /^(?:<\?xml|<svg|<!--)/i.test(head);
@@ -417,6 +413,25 @@ export class DiscoveryService {
         throw new Error("og:image is not a small square");
     }
     return { artwork, asset: this.asset(c, r.url, fetchedAt, sha256(r.body), artwork) };
+  }
+
+  /**
+   * An image by URL. A site whose home page only answered over http gets its https image
+   * URLs tried over http too when https cannot connect (as for the page).
+   */
+  private async image(url: string, pageUrl: string, deadline: number) {
+    const opts = {
+      maxBytes: IMAGE_MAX_BYTES,
+      deadline,
+      accept: "image/svg+xml,image/png,image/webp,image/*;q=0.8",
+    };
+    try {
+      return await this.fetcher.get(url, opts);
+    } catch (err) {
+      const insecurePage = pageUrl.startsWith("http:") && url.startsWith("https:");
+      if (!insecurePage || !(err instanceof FetchError) || err.code !== "connect") throw err;
+      return this.fetcher.get(`http:${url.slice("https:".length)}`, opts);
+    }
   }
 
   private asset(
