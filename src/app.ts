@@ -5,6 +5,7 @@ import { assetsController } from "./assets";
 import { billingController } from "./billing";
 import { catalogController } from "./catalog";
 import { brandController } from "./catalog/brand";
+import { discoveryAdminController } from "./catalog/discovery";
 import { searchController } from "./catalog/search";
 import type { Deps } from "./deps";
 import { healthController } from "./health";
@@ -128,7 +129,12 @@ export function createApp(deps: Deps) {
       }),
     );
   if (deps.config.ADMIN_TOKEN)
-    app.use(adminController({ accounts: deps.accounts, adminToken: deps.config.ADMIN_TOKEN }));
+    app.use(adminController({ accounts: deps.accounts, adminToken: deps.config.ADMIN_TOKEN })).use(
+      discoveryAdminController({
+        discovery: deps.discovery,
+        adminToken: deps.config.ADMIN_TOKEN,
+      }),
+    );
   return app;
 }
 

@@ -56,6 +56,8 @@ export interface EnrichableCatalog {
 
 /** Source tag of discovered artwork and colours ("web:svg", "web:raster:WxH"). */
 export const WEB_SOURCE = "web";
+/** Source tag of a catalog brand whose brandColor came from its website. */
+const WEB_COLOR = "web:color";
 const isWeb = (svg: StoredSvg | undefined) => svg?.source.startsWith(WEB_SOURCE) ?? false;
 
 /**
@@ -88,11 +90,25 @@ export function withDiscovery(b: Brand | undefined, r: DiscoveryRecord): Brand |
   if (b.id !== r.brandId) return null;
   const own = Object.entries(b.variants).filter(([, v]) => !isDerived(v) && !isWeb(v));
   if (own.length) return null; // the catalog has artwork of its own now
+  const tags = b.brandColor || !r.brandColor ? [WEB_SOURCE] : [WEB_SOURCE, WEB_COLOR];
   return {
     ...b,
     brandColor: b.brandColor ?? r.brandColor,
-    sources: b.sources.includes(WEB_SOURCE) ? b.sources : [...b.sources, WEB_SOURCE],
+    sources: [...b.sources.filter((s) => !tags.includes(s)), ...tags],
     variants: r.variants,
+  };
+}
+
+/** A catalog brand as it was before discovery applied to it (a takedown). */
+export function withoutDiscovery(b: Brand): Brand {
+  const colorFromWeb = b.sources.includes(WEB_COLOR);
+  return {
+    ...b,
+    sources: b.sources.filter((s) => s !== WEB_SOURCE && s !== WEB_COLOR),
+    variants: {},
+    ...(colorFromWeb
+      ? { brandColor: null, darkModeColor: null, contrastTextColor: null, colors: [] }
+      : {}),
   };
 }
 
@@ -242,8 +258,6 @@ export class EnrichmentService {
   private records = new Map<number, EnrichmentRecord>();
   /** found and taken-down discovery records by domain (see useDiscoveries) */
   private discovered = new Map<string, DiscoveryRecord>();
-  /** brands as they were before a discovery applied to them (restored by a takedown) */
-  private beforeDiscovery = new Map<number, Brand>();
   private discoveries: DiscoveryStore | null = null;
   private lastDiscoveryAt = "";
   private discoveryTimer: ReturnType<typeof setInterval> | null = null;
@@ -341,10 +355,9 @@ export class EnrichmentService {
       if (target.brandId === null) return;
       if (target.created) this.catalog.remove(target.brandId);
       else {
-        const before = this.beforeDiscovery.get(target.brandId);
         const current = target.slug ? this.catalog.brand(target.slug) : undefined;
         if (current && current.id === target.brandId)
-          this.catalog.update(before ?? { ...current, variants: {} });
+          this.catalog.update(withoutDiscovery(current));
       }
       this.applied.delete(target.brandId);
       return;
@@ -362,11 +375,8 @@ export class EnrichmentService {
     const current = this.catalog.brand(r.slug);
     const next = withDiscovery(current, r);
     if (!next) return null;
-    if (current) {
-      if (!r.created && !this.beforeDiscovery.has(current.id))
-        this.beforeDiscovery.set(current.id, current);
-      this.catalog.update(next);
-    } else this.catalog.add(next);
+    if (current) this.catalog.update(next);
+    else this.catalog.add(next);
     return this.catalog.brand(r.slug) ?? null;
   }
 
@@ -391,7 +401,6 @@ export class EnrichmentService {
 
   private replay() {
     this.applied.clear();
-    this.beforeDiscovery.clear();
     for (const r of this.discovered.values()) this.applyFound(r);
     for (const r of this.records.values()) {
       const b = this.catalog.brand(r.slug);

@@ -15,10 +15,10 @@ import type { Config } from "../../config";
 import { log } from "../../platform/log";
 import { registrableDomain } from "../brand/domain";
 import type { EnrichmentService } from "../enrichment";
-import { recolorMono } from "../enrichment";
+import { recolorMono, WEB_SOURCE } from "../enrichment";
 import type { DiscoveredAsset, DiscoveryRecord, DiscoveryStore } from "../enrichment-port";
 import { hasArtwork } from "../service";
-import type { Brand, StoredSvg, Variant } from "../types";
+import { type Brand, type StoredSvg, VARIANTS, type Variant } from "../types";
 import { Refused } from "./address";
 import { type Artwork, rasterArtwork, rasterSource, sha256, svgArtwork } from "./artwork";
 import { applyManifest, type Candidate, extractPage, type PageFacts } from "./extract";
@@ -204,14 +204,28 @@ export class DiscoveryService {
     return this.run({ domain, brandId: brand?.id ?? null }, opts.force ?? false);
   }
 
-  /** Take a domain's discovered artwork down for good. Null when nothing was discovered. */
-  async takedown(host: string): Promise<DiscoveryRecord | null> {
-    const domain = registrableDomain(host.trim().toLowerCase()) ?? host;
-    const previous = (await this.store.discovery(domain)) ?? null;
-    if (!previous) return null;
-    if (previous.status === "taken_down") return previous;
+  /** Stored records, newest first, optionally of one status. */
+  async list(status?: DiscoveryRecord["status"]): Promise<DiscoveryRecord[]> {
+    const all = await this.store.discoveries();
+    return all.filter((r) => !status || r.status === status).sort((a, b) => (a.at < b.at ? 1 : -1));
+  }
+
+  /**
+   * Take a domain's discovered artwork down for good (a domain not yet discovered is blocked
+   * before it is). Rediscovery never brings it back.
+   */
+  async takedown(host: string): Promise<DiscoveryRecord> {
+    const domain = registrableDomain(
+      host
+        .trim()
+        .toLowerCase()
+        .replace(/^www\./, ""),
+    );
+    if (!domain) throw new Error(`${host} has no registrable domain`);
+    const previous = await this.store.discovery(domain);
+    if (previous?.status === "taken_down") return previous;
     const record: DiscoveryRecord = {
-      ...previous,
+      ...(previous ?? emptyRecord(domain, null)),
       status: "taken_down",
       at: new Date().toISOString(),
       reason: "taken down by an operator",
@@ -262,21 +276,7 @@ export class DiscoveryService {
   /** Fetch and read the site; never throws (every outcome is a record). */
   private async attempt(job: Job): Promise<DiscoveryRecord> {
     const at = () => new Date().toISOString();
-    const base: DiscoveryRecord = {
-      domain: job.domain,
-      status: "nothing",
-      at: at(),
-      reason: null,
-      brandId: job.brandId,
-      slug: null,
-      created: false,
-      name: null,
-      brandColor: null,
-      pageUrl: null,
-      aliases: [],
-      variants: {},
-      assets: [],
-    };
+    const base = emptyRecord(job.domain, job.brandId);
     const deadline = Date.now() + (this.options.budgetMs ?? DOMAIN_BUDGET_MS);
     try {
       const page = await this.fetcher.homepage(job.domain, {
@@ -299,8 +299,15 @@ export class DiscoveryService {
       const art = await this.artwork(facts.candidates, page.url, deadline);
       if (!art.color && !art.mono)
         return { ...base, at: at(), reason: art.reason ?? "no usable logo" };
+      // a brand discovery made earlier (rediscovery) stays a discovered brand
+      const made = brand?.sources.length === 1 && brand.sources[0] === WEB_SOURCE;
       const identity = brand
-        ? { brandId: brand.id, slug: brand.slug, created: false, name: brand.name }
+        ? {
+            brandId: brand.id,
+            slug: brand.slug,
+            created: made,
+            name: made ? (facts.name ?? brand.name) : brand.name,
+          }
         : {
             ...this.newIdentity(job.domain, facts.name as string),
             created: true,
@@ -502,4 +509,41 @@ export function createDiscovery(
     workers: config.DISCOVERY_WORKERS,
     queueSize: config.DISCOVERY_QUEUE,
   });
+}
+
+function emptyRecord(domain: string, brandId: number | null): DiscoveryRecord {
+  return {
+    domain,
+    status: "nothing",
+    at: new Date().toISOString(),
+    reason: null,
+    brandId,
+    slug: null,
+    created: false,
+    name: null,
+    brandColor: null,
+    pageUrl: null,
+    aliases: [],
+    variants: {},
+    assets: [],
+  };
+}
+
+/** A record as operators see it: provenance and variant names, no markup. */
+export function discoveryView(r: DiscoveryRecord) {
+  const { variants, ...rest } = r;
+  return { ...rest, variants: VARIANTS.filter((v) => variants[v] !== undefined) };
+}
+
+/** Number of records per status. */
+export function summarize(records: DiscoveryRecord[]): Record<string, number> {
+  const out: Record<string, number> = {
+    found: 0,
+    nothing: 0,
+    refused: 0,
+    failed: 0,
+    taken_down: 0,
+  };
+  for (const r of records) out[r.status] = (out[r.status] ?? 0) + 1;
+  return out;
 }

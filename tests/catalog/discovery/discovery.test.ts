@@ -7,7 +7,7 @@ import sharp from "sharp";
 import { DiscoveryService } from "../../../src/catalog/discovery/service";
 import type { DiscoveryRecord } from "../../../src/catalog/enrichment-port";
 import type { Deps } from "../../../src/deps";
-import { makeApp, type TestApp, tempDir } from "../../helpers";
+import { ADMIN_TOKEN, makeApp, type TestApp, tempDir } from "../../helpers";
 import { ICON_SVG, logoSites, SSRF_DNS } from "../../support/logo-sites";
 import { bytes, type FixtureWeb, html, startFixtureWeb } from "../../support/web-fixtures";
 
@@ -274,6 +274,68 @@ describe("discovery for directory brands without artwork", () => {
   });
 });
 
+const admin = (path: string, method = "GET", body?: unknown) =>
+  t.req(path, {
+    method,
+    headers: { authorization: `Bearer ${ADMIN_TOKEN}`, "content-type": "application/json" },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+
+describe("operator routes", () => {
+  test("list with provenance, discover now, rediscover, and a permanent takedown", async () => {
+    expect((await t.req("/admin/discoveries")).status).toBe(401);
+    const list = (await (await admin("/admin/discoveries?status=found")).json()) as {
+      items: {
+        domain: string;
+        variants: string[];
+        assets: { sourceUrl: string; sha256: string }[];
+      }[];
+      total: number;
+      stats: { found: number };
+    };
+    const svgicon = list.items.find((i) => i.domain === "svgicon.test");
+    // the record holds what was fetched; dark and light are derived by enrichment
+    expect(svgicon?.variants).toEqual(["mono", "color"]);
+    expect(svgicon?.assets[0]?.sourceUrl).toBe("http://svgicon.test/icon.svg");
+    expect(list.stats.found).toBeGreaterThan(5);
+
+    // a domain tried today is answered from the store; force fetches again
+    const before = web.proxied.length;
+    const cached = (await (
+      await admin("/admin/discoveries", "POST", { domains: ["parked.test"] })
+    ).json()) as {
+      summary: Record<string, number>;
+    };
+    expect(cached.summary.nothing).toBe(1);
+    expect(web.proxied.length).toBe(before);
+    const again = await admin("/admin/discoveries/svgicon.test/rediscover", "POST");
+    expect(((await again.json()) as { status: string }).status).toBe("found");
+    expect(web.proxied.length).toBeGreaterThan(before);
+
+    const down = await admin("/admin/discoveries/svgicon.test", "DELETE");
+    expect(((await down.json()) as { status: string }).status).toBe("taken_down");
+    expect((await t.get("/v1/brand?domain=svgicon.test", ent)).status).toBe(404);
+    expect((await t.get("/v1/svg/svgicon-co", free)).status).toBe(404);
+    const re = await admin("/admin/discoveries/svgicon.test/rediscover", "POST");
+    expect(((await re.json()) as { status: string }).status).toBe("taken_down");
+    await settle();
+    expect((await t.get("/v1/brand?domain=svgicon.test", ent)).status).toBe(404);
+
+    // a directory brand goes back to no artwork
+    const dukeDown = await admin("/admin/discoveries/duke-energy.com", "DELETE");
+    expect(dukeDown.status).toBe(200);
+    expect(((await dukeDown.json()) as { created: boolean }).created).toBe(false);
+    const duke = (await (await t.get("/v1/brand?domain=duke-energy.com", ent)).json()) as {
+      variants: string[];
+    };
+    expect(duke.variants).toEqual([]);
+    await settle();
+    expect((await record("duke-energy.com")).status).toBe("taken_down");
+
+    expect((await admin("/admin/discoveries/not a domain!", "DELETE")).status).toBe(422);
+  });
+});
+
 describe("queue", () => {
   test("a full queue drops and counts", () => {
     const d = t.deps;
@@ -298,14 +360,12 @@ describe("queue", () => {
 
 describe("stored", () => {
   test("discovered artwork is served after a restart (embedded store)", async () => {
-    const slug = (
-      (await (await t.get("/v1/brand?domain=svgicon.test", ent)).json()) as { slug: string }
-    ).slug;
+    const slug = (await record("inline.test")).slug as string;
     await t.deps.close();
     const again = await makeApp({ DATA_DIR: dataDir }, {});
     try {
       const key = await again.key("free");
-      const b = await again.get("/v1/brand?domain=svgicon.test", key);
+      const b = await again.get("/v1/brand?domain=inline.test", key);
       expect(b.status).toBe(200);
       expect(((await b.json()) as { slug: string; variants: string[] }).variants).toEqual([
         "mono",
@@ -313,7 +373,17 @@ describe("stored", () => {
         "dark",
         "light",
       ]);
+      // taken down stays down after a restart
+      expect((await again.get("/v1/brand?domain=svgicon.test", key)).status).toBe(404);
+      // DISCOVERY off: operators are told, nothing is fetched
+      const off = await again.req("/admin/discoveries", {
+        method: "POST",
+        headers: { authorization: `Bearer ${ADMIN_TOKEN}`, "content-type": "application/json" },
+        body: JSON.stringify({ domains: ["acme.test"] }),
+      });
+      expect(off.status).toBe(409);
       const svg = await again.get(`/v1/svg/${slug}`, key);
+      expect(svg.status).toBe(200);
       expect(svg.headers.get("x-svg-variant")).toBe("mono");
       // DISCOVERY is off by default: an unknown domain queues nothing and nothing leaves
       const before = web.proxied.length;
