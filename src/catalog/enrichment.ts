@@ -380,16 +380,25 @@ export class EnrichmentService {
     return this.catalog.brand(r.slug) ?? null;
   }
 
-  /** Poll the store for discovery records stored by other instances or the admin CLI. */
+  /** Apply the discovery records stored since the last read (by other instances, the CLI). */
+  async pollDiscoveries() {
+    if (!this.discoveries) return;
+    for (const r of await this.discoveries.discoveries(this.lastDiscoveryAt)) {
+      const known = this.discovered.get(r.domain);
+      if (known && known.at === r.at && known.status === r.status) continue;
+      this.applyDiscovery(r);
+    }
+  }
+
+  /** Poll the store for discovery records every `ms`. */
   watchDiscoveries(ms: number) {
-    const store = this.discoveries;
-    if (!store || this.discoveryTimer) return;
+    if (!this.discoveries || this.discoveryTimer) return;
     let busy = false;
     this.discoveryTimer = setInterval(async () => {
       if (busy) return;
       busy = true;
       try {
-        for (const r of await store.discoveries(this.lastDiscoveryAt)) this.applyDiscovery(r);
+        await this.pollDiscoveries();
       } catch (err) {
         log("warn", "discovery poll failed", { error: String(err) });
       } finally {

@@ -511,7 +511,8 @@ export function createDiscovery(
   });
 }
 
-function emptyRecord(domain: string, brandId: number | null): DiscoveryRecord {
+/** A record with nothing found yet (its status "nothing"). */
+export function emptyRecord(domain: string, brandId: number | null): DiscoveryRecord {
   return {
     domain,
     status: "nothing",

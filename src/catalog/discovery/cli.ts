@@ -1,0 +1,212 @@
+/**
+ * Admin CLI commands for web logo discovery (registered by src/admin/cli.ts):
+ *
+ *   discover <domain...> | --file domains.txt | --directory [--force]
+ *   discoveries list [--status found]
+ *   discoveries rediscover <domain>
+ *   discoveries takedown <domain>
+ *
+ * They run on the configured store (same env vars as the service): records land where a
+ * running service reads them (it polls for new records), so a bulk run needs no restart.
+ * Runs are resumable: a domain found, or tried today, is answered from the store unless
+ * --force is given.
+ */
+import { readFileSync } from "node:fs";
+import type { Command } from "commander";
+import { CliError, withStore } from "../../admin/cli";
+import { loadConfig } from "../../config";
+import type { Store } from "../../store";
+import { EnrichmentService } from "../enrichment";
+import type { DiscoveryRecord } from "../enrichment-port";
+import { CatalogService, hasArtwork } from "../service";
+import {
+  createDiscovery,
+  DiscoveryService,
+  discoveryView,
+  emptyRecord,
+  summarize,
+} from "./service";
+
+/** Tests point the CLI's discovery at their fixtures (DNS) here. */
+export const discoveryHooks: { configure?: (d: DiscoveryService) => void } = {};
+
+const SUMMARY_ROWS: [string, (r: DiscoveryRecord) => boolean][] = [
+  ["found vector", (r) => r.status === "found" && r.assets.some((a) => a.kind === "svg")],
+  ["found raster", (r) => r.status === "found" && !r.assets.some((a) => a.kind === "svg")],
+  ["nothing", (r) => r.status === "nothing"],
+  ["refused", (r) => r.status === "refused"],
+  ["failed", (r) => r.status === "failed"],
+  ["taken down", (r) => r.status === "taken_down"],
+];
+
+/** The summary table a bulk run ends with. */
+export function summaryTable(records: DiscoveryRecord[]): string {
+  const rows = SUMMARY_ROWS.map(([label, test]) => [label, records.filter(test).length] as const);
+  const width = Math.max(...rows.map(([l]) => l.length), "total".length);
+  const line = (l: string, n: number) => `${l.padEnd(width)}  ${String(n).padStart(6)}`;
+  return [
+    line("outcome", 0).replace(/\s+0$/, "  domains"),
+    ...rows.map(([l, n]) => line(l, n)),
+    line("total", records.length),
+  ].join("\n");
+}
+
+function progress(done: number, total: number, found: number) {
+  if (!process.stderr.isTTY) return;
+  const width = 30;
+  const filled = Math.round((done / Math.max(total, 1)) * width);
+  process.stderr.write(
+    `\r[${"#".repeat(filled)}${".".repeat(width - filled)}] ${done}/${total}  found ${found}`,
+  );
+  if (done === total) process.stderr.write("\n");
+}
+
+/** The catalog, enrichment and discovery services over an open store, for one command. */
+async function openDiscovery(store: Store) {
+  const config = loadConfig(process.env);
+  const catalog = new CatalogService(store.catalog);
+  await catalog.load();
+  const enrichment = new EnrichmentService(store.enrichment, catalog);
+  enrichment.useDiscoveries(store.enrichment);
+  await enrichment.start();
+  const discovery = createDiscovery(config, store.enrichment, enrichment, catalog);
+  await discovery.start();
+  discoveryHooks.configure?.(discovery);
+  return {
+    catalog,
+    discovery,
+    async close() {
+      await discovery.close();
+      await enrichment.close();
+    },
+  };
+}
+
+function domainsFrom(
+  o: { file?: string; directory?: boolean },
+  args: string[],
+  catalog: CatalogService,
+) {
+  const domains = [...args];
+  if (o.file) {
+    let text: string;
+    try {
+      text = readFileSync(o.file, "utf8");
+    } catch (err) {
+      throw new CliError(`cannot read ${o.file}: ${(err as Error).message}`);
+    }
+    for (const line of text.split("\n")) {
+      const d = line.replace(/#.*/, "").trim();
+      if (d) domains.push(d);
+    }
+  }
+  if (o.directory)
+    for (const b of catalog.all()) {
+      const d = !hasArtwork(b) && DiscoveryService.domainOf(b);
+      if (d) domains.push(d);
+    }
+  return [...new Set(domains.map((d) => d.toLowerCase()))];
+}
+
+export function registerDiscoveryCommands(root: Command) {
+  root
+    .command("discover")
+    .description(
+      "Read brands' websites for their logos now (needs DISCOVERY=on), with a summary table",
+    )
+    .argument("[domains...]", "registrable domains, e.g. example.com")
+    .option("--file <path>", "also every domain in this file (one a line, # comments)")
+    .option("--directory", "also every catalog brand without artwork")
+    .option("--force", "fetch again domains found before or tried today")
+    .action((args: string[], o: { file?: string; directory?: boolean; force?: boolean }) =>
+      withStore(async (store) => {
+        const config = loadConfig(process.env);
+        if (!config.DISCOVERY)
+          throw new CliError(
+            "discovery is off (DISCOVERY=off makes no outbound request); run with DISCOVERY=on",
+          );
+        const d = await openDiscovery(store);
+        try {
+          const domains = domainsFrom(o, args, d.catalog);
+          if (!domains.length)
+            throw new CliError("no domains: pass some, or --file, or --directory");
+          const records: DiscoveryRecord[] = [];
+          let next = 0;
+          const worker = async () => {
+            while (next < domains.length) {
+              const domain = domains[next++] as string;
+              const r = await d.discovery.discover(domain, { force: o.force }).catch(
+                (err): DiscoveryRecord => ({
+                  ...emptyRecord(domain, null),
+                  status: "failed",
+                  reason: (err as Error).message,
+                }),
+              );
+              records.push(r);
+              progress(records.length, domains.length, summarize(records).found ?? 0);
+            }
+          };
+          await Promise.all(Array.from({ length: config.DISCOVERY_WORKERS }, worker));
+          for (const r of records)
+            console.error(`${r.domain}\t${r.status}\t${r.slug ?? ""}\t${r.reason ?? ""}`);
+          console.log(summaryTable(records));
+        } finally {
+          await d.close();
+        }
+      }),
+    );
+
+  const group = root.command("discoveries").description("Discovered brands");
+  group
+    .command("list")
+    .description("Discovery records with provenance, newest first (JSON)")
+    .option("--status <status>", "found, nothing, refused, failed or taken_down")
+    .action((o: { status?: DiscoveryRecord["status"] }) =>
+      withStore(async (store) => {
+        const d = await openDiscovery(store);
+        try {
+          console.log(
+            JSON.stringify((await d.discovery.list(o.status)).map(discoveryView), null, 2),
+          );
+        } finally {
+          await d.close();
+        }
+      }),
+    );
+  group
+    .command("rediscover")
+    .description("Read one domain's website again now (needs DISCOVERY=on)")
+    .argument("<domain>")
+    .action((domain: string) =>
+      withStore(async (store) => {
+        if (!loadConfig(process.env).DISCOVERY)
+          throw new CliError("discovery is off; run with DISCOVERY=on");
+        const d = await openDiscovery(store);
+        try {
+          console.log(
+            JSON.stringify(
+              discoveryView(await d.discovery.discover(domain, { force: true })),
+              null,
+              2,
+            ),
+          );
+        } finally {
+          await d.close();
+        }
+      }),
+    );
+  group
+    .command("takedown")
+    .description("Remove a domain's discovered artwork for good (rediscovery never brings it back)")
+    .argument("<domain>")
+    .action((domain: string) =>
+      withStore(async (store) => {
+        const d = await openDiscovery(store);
+        try {
+          console.log(JSON.stringify(discoveryView(await d.discovery.takedown(domain)), null, 2));
+        } finally {
+          await d.close();
+        }
+      }),
+    );
+}
