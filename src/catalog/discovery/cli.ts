@@ -108,6 +108,46 @@ function domainsFrom(
   return [...new Set(domains.map((d) => d.toLowerCase()))];
 }
 
+const OFF = "discovery is off (DISCOVERY=off makes no outbound request); run with DISCOVERY=on";
+const printJson = (value: unknown) => console.log(JSON.stringify(value, null, 2));
+type Opened = Awaited<ReturnType<typeof openDiscovery>>;
+
+/** Runs `f` with the discovery services on the configured store; `fetches`: needs DISCOVERY=on. */
+function withDiscovery(f: (d: Opened) => Promise<void>, fetches = false) {
+  return withStore(async (store) => {
+    if (fetches && !loadConfig(process.env).DISCOVERY) throw new CliError(OFF);
+    const d = await openDiscovery(store);
+    try {
+      await f(d);
+    } finally {
+      await d.close();
+    }
+  });
+}
+
+/** Discovers every domain with a pool of DISCOVERY_WORKERS; the records in finishing order. */
+async function discoverAll(d: Opened, domains: string[], force: boolean) {
+  const records: DiscoveryRecord[] = [];
+  let next = 0;
+  const worker = async () => {
+    while (next < domains.length) {
+      const domain = domains[next++] as string;
+      const r = await d.discovery.discover(domain, { force }).catch(
+        (err): DiscoveryRecord => ({
+          ...emptyRecord(domain, null),
+          status: "failed",
+          reason: (err as Error).message,
+        }),
+      );
+      records.push(r);
+      progress(records.length, domains.length, summarize(records).found ?? 0);
+    }
+  };
+  const workers = loadConfig(process.env).DISCOVERY_WORKERS;
+  await Promise.all(Array.from({ length: workers }, worker));
+  return records;
+}
+
 export function registerDiscoveryCommands(root: Command) {
   root
     .command("discover")
@@ -119,41 +159,14 @@ export function registerDiscoveryCommands(root: Command) {
     .option("--directory", "also every catalog brand without artwork")
     .option("--force", "fetch again domains found before or tried today")
     .action((args: string[], o: { file?: string; directory?: boolean; force?: boolean }) =>
-      withStore(async (store) => {
-        const config = loadConfig(process.env);
-        if (!config.DISCOVERY)
-          throw new CliError(
-            "discovery is off (DISCOVERY=off makes no outbound request); run with DISCOVERY=on",
-          );
-        const d = await openDiscovery(store);
-        try {
-          const domains = domainsFrom(o, args, d.catalog);
-          if (!domains.length)
-            throw new CliError("no domains: pass some, or --file, or --directory");
-          const records: DiscoveryRecord[] = [];
-          let next = 0;
-          const worker = async () => {
-            while (next < domains.length) {
-              const domain = domains[next++] as string;
-              const r = await d.discovery.discover(domain, { force: o.force }).catch(
-                (err): DiscoveryRecord => ({
-                  ...emptyRecord(domain, null),
-                  status: "failed",
-                  reason: (err as Error).message,
-                }),
-              );
-              records.push(r);
-              progress(records.length, domains.length, summarize(records).found ?? 0);
-            }
-          };
-          await Promise.all(Array.from({ length: config.DISCOVERY_WORKERS }, worker));
-          for (const r of records)
-            console.error(`${r.domain}\t${r.status}\t${r.slug ?? ""}\t${r.reason ?? ""}`);
-          console.log(summaryTable(records));
-        } finally {
-          await d.close();
-        }
-      }),
+      withDiscovery(async (d) => {
+        const domains = domainsFrom(o, args, d.catalog);
+        if (!domains.length) throw new CliError("no domains: pass some, or --file, or --directory");
+        const records = await discoverAll(d, domains, o.force ?? false);
+        for (const r of records)
+          console.error(`${r.domain}\t${r.status}\t${r.slug ?? ""}\t${r.reason ?? ""}`);
+        console.log(summaryTable(records));
+      }, true),
     );
 
   const group = root.command("discoveries").description("Discovered brands");
@@ -162,51 +175,23 @@ export function registerDiscoveryCommands(root: Command) {
     .description("Discovery records with provenance, newest first (JSON)")
     .option("--status <status>", "found, nothing, refused, failed or taken_down")
     .action((o: { status?: DiscoveryRecord["status"] }) =>
-      withStore(async (store) => {
-        const d = await openDiscovery(store);
-        try {
-          console.log(
-            JSON.stringify((await d.discovery.list(o.status)).map(discoveryView), null, 2),
-          );
-        } finally {
-          await d.close();
-        }
-      }),
+      withDiscovery(async (d) => printJson((await d.discovery.list(o.status)).map(discoveryView))),
     );
   group
     .command("rediscover")
     .description("Read one domain's website again now (needs DISCOVERY=on)")
     .argument("<domain>")
     .action((domain: string) =>
-      withStore(async (store) => {
-        if (!loadConfig(process.env).DISCOVERY)
-          throw new CliError("discovery is off; run with DISCOVERY=on");
-        const d = await openDiscovery(store);
-        try {
-          console.log(
-            JSON.stringify(
-              discoveryView(await d.discovery.discover(domain, { force: true })),
-              null,
-              2,
-            ),
-          );
-        } finally {
-          await d.close();
-        }
-      }),
+      withDiscovery(
+        async (d) => printJson(discoveryView(await d.discovery.discover(domain, { force: true }))),
+        true,
+      ),
     );
   group
     .command("takedown")
     .description("Remove a domain's discovered artwork for good (rediscovery never brings it back)")
     .argument("<domain>")
     .action((domain: string) =>
-      withStore(async (store) => {
-        const d = await openDiscovery(store);
-        try {
-          console.log(JSON.stringify(discoveryView(await d.discovery.takedown(domain)), null, 2));
-        } finally {
-          await d.close();
-        }
-      }),
+      withDiscovery(async (d) => printJson(discoveryView(await d.discovery.takedown(domain)))),
     );
 }

@@ -1,13 +1,7 @@
 import { t } from "elysia";
+import { VariantName } from "../model";
 
-const Variant = t.Union([
-  t.Literal("mono"),
-  t.Literal("color"),
-  t.Literal("dark"),
-  t.Literal("light"),
-  t.Literal("wordmark"),
-  t.Literal("icon"),
-]);
+const Variant = VariantName;
 const Status = t.Union(
   [
     t.Literal("found"),

@@ -122,13 +122,14 @@ export class DiscoveryService {
 
   /** Queue discovery for a catalog brand without artwork. Never throws; true when queued. */
   requestBrand(b: Brand): boolean {
-    if (hasArtwork(b)) return false;
+    if (!this.options.enabled || hasArtwork(b)) return false;
     const domain = DiscoveryService.domainOf(b);
     return domain ? this.enqueue({ domain, brandId: b.id }) : false;
   }
 
   /** Queue discovery for a host no brand has (its registrable domain). */
   requestDomain(host: string): boolean {
+    if (!this.options.enabled) return false;
     const domain = registrableDomain(host);
     return domain ? this.enqueue({ domain, brandId: null }) : false;
   }
@@ -193,13 +194,7 @@ export class DiscoveryService {
    * fetches again even when the domain was tried today or already found; a takedown is final.
    */
   async discover(host: string, opts: { force?: boolean } = {}): Promise<DiscoveryRecord> {
-    const domain = registrableDomain(
-      host
-        .trim()
-        .toLowerCase()
-        .replace(/^www\./, ""),
-    );
-    if (!domain) throw new Error(`${host} has no registrable domain`);
+    const domain = domainOfInput(host);
     const brand = this.brandOfDomain(domain);
     return this.run({ domain, brandId: brand?.id ?? null }, opts.force ?? false);
   }
@@ -215,13 +210,7 @@ export class DiscoveryService {
    * before it is). Rediscovery never brings it back.
    */
   async takedown(host: string): Promise<DiscoveryRecord> {
-    const domain = registrableDomain(
-      host
-        .trim()
-        .toLowerCase()
-        .replace(/^www\./, ""),
-    );
-    if (!domain) throw new Error(`${host} has no registrable domain`);
+    const domain = domainOfInput(host);
     const previous = await this.store.discovery(domain);
     if (previous?.status === "taken_down") return previous;
     const record: DiscoveryRecord = {
@@ -509,6 +498,18 @@ export function createDiscovery(
     workers: config.DISCOVERY_WORKERS,
     queueSize: config.DISCOVERY_QUEUE,
   });
+}
+
+/** The registrable domain an operator means ("WWW.Example.com" -> "example.com"); throws. */
+function domainOfInput(host: string): string {
+  const domain = registrableDomain(
+    host
+      .trim()
+      .toLowerCase()
+      .replace(/^www\./, ""),
+  );
+  if (!domain) throw new Error(`${host} has no registrable domain`);
+  return domain;
 }
 
 /** A record with nothing found yet (its status "nothing"). */
