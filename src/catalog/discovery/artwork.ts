@@ -216,3 +216,16 @@ export function capUpscale(svg: string, side: number, size: number): string {
 }
 
 export const _internals = { frameOf, paints };
+
+/** One piece of fetched artwork to process (the worker's message). */
+export type ArtworkJob =
+  | { kind: "svg"; text: string; idPrefix: string; forceMono: boolean }
+  | { kind: "raster"; bytes: Uint8Array };
+
+export type ArtworkReply = { artwork: Artwork } | { error: string };
+
+export function processArtwork(job: ArtworkJob): Promise<Artwork> {
+  return job.kind === "svg"
+    ? svgArtwork(job.text, job.idPrefix, job.forceMono)
+    : rasterArtwork(job.bytes);
+}

@@ -20,7 +20,8 @@ import type { DiscoveredAsset, DiscoveryRecord, DiscoveryStore } from "../enrich
 import { hasArtwork } from "../service";
 import { type Brand, type StoredSvg, VARIANTS, type Variant } from "../types";
 import { Refused } from "./address";
-import { type Artwork, rasterArtwork, rasterSource, sha256, svgArtwork } from "./artwork";
+import { type Artwork, rasterSource, sha256 } from "./artwork";
+import { ArtworkPool } from "./artwork-pool";
 import { applyManifest, type Candidate, extractPage, type PageFacts } from "./extract";
 import { FetchError, GuardedFetcher, HTML_MAX_BYTES, IMAGE_MAX_BYTES } from "./fetcher";
 
@@ -68,6 +69,8 @@ export class DiscoveryService {
   private attempted = new Map<string, number>();
   private waiters: (() => void)[] = [];
   private closed = false;
+  /** svgo, resvg and sharp off the request thread */
+  private artworkPool = new ArtworkPool();
   readonly counts: DiscoveryStats = {
     queued: 0,
     running: 0,
@@ -187,6 +190,7 @@ export class DiscoveryService {
     this.queue.length = 0;
     this.pending.clear();
     await this.idle();
+    this.artworkPool.stop();
   }
 
   /**
@@ -389,7 +393,12 @@ export class DiscoveryService {
     const fetchedAt = new Date().toISOString();
     const prefix = `w${sha256(c.url ?? pageUrl).slice(0, 6)}`;
     if (c.svg !== undefined) {
-      const artwork = await svgArtwork(c.svg, prefix);
+      const artwork = await this.artworkPool.process({
+        kind: "svg",
+        text: c.svg,
+        idPrefix: prefix,
+        forceMono: false,
+      });
       return {
         artwork,
         asset: this.asset(c, `${pageUrl}#inline-svg`, fetchedAt, sha256(c.svg), artwork),
@@ -399,9 +408,16 @@ export class DiscoveryService {
     if (r.status !== 200) throw new Error(`HTTP ${r.status}`);
     const head = r.body.subarray(0, 512).toString("utf8").trimStart();
     const isSvg = r.contentType.includes("svg") || /^(?:<\?xml|<svg|<!--)/i.test(head);
-    const artwork = isSvg
-      ? await svgArtwork(r.body.toString("utf8"), prefix, c.origin === "mask-icon")
-      : await rasterArtwork(r.body);
+    const artwork = await this.artworkPool.process(
+      isSvg
+        ? {
+            kind: "svg",
+            text: r.body.toString("utf8"),
+            idPrefix: prefix,
+            forceMono: c.origin === "mask-icon",
+          }
+        : { kind: "raster", bytes: new Uint8Array(r.body) },
+    );
     if (c.origin === "og:image") {
       const ratio =
         Math.max(artwork.width, artwork.height) / Math.min(artwork.width, artwork.height);
