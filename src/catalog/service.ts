@@ -166,14 +166,25 @@ export class CatalogService {
    * order; a brand with its id or slug already present is updated instead.
    */
   add(brand: Brand) {
-    if (this.brands.some((b) => b.id === brand.id)) return this.update(brand);
+    const i = this.position(brand.id);
+    if (this.brands[i]?.id === brand.id) return this.update(brand);
     if (this.bySlug.has(brand.slug)) return;
-    let i = this.brands.length;
-    while (i > 0 && (this.brands[i - 1] as Brand).id > brand.id) i--;
     this.brands.splice(i, 0, brand);
     this.bySlug.set(brand.slug, brand);
     this.artworkSplit = null;
     this.emit(brand);
+  }
+
+  /** Where a brand with this id is, or would go, in the id-ordered list (binary search). */
+  private position(id: number): number {
+    let lo = 0;
+    let hi = this.brands.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if ((this.brands[mid] as Brand).id < id) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
   }
 
   /** Remove an added brand (a discovered brand taken down); listeners see a full change. */

@@ -57,7 +57,7 @@ export function openEmbeddedStore(
       billing.close();
       accounts.close();
       tokens.close();
-      enrichment.close();
+      await enrichment.close();
     },
   };
 }

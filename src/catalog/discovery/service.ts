@@ -323,8 +323,19 @@ export class DiscoveryService {
     }
   }
 
+  /** The catalog brand with this id (the catalog is in id order: a binary search). */
   private brandById(id: number): Brand | null {
-    return this.catalog.all().find((b) => b.id === id) ?? null;
+    const all = this.catalog.all();
+    let lo = 0;
+    let hi = all.length - 1;
+    while (lo <= hi) {
+      const mid = (lo + hi) >> 1;
+      const b = all[mid] as Brand;
+      if (b.id === id) return b;
+      if (b.id < id) lo = mid + 1;
+      else hi = mid - 1;
+    }
+    return null;
   }
 
   private async withManifest(facts: PageFacts, url: string, deadline: number): Promise<PageFacts> {
@@ -467,9 +478,8 @@ export class DiscoveryService {
 
   /** A stable id and a unique slug for a brand new to the catalog. */
   private newIdentity(domain: string, name: string): { brandId: number; slug: string } {
-    const ids = new Set(this.catalog.all().map((b) => b.id));
     let id = DISCOVERED_ID_BASE + (Number.parseInt(sha256(domain).slice(0, 8), 16) % 90_000_000);
-    while (ids.has(id)) id++;
+    while (this.brandById(id)) id++;
     const taken = (s: string) => !s || this.catalog.brand(s) !== undefined;
     const fromName = slugify(name, { lowercase: true, separator: "-" }).replace(/[^a-z0-9-]/g, "");
     const fromDomain = domain.replace(/[^a-z0-9]+/g, "-");

@@ -8,10 +8,11 @@ import type {
 import { JsonlLog } from "./jsonl";
 
 /**
- * Embedded enrichment store: records appended to DATA_DIR/enrichment.jsonl (fdatasync'd), the
+ * Embedded enrichment store: records appended to DATA_DIR/enrichment.jsonl (fdatasync'd on the
+ * thread pool, so a burst of background jobs never holds the request thread), the
  * latest per brand kept in memory and replayed over the catalog at start. Discovery records go
  * to DATA_DIR/discoveries.jsonl the same way (latest per domain); lines another process (the
- * admin CLI) appended are read in when polled.
+ * admin CLI) appended are read in when polled (`discoveries(since)`).
  */
 export class EmbeddedEnrichmentStore implements EnrichmentStore, DiscoveryStore {
   private log: JsonlLog<EnrichmentRecord>;
@@ -33,8 +34,8 @@ export class EmbeddedEnrichmentStore implements EnrichmentStore, DiscoveryStore 
   async save(record: EnrichmentRecord) {
     const stored = this.latest.get(record.brandId);
     if (stored && stored.basis === record.basis) return stored;
-    this.log.append([record]);
     this.latest.set(record.brandId, record);
+    await this.log.appendAsync([record]);
     return record;
   }
 
@@ -52,21 +53,23 @@ export class EmbeddedEnrichmentStore implements EnrichmentStore, DiscoveryStore 
   }
 
   async discovery(domain: string) {
-    for (const r of this.found.readNew()) this.keep(r);
     return this.byDomain.get(domain) ?? null;
   }
 
+  /**
+   * A takedown another process appended and this one has not read yet is still final: on
+   * replay, keep() never lets a later line replace a taken-down record.
+   */
   async saveDiscovery(record: DiscoveryRecord) {
-    for (const r of this.found.readNew()) this.keep(r);
     const stored = this.byDomain.get(record.domain);
     if (stored?.status === "taken_down") return stored;
-    this.found.append([record]);
     this.byDomain.set(record.domain, record);
+    await this.found.appendAsync([record]);
     return record;
   }
 
-  close() {
-    this.log.close();
-    this.found.close();
+  /** Waits for appends in flight, then closes both files. */
+  async close() {
+    await Promise.all([this.log.closeAsync(), this.found.closeAsync()]);
   }
 }
