@@ -152,8 +152,8 @@ export class CatalogService {
 
   /** Replace one brand's record in place (enrichment results) and refresh its view. */
   update(brand: Brand) {
-    const i = this.brands.findIndex((b) => b.id === brand.id);
-    if (i < 0) return;
+    const i = this.position(brand.id);
+    if (this.brands[i]?.id !== brand.id) return;
     this.brands[i] = brand;
     this.bySlug.set(brand.slug, brand);
     this.jsonCache.delete(brand.id);
@@ -189,8 +189,8 @@ export class CatalogService {
 
   /** Remove an added brand (a discovered brand taken down); listeners see a full change. */
   remove(id: number) {
-    const i = this.brands.findIndex((b) => b.id === id);
-    if (i < 0) return;
+    const i = this.position(id);
+    if (this.brands[i]?.id !== id) return;
     const [gone] = this.brands.splice(i, 1);
     if (gone) this.bySlug.delete(gone.slug);
     this.jsonCache.delete(id);
