@@ -5,6 +5,7 @@ import { assetsController } from "./assets";
 import { billingController } from "./billing";
 import { catalogController } from "./catalog";
 import { brandController } from "./catalog/brand";
+import { discoveryAdminController } from "./catalog/discovery";
 import { searchController } from "./catalog/search";
 import type { Deps } from "./deps";
 import { healthController } from "./health";
@@ -85,7 +86,14 @@ export function createApp(deps: Deps) {
     .use(catalogController({ ...auth, catalog: deps.catalog }))
     .use(assetsController({ ...auth, assets: deps.assets }))
     .use(searchController({ ...auth, catalog: deps.catalog, search: deps.search }))
-    .use(brandController({ ...auth, brands: deps.brands, enrichment: deps.enrichment }))
+    .use(
+      brandController({
+        ...auth,
+        brands: deps.brands,
+        enrichment: deps.enrichment,
+        discovery: deps.discovery,
+      }),
+    )
     .use(
       usageCurrentController({
         ...auth,
@@ -145,7 +153,12 @@ export function createApp(deps: Deps) {
       }),
     );
   if (deps.config.ADMIN_TOKEN)
-    app.use(adminController({ accounts: deps.accounts, adminToken: deps.config.ADMIN_TOKEN }));
+    app.use(adminController({ accounts: deps.accounts, adminToken: deps.config.ADMIN_TOKEN })).use(
+      discoveryAdminController({
+        discovery: deps.discovery,
+        adminToken: deps.config.ADMIN_TOKEN,
+      }),
+    );
   return app;
 }
 

@@ -57,6 +57,11 @@ const Env = T.Object({
   LOG_REQUESTS: T.Union([T.Literal("all"), T.Literal("errors"), T.Literal("off")], {
     default: "errors",
   }),
+  DISCOVERY: T.Boolean({ default: false }),
+  DISCOVERY_PROXY: T.Optional(T.String({ pattern: "^http://[^/\\s@]+:[0-9]{1,5}/?$" })),
+  DISCOVERY_ALLOW_PRIVATE: T.Boolean({ default: false }),
+  DISCOVERY_WORKERS: T.Integer({ minimum: 1, maximum: 64, default: 4 }),
+  DISCOVERY_QUEUE: T.Integer({ minimum: 1, maximum: 100_000, default: 1000 }),
 });
 
 export type Config = Static<typeof Env>;
@@ -68,7 +73,12 @@ const NUMERIC = new Set(
     .filter(([, s]) => (s as { type?: string }).type === "integer")
     .map(([k]) => k),
 );
-const BOOLEAN = new Set(["TRUST_PROXY", "VISITOR_COUNTER_ENABLED"]);
+const BOOLEAN = new Set([
+  "TRUST_PROXY",
+  "VISITOR_COUNTER_ENABLED",
+  "DISCOVERY",
+  "DISCOVERY_ALLOW_PRIVATE",
+]);
 
 /** Parse config from an env-like record. Throws ConfigError("VAR: reason") on the first bad value. */
 export function loadConfig(env: Record<string, string | undefined>): Config {

@@ -10,6 +10,7 @@ import { createRenderer } from "./assets/render-pool";
 import { AssetService } from "./assets/service";
 import { BillingService } from "./billing/service";
 import { BrandResolver } from "./catalog/brand/service";
+import { createDiscovery, type DiscoveryService } from "./catalog/discovery/service";
 import { EnrichmentService } from "./catalog/enrichment";
 import { SearchIndex } from "./catalog/search/service";
 import { CatalogService } from "./catalog/service";
@@ -28,6 +29,9 @@ import type { UsageRecorder } from "./usage/port";
 import { startRetention } from "./usage/retention";
 import { BatchingRecorder } from "./usage/writer";
 
+/** How often an instance reads discovery records stored elsewhere. */
+const DISCOVERY_POLL_MS = 15_000;
+
 /** Everything the HTTP layer needs, wired to adapters. Tests build their own. */
 export interface Deps {
   config: Config;
@@ -37,6 +41,8 @@ export interface Deps {
   search: SearchIndex;
   brands: BrandResolver;
   enrichment: EnrichmentService;
+  /** web logo discovery (DISCOVERY*): queued by lookups of unknown domains and artwork-less brands */
+  discovery: DiscoveryService;
   accounts: AccountService;
   /** daily quotas (the metered macro's QuotaGate), usage counts, carry-over, rebuild */
   quota: QuotaService;
@@ -65,7 +71,12 @@ export async function buildDeps(config: Config, store?: Store): Promise<Deps> {
   const catalog = new CatalogService(s.catalog);
   await catalog.load();
   const enrichment = new EnrichmentService(s.enrichment, catalog);
+  enrichment.useDiscoveries(s.enrichment);
   await enrichment.start();
+  // records stored by other instances and the admin CLI
+  enrichment.watchDiscoveries(DISCOVERY_POLL_MS);
+  const discovery = createDiscovery(config, s.enrichment, enrichment, catalog);
+  await discovery.start();
   const search = new SearchIndex(catalog);
   const brands = new BrandResolver(catalog);
   const accounts = new AccountService(s.accounts, config.KEY_CACHE_TTL_MS);
@@ -95,6 +106,7 @@ export async function buildDeps(config: Config, store?: Store): Promise<Deps> {
     new RenderCache(config.RENDER_CACHE_MB * 1024 * 1024),
     loadPrerendered(join(dirname(config.CATALOG_FILE), "prerender")),
   );
+  assets.onMissingArtwork = (b) => discovery.requestBrand(b);
   // the stripe package is loaded only when billing is configured (it adds to cold start)
   const stripe =
     config.STRIPE_SECRET_KEY || config.STRIPE_WEBHOOK_SECRET
@@ -143,6 +155,7 @@ export async function buildDeps(config: Config, store?: Store): Promise<Deps> {
     search,
     brands,
     enrichment,
+    discovery,
     accounts,
     quota,
     limiter,
@@ -162,6 +175,7 @@ export async function buildDeps(config: Config, store?: Store): Promise<Deps> {
       await retention.stop();
       await assets.close();
       catalog.stop();
+      await discovery.close();
       await enrichment.close();
       await usage.close();
       await quota.close();

@@ -1,5 +1,6 @@
 import { Command, CommanderError, InvalidArgumentError } from "commander";
 import { AccountNotFound, AccountService, KeyNotFound } from "../accounts/service";
+import { registerDiscoveryCommands } from "../catalog/discovery/cli";
 import { ConfigError, loadConfig } from "../config";
 import type { BucketLimits, Tier } from "../quota/limits";
 import { limitsProblem, TIERS } from "../quota/limits";
@@ -8,7 +9,7 @@ import { countersRebuild, projectionsRebuild } from "../usage/admin-commands";
 import { accountView, LIST_LIMIT } from "./service";
 
 /** A refusal the operator can act on: printed as one line, exit code 1, no stack trace. */
-class CliError extends Error {}
+export class CliError extends Error {}
 
 function tierArg(value: string): Tier {
   if (!(TIERS as readonly string[]).includes(value))
@@ -32,7 +33,7 @@ function limitsOf(value: string | undefined, tier: Tier): Partial<BucketLimits> 
 const print = (value: unknown) => console.log(JSON.stringify(value, null, 2));
 
 /** Opens the configured store for one command and closes it afterwards. */
-async function withStore<T>(f: (store: Store, accounts: AccountService) => Promise<T>) {
+export async function withStore<T>(f: (store: Store, accounts: AccountService) => Promise<T>) {
   let store: Store;
   try {
     store = await openStore(loadConfig(process.env));
@@ -135,6 +136,7 @@ function program(): Command {
         console.log(await countersRebuild(store, loadConfig(process.env))),
       ),
     );
+  registerDiscoveryCommands(root);
   return root;
 }
 

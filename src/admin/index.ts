@@ -24,7 +24,7 @@ const AccountViewSchema = t.Object({
   keys: t.Array(KeyView, { description: "Every key, revoked ones included; never a hash" }),
 });
 
-function requireOperator(request: Request, adminToken: string): void {
+export function requireOperator(request: Request, adminToken: string): void {
   if (!hasBearerToken(request, adminToken))
     throw new ApiError(
       401,

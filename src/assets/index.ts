@@ -29,6 +29,9 @@ import {
 
 /** Forbids script, plugins and external loads when an SVG is opened directly in a browser. */
 export const SVG_CSP = "default-src 'none'; style-src 'unsafe-inline'; sandbox";
+/** The same for a discovered raster mark, which draws its own PNG from a data: URI. */
+export const SVG_CSP_RASTER =
+  "default-src 'none'; img-src data:; style-src 'unsafe-inline'; sandbox";
 
 const responses = {
   200: ImageBody,
@@ -74,7 +77,7 @@ function commonHeaders(set: { headers: Headers }, served: ServedSvg, etag: strin
   set.headers.etag = etag;
   set.headers.vary = "X-API-Key";
   set.headers["x-content-type-options"] = "nosniff";
-  set.headers["content-security-policy"] = SVG_CSP;
+  set.headers["content-security-policy"] = served.rasterSide ? SVG_CSP_RASTER : SVG_CSP;
 }
 
 /** GET /v1/svg/{slug}, GET /v1/png/{slug}, GET /v1/webp/{slug} */

@@ -3,6 +3,8 @@
  * validators, and rasterised renders through the render cache. Plain TS, no HTTP types.
  */
 import { createHash } from "node:crypto";
+import { capUpscale, rasterSide } from "../catalog/discovery/artwork";
+import { hasArtwork } from "../catalog/service";
 import type { Brand, StoredSvg, Variant } from "../catalog/types";
 import { renderDuration, renderRefused } from "../metrics/registry";
 import { log } from "../platform/log";
@@ -35,6 +37,8 @@ interface Prepared {
   bytes: Uint8Array;
   /** sha256 hex of `bytes` */
   sha256: string;
+  /** for a discovered raster mark (an SVG drawing a PNG): the PNG's longer side in pixels */
+  rasterSide?: number;
 }
 
 export interface ServedSvg extends Prepared {
@@ -66,6 +70,8 @@ function prepareStored(stored: StoredSvg): Prepared {
   let p = prepared.get(stored);
   if (!p) {
     p = prepare(stored.svg);
+    const side = rasterSide(stored.source);
+    if (side) p.rasterSide = side;
     prepared.set(stored, p);
   }
   return p;
@@ -130,6 +136,8 @@ const MAX_FAILED = 10_000;
 export class AssetService {
   /** render keys of artwork that failed to render (a new artwork hash is tried again) */
   private failed = new Set<string>();
+  /** called (never awaited) when a request names a brand with no artwork (web discovery) */
+  onMissingArtwork: ((brand: Brand) => void) | null = null;
 
   constructor(
     private catalog: AssetCatalog,
@@ -146,6 +154,7 @@ export class AssetService {
   resolve(slug: string, requested: Variant, tier: Tier, monogram = false): ServedSvg | null {
     const brand = this.catalog.brand(slug);
     if (!brand) return null;
+    if (this.onMissingArtwork && !hasArtwork(brand)) this.onMissingArtwork(brand);
     const restricted = allowedVariant(tier, requested) === requested ? null : requested;
     const variant = pickVariant(brand.variants, requested, tier);
     const stored = variant ? brand.variants[variant] : undefined;
@@ -205,8 +214,10 @@ export class AssetService {
   private render(served: ServedSvg, size: number, format: RenderFormat) {
     const key = renderKey(served, size, format);
     const png = this.prerendered.get(served.sha256);
+    // a discovered raster is never drawn past twice its pixels (padded instead)
+    const svg = served.rasterSide ? capUpscale(served.svg, served.rasterSide, size) : served.svg;
     return this.cache.get(key, () =>
-      png ? fromPrerendered(png, size, format) : this.timedRender(served.svg, size, format),
+      png ? fromPrerendered(png, size, format) : this.timedRender(svg, size, format),
     );
   }
 

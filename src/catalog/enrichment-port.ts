@@ -32,3 +32,70 @@ export interface EnrichmentStore {
    */
   save(record: EnrichmentRecord): Promise<EnrichmentRecord>;
 }
+
+/** How a discovery attempt for a domain ended (see catalog/discovery). */
+export type DiscoveryStatus = "found" | "nothing" | "refused" | "failed" | "taken_down";
+
+/** One stored artwork discovered on a brand's website, with where it came from. */
+export interface DiscoveredAsset {
+  /** the variant it is served as */
+  variant: Variant;
+  /** the URL fetched; for an SVG drawn inline in the page, the page's URL with #inline-svg */
+  sourceUrl: string;
+  /** ISO-8601 UTC */
+  fetchedAt: string;
+  /** sha256 hex of the bytes as fetched (before sanitizing or re-encoding) */
+  sha256: string;
+  kind: "svg" | "raster";
+  /** the artwork's intrinsic size (a raster's pixels; an SVG's viewBox, rounded) */
+  width: number;
+  height: number;
+  /** the candidate's score (higher is better; see docs/discovery.md) */
+  score: number;
+  /** where in the page it was found: "link-icon-svg", "apple-touch-icon", "favicon.ico", ... */
+  origin: string;
+}
+
+/**
+ * The latest discovery attempt for one registrable domain. A "found" record carries the
+ * artwork (and, for a domain no catalog brand has, the new brand's name, id and slug) and is
+ * replayed over the catalog at start and after every reload, like enrichment records. A
+ * "taken_down" record is permanent: the store never replaces it.
+ */
+export interface DiscoveryRecord {
+  /** registrable domain, lowercase (the key) */
+  domain: string;
+  status: DiscoveryStatus;
+  /** when the attempt ended (ISO-8601 UTC) */
+  at: string;
+  /** why nothing was stored (refused / failed / nothing), null when found */
+  reason: string | null;
+  /** the catalog brand the artwork belongs to (an existing one, or the one discovery made) */
+  brandId: number | null;
+  slug: string | null;
+  /** true when discovery created the catalog entry (no catalog brand had the domain) */
+  created: boolean;
+  name: string | null;
+  brandColor: string | null;
+  /** the page the artwork was read from, after redirects */
+  pageUrl: string | null;
+  /** other registrable domains the site redirected to (recorded, not claimed) */
+  aliases: string[];
+  variants: Partial<Record<Variant, StoredSvg>>;
+  assets: DiscoveredAsset[];
+}
+
+/** Where discovery results persist, beside the enrichment records (same adapters). */
+export interface DiscoveryStore {
+  /**
+   * Every domain's latest record; with `since` (ISO-8601), only the records stored after it
+   * (by this or another process or instance), for polling.
+   */
+  discoveries(since?: string): Promise<DiscoveryRecord[]>;
+  discovery(domain: string): Promise<DiscoveryRecord | null>;
+  /**
+   * Store the domain's latest record, replacing the previous one unless that one is
+   * "taken_down" (then nothing changes and the taken-down record is returned).
+   */
+  saveDiscovery(record: DiscoveryRecord): Promise<DiscoveryRecord>;
+}

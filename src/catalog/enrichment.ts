@@ -30,7 +30,12 @@ import {
   deriveBrandColors,
   darkModeColor as liftForDark,
 } from "./colors";
-import type { EnrichmentRecord, EnrichmentStore } from "./enrichment-port";
+import type {
+  DiscoveryRecord,
+  DiscoveryStore,
+  EnrichmentRecord,
+  EnrichmentStore,
+} from "./enrichment-port";
 import { sanitizeSvg } from "./sanitize";
 import type { Brand, ColorRole, StoredSvg, Variant } from "./types";
 
@@ -43,7 +48,68 @@ export interface EnrichableCatalog {
   all(): readonly Brand[];
   brand(slug: string): Brand | undefined;
   update(brand: Brand): void;
+  /** a brand the catalog does not have yet (discovered), and its removal (taken down) */
+  add(brand: Brand): void;
+  remove(id: number): void;
   onChange(listener: (updated?: Brand) => void): void;
+}
+
+/** Source tag of discovered artwork and colours ("web:svg", "web:raster:WxH"). */
+export const WEB_SOURCE = "web";
+/** Source tag of a catalog brand whose brandColor came from its website. */
+const WEB_COLOR = "web:color";
+const isWeb = (svg: StoredSvg | undefined) => svg?.source.startsWith(WEB_SOURCE) ?? false;
+
+/**
+ * The brand with a found discovery record applied: the record's artwork as the brand's
+ * variants (discovery only runs for brands without artwork), its colour where the brand has
+ * none. A record that created its brand gives the whole entry. Null when it cannot apply.
+ */
+export function withDiscovery(b: Brand | undefined, r: DiscoveryRecord): Brand | null {
+  if (r.status !== "found" || r.brandId === null || !r.slug) return null;
+  if (!b) {
+    if (!r.created || !r.name) return null;
+    return {
+      id: r.brandId,
+      slug: r.slug,
+      name: r.name,
+      brandColor: r.brandColor,
+      darkModeColor: null,
+      contrastTextColor: null,
+      colors: [],
+      aliases: [],
+      domains: [r.domain],
+      sourceUrl: r.pageUrl,
+      guidelinesUrl: null,
+      sources: [WEB_SOURCE],
+      variants: r.variants,
+      verifiedAt: null,
+      ...(r.pageUrl ? { links: { website: r.pageUrl } } : {}),
+    };
+  }
+  if (b.id !== r.brandId) return null;
+  const own = Object.entries(b.variants).filter(([, v]) => !isDerived(v) && !isWeb(v));
+  if (own.length) return null; // the catalog has artwork of its own now
+  const tags = b.brandColor || !r.brandColor ? [WEB_SOURCE] : [WEB_SOURCE, WEB_COLOR];
+  return {
+    ...b,
+    brandColor: b.brandColor ?? r.brandColor,
+    sources: [...b.sources.filter((s) => !tags.includes(s)), ...tags],
+    variants: r.variants,
+  };
+}
+
+/** A catalog brand as it was before discovery applied to it (a takedown). */
+export function withoutDiscovery(b: Brand): Brand {
+  const colorFromWeb = b.sources.includes(WEB_COLOR);
+  return {
+    ...b,
+    sources: b.sources.filter((s) => s !== WEB_SOURCE && s !== WEB_COLOR),
+    variants: {},
+    ...(colorFromWeb
+      ? { brandColor: null, darkModeColor: null, contrastTextColor: null, colors: [] }
+      : {}),
+  };
 }
 
 /** The brand's variants without the ones an enrichment derived. */
@@ -190,6 +256,11 @@ const RETRY_AFTER_MS = 60_000;
 
 export class EnrichmentService {
   private records = new Map<number, EnrichmentRecord>();
+  /** found and taken-down discovery records by domain (see useDiscoveries) */
+  private discovered = new Map<string, DiscoveryRecord>();
+  private discoveries: DiscoveryStore | null = null;
+  private lastDiscoveryAt = "";
+  private discoveryTimer: ReturnType<typeof setInterval> | null = null;
   /** brands whose record is applied to the current catalog (cleared on reload) */
   private applied = new Set<number>();
   private pending = new Set<number>();
@@ -206,9 +277,15 @@ export class EnrichmentService {
     private concurrency = 2,
   ) {}
 
+  /** Replay discovery records too (call before start). */
+  useDiscoveries(store: DiscoveryStore) {
+    this.discoveries = store;
+  }
+
   /** Load stored records, apply them, and re-apply them whenever the catalog reloads. */
   async start() {
     for (const r of await this.store.all()) this.records.set(r.brandId, r);
+    if (this.discoveries) for (const r of await this.discoveries.discoveries()) this.keep(r);
     this.replay();
     this.catalog.onChange((updated) => {
       if (!updated) this.replay();
@@ -251,11 +328,89 @@ export class EnrichmentService {
   /** Stop taking jobs and wait for the running ones. */
   async close() {
     this.closed = true;
+    if (this.discoveryTimer) clearInterval(this.discoveryTimer);
     await this.idle();
+  }
+
+  private keep(r: DiscoveryRecord) {
+    if (r.at > this.lastDiscoveryAt) this.lastDiscoveryAt = r.at;
+    if (r.status === "found" || r.status === "taken_down") this.discovered.set(r.domain, r);
+  }
+
+  /** The discovery record in force for a domain (found or taken down), if any. */
+  discoveryOf(domain: string): DiscoveryRecord | undefined {
+    return this.discovered.get(domain);
+  }
+
+  /**
+   * Apply a discovery record to the running catalog: found artwork is added (a new brand, or
+   * the variants of an existing one, then enriched like any brand); a takedown removes a
+   * discovered brand or gives an existing one back its artwork-less self.
+   */
+  applyDiscovery(r: DiscoveryRecord) {
+    const previous = this.discovered.get(r.domain);
+    this.keep(r);
+    if (r.status === "taken_down") {
+      const target = previous ?? r;
+      if (target.brandId === null) return;
+      if (target.created) this.catalog.remove(target.brandId);
+      else {
+        const current = target.slug ? this.catalog.brand(target.slug) : undefined;
+        if (current && current.id === target.brandId)
+          this.catalog.update(withoutDiscovery(current));
+      }
+      this.applied.delete(target.brandId);
+      return;
+    }
+    const b = this.applyFound(r);
+    if (!b) return;
+    // new artwork: derive its dark/light variants and check it, even if the brand was done
+    this.applied.delete(b.id);
+    this.failedAt.delete(b.id);
+    this.request(b);
+  }
+
+  private applyFound(r: DiscoveryRecord): Brand | null {
+    if (r.status !== "found" || !r.slug) return null;
+    const current = this.catalog.brand(r.slug);
+    const next = withDiscovery(current, r);
+    if (!next) return null;
+    if (current) this.catalog.update(next);
+    else this.catalog.add(next);
+    return this.catalog.brand(r.slug) ?? null;
+  }
+
+  /** Apply the discovery records stored since the last read (by other instances, the CLI). */
+  async pollDiscoveries() {
+    if (!this.discoveries) return;
+    for (const r of await this.discoveries.discoveries(this.lastDiscoveryAt)) {
+      const known = this.discovered.get(r.domain);
+      if (known && known.at === r.at && known.status === r.status) continue;
+      this.applyDiscovery(r);
+    }
+  }
+
+  /** Poll the store for discovery records every `ms`. */
+  watchDiscoveries(ms: number) {
+    if (!this.discoveries || this.discoveryTimer) return;
+    let busy = false;
+    this.discoveryTimer = setInterval(async () => {
+      if (busy) return;
+      busy = true;
+      try {
+        await this.pollDiscoveries();
+      } catch (err) {
+        log("warn", "discovery poll failed", { error: String(err) });
+      } finally {
+        busy = false;
+      }
+    }, ms);
+    (this.discoveryTimer as { unref?: () => void }).unref?.();
   }
 
   private replay() {
     this.applied.clear();
+    for (const r of this.discovered.values()) this.applyFound(r);
     for (const r of this.records.values()) {
       const b = this.catalog.brand(r.slug);
       const next = b && applyEnrichment(b, r);

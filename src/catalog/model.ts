@@ -4,6 +4,16 @@ import { queryEnum, queryInt } from "../http/params";
 const Hex = t.String({ pattern: "^[0-9a-f]{6}$", description: "6 hex characters, no leading #" });
 const NullableHex = t.Union([Hex, t.Null()]);
 
+/** A variant name, as brand responses and discovery records list them. */
+export const VariantName = t.Union([
+  t.Literal("mono"),
+  t.Literal("color"),
+  t.Literal("dark"),
+  t.Literal("light"),
+  t.Literal("wordmark"),
+  t.Literal("icon"),
+]);
+
 export const ColorRole = t.Object({
   role: t.String({ description: "brand | dark-mode | contrast-text | ..." }),
   hex: Hex,

@@ -152,13 +152,50 @@ export class CatalogService {
 
   /** Replace one brand's record in place (enrichment results) and refresh its view. */
   update(brand: Brand) {
-    const i = this.brands.findIndex((b) => b.id === brand.id);
-    if (i < 0) return;
+    const i = this.position(brand.id);
+    if (this.brands[i]?.id !== brand.id) return;
     this.brands[i] = brand;
     this.bySlug.set(brand.slug, brand);
     this.jsonCache.delete(brand.id);
     this.artworkSplit = null;
     this.emit(brand);
+  }
+
+  /**
+   * Add a brand the built catalog does not have (a discovered brand), after the others in id
+   * order; a brand with its id or slug already present is updated instead.
+   */
+  add(brand: Brand) {
+    const i = this.position(brand.id);
+    if (this.brands[i]?.id === brand.id) return this.update(brand);
+    if (this.bySlug.has(brand.slug)) return;
+    this.brands.splice(i, 0, brand);
+    this.bySlug.set(brand.slug, brand);
+    this.artworkSplit = null;
+    this.emit(brand);
+  }
+
+  /** Where a brand with this id is, or would go, in the id-ordered list (binary search). */
+  private position(id: number): number {
+    let lo = 0;
+    let hi = this.brands.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if ((this.brands[mid] as Brand).id < id) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  }
+
+  /** Remove an added brand (a discovered brand taken down); listeners see a full change. */
+  remove(id: number) {
+    const i = this.position(id);
+    if (this.brands[i]?.id !== id) return;
+    const [gone] = this.brands.splice(i, 1);
+    if (gone) this.bySlug.delete(gone.slug);
+    this.jsonCache.delete(id);
+    this.artworkSplit = null;
+    this.emit();
   }
 
   view(slug: string): ServiceView | null {

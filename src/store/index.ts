@@ -1,6 +1,6 @@
 import type { AccountStore, TokenStore } from "../accounts/port";
 import type { BillingStore } from "../billing/port";
-import type { EnrichmentStore } from "../catalog/enrichment-port";
+import type { DiscoveryStore, EnrichmentStore } from "../catalog/enrichment-port";
 import type { CatalogSource } from "../catalog/port";
 import type { Config } from "../config";
 import { log } from "../platform/log";
@@ -21,8 +21,8 @@ export interface Store {
   /** refresh, verification and reset tokens (hashed) */
   tokens: TokenStore;
   catalog: CatalogSource;
-  /** results of background brand enrichment (catalog/enrichment.ts) */
-  enrichment: EnrichmentStore;
+  /** results of background brand enrichment and web logo discovery (catalog/enrichment.ts) */
+  enrichment: EnrichmentStore & DiscoveryStore;
   /** usage event log + usage_daily projection */
   usage: UsageEventStore;
   /** account <-> Stripe customer/subscription links, applied webhook events */
@@ -57,7 +57,7 @@ export function openEmbeddedStore(
       billing.close();
       accounts.close();
       tokens.close();
-      enrichment.close();
+      await enrichment.close();
     },
   };
 }
@@ -81,6 +81,7 @@ export async function openMongoStore(
   await MongoCatalogSource.ensureIndexes(db);
   await MongoUsageStore.ensureIndexes(db);
   await MongoBillingStore.ensureIndexes(db);
+  await MongoEnrichmentStore.ensureIndexes(db);
   const catalog = new MongoCatalogSource(db);
   try {
     const built = await new FileCatalogSource(config.CATALOG_FILE).load();

@@ -1,5 +1,6 @@
 import { Elysia } from "elysia";
 import { type AuthDeps, authPlugin } from "../../http/auth";
+import type { DiscoveryService } from "../discovery/service";
 import type { EnrichmentService } from "../enrichment";
 import { ErrorBody, RateLimitedBody } from "../model";
 import { lookupBrand } from "./lookup";
@@ -14,18 +15,23 @@ An e-mail address resolves through its domain the same way, unless it is malform
 
 Errors: neither or both parameters, domain outside 3..253 characters or not a host name (an IP address included), email over 254 characters: 422 validation_error. No brand for the domain: 404 domain_not_found.
 
-The response carries Cache-Control: public, max-age=300. When a matched brand still lacks data the service can derive (dark and light variants from its mono mark, color roles, verifiedAt), the response is sent at once and a background job fills the gap; later requests show more variants. Counts against the domain bucket (every authenticated answer except 429 and 5xx).`;
+The response carries Cache-Control: public, max-age=300. When web discovery is on (DISCOVERY=on), a lookup of a domain no brand has (404) or of a brand without artwork queues a background read of that domain's website; once it finds a name and a logo, the domain's brand exists (or the brand has artwork) and later lookups show it. When a matched brand still lacks data the service can derive (dark and light variants from its mono mark, color roles, verifiedAt), the response is sent at once and a background job fills the gap; later requests show more variants. Counts against the domain bucket (every authenticated answer except 429 and 5xx).`;
 
 /** GET /v1/brand */
 export function brandController(
-  deps: AuthDeps & { brands: BrandResolver; enrichment: EnrichmentService },
+  deps: AuthDeps & {
+    brands: BrandResolver;
+    enrichment: EnrichmentService;
+    discovery?: DiscoveryService;
+  },
 ) {
-  const { brands, enrichment } = deps;
+  const { brands, enrichment, discovery } = deps;
   return new Elysia({ prefix: "/v1", tags: ["brand"] }).use(authPlugin(deps)).get(
     "/brand",
     ({ query, set }) => {
-      const brand = lookupBrand(brands, query);
+      const brand = lookupBrand(brands, query, (host) => discovery?.requestDomain(host));
       enrichment.request(brand);
+      discovery?.requestBrand(brand);
       set.headers["cache-control"] = "public, max-age=300";
       return toBrandView(brand);
     },

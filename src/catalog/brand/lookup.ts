@@ -21,6 +21,8 @@ const EMAIL_REFUSED = {
 export function lookupBrand(
   brands: BrandResolver,
   input: { domain?: string; email?: string },
+  /** told the host when no brand has it (web discovery queues it) */
+  onMiss?: (host: string) => void,
 ): Brand {
   const { domain, email } = input;
   if ((domain === undefined) === (email === undefined))
@@ -45,6 +47,7 @@ export function lookupBrand(
     host = e.host;
   }
   const brand = brands.resolveHost(host);
+  if (!brand) onMiss?.(host);
   if (!brand) throw notFound("domain_not_found", `No brand matches the domain ${host}.`);
   return brand;
 }

@@ -1,5 +1,5 @@
 import { t } from "elysia";
-import { CssVars, DirectoryFields } from "../model";
+import { CssVars, DirectoryFields, VariantName } from "../model";
 
 const Hex = t.String({ pattern: "^[0-9a-f]{6}$", description: "6 hex characters, no leading #" });
 
@@ -37,20 +37,10 @@ export const BrandResponse = t.Object(
       description:
         "When those checks last passed, ISO-8601 UTC (e.g. 2026-01-31T12:00:00.000Z); null until they have run (they run in the background after a first lookup)",
     }),
-    variants: t.Array(
-      t.Union([
-        t.Literal("mono"),
-        t.Literal("color"),
-        t.Literal("dark"),
-        t.Literal("light"),
-        t.Literal("wordmark"),
-        t.Literal("icon"),
-      ]),
-      {
-        description:
-          "Names of the SVG variants stored for the brand, in the order mono, color, dark, light, wordmark, icon; fetch them from GET /v1/svg/{slug}?variant=. May grow on later requests (dark and light are derived in the background)",
-      },
-    ),
+    variants: t.Array(VariantName, {
+      description:
+        "Names of the SVG variants stored for the brand, in the order mono, color, dark, light, wordmark, icon; fetch them from GET /v1/svg/{slug}?variant=. May grow on later requests (dark and light are derived in the background)",
+    }),
     contrastTextColor: t.Union([Hex, t.Null()], {
       description:
         "000000 or ffffff, whichever has the higher WCAG contrast on brandColor (text on a brandColor background); null when brandColor is null",

@@ -70,7 +70,9 @@ export class BrandResolver {
   constructor(private catalog: BrandCatalog) {
     this.rebuild();
     catalog.onChange((updated) => {
-      if (!updated || this.signatures.get(updated.id) !== updated.domains.join(" ")) this.rebuild();
+      if (updated && !this.signatures.has(updated.id)) this.addBrand(updated);
+      else if (!updated || this.signatures.get(updated.id) !== updated.domains.join(" "))
+        this.rebuild();
     });
   }
 
@@ -106,6 +108,19 @@ export class BrandResolver {
     this.byHost = byHost;
     this.byLabel = byLabel;
     this.signatures = signatures;
+  }
+
+  /** A brand new to the catalog (a discovered brand): its unclaimed domains only. */
+  private addBrand(b: Brand) {
+    this.signatures.set(b.id, b.domains.join(" "));
+    for (const d of b.domains) {
+      const key = domainKey(d);
+      if (!key || this.byHost.has(key)) continue;
+      this.byHost.set(key, b.slug);
+      if (registrableDomain(key) !== key) continue;
+      const [label] = splitRegistrable(key);
+      if (label && !this.byLabel.has(label)) this.byLabel.set(label, b.slug);
+    }
   }
 
   /**

@@ -353,10 +353,36 @@ export class SearchIndex {
   refresh(brand: Brand) {
     const before = this.entries.get(brand.id);
     const after = toEntry(brand);
+    if (!before) return this.add(brand.id, after);
     if (before && sameIndexed(before, after)) {
       this.entries.set(brand.id, after);
       if (before.popularity !== after.popularity) this.generation++; // ranking changed
     } else this.rebuild();
+  }
+
+  /**
+   * A brand new to the catalog (a discovered brand), indexed on its own: exact keys, the full
+   * text index and the vocabulary (its words get typo matches through the index's fuzzy
+   * lookup, not the precomputed neighbours of a full build).
+   */
+  private add(id: number, e: Entry) {
+    this.entries.set(id, e);
+    for (const key of new Set([
+      ...e.names,
+      ...e.compacts,
+      ...e.abbreviations,
+      ...e.domains,
+      ...e.hostNames,
+    ])) {
+      const ids = this.exact.get(key);
+      if (ids) ids.push(id);
+      else this.exact.set(key, [id]);
+    }
+    const doc = toDoc(id, e);
+    this.index.add(doc);
+    for (const field of [doc.text, doc.compact, doc.domains])
+      for (const word of splitSpaces(field)) this.vocabulary.add(word);
+    this.generation++;
   }
 
   /** Best matches first, at most `limit`. `query` is normalized here again (idempotent). */

@@ -1,12 +1,14 @@
 import {
   closeSync,
   existsSync,
+  fdatasync,
   fdatasyncSync,
   mkdirSync,
   openSync,
   readFileSync,
   readSync,
   statSync,
+  write,
   writeSync,
 } from "node:fs";
 import { dirname } from "node:path";
@@ -82,19 +84,58 @@ export class JsonlLog<T> {
     this.write(records.map((r) => `${JSON.stringify(r)}\n`).join(""));
   }
 
+  /** appends in flight (appendAsync), in call order */
+  private pending: Promise<void> = Promise.resolve();
+
+  /**
+   * append() without holding the event loop: the write and the fdatasync run on the thread
+   * pool, one append after another in call order; resolves once the lines are on disk.
+   */
+  appendAsync(records: T[]): Promise<void> {
+    if (records.length === 0) return this.pending;
+    const buf = Buffer.from(records.map((r) => `${JSON.stringify(r)}\n`).join(""));
+    const done = this.pending.then(() => this.writeAsync(buf));
+    this.pending = done.catch(() => {});
+    return done;
+  }
+
+  private async writeAsync(buf: Buffer) {
+    const fd = this.open();
+    let off = 0;
+    while (off < buf.length) {
+      off += await new Promise<number>((resolve, reject) =>
+        write(fd, buf, off, buf.length - off, null, (err, n) => (err ? reject(err) : resolve(n))),
+      );
+    }
+    await new Promise<void>((resolve, reject) =>
+      fdatasync(fd, (err) => (err ? reject(err) : resolve())),
+    );
+  }
+
+  /** Waits for appends in flight, then closes the file. */
+  async closeAsync(): Promise<void> {
+    await this.pending;
+    this.close();
+  }
+
   close(): void {
     if (this.fd !== null) closeSync(this.fd);
     this.fd = null;
   }
 
-  private write(text: string) {
+  private open(): number {
     if (this.fd === null) {
       mkdirSync(dirname(this.path), { recursive: true });
       this.fd = openSync(this.path, "a");
     }
+    return this.fd;
+  }
+
+  private write(text: string) {
+    const fd = this.open();
     const buf = Buffer.from(text);
     let off = 0;
-    while (off < buf.length) off += writeSync(this.fd, buf, off);
-    fdatasyncSync(this.fd);
+    while (off < buf.length) off += writeSync(fd, buf, off);
+    fdatasyncSync(fd);
   }
 }

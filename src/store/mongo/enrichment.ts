@@ -1,16 +1,26 @@
 import type { Db } from "mongodb";
-import type { EnrichmentRecord, EnrichmentStore } from "../../catalog/enrichment-port";
+import type {
+  DiscoveryRecord,
+  DiscoveryStore,
+  EnrichmentRecord,
+  EnrichmentStore,
+} from "../../catalog/enrichment-port";
 import type { StoredSvg, Variant } from "../../catalog/types";
 import { isDuplicate } from "./errors";
 
 type RecordDoc = EnrichmentRecord & { _id: number };
+type DiscoveryDoc = DiscoveryRecord & { _id: string };
+
+const withoutId = <T extends { _id: unknown }>({ _id, ...rest }: T) => rest;
 
 /**
  * MongoDB enrichment store: the record per brand in `enrichments` (replayed at start), and the
  * result written where the catalog lives: color fields and verifiedAt on the `brands` document,
  * derived variants as `assets` documents (one per brand and variant, as the catalog seed writes).
+ * Discovery records: one `discoveries` document per registrable domain (_id), replayed over the
+ * catalog by every instance (at start, and polled by `at`).
  */
-export class MongoEnrichmentStore implements EnrichmentStore {
+export class MongoEnrichmentStore implements EnrichmentStore, DiscoveryStore {
   constructor(private db: Db) {}
 
   private get records() {
@@ -66,5 +76,39 @@ export class MongoEnrichmentStore implements EnrichmentStore {
     if (ops.length)
       await this.db.collection<{ _id: string }>("assets").bulkWrite(ops, { ordered: false });
     return record;
+  }
+
+  private get found() {
+    return this.db.collection<DiscoveryDoc>("discoveries");
+  }
+
+  static async ensureIndexes(db: Db) {
+    await db.collection("discoveries").createIndex({ at: 1 });
+  }
+
+  async discoveries(since?: string): Promise<DiscoveryRecord[]> {
+    const docs = await this.found.find(since === undefined ? {} : { at: { $gt: since } }).toArray();
+    return docs.map(withoutId);
+  }
+
+  async discovery(domain: string): Promise<DiscoveryRecord | null> {
+    const doc = await this.found.findOne({ _id: domain });
+    return doc ? withoutId(doc) : null;
+  }
+
+  async saveDiscovery(record: DiscoveryRecord): Promise<DiscoveryRecord> {
+    // never over a taken-down record: the filter does not match it, and the upsert's insert
+    // then fails on the existing _id
+    try {
+      await this.found.updateOne(
+        { _id: record.domain, status: { $ne: "taken_down" } },
+        { $set: record },
+        { upsert: true },
+      );
+      return record;
+    } catch (err) {
+      if (!isDuplicate(err)) throw err;
+      return (await this.discovery(record.domain)) ?? record;
+    }
   }
 }

@@ -1,0 +1,102 @@
+/**
+ * Where discovered artwork is processed: one background Worker (artwork-worker.ts), started on
+ * first use and left idle-unref'd, so svgo, resvg and sharp never hold the request thread. Jobs
+ * run one at a time in order; a runtime without Worker, or a worker script that cannot start,
+ * processes inline. A job that takes longer than JOB_TIMEOUT_MS fails (and the worker is
+ * replaced).
+ */
+import { existsSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { log } from "../../platform/log";
+import { type Artwork, type ArtworkJob, type ArtworkReply, processArtwork } from "./artwork";
+
+const JOB_TIMEOUT_MS = 10_000;
+const SCRIPTS = [
+  "./artwork-worker.ts",
+  "./artwork-worker.js",
+  "./catalog/discovery/artwork-worker.js",
+];
+
+interface WorkerLike {
+  postMessage(message: unknown): void;
+  addEventListener(type: string, listener: (event: Event) => void): void;
+  terminate(): void;
+  ref?(): void;
+  unref?(): void;
+}
+
+function workerScript(): URL | null {
+  for (const rel of SCRIPTS) {
+    const url = new URL(rel, import.meta.url);
+    if (url.protocol !== "file:" || existsSync(fileURLToPath(url))) return url;
+  }
+  return null;
+}
+
+type Pending = {
+  resolve: (a: Artwork) => void;
+  reject: (e: Error) => void;
+  timer: ReturnType<typeof setTimeout>;
+};
+
+export class ArtworkPool {
+  private worker: WorkerLike | null = null;
+  private pending = new Map<number, Pending>();
+  private nextId = 0;
+  private inline = typeof Worker === "undefined";
+
+  process(job: ArtworkJob): Promise<Artwork> {
+    if (this.inline) return processArtwork(job);
+    const worker = this.worker ?? this.start();
+    if (!worker) return processArtwork(job);
+    const id = this.nextId++;
+    return new Promise<Artwork>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.pending.delete(id);
+        reject(new Error(`processing took over ${JOB_TIMEOUT_MS} ms`));
+        this.stop();
+      }, JOB_TIMEOUT_MS);
+      this.pending.set(id, { resolve, reject, timer });
+      worker.ref?.();
+      worker.postMessage({ id, ...job });
+    });
+  }
+
+  private start(): WorkerLike | null {
+    const url = workerScript();
+    if (!url) {
+      this.inline = true;
+      return null;
+    }
+    const worker = new Worker(url, { type: "module" }) as unknown as WorkerLike;
+    worker.unref?.();
+    worker.addEventListener("message", (event) => {
+      const { id, ...reply } = (event as MessageEvent<ArtworkReply & { id: number }>).data;
+      const p = this.pending.get(id);
+      if (!p) return;
+      this.pending.delete(id);
+      clearTimeout(p.timer);
+      if (this.pending.size === 0) worker.unref?.();
+      if ("error" in reply) p.reject(new Error(reply.error));
+      else p.resolve(reply.artwork);
+    });
+    worker.addEventListener("error", (event) => {
+      (event as Event & { preventDefault?: () => void }).preventDefault?.();
+      log("warn", "artwork worker failed", { reason: (event as ErrorEvent).message });
+      this.stop();
+    });
+    this.worker = worker;
+    return worker;
+  }
+
+  /** End the worker; jobs still waiting fail. */
+  stop() {
+    this.worker?.terminate();
+    this.worker = null;
+    for (const p of this.pending.values()) {
+      clearTimeout(p.timer);
+      p.reject(new Error("artwork worker stopped"));
+    }
+    this.pending.clear();
+  }
+}

@@ -1,0 +1,339 @@
+/**
+ * The one way discovery reaches the web: GET over node:http/node:https with the SSRF rules of
+ * address.ts applied to every hop, caps on size and time, and an optional HTTP forward proxy.
+ *
+ * - Every hop (the first URL and each redirect target, at most MAX_REDIRECTS) is checked with
+ *   checkUrl and its host resolved and checked with resolveChecked before anything is sent.
+ *   Without a proxy the connection goes to exactly the checked addresses (a pinned `lookup`),
+ *   so a DNS answer cannot change between the check and the connect.
+ * - With a proxy (DISCOVERY_PROXY=http://host:port) the same checks run first, then http://
+ *   URLs are sent to the proxy in absolute form and https:// URLs through a CONNECT tunnel
+ *   (TLS to the site, the certificate checked against the site's name).
+ * - Bodies are read up to `maxBytes` after decoding (gzip, deflate, br): a Content-Length over
+ *   the cap, or a body (or decompression bomb) that grows past it, is cut off. Each request
+ *   has REQUEST_TIMEOUT_MS (headers and body together) and never outlives `deadline`.
+ */
+import http from "node:http";
+import https from "node:https";
+import type { LookupFunction } from "node:net";
+import type { Duplex, Readable } from "node:stream";
+import tls from "node:tls";
+import zlib from "node:zlib";
+import ipaddr from "ipaddr.js";
+import { checkUrl, Refused, type Resolver, resolveChecked, systemResolver } from "./address";
+
+export const MAX_REDIRECTS = 5;
+export const REQUEST_TIMEOUT_MS = 5_000;
+export const HTML_MAX_BYTES = 2 * 1024 * 1024;
+export const IMAGE_MAX_BYTES = 1024 * 1024;
+
+export type FetchErrorCode = "connect" | "timeout" | "too_large" | "redirects" | "protocol";
+
+/** A request that was allowed but did not give a body (network, time, size). */
+export class FetchError extends Error {
+  constructor(
+    readonly code: FetchErrorCode,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export interface FetchResult {
+  /** the final URL, after redirects */
+  url: string;
+  status: number;
+  contentType: string;
+  body: Buffer;
+  /** every URL that redirected, in order */
+  redirects: string[];
+}
+
+export interface FetcherOptions {
+  userAgent: string;
+  /** http://host:port of a forward proxy, or null */
+  proxy?: string | null;
+  /** loopback addresses allowed (DISCOVERY_ALLOW_PRIVATE, tests only) */
+  allowLoopback?: boolean;
+  resolve?: Resolver;
+  requestTimeoutMs?: number;
+}
+
+export interface GetOptions {
+  maxBytes: number;
+  /** epoch ms after which nothing more is sent or read */
+  deadline: number;
+  accept: string;
+}
+
+interface Hop {
+  status: number;
+  location: string | null;
+  contentType: string;
+  body: Buffer;
+}
+
+const DECODERS: Record<string, () => zlib.Gunzip | zlib.Inflate | zlib.BrotliDecompress> = {
+  gzip: () => zlib.createGunzip(),
+  "x-gzip": () => zlib.createGunzip(),
+  deflate: () => zlib.createInflate(),
+  br: () => zlib.createBrotliDecompress(),
+};
+
+export class GuardedFetcher {
+  /** public so tests can point discovery's DNS at their fixtures */
+  resolve: Resolver;
+  private proxy: URL | null;
+  private allowLoopback: boolean;
+  /** per-request cap (REQUEST_TIMEOUT_MS); tests shorten it */
+  requestTimeoutMs: number;
+
+  constructor(private options: FetcherOptions) {
+    this.resolve = options.resolve ?? systemResolver;
+    this.proxy = options.proxy ? new URL(options.proxy) : null;
+    this.allowLoopback = options.allowLoopback ?? false;
+    this.requestTimeoutMs = options.requestTimeoutMs ?? REQUEST_TIMEOUT_MS;
+  }
+
+  /** GET `url`, following up to MAX_REDIRECTS checked redirects. */
+  async get(url: string, opts: GetOptions): Promise<FetchResult> {
+    const redirects: string[] = [];
+    let current = url;
+    for (let hop = 0; ; hop++) {
+      const checked = checkUrl(current);
+      const r = await this.hop(checked, opts);
+      if (r.location === null) {
+        return {
+          url: checked.href,
+          status: r.status,
+          contentType: r.contentType,
+          body: r.body,
+          redirects,
+        };
+      }
+      if (hop >= MAX_REDIRECTS)
+        throw new FetchError("redirects", `more than ${MAX_REDIRECTS} redirects from ${url}`);
+      redirects.push(checked.href);
+      try {
+        current = new URL(r.location, checked).href;
+      } catch {
+        throw new FetchError("protocol", `bad redirect location from ${checked.href}`);
+      }
+    }
+  }
+
+  /** https://domain/ first, then http://domain/ when https cannot connect or answer in time. */
+  async homepage(domain: string, opts: GetOptions): Promise<FetchResult> {
+    try {
+      return await this.get(`https://${domain}/`, opts);
+    } catch (err) {
+      if (!(err instanceof FetchError) || (err.code !== "connect" && err.code !== "timeout"))
+        throw err;
+      if (Date.now() >= opts.deadline) throw err;
+      return this.get(`http://${domain}/`, opts);
+    }
+  }
+
+  private headers(url: URL, accept: string): Record<string, string> {
+    return {
+      host: url.host,
+      "user-agent": this.options.userAgent,
+      accept,
+      "accept-encoding": "gzip, deflate, br",
+      "accept-language": "en",
+      connection: "close",
+    };
+  }
+
+  private async hop(url: URL, opts: GetOptions): Promise<Hop> {
+    const remaining = () => Math.min(this.requestTimeoutMs, opts.deadline - Date.now());
+    if (remaining() <= 0) throw new FetchError("timeout", "the domain's time budget is spent");
+    const addresses = await withTimeout(
+      resolveChecked(url, this.resolve, this.allowLoopback),
+      remaining(),
+      `DNS lookup of ${url.hostname} timed out`,
+    );
+    const ms = remaining();
+    if (ms <= 0) throw new FetchError("timeout", "the domain's time budget is spent");
+    const cleanup: (() => void)[] = [];
+    const timer = setTimeout(() => {
+      for (const c of cleanup) c();
+    }, ms);
+    try {
+      return await new Promise<Hop>((resolve, reject) => {
+        let settled = false;
+        const fail = (err: Error) => {
+          if (settled) return;
+          settled = true;
+          reject(err);
+        };
+        cleanup.push(() => fail(new FetchError("timeout", `${url.href} took over ${ms} ms`)));
+        this.open(url, addresses, opts.accept, cleanup).then((req) => {
+          cleanup.push(() => req.destroy());
+          req.on("error", (err) =>
+            fail(
+              err instanceof FetchError ? err : new FetchError("connect", `${url.href}: ${err}`),
+            ),
+          );
+          req.on("response", (res) => {
+            cleanup.push(() => res.destroy());
+            readResponse(res, url, opts.maxBytes, cleanup).then((hop) => {
+              settled = true;
+              resolve(hop);
+            }, fail);
+          });
+          req.end();
+        }, fail);
+      });
+    } finally {
+      clearTimeout(timer);
+      for (const c of cleanup) c();
+    }
+  }
+
+  /** The request for `url`, direct to its checked addresses or through the proxy. */
+  private async open(
+    url: URL,
+    addresses: string[],
+    accept: string,
+    cleanup: (() => void)[],
+  ): Promise<http.ClientRequest> {
+    const headers = this.headers(url, accept);
+    const path = `${url.pathname}${url.search}`;
+    const port = Number(url.port || (url.protocol === "https:" ? 443 : 80));
+    if (!this.proxy) {
+      const lookup = pinnedLookup(addresses);
+      const base = { hostname: url.hostname, port, path, headers, agent: false, lookup } as const;
+      return url.protocol === "https:"
+        ? https.request({ ...base, servername: url.hostname })
+        : http.request(base);
+    }
+    const proxy = { hostname: this.proxy.hostname, port: Number(this.proxy.port || 80) };
+    if (url.protocol === "http:")
+      return http.request({ ...proxy, path: url.href, headers, agent: false });
+    const socket = await this.tunnel(url.hostname, port, cleanup);
+    return https.request({
+      hostname: url.hostname,
+      port,
+      path,
+      headers,
+      agent: false,
+      createConnection: () => tls.connect({ socket, servername: url.hostname }),
+    });
+  }
+
+  /** A CONNECT tunnel through the proxy to host:port. */
+  private tunnel(host: string, port: number, cleanup: (() => void)[]): Promise<Duplex> {
+    const proxy = this.proxy as URL;
+    return new Promise((resolve, reject) => {
+      const req = http.request({
+        hostname: proxy.hostname,
+        port: Number(proxy.port || 80),
+        method: "CONNECT",
+        path: `${host}:${port}`,
+        headers: { host: `${host}:${port}`, "user-agent": this.options.userAgent },
+        agent: false,
+      });
+      cleanup.push(() => req.destroy());
+      req.on("connect", (res, socket) => {
+        cleanup.push(() => socket.destroy());
+        if (res.statusCode === 200) resolve(socket);
+        else {
+          socket.destroy();
+          reject(new FetchError("connect", `proxy CONNECT ${host}: ${res.statusCode}`));
+        }
+      });
+      req.on("response", (res) => {
+        res.resume();
+        reject(new FetchError("connect", `proxy CONNECT ${host}: ${res.statusCode}`));
+      });
+      req.on("error", (err) => reject(new FetchError("connect", `proxy CONNECT ${host}: ${err}`)));
+      req.end();
+    });
+  }
+}
+
+/** A `lookup` that answers only the addresses already checked (no second DNS query). */
+function pinnedLookup(addresses: string[]): LookupFunction {
+  const entries = addresses.map((address) => ({
+    address,
+    family: ipaddr.parse(address).kind() === "ipv6" ? 6 : 4,
+  }));
+  const first = entries[0] as { address: string; family: number };
+  return (_host, options, cb) => {
+    if ((options as { all?: boolean })?.all) cb(null, entries);
+    else cb(null, first.address, first.family);
+  };
+}
+
+/** Status, redirect target and body (decoded, at most maxBytes) of a response. */
+function readResponse(
+  res: http.IncomingMessage,
+  url: URL,
+  maxBytes: number,
+  cleanup: (() => void)[],
+): Promise<Hop> {
+  const status = res.statusCode ?? 0;
+  const contentType = String(res.headers["content-type"] ?? "").toLowerCase();
+  const location = res.headers.location;
+  if (status >= 300 && status < 400 && location) {
+    res.resume();
+    return Promise.resolve({ status, location, contentType, body: Buffer.alloc(0) });
+  }
+  if (status < 200 || status >= 300) {
+    res.resume();
+    return Promise.resolve({ status, location: null, contentType, body: Buffer.alloc(0) });
+  }
+  const declared = Number(res.headers["content-length"]);
+  if (Number.isFinite(declared) && declared > maxBytes)
+    return Promise.reject(
+      new FetchError("too_large", `${url.href}: Content-Length ${declared} over ${maxBytes}`),
+    );
+  const encoding = String(res.headers["content-encoding"] ?? "identity")
+    .trim()
+    .toLowerCase();
+  const makeDecoder = DECODERS[encoding];
+  if (!makeDecoder && encoding !== "identity" && encoding !== "")
+    return Promise.reject(new FetchError("protocol", `${url.href}: content-encoding ${encoding}`));
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let raw = 0;
+    let decoded = 0;
+    let stream: Readable = res;
+    if (makeDecoder) {
+      const decoder = makeDecoder();
+      cleanup.push(() => decoder.destroy());
+      stream = res.pipe(decoder);
+    }
+    const tooLarge = () => {
+      reject(new FetchError("too_large", `${url.href}: body over ${maxBytes} bytes`));
+      res.destroy();
+    };
+    res.on("data", (chunk: Buffer) => {
+      raw += chunk.length;
+      if (raw > maxBytes) tooLarge();
+    });
+    stream.on("data", (chunk: Buffer) => {
+      decoded += chunk.length;
+      if (decoded > maxBytes) return tooLarge();
+      chunks.push(chunk);
+    });
+    stream.on("end", () =>
+      resolve({ status, location: null, contentType, body: Buffer.concat(chunks) }),
+    );
+    stream.on("error", (err) =>
+      reject(new FetchError("protocol", `${url.href}: ${(err as Error).message}`)),
+    );
+    res.on("error", (err) => reject(new FetchError("connect", `${url.href}: ${err.message}`)));
+  });
+}
+
+function withTimeout<T>(p: Promise<T>, ms: number, message: string): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new FetchError("timeout", message)), Math.max(ms, 0));
+  });
+  return Promise.race([p, timeout]).finally(() => clearTimeout(timer));
+}
+
+export { Refused };

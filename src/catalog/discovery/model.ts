@@ -1,0 +1,85 @@
+import { t } from "elysia";
+import { VariantName } from "../model";
+
+const Variant = VariantName;
+const Status = t.Union(
+  [
+    t.Literal("found"),
+    t.Literal("nothing"),
+    t.Literal("refused"),
+    t.Literal("failed"),
+    t.Literal("taken_down"),
+  ],
+  {
+    description:
+      "found: artwork stored; nothing: no brand or no usable logo; refused: an SSRF rule stopped it; failed: network, size or time; taken_down: removed for good by an operator",
+  },
+);
+
+export const DiscoveredAssetView = t.Object({
+  variant: Variant,
+  sourceUrl: t.String({
+    description: "The URL fetched (inline SVG: the page URL with #inline-svg)",
+  }),
+  fetchedAt: t.String({ format: "date-time" }),
+  sha256: t.String({ description: "sha256 hex of the bytes as fetched" }),
+  kind: t.Union([t.Literal("svg"), t.Literal("raster")]),
+  width: t.Integer(),
+  height: t.Integer(),
+  score: t.Number(),
+  origin: t.String({
+    description:
+      "Where in the page it was found (link-icon-svg, apple-touch-icon, favicon.ico, ...)",
+  }),
+});
+
+export const DiscoveryView = t.Object({
+  domain: t.String(),
+  status: Status,
+  at: t.String({ format: "date-time", description: "When the attempt ended" }),
+  reason: t.Union([t.String(), t.Null()]),
+  brandId: t.Union([t.Integer(), t.Null()]),
+  slug: t.Union([t.String(), t.Null()]),
+  created: t.Boolean({ description: "true when discovery created the catalog entry" }),
+  name: t.Union([t.String(), t.Null()]),
+  brandColor: t.Union([t.String(), t.Null()]),
+  pageUrl: t.Union([t.String(), t.Null()]),
+  aliases: t.Array(t.String(), { description: "Other registrable domains the site redirected to" }),
+  variants: t.Array(Variant),
+  assets: t.Array(DiscoveredAssetView),
+});
+
+export const DiscoveryList = t.Object({
+  items: t.Array(DiscoveryView),
+  total: t.Integer(),
+  stats: t.Object(
+    {
+      queued: t.Integer(),
+      running: t.Integer(),
+      dropped: t.Integer(),
+      found: t.Integer(),
+      nothing: t.Integer(),
+      refused: t.Integer(),
+      failed: t.Integer(),
+    },
+    { description: "This instance's queue and outcomes since it started" },
+  ),
+});
+
+export const DiscoverBody = t.Object({
+  domains: t.Array(t.String({ minLength: 3, maxLength: 253 }), { minItems: 1, maxItems: 20 }),
+  force: t.Optional(t.Boolean({ description: "Fetch again even if tried today or already found" })),
+});
+
+export const DiscoverResult = t.Object({
+  results: t.Array(DiscoveryView),
+  summary: t.Record(t.String(), t.Integer(), { description: "Number of domains per status" }),
+});
+
+export const DomainParams = t.Object({ domain: t.String({ minLength: 3, maxLength: 253 }) });
+
+export const ListQuery = t.Object({
+  status: t.Optional(Status),
+  limit: t.Optional(t.Integer({ minimum: 1, maximum: 500, default: 100 })),
+  offset: t.Optional(t.Integer({ minimum: 0, default: 0 })),
+});

@@ -1,0 +1,224 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { gzipSync } from "node:zlib";
+import { addressProblem, checkUrl, Refused } from "../../../src/catalog/discovery/address";
+import { FetchError, GuardedFetcher, HTML_MAX_BYTES } from "../../../src/catalog/discovery/fetcher";
+import { type FixtureWeb, html, redirect, startFixtureWeb } from "../../support/web-fixtures";
+
+const UA = "BrandAssetAPI-Discovery/1.0 (test)";
+let web: FixtureWeb;
+const opts = (maxBytes = HTML_MAX_BYTES) => ({
+  maxBytes,
+  deadline: Date.now() + 10_000,
+  accept: "text/html",
+});
+
+function fetcher(allowLoopback = true, requestTimeoutMs = 1000) {
+  const f = new GuardedFetcher({
+    userAgent: UA,
+    proxy: web.proxyUrl,
+    allowLoopback,
+    requestTimeoutMs,
+  });
+  f.resolve = web.resolve;
+  return f;
+}
+
+async function refusal(p: Promise<unknown>): Promise<string> {
+  const err = await p.then(
+    () => null,
+    (e) => e,
+  );
+  expect(err).toBeInstanceOf(Refused);
+  return (err as Error).message;
+}
+
+beforeAll(async () => {
+  const big = "x".repeat(HTML_MAX_BYTES + 10);
+  web = await startFixtureWeb(
+    {
+      "acme.test": {
+        "/": (req) => new Response(`<p>ua=${req.headers.get("user-agent")}</p>`),
+        "/hop1": redirect("/hop2"),
+        "/hop2": redirect("http://www.acme.test/"),
+      },
+      "www.acme.test": { "/": html("<p>final</p>") },
+      "loop.test": Object.fromEntries(
+        Array.from({ length: 8 }, (_, i) => [`/${i}`, redirect(`/${i + 1}`)]),
+      ),
+      "big.test": { "/": html(big) },
+      "bigchunked.test": {
+        "/": () =>
+          new Response(
+            new ReadableStream({
+              pull(c) {
+                c.enqueue(new TextEncoder().encode("y".repeat(64 * 1024)));
+              },
+            }),
+          ),
+      },
+      "bomb.test": {
+        "/": () =>
+          new Response(gzipSync(Buffer.alloc(50 * 1024 * 1024)), {
+            headers: { "content-encoding": "gzip", "content-type": "text/html" },
+          }),
+      },
+      "gz.test": {
+        "/": () =>
+          new Response(gzipSync(Buffer.from("<p>zipped</p>")), {
+            headers: { "content-encoding": "gzip" },
+          }),
+      },
+      "slow.test": {
+        "/": async () => {
+          await Bun.sleep(3000);
+          return new Response("late");
+        },
+      },
+      "to-private.test": { "/": redirect("http://internal.test/") },
+      "to-metadata.test": { "/": redirect("http://metadata.test/latest/meta-data/") },
+      "to-literal.test": { "/": redirect("http://127.0.0.1/") },
+      "to-localhost.test": { "/": redirect("http://localhost/") },
+      "to-port.test": { "/": redirect("http://acme.test:8080/") },
+      "to-file.test": { "/": redirect("file:///etc/passwd") },
+      "to-mapped.test": { "/": redirect("http://mapped.test/") },
+    },
+    {
+      "internal.test": ["10.0.0.5"],
+      "metadata.test": ["169.254.169.254"],
+      "mapped.test": ["::ffff:127.0.0.1"],
+      "mixed.test": ["127.0.0.1", "192.168.1.1"],
+      "cgnat.test": ["100.64.0.1"],
+    },
+  );
+});
+afterAll(() => web.stop());
+
+describe("address rules", () => {
+  test("only http(s) URLs on ports 80/443 with a DNS name", () => {
+    expect(checkUrl("https://acme.test/").hostname).toBe("acme.test");
+    expect(checkUrl("http://acme.test:80/x").pathname).toBe("/x");
+    for (const bad of [
+      "ftp://acme.test/",
+      "file:///etc/passwd",
+      "http://acme.test:8080/",
+      "http://127.0.0.1/",
+      "http://[::1]/",
+      "http://0x7f.1/",
+      "http://2130706433/",
+      "http://localhost/",
+      "http://api.localhost/",
+      "http://intranet/",
+      "http://user:pw@acme.test/",
+    ])
+      expect(() => checkUrl(bad)).toThrow(Refused);
+  });
+
+  test("only public unicast addresses; loopback only when allowed", () => {
+    expect(addressProblem("93.184.216.34")).toBeNull();
+    expect(addressProblem("2606:4700::1")).toBeNull();
+    for (const a of [
+      "127.0.0.1",
+      "10.1.2.3",
+      "172.16.0.1",
+      "192.168.0.1",
+      "169.254.169.254",
+      "100.64.0.1",
+      "224.0.0.1",
+      "0.0.0.0",
+      "240.0.0.1",
+      "::1",
+      "fe80::1",
+      "fc00::1",
+      "::ffff:127.0.0.1",
+      "ff02::1",
+    ])
+      expect(addressProblem(a)).not.toBeNull();
+    expect(addressProblem("127.0.0.1", true)).toBeNull();
+    expect(addressProblem("::1", true)).toBeNull();
+    expect(addressProblem("10.0.0.1", true)).not.toBeNull();
+    expect(addressProblem("::ffff:127.0.0.1", true)).not.toBeNull();
+  });
+});
+
+describe("guarded fetcher through the loopback proxy", () => {
+  test("https is tried first (CONNECT), then http; the User-Agent names the service", async () => {
+    const before = web.proxied.length;
+    const r = await fetcher().homepage("acme.test", opts());
+    expect(r.status).toBe(200);
+    expect(r.url).toBe("http://acme.test/");
+    expect(r.body.toString()).toBe(`<p>ua=${UA}</p>`);
+    expect(web.proxied.slice(before)).toEqual(["CONNECT acme.test:443", "GET http://acme.test/"]);
+  });
+
+  test("redirect chains are followed and re-checked; more than 5 is an error", async () => {
+    const r = await fetcher().get("http://acme.test/hop1", opts());
+    expect(r.url).toBe("http://www.acme.test/");
+    expect(r.redirects).toEqual(["http://acme.test/hop1", "http://acme.test/hop2"]);
+    expect(r.body.toString()).toBe("<p>final</p>");
+    const err = await fetcher()
+      .get("http://loop.test/0", opts())
+      .catch((e) => e);
+    expect(err).toBeInstanceOf(FetchError);
+    expect(err.code).toBe("redirects");
+  });
+
+  test("gzip bodies are decoded", async () => {
+    const r = await fetcher().get("http://gz.test/", opts());
+    expect(r.body.toString()).toBe("<p>zipped</p>");
+  });
+
+  test("oversize bodies, endless bodies and decompression bombs are cut off", async () => {
+    for (const host of ["big.test", "bigchunked.test", "bomb.test"]) {
+      const err = await fetcher()
+        .get(`http://${host}/`, opts())
+        .catch((e) => e);
+      expect(err).toBeInstanceOf(FetchError);
+      expect(err.code).toBe("too_large");
+    }
+  });
+
+  test("a slow site is cut off at the request timeout", async () => {
+    const t0 = Date.now();
+    const err = await fetcher(true, 500)
+      .get("http://slow.test/", opts())
+      .catch((e) => e);
+    expect(err).toBeInstanceOf(FetchError);
+    expect(err.code).toBe("timeout");
+    expect(Date.now() - t0).toBeLessThan(1500);
+  });
+
+  test("the domain deadline bounds every request", async () => {
+    const err = await fetcher(true, 5000)
+      .get("http://slow.test/", { ...opts(), deadline: Date.now() + 300 })
+      .catch((e) => e);
+    expect(err.code).toBe("timeout");
+  });
+
+  test("redirects to private, metadata, mapped, literal, localhost, other ports and schemes are refused before the proxy sees them", async () => {
+    const cases: [string, RegExp][] = [
+      ["to-private.test", /10\.0\.0\.5 is private/],
+      ["to-metadata.test", /169\.254\.169\.254 is linkLocal/],
+      ["to-mapped.test", /ipv4Mapped/],
+      ["to-literal.test", /IP address/],
+      ["to-localhost.test", /local name/],
+      ["to-port.test", /port 8080/],
+      ["to-file.test", /scheme file:/],
+    ];
+    for (const [host, why] of cases) {
+      const before = web.proxied.length;
+      expect(await refusal(fetcher().get(`http://${host}/`, opts()))).toMatch(why);
+      // only the first hop (to the fixture) went through the proxy
+      expect(web.proxied.slice(before)).toEqual([`GET http://${host}/`]);
+    }
+  });
+
+  test("loopback is refused unless allowed, and a name with any private answer is refused", async () => {
+    const before = web.proxied.length;
+    expect(await refusal(fetcher(false).get("http://acme.test/", opts()))).toMatch(
+      /127\.0\.0\.1 is loopback/,
+    );
+    expect(await refusal(fetcher().get("http://mixed.test/", opts()))).toMatch(/192\.168/);
+    expect(await refusal(fetcher().get("http://cgnat.test/", opts()))).toMatch(/carrierGradeNat/);
+    expect(web.proxied.length).toBe(before);
+  });
+});
