@@ -1,5 +1,6 @@
 import { Elysia } from "elysia";
 import { type AuthDeps, authPlugin } from "../../http/auth";
+import { noteMeter } from "../../http/meter";
 import type { EnrichmentService } from "../enrichment";
 import { ErrorBody, RateLimitedBody } from "../model";
 import { lookupBrand } from "./lookup";
@@ -23,8 +24,9 @@ export function brandController(
   const { brands, enrichment } = deps;
   return new Elysia({ prefix: "/v1", tags: ["brand"] }).use(authPlugin(deps)).get(
     "/brand",
-    ({ query, set }) => {
-      const brand = lookupBrand(brands, query);
+    ({ query, request, set }) => {
+      const brand = lookupBrand(brands, query, (miss) => noteMeter(request, { miss: [miss] }));
+      noteMeter(request, { slug: brand.slug });
       enrichment.request(brand);
       set.headers["cache-control"] = "public, max-age=300";
       return toBrandView(brand);

@@ -16,11 +16,13 @@ const EMAIL_REFUSED = {
  * The brand of a domain or a business e-mail address, exactly one of the two (GET /v1/brand and
  * the MCP resolve_brand tool): 422 validation_error for neither, both or a domain that is not a
  * host name, 422 email_not_brand_domain for an e-mail the rules refuse, 404 domain_not_found
- * when no brand has the domain.
+ * when no brand has the domain, after telling `onMiss` what was not found (`domain:<host>` or
+ * `email:<host>`: an address's domain, never its local part).
  */
 export function lookupBrand(
   brands: BrandResolver,
   input: { domain?: string; email?: string },
+  onMiss?: (miss: string) => void,
 ): Brand {
   const { domain, email } = input;
   if ((domain === undefined) === (email === undefined))
@@ -45,6 +47,9 @@ export function lookupBrand(
     host = e.host;
   }
   const brand = brands.resolveHost(host);
-  if (!brand) throw notFound("domain_not_found", `No brand matches the domain ${host}.`);
+  if (!brand) {
+    onMiss?.(`${domain !== undefined ? "domain" : "email"}:${host}`);
+    throw notFound("domain_not_found", `No brand matches the domain ${host}.`);
+  }
   return brand;
 }
