@@ -17,6 +17,7 @@ import { securityHeaders } from "./http/security";
 import { mcpController } from "./mcp";
 import { visitorCounterController } from "./public";
 import { analyticsController } from "./usage/analytics";
+import { analyticsAdminController } from "./usage/analytics/admin";
 import { usageCurrentController } from "./usage/current";
 import { webController } from "./web";
 
@@ -98,6 +99,7 @@ export function createApp(deps: Deps) {
         limiter: deps.limiter,
         trustProxy: deps.config.TRUST_PROXY,
         usage: deps.store.usage,
+        exportSettleMs: deps.config.USAGE_EXPORT_SETTLE_MS,
       }),
     )
     .use(billingController({ ...auth, billing: deps.billing }))
@@ -121,7 +123,11 @@ export function createApp(deps: Deps) {
       }),
     );
   if (deps.config.ADMIN_TOKEN)
-    app.use(adminController({ accounts: deps.accounts, adminToken: deps.config.ADMIN_TOKEN }));
+    app
+      .use(adminController({ accounts: deps.accounts, adminToken: deps.config.ADMIN_TOKEN }))
+      .use(
+        analyticsAdminController({ usage: deps.store.usage, adminToken: deps.config.ADMIN_TOKEN }),
+      );
   return app;
 }
 

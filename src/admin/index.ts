@@ -30,7 +30,8 @@ function sameToken(given: string, expected: string): boolean {
   return a.length === b.length && timingSafeEqual(a, b);
 }
 
-function requireOperator(request: Request, adminToken: string): void {
+/** 401 unless the request carries the operator token (Authorization: Bearer ADMIN_TOKEN). */
+export function requireOperator(request: Request, adminToken: string): void {
   const auth = request.headers.get("authorization") ?? "";
   const token = auth.toLowerCase().startsWith("bearer ") ? auth.slice(7).trim() : "";
   if (!token || !sameToken(token, adminToken))

@@ -2,8 +2,8 @@ import { Elysia } from "elysia";
 import { ErrorBody, RateLimitedBody } from "../catalog/model";
 import type { Variant } from "../catalog/types";
 import { type AuthDeps, authPlugin } from "../http/auth";
-import { noteMeter } from "../http/meter";
 import { ApiError, serviceNotFound } from "../http/errors";
+import { noteMeter } from "../http/meter";
 import { decimalQuery } from "../http/params";
 import type { Tier } from "../quota/limits";
 import {
@@ -167,14 +167,7 @@ export function assetsController(deps: AuthDeps & { assets: AssetService }) {
     .get(
       "/png/:slug",
       ({ params, query, principal, request, set }) =>
-        raster(
-          "png",
-          params.slug,
-          query,
-          principal.tier,
-          request,
-          set,
-        ),
+        raster("png", params.slug, query, principal.tier, request, set),
       {
         metered: "png",
         params: SlugParams,
@@ -191,14 +184,7 @@ export function assetsController(deps: AuthDeps & { assets: AssetService }) {
     .get(
       "/webp/:slug",
       ({ params, query, principal, request, set }) =>
-        raster(
-          "webp",
-          params.slug,
-          query,
-          principal.tier,
-          request,
-          set,
-        ),
+        raster("webp", params.slug, query, principal.tier, request, set),
       {
         metered: "webp",
         params: SlugParams,

@@ -294,7 +294,8 @@ export class McpService {
   ) {
     return this.metered(p, format, { route, slug, variant, format }, async (meter) => {
       const resolved = this.deps.assets.resolve(slug, variant, p.tier);
-      if (!resolved || resolved.variant === "placeholder") meter.miss = [`slug:${slug.toLowerCase()}`];
+      if (!resolved || resolved.variant === "placeholder")
+        meter.miss = [`slug:${slug.toLowerCase()}`];
       if (!resolved) throw serviceNotFound(slug);
       if (format === "svg") return { served: resolved, bytes: null };
       const source = this.deps.assets.rasterSource(resolved, size, "png");

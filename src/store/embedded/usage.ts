@@ -15,6 +15,7 @@ const dayOfId = (id: string): string | null => {
   const ms = Number.parseInt(id.replace(/-/g, "").slice(0, 12), 16);
   return Number.isFinite(ms) ? new Date(ms).toISOString().slice(0, 10) : null;
 };
+
 import { JsonlLog } from "./jsonl";
 
 const DAY_FILE = /^(\d{4}-\d{2}-\d{2})\.jsonl$/;

@@ -306,14 +306,10 @@ export class MongoUsageStore implements UsageEventStore {
       delta.addAll(events);
       await this.writeCells(delta, this.writer);
     } catch (err) {
-      log(
-        "error",
-        "usage projection update failed; run: npm run admin -- projections rebuild",
-        {
-          events: events.length,
-          error: (err as Error).message,
-        },
-      );
+      log("error", "usage projection update failed; run: npm run admin -- projections rebuild", {
+        events: events.length,
+        error: (err as Error).message,
+      });
     }
   }
 

@@ -102,9 +102,9 @@ const enc = (v: string | number | null): string =>
   v === null ? "%" : encodeURIComponent(String(v)).replace(/\./g, "%2E");
 const dec = (s: string): string | null => (s === "%" ? null : decodeURIComponent(s));
 
-/** The key of an event's cell: its group fields, encoded and joined by "|". */
+/** The key of an event's cell: its group fields, encoded and joined by "|" (slugs lower-cased). */
 export function cellKey(e: UsageEvent): string {
-  const slug = typeof e.slug === "string" ? e.slug : null;
+  const slug = typeof e.slug === "string" ? e.slug.toLowerCase() : null;
   const variant = typeof e.variant === "string" ? e.variant : null;
   const keyId = typeof e.keyId === "string" ? e.keyId : "";
   return `${e.bucket}|${enc(keyId)}|${enc(slug)}|${enc(variant)}|${enc(formatOf(e))}|${e.status}`;

@@ -4,12 +4,27 @@ import { type RateLimitDeps, rateLimitPlugin } from "../../http/auth";
 import { decimalQuery } from "../../http/params";
 import { RATE_LIMITS } from "../../quota/limits";
 import type { UsageEventStore } from "../port";
-import { AnalyticsQuery, AnalyticsResponse, AnalyticsSeriesResponse } from "./model";
+import { exportPage } from "./export";
+import { MISSES_DESCRIPTION, rankedMisses } from "./misses";
+import {
+  AnalyticsQuery,
+  AnalyticsResponse,
+  AnalyticsSeriesResponse,
+  ExportQuery,
+  exportResponses,
+  MissesQuery,
+  MissesResponse,
+} from "./model";
 import { usageSeries, wantsSeries } from "./series";
 import { usageHistory } from "./service";
 
-/** GET /v1/analytics/usage: the account's usage history per UTC day and bucket. */
-export function analyticsController(deps: RateLimitDeps & { usage: UsageEventStore }) {
+/**
+ * GET /v1/analytics/usage (history per day and bucket, or chart series), /v1/analytics/events
+ * (raw events export) and /v1/analytics/misses (what the account asked for in vain).
+ */
+export function analyticsController(
+  deps: RateLimitDeps & { usage: UsageEventStore; exportSettleMs: number },
+) {
   return new Elysia({ prefix: "/v1/analytics", tags: ["usage"] })
     .use(rateLimitPlugin(deps))
     .use(decimalQuery)
@@ -55,6 +70,55 @@ export function analyticsController(deps: RateLimitDeps & { usage: UsageEventSto
             "or granularity: 422 validation_error.\n\n" +
             "Consumes no quota bucket; limited to 60 requests per minute per account (429 " +
             "rate_limit_exceeded with Retry-After).",
+          security: [{ apiKey: [] }, { bearer: [] }],
+        },
+      },
+    )
+    .get(
+      "/events",
+      async ({ principal, query, set }) => {
+        const page = await exportPage(deps.usage, principal.accountId, query, deps.exportSettleMs);
+        set.headers["content-type"] = page.contentType;
+        set.headers["cache-control"] = "no-store";
+        if (page.next) set.headers["x-next-cursor"] = page.next;
+        return new Response(page.body, { headers: { "content-type": page.contentType } });
+      },
+      {
+        accountRateLimit: RATE_LIMITS.analyticsEvents,
+        query: ExportQuery,
+        decimalQuery: ExportQuery,
+        response: { 401: ErrorBody, 422: ErrorBody, 429: RateLimitedBody },
+        detail: {
+          summary: "Export the account's raw usage events (NDJSON or CSV)",
+          description:
+            "Accepts X-API-Key or Authorization: Bearer. Streams the account's usage events of " +
+            "the UTC days `from`..`to` (default the 30 days ending today, at most 366), oldest " +
+            "first (by event id, which is time-ordered), `limit` per page (1..50000, default " +
+            "10000). A full page carries X-Next-Cursor: pass it as `cursor` to read on; a page " +
+            "without it is the last. Only events metered at least USAGE_EXPORT_SETTLE_MS ago " +
+            "(30 s by default) are listed: a request's event is written when it ends, so events " +
+            "appended while a client pages through are neither skipped nor repeated; to follow " +
+            "new events later, pass the last id read as `cursor`. format=ndjson (default: each " +
+            "line the stored event as JSON) or csv (a header line; text that a spreadsheet " +
+            "would read as a formula gets a leading apostrophe). Consumes no quota bucket; " +
+            "limited to 20 requests per minute per account (429 rate_limit_exceeded with " +
+            "Retry-After). A bad cursor, format or limit: 422 validation_error.",
+          security: [{ apiKey: [] }, { bearer: [] }],
+          responses: exportResponses,
+        },
+      },
+    )
+    .get(
+      "/misses",
+      ({ principal, query }) => rankedMisses(deps.usage, principal.accountId, query),
+      {
+        accountRateLimit: RATE_LIMITS.analyticsMisses,
+        query: MissesQuery,
+        decimalQuery: MissesQuery,
+        response: { 200: MissesResponse, 401: ErrorBody, 422: ErrorBody, 429: RateLimitedBody },
+        detail: {
+          summary: "Brands, domains and searches the account asked for in vain",
+          description: `${MISSES_DESCRIPTION} Accepts X-API-Key or Authorization: Bearer. Consumes no quota bucket; limited to 60 requests per minute per account.`,
           security: [{ apiKey: [] }, { bearer: [] }],
         },
       },

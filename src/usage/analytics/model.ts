@@ -1,6 +1,9 @@
 import { t } from "elysia";
+import { jsonResponse, RateLimitedBody } from "../../catalog/model";
 import { queryInt } from "../../http/params";
 import { BUCKETS, TIERS } from "../../quota/limits";
+import { CSV_COLUMNS, EXPORT_MAX_LIMIT } from "./export";
+import { MISS_KINDS, MISSES_DEFAULT_LIMIT, MISSES_MAX_LIMIT } from "./misses";
 import { GROUP_FIELDS, MAX_LIMIT } from "./series";
 
 const day = (name: string, description: string) =>
@@ -234,4 +237,99 @@ export const AnalyticsResponse = t.Object(
     totals: BucketCounts,
   },
   { description: "Usage per UTC day and bucket over the range, with totals" },
+);
+
+const range = {
+  from: day("from", "First UTC day, YYYY-MM-DD. Default: 29 days before `to` (30 days in all)."),
+  to: day("to", "Last UTC day, YYYY-MM-DD (included). Default: today (UTC)."),
+};
+
+export const ExportQuery = t.Object({
+  ...range,
+  cursor: t.Optional(
+    t.String({
+      maxLength: 64,
+      description: "X-Next-Cursor of the previous page (an event id); omit for the first page",
+      error:
+        "Invalid query parameter cursor: must be an event id (X-Next-Cursor of the previous page)",
+    }),
+  ),
+  format: t.Optional(
+    t.Union([t.Literal("ndjson"), t.Literal("csv")], {
+      description:
+        "ndjson (default): one stored event per line; csv: a header line, then one row per event",
+      error: "Invalid query parameter format: must be one of ndjson, csv",
+    }),
+  ),
+  limit: t.Optional(queryInt("limit", 1, EXPORT_MAX_LIMIT)),
+});
+
+const EXPORT_HEADERS = {
+  "X-Next-Cursor": {
+    description: "Present when the page is full: pass it as `cursor` for the next page",
+    schema: { type: "string" as const },
+  },
+};
+
+/** OpenAPI responses of GET /v1/analytics/events (the 200 body is streamed text). */
+export const exportResponses = {
+  200: {
+    description: "The page's events, oldest id first",
+    headers: EXPORT_HEADERS,
+    content: {
+      "application/x-ndjson": {
+        schema: { type: "string" as const },
+        example:
+          '{"id":"0194b1f0-8a1e-7c2d-9a4b-1c2d3e4f5a6b","ts":"2025-01-31T13:05:00.123Z","day":"2025-01-31","accountId":"acc_1","keyId":"key_1","tier":"pro","bucket":"svg","route":"/v1/svg/:slug","slug":"github","variant":"mono","format":"svg","status":200,"latencyMs":0.42}\n',
+      },
+      "text/csv": {
+        schema: { type: "string" as const },
+        example: `${CSV_COLUMNS.join(",")}\n0194b1f0-8a1e-7c2d-9a4b-1c2d3e4f5a6b,2025-01-31T13:05:00.123Z,2025-01-31,acc_1,key_1,pro,svg,/v1/svg/:slug,github,mono,svg,,200,0.42,\n`,
+      },
+    },
+  },
+  401: jsonResponse("invalid_api_key: missing or invalid credentials"),
+  422: jsonResponse("validation_error: a bad from, to, cursor, format or limit"),
+  429: jsonResponse("rate_limit_exceeded: 20 exports per minute per account", RateLimitedBody),
+};
+
+export const MissesQuery = t.Object({
+  ...range,
+  kind: t.Optional(
+    t.Union([t.Literal("domain"), t.Literal("email"), t.Literal("slug"), t.Literal("query")], {
+      description: `Only misses of this kind: ${MISS_KINDS.join(", ")}`,
+      error: `Invalid query parameter kind: must be one of ${MISS_KINDS.join(", ")}`,
+    }),
+  ),
+  limit: t.Optional(queryInt("limit", 1, MISSES_MAX_LIMIT, MISSES_DEFAULT_LIMIT)),
+});
+
+export const MissesResponse = t.Object(
+  {
+    from: t.String({ description: "First day of the range (UTC), YYYY-MM-DD" }),
+    to: t.String({ description: "Last day of the range (UTC), YYYY-MM-DD" }),
+    misses: t.Array(
+      t.Object({
+        kind: t.String({
+          description:
+            "domain (GET /v1/brand?domain= without a brand), email (the domain of an address without a brand; never its local part), slug (unknown slug, or a brand served as a placeholder), query (a search without result, normalised)",
+        }),
+        value: t.String(),
+        count: t.Integer({ minimum: 1, description: "Requests that missed it in the range" }),
+      }),
+      { description: "Most requested first (ties by kind, then value)" },
+    ),
+  },
+  {
+    examples: [
+      {
+        from: "2025-01-01",
+        to: "2025-01-30",
+        misses: [
+          { kind: "domain", value: "acme.test", count: 42 },
+          { kind: "query", value: "acme corp", count: 7 },
+        ],
+      },
+    ],
+  },
 );

@@ -198,6 +198,7 @@ export async function usageSeries(
     all[all.length - 1] as string,
   );
 
+  const brand = q.brand?.toLowerCase();
   const overall = new Acc();
   const groups = new Map<string, { values: GroupValues; acc: Acc }>();
   const decoded = new Map<string, CellGroup>();
@@ -210,7 +211,7 @@ export async function usageSeries(
       }
       if (q.bucket !== undefined && g.bucket !== q.bucket) continue;
       if (q.key !== undefined && g.key !== q.key) continue;
-      if (q.brand !== undefined && g.brand !== q.brand) continue;
+      if (brand !== undefined && g.brand !== brand) continue;
       overall.add(t, cell);
       if (groupBy.length === 0) continue;
       const values: GroupValues = {};
