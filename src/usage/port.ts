@@ -1,6 +1,6 @@
 import type { Bucket, Tier } from "../quota/limits";
 import type { CountableEvent } from "../quota/service";
-import type { Granularity, PeriodRow } from "./analytics/cells";
+import type { PeriodRow, View } from "./analytics/cells";
 
 /** One metered request, as appended to the usage event log. Never updated or deleted. */
 export interface UsageEvent {
@@ -107,11 +107,11 @@ export interface UsageEventStore {
   /** usage_daily rows of one account for days from..to (inclusive, YYYY-MM-DD) */
   daily(accountId: string, from: string, to: string): Promise<DailyRow[]>;
   /**
-   * The analytics cells (see usage/analytics/cells.ts) of one account and granularity for the
-   * periods from..to (inclusive: YYYY-MM-DD days, or YYYY-MM-DDTHH hours). A period may come in
-   * several rows (one per writer): the caller sums them.
+   * The analytics cells (see usage/analytics/cells.ts) of one account and view (granularity and
+   * rollup) for the periods from..to (inclusive: YYYY-MM-DD days, or YYYY-MM-DDTHH hours). A
+   * period may come in several rows (one per writer): the caller sums them.
    */
-  cells(accountId: string, g: Granularity, from: string, to: string): Promise<PeriodRow[]>;
+  cells(accountId: string, view: View, from: string, to: string): Promise<PeriodRow[]>;
   /** miss counts (see UsageEvent.miss) of days from..to: of one account, or of all (null) */
   misses(accountId: string | null, from: string, to: string): Promise<Map<string, number>>;
   /**

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { log } from "../../platform/log";
 import type { Bucket } from "../../quota/limits";
 import type { CountableEvent } from "../../quota/service";
-import { CellProjection, type Granularity } from "../../usage/analytics/cells";
+import { CellProjection, type View } from "../../usage/analytics/cells";
 import { DailyProjection } from "../../usage/daily";
 import type { DailyRow, ExportQuery, UsageEvent, UsageEventStore } from "../../usage/port";
 import { JsonlEncoder } from "../../usage/serialize";
@@ -195,8 +195,8 @@ export class EmbeddedUsageStore implements UsageEventStore {
     return this.projection.query(accountId, from, to);
   }
 
-  async cells(accountId: string, g: Granularity, from: string, to: string) {
-    return (await this.cellProjection()).periods(accountId, g, from, to);
+  async cells(accountId: string, view: View, from: string, to: string) {
+    return (await this.cellProjection()).periods(accountId, view, from, to);
   }
 
   async misses(accountId: string | null, from: string, to: string) {

@@ -4,10 +4,10 @@ import { log } from "../../platform/log";
 import {
   type Cell,
   CellProjection,
-  type Granularity,
   missKey,
   missOf,
   type PeriodRow,
+  type View,
 } from "../../usage/analytics/cells";
 import { countInto, zeroCounts } from "../../usage/daily";
 import type {
@@ -36,20 +36,28 @@ const dailyId = (r: { accountId: string; day: string; bucket: string }, writer?:
   `${r.accountId}|${r.day}|${r.bucket}${writer ? `|${writer}` : ""}`;
 
 /**
- * A usage_cells document: one writer's analytics cells of one account and period (`g` "day" or
- * "hour", `t` the period: YYYY-MM-DD or YYYY-MM-DDTHH), or its miss counts of one day (`g`
- * "miss"). `_id` is "accountId|g|t|writer" (a rebuild writes one without a writer).
+ * A usage_cells document: one writer's analytics cells of one account, view and period (`g` the
+ * view, e.g. "day.bs"; `t` the period: YYYY-MM-DD or YYYY-MM-DDTHH), or its miss counts of one
+ * day (`g` "miss"). `_id` is "accountId|g|t|writer" (a rebuild writes one without a writer).
  */
 interface CellDoc {
   _id: string;
   accountId: string;
-  g: Granularity | "miss";
+  g: View | "miss";
   t: string;
   writer?: string;
-  /** cell key → cell (g day and hour) */
-  c?: Record<string, Cell>;
+  /** cell key → cell (views) */
+  c?: Record<string, StoredCell>;
   /** miss → count (g miss) */
   m?: Record<string, number>;
+}
+
+/** A cell as stored: its histogram an object bin → requests (so that `$inc` can add to it). */
+interface StoredCell {
+  n?: number;
+  e?: number;
+  r?: number;
+  h?: Record<string, number>;
 }
 
 const cellDocId = (accountId: string, g: string, t: string, writer?: string) =>
@@ -148,9 +156,9 @@ export class MongoUsageStore implements UsageEventStore {
     return rows;
   }
 
-  async cells(accountId: string, g: Granularity, from: string, to: string): Promise<PeriodRow[]> {
+  async cells(accountId: string, view: View, from: string, to: string): Promise<PeriodRow[]> {
     const docs = await this.cellsCol
-      .find({ accountId, g, t: { $gte: from, $lte: to } }, { projection: { t: 1, c: 1 } })
+      .find({ accountId, g: view, t: { $gte: from, $lte: to } }, { projection: { t: 1, c: 1 } })
       .toArray();
     return docs.map((d) => ({ t: d.t, cells: new Map(Object.entries(d.c ?? {}).map(fillCell)) }));
   }
@@ -250,24 +258,15 @@ export class MongoUsageStore implements UsageEventStore {
   async close() {}
 
   /**
-   * Replace usage_cells from a rebuilt projection: one document per account and period (no
-   * writer), then every other document of the periods still in the log (writers' rows, periods
-   * without events) is deleted. Documents of pruned days stay as they are.
+   * Replace usage_cells from a rebuilt projection: every document of the periods still in the
+   * log (writers' rows included) is deleted, then one document per account, view and period is
+   * inserted (no writer). Documents of pruned days stay as they are. (Deleting first: FerretDB
+   * v1 stalls on bulk replaces of some existing documents.)
    */
   private async rebuildCells(cells: CellProjection, oldest: string | null) {
+    if (oldest === null) return;
+    await this.cellsCol.deleteMany({ t: { $gte: oldest } });
     await this.writeCells(cells);
-    const kept = new Set<string>();
-    for (const [accountId, a] of cells.accounts) {
-      for (const g of ["day", "hour"] as const)
-        for (const t of a[g].keys()) kept.add(cellDocId(accountId, g, t));
-      for (const t of a.misses.keys()) kept.add(cellDocId(accountId, "miss", t));
-    }
-    const stale: string[] = [];
-    const filter = oldest === null ? {} : { t: { $gte: oldest } };
-    for await (const d of this.cellsCol.find(filter, { projection: { _id: 1 } }))
-      if (!kept.has(d._id)) stale.push(d._id);
-    for (let i = 0; i < stale.length; i += 1000)
-      await this.cellsCol.deleteMany({ _id: { $in: stale.slice(i, i + 1000) } });
   }
 
   /**
@@ -314,9 +313,9 @@ export class MongoUsageStore implements UsageEventStore {
   }
 
   /**
-   * Fold cells into usage_cells: with a writer, one `$inc` update per account and period (each
-   * process has its own documents, as in usage_daily); without (a rebuild), documents are
-   * replaced whole.
+   * Fold cells into usage_cells: with a writer, one `$inc` update per account, view and period
+   * (each process has its own documents, as in usage_daily); without (a rebuild, after the
+   * documents were deleted), whole documents are inserted.
    */
   private async writeCells(cells: CellProjection, writer?: string) {
     const ops: AnyBulkWriteOperation<CellDoc>[] = [];
@@ -333,20 +332,21 @@ export class MongoUsageStore implements UsageEventStore {
       else {
         const doc: CellDoc = { _id, accountId, g, t };
         for (const [path, n] of Object.entries(inc)) setPath(doc, path, n);
-        ops.push({ replaceOne: { filter: { _id }, replacement: doc, upsert: true } });
+        ops.push({ insertOne: { document: doc } });
       }
     };
     for (const [accountId, a] of cells.accounts) {
-      for (const g of ["day", "hour"] as const)
-        for (const [t, period] of a[g]) {
+      for (const [view, periods] of a.views)
+        for (const [t, period] of periods) {
           const inc: Record<string, number> = {};
           for (const [key, c] of period) {
             inc[`c.${key}.n`] = c.n;
             if (c.e) inc[`c.${key}.e`] = c.e;
             if (c.r) inc[`c.${key}.r`] = c.r;
-            for (const [bin, n] of Object.entries(c.h)) inc[`c.${key}.h.${bin}`] = n;
+            for (let i = 0; i < c.h.length; i += 2)
+              inc[`c.${key}.h.${c.h[i]}`] = c.h[i + 1] as number;
           }
-          put(accountId, g, t, inc);
+          put(accountId, view, t, inc);
         }
       for (const [day, misses] of a.misses) {
         const inc: Record<string, number> = {};
@@ -359,11 +359,13 @@ export class MongoUsageStore implements UsageEventStore {
   }
 }
 
-/** A stored cell with the fields a writer never incremented (zero counts) filled in. */
-const fillCell = ([key, c]: [string, Partial<Cell>]): [string, Cell] => [
-  key,
-  { n: c.n ?? 0, e: c.e ?? 0, r: c.r ?? 0, h: c.h ?? {} },
-];
+/** A stored cell (its histogram an object bin → requests, for `$inc`) as a Cell. */
+function fillCell([key, c]: [string, StoredCell]): [string, Cell] {
+  const h: number[] = [];
+  for (const bin in c.h) h.push(Number(bin), c.h[bin] as number);
+  // fields a writer never incremented are zero
+  return [key, { n: c.n ?? 0, e: c.e ?? 0, r: c.r ?? 0, h }];
+}
 
 /** Set a dotted path ("c.key.h.3") in a plain object. */
 function setPath(doc: object, path: string, value: number) {

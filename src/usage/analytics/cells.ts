@@ -2,9 +2,9 @@ import type { UsageEvent } from "../port";
 
 /**
  * The analytics projections, shared by both store adapters:
- *  - cells: per account, UTC day (and UTC hour) and group of bucket, key, brand, variant, format
- *    and exact status, the counts (requests, errors, rateLimited: the usage_daily rules) and a
- *    fixed latency histogram;
+ *  - cells: per account, UTC day (and UTC hour), rollup (see ROLLUPS) and group of the rollup's
+ *    fields (bucket, key, brand, variant, format, exact status), the counts (requests, errors,
+ *    rateLimited: the usage_daily rules) and a fixed latency histogram;
  *  - misses: per account, UTC day and miss (`domain:acme.test`, `slug:acme`, ...), the count.
  * The embedded store keeps them in memory; the MongoDB store writes each batch's deltas into
  * pre-aggregated documents (one per account, period and writer).
@@ -18,8 +18,11 @@ export interface Cell {
   e: number;
   /** rateLimited: 429 */
   r: number;
-  /** latency histogram: bin (see latencyBin) → requests */
-  h: Record<string, number>;
+  /**
+   * latency histogram as pairs [bin, requests, bin, requests, ...] (bins: latencyBin), only bins
+   * with requests: far quicker to walk than an object keyed by bin
+   */
+  h: number[];
 }
 
 export type Granularity = "day" | "hour";
@@ -55,28 +58,16 @@ export function binValue(bin: number): number {
   return Math.round(v * 100) / 100;
 }
 
-/** The q-quantile (0..1) of a histogram, or null when it is empty. */
-export function quantile(h: Record<string, number>, q: number): number | null {
-  let total = 0;
-  for (const k in h) total += h[k] as number;
-  if (total === 0) return null;
-  const rank = Math.max(1, Math.ceil(q * total));
-  let seen = 0;
-  for (let bin = 0; bin < LAT_BINS; bin++) {
-    seen += h[bin] ?? 0;
-    if (seen >= rank) return binValue(bin);
-  }
-  return binValue(LAT_BINS - 1);
-}
+export const emptyCell = (): Cell => ({ n: 0, e: 0, r: 0, h: [] });
 
-export const emptyCell = (): Cell => ({ n: 0, e: 0, r: 0, h: {} });
-
-/** Add `more` into `into`. */
-export function mergeCell(into: Cell, more: Cell): void {
-  into.n += more.n;
-  into.e += more.e;
-  into.r += more.r;
-  for (const k in more.h) into.h[k] = (into.h[k] ?? 0) + (more.h[k] as number);
+/** Add `n` requests to one bin of a histogram (pairs). */
+export function addToBin(h: number[], bin: number, n: number): void {
+  for (let i = 0; i < h.length; i += 2)
+    if (h[i] === bin) {
+      h[i + 1] = (h[i + 1] as number) + n;
+      return;
+    }
+  h.push(bin, n);
 }
 
 /** Count `n` requests of one status and latency into a cell (the usage_daily rules). */
@@ -84,8 +75,7 @@ function countCell(c: Cell, status: number, latencyMs: number, n: number): void 
   c.n += n;
   if (status === 429) c.r += n;
   else if (status >= 400) c.e += n;
-  const bin = latencyBin(latencyMs);
-  c.h[bin] = (c.h[bin] ?? 0) + n;
+  addToBin(c.h, latencyBin(latencyMs), n);
 }
 
 const IMAGE_BUCKETS = new Set(["svg", "png", "webp"]);
@@ -102,34 +92,79 @@ const enc = (v: string | number | null): string =>
   v === null ? "%" : encodeURIComponent(String(v)).replace(/\./g, "%2E");
 const dec = (s: string): string | null => (s === "%" ? null : decodeURIComponent(s));
 
-/** The key of an event's cell: its group fields, encoded and joined by "|" (slugs lower-cased). */
-export function cellKey(e: UsageEvent): string {
-  const slug = typeof e.slug === "string" ? e.slug.toLowerCase() : null;
-  const variant = typeof e.variant === "string" ? e.variant : null;
-  const keyId = typeof e.keyId === "string" ? e.keyId : "";
-  return `${e.bucket}|${enc(keyId)}|${enc(slug)}|${enc(variant)}|${enc(formatOf(e))}|${e.status}`;
+/** A cell's group fields that a rollup keeps (missing ones are summed over). */
+export type GroupField = keyof CellGroup;
+
+/**
+ * Rollups: each keeps cells of a few group fields only, so a query reads the smallest one that
+ * has the fields it groups or filters by (`all`, every field, is the fallback). A year of one
+ * account in `bs` is at most 366 x 7 buckets x its statuses cells, whatever its brands and keys.
+ */
+export const ROLLUPS = {
+  bs: ["bucket", "status"],
+  k: ["key", "bucket", "status"],
+  b: ["brand", "status"],
+  vf: ["variant", "format", "bucket", "status"],
+  all: ["bucket", "key", "brand", "variant", "format", "status"],
+} as const satisfies Record<string, readonly GroupField[]>;
+export type Rollup = keyof typeof ROLLUPS;
+export const ROLLUP_NAMES = Object.keys(ROLLUPS) as Rollup[];
+
+/** A granularity and rollup: the unit the stores keep cells by, e.g. "day.bs". */
+export type View = `${Granularity}.${Rollup}`;
+export const VIEWS: View[] = (["day", "hour"] as const).flatMap((g) =>
+  ROLLUP_NAMES.map((r): View => `${g}.${r}`),
+);
+
+/** The smallest rollup holding every field in `fields`. */
+export function rollupFor(fields: Iterable<GroupField>): Rollup {
+  const need = [...fields];
+  return (
+    ROLLUP_NAMES.find((r) => need.every((f) => (ROLLUPS[r] as readonly string[]).includes(f))) ??
+    "all"
+  );
 }
 
-/** The group fields of a cell key. */
-export function groupOf(key: string): CellGroup {
-  const [bucket, k, brand, variant, format, status] = key.split("|") as string[];
-  return {
-    bucket: bucket as string,
-    key: dec(k as string) ?? "",
-    brand: dec(brand as string),
-    variant: dec(variant as string),
-    format: dec(format as string),
-    status: Number(status),
-  };
+/** An event's value of a group field, encoded for a cell key. */
+function encoded(e: UsageEvent, f: GroupField): string {
+  switch (f) {
+    case "bucket":
+      return e.bucket;
+    case "status":
+      return String(e.status);
+    case "key":
+      return enc(typeof e.keyId === "string" ? e.keyId : "");
+    case "brand":
+      return enc(typeof e.slug === "string" ? e.slug.toLowerCase() : null);
+    case "variant":
+      return enc(typeof e.variant === "string" ? e.variant : null);
+    case "format":
+      return enc(formatOf(e));
+  }
+}
+
+/** The key of an event's cell in a rollup: its fields, encoded and joined by "|" (slugs lower-cased). */
+export function cellKey(e: UsageEvent, rollup: Rollup): string {
+  return ROLLUPS[rollup].map((f) => encoded(e, f)).join("|");
+}
+
+/** The group fields of a cell key of a rollup (the others are absent). */
+export function groupOf(rollup: Rollup, key: string): Partial<CellGroup> {
+  const parts = key.split("|");
+  const out: Partial<CellGroup> = {};
+  ROLLUPS[rollup].forEach((f, i) => {
+    const v = parts[i] as string;
+    if (f === "status") out.status = Number(v);
+    else if (f === "bucket") out.bucket = v;
+    else if (f === "key") out.key = dec(v) ?? "";
+    else out[f] = dec(v);
+  });
+  return out;
 }
 
 /** A miss as a MongoDB field name (see enc). */
 export const missKey = (miss: string) => enc(miss);
 export const missOf = (key: string) => dec(key) ?? "";
-
-/** The period of an event: its UTC day, or its UTC hour as YYYY-MM-DDTHH. */
-export const periodOf = (e: Pick<UsageEvent, "ts" | "day">, g: Granularity): string =>
-  g === "day" ? e.day : e.ts.slice(0, 13);
 
 /** The misses an event records (only well-formed strings). */
 export const missesOf = (e: UsageEvent): string[] =>
@@ -138,10 +173,9 @@ export const missesOf = (e: UsageEvent): string[] =>
 /** Cells of one period: cell key → cell. */
 export type PeriodCells = Map<string, Cell>;
 
-/** One account's projections: period → cells, per granularity; day → miss → count. */
+/** One account's projections: view → period → cells; day → miss → count. */
 export interface AccountCells {
-  day: Map<string, PeriodCells>;
-  hour: Map<string, PeriodCells>;
+  views: Map<View, Map<string, PeriodCells>>;
   misses: Map<string, Map<string, number>>;
 }
 
@@ -170,16 +204,21 @@ export class CellProjection {
 
   add(e: UsageEvent): void {
     const a = getOr(this.accounts, e.accountId, () => ({
-      day: new Map(),
-      hour: new Map(),
+      views: new Map(),
       misses: new Map(),
     }));
-    const key = cellKey(e);
     const n = e.count ?? 1;
     const latency = typeof e.latencyMs === "number" ? e.latencyMs : 0;
-    for (const g of ["day", "hour"] as const) {
-      const cells = getOr(a[g], periodOf(e, g), () => new Map<string, Cell>());
-      countCell(getOr(cells, key, emptyCell), e.status, latency, n);
+    const day = e.day;
+    const hour = e.ts.slice(0, 13);
+    for (const r of ROLLUP_NAMES) {
+      const key = cellKey(e, r);
+      for (const view of [`day.${r}`, `hour.${r}`] as const) {
+        const periods = getOr(a.views, view, () => new Map<string, PeriodCells>());
+        const t = view.startsWith("day") ? day : hour;
+        const cells = getOr(periods, t, () => new Map<string, Cell>());
+        countCell(getOr(cells, key, emptyCell), e.status, latency, n);
+      }
     }
     const misses = missesOf(e);
     if (misses.length > 0) {
@@ -188,10 +227,10 @@ export class CellProjection {
     }
   }
 
-  /** An account's periods from..to (inclusive, period strings) of one granularity. */
-  periods(accountId: string, g: Granularity, from: string, to: string): PeriodRow[] {
+  /** An account's periods from..to (inclusive, period strings) of one view. */
+  periods(accountId: string, view: View, from: string, to: string): PeriodRow[] {
     const out: PeriodRow[] = [];
-    for (const [t, cells] of this.accounts.get(accountId)?.[g] ?? [])
+    for (const [t, cells] of this.accounts.get(accountId)?.views.get(view) ?? [])
       if (t >= from && t <= to) out.push({ t, cells });
     return out;
   }

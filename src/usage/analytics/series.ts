@@ -3,13 +3,14 @@ import { validationError } from "../../http/errors";
 import type { Bucket, Tier } from "../../quota/limits";
 import type { UsageEventStore } from "../port";
 import {
+  binValue,
   type Cell,
+  type GroupField as CellField,
   type CellGroup,
-  emptyCell,
   type Granularity,
   groupOf,
-  mergeCell,
-  quantile,
+  LAT_BINS,
+  rollupFor,
 } from "./cells";
 import { type HistoryQuery, resolveRange } from "./service";
 
@@ -104,24 +105,27 @@ function parseGroupBy(value: string | undefined): GroupField[] {
   return parts as GroupField[];
 }
 
-/** Set field `f` of a cell's group into `into`; its label (for the group id) is returned. */
-function setField(into: GroupValues, g: CellGroup, f: GroupField): string {
+/**
+ * Set field `f` of a cell's group into `into`; its label (for the group id) is returned. The
+ * rollup read always holds the fields grouped by (rollupFor), so none is missing here.
+ */
+function setField(into: GroupValues, g: Partial<CellGroup>, f: GroupField): string {
   switch (f) {
     case "status_class":
-      into.status_class = statusClass(g.status);
+      into.status_class = statusClass(g.status ?? 0);
       return into.status_class;
     case "status":
-      into.status = g.status;
-      return String(g.status);
+      into.status = g.status ?? 0;
+      return String(into.status);
     case "bucket":
-      into.bucket = g.bucket;
-      return g.bucket;
+      into.bucket = g.bucket ?? "";
+      return into.bucket;
     case "key":
-      into.key = g.key === "" ? null : g.key;
+      into.key = g.key ? g.key : null;
       return into.key ?? "(bearer)";
     default:
-      into[f] = g[f];
-      return g[f] ?? "(none)";
+      into[f] = g[f] ?? null;
+      return into[f] ?? "(none)";
   }
 }
 
@@ -140,40 +144,61 @@ function periods(from: string, to: string, g: Granularity): string[] {
 const isoOf = (period: string) =>
   period.length === 10 ? `${period}T00:00:00Z` : `${period}:00:00Z`;
 
-const summary = (c: Cell): Omit<Point, "t"> => ({
-  requests: c.n,
-  errors: c.e,
-  rateLimited: c.r,
-  p50: quantile(c.h, 0.5),
-  p95: quantile(c.h, 0.95),
-  p99: quantile(c.h, 0.99),
-});
+/** Slots of a dense accumulator: requests, errors, rateLimited, then the latency bins. */
+const W = 3 + LAT_BINS;
 
-/** Cells summed per period. */
-class Acc {
-  total = emptyCell();
-  per = new Map<string, Cell>();
-  add(t: string, c: Cell) {
-    mergeCell(this.total, c);
-    let p = this.per.get(t);
-    if (!p) {
-      p = emptyCell();
-      this.per.set(t, p);
-    }
-    mergeCell(p, c);
+function addCell(acc: Float64Array, off: number, c: Cell) {
+  acc[off] = (acc[off] as number) + c.n;
+  acc[off + 1] = (acc[off + 1] as number) + c.e;
+  acc[off + 2] = (acc[off + 2] as number) + c.r;
+  const h = c.h;
+  for (let j = 0; j < h.length; j += 2) {
+    const i = off + 3 + (h[j] as number);
+    acc[i] = (acc[i] as number) + (h[j + 1] as number);
   }
-  merge(o: Acc) {
-    for (const [t, c] of o.per) this.add(t, c);
+}
+
+/** The q-quantile of the latency bins at acc[off + 3 ..], or null when they are empty. */
+function quantileAt(acc: Float64Array, off: number, total: number, q: number): number | null {
+  if (total === 0) return null;
+  const rank = Math.max(1, Math.ceil(q * total));
+  let seen = 0;
+  for (let bin = 0; bin < LAT_BINS; bin++) {
+    seen += acc[off + 3 + bin] as number;
+    if (seen >= rank) return binValue(bin);
   }
-  series(all: string[]): Point[] {
-    return all.map((t) => ({ t: isoOf(t), ...summary(this.per.get(t) ?? emptyCell()) }));
-  }
+  return binValue(LAT_BINS - 1);
+}
+
+function summaryAt(acc: Float64Array, off: number): Omit<Point, "t"> {
+  let total = 0;
+  for (let bin = 0; bin < LAT_BINS; bin++) total += acc[off + 3 + bin] as number;
+  return {
+    requests: acc[off] as number,
+    errors: acc[off + 1] as number,
+    rateLimited: acc[off + 2] as number,
+    p50: quantileAt(acc, off, total, 0.5),
+    p95: quantileAt(acc, off, total, 0.95),
+    p99: quantileAt(acc, off, total, 0.99),
+  };
+}
+
+/** The series and the whole-range summary of `slot` (periods of W numbers in `acc`). */
+function seriesOf(acc: Float64Array, slot: number, all: string[]) {
+  const total = new Float64Array(W);
+  const series = all.map((t, i) => {
+    const off = (slot * all.length + i) * W;
+    for (let j = 0; j < W; j++) total[j] = (total[j] as number) + (acc[off + j] as number);
+    return { t: isoOf(t), ...summaryAt(acc, off) };
+  });
+  return { summary: summaryAt(total, 0), series };
 }
 
 /**
  * An account's usage as chart series: per day or hour, filtered by key, bucket and brand,
  * optionally split into the top `limit` groups of one or two fields plus an (other) row, with
- * latency quantiles from the cells' histograms. Read from the analytics projection only.
+ * latency quantiles from the cells' histograms. Read from the smallest rollup of the analytics
+ * projection that holds the fields asked for; never from the event log.
  */
 export async function usageSeries(
   store: UsageEventStore,
@@ -190,54 +215,80 @@ export async function usageSeries(
     what: hourly ? "with granularity=hour" : undefined,
   });
   const limit = q.limit ?? DEFAULT_LIMIT;
+  const brand = q.brand?.toLowerCase();
+  const needed = new Set<CellField>(
+    groupBy.map((f): CellField => (f === "status_class" ? "status" : f)),
+  );
+  if (q.bucket !== undefined) needed.add("bucket");
+  if (q.key !== undefined) needed.add("key");
+  if (brand !== undefined) needed.add("brand");
+  const rollup = rollupFor(needed);
   const all = periods(from, to, granularity);
+  const at = new Map(all.map((t, i) => [t, i]));
   const rows = await store.cells(
     principal.accountId,
-    granularity,
+    `${granularity}.${rollup}`,
     all[0] as string,
     all[all.length - 1] as string,
   );
 
-  const brand = q.brand?.toLowerCase();
-  const overall = new Acc();
-  const groups = new Map<string, { values: GroupValues; acc: Acc }>();
-  const decoded = new Map<string, CellGroup>();
-  for (const { t, cells } of rows)
-    for (const [key, cell] of cells) {
-      let g = decoded.get(key);
-      if (!g) {
-        g = groupOf(key);
-        decoded.set(key, g);
-      }
-      if (q.bucket !== undefined && g.bucket !== q.bucket) continue;
-      if (q.key !== undefined && g.key !== q.key) continue;
-      if (brand !== undefined && g.brand !== brand) continue;
-      overall.add(t, cell);
-      if (groupBy.length === 0) continue;
-      const values: GroupValues = {};
-      const id = groupBy.map((f) => setField(values, g, f)).join("/");
-      let entry = groups.get(id);
-      if (!entry) {
-        entry = { values, acc: new Acc() };
-        groups.set(id, entry);
-      }
-      entry.acc.add(t, cell);
-    }
+  // each distinct cell key decoded once: null when the filters drop it, else its group
+  const decoded = new Map<string, { id: string; values: GroupValues } | null>();
+  const decode = (key: string) => {
+    let d = decoded.get(key);
+    if (d !== undefined) return d;
+    const g = groupOf(rollup, key);
+    const kept =
+      (q.bucket === undefined || g.bucket === q.bucket) &&
+      (q.key === undefined || g.key === q.key) &&
+      (brand === undefined || g.brand === brand);
+    const values: GroupValues = {};
+    d = kept ? { id: groupBy.map((f) => setField(values, g, f)).join("/"), values } : null;
+    decoded.set(key, d);
+    return d;
+  };
 
-  const ranked = [...groups.entries()].sort(
-    ([a, x], [b, y]) => y.acc.total.n - x.acc.total.n || (a < b ? -1 : a > b ? 1 : 0),
+  // the top `limit` groups by requests get a slot each; the rest share the (other) slot
+  const requests = new Map<string, { values: GroupValues; n: number }>();
+  if (groupBy.length > 0)
+    for (const { cells } of rows)
+      for (const [key, cell] of cells) {
+        const d = decode(key);
+        if (!d) continue;
+        const r = requests.get(d.id);
+        if (r) r.n += cell.n;
+        else requests.set(d.id, { values: d.values, n: cell.n });
+      }
+  const ranked = [...requests.entries()].sort(
+    ([a, x], [b, y]) => y.n - x.n || (a < b ? -1 : a > b ? 1 : 0),
   );
-  const out: SeriesGroup[] = ranked.slice(0, limit).map(([id, { values, acc }]) => ({
-    id,
-    ...values,
-    ...summary(acc.total),
-    series: acc.series(all),
-  }));
-  if (ranked.length > limit) {
-    const rest = new Acc();
-    for (const [, { acc }] of ranked.slice(limit)) rest.merge(acc);
-    out.push({ id: "(other)", other: true, ...summary(rest.total), series: rest.series(all) });
+  const top = ranked.slice(0, limit);
+  const slotOf = new Map(top.map(([id], i) => [id, i]));
+  const slots = top.length + (ranked.length > limit ? 1 : 0);
+
+  const overall = new Float64Array(all.length * W);
+  const byGroup = new Float64Array(slots * all.length * W);
+  for (const { t, cells } of rows) {
+    const i = at.get(t);
+    if (i === undefined) continue;
+    for (const [key, cell] of cells) {
+      const d = decode(key);
+      if (!d) continue;
+      addCell(overall, i * W, cell);
+      if (slots > 0)
+        addCell(byGroup, ((slotOf.get(d.id) ?? top.length) * all.length + i) * W, cell);
+    }
   }
+
+  const groups: SeriesGroup[] = top.map(([id, { values }], slot) => {
+    const { summary, series } = seriesOf(byGroup, slot, all);
+    return { id, ...values, ...summary, series };
+  });
+  if (slots > top.length) {
+    const { summary, series } = seriesOf(byGroup, top.length, all);
+    groups.push({ id: "(other)", other: true, ...summary, series });
+  }
+  const { summary, series } = seriesOf(overall, 0, all);
   return {
     tier: principal.tier,
     from,
@@ -245,8 +296,8 @@ export async function usageSeries(
     granularity,
     groupBy,
     filters: { key: q.key ?? null, bucket: q.bucket ?? null, brand: q.brand ?? null },
-    totals: summary(overall.total),
-    series: overall.series(all),
-    groups: out,
+    totals: summary,
+    series,
+    groups,
   };
 }
