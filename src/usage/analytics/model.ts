@@ -103,6 +103,8 @@ const Series = t.Array(Point, {
 });
 const nullable = (schema: ReturnType<typeof t.String>) => t.Optional(t.Union([schema, t.Null()]));
 
+const EXAMPLE_COUNTS = { requests: 3, errors: 1, rateLimited: 0, p50: 1.2, p95: 4.1, p99: 4.1 };
+
 export const AnalyticsSeriesResponse = t.Object(
   {
     tier: t.UnionEnum(TIERS, { description: "The account's current tier" }),
@@ -152,39 +154,14 @@ export const AnalyticsSeriesResponse = t.Object(
         granularity: "day",
         groupBy: ["bucket"],
         filters: { key: null, bucket: null, brand: null },
-        totals: { requests: 3, errors: 1, rateLimited: 0, p50: 1.2, p95: 4.1, p99: 4.1 },
-        series: [
-          {
-            t: "2025-01-31T00:00:00Z",
-            requests: 3,
-            errors: 1,
-            rateLimited: 0,
-            p50: 1.2,
-            p95: 4.1,
-            p99: 4.1,
-          },
-        ],
+        totals: EXAMPLE_COUNTS,
+        series: [{ t: "2025-01-31T00:00:00Z", ...EXAMPLE_COUNTS }],
         groups: [
           {
             id: "svg",
             bucket: "svg",
-            requests: 3,
-            errors: 1,
-            rateLimited: 0,
-            p50: 1.2,
-            p95: 4.1,
-            p99: 4.1,
-            series: [
-              {
-                t: "2025-01-31T00:00:00Z",
-                requests: 3,
-                errors: 1,
-                rateLimited: 0,
-                p50: 1.2,
-                p95: 4.1,
-                p99: 4.1,
-              },
-            ],
+            ...EXAMPLE_COUNTS,
+            series: [{ t: "2025-01-31T00:00:00Z", ...EXAMPLE_COUNTS }],
           },
         ],
       },

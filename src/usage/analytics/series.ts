@@ -158,29 +158,31 @@ function addCell(acc: Float64Array, off: number, c: Cell) {
   }
 }
 
-/** The q-quantile of the latency bins at acc[off + 3 ..], or null when they are empty. */
-function quantileAt(acc: Float64Array, off: number, total: number, q: number): number | null {
-  if (total === 0) return null;
-  const rank = Math.max(1, Math.ceil(q * total));
-  let seen = 0;
-  for (let bin = 0; bin < LAT_BINS; bin++) {
-    seen += acc[off + 3 + bin] as number;
-    if (seen >= rank) return binValue(bin);
-  }
-  return binValue(LAT_BINS - 1);
-}
+const EMPTY = { p50: null, p95: null, p99: null };
 
+/**
+ * Counts and latency quantiles of the accumulator at `off`: one walk over the bins (their sum is
+ * the request count: every request is in one bin).
+ */
 function summaryAt(acc: Float64Array, off: number): Omit<Point, "t"> {
-  let total = 0;
-  for (let bin = 0; bin < LAT_BINS; bin++) total += acc[off + 3 + bin] as number;
-  return {
-    requests: acc[off] as number,
-    errors: acc[off + 1] as number,
-    rateLimited: acc[off + 2] as number,
-    p50: quantileAt(acc, off, total, 0.5),
-    p95: quantileAt(acc, off, total, 0.95),
-    p99: quantileAt(acc, off, total, 0.99),
-  };
+  const requests = acc[off] as number;
+  const counts = { requests, errors: acc[off + 1] as number, rateLimited: acc[off + 2] as number };
+  if (requests === 0) return { ...counts, ...EMPTY };
+  const r50 = Math.max(1, Math.ceil(0.5 * requests));
+  const r95 = Math.max(1, Math.ceil(0.95 * requests));
+  const r99 = Math.max(1, Math.ceil(0.99 * requests));
+  let p50: number | null = null;
+  let p95: number | null = null;
+  let p99: number | null = null;
+  let seen = 0;
+  for (let bin = 0; bin < LAT_BINS && p99 === null; bin++) {
+    seen += acc[off + 3 + bin] as number;
+    if (p50 === null && seen >= r50) p50 = binValue(bin);
+    if (p95 === null && seen >= r95) p95 = binValue(bin);
+    if (seen >= r99) p99 = binValue(bin);
+  }
+  const last = binValue(LAT_BINS - 1);
+  return { ...counts, p50: p50 ?? last, p95: p95 ?? last, p99: p99 ?? last };
 }
 
 /** The series and the whole-range summary of `slot` (periods of W numbers in `acc`). */

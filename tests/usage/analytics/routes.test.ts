@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { join } from "node:path";
-import { ADMIN_TOKEN, makeApp, type TestApp } from "../../helpers";
+import type { Tier } from "../../../src/quota/limits";
+import { ADMIN_TOKEN, createAccount, makeApp, runAdmin, type TestApp } from "../../helpers";
 import { settle } from "../util";
 
 /**
@@ -13,14 +13,7 @@ setDefaultTimeout(60_000);
 let t: TestApp;
 const today = new Date().toISOString().slice(0, 10);
 
-async function account(tier = "pro") {
-  const r = await t.req("/admin/keys", {
-    method: "POST",
-    headers: { authorization: `Bearer ${ADMIN_TOKEN}`, "content-type": "application/json" },
-    body: JSON.stringify({ tier }),
-  });
-  return (await r.json()) as { accountId: string; keyId: string; apiKey: string };
-}
+const account = (tier: Tier = "pro") => createAccount(t, tier);
 
 let metered = 0;
 async function hit(key: string, path: string, status: number, body?: unknown) {
@@ -269,25 +262,7 @@ describe("429 refusals", () => {
 });
 
 describe("admin CLI", () => {
-  const ROOT = join(import.meta.dir, "../../..");
-  async function admin(args: string[]) {
-    const proc = Bun.spawn([process.execPath, "scripts/admin.ts", ...args], {
-      cwd: ROOT,
-      env: {
-        ...process.env,
-        DATA_DIR: t.deps.config.DATA_DIR,
-        CATALOG_FILE: t.deps.config.CATALOG_FILE,
-      },
-      stdout: "pipe",
-      stderr: "pipe",
-    });
-    const [code, out, err] = await Promise.all([
-      proc.exited,
-      new Response(proc.stdout).text(),
-      new Response(proc.stderr).text(),
-    ]);
-    return { code, out, err };
-  }
+  const admin = (args: string[]) => runAdmin(t, args);
 
   test("misses --since 7d ranks every account's misses; a bad --since is refused", async () => {
     const r = await admin(["misses", "--since", "7d", "--kind", "domain"]);
