@@ -7,7 +7,10 @@
  * Events (eventOf, the recorder's own shape): 7 buckets, 5 keys, 200 brands (a few popular),
  * 304/404/500 answers, folded 429 bursts, misses on the 404s, latencies log-normal around 1.5 ms
  * with a slow tail. Seeded through the store's usage port (`append`, batches of --batch), which
- * writes the log and folds every projection as the app's recorder does.
+ * writes the log and folds every projection as the app's recorder does; on MongoDB by default
+ * the events go straight into usage_events and the projections are rebuilt from the log
+ * (`--mongo-seed port` for the append path: much slower on FerretDB, whose updates read then
+ * write each document).
  *
  * Measured over a real socket (the app listening on 127.0.0.1, sequential fetches; the
  * per-minute rate limits run on a clock that moves a minute per call so they never refuse):
@@ -35,6 +38,10 @@ const { values } = parseArgs({
     batch: { type: "string", default: "20000" },
     reads: { type: "string", default: "30" },
     mongo: { type: "string", default: "true" },
+    embedded: { type: "string", default: "true" },
+    /** MongoDB: "rebuild" (default: the events inserted into the log, then the projections
+     * rebuilt from it) or "port" (through append, batch by batch, as live traffic) */
+    "mongo-seed": { type: "string", default: "rebuild" },
   },
 });
 const EVENTS = Number(values.events);
@@ -124,7 +131,7 @@ const rssMb = () => process.memoryUsage.rss() / 1048576;
 const stat = (ms: number[]) =>
   `p50 ${fmt(percentile(ms, 50), 2).padStart(7)} ms  p99 ${fmt(percentile(ms, 99), 2).padStart(7)} ms`;
 
-async function bench(name: string, env: Record<string, string>) {
+async function bench(name: string, env: Record<string, string>, seed: "port" | "rebuild") {
   const config = loadConfig({
     LOG_LEVEL: "error",
     LOG_REQUESTS: "off",
@@ -147,8 +154,27 @@ async function bench(name: string, env: Record<string, string>) {
     const { accountId, keyId, apiKey } = await deps.accounts.createAccountWithKey({ tier: "pro" });
     const keys = [keyId, "key-b", "key-c", "key-d", ""];
     let started = performance.now();
-    for (const batch of batches(accountId, keys))
-      await deps.store.usage.append(batch, { fresh: true });
+    if (seed === "port")
+      for (const batch of batches(accountId, keys))
+        await deps.store.usage.append(batch, { fresh: true });
+    else {
+      const { MongoClient } = await import("mongodb");
+      const client = new MongoClient(deps.config.MONGODB_URL as string);
+      try {
+        const log = client.db(deps.config.MONGODB_DB).collection("usage_events");
+        for (const batch of batches(accountId, keys))
+          await log.insertMany(batch.map((e) => ({ _id: e.id, ...e })) as never[], {
+            ordered: false,
+          });
+      } finally {
+        await client.close();
+      }
+      const inserted = performance.now();
+      await deps.store.usage.rebuildDaily();
+      console.log(
+        `${name}: events inserted into the log in ${fmt((inserted - started) / 1000)} s, projections rebuilt from it in ${fmt((performance.now() - inserted) / 1000)} s`,
+      );
+    }
     console.log(
       `${name}: seeded ${EVENTS} events in ${fmt((performance.now() - started) / 1000)} s`,
     );
@@ -218,17 +244,21 @@ async function bench(name: string, env: Record<string, string>) {
 }
 
 console.log(`Dashboard analytics over HTTP, one account, ${EVENTS} events over 366 days`);
-await bench("embedded", {});
+if (values.embedded !== "false") await bench("embedded", {}, "port");
 const found = values.mongo === "false" ? { bin: null, reason: "--mongo false" } : findFerretDb();
 if (!found.bin) console.log(`MongoDB: skipped (${(found as { reason: string }).reason})`);
 else {
   const mongo = await startMongoLocal({ bin: found.bin });
   try {
-    await bench("MongoDB (FerretDB v1, SQLite)", {
-      MONGODB_URL: mongo.url,
-      MONGODB_DB: "bench_dash",
-      JWT_SECRET: "bench-jwt-secret-0123456789abcdefghij",
-    });
+    await bench(
+      "MongoDB (FerretDB v1, SQLite)",
+      {
+        MONGODB_URL: mongo.url,
+        MONGODB_DB: "bench_dash",
+        JWT_SECRET: "bench-jwt-secret-0123456789abcdefghij",
+      },
+      values["mongo-seed"] === "port" ? "port" : "rebuild",
+    );
   } finally {
     await mongo.stop();
   }

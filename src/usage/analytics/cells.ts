@@ -197,6 +197,8 @@ function getOr<K, V>(m: Map<K, V>, k: K, make: () => V): V {
 /** The cells and misses of events, in memory: the embedded store's projection, a batch's delta. */
 export class CellProjection {
   readonly accounts = new Map<string, AccountCells>();
+  /** one copy of each distinct cell key, shared by every period that has the cell */
+  private keys = new Map<string, string>();
 
   addAll(events: readonly UsageEvent[]): void {
     for (const e of events) this.add(e);
@@ -212,7 +214,8 @@ export class CellProjection {
     const day = e.day;
     const hour = e.ts.slice(0, 13);
     for (const r of ROLLUP_NAMES) {
-      const key = cellKey(e, r);
+      const made = cellKey(e, r);
+      const key = getOr(this.keys, made, () => made);
       for (const view of [`day.${r}`, `hour.${r}`] as const) {
         const periods = getOr(a.views, view, () => new Map<string, PeriodCells>());
         const t = view.startsWith("day") ? day : hour;
@@ -249,5 +252,6 @@ export class CellProjection {
 
   clear(): void {
     this.accounts.clear();
+    this.keys.clear();
   }
 }
