@@ -70,12 +70,12 @@ export function addToBin(h: number[], bin: number, n: number): void {
   h.push(bin, n);
 }
 
-/** Count `n` requests of one status and latency into a cell (the usage_daily rules). */
-function countCell(c: Cell, status: number, latencyMs: number, n: number): void {
+/** Count `n` requests of one status and latency bin into a cell (the usage_daily rules). */
+function countCell(c: Cell, status: number, bin: number, n: number): void {
   c.n += n;
   if (status === 429) c.r += n;
   else if (status >= 400) c.e += n;
-  addToBin(c.h, latencyBin(latencyMs), n);
+  addToBin(c.h, bin, n);
 }
 
 const IMAGE_BUCKETS = new Set(["svg", "png", "webp"]);
@@ -88,8 +88,9 @@ export const formatOf = (e: Pick<UsageEvent, "format" | "bucket">): string | nul
  * One part of a cell key: usable as a MongoDB field name (no ".", no leading "$") and never
  * containing the separator "|". null is "%" (a lone "%" is never an encoded value).
  */
-const enc = (v: string | number | null): string =>
-  v === null ? "%" : encodeURIComponent(String(v)).replace(/\./g, "%2E");
+const SAFE = /^[A-Za-z0-9_-]*$/;
+const enc = (v: string | null): string =>
+  v === null ? "%" : SAFE.test(v) ? v : encodeURIComponent(v).replace(/\./g, "%2E");
 const dec = (s: string): string | null => (s === "%" ? null : decodeURIComponent(s));
 
 /** A cell's group fields that a rollup keeps (missing ones are summed over). */
@@ -125,27 +126,27 @@ export function rollupFor(fields: Iterable<GroupField>): Rollup {
   );
 }
 
-/** An event's value of a group field, encoded for a cell key. */
-function encoded(e: UsageEvent, f: GroupField): string {
-  switch (f) {
-    case "bucket":
-      return e.bucket;
-    case "status":
-      return String(e.status);
-    case "key":
-      return enc(typeof e.keyId === "string" ? e.keyId : "");
-    case "brand":
-      return enc(typeof e.slug === "string" ? e.slug.toLowerCase() : null);
-    case "variant":
-      return enc(typeof e.variant === "string" ? e.variant : null);
-    case "format":
-      return enc(formatOf(e));
-  }
+/** An event's group fields, encoded for cell keys (slugs lower-cased). */
+function encodedFields(e: UsageEvent): Record<GroupField, string> {
+  return {
+    bucket: e.bucket,
+    status: String(e.status),
+    key: enc(typeof e.keyId === "string" ? e.keyId : ""),
+    brand: enc(typeof e.slug === "string" ? e.slug.toLowerCase() : null),
+    variant: enc(typeof e.variant === "string" ? e.variant : null),
+    format: enc(formatOf(e)),
+  };
 }
 
-/** The key of an event's cell in a rollup: its fields, encoded and joined by "|" (slugs lower-cased). */
-export function cellKey(e: UsageEvent, rollup: Rollup): string {
-  return ROLLUPS[rollup].map((f) => encoded(e, f)).join("|");
+/** The keys of an event's cells, one per rollup (ROLLUP_NAMES order): fields joined by "|". */
+export function cellKeys(e: UsageEvent): string[] {
+  const v = encodedFields(e);
+  return ROLLUP_NAMES.map((r) => {
+    const fields = ROLLUPS[r];
+    let key = v[fields[0]];
+    for (let i = 1; i < fields.length; i++) key += `|${v[fields[i] as GroupField]}`;
+    return key;
+  });
 }
 
 /** The group fields of a cell key of a rollup (the others are absent). */
@@ -177,7 +178,12 @@ export type PeriodCells = Map<string, Cell>;
 export interface AccountCells {
   views: Map<View, Map<string, PeriodCells>>;
   misses: Map<string, Map<string, number>>;
+  /** the cells of each rollup (ROLLUP_NAMES order) of the last day and hour counted into */
+  last: { day: string; dayCells: PeriodCells[]; hour: string; hourCells: PeriodCells[] };
 }
+
+const DAY_VIEWS = ROLLUP_NAMES.map((r): View => `day.${r}`);
+const HOUR_VIEWS = ROLLUP_NAMES.map((r): View => `hour.${r}`);
 
 /** A period's cells as read back for a query. */
 export interface PeriodRow {
@@ -205,29 +211,63 @@ export class CellProjection {
   }
 
   add(e: UsageEvent): void {
-    const a = getOr(this.accounts, e.accountId, () => ({
-      views: new Map(),
-      misses: new Map(),
-    }));
+    let a = this.accounts.get(e.accountId);
+    if (!a) {
+      a = {
+        views: new Map(),
+        misses: new Map(),
+        last: { day: "", dayCells: [], hour: "", hourCells: [] },
+      };
+      this.accounts.set(e.accountId, a);
+    }
     const n = e.count ?? 1;
-    const latency = typeof e.latencyMs === "number" ? e.latencyMs : 0;
-    const day = e.day;
+    const bin = latencyBin(typeof e.latencyMs === "number" ? e.latencyMs : 0);
+    const last = a.last;
+    // events come in time order: most share the account's last day and hour
+    if (last.day !== e.day) {
+      last.day = e.day;
+      last.dayCells = this.periodCells(a, DAY_VIEWS, e.day);
+    }
     const hour = e.ts.slice(0, 13);
-    for (const r of ROLLUP_NAMES) {
-      const made = cellKey(e, r);
-      const key = getOr(this.keys, made, () => made);
-      for (const view of [`day.${r}`, `hour.${r}`] as const) {
-        const periods = getOr(a.views, view, () => new Map<string, PeriodCells>());
-        const t = view.startsWith("day") ? day : hour;
-        const cells = getOr(periods, t, () => new Map<string, Cell>());
-        countCell(getOr(cells, key, emptyCell), e.status, latency, n);
-      }
+    if (last.hour !== hour) {
+      last.hour = hour;
+      last.hourCells = this.periodCells(a, HOUR_VIEWS, hour);
+    }
+    const keys = cellKeys(e);
+    for (let i = 0; i < keys.length; i++) {
+      const key = keys[i] as string;
+      countCell(this.cell(last.dayCells[i] as PeriodCells, key), e.status, bin, n);
+      countCell(this.cell(last.hourCells[i] as PeriodCells, key), e.status, bin, n);
     }
     const misses = missesOf(e);
     if (misses.length > 0) {
       const day = getOr(a.misses, e.day, () => new Map<string, number>());
       for (const m of misses) day.set(m, (day.get(m) ?? 0) + n);
     }
+  }
+
+  /** The cells of period `t` in each of `views`. */
+  private periodCells(a: AccountCells, views: View[], t: string): PeriodCells[] {
+    return views.map((view) =>
+      getOr(
+        getOr(a.views, view, () => new Map()),
+        t,
+        () => new Map<string, Cell>(),
+      ),
+    );
+  }
+
+  private cell(cells: PeriodCells, key: string): Cell {
+    let cell = cells.get(key);
+    if (!cell) {
+      cell = emptyCell();
+      // one copy of the key string, shared by every period that has the cell
+      cells.set(
+        getOr(this.keys, key, () => key),
+        cell,
+      );
+    }
+    return cell;
   }
 
   /** An account's periods from..to (inclusive, period strings) of one view. */
