@@ -20,6 +20,7 @@ import { mcpController } from "./mcp";
 import { metricsController } from "./metrics";
 import { visitorCounterController } from "./public";
 import { analyticsController } from "./usage/analytics";
+import { analyticsAdminController } from "./usage/analytics/admin";
 import { usageCurrentController } from "./usage/current";
 import { webController } from "./web";
 
@@ -120,6 +121,7 @@ export function createApp(deps: Deps) {
         limiter: deps.limiter,
         trustProxy: deps.config.TRUST_PROXY,
         usage: deps.store.usage,
+        exportSettleMs: deps.config.USAGE_EXPORT_SETTLE_MS,
       }),
     )
     .use(billingController({ ...auth, billing: deps.billing }))
@@ -153,12 +155,17 @@ export function createApp(deps: Deps) {
       }),
     );
   if (deps.config.ADMIN_TOKEN)
-    app.use(adminController({ accounts: deps.accounts, adminToken: deps.config.ADMIN_TOKEN })).use(
-      discoveryAdminController({
-        discovery: deps.discovery,
-        adminToken: deps.config.ADMIN_TOKEN,
-      }),
-    );
+    app
+      .use(adminController({ accounts: deps.accounts, adminToken: deps.config.ADMIN_TOKEN }))
+      .use(
+        discoveryAdminController({
+          discovery: deps.discovery,
+          adminToken: deps.config.ADMIN_TOKEN,
+        }),
+      )
+      .use(
+        analyticsAdminController({ usage: deps.store.usage, adminToken: deps.config.ADMIN_TOKEN }),
+      );
   return app;
 }
 

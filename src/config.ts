@@ -29,6 +29,7 @@ const Env = T.Object({
   USAGE_FLUSH_EVENTS: T.Integer({ minimum: 1, maximum: 100000, default: 500 }),
   USAGE_SYNC_MS: T.Integer({ minimum: 0, maximum: 60000, default: 250 }),
   SHUTDOWN_GRACE_MS: T.Integer({ minimum: 0, maximum: 600_000, default: 10_000 }),
+  USAGE_EXPORT_SETTLE_MS: T.Integer({ minimum: 0, maximum: 600_000, default: 30_000 }),
   STRIPE_SECRET_KEY: T.Optional(T.String({ minLength: 1 })),
   STRIPE_WEBHOOK_SECRET: T.Optional(T.String({ minLength: 1 })),
   STRIPE_PRICE_PRO: T.Optional(T.String({ minLength: 1 })),

@@ -2,10 +2,12 @@ import { Command, CommanderError, InvalidArgumentError } from "commander";
 import { AccountNotFound, AccountService, KeyNotFound } from "../accounts/service";
 import { registerDiscoveryCommands } from "../catalog/discovery/cli";
 import { ConfigError, loadConfig } from "../config";
+import { ApiError } from "../http/errors";
 import type { BucketLimits, Tier } from "../quota/limits";
 import { limitsProblem, TIERS } from "../quota/limits";
 import { openStore, type Store } from "../store";
-import { countersRebuild, projectionsRebuild } from "../usage/admin-commands";
+import { countersRebuild, missesReport, projectionsRebuild } from "../usage/admin-commands";
+import { MISS_KINDS, type MissKind } from "../usage/analytics/misses";
 import { accountView, LIST_LIMIT } from "./service";
 
 /** A refusal the operator can act on: printed as one line, exit code 1, no stack trace. */
@@ -28,6 +30,18 @@ function limitsOf(value: string | undefined, tier: Tier): Partial<BucketLimits> 
   const problem = limitsProblem(tier, limits);
   if (problem) throw new CliError(`--${problem}`);
   return limits as Partial<BucketLimits>;
+}
+
+function missKindArg(value: string): MissKind {
+  if (!(MISS_KINDS as readonly string[]).includes(value))
+    throw new InvalidArgumentError(`must be one of ${MISS_KINDS.join(", ")}.`);
+  return value as MissKind;
+}
+
+function intArg(value: string): number {
+  if (!/^\d{1,6}$/.test(value) || Number(value) < 1)
+    throw new InvalidArgumentError("must be a whole number from 1 to 999999.");
+  return Number(value);
 }
 
 const print = (value: unknown) => console.log(JSON.stringify(value, null, 2));
@@ -124,8 +138,32 @@ function program(): Command {
     .command("projections")
     .description("Usage projections")
     .command("rebuild")
-    .description("Recompute usage_daily from the usage event log")
-    .action(() => withStore(async (store) => console.log(await projectionsRebuild(store))));
+    .description(
+      "Recompute usage_daily and the analytics cells and misses from the usage event log",
+    )
+    .action(() =>
+      withStore(async (store) =>
+        console.log(await projectionsRebuild(store, (line) => console.error(line))),
+      ),
+    );
+  root
+    .command("misses")
+    .description(
+      "Domains, e-mail domains, slugs and searches that found nothing, all accounts, ranked",
+    )
+    .option("--since <period>", "7d, 24h or a YYYY-MM-DD day (at most 366 days back)", "7d")
+    .option("--kind <kind>", `only one kind: ${MISS_KINDS.join(", ")}`, missKindArg)
+    .option("--limit <n>", "rows to print", intArg, 50)
+    .action((o: { since: string; kind?: MissKind; limit: number }) =>
+      withStore(async (store) => {
+        try {
+          console.log(await missesReport(store, o));
+        } catch (err) {
+          if (err instanceof RangeError || err instanceof ApiError) throw new CliError(err.message);
+          throw err;
+        }
+      }),
+    );
   root
     .command("counters")
     .description("Quota counters")

@@ -3,6 +3,7 @@ import { ErrorBody, RateLimitedBody } from "../catalog/model";
 import type { Variant } from "../catalog/types";
 import { type AuthDeps, authPlugin } from "../http/auth";
 import { ApiError, serviceNotFound } from "../http/errors";
+import { noteMeter } from "../http/meter";
 import { decimalQuery } from "../http/params";
 import type { Tier } from "../quota/limits";
 import {
@@ -69,6 +70,12 @@ const RESOLUTION =
 
 type Headers = Record<string, string | number>;
 
+/** An unknown slug (404) or a brand with nothing to serve (placeholder) is a miss of its slug. */
+function noteAssetMiss(request: Request, slug: string, served: ServedSvg | null) {
+  if (!served || served.variant === "placeholder")
+    noteMeter(request, { miss: [`slug:${slug.toLowerCase()}`] });
+}
+
 function commonHeaders(set: { headers: Headers }, served: ServedSvg, etag: string) {
   set.headers["x-svg-variant"] = served.variant;
   if (served.restricted) set.headers["x-variant-restricted"] = served.restricted;
@@ -90,17 +97,18 @@ export function assetsController(deps: AuthDeps & { assets: AssetService }) {
     slug: string,
     query: { variant?: Variant; size?: number; placeholder?: "generic" | "monogram" },
     tier: Tier,
-    ifNoneMatch: string | null,
+    request: Request,
     set: { headers: Headers; status?: number | string },
   ): Uint8Array | null | Promise<Uint8Array> {
     // the schema fills both defaults; the fallbacks only satisfy the optional types
     const variant = query.variant ?? "mono";
     const size = query.size ?? DEFAULT_SIZE;
     const resolved = assets.resolve(slug, variant, tier, query.placeholder === "monogram");
+    noteAssetMiss(request, slug, resolved);
     if (!resolved) throw serviceNotFound(slug);
     const served = assets.rasterSource(resolved, size, format);
     const etag = rasterEtag(served, size, format);
-    if (etagMatches(ifNoneMatch, etag)) {
+    if (etagMatches(request.headers.get("if-none-match"), etag)) {
       commonHeaders(set, served, etag);
       set.status = 304;
       return null;
@@ -136,6 +144,7 @@ export function assetsController(deps: AuthDeps & { assets: AssetService }) {
           principal.tier,
           query.placeholder === "monogram",
         );
+        noteAssetMiss(request, params.slug, served);
         if (!served) throw serviceNotFound(params.slug);
         const etag = svgEtag(served);
         commonHeaders(set, served, etag);
@@ -161,14 +170,7 @@ export function assetsController(deps: AuthDeps & { assets: AssetService }) {
     .get(
       "/png/:slug",
       ({ params, query, principal, request, set }) =>
-        raster(
-          "png",
-          params.slug,
-          query,
-          principal.tier,
-          request.headers.get("if-none-match"),
-          set,
-        ),
+        raster("png", params.slug, query, principal.tier, request, set),
       {
         metered: "png",
         params: SlugParams,
@@ -185,14 +187,7 @@ export function assetsController(deps: AuthDeps & { assets: AssetService }) {
     .get(
       "/webp/:slug",
       ({ params, query, principal, request, set }) =>
-        raster(
-          "webp",
-          params.slug,
-          query,
-          principal.tier,
-          request.headers.get("if-none-match"),
-          set,
-        ),
+        raster("webp", params.slug, query, principal.tier, request, set),
       {
         metered: "webp",
         params: SlugParams,

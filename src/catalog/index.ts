@@ -1,6 +1,7 @@
 import { Elysia, type Static, t } from "elysia";
 import { type AuthDeps, authPlugin } from "../http/auth";
 import { ApiError, serviceNotFound } from "../http/errors";
+import { noteMeter } from "../http/meter";
 import { decimalQuery } from "../http/params";
 import { BATCH_SLUG_CAP } from "../quota/limits";
 import {
@@ -62,7 +63,7 @@ export function catalogController(deps: AuthDeps & { catalog: CatalogService }) 
     )
     .post(
       "/batch",
-      ({ body, principal, set }) => {
+      ({ body, principal, request, set }) => {
         const unique = [...new Set(body.slugs.map((s) => s.trim().toLowerCase()))];
         const cap = BATCH_SLUG_CAP[principal.tier];
         if (unique.length > cap)
@@ -73,6 +74,8 @@ export function catalogController(deps: AuthDeps & { catalog: CatalogService }) 
           );
         // assembled from pre-serialized entries (see the by-slug route below)
         set.headers["content-type"] = JSON_TYPE;
+        const missing = unique.filter((slug) => !catalog.brand(slug));
+        if (missing.length > 0) noteMeter(request, { miss: missing.map((s) => `slug:${s}`) });
         return catalog.batchJson(unique) as unknown as Static<typeof BatchResponse>;
       },
       {
@@ -89,12 +92,15 @@ export function catalogController(deps: AuthDeps & { catalog: CatalogService }) 
     )
     .get(
       "/:slug",
-      ({ params, set }) => {
+      ({ params, request, set }) => {
         // Pre-serialized JSON of a view that matches ServiceResponse (every view of the catalog
         // is checked against the schema in tests/catalog/routes.test.ts); answering text rather
         // than a Response lets Elysia build the response once, with the headers already set.
         const json = catalog.viewJson(params.slug);
-        if (json === null) throw serviceNotFound(params.slug);
+        if (json === null) {
+          noteMeter(request, { miss: [`slug:${params.slug.toLowerCase()}`] });
+          throw serviceNotFound(params.slug);
+        }
         set.headers["content-type"] = "application/json";
         return json as unknown as Static<typeof ServiceResponse>;
       },

@@ -193,6 +193,9 @@ function callerOf(request: Request): Principal {
  *                               status is final a usage event is recorded and a server error
  *                               refunds (http/meter.ts; errors are settled by the error plugin).
  */
+/** buckets whose routes serve an image of that format (the usage event's `format`) */
+const IMAGE_BUCKETS = new Set<Bucket>(["svg", "png", "webp"]);
+
 export function authPlugin(deps: AuthDeps) {
   return new Elysia().macro({
     // Credentials are checked in `parse` (routes with a body, before it is read) and in
@@ -219,6 +222,7 @@ export function authPlugin(deps: AuthDeps) {
           route,
           slug: p?.slug ?? null,
           variant: typeof q?.variant === "string" ? q.variant : null,
+          format: IMAGE_BUCKETS.has(bucket) ? bucket : undefined,
         };
         const pending = startMeter(deps, principal, bucket, target, started);
         // an in-process counter store decides synchronously: no promise on the hot path

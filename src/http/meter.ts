@@ -16,6 +16,10 @@ export interface Meter {
   route: string;
   slug: string | null;
   variant: string | null;
+  /** the image format served (asset routes), else undefined */
+  format?: string;
+  /** what was asked for and could not be served (see UsageEvent.miss) */
+  miss?: string[];
   quota: QuotaGate;
   usage: UsageRecorder;
 }
@@ -47,11 +51,24 @@ export function settleMeter(request: Request, status: number): void {
   closeMeter(m, status);
 }
 
+/**
+ * What a handler learns about its request that the usage event should name: the brand it
+ * resolved (`slug`), or what it could not serve (`miss`, e.g. `domain:acme.test`). No-op for a
+ * request that is not metered.
+ */
+export function noteMeter(request: Request, note: { slug?: string; miss?: string[] }): void {
+  const m = open.get(request);
+  if (!m) return;
+  if (note.slug !== undefined) m.slug = note.slug;
+  if (note.miss !== undefined) m.miss = note.miss;
+}
+
 /** What a metered call is about, as its usage event names it. */
 export interface MeterTarget {
   route: string;
   slug: string | null;
   variant: string | null;
+  format?: string;
 }
 
 /**
@@ -100,6 +117,7 @@ function opened(
       route: target.route,
       slug: target.slug,
       variant: target.variant,
+      format: target.format,
       quota: deps.quota,
       usage: deps.usage,
     },
@@ -127,6 +145,8 @@ export function closeMeter(m: Meter, status: number): void {
     route: m.route,
     slug: m.slug,
     variant: m.variant,
+    format: m.format,
+    miss: m.miss,
     status,
     latencyMs: Math.round((performance.now() - m.started) * 100) / 100,
   });

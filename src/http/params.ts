@@ -6,13 +6,13 @@ import { validationError } from "./errors";
  * An integer query parameter whose validation error names the field and its range
  * (Elysia's own message for coerced query numbers does not name the field).
  */
-export function queryInt(name: string, min: number, max: number | null, def: number) {
+export function queryInt(name: string, min: number, max: number | null, def?: number) {
   const range = max === null ? `>= ${min}` : `from ${min} to ${max}`;
   return t.Integer({
     minimum: min,
     ...(max === null ? {} : { maximum: max }),
-    default: def,
-    description: `Integer ${range} written in decimal digits (no sign, exponent, fraction or 0x), default ${def}`,
+    ...(def === undefined ? {} : { default: def }),
+    description: `Integer ${range} written in decimal digits (no sign, exponent, fraction or 0x)${def === undefined ? "" : `, default ${def}`}`,
     error: `Invalid query parameter ${name}: must be an integer ${range}`,
   });
 }

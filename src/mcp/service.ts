@@ -13,7 +13,13 @@ import { normalizeQuery } from "../catalog/search/text";
 import type { CatalogService } from "../catalog/service";
 import { VARIANTS, type Variant } from "../catalog/types";
 import { ApiError, serviceNotFound, validationError } from "../http/errors";
-import { closeMeter, dailyLimitMessage, type MeterTarget, startMeter } from "../http/meter";
+import {
+  closeMeter,
+  dailyLimitMessage,
+  type Meter,
+  type MeterTarget,
+  startMeter,
+} from "../http/meter";
 import { log } from "../platform/log";
 import { type Bucket, RATE_LIMITS } from "../quota/limits";
 import type { QuotaDecision } from "../quota/port";
@@ -191,7 +197,7 @@ export class McpService {
     principal: Principal,
     bucket: Bucket,
     target: MeterTarget,
-    fn: () => T | Promise<T>,
+    fn: (meter: Meter) => T | Promise<T>,
   ): Promise<Metered<T>> {
     const pending = startMeter(this.deps, principal, bucket, target);
     const { decision, meter } = pending instanceof Promise ? await pending : pending;
@@ -208,7 +214,7 @@ export class McpService {
       );
     }
     try {
-      const value = await fn();
+      const value = await fn(meter);
       closeMeter(meter, 200);
       return { value, quota: quotaMeta(bucket, decision) };
     } catch (err) {
@@ -233,7 +239,7 @@ export class McpService {
       p,
       "search",
       { route: "mcp:search_brands", slug: null, variant: null },
-      () => {
+      (meter) => {
         const query = normalizeQuery(q);
         if ([...query].length < 2)
           throw new ApiError(
@@ -244,15 +250,19 @@ export class McpService {
         const matches = this.deps.search
           .search(query, limit)
           .map((b) => this.deps.catalog.viewOf(b));
+        if (matches.length === 0) meter.miss = [`query:${query}`];
         return { matches, query, total: matches.length };
       },
     );
   }
 
   private getBrand(p: Principal, slug: string, route: string) {
-    return this.metered(p, "catalog", { route, slug, variant: null }, () => {
+    return this.metered(p, "catalog", { route, slug, variant: null }, (meter) => {
       const brand = this.deps.catalog.brand(slug);
-      if (!brand) throw serviceNotFound(slug);
+      if (!brand) {
+        meter.miss = [`slug:${slug.toLowerCase()}`];
+        throw serviceNotFound(slug);
+      }
       return this.deps.catalog.viewOf(brand);
     });
   }
@@ -262,8 +272,11 @@ export class McpService {
       p,
       "domain",
       { route: "mcp:resolve_brand", slug: null, variant: null },
-      () => {
-        const brand = lookupBrand(this.deps.brands, { domain, email });
+      (meter) => {
+        const brand = lookupBrand(this.deps.brands, { domain, email }, (host, kind) => {
+          meter.miss = [`${kind}:${host}`];
+        });
+        meter.slug = brand.slug;
         this.deps.enrichment.request(brand);
         return toBrandView(brand);
       },
@@ -279,8 +292,10 @@ export class McpService {
     size: number,
     route: string,
   ) {
-    return this.metered(p, format, { route, slug, variant }, async () => {
+    return this.metered(p, format, { route, slug, variant, format }, async (meter) => {
       const resolved = this.deps.assets.resolve(slug, variant, p.tier);
+      if (!resolved || resolved.variant === "placeholder")
+        meter.miss = [`slug:${slug.toLowerCase()}`];
       if (!resolved) throw serviceNotFound(slug);
       if (format === "svg") return { served: resolved, bytes: null };
       const source = this.deps.assets.rasterSource(resolved, size, "png");

@@ -83,6 +83,18 @@ export const RATE_LIMITS = {
     windowSeconds: 60,
     label: "GET /v1/analytics/usage",
   },
+  analyticsEvents: {
+    name: "analytics-events",
+    limit: 20,
+    windowSeconds: 60,
+    label: "GET /v1/analytics/events",
+  },
+  analyticsMisses: {
+    name: "analytics-misses",
+    limit: 60,
+    windowSeconds: 60,
+    label: "GET /v1/analytics/misses",
+  },
   resendVerification: {
     name: "resend-verification",
     limit: 3,

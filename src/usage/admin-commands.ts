@@ -2,18 +2,58 @@ import { AccountService } from "../accounts/service";
 import type { Config } from "../config";
 import { createCounterStore, createQuotas } from "../quota/setup";
 import type { Store } from "../store";
+import { type MissKind, rankedMisses } from "./analytics/misses";
 import { rebuildCounters } from "./counters";
 
-/** `npm run admin -- projections rebuild`: recompute usage_daily from the usage event log. */
-export async function projectionsRebuild(store: Store): Promise<string> {
+/**
+ * `npm run admin -- projections rebuild`: recompute usage_daily and the analytics cells and
+ * misses from the usage event log; `progress` hears a line now and then.
+ */
+export async function projectionsRebuild(
+  store: Store,
+  progress: (line: string) => void = () => {},
+): Promise<string> {
   const started = performance.now();
-  const r = await store.usage.rebuildDaily();
+  let events = 0;
+  const r = await store.usage.rebuildDaily((p) => {
+    events = store.kind === "embedded" ? events + p.events : p.events;
+    const s = ((performance.now() - started) / 1000).toFixed(1);
+    progress(`${s}s: ${events} events read (up to ${p.day})`);
+  });
   const ms = Math.round(performance.now() - started);
   const note =
     store.kind === "embedded"
-      ? " (embedded store: the service rebuilds usage_daily from DATA_DIR/events at every start; this run checked that the log replays)"
+      ? " (embedded store: the service rebuilds usage_daily at every start and the analytics cells on their first query; this run checked that the log replays)"
       : "";
-  return `usage_daily rebuilt from ${r.events} events: ${r.rows} rows in ${ms} ms${note}`;
+  return `usage_daily rebuilt from ${r.events} events: ${r.rows} rows in ${ms} ms, with the analytics cells and misses${note}`;
+}
+
+/** `--since 7d` / `24h` / a YYYY-MM-DD day: the first UTC day it covers. */
+export function sinceDay(since: string, now = new Date()): string | null {
+  if (/^\d{4}-\d{2}-\d{2}$/.test(since)) return since;
+  const m = /^(\d{1,4})([dh])$/.exec(since);
+  if (!m) return null;
+  const ms = Number(m[1]) * (m[2] === "d" ? 86_400_000 : 3_600_000);
+  return new Date(now.getTime() - ms).toISOString().slice(0, 10);
+}
+
+/** `npm run admin -- misses --since 7d`: what every account asked for in vain, ranked. */
+export async function missesReport(
+  store: Store,
+  opts: { since: string; kind?: MissKind; limit: number },
+): Promise<string> {
+  const from = sinceDay(opts.since);
+  if (!from) throw new RangeError("--since must be like 7d, 24h or a YYYY-MM-DD day");
+  const r = await rankedMisses(store.usage, null, {
+    from,
+    to: new Date().toISOString().slice(0, 10),
+    kind: opts.kind,
+    limit: opts.limit,
+  });
+  const lines = r.misses.map(
+    (m) => `${String(m.count).padStart(8)}  ${m.kind.padEnd(6)}  ${m.value}`,
+  );
+  return [`misses ${r.from}..${r.to} (all accounts)`, ...lines].join("\n");
 }
 
 export class CountersUnavailable extends Error {}

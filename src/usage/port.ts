@@ -1,5 +1,6 @@
 import type { Bucket, Tier } from "../quota/limits";
 import type { CountableEvent } from "../quota/service";
+import type { PeriodRow, View } from "./analytics/cells";
 
 /** One metered request, as appended to the usage event log. Never updated or deleted. */
 export interface UsageEvent {
@@ -19,8 +20,20 @@ export interface UsageEvent {
   bucket: Bucket;
   /** route pattern, e.g. /v1/svg/:slug */
   route: string;
+  /**
+   * the brand the request was about: the path's slug, or for GET /v1/brand the slug of the brand
+   * the domain or e-mail resolved to (null when none)
+   */
   slug: string | null;
   variant: string | null;
+  /** asset routes: the image format served (svg, png, webp); absent elsewhere and on older events */
+  format?: string;
+  /**
+   * what was asked for and could not be served (a 404, a placeholder, a search without result),
+   * as `kind:value`: `domain:acme.test`, `email:acme.test` (the address's domain only),
+   * `slug:acme`, `query:acme corp` (normalised). Absent on every other event.
+   */
+  miss?: string[];
   status: number;
   /** time from authentication to the end of the response, in ms */
   latencyMs: number;
@@ -93,6 +106,19 @@ export interface UsageEventStore {
   append(events: UsageEvent[], opts?: { fresh?: boolean }): Promise<number>;
   /** usage_daily rows of one account for days from..to (inclusive, YYYY-MM-DD) */
   daily(accountId: string, from: string, to: string): Promise<DailyRow[]>;
+  /**
+   * The analytics cells (see usage/analytics/cells.ts) of one account and view (granularity and
+   * rollup) for the periods from..to (inclusive: YYYY-MM-DD days, or YYYY-MM-DDTHH hours). A
+   * period may come in several rows (one per writer): the caller sums them.
+   */
+  cells(accountId: string, view: View, from: string, to: string): Promise<PeriodRow[]>;
+  /** miss counts (see UsageEvent.miss) of days from..to: of one account, or of all (null) */
+  misses(accountId: string | null, from: string, to: string): Promise<Map<string, number>>;
+  /**
+   * One page of an account's raw events for the export: days from..to, ids after `after` (or
+   * from the first), `ts` before `before`, ascending by id, at most `limit`.
+   */
+  exportEvents(accountId: string, q: ExportQuery): Promise<UsageEvent[]>;
   /** every stored event of one UTC day (each id once) */
   eventsOfDay(day: string): AsyncIterable<UsageEvent>;
   /**
@@ -101,12 +127,26 @@ export interface UsageEventStore {
    * Without it, or when it answers null (a day it does not tally), callers use eventsOfDay.
    */
   tallyOfDay?(day: string): CountableEvent[] | null;
-  /** recompute usage_daily from the whole event log (rows of pruned days are kept as they are) */
-  rebuildDaily(): Promise<{ events: number; rows: number }>;
+  /**
+   * recompute usage_daily and the analytics cells and misses from the whole event log (rows of
+   * pruned days are kept as they are); `progress` hears about each day read
+   */
+  rebuildDaily(
+    progress?: (p: { day: string; events: number }) => void,
+  ): Promise<{ events: number; rows: number }>;
   /**
    * Retention: remove the raw events of every UTC day before `beforeDay` (YYYY-MM-DD). Their
    * usage_daily rows are kept (forever): a day's rows are made durable before its events go.
    */
   prune(beforeDay: string): Promise<{ days: number; events: number }>;
   close(): Promise<void>;
+}
+
+export interface ExportQuery {
+  from: string;
+  to: string;
+  after: string | null;
+  /** ISO 8601 time: only events metered before it */
+  before: string;
+  limit: number;
 }

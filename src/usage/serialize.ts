@@ -12,24 +12,66 @@ export const usageEvent = (
   day: string,
   e: Omit<UsageEvent, "id" | "ts" | "day">,
 ): UsageEvent => {
-  const out: UsageEvent = {
-    id,
-    ts,
-    day,
-    accountId: e.accountId,
-    keyId: e.keyId,
-    tier: e.tier,
-    bucket: e.bucket,
-    route: e.route,
-    slug: e.slug,
-    variant: e.variant,
-    status: e.status,
-    latencyMs: e.latencyMs,
-  };
+  // optional fields sit between variant and status (the order event-scan's fast path reads)
+  const out: UsageEvent =
+    e.miss !== undefined
+      ? withMiss(id, ts, day, e)
+      : e.format !== undefined
+        ? {
+            id,
+            ts,
+            day,
+            accountId: e.accountId,
+            keyId: e.keyId,
+            tier: e.tier,
+            bucket: e.bucket,
+            route: e.route,
+            slug: e.slug,
+            variant: e.variant,
+            format: e.format,
+            status: e.status,
+            latencyMs: e.latencyMs,
+          }
+        : {
+            id,
+            ts,
+            day,
+            accountId: e.accountId,
+            keyId: e.keyId,
+            tier: e.tier,
+            bucket: e.bucket,
+            route: e.route,
+            slug: e.slug,
+            variant: e.variant,
+            status: e.status,
+            latencyMs: e.latencyMs,
+          };
   // folded 429 refusals only (see UsageEvent.count)
   if (e.count !== undefined && e.count > 1) out.count = e.count;
   return out;
 };
+
+/** An event that records a miss (rare): built field by field in the stored order. */
+function withMiss(
+  id: string,
+  ts: string,
+  day: string,
+  e: Omit<UsageEvent, "id" | "ts" | "day">,
+): UsageEvent {
+  const out = { id, ts, day } as UsageEvent;
+  out.accountId = e.accountId;
+  out.keyId = e.keyId;
+  out.tier = e.tier;
+  out.bucket = e.bucket;
+  out.route = e.route;
+  out.slug = e.slug;
+  out.variant = e.variant;
+  if (e.format !== undefined) out.format = e.format;
+  out.miss = e.miss;
+  out.status = e.status;
+  out.latencyMs = e.latencyMs;
+  return out;
+}
 
 /** ts and day of the last input's millisecond: the events of a batch mostly share theirs */
 let last = { at: Number.NaN, ts: "", day: "" };

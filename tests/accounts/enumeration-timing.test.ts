@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { type AuthTestApp, makeAuthApp } from "../auth/helpers";
+import { type AuthTestApp, makeAuthApp } from "./helpers";
 
 /**
  * POST /auth/forgot-password and /auth/resend-verification answer a registered address and an

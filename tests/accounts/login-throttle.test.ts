@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { LOGIN_CLIENT, LOGIN_PAIR } from "../../src/accounts/auth";
-import { type AuthTestApp, makeAuthApp, PASSWORD } from "../auth/helpers";
+import { type AuthTestApp, makeAuthApp, PASSWORD } from "./helpers";
 
 /**
  * Login throttling (OWASP authentication guidance): growing delays per (address, client IP)

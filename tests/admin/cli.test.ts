@@ -1,11 +1,10 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { join } from "node:path";
-import { makeApp, type TestApp } from "../support/app";
+import { makeApp, runAdmin, type TestApp } from "../support/app";
 
 // spawns processes or builds several apps: slow on a loaded machine (bun's default is 5 s)
 setDefaultTimeout(60_000);
 
-const ROOT = join(import.meta.dir, "../..");
 let t: TestApp;
 beforeAll(async () => {
   // no key cache: a key the CLI revokes is refused by the running app on its next request
@@ -14,25 +13,7 @@ beforeAll(async () => {
 afterAll(() => t.close());
 
 /** Runs `npm run admin -- ...args` (scripts/admin.ts) on the test app's DATA_DIR. */
-async function admin(args: string[], env: Record<string, string> = {}) {
-  const proc = Bun.spawn([process.execPath, "scripts/admin.ts", ...args], {
-    cwd: ROOT,
-    env: {
-      ...process.env,
-      DATA_DIR: t.deps.config.DATA_DIR,
-      CATALOG_FILE: t.deps.config.CATALOG_FILE,
-      ...env,
-    },
-    stdout: "pipe",
-    stderr: "pipe",
-  });
-  const [code, out, err] = await Promise.all([
-    proc.exited,
-    new Response(proc.stdout).text(),
-    new Response(proc.stderr).text(),
-  ]);
-  return { code, out, err };
-}
+const admin = (args: string[], env: Record<string, string> = {}) => runAdmin(t, args, env);
 
 const COMMANDS: [string[], string[]][] = [
   [["accounts", "list"], ["--email"]],
@@ -48,6 +29,7 @@ const COMMANDS: [string[], string[]][] = [
   [["keys", "list"], ["<accountId>"]],
   [["keys", "revoke"], ["<keyId>"]],
   [["projections", "rebuild"], []],
+  [["misses"], ["--since", "--kind", "--limit"]],
 ];
 
 describe("admin CLI --help", () => {

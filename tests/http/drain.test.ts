@@ -4,7 +4,7 @@ import { connect, type Socket } from "node:net";
 import { join } from "node:path";
 import { Drain } from "../../src/http/drain";
 import { readEventFile } from "../../src/store/embedded/usage";
-import { ADMIN_TOKEN, freePort, SERVICE_CMD, tempDir, waitForHealth } from "../helpers";
+import { ADMIN_TOKEN, freePort, SERVICE_CMD, tempDir, waitForHealth } from "../support/app";
 
 /**
  * Graceful drain of the real entry point (`bun src/main.ts`): continuous load on 64 keep-alive

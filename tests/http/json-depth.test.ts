@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { MAX_JSON_DEPTH, nestsDeeperThan } from "../../src/http/json-body";
-import { ADMIN_TOKEN, makeApp, type TestApp } from "../helpers";
+import { ADMIN_TOKEN, makeApp, type TestApp } from "../support/app";
 
 /** JSON request bodies nested deeper than MAX_JSON_DEPTH: a 422 in the error shape, never 500. */
 const nested = (levels: number, inner = "1") => "[".repeat(levels) + inner + "]".repeat(levels);

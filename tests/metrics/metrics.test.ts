@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { captureLogs } from "../../src/platform/log";
-import { freePort, makeApp, type TestApp } from "../helpers";
+import { freePort, makeApp, type TestApp } from "../support/app";
 
 /** GET /metrics: the Prometheus text format behind METRICS_TOKEN (docs/metrics.md). */
 

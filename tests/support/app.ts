@@ -1,4 +1,5 @@
 import { rmSync } from "node:fs";
+import { join } from "node:path";
 import { freePort } from "../../scripts/lib/net";
 import type { Principal } from "../../src/accounts/model";
 import { createApp } from "../../src/app";
@@ -90,14 +91,43 @@ export async function makeApp(
   } satisfies TestApp);
 }
 
-/** Create an enterprise account with custom daily limits through POST /admin/keys. */
-export async function createEnterprise(t: TestApp, limits: Record<string, number | null>) {
+/** Create an account and key through POST /admin/keys (enterprise: with custom daily limits). */
+export async function createAccount(
+  t: TestApp,
+  tier: Tier,
+  limits?: Record<string, number | null>,
+) {
   const r = await t.req("/admin/keys", {
     method: "POST",
     headers: { authorization: `Bearer ${ADMIN_TOKEN}`, "content-type": "application/json" },
-    body: JSON.stringify({ tier: "enterprise", limits }),
+    body: JSON.stringify(limits ? { tier, limits } : { tier }),
   });
-  return (await r.json()) as { accountId: string; apiKey: string };
+  return (await r.json()) as { accountId: string; keyId: string; apiKey: string };
+}
+
+/** Create an enterprise account with custom daily limits through POST /admin/keys. */
+export const createEnterprise = (t: TestApp, limits: Record<string, number | null>) =>
+  createAccount(t, "enterprise", limits);
+
+/** Run `npm run admin -- ...args` (scripts/admin.ts) on the test app's DATA_DIR and catalog. */
+export async function runAdmin(t: TestApp, args: string[], env: Record<string, string> = {}) {
+  const proc = Bun.spawn([process.execPath, "scripts/admin.ts", ...args], {
+    cwd: join(import.meta.dir, "../.."),
+    env: {
+      ...process.env,
+      DATA_DIR: t.deps.config.DATA_DIR,
+      CATALOG_FILE: t.deps.config.CATALOG_FILE,
+      ...env,
+    },
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  const [code, out, err] = await Promise.all([
+    proc.exited,
+    new Response(proc.stdout).text(),
+    new Response(proc.stderr).text(),
+  ]);
+  return { code, out, err };
 }
 
 /**

@@ -1,11 +1,9 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { rmSync } from "node:fs";
 import { newId } from "../../src/platform/ids";
 import { setLogLevel } from "../../src/platform/log";
-import { EmbeddedUsageStore } from "../../src/store/embedded/usage";
 import type { UsageEvent, UsageEventStore } from "../../src/usage/port";
-import { tempDir } from "../support/app";
 import { mongoUrl, skipNote, testDbName } from "../support/mongo";
+import { usageStoreKinds } from "../support/usage-stores";
 import { collect, event } from "./util";
 
 /**
@@ -128,34 +126,8 @@ function usageStoreContract(
   });
 }
 
-usageStoreContract("embedded", async () => {
-  const dir = tempDir("usage-s-");
-  return {
-    store: new EmbeddedUsageStore(dir),
-    drop: async () => rmSync(dir, { recursive: true, force: true }),
-  };
-});
-
 const mongo = await mongoUrl();
-usageStoreContract(
-  `mongodb ${skipNote(mongo)}`.trim(),
-  async () => {
-    const { MongoClient } = await import("mongodb");
-    const { MongoUsageStore } = await import("../../src/store/mongo/usage");
-    const client = new MongoClient(mongo.url as string, { serverSelectionTimeoutMS: 5000 });
-    await client.connect();
-    const db = client.db(testDbName("bapi_usage_test"));
-    await MongoUsageStore.ensureIndexes(db);
-    return {
-      store: new MongoUsageStore(db),
-      drop: async () => {
-        await db.dropDatabase();
-        await client.close();
-      },
-    };
-  },
-  !mongo.url,
-);
+for (const kind of await usageStoreKinds()) usageStoreContract(kind.name, kind.open, kind.skip);
 
 describe.skipIf(!mongo.url)(
   `two instances folding into usage_daily at once ${skipNote(mongo)}`.trim(),

@@ -54,6 +54,15 @@ export class SwitchableStore implements UsageEventStore {
   daily(accountId: string, from: string, to: string) {
     return this.inner.daily(accountId, from, to);
   }
+  cells(...a: Parameters<UsageEventStore["cells"]>) {
+    return this.inner.cells(...a);
+  }
+  misses(...a: Parameters<UsageEventStore["misses"]>) {
+    return this.inner.misses(...a);
+  }
+  exportEvents(...a: Parameters<UsageEventStore["exportEvents"]>) {
+    return this.inner.exportEvents(...a);
+  }
   eventsOfDay(day: string) {
     return this.inner.eventsOfDay(day);
   }

@@ -1,6 +1,7 @@
 import { Elysia } from "elysia";
 import { type AuthDeps, authPlugin } from "../../http/auth";
 import type { DiscoveryService } from "../discovery/service";
+import { noteMeter } from "../../http/meter";
 import type { EnrichmentService } from "../enrichment";
 import { ErrorBody, RateLimitedBody } from "../model";
 import { lookupBrand } from "./lookup";
@@ -28,8 +29,12 @@ export function brandController(
   const { brands, enrichment, discovery } = deps;
   return new Elysia({ prefix: "/v1", tags: ["brand"] }).use(authPlugin(deps)).get(
     "/brand",
-    ({ query, set }) => {
-      const brand = lookupBrand(brands, query, (host) => discovery?.requestDomain(host));
+    ({ query, request, set }) => {
+      const brand = lookupBrand(brands, query, (host, kind) => {
+        noteMeter(request, { miss: [`${kind}:${host}`] });
+        discovery?.requestDomain(host);
+      });
+      noteMeter(request, { slug: brand.slug });
       enrichment.request(brand);
       discovery?.requestBrand(brand);
       set.headers["cache-control"] = "public, max-age=300";

@@ -16,13 +16,14 @@ const EMAIL_REFUSED = {
  * The brand of a domain or a business e-mail address, exactly one of the two (GET /v1/brand and
  * the MCP resolve_brand tool): 422 validation_error for neither, both or a domain that is not a
  * host name, 422 email_not_brand_domain for an e-mail the rules refuse, 404 domain_not_found
- * when no brand has the domain.
+ * when no brand has the domain, after telling `onMiss` what was not found (`domain:<host>` or
+ * `email:<host>`: an address's domain, never its local part).
  */
 export function lookupBrand(
   brands: BrandResolver,
   input: { domain?: string; email?: string },
-  /** told the host when no brand has it (web discovery queues it) */
-  onMiss?: (host: string) => void,
+  /** told the host (and how it was asked for) when no brand has it: demand analytics, discovery */
+  onMiss?: (host: string, kind: "domain" | "email") => void,
 ): Brand {
   const { domain, email } = input;
   if ((domain === undefined) === (email === undefined))
@@ -47,7 +48,9 @@ export function lookupBrand(
     host = e.host;
   }
   const brand = brands.resolveHost(host);
-  if (!brand) onMiss?.(host);
-  if (!brand) throw notFound("domain_not_found", `No brand matches the domain ${host}.`);
+  if (!brand) {
+    onMiss?.(host, domain !== undefined ? "domain" : "email");
+    throw notFound("domain_not_found", `No brand matches the domain ${host}.`);
+  }
   return brand;
 }

@@ -1,6 +1,7 @@
 import { Elysia, type Static } from "elysia";
 import { type AuthDeps, authPlugin } from "../../http/auth";
 import { ApiError } from "../../http/errors";
+import { noteMeter } from "../../http/meter";
 import { decimalQuery } from "../../http/params";
 import {
   documentedResponses,
@@ -34,7 +35,7 @@ export function searchController(
     .use(decimalQuery)
     .get(
       "/search",
-      ({ query, set }) => {
+      ({ query, request, set }) => {
         const q = normalizeQuery(query.q ?? "");
         if ([...q].length < 2)
           throw new ApiError(
@@ -45,7 +46,9 @@ export function searchController(
         // a cached or freshly assembled SearchResponse body (search/responses.ts); its entries
         // are the catalog's views, each checked against ServiceResponse in the catalog tests
         set.headers["content-type"] = JSON_TYPE;
-        return responses.json(q, query.limit) as unknown as Static<typeof SearchResponse>;
+        const json = responses.json(q, query.limit);
+        if (json.endsWith(',"total":0}')) noteMeter(request, { miss: [`query:${q}`] });
+        return json as unknown as Static<typeof SearchResponse>;
       },
       {
         metered: "search",

@@ -4,10 +4,18 @@ import { join } from "node:path";
 import { log } from "../../platform/log";
 import type { Bucket } from "../../quota/limits";
 import type { CountableEvent } from "../../quota/service";
+import { CellProjection, type View } from "../../usage/analytics/cells";
 import { DailyProjection } from "../../usage/daily";
-import type { DailyRow, UsageEvent, UsageEventStore } from "../../usage/port";
+import type { DailyRow, ExportQuery, UsageEvent, UsageEventStore } from "../../usage/port";
 import { JsonlEncoder } from "../../usage/serialize";
 import { IdHashSet, lineChunks, parseEvent, tallyEventFile, warnUnreadable } from "./event-scan";
+
+/** The UTC day of a UUIDv7 event id (its first 48 bits are the epoch ms). */
+const dayOfId = (id: string): string | null => {
+  const ms = Number.parseInt(id.replace(/-/g, "").slice(0, 12), 16);
+  return Number.isFinite(ms) ? new Date(ms).toISOString().slice(0, 10) : null;
+};
+
 import { JsonlLog } from "./jsonl";
 
 const DAY_FILE = /^(\d{4}-\d{2}-\d{2})\.jsonl$/;
@@ -151,6 +159,12 @@ export class EmbeddedUsageStore implements UsageEventStore {
   private syncs = 0;
   /** reused by every append: the queue runs one append at a time, each awaiting its write */
   private encoder = new JsonlEncoder();
+  /**
+   * the analytics cells and misses: built from the log on first use (not at start, which only
+   * counts usage_daily), then kept current by every append
+   */
+  private analytics: CellProjection | null = null;
+  private analyticsBuild: Promise<CellProjection> | null = null;
 
   constructor(dataDir: string, opts: EmbeddedUsageOptions = {}) {
     this.syncMs = opts.syncMs ?? 0;
@@ -181,6 +195,43 @@ export class EmbeddedUsageStore implements UsageEventStore {
     return this.projection.query(accountId, from, to);
   }
 
+  async cells(accountId: string, view: View, from: string, to: string) {
+    return (await this.cellProjection()).periods(accountId, view, from, to);
+  }
+
+  async misses(accountId: string | null, from: string, to: string) {
+    return (await this.cellProjection()).misses(accountId, from, to);
+  }
+
+  /**
+   * Export page: the day files from..to are read in order (a day's ids all precede the next
+   * day's: an id carries its event's time); only lines naming the account are parsed.
+   */
+  async exportEvents(accountId: string, q: ExportQuery): Promise<UsageEvent[]> {
+    const out: UsageEvent[] = [];
+    const first = q.after && q.after.length >= 13 ? dayOfId(q.after) : null;
+    const marker = `"accountId":${JSON.stringify(accountId)}`;
+    for (const day of this.days()) {
+      if (day < q.from || day > q.to || (first !== null && day < first)) continue;
+      const seen = new IdHashSet();
+      const found: UsageEvent[] = [];
+      for (const { text } of lineChunks(this.path(day)))
+        for (const line of text.split("\n")) {
+          if (!line.includes(marker)) continue;
+          const e = parseEvent(line);
+          if (!e || e.accountId !== accountId || e.day !== day || e.ts >= q.before) continue;
+          if ((q.after !== null && e.id <= q.after) || !seen.add(e.id)) continue;
+          found.push(e);
+        }
+      found.sort((a, b) => (a.id < b.id ? -1 : 1));
+      for (const e of found) {
+        out.push(e);
+        if (out.length >= q.limit) return out;
+      }
+    }
+    return out;
+  }
+
   tallyOfDay(day: string): CountableEvent[] | null {
     return this.tally.of(day);
   }
@@ -196,14 +247,50 @@ export class EmbeddedUsageStore implements UsageEventStore {
       }
   }
 
-  async rebuildDaily() {
+  async rebuildDaily(progress?: (p: { day: string; events: number }) => void) {
     await this.queue;
     this.projection.clear();
     this.ids.clear();
     this.tally = new DayTally();
     this.eventCount = 0;
     this.replay();
+    this.analytics = this.scanCells(progress);
     return { events: this.eventCount, rows: this.projection.size };
+  }
+
+  /** the analytics projection, built from the log (in the append queue) on first use */
+  private cellProjection(): Promise<CellProjection> {
+    if (this.analytics) return Promise.resolve(this.analytics);
+    if (!this.analyticsBuild) {
+      const run = this.queue.then(() => {
+        this.analytics ??= this.scanCells();
+        return this.analytics;
+      });
+      this.queue = run.catch(() => {});
+      // a failed build is tried again by the next query
+      this.analyticsBuild = run.finally(() => {
+        this.analyticsBuild = null;
+      });
+    }
+    return this.analyticsBuild;
+  }
+
+  /** the analytics cells and misses of every event on file, each id once */
+  private scanCells(progress?: (p: { day: string; events: number }) => void): CellProjection {
+    const cells = new CellProjection();
+    for (const day of this.days()) {
+      const path = this.path(day);
+      const seen = new IdHashSet(statSync(path).size / 240);
+      let events = 0;
+      for (const chunk of eventChunks(path))
+        for (const e of chunk)
+          if (seen.add(e.id)) {
+            cells.add(e);
+            events++;
+          }
+      progress?.({ day, events });
+    }
+    return cells;
   }
 
   async close() {
@@ -298,6 +385,7 @@ export class EmbeddedUsageStore implements UsageEventStore {
       await this.write(day, this.encoder.encode(toWrite, fresh), toWrite.length);
       if (ids) for (const e of toWrite) ids.add(e.id);
       this.projection.addAll(toWrite);
+      this.analytics?.addAll(toWrite);
       for (const e of toWrite) this.tally.add(e.day, e.accountId, e.keyId, e.bucket, e.status);
       this.eventCount += toWrite.length;
       stored += toWrite.length;

@@ -1,8 +1,22 @@
 import { type AnyBulkWriteOperation, type Db, MongoBulkWriteError } from "mongodb";
 import { newId } from "../../platform/ids";
 import { log } from "../../platform/log";
+import {
+  type Cell,
+  CellProjection,
+  missKey,
+  missOf,
+  type PeriodRow,
+  type View,
+} from "../../usage/analytics/cells";
 import { countInto, zeroCounts } from "../../usage/daily";
-import type { DailyCounts, DailyRow, UsageEvent, UsageEventStore } from "../../usage/port";
+import type {
+  DailyCounts,
+  DailyRow,
+  ExportQuery,
+  UsageEvent,
+  UsageEventStore,
+} from "../../usage/port";
 import { DUPLICATE_KEY } from "./errors";
 import { ensureIndexes } from "./indexes";
 
@@ -20,6 +34,34 @@ type DailyDoc = DailyRow & { _id: string; writer?: string };
  */
 const dailyId = (r: { accountId: string; day: string; bucket: string }, writer?: string) =>
   `${r.accountId}|${r.day}|${r.bucket}${writer ? `|${writer}` : ""}`;
+
+/**
+ * A usage_cells document: one writer's analytics cells of one account, view and period (`g` the
+ * view, e.g. "day.bs"; `t` the period: YYYY-MM-DD or YYYY-MM-DDTHH), or its miss counts of one
+ * day (`g` "miss"). `_id` is "accountId|g|t|writer" (a rebuild writes one without a writer).
+ */
+interface CellDoc {
+  _id: string;
+  accountId: string;
+  g: View | "miss";
+  t: string;
+  writer?: string;
+  /** cell key → cell (views) */
+  c?: Record<string, StoredCell>;
+  /** miss → count (g miss) */
+  m?: Record<string, number>;
+}
+
+/** A cell as stored: its histogram an object bin → requests (so that `$inc` can add to it). */
+interface StoredCell {
+  n?: number;
+  e?: number;
+  r?: number;
+  h?: Record<string, number>;
+}
+
+const cellDocId = (accountId: string, g: string, t: string, writer?: string) =>
+  `${accountId}|${g}|${t}${writer ? `|${writer}` : ""}`;
 
 /** The unique index of earlier versions (one row per account, day and bucket). */
 const OLD_UNIQUE_INDEX = "account_day_bucket";
@@ -47,9 +89,19 @@ export class MongoUsageStore implements UsageEventStore {
   private get dailyCol() {
     return this.db.collection<DailyDoc>("usage_daily");
   }
+  private get cellsCol() {
+    return this.db.collection<CellDoc>("usage_cells");
+  }
 
   static async ensureIndexes(db: Db) {
-    await ensureIndexes(db, "usage_events", [{ key: { day: 1 }, name: "day" }]);
+    await ensureIndexes(db, "usage_events", [
+      { key: { day: 1 }, name: "day" },
+      { key: { accountId: 1, _id: 1 }, name: "account_id" },
+    ]);
+    await ensureIndexes(db, "usage_cells", [
+      { key: { accountId: 1, g: 1, t: 1 }, name: "account_g_t" },
+      { key: { g: 1, t: 1 }, name: "g_t" },
+    ]);
     const daily = db.collection("usage_daily");
     const had = await daily.indexes().catch(() => [] as { name?: string }[]);
     if (had.some((i) => i.name === OLD_UNIQUE_INDEX)) await daily.dropIndex(OLD_UNIQUE_INDEX);
@@ -104,6 +156,45 @@ export class MongoUsageStore implements UsageEventStore {
     return rows;
   }
 
+  async cells(accountId: string, view: View, from: string, to: string): Promise<PeriodRow[]> {
+    const docs = await this.cellsCol
+      .find({ accountId, g: view, t: { $gte: from, $lte: to } }, { projection: { t: 1, c: 1 } })
+      .toArray();
+    return docs.map((d) => ({ t: d.t, cells: new Map(Object.entries(d.c ?? {}).map(fillCell)) }));
+  }
+
+  async misses(accountId: string | null, from: string, to: string) {
+    const filter = { ...(accountId === null ? {} : { accountId }), g: "miss" as const };
+    const out = new Map<string, number>();
+    const cursor = this.cellsCol.find(
+      { ...filter, t: { $gte: from, $lte: to } },
+      { projection: { m: 1 } },
+    );
+    for await (const d of cursor)
+      for (const [k, n] of Object.entries(d.m ?? {})) {
+        const miss = missOf(k);
+        out.set(miss, (out.get(miss) ?? 0) + n);
+      }
+    return out;
+  }
+
+  async exportEvents(accountId: string, q: ExportQuery): Promise<UsageEvent[]> {
+    const docs = await this.events
+      .find(
+        {
+          accountId,
+          ...(q.after === null ? {} : { _id: { $gt: q.after } }),
+          day: { $gte: q.from, $lte: q.to },
+          ts: { $lt: q.before },
+        },
+        { projection: { _id: 0 } },
+      )
+      .sort({ _id: 1 })
+      .limit(q.limit)
+      .toArray();
+    return docs as UsageEvent[];
+  }
+
   async *eventsOfDay(day: string): AsyncIterable<UsageEvent> {
     // unsorted: the port asks for each event once, in no order (a sort of a busy day would
     // have to happen in memory)
@@ -126,15 +217,16 @@ export class MongoUsageStore implements UsageEventStore {
    * row is written with its absolute counts and rows without events are deleted. Only the days
    * still in the log are recomputed: rows of days whose raw events were pruned stay as they are.
    */
-  async rebuildDaily() {
+  async rebuildDaily(progress?: (p: { day: string; events: number }) => void) {
     const rows = new Map<string, DailyRow>();
+    const cells = new CellProjection();
     let events = 0;
     let oldest: string | null = null;
-    const cursor = this.events
-      .find({}, { projection: { accountId: 1, day: 1, bucket: 1, status: 1, count: 1 } })
-      .batchSize(5000);
+    const cursor = this.events.find({}, { projection: { _id: 0 } }).batchSize(5000);
     for await (const e of cursor) {
       events++;
+      cells.add(e);
+      if (progress && events % 100_000 === 0) progress({ day: e.day, events });
       if (oldest === null || e.day < oldest) oldest = e.day;
       const _id = dailyId(e);
       let row = rows.get(_id);
@@ -158,10 +250,24 @@ export class MongoUsageStore implements UsageEventStore {
       if (!rows.has(d._id)) stale.push(d._id);
     for (let i = 0; i < stale.length; i += 1000)
       await this.dailyCol.deleteMany({ _id: { $in: stale.slice(i, i + 1000) } });
+    await this.rebuildCells(cells, oldest);
+    if (progress && events % 100_000 !== 0) progress({ day: oldest ?? "", events });
     return { events, rows: rows.size };
   }
 
   async close() {}
+
+  /**
+   * Replace usage_cells from a rebuilt projection: every document of the periods still in the
+   * log (writers' rows included) is deleted, then one document per account, view and period is
+   * inserted (no writer). Documents of pruned days stay as they are. (Deleting first: FerretDB
+   * v1 stalls on bulk replaces of some existing documents.)
+   */
+  private async rebuildCells(cells: CellProjection, oldest: string | null) {
+    if (oldest === null) return;
+    await this.cellsCol.deleteMany({ t: { $gte: oldest } });
+    await this.writeCells(cells);
+  }
 
   /**
    * Fold newly inserted events into usage_daily. The events are already safe in the log, so a
@@ -195,15 +301,79 @@ export class MongoUsageStore implements UsageEventStore {
     }));
     try {
       await this.dailyCol.bulkWrite(ops, { ordered: false });
+      const delta = new CellProjection();
+      delta.addAll(events);
+      await this.writeCells(delta, this.writer);
     } catch (err) {
-      log(
-        "error",
-        "usage_daily projection update failed; run: npm run admin -- projections rebuild",
-        {
-          events: events.length,
-          error: (err as Error).message,
-        },
-      );
+      log("error", "usage projection update failed; run: npm run admin -- projections rebuild", {
+        events: events.length,
+        error: (err as Error).message,
+      });
     }
   }
+
+  /**
+   * Fold cells into usage_cells: with a writer, one `$inc` update per account, view and period
+   * (each process has its own documents, as in usage_daily); without (a rebuild, after the
+   * documents were deleted), whole documents are inserted.
+   */
+  private async writeCells(cells: CellProjection, writer?: string) {
+    const ops: AnyBulkWriteOperation<CellDoc>[] = [];
+    const put = (accountId: string, g: CellDoc["g"], t: string, inc: Record<string, number>) => {
+      const _id = cellDocId(accountId, g, t, writer);
+      if (writer)
+        ops.push({
+          updateOne: {
+            filter: { _id },
+            update: { $setOnInsert: { accountId, g, t, writer }, $inc: inc },
+            upsert: true,
+          },
+        });
+      else {
+        const doc: CellDoc = { _id, accountId, g, t };
+        for (const [path, n] of Object.entries(inc)) setPath(doc, path, n);
+        ops.push({ insertOne: { document: doc } });
+      }
+    };
+    for (const [accountId, a] of cells.accounts) {
+      for (const [view, periods] of a.views)
+        for (const [t, period] of periods) {
+          const inc: Record<string, number> = {};
+          for (const [key, c] of period) {
+            inc[`c.${key}.n`] = c.n;
+            if (c.e) inc[`c.${key}.e`] = c.e;
+            if (c.r) inc[`c.${key}.r`] = c.r;
+            for (let i = 0; i < c.h.length; i += 2)
+              inc[`c.${key}.h.${c.h[i]}`] = c.h[i + 1] as number;
+          }
+          put(accountId, view, t, inc);
+        }
+      for (const [day, misses] of a.misses) {
+        const inc: Record<string, number> = {};
+        for (const [miss, n] of misses) inc[`m.${missKey(miss)}`] = n;
+        put(accountId, "miss", day, inc);
+      }
+    }
+    for (let i = 0; i < ops.length; i += 1000)
+      await this.cellsCol.bulkWrite(ops.slice(i, i + 1000), { ordered: false });
+  }
+}
+
+/** A stored cell (its histogram an object bin → requests, for `$inc`) as a Cell. */
+function fillCell([key, c]: [string, StoredCell]): [string, Cell] {
+  const h: number[] = [];
+  for (const bin in c.h) h.push(Number(bin), c.h[bin] as number);
+  // fields a writer never incremented are zero
+  return [key, { n: c.n ?? 0, e: c.e ?? 0, r: c.r ?? 0, h }];
+}
+
+/** Set a dotted path ("c.key.h.3") in a plain object. */
+function setPath(doc: object, path: string, value: number) {
+  const parts = path.split(".");
+  let o = doc as Record<string, unknown>;
+  for (const p of parts.slice(0, -1)) {
+    o[p] ??= {};
+    o = o[p] as Record<string, unknown>;
+  }
+  o[parts[parts.length - 1] as string] = value;
 }

@@ -50,19 +50,26 @@ function parseDay(value: string, name: string): number {
  * days in all). 422 validation_error when a date is not a real YYYY-MM-DD, when to is before
  * from, or when the range is longer than 366 days.
  */
-export function resolveRange(q: HistoryQuery, now = new Date()): { from: string; to: string } {
+export function resolveRange(
+  q: HistoryQuery,
+  now = new Date(),
+  opts: { maxDays?: number; defaultDays?: number; what?: string } = {},
+): { from: string; to: string } {
+  const maxDays = opts.maxDays ?? MAX_RANGE_DAYS;
   const today = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate());
   const to = q.to === undefined ? today : parseDay(q.to, "to");
   const from =
-    q.from === undefined ? to - (DEFAULT_RANGE_DAYS - 1) * DAY_MS : parseDay(q.from, "from");
+    q.from === undefined
+      ? to - ((opts.defaultDays ?? DEFAULT_RANGE_DAYS) - 1) * DAY_MS
+      : parseDay(q.from, "from");
   if (to < from)
     throw validationError(
       `Invalid date range: to (${isoDay(to)}) is before from (${isoDay(from)})`,
     );
   const days = (to - from) / DAY_MS + 1;
-  if (days > MAX_RANGE_DAYS)
+  if (days > maxDays)
     throw validationError(
-      `Invalid date range: ${days} days requested, at most ${MAX_RANGE_DAYS} per call`,
+      `Invalid date range: ${days} days requested, at most ${maxDays} per call${opts.what ? ` ${opts.what}` : ""}`,
     );
   return { from: isoDay(from), to: isoDay(to) };
 }

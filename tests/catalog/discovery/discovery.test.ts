@@ -7,7 +7,7 @@ import sharp from "sharp";
 import { DiscoveryService } from "../../../src/catalog/discovery/service";
 import type { DiscoveryRecord } from "../../../src/catalog/enrichment-port";
 import type { Deps } from "../../../src/deps";
-import { ADMIN_TOKEN, makeApp, type TestApp, tempDir } from "../../helpers";
+import { ADMIN_TOKEN, makeApp, type TestApp, tempDir } from "../../support/app";
 import { ICON_SVG, logoSites, SSRF_DNS } from "../../support/logo-sites";
 import { bytes, type FixtureWeb, html, startFixtureWeb } from "../../support/web-fixtures";
 

@@ -10,7 +10,7 @@ import { discoveryHooks } from "../../../src/catalog/discovery/cli";
 import type { Deps } from "../../../src/deps";
 import { setLogLevel } from "../../../src/platform/log";
 import { openMongoStore } from "../../../src/store";
-import { ADMIN_TOKEN, CATALOG_FILE, makeApp, type TestApp, tempDir } from "../../helpers";
+import { ADMIN_TOKEN, CATALOG_FILE, makeApp, type TestApp, tempDir } from "../../support/app";
 import { logoSites, SSRF_DNS } from "../../support/logo-sites";
 import { mongoUrl, skipNote, testDbName } from "../../support/mongo";
 import { type FixtureWeb, startFixtureWeb } from "../../support/web-fixtures";

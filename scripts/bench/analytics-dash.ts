@@ -1,0 +1,265 @@
+#!/usr/bin/env bun
+/**
+ * The dashboard analytics over HTTP, one account with --events usage events spread over the 366
+ * days ending now, on the embedded store and on MongoDB (FerretDB v1, scripts/mongo-local.ts;
+ * `--mongo false` or no binary: skipped). Prints figures only.
+ *
+ * Events (eventOf, the recorder's own shape): 7 buckets, 5 keys, 200 brands (a few popular),
+ * 304/404/500 answers, folded 429 bursts, misses on the 404s, latencies log-normal around 1.5 ms
+ * with a slow tail. Seeded through the store's usage port (`append`, batches of --batch), which
+ * writes the log and folds every projection as the app's recorder does; on MongoDB by default
+ * the events go straight into usage_events and the projections are rebuilt from the log
+ * (`--mongo-seed port` for the append path: much slower on FerretDB, whose updates read then
+ * write each document).
+ *
+ * Measured over a real socket (the app listening on 127.0.0.1, sequential fetches; the
+ * per-minute rate limits run on a clock that moves a minute per call so they never refuse):
+ *  - the first series query (embedded: the analytics cells are built from the log then);
+ *  - p50/p99 of each query kind below, --reads calls each;
+ *  - GET /v1/analytics/events: every event in pages of 50,000 (events/s, RSS growth);
+ *  - the projection rebuild (time, RSS before/after).
+ *   bun scripts/bench/analytics-dash.ts [--events 200000] [--batch 20000] [--reads 30]
+ *    [--mongo true|false]
+ */
+import { parseArgs } from "node:util";
+import { createApp } from "../../src/app";
+import { loadConfig } from "../../src/config";
+import { buildDeps } from "../../src/deps";
+import { MemoryCounterStore } from "../../src/quota/memory-store";
+import { RateLimiter } from "../../src/quota/rate-limit";
+import type { UsageEvent } from "../../src/usage/port";
+import { eventOf } from "../../src/usage/serialize";
+import { findFerretDb, startMongoLocal } from "../mongo-local";
+import { fmt, percentile, tempDir } from "./lib";
+
+const { values } = parseArgs({
+  options: {
+    events: { type: "string", default: "200000" },
+    batch: { type: "string", default: "20000" },
+    reads: { type: "string", default: "30" },
+    mongo: { type: "string", default: "true" },
+    embedded: { type: "string", default: "true" },
+    /** MongoDB: "rebuild" (default: the events inserted into the log, then the projections
+     * rebuilt from it) or "port" (through append, batch by batch, as live traffic) */
+    "mongo-seed": { type: "string", default: "rebuild" },
+  },
+});
+const EVENTS = Number(values.events);
+const BATCH = Number(values.batch);
+const READS = Number(values.reads);
+const DAY_MS = 86_400_000;
+const now = Date.now();
+const today = new Date(now).toISOString().slice(0, 10);
+const first = Date.UTC(
+  new Date(now).getUTCFullYear(),
+  new Date(now).getUTCMonth(),
+  new Date(now).getUTCDate() - 365,
+);
+const firstDay = new Date(first).toISOString().slice(0, 10);
+const lastWeek = new Date(now - 6 * DAY_MS).toISOString().slice(0, 10);
+
+/** a fixed pseudo-random sequence (mulberry32), so every run seeds the same events */
+let seedState = 42;
+function rand(): number {
+  seedState = (seedState + 0x6d2b79f5) | 0;
+  let x = Math.imul(seedState ^ (seedState >>> 15), 1 | seedState);
+  x = (x + Math.imul(x ^ (x >>> 7), 61 | x)) ^ x;
+  return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
+}
+const pick = <T>(list: readonly T[], weights: readonly number[]): T => {
+  let r = rand() * weights.reduce((a, b) => a + b, 0);
+  for (let i = 0; i < list.length; i++) {
+    r -= weights[i] as number;
+    if (r <= 0) return list[i] as T;
+  }
+  return list[list.length - 1] as T;
+};
+
+const BUCKET_LIST = ["svg", "png", "webp", "catalog", "search", "domain", "batch"] as const;
+const BUCKET_WEIGHTS = [50, 20, 5, 10, 8, 5, 2];
+const BRANDS = Array.from({ length: 200 }, (_, i) => `brand-${i}`);
+const BRAND_WEIGHTS = BRANDS.map((_, i) => 1 / (i + 1));
+const VARIANTS = ["mono", "color", "icon", "wordmark"];
+
+function* batches(accountId: string, keys: string[]): Generator<UsageEvent[]> {
+  const span = now - 60_000 - first;
+  for (let i = 0; i < EVENTS; i += BATCH) {
+    const batch: UsageEvent[] = [];
+    for (let j = i; j < Math.min(EVENTS, i + BATCH); j++) {
+      const bucket = pick(BUCKET_LIST, BUCKET_WEIGHTS);
+      const r = rand();
+      const status = r < 0.03 ? 404 : r < 0.08 ? 304 : r < 0.1 ? 429 : r < 0.102 ? 500 : 200;
+      const image = bucket === "svg" || bucket === "png" || bucket === "webp";
+      const slug = bucket === "search" ? null : pick(BRANDS, BRAND_WEIGHTS);
+      const latency = Math.exp(Math.log(1.5) + 0.8 * Math.sqrt(-2 * Math.log(rand() || 1e-9)));
+      batch.push(
+        eventOf({
+          at: first + Math.floor((span * j) / EVENTS),
+          accountId,
+          keyId: keys[j % keys.length] as string,
+          tier: "pro",
+          bucket,
+          route: image ? `/v1/${bucket}/:slug` : `/v1/${bucket}`,
+          slug,
+          variant: image ? (VARIANTS[j % VARIANTS.length] as string) : null,
+          format: image ? bucket : undefined,
+          miss: status === 404 ? [`slug:missing-${j % 500}`] : undefined,
+          status,
+          latencyMs: Math.round(latency * 100) / 100,
+          count: status === 429 ? 1 + (j % 20) : undefined,
+        }),
+      );
+    }
+    yield batch;
+  }
+}
+
+const QUERIES: [string, string][] = [
+  ["history, 366 days (no new parameter)", `from=${firstDay}&to=${today}`],
+  ["series, 366 days", `from=${firstDay}&to=${today}&granularity=day`],
+  ["366 days by bucket", `from=${firstDay}&to=${today}&group_by=bucket`],
+  [
+    "366 days top 10 brands x status_class",
+    `from=${firstDay}&to=${today}&group_by=brand,status_class`,
+  ],
+  ["366 days, brand= filter, by key", `from=${firstDay}&to=${today}&brand=brand-3&group_by=key`],
+  ["7 days hourly by bucket", `from=${lastWeek}&to=${today}&granularity=hour&group_by=bucket`],
+  ["misses, 366 days", "MISSES"],
+];
+
+const rssMb = () => process.memoryUsage.rss() / 1048576;
+const stat = (ms: number[]) =>
+  `p50 ${fmt(percentile(ms, 50), 2).padStart(7)} ms  p99 ${fmt(percentile(ms, 99), 2).padStart(7)} ms`;
+
+async function bench(name: string, env: Record<string, string>, seed: "port" | "rebuild") {
+  const config = loadConfig({
+    LOG_LEVEL: "error",
+    LOG_REQUESTS: "off",
+    ...env,
+    DATA_DIR: tempDir("bench-dash-"),
+    USAGE_RETENTION_DAYS: "400",
+    USAGE_EXPORT_SETTLE_MS: "0",
+  });
+  const deps = await buildDeps(config);
+  // the per-minute caps still run, on a clock that moves a minute per call
+  let clock = Date.now();
+  const tick = () => {
+    clock += 61_000;
+    return clock;
+  };
+  deps.limiter = new RateLimiter(new MemoryCounterStore(tick), null, tick);
+  const app = createApp(deps).listen({ hostname: "127.0.0.1", port: 0 });
+  const base = `http://127.0.0.1:${app.server?.port}`;
+  try {
+    const { accountId, keyId, apiKey } = await deps.accounts.createAccountWithKey({ tier: "pro" });
+    const keys = [keyId, "key-b", "key-c", "key-d", ""];
+    let started = performance.now();
+    if (seed === "port")
+      for (const batch of batches(accountId, keys))
+        await deps.store.usage.append(batch, { fresh: true });
+    else {
+      const { MongoClient } = await import("mongodb");
+      const client = new MongoClient(deps.config.MONGODB_URL as string);
+      try {
+        const log = client.db(deps.config.MONGODB_DB).collection("usage_events");
+        for (const batch of batches(accountId, keys))
+          await log.insertMany(batch.map((e) => ({ _id: e.id, ...e })) as never[], {
+            ordered: false,
+          });
+      } finally {
+        await client.close();
+      }
+      const inserted = performance.now();
+      await deps.store.usage.rebuildDaily();
+      console.log(
+        `${name}: events inserted into the log in ${fmt((inserted - started) / 1000)} s, projections rebuilt from it in ${fmt((performance.now() - inserted) / 1000)} s`,
+      );
+    }
+    console.log(
+      `${name}: seeded ${EVENTS} events in ${fmt((performance.now() - started) / 1000)} s`,
+    );
+
+    const get = async (path: string) => {
+      const r = await fetch(`${base}${path}`, { headers: { "x-api-key": apiKey } });
+      if (r.status !== 200) throw new Error(`${path}: ${r.status} ${await r.text()}`);
+      return r;
+    };
+    started = performance.now();
+    const check = (await (await get(`/v1/analytics/usage?${QUERIES[1]?.[1]}`)).json()) as {
+      totals: { requests: number };
+    };
+    console.log(
+      `  first series query (embedded: builds the cells from the log)  ${fmt(performance.now() - started, 0)} ms, ${check.totals.requests} requests counted`,
+    );
+    for (const [label, q] of QUERIES) {
+      const path =
+        q === "MISSES"
+          ? `/v1/analytics/misses?from=${firstDay}&to=${today}`
+          : `/v1/analytics/usage?${q}`;
+      const ms: number[] = [];
+      for (let i = 0; i < READS; i++) {
+        const t = performance.now();
+        await (await get(path)).arrayBuffer();
+        ms.push(performance.now() - t);
+      }
+      console.log(`  ${label.padEnd(40)} ${stat(ms)}`);
+    }
+
+    // export: every event, 50,000 a page
+    Bun.gc(true);
+    const rss0 = rssMb();
+    let peak = rss0;
+    let exported = 0;
+    let cursor: string | null = null;
+    started = performance.now();
+    do {
+      const r = await get(
+        `/v1/analytics/events?from=${firstDay}&to=${today}&limit=50000${cursor ? `&cursor=${cursor}` : ""}`,
+      );
+      cursor = r.headers.get("x-next-cursor");
+      const reader = (r.body as ReadableStream<Uint8Array>).getReader();
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        for (const b of value) if (b === 10) exported++;
+      }
+      peak = Math.max(peak, rssMb());
+    } while (cursor);
+    const s = (performance.now() - started) / 1000;
+    console.log(
+      `  export (NDJSON, pages of 50,000): ${exported} events in ${fmt(s, 2)} s = ${fmt(exported / s / 1000, 1)}k events/s, RSS ${fmt(rss0, 0)} -> peak ${fmt(peak, 0)} MB`,
+    );
+
+    Bun.gc(true);
+    const before = rssMb();
+    started = performance.now();
+    const r = await deps.store.usage.rebuildDaily();
+    console.log(
+      `  projections rebuild: ${r.events} events in ${fmt((performance.now() - started) / 1000, 2)} s, RSS ${fmt(before, 0)} -> ${fmt(rssMb(), 0)} MB`,
+    );
+  } finally {
+    await app.stop();
+    await deps.close();
+  }
+}
+
+console.log(`Dashboard analytics over HTTP, one account, ${EVENTS} events over 366 days`);
+if (values.embedded !== "false") await bench("embedded", {}, "port");
+const found = values.mongo === "false" ? { bin: null, reason: "--mongo false" } : findFerretDb();
+if (!found.bin) console.log(`MongoDB: skipped (${(found as { reason: string }).reason})`);
+else {
+  const mongo = await startMongoLocal({ bin: found.bin });
+  try {
+    await bench(
+      "MongoDB (FerretDB v1, SQLite)",
+      {
+        MONGODB_URL: mongo.url,
+        MONGODB_DB: "bench_dash",
+        JWT_SECRET: "bench-jwt-secret-0123456789abcdefghij",
+      },
+      values["mongo-seed"] === "port" ? "port" : "rebuild",
+    );
+  } finally {
+    await mongo.stop();
+  }
+}

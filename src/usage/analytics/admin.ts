@@ -1,0 +1,23 @@
+import { Elysia } from "elysia";
+import { requireOperator } from "../../admin";
+import { ErrorBody } from "../../catalog/model";
+import { decimalQuery } from "../../http/params";
+import type { UsageEventStore } from "../port";
+import { MISSES_DESCRIPTION, rankedMisses } from "./misses";
+import { MissesQuery, MissesResponse } from "./model";
+
+/** GET /admin/analytics/misses: the misses of every account (mounted with the admin routes). */
+export function analyticsAdminController(deps: { usage: UsageEventStore; adminToken: string }) {
+  return new Elysia({ prefix: "/admin/analytics", tags: ["admin"] })
+    .use(decimalQuery)
+    .onTransform(({ request }) => requireOperator(request, deps.adminToken))
+    .get("/misses", ({ query }) => rankedMisses(deps.usage, null, query), {
+      query: MissesQuery,
+      decimalQuery: MissesQuery,
+      response: { 200: MissesResponse, 401: ErrorBody, 422: ErrorBody },
+      detail: {
+        summary: "What every account asked for in vain (operator)",
+        description: `${MISSES_DESCRIPTION} Across all accounts: the to-do list for catalog growth.`,
+      },
+    });
+}

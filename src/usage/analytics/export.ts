@@ -1,0 +1,108 @@
+import { validationError } from "../../http/errors";
+import type { UsageEvent, UsageEventStore } from "../port";
+import { type HistoryQuery, resolveRange } from "./service";
+
+export const EXPORT_DEFAULT_LIMIT = 10_000;
+export const EXPORT_MAX_LIMIT = 50_000;
+/** lines serialized per chunk of the streamed body */
+const CHUNK_EVENTS = 500;
+const ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+export interface ExportRequest extends HistoryQuery {
+  cursor?: string;
+  format?: "ndjson" | "csv";
+  limit?: number;
+}
+
+export interface ExportPage {
+  contentType: string;
+  /** the id to pass as `cursor` for the next page; null when this page was the last */
+  next: string | null;
+  body: ReadableStream<Uint8Array>;
+}
+
+/** CSV columns, in order (miss: the misses joined by a space). */
+export const CSV_COLUMNS = [
+  "id",
+  "ts",
+  "day",
+  "accountId",
+  "keyId",
+  "tier",
+  "bucket",
+  "route",
+  "slug",
+  "variant",
+  "format",
+  "miss",
+  "status",
+  "latencyMs",
+  "count",
+] as const;
+
+/**
+ * One CSV field (RFC 4180): quoted when it holds a comma, quote or line break. A text that a
+ * spreadsheet would read as a formula (starting with = + - @, a tab or CR: a search query or slug
+ * someone typed) gets a leading apostrophe.
+ */
+function csvField(v: unknown): string {
+  if (v === null || v === undefined) return "";
+  if (typeof v === "number") return String(v);
+  let s = Array.isArray(v) ? v.join(" ") : String(v);
+  if (/^[=+\-@\t\r]/.test(s)) s = `'${s}`;
+  return /[",\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
+}
+
+const csvLine = (e: UsageEvent) =>
+  CSV_COLUMNS.map((c) => csvField((e as unknown as Record<string, unknown>)[c])).join(",");
+
+/**
+ * One page of the account's raw events, oldest id first: those of days from..to metered more
+ * than `settleMs` ago, after the event id `cursor`. The page is read from the store, then
+ * serialized as it is streamed (NDJSON: one stored event per line; CSV: a header line, then
+ * CSV_COLUMNS). Ids are time-ordered and only settled events are listed, so a page never
+ * misses or repeats an event when events are appended between two pages.
+ */
+export async function exportPage(
+  store: UsageEventStore,
+  accountId: string,
+  q: ExportRequest,
+  settleMs: number,
+  now = new Date(),
+): Promise<ExportPage> {
+  const { from, to } = resolveRange(q, now);
+  if (q.cursor !== undefined && !ID.test(q.cursor))
+    throw validationError(
+      "Invalid query parameter cursor: must be an event id (X-Next-Cursor of the previous page)",
+    );
+  const limit = q.limit ?? EXPORT_DEFAULT_LIMIT;
+  const events = await store.exportEvents(accountId, {
+    from,
+    to,
+    after: q.cursor ?? null,
+    before: new Date(now.getTime() - settleMs).toISOString(),
+    limit,
+  });
+  const csv = q.format === "csv";
+  const encoder = new TextEncoder();
+  let i = 0;
+  const body = new ReadableStream<Uint8Array>({
+    pull(controller) {
+      const head = csv && i === 0 ? `${CSV_COLUMNS.join(",")}\n` : "";
+      if (i >= events.length) {
+        if (head) controller.enqueue(encoder.encode(head));
+        controller.close();
+        return;
+      }
+      const chunk = events.slice(i, i + CHUNK_EVENTS);
+      i += chunk.length;
+      const lines = chunk.map((e) => (csv ? csvLine(e) : JSON.stringify(e)));
+      controller.enqueue(encoder.encode(`${head}${lines.join("\n")}\n`));
+    },
+  });
+  return {
+    contentType: csv ? "text/csv; charset=utf-8" : "application/x-ndjson",
+    next: events.length === limit ? (events[events.length - 1]?.id ?? null) : null,
+    body,
+  };
+}

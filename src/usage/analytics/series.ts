@@ -1,0 +1,305 @@
+import type { Principal } from "../../accounts/model";
+import { validationError } from "../../http/errors";
+import type { Bucket, Tier } from "../../quota/limits";
+import type { UsageEventStore } from "../port";
+import {
+  binValue,
+  type Cell,
+  type GroupField as CellField,
+  type CellGroup,
+  type Granularity,
+  groupOf,
+  LAT_BINS,
+  rollupFor,
+} from "./cells";
+import { type HistoryQuery, resolveRange } from "./service";
+
+/** What group_by may name: the cell's fields, and the status as a class. */
+export const GROUP_FIELDS = [
+  "bucket",
+  "key",
+  "brand",
+  "variant",
+  "format",
+  "status",
+  "status_class",
+] as const;
+export type GroupField = (typeof GROUP_FIELDS)[number];
+
+/** Longest range of an hourly query, in days. */
+export const MAX_HOUR_RANGE_DAYS = 7;
+export const DEFAULT_LIMIT = 10;
+export const MAX_LIMIT = 100;
+
+export interface SeriesQuery extends HistoryQuery {
+  granularity?: Granularity;
+  group_by?: string;
+  key?: string;
+  brand?: string;
+  limit?: number;
+}
+
+/** A query asks for the series answer when it uses any parameter beyond from, to and bucket. */
+export const wantsSeries = (q: SeriesQuery): boolean =>
+  q.granularity !== undefined ||
+  q.group_by !== undefined ||
+  q.key !== undefined ||
+  q.brand !== undefined ||
+  q.limit !== undefined;
+
+export interface Point {
+  t: string;
+  requests: number;
+  errors: number;
+  rateLimited: number;
+  p50: number | null;
+  p95: number | null;
+  p99: number | null;
+}
+
+interface GroupValues {
+  bucket?: string;
+  key?: string | null;
+  brand?: string | null;
+  variant?: string | null;
+  format?: string | null;
+  status?: number;
+  status_class?: string;
+}
+
+export interface SeriesGroup extends Omit<Point, "t">, GroupValues {
+  id: string;
+  other?: true;
+  series: Point[];
+}
+
+export interface UsageSeries {
+  tier: Tier;
+  from: string;
+  to: string;
+  granularity: Granularity;
+  groupBy: GroupField[];
+  filters: { key: string | null; bucket: Bucket | null; brand: string | null };
+  totals: Omit<Point, "t">;
+  series: Point[];
+  groups: SeriesGroup[];
+}
+
+/** The status class of a status: 2xx, 3xx, 4xx (499 included), 429 or 5xx. */
+export function statusClass(status: number): string {
+  if (status === 429) return "429";
+  return `${Math.floor(status / 100)}xx`;
+}
+
+function parseGroupBy(value: string | undefined): GroupField[] {
+  if (value === undefined) return [];
+  const parts = value.split(",").map((s) => s.trim());
+  const ok =
+    parts.length <= 2 &&
+    new Set(parts).size === parts.length &&
+    parts.every((p) => (GROUP_FIELDS as readonly string[]).includes(p));
+  if (!ok)
+    throw validationError(
+      `Invalid query parameter group_by: one or two distinct of ${GROUP_FIELDS.join(", ")}, comma-separated (got "${value}")`,
+    );
+  return parts as GroupField[];
+}
+
+/**
+ * Set field `f` of a cell's group into `into`; its label (for the group id) is returned. The
+ * rollup read always holds the fields grouped by (rollupFor), so none is missing here.
+ */
+function setField(into: GroupValues, g: Partial<CellGroup>, f: GroupField): string {
+  switch (f) {
+    case "status_class":
+      into.status_class = statusClass(g.status ?? 0);
+      return into.status_class;
+    case "status":
+      into.status = g.status ?? 0;
+      return String(into.status);
+    case "bucket":
+      into.bucket = g.bucket ?? "";
+      return into.bucket;
+    case "key":
+      into.key = g.key ? g.key : null;
+      return into.key ?? "(bearer)";
+    default:
+      into[f] = g[f] ?? null;
+      return into[f] ?? "(none)";
+  }
+}
+
+/** The periods of a range: days, or hours as YYYY-MM-DDTHH. */
+function periods(from: string, to: string, g: Granularity): string[] {
+  const out: string[] = [];
+  for (let ms = Date.parse(`${from}T00:00:00Z`); ; ms += 86_400_000) {
+    const day = new Date(ms).toISOString().slice(0, 10);
+    if (day > to) break;
+    if (g === "day") out.push(day);
+    else for (let h = 0; h < 24; h++) out.push(`${day}T${String(h).padStart(2, "0")}`);
+  }
+  return out;
+}
+
+const isoOf = (period: string) =>
+  period.length === 10 ? `${period}T00:00:00Z` : `${period}:00:00Z`;
+
+/** Slots of a dense accumulator: requests, errors, rateLimited, then the latency bins. */
+const W = 3 + LAT_BINS;
+
+function addCell(acc: Float64Array, off: number, c: Cell) {
+  acc[off] = (acc[off] as number) + c.n;
+  acc[off + 1] = (acc[off + 1] as number) + c.e;
+  acc[off + 2] = (acc[off + 2] as number) + c.r;
+  const h = c.h;
+  for (let j = 0; j < h.length; j += 2) {
+    const i = off + 3 + (h[j] as number);
+    acc[i] = (acc[i] as number) + (h[j + 1] as number);
+  }
+}
+
+const EMPTY = { p50: null, p95: null, p99: null };
+
+/**
+ * Counts and latency quantiles of the accumulator at `off`: one walk over the bins (their sum is
+ * the request count: every request is in one bin).
+ */
+function summaryAt(acc: Float64Array, off: number): Omit<Point, "t"> {
+  const requests = acc[off] as number;
+  const counts = { requests, errors: acc[off + 1] as number, rateLimited: acc[off + 2] as number };
+  if (requests === 0) return { ...counts, ...EMPTY };
+  const r50 = Math.max(1, Math.ceil(0.5 * requests));
+  const r95 = Math.max(1, Math.ceil(0.95 * requests));
+  const r99 = Math.max(1, Math.ceil(0.99 * requests));
+  let p50: number | null = null;
+  let p95: number | null = null;
+  let p99: number | null = null;
+  let seen = 0;
+  for (let bin = 0; bin < LAT_BINS && p99 === null; bin++) {
+    seen += acc[off + 3 + bin] as number;
+    if (p50 === null && seen >= r50) p50 = binValue(bin);
+    if (p95 === null && seen >= r95) p95 = binValue(bin);
+    if (seen >= r99) p99 = binValue(bin);
+  }
+  const last = binValue(LAT_BINS - 1);
+  return { ...counts, p50: p50 ?? last, p95: p95 ?? last, p99: p99 ?? last };
+}
+
+/** The series and the whole-range summary of `slot` (periods of W numbers in `acc`). */
+function seriesOf(acc: Float64Array, slot: number, all: string[]) {
+  const total = new Float64Array(W);
+  const series = all.map((t, i) => {
+    const off = (slot * all.length + i) * W;
+    for (let j = 0; j < W; j++) total[j] = (total[j] as number) + (acc[off + j] as number);
+    return { t: isoOf(t), ...summaryAt(acc, off) };
+  });
+  return { summary: summaryAt(total, 0), series };
+}
+
+/**
+ * An account's usage as chart series: per day or hour, filtered by key, bucket and brand,
+ * optionally split into the top `limit` groups of one or two fields plus an (other) row, with
+ * latency quantiles from the cells' histograms. Read from the smallest rollup of the analytics
+ * projection that holds the fields asked for; never from the event log.
+ */
+export async function usageSeries(
+  store: UsageEventStore,
+  principal: Principal,
+  q: SeriesQuery,
+  now = new Date(),
+): Promise<UsageSeries> {
+  const granularity = q.granularity ?? "day";
+  const groupBy = parseGroupBy(q.group_by);
+  const hourly = granularity === "hour";
+  const { from, to } = resolveRange(q, now, {
+    maxDays: hourly ? MAX_HOUR_RANGE_DAYS : undefined,
+    defaultDays: hourly ? 1 : undefined,
+    what: hourly ? "with granularity=hour" : undefined,
+  });
+  const limit = q.limit ?? DEFAULT_LIMIT;
+  const brand = q.brand?.toLowerCase();
+  const needed = new Set<CellField>(
+    groupBy.map((f): CellField => (f === "status_class" ? "status" : f)),
+  );
+  if (q.bucket !== undefined) needed.add("bucket");
+  if (q.key !== undefined) needed.add("key");
+  if (brand !== undefined) needed.add("brand");
+  const rollup = rollupFor(needed);
+  const all = periods(from, to, granularity);
+  const at = new Map(all.map((t, i) => [t, i]));
+  const rows = await store.cells(
+    principal.accountId,
+    `${granularity}.${rollup}`,
+    all[0] as string,
+    all[all.length - 1] as string,
+  );
+
+  // each distinct cell key decoded once: null when the filters drop it, else its group
+  const decoded = new Map<string, { id: string; values: GroupValues } | null>();
+  const decode = (key: string) => {
+    let d = decoded.get(key);
+    if (d !== undefined) return d;
+    const g = groupOf(rollup, key);
+    const kept =
+      (q.bucket === undefined || g.bucket === q.bucket) &&
+      (q.key === undefined || g.key === q.key) &&
+      (brand === undefined || g.brand === brand);
+    const values: GroupValues = {};
+    d = kept ? { id: groupBy.map((f) => setField(values, g, f)).join("/"), values } : null;
+    decoded.set(key, d);
+    return d;
+  };
+
+  // the top `limit` groups by requests get a slot each; the rest share the (other) slot
+  const requests = new Map<string, { values: GroupValues; n: number }>();
+  if (groupBy.length > 0)
+    for (const { cells } of rows)
+      for (const [key, cell] of cells) {
+        const d = decode(key);
+        if (!d) continue;
+        const r = requests.get(d.id);
+        if (r) r.n += cell.n;
+        else requests.set(d.id, { values: d.values, n: cell.n });
+      }
+  const ranked = [...requests.entries()].sort(
+    ([a, x], [b, y]) => y.n - x.n || (a < b ? -1 : a > b ? 1 : 0),
+  );
+  const top = ranked.slice(0, limit);
+  const slotOf = new Map(top.map(([id], i) => [id, i]));
+  const slots = top.length + (ranked.length > limit ? 1 : 0);
+
+  const overall = new Float64Array(all.length * W);
+  const byGroup = new Float64Array(slots * all.length * W);
+  for (const { t, cells } of rows) {
+    const i = at.get(t);
+    if (i === undefined) continue;
+    for (const [key, cell] of cells) {
+      const d = decode(key);
+      if (!d) continue;
+      addCell(overall, i * W, cell);
+      if (slots > 0)
+        addCell(byGroup, ((slotOf.get(d.id) ?? top.length) * all.length + i) * W, cell);
+    }
+  }
+
+  const groups: SeriesGroup[] = top.map(([id, { values }], slot) => {
+    const { summary, series } = seriesOf(byGroup, slot, all);
+    return { id, ...values, ...summary, series };
+  });
+  if (slots > top.length) {
+    const { summary, series } = seriesOf(byGroup, top.length, all);
+    groups.push({ id: "(other)", other: true, ...summary, series });
+  }
+  const { summary, series } = seriesOf(overall, 0, all);
+  return {
+    tier: principal.tier,
+    from,
+    to,
+    granularity,
+    groupBy,
+    filters: { key: q.key ?? null, bucket: q.bucket ?? null, brand: q.brand ?? null },
+    totals: summary,
+    series,
+    groups,
+  };
+}

@@ -1,0 +1,60 @@
+/**
+ * Both usage store adapters for contract tests: the embedded one always, the MongoDB one against
+ * MONGODB_URL or the run's FerretDB (tests/support/mongo.ts), with its reason to skip.
+ */
+import { rmSync } from "node:fs";
+import { EmbeddedUsageStore } from "../../src/store/embedded/usage";
+import type { UsageEventStore } from "../../src/usage/port";
+import { tempDir } from "./temp";
+import { mongoUrl, skipNote, testDbName } from "./mongo";
+
+export interface OpenedUsageStore {
+  store: UsageEventStore;
+  /** another store on the same data (a second process; embedded: a restart after close) */
+  reopen(): Promise<UsageEventStore>;
+  drop(): Promise<void>;
+}
+
+export interface UsageStoreKind {
+  name: string;
+  skip: boolean;
+  open(): Promise<OpenedUsageStore>;
+}
+
+export async function usageStoreKinds(): Promise<UsageStoreKind[]> {
+  const mongo = await mongoUrl();
+  return [
+    {
+      name: "embedded",
+      skip: false,
+      async open() {
+        const dir = tempDir("usage-a-");
+        return {
+          store: new EmbeddedUsageStore(dir),
+          reopen: async () => new EmbeddedUsageStore(dir),
+          drop: async () => rmSync(dir, { recursive: true, force: true }),
+        };
+      },
+    },
+    {
+      name: `mongodb ${skipNote(mongo)}`.trim(),
+      skip: !mongo.url,
+      async open() {
+        const { MongoClient } = await import("mongodb");
+        const { MongoUsageStore } = await import("../../src/store/mongo/usage");
+        const client = new MongoClient(mongo.url as string, { serverSelectionTimeoutMS: 5000 });
+        await client.connect();
+        const db = client.db(testDbName("bapi_usage_an"));
+        await MongoUsageStore.ensureIndexes(db);
+        return {
+          store: new MongoUsageStore(db),
+          reopen: async () => new MongoUsageStore(db),
+          drop: async () => {
+            await db.dropDatabase();
+            await client.close();
+          },
+        };
+      },
+    },
+  ];
+}
