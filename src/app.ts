@@ -14,6 +14,7 @@ import { openApiDocs } from "./http/openapi";
 import { requestLimits } from "./http/request-limits";
 import { requestLog } from "./http/request-log";
 import { securityHeaders } from "./http/security";
+import { imagesController } from "./images";
 import { mcpController } from "./mcp";
 import { visitorCounterController } from "./public";
 import { analyticsController } from "./usage/analytics";
@@ -70,6 +71,16 @@ export function createApp(deps: Deps) {
     .use(webController())
     .use(catalogController({ ...auth, catalog: deps.catalog }))
     .use(assetsController({ ...auth, assets: deps.assets }))
+    .use(
+      imagesController({
+        ...auth,
+        assets: deps.assets,
+        brands: deps.brands,
+        signer: deps.signer,
+        publishable: deps.publishable,
+        publicUrl: deps.config.PUBLIC_URL ?? "",
+      }),
+    )
     .use(searchController({ ...auth, catalog: deps.catalog, search: deps.search }))
     .use(brandController({ ...auth, brands: deps.brands, enrichment: deps.enrichment }))
     .use(

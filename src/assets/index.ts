@@ -1,16 +1,18 @@
 import { Elysia } from "elysia";
 import { ErrorBody, RateLimitedBody } from "../catalog/model";
-import type { Variant } from "../catalog/types";
 import { type AuthDeps, authPlugin } from "../http/auth";
-import { ApiError, serviceNotFound } from "../http/errors";
+import { ApiError, serviceNotFound, validationError } from "../http/errors";
 import { decimalQuery } from "../http/params";
 import type { Tier } from "../quota/limits";
 import {
   DEFAULT_SIZE,
   ImageBody,
   imageResponses,
+  MAX_SIZE,
   NotModified,
+  PIXELS_ERROR,
   RasterQuery,
+  type RasterQueryValue,
   RenderBusyBody,
   type RenderFormat,
   SlugParams,
@@ -22,10 +24,23 @@ import {
   CACHE_ARTWORK,
   CACHE_PLACEHOLDER,
   etagMatches,
+  type ImageOptions,
   rasterEtag,
   type ServedSvg,
   svgEtag,
 } from "./service";
+
+export const pixelsTooLarge = () => validationError(PIXELS_ERROR);
+
+/** The image options of a raster route's query. */
+function rasterOptions(q: RasterQueryValue): ImageOptions {
+  return {
+    variant: q.variant ?? "mono",
+    fallback: q.placeholder === "monogram" ? "monogram" : "placeholder",
+    greyscale: q.greyscale === "true" || q.greyscale === "1",
+    bg: q.bg ? q.bg.replace("#", "").toLowerCase() : null,
+  };
+}
 
 /** Forbids script, plugins and external loads when an SVG is opened directly in a browser. */
 export const SVG_CSP = "default-src 'none'; style-src 'unsafe-inline'; sandbox";
@@ -66,7 +81,7 @@ const RESOLUTION =
 
 type Headers = Record<string, string | number>;
 
-function commonHeaders(set: { headers: Headers }, served: ServedSvg, etag: string) {
+function commonHeaders(set: ResponseSet, served: ServedSvg, etag: string) {
   set.headers["x-svg-variant"] = served.variant;
   if (served.restricted) set.headers["x-variant-restricted"] = served.restricted;
   set.headers["cache-control"] =
@@ -77,48 +92,83 @@ function commonHeaders(set: { headers: Headers }, served: ServedSvg, etag: strin
   set.headers["content-security-policy"] = SVG_CSP;
 }
 
+export type ResponseSet = { headers: Headers; status?: number | string };
+
+/** An SVG answer: the artwork headers, and 304 when the client's ETag is current. */
+export function answerSvg(
+  served: ServedSvg,
+  ifNoneMatch: string | null,
+  set: ResponseSet,
+): Uint8Array | null {
+  const etag = svgEtag(served);
+  commonHeaders(set, served, etag);
+  if (etagMatches(ifNoneMatch, etag)) {
+    set.status = 304;
+    return null;
+  }
+  set.headers["content-type"] = "image/svg+xml";
+  return served.bytes;
+}
+
+/**
+ * A PNG/WebP answer of `served` at `size` pixels: 304 before rendering when the client's ETag
+ * is current; cache hits stay synchronous.
+ */
+export function answerRaster(
+  assets: AssetService,
+  format: RenderFormat,
+  resolved: ServedSvg,
+  size: number,
+  ifNoneMatch: string | null,
+  set: ResponseSet,
+): Uint8Array | null | Promise<Uint8Array> {
+  const served = assets.rasterSource(resolved, size, format);
+  const etag = rasterEtag(served, size, format);
+  if (etagMatches(ifNoneMatch, etag)) {
+    commonHeaders(set, served, etag);
+    set.status = 304;
+    return null;
+  }
+  const cached = assets.cachedRaster(served, size, format);
+  if (cached) {
+    commonHeaders(set, served, etag);
+    set.headers["content-type"] = `image/${format}`;
+    return cached;
+  }
+  // headers only once the image exists: a failed render must not leave cache headers on a 500
+  return assets.raster(served, size, format).then(
+    (out) => {
+      commonHeaders(set, out.source, out.etag);
+      set.headers["content-type"] = `image/${format}`;
+      return out.bytes;
+    },
+    (err) => {
+      throw err instanceof RenderBusy ? renderBusy(err) : err;
+    },
+  );
+}
+
 /** GET /v1/svg/{slug}, GET /v1/png/{slug}, GET /v1/webp/{slug} */
 export function assetsController(deps: AuthDeps & { assets: AssetService }) {
   const { assets } = deps;
 
-  /** PNG/WebP: 304 before rendering when the client's ETag is current; cache hits stay sync. */
+  /** PNG/WebP with the image options of the raster query. */
   function raster(
     format: RenderFormat,
     slug: string,
-    query: { variant?: Variant; size?: number; placeholder?: "generic" | "monogram" },
+    query: RasterQueryValue,
     tier: Tier,
     ifNoneMatch: string | null,
-    set: { headers: Headers; status?: number | string },
-  ): Uint8Array | null | Promise<Uint8Array> {
-    // the schema fills both defaults; the fallbacks only satisfy the optional types
-    const variant = query.variant ?? "mono";
-    const size = query.size ?? DEFAULT_SIZE;
-    const resolved = assets.resolve(slug, variant, tier, query.placeholder === "monogram");
-    if (!resolved) throw serviceNotFound(slug);
-    const served = assets.rasterSource(resolved, size, format);
-    const etag = rasterEtag(served, size, format);
-    if (etagMatches(ifNoneMatch, etag)) {
-      commonHeaders(set, served, etag);
-      set.status = 304;
-      return null;
-    }
-    const cached = assets.cachedRaster(served, size, format);
-    if (cached) {
-      commonHeaders(set, served, etag);
-      set.headers["content-type"] = `image/${format}`;
-      return cached;
-    }
-    // headers only once the image exists: a failed render must not leave cache headers on a 500
-    return assets.raster(served, size, format).then(
-      (out) => {
-        commonHeaders(set, out.source, out.etag);
-        set.headers["content-type"] = `image/${format}`;
-        return out.bytes;
-      },
-      (err) => {
-        throw err instanceof RenderBusy ? renderBusy(err) : err;
-      },
-    );
+    set: ResponseSet,
+  ) {
+    // the schema fills the defaults; the fallbacks only satisfy the optional types
+    const size = (query.size ?? DEFAULT_SIZE) * (query.dpr ?? 1);
+    if (size > MAX_SIZE) throw pixelsTooLarge();
+    const selected = assets.select(slug, rasterOptions(query), tier);
+    if (!selected || selected === "hidden") throw serviceNotFound(slug);
+    if (selected instanceof Promise)
+      return selected.then((s) => answerRaster(assets, format, s, size, ifNoneMatch, set));
+    return answerRaster(assets, format, selected, size, ifNoneMatch, set);
   }
 
   return new Elysia({ prefix: "/v1", tags: ["assets"] })
@@ -134,14 +184,7 @@ export function assetsController(deps: AuthDeps & { assets: AssetService }) {
           query.placeholder === "monogram",
         );
         if (!served) throw serviceNotFound(params.slug);
-        const etag = svgEtag(served);
-        commonHeaders(set, served, etag);
-        if (etagMatches(request.headers.get("if-none-match"), etag)) {
-          set.status = 304;
-          return null;
-        }
-        set.headers["content-type"] = "image/svg+xml";
-        return served.bytes;
+        return answerSvg(served, request.headers.get("if-none-match"), set);
       },
       {
         metered: "svg",

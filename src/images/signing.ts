@@ -1,0 +1,73 @@
+/**
+ * Signed image URLs: the canonical form and HMAC-SHA256 signature, with Web Crypto only (no
+ * runtime-specific module), so the server and the typed client (packages/client) sign the same
+ * bytes. A URL is `/i/{file}?{params}&sig={signature}`; `params` are every query parameter but
+ * `sig` (transform options, `exp` and `kid`). The signed text is
+ *
+ *     GET {path}?{params sorted by name, each encodeURIComponent(name)=encodeURIComponent(value)}
+ *
+ * so no parameter can be added, removed or altered, and the order of parameters in the URL does
+ * not matter. The signature is the HMAC-SHA256 of that text, base64url without padding (43
+ * characters), under the signing secret of the key named by `kid`.
+ */
+
+/** Longest life of a signed URL: `exp` at most this many seconds ahead. */
+export const MAX_URL_TTL_SECONDS = 30 * 86_400;
+
+const encoder = new TextEncoder();
+
+export function base64url(bytes: Uint8Array): string {
+  let bin = "";
+  for (const b of bytes) bin += String.fromCharCode(b);
+  return btoa(bin).replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "");
+}
+
+export function fromBase64url(text: string): Uint8Array<ArrayBuffer> {
+  const bin = atob(text.replaceAll("-", "+").replaceAll("_", "/"));
+  return Uint8Array.from(bin, (c) => c.charCodeAt(0));
+}
+
+/** The text a signature covers; `params` must hold each name once (no `sig`). */
+export function canonicalText(path: string, params: Iterable<[string, string]>): string {
+  return `GET ${path}?${canonicalQuery(params)}`;
+}
+
+/** The parameters sorted by name, percent-encoded: the query part of a signed URL. */
+export function canonicalQuery(params: Iterable<[string, string]>): string {
+  return [...params]
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(v)}`)
+    .join("&");
+}
+
+/** An HMAC-SHA256 key from a base64url signing secret. */
+export function signingKey(secret: string): Promise<CryptoKey> {
+  return crypto.subtle.importKey(
+    "raw",
+    fromBase64url(secret),
+    { name: "HMAC", hash: "SHA-256" },
+    false,
+    ["sign"],
+  );
+}
+
+/** The raw signature of a canonical text. */
+export async function signText(key: CryptoKey, text: string): Promise<Uint8Array> {
+  return new Uint8Array(await crypto.subtle.sign("HMAC", key, encoder.encode(text)));
+}
+
+/**
+ * A signed path with its query: `{path}?{canonical params}&sig=…`. `params` carry the transform
+ * options; `exp` (unix seconds) and `kid` are added here.
+ */
+export async function signPath(
+  key: CryptoKey,
+  path: string,
+  params: Record<string, string>,
+  exp: number,
+  kid: string,
+): Promise<string> {
+  const all: [string, string][] = [...Object.entries(params), ["exp", String(exp)], ["kid", kid]];
+  const sig = base64url(await signText(key, canonicalText(path, all)));
+  return `${path}?${canonicalQuery(all)}&sig=${sig}`;
+}
