@@ -40,7 +40,7 @@ export const PIXELS_ERROR = `size x dpr must be at most ${MAX_SIZE} pixels`;
 export const IMAGE_OPTION_DOCS = {
   dpr: `Device pixel ratio, 1 to ${MAX_DPR}: the image is size x dpr pixels (retina), at most ${MAX_SIZE}`,
   greyscale: "true or 1: the artwork in shades of grey",
-  bg: "The page background the image sits on (#rrggbb). The served variant is the first whose rendered pixels reach 3:1 contrast on it (the one asked for, then the variant drawn for a page of that lightness, then the others the tier may get); when none does, the mark's silhouette in black or white, whichever contrasts more. Artwork only: placeholders are served as they are",
+  bg: "The page background the image sits on (#rrggbb). The served variant is the first whose rendered pixels reach 3:1 contrast on it (the one asked for, then the variant drawn for a page of that lightness, then the others the tier may get); when none does, the mark's silhouette in black or white, whichever contrasts more (placeholders too)",
 };
 
 export const RasterQuery = t.Object({

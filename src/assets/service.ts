@@ -193,7 +193,8 @@ export class AssetService {
 
   /**
    * The SVG for a request with image options, or null when the slug does not exist, or
-   * "hidden" when the brand has no artwork the caller may get and `fallback` is 404. Without
+   * "hidden" when the brand has no artwork the caller may get and `fallback` is 404. The
+   * placeholder (generic or monogram) gets `bg` and `greyscale` like artwork. Without
    * `bg` the answer is synchronous (the hot path); with it, candidate variants are rendered at
    * CONTRAST_PROBE_SIZE and the first whose pixels reach MIN_GRAPHIC_CONTRAST on the background
    * is served (see selectForBackground).
@@ -205,7 +206,7 @@ export class AssetService {
   ): ServedSvg | null | "hidden" | Promise<ServedSvg> {
     const base = this.resolve(slug, opts.variant, tier, opts.fallback === "monogram");
     if (!base) return null;
-    if (base.variant === "placeholder") return opts.fallback === "404" ? "hidden" : base;
+    if (base.variant === "placeholder" && opts.fallback === "404") return "hidden";
     const shade = (s: ServedSvg) => (opts.greyscale ? reworked(s, greyscaleSvg(s.svg)) : s);
     if (!opts.bg) return shade(base);
     return this.selectForBackground(slug, base, opts.bg, tier, shade);
@@ -228,7 +229,7 @@ export class AssetService {
     const darkPage = contrastRatio(bg, "ffffff") > contrastRatio(bg, "000000");
     const tried = new Set<string>();
     const candidates: ServedSvg[] = [base];
-    for (const v of BG_ORDER(darkPage)) {
+    for (const v of base.variant === "placeholder" ? [] : BG_ORDER(darkPage)) {
       const stored = brand?.variants[v];
       if (!stored || allowedVariant(tier, v) !== v) continue;
       candidates.push({
