@@ -9,9 +9,6 @@
  * account stops every URL it signed, and a signature made with another key's secret fails.
  */
 import { createHmac, timingSafeEqual } from "node:crypto";
-import type { Principal } from "../accounts/model";
-import type { AccountService } from "../accounts/service";
-import { ApiError } from "../http/errors";
 import {
   base64url,
   canonicalText,
@@ -20,7 +17,10 @@ import {
   signingKey,
   signPath,
   signText,
-} from "./signing";
+} from "../../packages/client/src/signing";
+import type { Principal } from "../accounts/model";
+import type { AccountService } from "../accounts/service";
+import { ApiError } from "../http/errors";
 
 export const SERVER_SECRET_NAME = "image-url-signing";
 

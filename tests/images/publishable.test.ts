@@ -57,12 +57,13 @@ describe("publishable keys on /i/", () => {
 
   test("allowed origins get the image; Referer counts when Origin is absent", async () => {
     const pk = (await createPk({ origins: ["*.example.com", "localhost:5173"] })).publishableKey;
-    for (const headers of [
+    const allowed: Record<string, string>[] = [
       { origin: "https://app.example.com" },
       { origin: "https://a.b.example.com" },
       { referer: "https://www.example.com/pricing?x=1" },
       { origin: "http://localhost:5173" },
-    ]) {
+    ];
+    for (const headers of allowed) {
       const r = await img(pk, headers);
       expect(r.status).toBe(200);
       expect(r.headers.get("content-type")).toBe("image/png");
@@ -73,7 +74,7 @@ describe("publishable keys on /i/", () => {
 
   test("a foreign, missing or opaque origin: 403 origin_not_allowed in the error shape", async () => {
     const pk = (await createPk({ origins: ["*.example.com", "localhost:5173"] })).publishableKey;
-    for (const headers of [
+    const foreign: Record<string, string>[] = [
       { origin: "https://evil.test" },
       { origin: "https://example.com" }, // the apex is not a subdomain
       { origin: "https://example.com.evil.test" },
@@ -82,7 +83,8 @@ describe("publishable keys on /i/", () => {
       { origin: "null" },
       { referer: "https://evil.test/page" },
       {},
-    ]) {
+    ];
+    for (const headers of foreign) {
       const r = await img(pk, headers);
       expect(r.status).toBe(403);
       const body = (await r.json()) as { error: string; message: string };

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { canonicalQuery, signingKey, signPath } from "../../src/images/signing";
+import { canonicalQuery, signingKey, signPath } from "../../packages/client/src/signing";
 import { PNG_SIGNATURE, pngSize } from "../assets/util";
 import { type AuthTestApp, makeAuthApp } from "../auth/helpers";
 import { createEnterprise } from "../helpers";
