@@ -50,7 +50,10 @@ function inkContrast(data: Uint8Array, bg: string): number {
   samples.sort((x, y) => x[0] - y[0]);
   const total = samples.reduce((s, [, w]) => s + w, 0);
   let acc = 0;
-  for (const [r, w] of samples) if ((acc += w) * 2 >= total) return r;
+  for (const [r, w] of samples) {
+    acc += w;
+    if (acc * 2 >= total) return r;
+  }
   return 1;
 }
 
