@@ -1,4 +1,5 @@
 import { Elysia } from "elysia";
+import { imageFile } from "../../packages/client/src/signing";
 import type { Principal } from "../accounts/model";
 import { answerRaster, answerSvg, type ResponseSet } from "../assets";
 import type { AssetService } from "../assets/service";
@@ -206,14 +207,7 @@ function specToUrl(spec: Spec, index: number, slugOf: (name: string) => string) 
   } catch (err) {
     throw at(err);
   }
-  const params: Record<string, string> = {};
-  if (spec.variant !== undefined) params.variant = spec.variant;
-  if (spec.size !== undefined) params.size = String(spec.size);
-  if (spec.dpr !== undefined) params.dpr = String(spec.dpr);
-  if (spec.greyscale) params.greyscale = "true";
-  if (spec.bg !== undefined) params.bg = spec.bg.replace("#", "").toLowerCase();
-  if (spec.fallback !== undefined) params.fallback = spec.fallback;
-  const file = spec.format === "auto" ? slug : `${slug}.${spec.format}`;
+  const { file, params } = imageFile(slug, spec);
   try {
     parseImageRequest(file, new Map(Object.entries(params)));
   } catch (err) {

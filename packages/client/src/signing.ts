@@ -71,3 +71,33 @@ export async function signPath(
   const sig = base64url(await signText(key, canonicalText(path, all)));
   return `${path}?${canonicalQuery(all)}&sig=${sig}`;
 }
+
+/** The options of one image, as POST /v1/image-urls and the client's imageUrl() take them. */
+export interface ImageOptionsInput {
+  format: "svg" | "png" | "webp" | "auto";
+  variant?: "mono" | "color" | "dark" | "light" | "wordmark" | "icon";
+  size?: number;
+  dpr?: number;
+  greyscale?: boolean;
+  /** #rrggbb */
+  bg?: string;
+  fallback?: "placeholder" | "monogram" | "404";
+}
+
+/** The file name and query parameters of an /i/ URL (before credentials are added). */
+export function imageFile(
+  slug: string,
+  o: ImageOptionsInput,
+): {
+  file: string;
+  params: Record<string, string>;
+} {
+  const params: Record<string, string> = {};
+  if (o.variant !== undefined) params.variant = o.variant;
+  if (o.size !== undefined) params.size = String(o.size);
+  if (o.dpr !== undefined) params.dpr = String(o.dpr);
+  if (o.greyscale) params.greyscale = "true";
+  if (o.bg !== undefined) params.bg = o.bg.replace("#", "").toLowerCase();
+  if (o.fallback !== undefined) params.fallback = o.fallback;
+  return { file: o.format === "auto" ? slug : `${slug}.${o.format}`, params };
+}
