@@ -221,6 +221,12 @@ export class AccountService {
    * null when the key is unknown, revoked (regenerated) or its account deleted. Cached like
    * verified keys, and dropped with them when the account's keys change on this instance.
    */
+  /** principalOfKeyId's answer from the cache, synchronously; undefined when not cached. */
+  cachedKeyId(keyId: string): Principal | undefined {
+    const cached = this.cache.get(`id:${keyId}`);
+    return cached && cached.expires > this.now() ? cached.principal : undefined;
+  }
+
   async principalOfKeyId(keyId: string): Promise<Principal | null> {
     const slot = `id:${keyId}`;
     const cached = this.cache.get(slot);

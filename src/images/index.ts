@@ -12,13 +12,13 @@ import { settleMeter } from "../http/meter";
 import {
   DEFAULT_URL_TTL_SECONDS,
   FileParams,
-  ImageQuery,
   ImageUrlsBody,
   ImageUrlsResponse,
   imageFileResponses,
+  imageQueryParameters,
   SigningSecretResponse,
 } from "./model";
-import { negotiate, parseImageRequest, queryMap } from "./options";
+import { negotiate, parseImageRequest, splitUrl } from "./options";
 import type { PublishableGate } from "./publishable";
 import type { ImageSigner } from "./service";
 
@@ -47,11 +47,11 @@ export function imagesController(deps: ImagesDeps) {
     return name;
   }
 
-  async function caller(request: Request, url: URL, q: Map<string, string>) {
-    if (q.has("sig")) return { principal: await signer.verify(url.pathname, q), signed: true };
+  /** Who pays for an /i/ request: the signature's key, or the publishable key's account. */
+  function caller(request: Request, path: string, q: Map<string, string>) {
+    if (q.has("sig")) return signer.verify(path, q);
     const key = q.get("key");
-    if (key !== undefined)
-      return { principal: await deps.publishable.admit(key, request), signed: false };
+    if (key !== undefined) return deps.publishable.admit(key, request);
     throw new ApiError(
       401,
       "invalid_api_key",
@@ -59,55 +59,63 @@ export function imagesController(deps: ImagesDeps) {
     );
   }
 
+  /** The slug of an image name, or the 404 to answer once the request is charged. */
+  function target(name: string): { slug: string | null; missing: unknown } {
+    try {
+      return { slug: slugOf(name), missing: null };
+    } catch (err) {
+      if (!(err instanceof ApiError && err.status === 404)) throw err;
+      return { slug: null, missing: err };
+    }
+  }
+
   return new Elysia({ tags: ["images"] })
     .use(authPlugin(deps))
     .get(
       "/i/:file",
-      async ({ params, request, set, route }) => {
+      ({ params, request, set, route }) => {
         const started = performance.now();
-        const url = new URL(request.url);
-        const q = queryMap(url.searchParams);
-        const { principal, signed } = await caller(request, url, q);
-        const image = parseImageRequest(params.file, q);
-        const format = negotiate(image.format, request.headers.get("accept"));
-        let slug: string | null = null;
-        let missing: unknown = null;
-        try {
-          slug = slugOf(image.name);
-        } catch (err) {
-          if (!(err instanceof ApiError && err.status === 404)) throw err;
-          missing = err;
-        }
-        const target = { route, slug: slug ?? image.name, variant: image.options.variant };
-        const charged = charge(deps, request, set, principal, format, target, started);
-        if (charged) await charged;
-        if (missing || !slug) throw missing;
-        const selected = await assets.select(slug, image.options, principal.tier);
-        if (!selected) throw serviceNotFound(slug);
-        if (selected === "hidden")
-          throw new ApiError(
-            404,
-            "service_not_found",
-            `The brand "${slug}" has no artwork this key may get (fallback=404).`,
-          );
-        const ifNoneMatch = request.headers.get("if-none-match");
-        const body =
-          format === "svg"
-            ? answerSvg(selected, ifNoneMatch, set)
-            : await answerRaster(
-                assets,
-                format,
-                selected,
-                image.size * image.dpr,
-                ifNoneMatch,
-                set,
-              );
-        cacheHeaders(set, signed, Number(q.get("exp")), image.format === "auto");
-        return body;
+        const { path, query: q } = splitUrl(request.url);
+        const signed = q.has("sig");
+        // synchronous while keys, secrets and counters answer from memory
+        return then(caller(request, path, q), (principal) => {
+          const image = parseImageRequest(params.file, q);
+          const format = negotiate(image.format, request.headers.get("accept"));
+          const { slug, missing } = target(image.name);
+          const meter = { route, slug: slug ?? image.name, variant: image.options.variant };
+          const charged = charge(deps, request, set, principal, format, meter, started);
+          return then(charged, () => {
+            if (missing || !slug) throw missing;
+            return then(assets.select(slug, image.options, principal.tier), (selected) => {
+              if (!selected) throw serviceNotFound(slug);
+              if (selected === "hidden")
+                throw new ApiError(
+                  404,
+                  "service_not_found",
+                  `The brand "${slug}" has no artwork this key may get (fallback=404).`,
+                );
+              const ifNoneMatch = request.headers.get("if-none-match");
+              const answer =
+                format === "svg"
+                  ? answerSvg(selected, ifNoneMatch, set)
+                  : answerRaster(
+                      assets,
+                      format,
+                      selected,
+                      image.size * image.dpr,
+                      ifNoneMatch,
+                      set,
+                    );
+              return then(answer, (body) => {
+                cacheHeaders(set, signed, Number(q.get("exp")), image.format === "auto");
+                return body;
+              });
+            });
+          });
+        });
       },
       {
         params: FileParams,
-        query: ImageQuery,
         afterHandle({ request, set }) {
           settleMeter(request, typeof set.status === "number" ? set.status : 200);
         },
@@ -115,6 +123,7 @@ export function imagesController(deps: ImagesDeps) {
           summary: "A logo by URL: signed or with a publishable key",
           description: DESCRIPTION,
           security: [],
+          parameters: imageQueryParameters,
           responses: imageFileResponses,
         },
       },
@@ -170,6 +179,11 @@ export function imagesController(deps: ImagesDeps) {
         },
       },
     );
+}
+
+/** `f` of a value that may be a promise, synchronously when it is not. */
+function then<T, U>(value: T | Promise<T>, f: (v: T) => U | Promise<U>): U | Promise<U> {
+  return value instanceof Promise ? value.then(f) : f(value);
 }
 
 function requireKeyId(principal: Principal): string {

@@ -16,26 +16,37 @@ export const FileParams = t.Object({
   }),
 });
 
-const opt = (description: string) => t.Optional(t.String({ maxLength: 200, description }));
-
-/** The query of /i/ URLs, for the OpenAPI document (the route parses the raw query itself). */
-export const ImageQuery = t.Object({
-  variant: opt(`One of ${VARIANTS.join(", ")}; default mono (free keys: mono only)`),
-  size: opt(`Box in pixels, ${MIN_SIZE} to ${MAX_SIZE}, default 256 (png, webp, auto)`),
-  dpr: opt(IMAGE_OPTION_DOCS.dpr),
-  greyscale: opt(IMAGE_OPTION_DOCS.greyscale),
-  bg: opt(IMAGE_OPTION_DOCS.bg),
-  fallback: opt(
+const QUERY_DOCS: [string, string][] = [
+  ["variant", `One of ${VARIANTS.join(", ")}; default mono (free keys: mono only)`],
+  ["size", `Box in pixels, ${MIN_SIZE} to ${MAX_SIZE}, default 256 (png, webp, auto)`],
+  ["dpr", IMAGE_OPTION_DOCS.dpr],
+  ["greyscale", IMAGE_OPTION_DOCS.greyscale],
+  ["bg", IMAGE_OPTION_DOCS.bg],
+  [
+    "fallback",
     "A brand without artwork the caller may get: placeholder (default, the generic image), monogram (its initials on its brand colour), 404 (404 service_not_found, to hide the image)",
-  ),
-  format: opt(
+  ],
+  [
+    "format",
     "Only without an extension in the file name: auto (default: WebP when Accept names image/webp, else PNG; Vary: Accept), svg, png or webp",
-  ),
-  exp: opt("Signed URLs: expiry, unix seconds"),
-  kid: opt("Signed URLs: id of the API key that signed"),
-  sig: opt("Signed URLs: HMAC-SHA256 signature, base64url"),
-  key: opt("A publishable key (pk_…), instead of a signature"),
-});
+  ],
+  ["exp", "Signed URLs: expiry, unix seconds"],
+  ["kid", "Signed URLs: id of the API key that signed"],
+  ["sig", "Signed URLs: HMAC-SHA256 signature, base64url"],
+  ["key", "A publishable key (pk_…), instead of a signature"],
+];
+
+/**
+ * The query parameters of /i/ URLs as OpenAPI parameter objects. The route reads the raw query
+ * itself (the text the signature covers), so it declares no query schema for Elysia to parse.
+ */
+export const imageQueryParameters = QUERY_DOCS.map(([name, description]) => ({
+  name,
+  in: "query" as const,
+  required: false,
+  description,
+  schema: { type: "string" as const, maxLength: 200 },
+}));
 
 const Format = t.Union([t.Literal("svg"), t.Literal("png"), t.Literal("webp"), t.Literal("auto")], {
   description: "auto: WebP when the browser accepts it, else PNG",

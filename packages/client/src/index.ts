@@ -12,8 +12,9 @@ import {
   type ImageOptionsInput,
   imageFile,
   MAX_URL_TTL_SECONDS,
-  signingKey,
+  type Mac,
   signPath,
+  webCryptoMac,
 } from "./signing";
 
 export type { Routes } from "./routes";
@@ -112,7 +113,7 @@ const DAY = 86_400;
 export class BrandApi {
   private readonly base: string;
   private readonly doFetch: (url: string, init: RequestInit) => Promise<Response>;
-  private signing: Promise<{ kid: string; key: CryptoKey }> | null = null;
+  private signing: Promise<{ kid: string; mac: Mac }> | null = null;
 
   constructor(private readonly opts: ClientOptions) {
     this.base = opts.baseUrl.replace(/\/+$/, "");
@@ -169,10 +170,10 @@ export class BrandApi {
     const { expiresIn = 7 * DAY, ...image } = options;
     if (!(expiresIn > 0 && expiresIn <= MAX_URL_TTL_SECONDS))
       throw new RangeError(`expiresIn must be 1..${MAX_URL_TTL_SECONDS} seconds`);
-    const { kid, key } = await this.signingKey();
+    const { kid, mac } = await this.signingKey();
     const { file, params } = imageFile(slug, image);
     const exp = Math.floor(Date.now() / 1000) + expiresIn;
-    return `${this.base}${await signPath(key, `/i/${file}`, params, exp, kid)}`;
+    return `${this.base}${await signPath(mac, `/i/${file}`, params, exp, kid)}`;
   }
 
   /** An /i/ URL with the publishable key (for pages on the key's allowed origins). */
@@ -186,7 +187,7 @@ export class BrandApi {
   private signingKey() {
     this.signing ??= (async () => {
       const s = this.opts.signing ?? (await this.call("GET /v1/image-urls/signing-secret", {}));
-      return { kid: s.kid, key: await signingKey(s.secret) };
+      return { kid: s.kid, mac: await webCryptoMac(s.secret) };
     })();
     // a failed fetch is not remembered
     this.signing.catch(() => {

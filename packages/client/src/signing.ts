@@ -40,20 +40,20 @@ export function canonicalQuery(params: Iterable<[string, string]>): string {
     .join("&");
 }
 
-/** An HMAC-SHA256 key from a base64url signing secret. */
-export function signingKey(secret: string): Promise<CryptoKey> {
-  return crypto.subtle.importKey(
+/** HMAC-SHA256 of a text under one signing secret. */
+export type Mac = (text: string) => Uint8Array | Promise<Uint8Array>;
+
+/** The Web Crypto HMAC-SHA256 of a base64url signing secret (any runtime with crypto.subtle). */
+export async function webCryptoMac(secret: string): Promise<Mac> {
+  const key = await crypto.subtle.importKey(
     "raw",
     fromBase64url(secret),
     { name: "HMAC", hash: "SHA-256" },
     false,
     ["sign"],
   );
-}
-
-/** The raw signature of a canonical text. */
-export async function signText(key: CryptoKey, text: string): Promise<Uint8Array> {
-  return new Uint8Array(await crypto.subtle.sign("HMAC", key, encoder.encode(text)));
+  return async (text) =>
+    new Uint8Array(await crypto.subtle.sign("HMAC", key, encoder.encode(text)));
 }
 
 /**
@@ -61,14 +61,14 @@ export async function signText(key: CryptoKey, text: string): Promise<Uint8Array
  * options; `exp` (unix seconds) and `kid` are added here.
  */
 export async function signPath(
-  key: CryptoKey,
+  mac: Mac,
   path: string,
   params: Record<string, string>,
   exp: number,
   kid: string,
 ): Promise<string> {
   const all: [string, string][] = [...Object.entries(params), ["exp", String(exp)], ["kid", kid]];
-  const sig = base64url(await signText(key, canonicalText(path, all)));
+  const sig = base64url(await mac(canonicalText(path, all)));
   return `${path}?${canonicalQuery(all)}&sig=${sig}`;
 }
 
