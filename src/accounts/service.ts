@@ -206,14 +206,15 @@ export class AccountService {
     const account = await this.store.findByKeyId(keyId);
     const key = account?.keys.find((k) => k.id === keyId);
     if (!account || !key || key.revokedAt || !sameHash(key.hash, hash)) return null;
-    const principal: Principal = {
-      accountId: account.id,
-      keyId,
-      tier: account.tier,
-      limits: account.limits,
-    };
+    const principal = principalOf(account, keyId);
     this.remember(hash, principal);
     return principal;
+  }
+
+  /** principalOfKeyId's answer from the cache, synchronously; undefined when not cached. */
+  cachedKeyId(keyId: string): Principal | undefined {
+    const cached = this.cache.get(`id:${keyId}`);
+    return cached && cached.expires > this.now() ? cached.principal : undefined;
   }
 
   /**
@@ -221,26 +222,14 @@ export class AccountService {
    * null when the key is unknown, revoked (regenerated) or its account deleted. Cached like
    * verified keys, and dropped with them when the account's keys change on this instance.
    */
-  /** principalOfKeyId's answer from the cache, synchronously; undefined when not cached. */
-  cachedKeyId(keyId: string): Principal | undefined {
-    const cached = this.cache.get(`id:${keyId}`);
-    return cached && cached.expires > this.now() ? cached.principal : undefined;
-  }
-
   async principalOfKeyId(keyId: string): Promise<Principal | null> {
-    const slot = `id:${keyId}`;
-    const cached = this.cache.get(slot);
-    if (cached && cached.expires > this.now()) return cached.principal;
+    const cached = this.cachedKeyId(keyId);
+    if (cached) return cached;
     const account = await this.store.findByKeyId(keyId);
     const key = account?.keys.find((k) => k.id === keyId);
     if (!account || !key || key.revokedAt || account.deletedAt) return null;
-    const principal: Principal = {
-      accountId: account.id,
-      keyId,
-      tier: account.tier,
-      limits: account.limits,
-    };
-    this.remember(slot, principal);
+    const principal = principalOf(account, keyId);
+    this.remember(`id:${keyId}`, principal);
     return principal;
   }
 
@@ -321,12 +310,7 @@ export class AccountService {
     if (!sameHash(record.hash, hash)) return null;
     const active = account.keys.find((k) => !k.revokedAt);
     const caller: PublishableCaller = {
-      principal: {
-        accountId: account.id,
-        keyId: active?.id ?? null,
-        tier: account.tier,
-        limits: account.limits,
-      },
+      principal: principalOf(account, active?.id ?? null),
       keyId,
       origins: record.origins,
       dailyCap: record.dailyCap,
@@ -366,6 +350,14 @@ export class AccountService {
     return account;
   }
 }
+
+/** The caller behind a key of `account`. */
+const principalOf = (account: Account, keyId: string | null): Principal => ({
+  accountId: account.id,
+  keyId,
+  tier: account.tier,
+  limits: account.limits,
+});
 
 export class AccountNotFound extends Error {
   constructor(readonly accountId: string) {
