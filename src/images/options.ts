@@ -35,6 +35,18 @@ export interface ImageRequest {
   options: ImageOptions;
 }
 
+/** Image extensions that are not served (else "github.gif" would be read as a domain). */
+const OTHER_IMAGE_EXTS = new Set([
+  "gif",
+  "jpg",
+  "jpeg",
+  "avif",
+  "ico",
+  "bmp",
+  "tif",
+  "tiff",
+  "heic",
+]);
 const NAME = /^[a-z0-9][a-z0-9_.-]{0,252}$/;
 const DECIMAL = /^\d{1,6}$/;
 
@@ -98,6 +110,8 @@ export function parseImageRequest(file: string, params: Map<string, string>): Im
   const dot = name.lastIndexOf(".");
   const ext = dot > 0 ? name.slice(dot + 1) : "";
   const hasExt = (FORMATS as readonly string[]).includes(ext);
+  if (OTHER_IMAGE_EXTS.has(ext))
+    throw validationError(`Unsupported image format .${ext}: use .svg, .png or .webp`);
   const base = hasExt ? name.slice(0, dot) : name;
   if (!NAME.test(base))
     throw validationError(
