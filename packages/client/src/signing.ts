@@ -1,7 +1,7 @@
 /**
- * Signed image URLs: the canonical form and HMAC-SHA256 signature, with Web Crypto only (no
- * runtime-specific module), so the server and the typed client (packages/client) sign the same
- * bytes. A URL is `/i/{file}?{params}&sig={signature}`; `params` are every query parameter but
+ * Signed image URLs: the canonical form and the HMAC-SHA256 signature, shared by the server and
+ * the typed client so both sign the same bytes. No runtime-specific module: the client signs
+ * with Web Crypto (`webCryptoMac`), the server passes its own synchronous node:crypto HMAC. A URL is `/i/{file}?{params}&sig={signature}`; `params` are every query parameter but
  * `sig` (transform options, `exp` and `kid`). The signed text is
  *
  *     GET {path}?{params sorted by name, each encodeURIComponent(name)=encodeURIComponent(value)}
@@ -10,6 +10,7 @@
  * not matter. The signature is the HMAC-SHA256 of that text, base64url without padding (43
  * characters), under the signing secret of the key named by `kid`.
  */
+import type { Routes } from "./routes";
 
 /** Longest life of a signed URL: `exp` at most this many seconds ahead. */
 export const MAX_URL_TTL_SECONDS = 30 * 86_400;
@@ -72,17 +73,14 @@ export async function signPath(
   return `${path}?${canonicalQuery(all)}&sig=${sig}`;
 }
 
-/** The options of one image, as POST /v1/image-urls and the client's imageUrl() take them. */
-export interface ImageOptionsInput {
-  format: "svg" | "png" | "webp" | "auto";
-  variant?: "mono" | "color" | "dark" | "light" | "wordmark" | "icon";
-  size?: number;
-  dpr?: number;
-  greyscale?: boolean;
-  /** #rrggbb */
-  bg?: string;
-  fallback?: "placeholder" | "monogram" | "404";
-}
+/**
+ * The options of one image, as POST /v1/image-urls and the client's imageUrl() take them (the
+ * route's body schema, through the generated route types).
+ */
+export type ImageOptionsInput = Omit<
+  Routes["POST /v1/image-urls"]["body"]["images"][number],
+  "slug" | "domain"
+>;
 
 /** The file name and query parameters of an /i/ URL (before credentials are added). */
 export function imageFile(
