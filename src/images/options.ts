@@ -89,9 +89,11 @@ const decodePart = (s: string) => {
  * building a URL object (the /i/ hot path). A parameter given twice is refused.
  */
 export function splitUrl(href: string): { path: string; query: Map<string, string> } {
-  const start = href.indexOf("/", href.indexOf("//") + 2);
-  const mark = href.indexOf("?", start);
-  const path = mark < 0 ? href.slice(start) : href.slice(start, mark);
+  const slash = href.indexOf("/", href.indexOf("//") + 2);
+  const mark = href.indexOf("?", Math.max(slash, 0));
+  const start = slash < 0 || (mark >= 0 && mark < slash) ? -1 : slash;
+  const end = mark < 0 ? href.length : mark;
+  const path = start < 0 ? "/" : href.slice(start, end);
   const query = new Map<string, string>();
   if (mark >= 0)
     for (const part of href.slice(mark + 1).split("&")) {

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
+import { splitUrl } from "../../src/images/options";
 import { makeApp, type TestApp } from "../helpers";
 
 let t: TestApp;
@@ -41,4 +42,18 @@ test("odd names and queries on /i/ are 4xx in the error shape, never 5xx", async
       expect(typeof body.message).toBe("string");
     }
   }
+});
+
+test("splitUrl reads the path as sent and the query like URLSearchParams", () => {
+  const { path, query } = splitUrl("http://api/i/github.png?size=64&bg=%230d1117&a+b=c+d&flag");
+  expect(path).toBe("/i/github.png");
+  expect([...query]).toEqual([
+    ["size", "64"],
+    ["bg", "#0d1117"],
+    ["a b", "c d"],
+    ["flag", ""],
+  ]);
+  expect(splitUrl("http://api?x=1").path).toBe("/");
+  expect(splitUrl("http://api").path).toBe("/");
+  expect(() => splitUrl("http://api/i/x.png?a=1&a=2")).toThrow("more than once");
 });
