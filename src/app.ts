@@ -16,6 +16,7 @@ import { openApiDocs } from "./http/openapi";
 import { requestLimits } from "./http/request-limits";
 import { requestLog } from "./http/request-log";
 import { securityHeaders } from "./http/security";
+import { imagesController } from "./images";
 import { mcpController } from "./mcp";
 import { metricsController } from "./metrics";
 import { visitorCounterController } from "./public";
@@ -86,6 +87,16 @@ export function createApp(deps: Deps) {
     .use(webController())
     .use(catalogController({ ...auth, catalog: deps.catalog }))
     .use(assetsController({ ...auth, assets: deps.assets }))
+    .use(
+      imagesController({
+        ...auth,
+        assets: deps.assets,
+        brands: deps.brands,
+        signer: deps.signer,
+        publishable: deps.publishable,
+        publicUrl: deps.config.PUBLIC_URL ?? "",
+      }),
+    )
     .use(searchController({ ...auth, catalog: deps.catalog, search: deps.search }))
     .use(
       brandController({

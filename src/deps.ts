@@ -16,6 +16,8 @@ import { SearchIndex } from "./catalog/search/service";
 import { CatalogService } from "./catalog/service";
 import type { Config } from "./config";
 import { Drain } from "./http/drain";
+import { PublishableKeys } from "./images/publishable";
+import { ImageSigner, SERVER_SECRET_NAME } from "./images/service";
 import { passwords } from "./platform/password";
 import { VisitorCounter } from "./public/service";
 import { carryUsageOnRegenerate } from "./quota/carry-over";
@@ -54,6 +56,10 @@ export interface Deps {
   verifyBearer?: (token: string) => Promise<Principal | null>;
   /** Stripe checkout, portal and webhooks (STRIPE_*) */
   billing: BillingService;
+  /** signed image URLs (/i/): per-key signing secrets */
+  signer: ImageSigner;
+  /** publishable keys on /i/: origin allow-lists and own daily caps */
+  publishable: PublishableKeys;
   /** the public visitor counter (VISITOR_COUNTER_*) */
   visitors: VisitorCounter;
   /** /auth: self-service accounts, access tokens (JWT), outgoing mail */
@@ -148,8 +154,12 @@ export async function buildDeps(config: Config, store?: Store): Promise<Deps> {
     limiter,
     publicUrl: config.PUBLIC_URL ?? `http://localhost:${config.PORT}`,
   });
+  const signer = new ImageSigner(accounts, () => s.accounts.serverSecret(SERVER_SECRET_NAME));
+  const publishable = new PublishableKeys(accounts, limiter, config.UPGRADE_URL);
   const deps: Deps = {
     config,
+    signer,
+    publishable,
     store: s,
     catalog,
     search,

@@ -15,7 +15,12 @@ import {
   JwksResponse,
   MeResponse,
   NewKeyResponse,
+  NewPublishableKeyResponse,
   PasswordBody,
+  PublishableKeyBody,
+  PublishableKeyList,
+  PublishableKeyView,
+  publishableView,
   RefreshBody,
   RegisteredResponse,
   ResetBody,
@@ -23,7 +28,7 @@ import {
   TokenPairResponse,
   Verified,
 } from "./model";
-import type { AccountService } from "./service";
+import { type AccountService, KeyNotFound, TooManyKeys } from "./service";
 
 export interface AccountsControllerDeps {
   auth: AuthService;
@@ -80,6 +85,39 @@ const noStore = (set: { headers: Record<string, string | number> }) => {
 };
 
 const BEARER = [{ bearer: [] }];
+
+/** Creating a publishable key: 409 too_many_keys past the account's maximum. */
+export async function createPublishable(
+  accounts: AccountService,
+  accountId: string,
+  body: { origins: string[]; dailyCap?: number | null },
+) {
+  try {
+    const k = await accounts.createPublishableKey(accountId, body.origins, body.dailyCap ?? null);
+    return { ...publishableView(k), publishableKey: k.publishableKey };
+  } catch (err) {
+    if (err instanceof TooManyKeys) throw new ApiError(409, "too_many_keys", err.message);
+    throw err;
+  }
+}
+
+/** Revoking a publishable key: 404 key_not_found for an unknown (or another account's) key. */
+export async function revokePublishable(
+  accounts: AccountService,
+  accountId: string | null,
+  keyId: string,
+) {
+  try {
+    return publishableView(await accounts.revokePublishableKey(accountId, keyId));
+  } catch (err) {
+    if (err instanceof KeyNotFound)
+      throw new ApiError(404, "key_not_found", `No publishable key ${keyId}.`);
+    throw err;
+  }
+}
+
+const PUBLISHABLE_DOC =
+  "Publishable keys (pk_…) work only on /i/ image URLs (`/i/{slug}.png?key=pk_…`), only when the request's Origin (else Referer) host matches one of `origins`, and count against the account's own daily limits (its API key's buckets); `dailyCap` adds a cap of the key's own (429 past it). They are meant to be public in pages, so anyone can copy one: the origin check stops other sites' pages from using it in browsers, not a forger (docs/images.md).";
 const PUBLIC: [] = [];
 
 /** /auth/*: sign-up, login, tokens, e-mail verification, password reset, the caller's account. */
@@ -317,6 +355,64 @@ export function accountsController(deps: AccountsControllerDeps) {
             summary: "Replace the API key",
             description:
               "Revokes the active key at once on this instance (other instances within KEY_CACHE_TTL_MS) and answers the new key once. Today's quota usage carries over to the new key.",
+            security: BEARER,
+          },
+        },
+      )
+      .post(
+        "/auth/publishable-keys",
+        async ({ principal, body, set }) => {
+          const r = await createPublishable(deps.accounts, principal.accountId, body);
+          set.status = 201;
+          noStore(set);
+          return r;
+        },
+        {
+          bearer: true,
+          body: PublishableKeyBody,
+          response: {
+            201: NewPublishableKeyResponse,
+            401: ErrorBody,
+            409: ErrorBody,
+            413: ErrorBody,
+            422: ErrorBody,
+          },
+          detail: {
+            summary: "Create a publishable key for <img> tags",
+            description: `${PUBLISHABLE_DOC} The key is answered once (only its hash is stored). At most 20 active keys per account: 409 too_many_keys.`,
+            security: BEARER,
+          },
+        },
+      )
+      .get(
+        "/auth/publishable-keys",
+        async ({ principal, set }) => {
+          const a = await deps.accounts.getAccount(principal.accountId);
+          if (!a) throw noBearer();
+          noStore(set);
+          return { keys: (a.publishableKeys ?? []).map(publishableView) };
+        },
+        {
+          bearer: true,
+          response: { 200: PublishableKeyList, 401: ErrorBody },
+          detail: {
+            summary: "The account's publishable keys (revoked ones included; never a key)",
+            security: BEARER,
+          },
+        },
+      )
+      .delete(
+        "/auth/publishable-keys/:keyId",
+        ({ principal, params }) =>
+          revokePublishable(deps.accounts, principal.accountId, params.keyId),
+        {
+          bearer: true,
+          params: t.Object({ keyId: t.String({ maxLength: 64 }) }),
+          response: { 200: PublishableKeyView, 401: ErrorBody, 404: ErrorBody, 422: ErrorBody },
+          detail: {
+            summary: "Revoke a publishable key",
+            description:
+              "It stops working at once on this instance (other instances within KEY_CACHE_TTL_MS). 404 key_not_found for a key of another account or none.",
             security: BEARER,
           },
         },

@@ -15,6 +15,22 @@ export function generateKey(): { keyId: string; apiKey: string; hash: string; pr
   return { keyId, apiKey, hash: hashKey(apiKey), prefix: apiKey.slice(0, 24) };
 }
 
+/** Publishable keys: `pk_<keyId>_<secret>`, same shape and storage (hash only) as API keys. */
+export const PUBLISHABLE_PREFIX = "pk_";
+const PUBLISHABLE_RE = /^pk_([0-9a-f]{16})_([A-Za-z0-9_-]{32})$/;
+
+export function generatePublishableKey() {
+  const keyId = randomBytes(8).toString("hex");
+  const key = `${PUBLISHABLE_PREFIX}${keyId}_${randomBytes(24).toString("base64url")}`;
+  return { keyId, key, hash: hashKey(key), prefix: key.slice(0, 23) };
+}
+
+/** The key id of a well-formed publishable key, or null. */
+export function parsePublishableKeyId(key: string): string | null {
+  const m = PUBLISHABLE_RE.exec(key);
+  return m ? (m[1] as string) : null;
+}
+
 export const hashKey = (apiKey: string): string => sha256Hex(apiKey);
 
 /** The key id of a well-formed key, or null. */

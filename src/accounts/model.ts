@@ -21,6 +21,22 @@ export interface KeyRecord {
 }
 
 /**
+ * A publishable key (`pk_…`): usable only on /i/ image URLs, only from its allowed origins
+ * (host patterns such as `app.example.com` or `*.example.com`, optionally with `:port`), charged
+ * to the account's buckets, with an optional daily cap of its own. Only its hash is stored.
+ */
+export interface PublishableKeyRecord {
+  id: string;
+  hash: string;
+  prefix: string;
+  origins: string[];
+  /** requests per UTC day through this key; null = only the account's own limits */
+  dailyCap: number | null;
+  createdAt: string;
+  revokedAt: string | null;
+}
+
+/**
  * Personal data of a self-registered account, AES-GCM encrypted with the account's own data key
  * (kept outside the log, destroyed on deletion: crypto-shredding; see accounts/pii.ts).
  */
@@ -46,6 +62,8 @@ export interface Account {
   limits: Partial<BucketLimits> | null;
   emailVerified: boolean;
   keys: KeyRecord[];
+  /** publishable keys (absent on accounts that never made one) */
+  publishableKeys?: PublishableKeyRecord[];
   createdAt: string;
   /** number of events applied */
   version: number;
@@ -72,6 +90,17 @@ export type AccountEvent = EventBase &
       }
     | { type: "key.issued"; data: { keyId: string; hash: string; prefix: string } }
     | { type: "key.revoked"; data: { keyId: string } }
+    | {
+        type: "publishable.issued";
+        data: {
+          keyId: string;
+          hash: string;
+          prefix: string;
+          origins: string[];
+          dailyCap: number | null;
+        };
+      }
+    | { type: "publishable.revoked"; data: { keyId: string } }
     | { type: "tier.changed"; data: { tier: Tier; limits: Partial<BucketLimits> | null } }
     | { type: "email.verified"; data: Record<string, never> }
     | { type: "password.changed"; data: { passwordHash: string } }
@@ -115,6 +144,17 @@ export function applyAccountEvent(account: Account | null, e: AccountEvent): Acc
         k.id === e.data.keyId && !k.revokedAt ? { ...k, revokedAt: e.ts } : k,
       );
       break;
+    case "publishable.issued": {
+      const { keyId, ...rest } = e.data;
+      next.publishableKeys = [
+        ...(account.publishableKeys ?? []),
+        { id: keyId, ...rest, createdAt: e.ts, revokedAt: null },
+      ];
+      break;
+    }
+    case "publishable.revoked":
+      next.publishableKeys = revokeAll(account.publishableKeys, e.ts, e.data.keyId);
+      break;
     case "tier.changed":
       next.tier = e.data.tier;
       next.limits = e.data.limits;
@@ -134,9 +174,21 @@ export function applyAccountEvent(account: Account | null, e: AccountEvent): Acc
       next.deletedAt = e.ts;
       next.tokensRevokedAt = e.ts;
       next.keys = account.keys.map((k) => (k.revokedAt ? k : { ...k, revokedAt: e.ts }));
+      if (account.publishableKeys) next.publishableKeys = revokeAll(account.publishableKeys, e.ts);
       break;
   }
   return next;
+}
+
+/** Publishable keys with `keyId` (or every one) revoked at `ts`, earlier revocations kept. */
+function revokeAll(
+  keys: PublishableKeyRecord[] | undefined,
+  ts: string,
+  keyId?: string,
+): PublishableKeyRecord[] {
+  return (keys ?? []).map((k) =>
+    (keyId === undefined || k.id === keyId) && !k.revokedAt ? { ...k, revokedAt: ts } : k,
+  );
 }
 
 export const TierSchema = t.Union(
@@ -220,3 +272,65 @@ export const Accepted = t.Object({ message: t.String() });
 export const JwksResponse = t.Object({
   keys: t.Array(t.Record(t.String(), t.Unknown())),
 });
+
+// ---- publishable keys ----
+
+/** Host patterns: `app.example.com`, `*.example.com` (subdomains only), optional `:port`. */
+export const ORIGIN_PATTERN =
+  "^(\\*\\.)?([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\\.)*[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(:[0-9]{1,5})?$";
+export const MAX_ORIGINS = 20;
+
+export const PublishableKeyBody = t.Object({
+  origins: t.Array(
+    t.String({
+      maxLength: 260,
+      pattern: ORIGIN_PATTERN,
+      description:
+        "Host pattern, lowercase: app.example.com, *.example.com (any subdomain, not the apex), localhost:5173 (with a port: that port only)",
+      error:
+        "Invalid origins: each a lowercase host pattern such as app.example.com or *.example.com, optionally with :port",
+    }),
+    {
+      minItems: 1,
+      maxItems: MAX_ORIGINS,
+      description: "Where pages using the key are served from",
+    },
+  ),
+  dailyCap: t.Optional(
+    t.Union([t.Integer({ minimum: 1, maximum: MAX_DAILY_LIMIT }), t.Null()], {
+      description:
+        "Requests per UTC day through this key (on top of the account's own daily limits); null or absent: no own cap",
+    }),
+  ),
+});
+
+export const PublishableKeyView = t.Object({
+  keyId: t.String(),
+  prefix: t.String(),
+  origins: t.Array(t.String()),
+  dailyCap: t.Union([t.Integer(), t.Null()]),
+  createdAt: t.String(),
+  revokedAt: t.Union([t.String(), t.Null()]),
+});
+
+export const NewPublishableKeyResponse = t.Composite([
+  PublishableKeyView,
+  t.Object({
+    publishableKey: t.String({
+      description: "pk_…, shown once (only its hash is stored); meant to be public in <img> URLs",
+    }),
+  }),
+]);
+
+export const PublishableKeyList = t.Object({ keys: t.Array(PublishableKeyView) });
+
+export function publishableView(k: PublishableKeyRecord) {
+  return {
+    keyId: k.id,
+    prefix: k.prefix,
+    origins: k.origins,
+    dailyCap: k.dailyCap,
+    createdAt: k.createdAt,
+    revokedAt: k.revokedAt,
+  };
+}

@@ -19,6 +19,8 @@ export interface AccountStore {
   getAccount(accountId: string): Promise<Account | null>;
   /** the account holding this key id (revoked keys included), or null */
   findByKeyId(keyId: string): Promise<Account | null>;
+  /** the account holding this publishable key id (revoked ones included), or null */
+  findByPublishableKeyId(keyId: string): Promise<Account | null>;
   /** every event of one account, oldest first */
   events(accountId: string): Promise<AccountEvent[]>;
   /** store a data key; false (nothing stored) when its emailIndex is already taken */

@@ -1,9 +1,30 @@
 import { newId } from "../platform/ids";
 import type { BucketLimits, Tier } from "../quota/limits";
-import { generateKey, hashKey, parseKeyId, sameHash } from "./keys";
-import type { Account, AccountEvent, Principal, SealedPii } from "./model";
+import {
+  generateKey,
+  generatePublishableKey,
+  hashKey,
+  parseKeyId,
+  parsePublishableKeyId,
+  sameHash,
+} from "./keys";
+import type { Account, AccountEvent, Principal, PublishableKeyRecord, SealedPii } from "./model";
 import { newDataKey, seal, unseal } from "./pii";
 import type { AccountStore } from "./port";
+
+/** A verified publishable key: whom it charges and where it may be used. */
+export interface PublishableCaller {
+  /** charged like the account's active API key (its buckets); keyId null when it has none */
+  principal: Principal;
+  keyId: string;
+  origins: string[];
+  dailyCap: number | null;
+}
+
+/** Most active publishable keys per account. */
+export const MAX_PUBLISHABLE_KEYS = 20;
+
+export class TooManyKeys extends Error {}
 
 export interface IssuedKey {
   accountId: string;
@@ -15,6 +36,8 @@ export interface IssuedKey {
 /** Accounts and API keys: issuing, verifying (with a short in-memory cache), revoking. */
 export class AccountService {
   private cache = new Map<string, { principal: Principal; expires: number }>();
+  /** verified publishable keys by hash */
+  private publishable = new Map<string, { caller: PublishableCaller; expires: number }>();
 
   constructor(
     private store: AccountStore,
@@ -183,17 +206,120 @@ export class AccountService {
     const account = await this.store.findByKeyId(keyId);
     const key = account?.keys.find((k) => k.id === keyId);
     if (!account || !key || key.revokedAt || !sameHash(key.hash, hash)) return null;
-    const principal: Principal = {
-      accountId: account.id,
+    const principal = principalOf(account, keyId);
+    this.remember(hash, principal);
+    return principal;
+  }
+
+  /** principalOfKeyId's answer from the cache, synchronously; undefined when not cached. */
+  cachedKeyId(keyId: string): Principal | undefined {
+    const cached = this.cache.get(`id:${keyId}`);
+    return cached && cached.expires > this.now() ? cached.principal : undefined;
+  }
+
+  /**
+   * The principal of an active key by its id alone (signed image URLs name their key by id):
+   * null when the key is unknown, revoked (regenerated) or its account deleted. Cached like
+   * verified keys, and dropped with them when the account's keys change on this instance.
+   */
+  async principalOfKeyId(keyId: string): Promise<Principal | null> {
+    const cached = this.cachedKeyId(keyId);
+    if (cached) return cached;
+    const account = await this.store.findByKeyId(keyId);
+    const key = account?.keys.find((k) => k.id === keyId);
+    if (!account || !key || key.revokedAt || account.deletedAt) return null;
+    const principal = principalOf(account, keyId);
+    this.remember(`id:${keyId}`, principal);
+    return principal;
+  }
+
+  private remember(slot: string, principal: Principal) {
+    if (this.cacheTtlMs <= 0) return;
+    if (this.cache.size > 10_000) this.cache.clear();
+    this.cache.set(slot, { principal, expires: this.now() + this.cacheTtlMs });
+  }
+
+  /** A new publishable key (answered once, with its key). */
+  async createPublishableKey(
+    accountId: string,
+    origins: string[],
+    dailyCap: number | null,
+  ): Promise<PublishableKeyRecord & { publishableKey: string }> {
+    const account = await this.requireAccount(accountId);
+    if (account.deletedAt) throw new AccountNotFound(accountId);
+    const active = (account.publishableKeys ?? []).filter((k) => !k.revokedAt);
+    if (active.length >= MAX_PUBLISHABLE_KEYS)
+      throw new TooManyKeys(
+        `An account has at most ${MAX_PUBLISHABLE_KEYS} active publishable keys; revoke one first.`,
+      );
+    const k = generatePublishableKey();
+    const ts = new Date(this.now()).toISOString();
+    const unique = [...new Set(origins)];
+    await this.store.append([
+      {
+        id: newId(),
+        accountId,
+        ts,
+        type: "publishable.issued",
+        data: { keyId: k.keyId, hash: k.hash, prefix: k.prefix, origins: unique, dailyCap },
+      },
+    ]);
+    return {
+      id: k.keyId,
+      hash: k.hash,
+      prefix: k.prefix,
+      origins: unique,
+      dailyCap,
+      createdAt: ts,
+      revokedAt: null,
+      publishableKey: k.key,
+    };
+  }
+
+  /**
+   * Revoke a publishable key of the account (of any account when `accountId` is null: the
+   * operator). Unknown (or another account's) key: KeyNotFound.
+   */
+  async revokePublishableKey(
+    accountId: string | null,
+    keyId: string,
+  ): Promise<PublishableKeyRecord> {
+    const account = await this.store.findByPublishableKeyId(keyId);
+    const key = account?.publishableKeys?.find((k) => k.id === keyId);
+    if (!account || !key || (accountId !== null && account.id !== accountId))
+      throw new KeyNotFound(keyId);
+    if (key.revokedAt) return key;
+    const ts = new Date(this.now()).toISOString();
+    await this.store.append([
+      { id: newId(), accountId: account.id, ts, type: "publishable.revoked", data: { keyId } },
+    ]);
+    this.publishable.delete(key.hash);
+    return { ...key, revokedAt: ts };
+  }
+
+  /** A publishable key's caller, or null when malformed, unknown, revoked or deleted. */
+  async verifyPublishable(key: string): Promise<PublishableCaller | null> {
+    const keyId = parsePublishableKeyId(key);
+    if (!keyId) return null;
+    const hash = hashKey(key);
+    const cached = this.publishable.get(hash);
+    if (cached && cached.expires > this.now()) return cached.caller;
+    const account = await this.store.findByPublishableKeyId(keyId);
+    const record = account?.publishableKeys?.find((k) => k.id === keyId);
+    if (!account || !record || record.revokedAt || account.deletedAt) return null;
+    if (!sameHash(record.hash, hash)) return null;
+    const active = account.keys.find((k) => !k.revokedAt);
+    const caller: PublishableCaller = {
+      principal: principalOf(account, active?.id ?? null),
       keyId,
-      tier: account.tier,
-      limits: account.limits,
+      origins: record.origins,
+      dailyCap: record.dailyCap,
     };
     if (this.cacheTtlMs > 0) {
-      if (this.cache.size > 10_000) this.cache.clear();
-      this.cache.set(hash, { principal, expires: this.now() + this.cacheTtlMs });
+      if (this.publishable.size > 10_000) this.publishable.clear();
+      this.publishable.set(hash, { caller, expires: this.now() + this.cacheTtlMs });
     }
-    return principal;
+    return caller;
   }
 
   /** Drop the account's cached keys (after a revocation made outside this service). */
@@ -214,6 +340,8 @@ export class AccountService {
   private forgetAccount(accountId: string) {
     for (const [hash, entry] of this.cache)
       if (entry.principal.accountId === accountId) this.cache.delete(hash);
+    for (const [hash, entry] of this.publishable)
+      if (entry.caller.principal.accountId === accountId) this.publishable.delete(hash);
   }
 
   private async requireAccount(accountId: string): Promise<Account> {
@@ -222,6 +350,14 @@ export class AccountService {
     return account;
   }
 }
+
+/** The caller behind a key of `account`. */
+const principalOf = (account: Account, keyId: string | null): Principal => ({
+  accountId: account.id,
+  keyId,
+  tier: account.tier,
+  limits: account.limits,
+});
 
 export class AccountNotFound extends Error {
   constructor(readonly accountId: string) {

@@ -1,10 +1,11 @@
 import { Command, CommanderError, InvalidArgumentError } from "commander";
+import { MAX_ORIGINS, ORIGIN_PATTERN, publishableView } from "../accounts/model";
 import { AccountNotFound, AccountService, KeyNotFound } from "../accounts/service";
 import { registerDiscoveryCommands } from "../catalog/discovery/cli";
 import { ConfigError, loadConfig } from "../config";
 import { ApiError } from "../http/errors";
 import type { BucketLimits, Tier } from "../quota/limits";
-import { limitsProblem, TIERS } from "../quota/limits";
+import { limitsProblem, MAX_DAILY_LIMIT, TIERS } from "../quota/limits";
 import { openStore, type Store } from "../store";
 import { countersRebuild, missesReport, projectionsRebuild } from "../usage/admin-commands";
 import { MISS_KINDS, type MissKind } from "../usage/analytics/misses";
@@ -17,6 +18,13 @@ function tierArg(value: string): Tier {
   if (!(TIERS as readonly string[]).includes(value))
     throw new InvalidArgumentError(`must be one of ${TIERS.join(", ")}.`);
   return value as Tier;
+}
+
+function capArg(value: string): number {
+  const n = Number(value);
+  if (!/^\d+$/.test(value) || n < 1 || n > MAX_DAILY_LIMIT)
+    throw new InvalidArgumentError(`must be an integer from 1 to ${MAX_DAILY_LIMIT}.`);
+  return n;
 }
 
 function limitsOf(value: string | undefined, tier: Tier): Partial<BucketLimits> | null {
@@ -133,6 +141,42 @@ function program(): Command {
     .description("Revoke one key (it stops working at once on this store)")
     .argument("<keyId>")
     .action((keyId: string) => withStore(async (_s, svc) => print(await svc.revokeKey(keyId))));
+
+  const publishable = root
+    .command("publishable-keys")
+    .description("Publishable keys (pk_…) for /i/ image URLs");
+  publishable
+    .command("create")
+    .description("A publishable key for an account; the key is printed once")
+    .argument("<accountId>")
+    .requiredOption(
+      "--origin <pattern...>",
+      "allowed host pattern(s): app.example.com, *.example.com, localhost:5173",
+    )
+    .option("--daily-cap <n>", "requests per UTC day through this key", capArg)
+    .action((id: string, o: { origin: string[]; dailyCap?: number }) =>
+      withStore(async (_s, svc) => {
+        const bad = o.origin.find((p) => !new RegExp(ORIGIN_PATTERN).test(p));
+        if (bad !== undefined || o.origin.length > MAX_ORIGINS)
+          throw new CliError(
+            bad === undefined
+              ? `--origin: at most ${MAX_ORIGINS} patterns`
+              : `--origin ${bad}: a lowercase host pattern such as app.example.com or *.example.com, optionally with :port`,
+          );
+        const k = await svc.createPublishableKey(id, o.origin, o.dailyCap ?? null);
+        print({ ...publishableView(k), publishableKey: k.publishableKey });
+        console.error("The publishable key is shown only once: store it now.");
+      }),
+    );
+  publishable
+    .command("revoke")
+    .description("Revoke one publishable key")
+    .argument("<keyId>")
+    .action((keyId: string) =>
+      withStore(async (_s, svc) =>
+        print(publishableView(await svc.revokePublishableKey(null, keyId))),
+      ),
+    );
 
   root
     .command("projections")

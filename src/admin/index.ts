@@ -1,5 +1,12 @@
 import { Elysia, t } from "elysia";
-import { LimitsSchema, TierSchema } from "../accounts/model";
+import { createPublishable, revokePublishable } from "../accounts";
+import {
+  LimitsSchema,
+  NewPublishableKeyResponse,
+  PublishableKeyBody,
+  PublishableKeyView,
+  TierSchema,
+} from "../accounts/model";
 import { AccountNotFound, type AccountService, KeyNotFound } from "../accounts/service";
 import { ErrorBody } from "../catalog/model";
 import { cappedBody, hasBearerToken } from "../http/auth";
@@ -22,6 +29,9 @@ const AccountViewSchema = t.Object({
   emailVerified: t.Boolean(),
   createdAt: t.String({ format: "date-time" }),
   keys: t.Array(KeyView, { description: "Every key, revoked ones included; never a hash" }),
+  publishableKeys: t.Array(PublishableKeyView, {
+    description: "Publishable keys (pk_…), revoked ones included; never a hash",
+  }),
 });
 
 export function requireOperator(request: Request, adminToken: string): void {
@@ -157,6 +167,41 @@ export function adminController(deps: { accounts: AccountService; adminToken: st
           description:
             "Revokes every active key of the account and issues a new one, returned once. Today's quota usage carries over to the new key (regenerating never resets the day's counts).",
         },
+      },
+    )
+    .post(
+      "/accounts/:accountId/publishable-keys",
+      ({ params, body, set }) =>
+        onAccount(params.accountId, async () => {
+          const r = await createPublishable(deps.accounts, params.accountId, body);
+          set.status = 201;
+          set.headers["cache-control"] = "no-store";
+          return r;
+        }),
+      {
+        params: t.Object({ accountId: t.String({ maxLength: 64 }) }),
+        body: PublishableKeyBody,
+        response: {
+          201: NewPublishableKeyResponse,
+          401: ErrorBody,
+          404: ErrorBody,
+          409: ErrorBody,
+          422: ErrorBody,
+        },
+        detail: {
+          summary: "Create a publishable key for an account (operator)",
+          description:
+            "Same as POST /auth/publishable-keys for the account: usable only on /i/ from the given origins; answered once.",
+        },
+      },
+    )
+    .delete(
+      "/publishable-keys/:keyId",
+      ({ params }) => revokePublishable(deps.accounts, null, params.keyId),
+      {
+        params: t.Object({ keyId: t.String({ maxLength: 64 }) }),
+        response: { 200: PublishableKeyView, 401: ErrorBody, 404: ErrorBody, 422: ErrorBody },
+        detail: { summary: "Revoke a publishable key (operator)" },
       },
     )
     .get(

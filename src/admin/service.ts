@@ -1,4 +1,4 @@
-import type { Account } from "../accounts/model";
+import { type Account, publishableView } from "../accounts/model";
 
 /** An account as operators see it: keys by id, prefix and dates, never a hash. */
 export interface AccountView {
@@ -9,6 +9,7 @@ export interface AccountView {
   emailVerified: boolean;
   createdAt: string;
   keys: { id: string; prefix: string; createdAt: string; revokedAt: string | null }[];
+  publishableKeys: ReturnType<typeof publishableView>[];
 }
 
 export function accountView(a: Account): AccountView {
@@ -25,6 +26,7 @@ export function accountView(a: Account): AccountView {
       createdAt: k.createdAt,
       revokedAt: k.revokedAt,
     })),
+    publishableKeys: (a.publishableKeys ?? []).map(publishableView),
   };
 }
 

@@ -1,8 +1,7 @@
 import { Elysia } from "elysia";
 import { ErrorBody, RateLimitedBody } from "../catalog/model";
-import type { Variant } from "../catalog/types";
 import { type AuthDeps, authPlugin } from "../http/auth";
-import { ApiError, serviceNotFound } from "../http/errors";
+import { ApiError, serviceNotFound, validationError } from "../http/errors";
 import { noteMeter } from "../http/meter";
 import { decimalQuery } from "../http/params";
 import type { Tier } from "../quota/limits";
@@ -10,8 +9,11 @@ import {
   DEFAULT_SIZE,
   ImageBody,
   imageResponses,
+  MAX_SIZE,
   NotModified,
+  PIXELS_ERROR,
   RasterQuery,
+  type RasterQueryValue,
   RenderBusyBody,
   type RenderFormat,
   SlugParams,
@@ -23,10 +25,23 @@ import {
   CACHE_ARTWORK,
   CACHE_PLACEHOLDER,
   etagMatches,
+  type ImageOptions,
   rasterEtag,
   type ServedSvg,
   svgEtag,
 } from "./service";
+
+export const pixelsTooLarge = () => validationError(PIXELS_ERROR);
+
+/** The image options of a raster route's query. */
+function rasterOptions(q: RasterQueryValue): ImageOptions {
+  return {
+    variant: q.variant ?? "mono",
+    fallback: q.placeholder === "monogram" ? "monogram" : "placeholder",
+    greyscale: q.greyscale === "true" || q.greyscale === "1",
+    bg: q.bg ? q.bg.replace("#", "").toLowerCase() : null,
+  };
+}
 
 /** Forbids script, plugins and external loads when an SVG is opened directly in a browser. */
 export const SVG_CSP = "default-src 'none'; style-src 'unsafe-inline'; sandbox";
@@ -76,7 +91,7 @@ function noteAssetMiss(request: Request, slug: string, served: ServedSvg | null)
     noteMeter(request, { miss: [`slug:${slug.toLowerCase()}`] });
 }
 
-function commonHeaders(set: { headers: Headers }, served: ServedSvg, etag: string) {
+function commonHeaders(set: ResponseSet, served: ServedSvg, etag: string) {
   set.headers["x-svg-variant"] = served.variant;
   if (served.restricted) set.headers["x-variant-restricted"] = served.restricted;
   set.headers["cache-control"] =
@@ -87,49 +102,86 @@ function commonHeaders(set: { headers: Headers }, served: ServedSvg, etag: strin
   set.headers["content-security-policy"] = served.rasterSide ? SVG_CSP_RASTER : SVG_CSP;
 }
 
+export type ResponseSet = { headers: Headers; status?: number | string };
+
+/** An SVG answer: the artwork headers, and 304 when the client's ETag is current. */
+export function answerSvg(
+  served: ServedSvg,
+  ifNoneMatch: string | null,
+  set: ResponseSet,
+): Uint8Array | null {
+  const etag = svgEtag(served);
+  commonHeaders(set, served, etag);
+  if (etagMatches(ifNoneMatch, etag)) {
+    set.status = 304;
+    return null;
+  }
+  set.headers["content-type"] = "image/svg+xml";
+  return served.bytes;
+}
+
+/**
+ * A PNG/WebP answer of `served` at `size` pixels: 304 before rendering when the client's ETag
+ * is current; cache hits stay synchronous.
+ */
+export function answerRaster(
+  assets: AssetService,
+  format: RenderFormat,
+  resolved: ServedSvg,
+  size: number,
+  ifNoneMatch: string | null,
+  set: ResponseSet,
+): Uint8Array | null | Promise<Uint8Array> {
+  const served = assets.rasterSource(resolved, size, format);
+  const etag = rasterEtag(served, size, format);
+  if (etagMatches(ifNoneMatch, etag)) {
+    commonHeaders(set, served, etag);
+    set.status = 304;
+    return null;
+  }
+  const cached = assets.cachedRaster(served, size, format);
+  if (cached) {
+    commonHeaders(set, served, etag);
+    set.headers["content-type"] = `image/${format}`;
+    return cached;
+  }
+  // headers only once the image exists: a failed render must not leave cache headers on a 500
+  return assets.raster(served, size, format).then(
+    (out) => {
+      commonHeaders(set, out.source, out.etag);
+      set.headers["content-type"] = `image/${format}`;
+      return out.bytes;
+    },
+    (err) => {
+      throw err instanceof RenderBusy ? renderBusy(err) : err;
+    },
+  );
+}
+
 /** GET /v1/svg/{slug}, GET /v1/png/{slug}, GET /v1/webp/{slug} */
 export function assetsController(deps: AuthDeps & { assets: AssetService }) {
   const { assets } = deps;
 
-  /** PNG/WebP: 304 before rendering when the client's ETag is current; cache hits stay sync. */
+  /** PNG/WebP with the image options of the raster query. */
   function raster(
     format: RenderFormat,
     slug: string,
-    query: { variant?: Variant; size?: number; placeholder?: "generic" | "monogram" },
+    query: RasterQueryValue,
     tier: Tier,
     request: Request,
-    set: { headers: Headers; status?: number | string },
-  ): Uint8Array | null | Promise<Uint8Array> {
-    // the schema fills both defaults; the fallbacks only satisfy the optional types
-    const variant = query.variant ?? "mono";
-    const size = query.size ?? DEFAULT_SIZE;
-    const resolved = assets.resolve(slug, variant, tier, query.placeholder === "monogram");
-    noteAssetMiss(request, slug, resolved);
-    if (!resolved) throw serviceNotFound(slug);
-    const served = assets.rasterSource(resolved, size, format);
-    const etag = rasterEtag(served, size, format);
-    if (etagMatches(request.headers.get("if-none-match"), etag)) {
-      commonHeaders(set, served, etag);
-      set.status = 304;
-      return null;
-    }
-    const cached = assets.cachedRaster(served, size, format);
-    if (cached) {
-      commonHeaders(set, served, etag);
-      set.headers["content-type"] = `image/${format}`;
-      return cached;
-    }
-    // headers only once the image exists: a failed render must not leave cache headers on a 500
-    return assets.raster(served, size, format).then(
-      (out) => {
-        commonHeaders(set, out.source, out.etag);
-        set.headers["content-type"] = `image/${format}`;
-        return out.bytes;
-      },
-      (err) => {
-        throw err instanceof RenderBusy ? renderBusy(err) : err;
-      },
-    );
+    set: ResponseSet,
+  ) {
+    // the schema fills the defaults; the fallbacks only satisfy the optional types
+    const size = (query.size ?? DEFAULT_SIZE) * (query.dpr ?? 1);
+    if (size > MAX_SIZE) throw pixelsTooLarge();
+    const ifNoneMatch = request.headers.get("if-none-match");
+    const answer = (s: ServedSvg | null | "hidden") => {
+      noteAssetMiss(request, slug, s === "hidden" ? null : s);
+      if (!s || s === "hidden") throw serviceNotFound(slug);
+      return answerRaster(assets, format, s, size, ifNoneMatch, set);
+    };
+    const selected = assets.select(slug, rasterOptions(query), tier);
+    return selected instanceof Promise ? selected.then(answer) : answer(selected);
   }
 
   return new Elysia({ prefix: "/v1", tags: ["assets"] })
@@ -146,14 +198,7 @@ export function assetsController(deps: AuthDeps & { assets: AssetService }) {
         );
         noteAssetMiss(request, params.slug, served);
         if (!served) throw serviceNotFound(params.slug);
-        const etag = svgEtag(served);
-        commonHeaders(set, served, etag);
-        if (etagMatches(request.headers.get("if-none-match"), etag)) {
-          set.status = 304;
-          return null;
-        }
-        set.headers["content-type"] = "image/svg+xml";
-        return served.bytes;
+        return answerSvg(served, request.headers.get("if-none-match"), set);
       },
       {
         metered: "svg",

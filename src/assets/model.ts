@@ -29,11 +29,34 @@ const placeholderKind = t.Optional(
 
 export const SvgQuery = t.Object({ variant: t.Optional(variant), placeholder: placeholderKind });
 
+export const MAX_DPR = 3;
+export const TRUE_FALSE = ["true", "false", "1", "0"] as const;
+export const BG_PATTERN = "^#?[0-9a-fA-F]{6}$";
+export const BG_ERROR =
+  "Invalid query parameter bg: must be a colour written #rrggbb (%23rrggbb in a URL) or rrggbb";
+export const PIXELS_ERROR = `size x dpr must be at most ${MAX_SIZE} pixels`;
+
+/** The image options shared by the raster routes and /i/ URLs. */
+export const IMAGE_OPTION_DOCS = {
+  dpr: `Device pixel ratio, 1 to ${MAX_DPR}: the image is size x dpr pixels (retina), at most ${MAX_SIZE}`,
+  greyscale: "true or 1: the artwork in shades of grey",
+  bg: "The page background the image sits on (#rrggbb). The served variant is the first whose rendered pixels reach 3:1 contrast on it (the one asked for, then the variant drawn for a page of that lightness, then the others the tier may get); when none does, the mark's silhouette in black or white, whichever contrasts more (placeholders too)",
+};
+
 export const RasterQuery = t.Object({
   variant: t.Optional(variant),
   placeholder: placeholderKind,
   size: t.Optional(queryInt("size", MIN_SIZE, MAX_SIZE, DEFAULT_SIZE)),
+  dpr: t.Optional({ ...queryInt("dpr", 1, MAX_DPR, 1), description: IMAGE_OPTION_DOCS.dpr }),
+  greyscale: t.Optional({
+    ...queryEnum("greyscale", TRUE_FALSE, "false"),
+    description: IMAGE_OPTION_DOCS.greyscale,
+  }),
+  bg: t.Optional(
+    t.String({ pattern: BG_PATTERN, description: IMAGE_OPTION_DOCS.bg, error: BG_ERROR }),
+  ),
 });
+export type RasterQueryValue = typeof RasterQuery.static;
 
 /** The body of a 200 is raw image bytes (not validated as JSON). */
 export const ImageBody = t.Unknown({ description: "Raw image bytes" });

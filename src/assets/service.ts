@@ -5,16 +5,19 @@
 import { createHash } from "node:crypto";
 import { capUpscale, rasterSide } from "../catalog/discovery/artwork";
 import { hasArtwork } from "../catalog/service";
+import { contrastRatio } from "../catalog/colors";
 import type { Brand, StoredSvg, Variant } from "../catalog/types";
 import { renderDuration, renderRefused } from "../metrics/registry";
 import { log } from "../platform/log";
 import type { Tier } from "../quota/limits";
+import { MIN_GRAPHIC_CONTRAST, medianContrast } from "./contrast";
 import type { RenderFormat } from "./model";
 import { monogramSvg } from "./monogram";
 import { fromPrerendered } from "./prerender";
 import { RENDER_VERSION } from "./render";
 import type { RenderCache } from "./render-cache";
 import { RenderBusy, type Renderer, WorkerPool } from "./render-pool";
+import { greyscaleSvg, solidSvg } from "./transform";
 
 /** The generic placeholder served (200) when a brand has no stored SVG the caller may get. */
 export const PLACEHOLDER_SVG =
@@ -126,9 +129,37 @@ function renderKey(served: ServedSvg, size: number, format: RenderFormat): strin
   return `${served.brandId ?? "-"}:${served.variant}:${served.sha256}:${size}:${format}`;
 }
 
+/** The same served artwork with other markup (an image option applied). */
+export function reworked(served: ServedSvg, svg: string): ServedSvg {
+  return { ...served, ...prepare(svg) };
+}
+
+/** What a brand without artwork the caller may get is answered with. */
+export type Fallback = "placeholder" | "monogram" | "404";
+
+/** The image options of /i/ URLs (and of the /v1 raster routes, where they apply). */
+export interface ImageOptions {
+  variant: Variant;
+  fallback: Fallback;
+  greyscale: boolean;
+  /** the page background the image will sit on, 6 hex characters; null = not given */
+  bg: string | null;
+}
+
+/** Size of the render the `bg` choice measures its contrast on. */
+export const CONTRAST_PROBE_SIZE = 64;
+
+/** Variants tried for a background, after the one asked for: the one drawn for it first. */
+const BG_ORDER = (darkPage: boolean): Variant[] =>
+  darkPage
+    ? ["dark", "color", "mono", "light", "icon", "wordmark"]
+    : ["light", "color", "mono", "dark", "icon", "wordmark"];
+
 export interface AssetCatalog {
   brand(slug: string): Brand | undefined;
 }
+
+let sharpModule: Promise<typeof import("sharp").default> | null = null;
 
 /** renders that failed and are answered with the placeholder; cleared past this many */
 const MAX_FAILED = 10_000;
@@ -163,6 +194,81 @@ export class AssetService {
     }
     if (!variant || !stored) return placeholder(restricted);
     return { ...prepareStored(stored), variant, restricted, brandId: brand.id };
+  }
+
+  /** Whether the catalog has this slug. */
+  exists(slug: string): boolean {
+    return this.catalog.brand(slug) !== undefined;
+  }
+
+  /**
+   * The SVG for a request with image options, or null when the slug does not exist, or
+   * "hidden" when the brand has no artwork the caller may get and `fallback` is 404. The
+   * placeholder (generic or monogram) gets `bg` and `greyscale` like artwork. Without
+   * `bg` the answer is synchronous (the hot path); with it, candidate variants are rendered at
+   * CONTRAST_PROBE_SIZE and the first whose pixels reach MIN_GRAPHIC_CONTRAST on the background
+   * is served (see selectForBackground).
+   */
+  select(
+    slug: string,
+    opts: ImageOptions,
+    tier: Tier,
+  ): ServedSvg | null | "hidden" | Promise<ServedSvg> {
+    const base = this.resolve(slug, opts.variant, tier, opts.fallback === "monogram");
+    if (!base) return null;
+    if (base.variant === "placeholder" && opts.fallback === "404") return "hidden";
+    const shade = (s: ServedSvg) => (opts.greyscale ? reworked(s, greyscaleSvg(s.svg)) : s);
+    if (!opts.bg) return shade(base);
+    return this.selectForBackground(slug, base, opts.bg, tier, shade);
+  }
+
+  /**
+   * The artwork that stands out on `bg`: the served variant, else the variant drawn for a page
+   * of that lightness, then the others the tier may get, each measured on its rendered pixels;
+   * when none reaches MIN_GRAPHIC_CONTRAST, the served variant's silhouette in black or white,
+   * whichever contrasts more with `bg` (at least 4.58:1 on any colour).
+   */
+  private async selectForBackground(
+    slug: string,
+    base: ServedSvg,
+    bg: string,
+    tier: Tier,
+    shade: (s: ServedSvg) => ServedSvg,
+  ): Promise<ServedSvg> {
+    const brand = this.catalog.brand(slug);
+    const darkPage = contrastRatio(bg, "ffffff") > contrastRatio(bg, "000000");
+    const tried = new Set<string>();
+    const candidates: ServedSvg[] = [base];
+    for (const v of base.variant === "placeholder" ? [] : BG_ORDER(darkPage)) {
+      const stored = brand?.variants[v];
+      if (!stored || allowedVariant(tier, v) !== v) continue;
+      candidates.push({
+        ...prepareStored(stored),
+        variant: v,
+        restricted: base.restricted,
+        brandId: base.brandId,
+      });
+    }
+    for (const candidate of candidates) {
+      if (tried.has(candidate.sha256)) continue;
+      tried.add(candidate.sha256);
+      const shaded = shade(candidate);
+      const pixels = await this.pixels(shaded, CONTRAST_PROBE_SIZE).catch(() => null);
+      if (pixels && medianContrast(pixels, bg) >= MIN_GRAPHIC_CONTRAST) return shaded;
+    }
+    const ink = contrastRatio(bg, "ffffff") >= contrastRatio(bg, "000000") ? "ffffff" : "000000";
+    return reworked(base, solidSvg(base.svg, ink));
+  }
+
+  /** Straight RGBA pixels of `served` rendered at `size` (through the render cache). */
+  async pixels(served: ServedSvg, size: number): Promise<Uint8Array> {
+    const png = await this.render(served, size, "png");
+    sharpModule ??= import("sharp").then((m) => m.default);
+    const { data } = await (await sharpModule)(png)
+      .ensureAlpha()
+      .raw()
+      .toBuffer({ resolveWithObject: true });
+    return new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
   }
 
   /**

@@ -9,7 +9,7 @@ import type { UsageRecorder } from "../usage/port";
 import { type AddressSource, clientIp } from "./client-ip";
 import { ApiError, invalidApiKey } from "./errors";
 import { isJson, parseJsonBody } from "./json-body";
-import { dailyLimitMessage, openMeter, settleMeter, startMeter } from "./meter";
+import { dailyLimitMessage, type MeterTarget, openMeter, settleMeter, startMeter } from "./meter";
 
 export interface AuthDeps {
   accounts: AccountService;
@@ -185,6 +185,38 @@ function callerOf(request: Request): Principal {
 }
 
 /**
+ * One unit of `bucket` for the request (the `metered` macro's step, also taken by routes that
+ * authenticate in their own way, such as /i/ URLs): 429 when refused, X-RateLimit-* headers on
+ * `set`. The meter is settled with the final status by the route's afterHandle (settleMeter) or
+ * the error plugin. Synchronous when the counter store is in this process.
+ */
+export function charge(
+  deps: Pick<AuthDeps, "quota" | "usage" | "upgradeUrl">,
+  request: Request,
+  set: { headers: Record<string, string | number> },
+  principal: Principal,
+  bucket: Bucket,
+  target: MeterTarget,
+  started = performance.now(),
+): undefined | Promise<void> {
+  const pending = startMeter(deps, principal, bucket, target, started);
+  const settle = ({ decision, meter }: Awaited<typeof pending>) => {
+    // settled with the final status by afterHandle or the error plugin (429s included)
+    openMeter(request, meter);
+    if (!decision.allowed)
+      throw rateLimited(
+        dailyLimitMessage(decision.limit, bucket, principal),
+        decision.resetSeconds,
+        deps.upgradeUrl,
+        rateLimitHeaders(decision),
+      );
+    rateLimitHeaders(decision, set.headers);
+  };
+  if (pending instanceof Promise) return pending.then(settle);
+  settle(pending);
+}
+
+/**
  * Route macros:
  *  - `apiKey: true`            X-API-Key required; resolves `principal`.
  *  - `keyOrBearer: true`       X-API-Key or Authorization: Bearer; resolves `principal`.
@@ -224,19 +256,9 @@ export function authPlugin(deps: AuthDeps) {
           variant: typeof q?.variant === "string" ? q.variant : null,
           format: IMAGE_BUCKETS.has(bucket) ? bucket : undefined,
         };
-        const pending = startMeter(deps, principal, bucket, target, started);
+        const charged = charge(deps, request, set, principal, bucket, target, started);
         // an in-process counter store decides synchronously: no promise on the hot path
-        const { decision, meter } = pending instanceof Promise ? await pending : pending;
-        // settled with the final status by afterHandle or the error plugin (429s included)
-        openMeter(request, meter);
-        if (!decision.allowed)
-          throw rateLimited(
-            dailyLimitMessage(decision.limit, bucket, principal),
-            decision.resetSeconds,
-            deps.upgradeUrl,
-            rateLimitHeaders(decision),
-          );
-        rateLimitHeaders(decision, set.headers);
+        if (charged) await charged;
         return { principal };
       },
       // The handler answered (its status is final): record now, synchronously, so the event is

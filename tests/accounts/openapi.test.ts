@@ -19,6 +19,9 @@ const BEARER: [string, string][] = [
   ["get", "/auth/me"],
   ["delete", "/auth/me"],
   ["post", "/auth/api-key/regenerate"],
+  ["post", "/auth/publishable-keys"],
+  ["get", "/auth/publishable-keys"],
+  ["delete", "/auth/publishable-keys/{keyId}"],
 ];
 const PUBLIC: [string, string][] = [
   ["post", "/auth/register"],

@@ -26,6 +26,9 @@ test("replaying the account log gives the same projection, for every kind of eve
   const session = await t.login("replay-a@example.com", "the second password");
   await t.json("/auth/api-key/regenerate", {}, { bearer: session.accessToken });
   await t.deps.accounts.changeTier(a.accountId, "pro", null);
+  const pk = await t.deps.accounts.createPublishableKey(a.accountId, ["app.example.com"], 10);
+  await t.deps.accounts.revokePublishableKey(a.accountId, pk.id);
+  await t.deps.accounts.createPublishableKey(b.accountId, ["*.example.org"], null);
   const bSession = await t.login("replay-b@example.com");
   await t.json(
     "/auth/me",
@@ -43,6 +46,8 @@ test("replaying the account log gives the same projection, for every kind of eve
     "key.revoked",
     "key.issued",
     "tier.changed",
+    "publishable.issued",
+    "publishable.revoked",
   ]);
   await t.deps.close();
 
@@ -58,6 +63,11 @@ test("replaying the account log gives the same projection, for every kind of eve
   expect(before[0]).toMatchObject({ tier: "pro", emailVerified: true, deletedAt: null });
   expect(before[1]).toMatchObject({ pii: null, deletedAt: expect.any(String) });
   expect(before[1]?.keys.every((k) => k.revokedAt)).toBe(true);
+  expect(before[1]?.publishableKeys?.every((k) => k.revokedAt)).toBe(true);
+  expect(before[0]?.publishableKeys?.[0]).toMatchObject({
+    dailyCap: 10,
+    revokedAt: expect.any(String),
+  });
   reopened.close();
 });
 

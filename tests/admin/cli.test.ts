@@ -28,6 +28,11 @@ const COMMANDS: [string[], string[]][] = [
   ],
   [["keys", "list"], ["<accountId>"]],
   [["keys", "revoke"], ["<keyId>"]],
+  [
+    ["publishable-keys", "create"],
+    ["<accountId>", "--origin", "--daily-cap"],
+  ],
+  [["publishable-keys", "revoke"], ["<keyId>"]],
   [["projections", "rebuild"], []],
   [["misses"], ["--since", "--kind", "--limit"]],
 ];
@@ -51,7 +56,7 @@ describe("admin CLI --help", () => {
 });
 
 describe("admin CLI commands", () => {
-  test("keys create, accounts list/show, keys list, keys revoke, accounts set-tier", async () => {
+  test("keys create, accounts list/show, keys list, keys revoke, publishable-keys, accounts set-tier", async () => {
     const created = await admin(["keys", "create", "--tier", "pro", "--email", "cli@admin.test"]);
     expect(created.code).toBe(0);
     const issued = JSON.parse(created.out) as { accountId: string; keyId: string; apiKey: string };
@@ -82,6 +87,35 @@ describe("admin CLI commands", () => {
     });
     // the running app (same DATA_DIR) refuses the key now
     expect((await t.get("/v1/catalog/github", issued.apiKey)).status).toBe(401);
+
+    const pk = await admin([
+      "publishable-keys",
+      "create",
+      issued.accountId,
+      "--origin",
+      "app.example.com",
+      "*.example.org",
+      "--daily-cap",
+      "100",
+    ]);
+    expect(pk.code).toBe(0);
+    const made = JSON.parse(pk.out) as { keyId: string; publishableKey: string; origins: string[] };
+    expect(made).toMatchObject({ origins: ["app.example.com", "*.example.org"], dailyCap: 100 });
+    const bad = await admin([
+      "publishable-keys",
+      "create",
+      issued.accountId,
+      "--origin",
+      "https://x",
+    ]);
+    expect(bad.code).toBe(1);
+    expect(bad.err).toContain("--origin https://x");
+    const pkRevoked = await admin(["publishable-keys", "revoke", made.keyId]);
+    expect(JSON.parse(pkRevoked.out)).toMatchObject({
+      keyId: made.keyId,
+      revokedAt: expect.any(String),
+    });
+    expect((await admin(["publishable-keys", "revoke", "ffffffffffffffff"])).code).toBe(1);
 
     const tier = await admin(["accounts", "set-tier", issued.accountId, "--tier", "free"]);
     expect(JSON.parse(tier.out)).toEqual({

@@ -50,6 +50,7 @@ describe("GET /admin/accounts and /admin/accounts/{id}", () => {
           revokedAt: null,
         },
       ],
+      publishableKeys: [],
     });
     expect(created.apiKey.startsWith(body.keys[0]?.prefix as string)).toBe(true);
     const text = JSON.stringify(body);

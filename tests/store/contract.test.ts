@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { randomBytes } from "node:crypto";
 import { rmSync } from "node:fs";
 import type { AccountEvent } from "../../src/accounts/model";
 import { newId } from "../../src/platform/ids";
@@ -97,6 +98,50 @@ function storeContract(name: string, open: () => Promise<Store>, skip = false) {
       expect(a?.tier).toBe("enterprise");
       expect(a?.limits).toEqual({ svg: 9 });
       expect(a?.keys[0]?.revokedAt).toBe(ts);
+    });
+
+    test("publishable keys: found by id, revoked one by one and with the account", async () => {
+      const s = await get();
+      const accountId = newId();
+      const ts = new Date().toISOString();
+      const issued = (keyId: string): AccountEvent => ({
+        id: newId(),
+        accountId,
+        ts,
+        type: "publishable.issued",
+        data: {
+          keyId,
+          hash: "ef".repeat(32),
+          prefix: "pk_x",
+          origins: ["*.example.com", "localhost:5173"],
+          dailyCap: keyId.endsWith("01") ? 500 : null,
+        },
+      });
+      const [one, two] = ["1", "2"].map((n) => `${randomBytes(7).toString("hex")}0${n}`);
+      await s.accounts.append([registered(accountId), issued(one as string)]);
+      await s.accounts.append([
+        issued(two as string),
+        { id: newId(), accountId, ts, type: "publishable.revoked", data: { keyId: one as string } },
+      ]);
+      const found = await s.accounts.findByPublishableKeyId(two as string);
+      expect(found?.id).toBe(accountId);
+      expect(found?.publishableKeys).toEqual([
+        {
+          id: one as string,
+          hash: "ef".repeat(32),
+          prefix: "pk_x",
+          origins: ["*.example.com", "localhost:5173"],
+          dailyCap: 500,
+          createdAt: ts,
+          revokedAt: ts,
+        },
+        expect.objectContaining({ id: two, revokedAt: null }),
+      ]);
+      expect(await s.accounts.findByKeyId(two as string)).toBeNull();
+      expect(await s.accounts.findByPublishableKeyId("ffffffffffffffff")).toBeNull();
+      await s.accounts.append([{ id: newId(), accountId, ts, type: "account.deleted", data: {} }]);
+      const deleted = await s.accounts.findByPublishableKeyId(two as string);
+      expect(deleted?.publishableKeys?.every((k) => k.revokedAt)).toBe(true);
     });
 
     test("listAccounts: oldest first, at most limit", async () => {

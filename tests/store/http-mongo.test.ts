@@ -173,6 +173,39 @@ describe.skipIf(!mongo.url)(`HTTP on the MongoDB store ${skipNote(mongo)}`.trim(
     await settle(t.deps.usage, metered);
   }, 90_000);
 
+  test("signed image URLs and publishable keys on MongoDB: stored hashed, stopped by regeneration and revocation", async () => {
+    const made = await admin(t, "/admin/keys", "POST", { tier: "pro" });
+    const other = (await made.json()) as { accountId: string; apiKey: string };
+    const signed = await t.post("/v1/image-urls", other.apiKey, {
+      images: [{ slug: "github", format: "png", size: 32 }],
+    });
+    const { path } = ((await signed.json()) as { urls: { path: string }[] }).urls[0]!;
+    expect((await t.req(path)).status).toBe(200);
+    const pk = await admin(t, `/admin/accounts/${other.accountId}/publishable-keys`, "POST", {
+      origins: ["app.example.com"],
+    });
+    const { keyId, publishableKey } = (await pk.json()) as {
+      keyId: string;
+      publishableKey: string;
+    };
+    const viaPk = `/i/github.svg?key=${publishableKey}`;
+    const origin = { headers: { origin: "https://app.example.com" } };
+    expect((await t.req(viaPk, origin)).status).toBe(200);
+    const doc = await db.collection("accounts").findOne({ "publishableKeys.id": keyId });
+    expect(doc?.id).toBe(other.accountId);
+    expect(JSON.stringify(doc)).not.toContain(publishableKey);
+    expect((await admin(t, `/admin/accounts/${other.accountId}/keys`, "POST")).status).toBe(201);
+    const revoked = await t.req(path);
+    expect(revoked.status).toBe(403);
+    expect(((await revoked.json()) as { error: string }).error).toBe("url_revoked");
+    // regenerating the API key keeps publishable keys; revoking one stops it
+    expect((await t.req(viaPk, origin)).status).toBe(200);
+    expect((await admin(t, `/admin/publishable-keys/${keyId}`, "DELETE")).status).toBe(200);
+    expect((await t.req(viaPk, origin)).status).toBe(401);
+    metered += 3;
+    await settle(t.deps.usage, metered);
+  }, 60_000);
+
   test("a restarted instance on the same database keeps accounts, keys and usage", async () => {
     await t.close();
     t = await mongoApp();

@@ -16,6 +16,7 @@ export class EmbeddedAccountStore implements AccountStore {
   private log: JsonlLog<AccountEvent>;
   private accounts = new Map<string, Account>();
   private byKey = new Map<string, string>();
+  private byPublishable = new Map<string, string>();
   private eventsByAccount = new Map<string, AccountEvent[]>();
   private seen = new Set<string>();
   private keysDir: string;
@@ -101,6 +102,12 @@ export class EmbeddedAccountStore implements AccountStore {
     return id ? (this.accounts.get(id) ?? null) : null;
   }
 
+  async findByPublishableKeyId(keyId: string) {
+    this.catchUp();
+    const id = this.byPublishable.get(keyId);
+    return id ? (this.accounts.get(id) ?? null) : null;
+  }
+
   async listAccounts(query: { limit: number }) {
     this.catchUp();
     const all = [...this.accounts.values()];
@@ -127,6 +134,7 @@ export class EmbeddedAccountStore implements AccountStore {
     if (!next) return;
     this.accounts.set(next.id, next);
     if (e.type === "key.issued") this.byKey.set(e.data.keyId, next.id);
+    if (e.type === "publishable.issued") this.byPublishable.set(e.data.keyId, next.id);
     const list = this.eventsByAccount.get(e.accountId) ?? [];
     list.push(e);
     this.eventsByAccount.set(e.accountId, list);

@@ -29,6 +29,7 @@ export class MongoAccountStore implements AccountStore {
     await ensureIndexes(db, "accounts", [
       { key: { id: 1 }, unique: true, name: "id_unique" },
       { key: { "keys.id": 1 }, name: "key_id" },
+      { key: { "publishableKeys.id": 1 }, sparse: true, name: "publishable_key_id" },
       { key: { email: 1 }, sparse: true, name: "email" },
     ]);
     await ensureIndexes(db, "account_keys", [
@@ -107,6 +108,10 @@ export class MongoAccountStore implements AccountStore {
 
   async findByKeyId(keyId: string) {
     return this.accountsCol.findOne({ "keys.id": keyId }, { projection: { _id: 0 } });
+  }
+
+  async findByPublishableKeyId(keyId: string) {
+    return this.accountsCol.findOne({ "publishableKeys.id": keyId }, { projection: { _id: 0 } });
   }
 
   async listAccounts(query: { limit: number }) {
