@@ -16,6 +16,7 @@ import {
   SlugParams,
   SvgQuery,
 } from "./model";
+import { DEFAULT_LAYOUT, type Fit } from "./render";
 import { RenderBusy } from "./render-pool";
 import {
   type AssetService,
@@ -59,8 +60,8 @@ const RESOLUTION =
   "pro, enterprise and internal keys get the first stored of color, icon, wordmark, light, dark; a brand with nothing to serve gets a " +
   "generic placeholder (200, X-Svg-Variant: placeholder, Cache-Control: public, max-age=3600). Unknown slug: 404 service_not_found. " +
   "Free keys are served mono only: asking for another variant serves mono (or the placeholder) and adds X-Variant-Restricted " +
-  "naming the variant asked for; pro, enterprise and internal keys get all six. dark and light exist once the brand has been " +
-  "enriched (GET /v1/brand starts that). X-Svg-Variant names the variant served. Real artwork: Cache-Control: public, " +
+  "naming the variant asked for; pro, enterprise and internal keys get all six. Which artwork each variant is (color the full-colour " +
+  "symbol, dark/light the mark for that background, wordmark the logotype) follows the variant rules of docs/assets.md. X-Svg-Variant names the variant served. Real artwork: Cache-Control: public, " +
   "max-age=86400. Strong ETag; If-None-Match with a current ETag answers 304 with no body, and a 304 counts against the " +
   "bucket like a 200 (the key made a request). Vary: X-API-Key, since the tier decides the variant.";
 
@@ -85,7 +86,13 @@ export function assetsController(deps: AuthDeps & { assets: AssetService }) {
   function raster(
     format: RenderFormat,
     slug: string,
-    query: { variant?: Variant; size?: number; placeholder?: "generic" | "monogram" },
+    query: {
+      variant?: Variant;
+      size?: number;
+      placeholder?: "generic" | "monogram";
+      fit?: Fit;
+      padding?: number;
+    },
     tier: Tier,
     ifNoneMatch: string | null,
     set: { headers: Headers; status?: number | string },
@@ -93,23 +100,27 @@ export function assetsController(deps: AuthDeps & { assets: AssetService }) {
     // the schema fills both defaults; the fallbacks only satisfy the optional types
     const variant = query.variant ?? "mono";
     const size = query.size ?? DEFAULT_SIZE;
+    const layout = {
+      fit: query.fit ?? DEFAULT_LAYOUT.fit,
+      padding: query.padding ?? DEFAULT_LAYOUT.padding,
+    };
     const resolved = assets.resolve(slug, variant, tier, query.placeholder === "monogram");
     if (!resolved) throw serviceNotFound(slug);
-    const served = assets.rasterSource(resolved, size, format);
-    const etag = rasterEtag(served, size, format);
+    const served = assets.rasterSource(resolved, size, format, layout);
+    const etag = rasterEtag(served, size, format, layout);
     if (etagMatches(ifNoneMatch, etag)) {
       commonHeaders(set, served, etag);
       set.status = 304;
       return null;
     }
-    const cached = assets.cachedRaster(served, size, format);
+    const cached = assets.cachedRaster(served, size, format, layout);
     if (cached) {
       commonHeaders(set, served, etag);
       set.headers["content-type"] = `image/${format}`;
       return cached;
     }
     // headers only once the image exists: a failed render must not leave cache headers on a 500
-    return assets.raster(served, size, format).then(
+    return assets.raster(served, size, format, layout).then(
       (out) => {
         commonHeaders(set, out.source, out.etag);
         set.headers["content-type"] = `image/${format}`;
@@ -174,7 +185,7 @@ export function assetsController(deps: AuthDeps & { assets: AssetService }) {
         response: rasterResponses,
         detail: {
           summary: "Logo artwork rendered as PNG",
-          description: `The same artwork as GET /v1/svg/{slug}, rendered with resvg. size (16..2048, default 256) is the box in pixels: the image is exactly size x size, the mark keeps its aspect ratio, its longer side fills the box and it is centered on a transparent background. Out-of-range size or unknown variant: 422 validation_error. ${RESOLUTION} X-Svg-Variant names the source variant. The ETag is derived from the source SVG's hash, the size and the format. Counts against the png bucket.`,
+          description: `The same artwork as GET /v1/svg/{slug}, rendered with resvg. size (16..2048, default 256) is the box in pixels: the image is exactly size x size, transparent, the mark centered and keeping its aspect ratio. padding (0..40, default 8) is the safe area: that percentage of the size is left empty on every side. fit=optical (default) scales marks by area so a wide wordmark and a square symbol carry the same visual weight in a logo wall (a square mark's side is 75% of the safe area; a wide mark is capped by the safe area's width); fit=contain makes the longer side fill the safe area (fit=contain&padding=0: edge to edge). Placement uses the painted bounds of the artwork, not its viewBox. Out-of-range size or padding, unknown variant or fit: 422 validation_error. ${RESOLUTION} X-Svg-Variant names the source variant. The ETag is derived from the source SVG's hash, the size and the format. Counts against the png bucket.`,
           responses: imageResponses("image/png"),
         },
       },
@@ -198,7 +209,7 @@ export function assetsController(deps: AuthDeps & { assets: AssetService }) {
         response: rasterResponses,
         detail: {
           summary: "Logo artwork rendered as WebP",
-          description: `Identical to GET /v1/png/{slug} (same size box, variants, headers and rules), encoded as lossless WebP with transparency. Counts against the webp bucket.`,
+          description: `Identical to GET /v1/png/{slug} (same size box, padding, fit, variants, headers and rules), encoded as lossless WebP with transparency. Counts against the webp bucket.`,
           responses: imageResponses("image/webp"),
         },
       },

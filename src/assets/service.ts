@@ -9,7 +9,7 @@ import type { Tier } from "../quota/limits";
 import type { RenderFormat } from "./model";
 import { monogramSvg } from "./monogram";
 import { fromPrerendered } from "./prerender";
-import { RENDER_VERSION } from "./render";
+import { DEFAULT_LAYOUT, type Layout, layoutTag, RENDER_VERSION } from "./render";
 import type { RenderCache } from "./render-cache";
 import { RenderBusy, type Renderer } from "./render-pool";
 
@@ -101,9 +101,14 @@ export function svgEtag(served: ServedSvg): string {
   return `"${served.sha256}"`;
 }
 
-/** Strong ETag of a render: source hash, size, format and renderer version. */
-export function rasterEtag(served: ServedSvg, size: number, format: RenderFormat): string {
-  return `"${served.sha256.slice(0, 40)}-${size}-${format}-r${RENDER_VERSION}"`;
+/** Strong ETag of a render: source hash, size, format, layout and renderer version. */
+export function rasterEtag(
+  served: ServedSvg,
+  size: number,
+  format: RenderFormat,
+  layout: Layout = DEFAULT_LAYOUT,
+): string {
+  return `"${served.sha256.slice(0, 40)}-${size}-${format}-${layoutTag(layout)}-r${RENDER_VERSION}"`;
 }
 
 /** If-None-Match (weak comparison, RFC 9110 13.1.2) against the current ETag. */
@@ -114,9 +119,9 @@ export function etagMatches(ifNoneMatch: string | null | undefined, etag: string
   return ifNoneMatch.split(",").some((tag) => tag.trim().replace(/^W\//, "") === bare);
 }
 
-/** Render cache key: brand, variant, artwork hash, size and format. */
-function renderKey(served: ServedSvg, size: number, format: RenderFormat): string {
-  return `${served.brandId ?? "-"}:${served.variant}:${served.sha256}:${size}:${format}`;
+/** Render cache key: brand, variant, artwork hash, size, format and layout. */
+function renderKey(served: ServedSvg, size: number, format: RenderFormat, layout: Layout): string {
+  return `${served.brandId ?? "-"}:${served.variant}:${served.sha256}:${size}:${format}:${layoutTag(layout)}`;
 }
 
 export interface AssetCatalog {
@@ -159,18 +164,23 @@ export class AssetService {
    * `served` rendered at `size` in `format`, from the cache when possible. Artwork that fails
    * to render is logged and replaced by the rendered placeholder.
    */
-  async raster(served: ServedSvg, size: number, format: RenderFormat): Promise<ServedRaster> {
+  async raster(
+    served: ServedSvg,
+    size: number,
+    format: RenderFormat,
+    layout = DEFAULT_LAYOUT,
+  ): Promise<ServedRaster> {
     try {
       return {
-        bytes: await this.render(served, size, format),
+        bytes: await this.render(served, size, format, layout),
         source: served,
-        etag: rasterEtag(served, size, format),
+        etag: rasterEtag(served, size, format, layout),
       };
     } catch (err) {
       // a full queue or a render past its time limit is the service's state, not the artwork's
       if (served.variant === "placeholder" || err instanceof RenderBusy) throw err;
       if (this.failed.size >= MAX_FAILED) this.failed.clear();
-      this.failed.add(renderKey(served, size, format));
+      this.failed.add(renderKey(served, size, format, layout));
       log("warn", "artwork failed to render; serving the placeholder", {
         brandId: served.brandId,
         variant: served.variant,
@@ -178,9 +188,9 @@ export class AssetService {
       });
       const fallback = placeholder(served.restricted);
       return {
-        bytes: await this.render(fallback, size, format),
+        bytes: await this.render(fallback, size, format, layout),
         source: fallback,
-        etag: rasterEtag(fallback, size, format),
+        etag: rasterEtag(fallback, size, format, layout),
       };
     }
   }
@@ -190,22 +200,34 @@ export class AssetService {
    * to render at this size and format, so its ETag (and 304s) and cached render are the
    * placeholder's and the broken artwork is not rendered again on every request.
    */
-  rasterSource(served: ServedSvg, size: number, format: RenderFormat): ServedSvg {
-    return this.failed.has(renderKey(served, size, format))
+  rasterSource(
+    served: ServedSvg,
+    size: number,
+    format: RenderFormat,
+    layout = DEFAULT_LAYOUT,
+  ): ServedSvg {
+    return this.failed.has(renderKey(served, size, format, layout))
       ? placeholder(served.restricted)
       : served;
   }
 
   /** The cached render of `served`, if any (synchronous: the warm path awaits nothing). */
-  cachedRaster(served: ServedSvg, size: number, format: RenderFormat): Uint8Array | undefined {
-    return this.cache.peek(renderKey(served, size, format));
+  cachedRaster(
+    served: ServedSvg,
+    size: number,
+    format: RenderFormat,
+    layout = DEFAULT_LAYOUT,
+  ): Uint8Array | undefined {
+    return this.cache.peek(renderKey(served, size, format, layout));
   }
 
-  private render(served: ServedSvg, size: number, format: RenderFormat) {
-    const key = renderKey(served, size, format);
+  private render(served: ServedSvg, size: number, format: RenderFormat, layout: Layout) {
+    const key = renderKey(served, size, format, layout);
     const png = this.prerendered.get(served.sha256);
     return this.cache.get(key, () =>
-      png ? fromPrerendered(png, size, format) : this.renderer.render(served.svg, size, format),
+      png
+        ? fromPrerendered(png, size, format, layout)
+        : this.renderer.render(served.svg, size, format, layout),
     );
   }
 
