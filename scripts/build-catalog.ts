@@ -103,6 +103,7 @@ async function build(): Promise<void> {
       const tile = skillTile(draft);
       if (!tile) throw new Error(`artwork override: ${draft.slug} has no skill-icons tile`);
       variants.color = tile;
+      variants.icon = tile;
     }
     return { draft, variants };
   });
@@ -264,6 +265,8 @@ async function build(): Promise<void> {
         source: `recolored:${stored.mono.source}`,
       };
       stored.color = storedSvg(raw.color.svg, "color", draft.slug, raw.color.source);
+      raw.icon = raw.color;
+      stored.icon = storedSvg(raw.icon.svg, "icon", draft.slug, raw.icon.source);
     }
     ruleInputs.push({ slug: draft.slug, brandColor: colors?.brandColor ?? null, raw });
     brands.push({
