@@ -29,6 +29,8 @@ export interface PaintFacts {
   /** mean WCAG contrast of the painted area against each surface */
   darkContrast: number;
   lightContrast: number;
+  /** every fully opaque pixel has the same colour (within 6 per channel): a single-colour mark */
+  solid: boolean;
 }
 
 const LINEAR = Array.from({ length: 256 }, (_, v) => {
@@ -60,6 +62,8 @@ export function paintFactsOf(pixels: Uint8Array | Buffer, straight = false): Pai
   let lightSum = 0;
   let chromatic = 0;
   const bins = new Map<number, number>();
+  let first = -1;
+  let solid = true;
   for (let i = 0; i < pixels.length; i += 4) {
     const a = pixels[i + 3] as number;
     if (a === 0) continue;
@@ -68,6 +72,14 @@ export function paintFactsOf(pixels: Uint8Array | Buffer, straight = false): Pai
     const g = un(pixels[i + 1] as number);
     const b = un(pixels[i + 2] as number);
     const w = a / 255;
+    if (a === 255 && solid) {
+      if (first < 0) first = (r << 16) | (g << 8) | b;
+      else
+        solid =
+          Math.abs(((first >> 16) & 255) - r) <= 6 &&
+          Math.abs(((first >> 8) & 255) - g) <= 6 &&
+          Math.abs((first & 255) - b) <= 6;
+    }
     const l = luminance(r, g, b);
     const onDark = ratio(l, darkL);
     const onLight = ratio(l, lightL);
@@ -88,6 +100,7 @@ export function paintFactsOf(pixels: Uint8Array | Buffer, straight = false): Pai
     light: share(lightPass),
     darkContrast: share(darkSum),
     lightContrast: share(lightSum),
+    solid: solid && first >= 0,
     hues: [...bins]
       .filter(([, n]) => n >= chromatic * 0.01)
       .map(([bin]) => bin)

@@ -6,9 +6,9 @@
  *   brand colour (Coca-Cola red, Stripe's S in Stripe purple, Nike black).
  * - `dark` / `light`: a source's own artwork for that background when one exists; else the
  *   `color` mark when at least two thirds of its painted area reaches 3:1 (WCAG 1.4.11) on the
- *   surface (#121212 / #ffffff), measured on resvg's pixels; else the mono mark in plain white
- *   (dark) or black (light). A brand with no single-colour mark keeps its colour artwork and is
- *   reported as below the floor.
+ *   surface (#121212 / #ffffff), measured on resvg's pixels; else the colour mark, when it is
+ *   one solid colour, or the mono mark, in plain white (dark) or black (light). A brand with no
+ *   single-colour mark keeps its colour artwork and is reported as below the floor.
  * - Fidelity check: no derived variant may paint a hue the brand's own artwork lacks (white,
  *   black and greys aside). The palette is the hues of the brand's source artwork on pixels,
  *   or its brand colour when it has no chromatic artwork. A recoloured `color` with a foreign
@@ -56,11 +56,16 @@ const PALETTE_SOURCES: Variant[] = ["color", "icon", "wordmark", "dark", "light"
 
 const isRecolored = (art: Art) => art.source.startsWith("recolored:");
 
-/** The candidates of one brand: its colour mark and the plain mono marks. */
+/**
+ * The candidates of one brand: its colour mark, and the plain white/black marks made from its
+ * mono mark and from its colour mark (used when the colour mark is one solid colour, so the
+ * plain mark is the same design as `color`: GitHub's octocat, Medium's ellipses).
+ */
 interface Plan {
   color?: Art;
   madeColor: boolean;
   plain: { dark?: Art; light?: Art };
+  plainColor: { dark?: Art; light?: Art };
 }
 
 function plan(b: RuleBrand): Plan {
@@ -72,17 +77,24 @@ function plan(b: RuleBrand): Plan {
     madeColor = true;
   }
   const plain: Plan["plain"] = {};
+  const plainColor: Plan["plainColor"] = {};
   for (const m of MODES) {
     if (mono)
       plain[m.variant] = { svg: recolor(mono.svg, m.plain), source: `recolored:${mono.source}` };
+    if (color && !madeColor)
+      plainColor[m.variant] = {
+        svg: recolor(color.svg, m.plain),
+        source: `recolored:${color.source}`,
+      };
   }
-  return { color, madeColor, plain };
+  return { color, madeColor, plain, plainColor };
 }
 
 /** Every SVG the rules measure for a brand (its source artwork and its candidates). */
 function measured(b: RuleBrand, p: Plan): string[] {
   const out = PALETTE_SOURCES.map((v) => b.raw[v]?.svg);
   out.push(p.color?.svg, p.plain.dark?.svg, p.plain.light?.svg);
+  out.push(p.plainColor.dark?.svg, p.plainColor.light?.svg);
   return out.filter((s): s is string => s !== undefined);
 }
 
@@ -120,11 +132,15 @@ function decide(b: RuleBrand, p: Plan, facts: (svg: string) => PaintFacts | null
       continue;
     }
     const share = colorFacts?.[m.surface] ?? 0;
-    const plain = p.plain[m.variant];
+    // the plain mark: of the colour mark when that is one solid colour, else of the mono
+    // mark; only one that really reaches the floor, in no foreign hue
+    const plain = [colorFacts?.solid ? p.plainColor[m.variant] : undefined, p.plain[m.variant]]
+      .filter((c): c is Art => c !== undefined)
+      .find((c) => !foreign(c).length && (facts(c.svg)?.[m.surface] ?? 0) >= MIN_VISIBLE_SHARE);
     if (color && share >= MIN_VISIBLE_SHARE) {
       const source = isRecolored(color) ? color.source : `artwork:${color.source}`;
       out[m.variant] = { svg: color.svg, source, rule: "colour" };
-    } else if (plain && !foreign(plain).length) {
+    } else if (plain) {
       out[m.variant] = { ...plain, rule: "plain" };
       if (color) {
         out.fallbacks.push(

@@ -217,7 +217,7 @@ describe("applyVariantRules", () => {
     expect(report.foreign).toBe(0);
   });
 
-  test("a source's own dark artwork wins; no single-colour mark keeps the artwork, reported", async () => {
+  test("a source's own dark artwork wins; a solid colour mark gives the plain mark; else kept", async () => {
     const { results, report } = await rules([
       {
         slug: "c",
@@ -230,10 +230,17 @@ describe("applyVariantRules", () => {
     ]);
     expect(results.get("c")?.dark?.rule).toBe("source");
     expect(results.get("c")?.light?.rule).toBe("colour");
+    // a solid colour mark without a mono mark: plain white of the colour mark itself
+    const two =
+      '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 10 10"><circle cx="3" cy="5" r="3" fill="#111111"/><circle cx="7" cy="5" r="3" fill="#3a0a0a"/></svg>';
     const { results: r2 } = await rules([
       { slug: "d", brandColor: "111111", raw: { color: { svg: svg("111111"), source: "x" } } },
+      { slug: "e", brandColor: "111111", raw: { color: { svg: two, source: "x" } } },
     ]);
-    expect(r2.get("d")?.dark?.rule).toBe("below-floor");
+    expect(r2.get("d")?.dark).toMatchObject({ rule: "plain", source: "recolored:x" });
+    expect(r2.get("d")?.dark?.svg).toContain('fill="#ffffff"');
+    // two dark colours and no single-colour mark: the artwork is kept, under the floor
+    expect(r2.get("e")?.dark?.rule).toBe("below-floor");
     expect(report.rules.dark.source).toBe(1);
   });
 });
