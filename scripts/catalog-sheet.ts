@@ -23,7 +23,7 @@ import { renderRaster } from "../src/assets/render";
 import { pickVariant } from "../src/assets/service";
 import type { Brand, BuiltCatalog, StoredSvg, Variant } from "../src/catalog/types";
 import { sha256 } from "./catalog/optimize";
-import { DARK_SURFACE, MIN_VISIBLE_SHARE, paintFactsOf } from "./catalog/paint";
+import { DARK_SURFACE, MIN_VISIBLE_SHARE, paintFactsAll } from "./catalog/paint";
 import { popularBrands } from "./catalog/popular";
 
 const ROOT = resolve(import.meta.dir, "..");
@@ -120,10 +120,10 @@ async function main() {
       }
       // the variant's own background: flag it when under the floor
       const own = served === "dark" ? 1 : served === "light" ? 0 : -1;
-      if (png && own >= 0 && served === v) {
-        const { data } = await sharp(png).ensureAlpha().raw().toBuffer({ resolveWithObject: true });
-        const facts = paintFactsOf(data, true);
-        const share = own === 1 ? facts.dark : facts.light;
+      if (stored && own >= 0 && served === v) {
+        // measured as the build measures it (scripts/catalog/paint.ts)
+        const [facts] = await paintFactsAll([stored.svg]);
+        const share = (own === 1 ? facts?.dark : facts?.light) ?? 0;
         if (share < MIN_VISIBLE_SHARE) {
           flagged++;
           const left = x + own * (tile + 2);

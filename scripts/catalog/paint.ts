@@ -51,8 +51,8 @@ const ratio = (a: number, b: number) => (Math.max(a, b) + 0.05) / (Math.min(a, b
 /** A pixel counts as chromatic when its channels spread this much (isNearGrey's bar). */
 const CHROMA = 26;
 
-/** Facts of RGBA pixels: premultiplied (resvg's output) unless `straight`. */
-export function paintFactsOf(pixels: Uint8Array | Buffer, straight = false): PaintFacts {
+/** Facts of premultiplied RGBA pixels (resvg's output). */
+export function paintFactsOf(pixels: Uint8Array | Buffer): PaintFacts {
   const darkL = surfaceLuminance(DARK_SURFACE);
   const lightL = surfaceLuminance(LIGHT_SURFACE);
   let painted = 0;
@@ -67,7 +67,7 @@ export function paintFactsOf(pixels: Uint8Array | Buffer, straight = false): Pai
   for (let i = 0; i < pixels.length; i += 4) {
     const a = pixels[i + 3] as number;
     if (a === 0) continue;
-    const un = (v: number) => (straight ? v : Math.min(255, Math.round((v * 255) / a)));
+    const un = (v: number) => Math.min(255, Math.round((v * 255) / a));
     const r = un(pixels[i] as number);
     const g = un(pixels[i + 1] as number);
     const b = un(pixels[i + 2] as number);
