@@ -7,8 +7,9 @@
  * - `dark` / `light`: a source's own artwork for that background when one exists; else the
  *   `color` mark when at least two thirds of its painted area reaches 3:1 (WCAG 1.4.11) on the
  *   surface (#121212 / #ffffff), measured on resvg's pixels; else the colour mark, when it is
- *   one solid colour, or the mono mark, in plain white (dark) or black (light). A brand with no
- *   single-colour mark keeps its colour artwork and is reported as below the floor.
+ *   one solid colour, or the mono mark, when that is, in plain white (dark) or black (light).
+ *   A brand with no solid single-colour mark keeps its colour artwork and is reported as below
+ *   the floor.
  * - Fidelity check: no derived variant may paint a hue the brand's own artwork lacks (white,
  *   black and greys aside). The palette is the hues of the brand's source artwork on pixels,
  *   or its brand colour when it has no chromatic artwork. A recoloured `color` with a foreign
@@ -93,7 +94,7 @@ function plan(b: RuleBrand): Plan {
 /** Every SVG the rules measure for a brand (its source artwork and its candidates). */
 function measured(b: RuleBrand, p: Plan): string[] {
   const out = PALETTE_SOURCES.map((v) => b.raw[v]?.svg);
-  out.push(p.color?.svg, p.plain.dark?.svg, p.plain.light?.svg);
+  out.push(b.raw.mono?.svg, p.color?.svg, p.plain.dark?.svg, p.plain.light?.svg);
   out.push(p.plainColor.dark?.svg, p.plainColor.light?.svg);
   return out.filter((s): s is string => s !== undefined);
 }
@@ -133,8 +134,13 @@ function decide(b: RuleBrand, p: Plan, facts: (svg: string) => PaintFacts | null
     }
     const share = colorFacts?.[m.surface] ?? 0;
     // the plain mark: of the colour mark when that is one solid colour, else of the mono
-    // mark; only one that really reaches the floor, in no foreign hue
-    const plain = [colorFacts?.solid ? p.plainColor[m.variant] : undefined, p.plain[m.variant]]
+    // mark when that is (recolouring a mark with white detail would fill the detail in: a
+    // white disc for OAuth); only one that really reaches the floor, in no foreign hue
+    const monoSolid = b.raw.mono ? facts(b.raw.mono.svg)?.solid : false;
+    const plain = [
+      colorFacts?.solid ? p.plainColor[m.variant] : undefined,
+      monoSolid ? p.plain[m.variant] : undefined,
+    ]
       .filter((c): c is Art => c !== undefined)
       .find((c) => !foreign(c).length && (facts(c.svg)?.[m.surface] ?? 0) >= MIN_VISIBLE_SHARE);
     if (color && share >= MIN_VISIBLE_SHARE) {
@@ -150,7 +156,7 @@ function decide(b: RuleBrand, p: Plan, facts: (svg: string) => PaintFacts | null
     } else if (color) {
       out[m.variant] = { svg: color.svg, source: `artwork:${color.source}`, rule: "below-floor" };
       out.fallbacks.push(
-        `${m.variant}: ${Math.round(share * 100)}% of the colour mark reaches 3:1 and there is no single-colour mark; colour artwork kept below the floor`,
+        `${m.variant}: ${Math.round(share * 100)}% of the colour mark reaches 3:1 and there is no solid single-colour mark; colour artwork kept below the floor`,
       );
     }
   }

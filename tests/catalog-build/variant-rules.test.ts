@@ -241,6 +241,15 @@ describe("applyVariantRules", () => {
     expect(r2.get("d")?.dark?.svg).toContain('fill="#ffffff"');
     // two dark colours and no single-colour mark: the artwork is kept, under the floor
     expect(r2.get("e")?.dark?.rule).toBe("below-floor");
+    // a mono mark with white detail is not recoloured (it would be a white disc): kept too
+    const detailed = {
+      svg: '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 10 10"><circle cx="5" cy="5" r="4"/><circle cx="5" cy="5" r="2" fill="#fff"/></svg>',
+      source: "iconify:logos",
+    };
+    const { results: r3 } = await rules([
+      { slug: "f", brandColor: "111111", raw: { mono: detailed, color: detailed } },
+    ]);
+    expect(r3.get("f")?.dark?.rule).toBe("below-floor");
     expect(report.rules.dark.source).toBe(1);
   });
 });
