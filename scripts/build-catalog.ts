@@ -417,7 +417,7 @@ async function build(): Promise<void> {
       .map(([k, n]) => `${k.replace("NewBrands", "")} +${n} new`)
       .join(", ")}`,
     `render check of colour variants (32 px): ${toCheck.length} rendered (${misses.length} not cached), ${renderReport.length} flags (listed below)`,
-    `variant rules: ${rules.report.madeColor} colour marks made from the mono mark in the brand colour; ` +
+    `variant rules: ${rules.report.madeColor} colour marks made from the mono mark in the brand colour, ${rules.report.iconColor} replaced by the icon (another design); ` +
       (["dark", "light"] as const)
         .map(
           (m) =>

@@ -31,6 +31,62 @@ export interface PaintFacts {
   lightContrast: number;
   /** every fully opaque pixel has the same colour (within 6 per channel): a single-colour mark */
   solid: boolean;
+  /**
+   * The mark's silhouette: its painted bounds' aspect ratio and a SHAPE_GRID x SHAPE_GRID grid
+   * over those bounds, "1" where the cell's centre is painted (compare with shapeOverlap)
+   */
+  shape: { aspect: number; cells: string };
+}
+
+export const SHAPE_GRID = 12;
+
+/** The silhouette of premultiplied RGBA pixels (see PaintFacts.shape). */
+export function shapeOf(
+  pixels: Uint8Array | Buffer,
+  width: number,
+  height: number,
+): PaintFacts["shape"] {
+  const painted = (x: number, y: number) => (pixels[(y * width + x) * 4 + 3] as number) >= 128;
+  let x0 = width;
+  let y0 = height;
+  let x1 = -1;
+  let y1 = -1;
+  for (let y = 0; y < height; y++)
+    for (let x = 0; x < width; x++)
+      if (painted(x, y)) {
+        x0 = Math.min(x0, x);
+        x1 = Math.max(x1, x);
+        y0 = Math.min(y0, y);
+        y1 = Math.max(y1, y);
+      }
+  if (x1 < 0) return { aspect: 1, cells: "" };
+  const w = x1 - x0 + 1;
+  const h = y1 - y0 + 1;
+  let cells = "";
+  for (let j = 0; j < SHAPE_GRID; j++)
+    for (let i = 0; i < SHAPE_GRID; i++) {
+      const x = x0 + Math.floor(((i + 0.5) * w) / SHAPE_GRID);
+      const y = y0 + Math.floor(((j + 0.5) * h) / SHAPE_GRID);
+      cells += painted(x, y) ? "1" : "0";
+    }
+  return { aspect: w / h, cells };
+}
+
+/**
+ * How alike two silhouettes are, 0..1: the overlap (intersection over union) of their grids,
+ * times the ratio of their aspect ratios (a stacked lockup is not its square symbol).
+ */
+export function shapeOverlap(a: PaintFacts["shape"], b: PaintFacts["shape"]): number {
+  let both = 0;
+  let either = 0;
+  for (let i = 0; i < a.cells.length; i++) {
+    const pa = a.cells[i] === "1";
+    const pb = b.cells[i] === "1";
+    if (pa && pb) both++;
+    if (pa || pb) either++;
+  }
+  const iou = either ? both / either : 0;
+  return iou * (Math.min(a.aspect, b.aspect) / Math.max(a.aspect, b.aspect));
 }
 
 const LINEAR = Array.from({ length: 256 }, (_, v) => {
@@ -51,8 +107,8 @@ const ratio = (a: number, b: number) => (Math.max(a, b) + 0.05) / (Math.min(a, b
 /** A pixel counts as chromatic when its channels spread this much (isNearGrey's bar). */
 const CHROMA = 26;
 
-/** Facts of premultiplied RGBA pixels (resvg's output). */
-export function paintFactsOf(pixels: Uint8Array | Buffer): PaintFacts {
+/** Facts of premultiplied RGBA pixels (resvg's output), `width` pixels wide. */
+export function paintFactsOf(pixels: Uint8Array | Buffer, width: number): PaintFacts {
   const darkL = surfaceLuminance(DARK_SURFACE);
   const lightL = surfaceLuminance(LIGHT_SURFACE);
   let painted = 0;
@@ -101,6 +157,7 @@ export function paintFactsOf(pixels: Uint8Array | Buffer): PaintFacts {
     darkContrast: share(darkSum),
     lightContrast: share(lightSum),
     solid: solid && first >= 0,
+    shape: shapeOf(pixels, width, pixels.length / 4 / width),
     hues: [...bins]
       .filter(([, n]) => n >= chromatic * 0.01)
       .map(([bin]) => bin)
@@ -162,5 +219,5 @@ export async function mapRendered<T>(
 
 /** Paint facts of many SVGs (null where one fails to render). */
 export function paintFactsAll(svgs: string[]): Promise<(PaintFacts | null)[]> {
-  return mapRendered(svgs, (img) => paintFactsOf(img.pixels));
+  return mapRendered(svgs, (img) => paintFactsOf(img.pixels, img.width));
 }

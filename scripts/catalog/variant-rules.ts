@@ -22,7 +22,14 @@ import { existsSync, readFileSync } from "node:fs";
 import type { Variant } from "../../src/catalog/types";
 import { recolor } from "./modes";
 import { sha256, withIdPrefix } from "./optimize";
-import { foreignHues, hueBin, MIN_VISIBLE_SHARE, type PaintFacts, paintFactsAll } from "./paint";
+import {
+  foreignHues,
+  hueBin,
+  MIN_VISIBLE_SHARE,
+  type PaintFacts,
+  paintFactsAll,
+  shapeOverlap,
+} from "./paint";
 
 export interface Art {
   /** raw optimized SVG (ids carry ID_TOKEN) */
@@ -55,18 +62,34 @@ const MODES = [
 
 const PALETTE_SOURCES: Variant[] = ["color", "icon", "wordmark", "dark", "light"];
 
+/** Two silhouettes at least this alike (shapeOverlap) are the same mark. */
+export const SAME_MARK = 0.5;
+
 const isRecolored = (art: Art) => art.source.startsWith("recolored:");
+
+type Plain = { dark?: Art; light?: Art };
+
+/** A mark in plain white (for dark) and plain black (for light). */
+function plainOf(art: Art): Plain {
+  const out: Plain = {};
+  for (const m of MODES) {
+    out[m.variant] = { svg: recolor(art.svg, m.plain), source: `recolored:${art.source}` };
+  }
+  return out;
+}
 
 /**
  * The candidates of one brand: its colour mark, and the plain white/black marks made from its
- * mono mark and from its colour mark (used when the colour mark is one solid colour, so the
- * plain mark is the same design as `color`: GitHub's octocat, Medium's ellipses).
+ * mono mark and from its source colour artwork (`color`, or `icon` when the icon takes the
+ * colour mark's place), used when that is one solid colour, so the plain mark is the same
+ * design as `color`: GitHub's octocat, Medium's ellipses.
  */
 interface Plan {
   color?: Art;
   madeColor: boolean;
-  plain: { dark?: Art; light?: Art };
-  plainColor: { dark?: Art; light?: Art };
+  plain: Plain;
+  /** by the source artwork's SVG */
+  plainArt: Map<string, Plain>;
 }
 
 function plan(b: RuleBrand): Plan {
@@ -77,25 +100,18 @@ function plan(b: RuleBrand): Plan {
     color = { svg: recolor(mono.svg, b.brandColor), source: `recolored:${mono.source}` };
     madeColor = true;
   }
-  const plain: Plan["plain"] = {};
-  const plainColor: Plan["plainColor"] = {};
-  for (const m of MODES) {
-    if (mono)
-      plain[m.variant] = { svg: recolor(mono.svg, m.plain), source: `recolored:${mono.source}` };
-    if (color && !madeColor)
-      plainColor[m.variant] = {
-        svg: recolor(color.svg, m.plain),
-        source: `recolored:${color.source}`,
-      };
+  const plainArt = new Map<string, Plain>();
+  for (const art of madeColor ? [] : [b.raw.color, b.raw.icon]) {
+    if (art) plainArt.set(art.svg, plainOf(art));
   }
-  return { color, madeColor, plain, plainColor };
+  return { color, madeColor, plain: mono ? plainOf(mono) : {}, plainArt };
 }
 
 /** Every SVG the rules measure for a brand (its source artwork and its candidates). */
 function measured(b: RuleBrand, p: Plan): string[] {
   const out = PALETTE_SOURCES.map((v) => b.raw[v]?.svg);
   out.push(b.raw.mono?.svg, p.color?.svg, p.plain.dark?.svg, p.plain.light?.svg);
-  out.push(p.plainColor.dark?.svg, p.plainColor.light?.svg);
+  for (const plain of p.plainArt.values()) out.push(plain.dark?.svg, plain.light?.svg);
   return out.filter((s): s is string => s !== undefined);
 }
 
@@ -116,6 +132,21 @@ function decide(b: RuleBrand, p: Plan, facts: (svg: string) => PaintFacts | null
   const hues = palette(b, facts);
   const foreign = (art: Art) => foreignHues(facts(art.svg)?.hues ?? [], hues);
   let color = p.color;
+  // `color` and `icon` are one mark: a colour artwork of another design than the icon (a
+  // lockup with lettering, an older logo) gives way to the icon
+  const icon = b.raw.icon;
+  if (color && icon && !p.madeColor && color.svg !== icon.svg) {
+    const a = facts(color.svg)?.shape;
+    const i = facts(icon.svg)?.shape;
+    const alike = a && i ? shapeOverlap(a, i) : 1;
+    if (alike < SAME_MARK) {
+      out.fallbacks.push(
+        `color: ${color.source} is another design than the icon (overlap ${alike.toFixed(2)}); the icon (${icon.source}) is the colour mark`,
+      );
+      color = icon;
+      out.color = icon;
+    }
+  }
   if (color && p.madeColor) {
     const bad = foreign(color);
     if (bad.length) {
@@ -138,7 +169,7 @@ function decide(b: RuleBrand, p: Plan, facts: (svg: string) => PaintFacts | null
     // white disc for OAuth); only one that really reaches the floor, in no foreign hue
     const monoSolid = b.raw.mono ? facts(b.raw.mono.svg)?.solid : false;
     const plain = [
-      colorFacts?.solid ? p.plainColor[m.variant] : undefined,
+      colorFacts?.solid && color ? p.plainArt.get(color.svg)?.[m.variant] : undefined,
       monoSolid ? p.plain[m.variant] : undefined,
     ]
       .filter((c): c is Art => c !== undefined)
@@ -166,6 +197,8 @@ function decide(b: RuleBrand, p: Plan, facts: (svg: string) => PaintFacts | null
 export interface RulesReport {
   /** brands with a `color` made from the mono mark in the brand colour */
   madeColor: number;
+  /** brands whose colour artwork was another design than the icon: the icon is `color` */
+  iconColor: number;
   /** dark/light variants by rule */
   rules: Record<"dark" | "light", Record<ModeRule, number>>;
   /** SVGs measured, of which rendered now (not in the cache) */
@@ -206,6 +239,7 @@ export async function applyVariantRules(
 
   const report: RulesReport = {
     madeColor: 0,
+    iconColor: 0,
     rules: {
       dark: { source: 0, colour: 0, plain: 0, "below-floor": 0 },
       light: { source: 0, colour: 0, plain: 0, "below-floor": 0 },
@@ -220,7 +254,8 @@ export async function applyVariantRules(
   brands.forEach((b, i) => {
     const r = decide(b, plans[i] as Plan, facts);
     results.set(b.slug, r);
-    if (r.color) report.madeColor++;
+    if (r.color && plans[i]?.madeColor) report.madeColor++;
+    else if (r.color) report.iconColor++;
     for (const m of MODES) {
       const v = r[m.variant];
       if (v) report.rules[m.variant][v.rule]++;

@@ -38,7 +38,7 @@ function render(b: Brand, v: Variant): Rendered {
   const svg = b.variants[v]?.svg;
   if (!svg) throw new Error(`${b.slug} has no ${v}`);
   const img = new Resvg(squareFrame(svg) ?? svg, { fitTo: { mode: "width", value: 64 } }).render();
-  const facts = paintFactsOf(img.pixels);
+  const facts = paintFactsOf(img.pixels, img.width);
   return { facts, pixels: demultiply(new Uint8Array(img.pixels)) };
 }
 
@@ -215,6 +215,26 @@ describe("applyVariantRules", () => {
     expect(results.get("b")?.color?.svg).toContain('fill="#7a1fa2"');
     expect(report.fallbacks.some((f) => f.startsWith("a: color:"))).toBe(true);
     expect(report.foreign).toBe(0);
+  });
+
+  test("a colour artwork of another design than the icon gives way to the icon", async () => {
+    const lockup = {
+      svg: '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 10 20"><circle cx="5" cy="5" r="4" fill="#2e9e44"/><rect y="12" width="10" height="3" fill="#2e9e44"/><rect y="17" width="10" height="3" fill="#2e9e44"/></svg>',
+      source: "iconify:devicon",
+    };
+    const icon = { svg: svg("2e9e44"), source: "iconify:logos" };
+    const { results, report } = await rules([
+      { slug: "g", brandColor: "2e9e44", raw: { mono, color: lockup, icon } },
+      // the same design in another rendition stays
+      {
+        slug: "h",
+        brandColor: "2e9e44",
+        raw: { mono, color: { svg: svg("2e9e44").replace('r="4"', 'r="3.9"'), source: "x" }, icon },
+      },
+    ]);
+    expect(results.get("g")?.color).toEqual(icon);
+    expect(results.get("h")?.color).toBeUndefined();
+    expect(report.iconColor).toBe(1);
   });
 
   test("a source's own dark artwork wins; a solid colour mark gives the plain mark; else kept", async () => {
