@@ -26,6 +26,7 @@ const COLOR_OVERRIDES_FILE = join(ROOT, "fixtures", "color-overrides.json");
 const LEGACY_DOMAINS_FILE = join(ROOT, "fixtures", "legacy-domains.json");
 const ARTWORK_OVERRIDES_FILE = join(ROOT, "fixtures", "artwork-overrides.json");
 const RENDER_CACHE_FILE = join(ROOT, "build", ".render-cache.json");
+const PAINT_CACHE_FILE = join(ROOT, "build", ".paint-cache.json");
 const ATTRIBUTION_FILE = join(ROOT, "docs", "attribution.md");
 const NAMES_FILE = join(ROOT, "fixtures", "name-overrides.json");
 const CACHE_FILE = join(ROOT, "build", ".svgo-cache.json");
@@ -59,7 +60,14 @@ async function build(): Promise<void> {
   const { deriveMono } = await import("./catalog/mono");
   const { assignDomains } = await import("./catalog/domains");
   const { deriveBrandColors, dominantColor } = await import("../src/catalog/colors");
-  const { lightModeColor, recolor } = await import("./catalog/modes");
+  const { recolor } = await import("./catalog/modes");
+  const { applyVariantRules } = await import("./catalog/variant-rules");
+  type RuleBrand = import("./catalog/variant-rules").RuleBrand;
+  /** A stored variant: the raw optimized SVG with its ids prefixed by variant and slug. */
+  const storedSvg = (rawSvg: string, variant: string, slug: string, source: string) => {
+    const svg = withIdPrefix(rawSvg, `${variant}-${slug}`);
+    return { svg, sha256: sha256(svg), source };
+  };
   const { VARIANTS } = await import("../src/catalog/types");
   type Brand = import("../src/catalog/types").Brand;
 
@@ -95,6 +103,7 @@ async function build(): Promise<void> {
       const tile = skillTile(draft);
       if (!tile) throw new Error(`artwork override: ${draft.slug} has no skill-icons tile`);
       variants.color = tile;
+      variants.icon = tile;
     }
     return { draft, variants };
   });
@@ -211,23 +220,23 @@ async function build(): Promise<void> {
   }
   const brands: Brand[] = [];
   let colorFromArtwork = 0;
-  const modeCounts = { recolored: 0, artwork: 0 };
+  const ruleInputs: RuleBrand[] = [];
   for (const { draft, variants } of usable) {
     const stored: Brand["variants"] = {};
+    const raw: RuleBrand["raw"] = {};
     for (const variant of VARIANTS) {
       const art = variants[variant];
       const optimized = art ? results.get(jobKey(job(art))) : null;
       if (!art || !optimized) continue;
-      const svg = withIdPrefix(optimized, `${variant}-${draft.slug}`);
-      stored[variant] = { svg, sha256: sha256(svg), source: art.source };
+      raw[variant] = { svg: optimized, source: art.source };
+      stored[variant] = storedSvg(optimized, variant, draft.slug, art.source);
     }
     const derived = derivedMono(draft.slug, variants);
-    let monoRaw = variants.mono ? results.get(jobKey(job(variants.mono))) : null;
     if (derived) {
-      monoRaw = derived.svg;
-      const svg = withIdPrefix(derived.svg, `mono-${draft.slug}`);
-      stored.mono = { svg, sha256: sha256(svg), source: derived.source };
+      raw.mono = derived;
+      stored.mono = storedSvg(derived.svg, "mono", draft.slug, derived.source);
     }
+    const monoRaw = raw.mono?.svg;
     if (!Object.keys(stored).length) continue;
     let brandHex = draft.hex;
     let colorSource = "simple-icons";
@@ -251,37 +260,15 @@ async function build(): Promise<void> {
       colors
     ) {
       // the mono mark in the brand colour (Netflix's N without the logos icon's black square)
-      const svg = withIdPrefix(recolor(monoRaw, colors.brandColor), `color-${draft.slug}`);
-      stored.color = { svg, sha256: sha256(svg), source: `recolored:${stored.mono.source}` };
+      raw.color = {
+        svg: recolor(monoRaw, colors.brandColor),
+        source: `recolored:${stored.mono.source}`,
+      };
+      stored.color = storedSvg(raw.color.svg, "color", draft.slug, raw.color.source);
+      raw.icon = raw.color;
+      stored.icon = storedSvg(raw.icon.svg, "icon", draft.slug, raw.icon.source);
     }
-    if (stored.color) {
-      toCheck.push({ slug: draft.slug, color: stored.color, brandHex: colors?.brandColor ?? null });
-    }
-    // dark and light for every brand (scripts/catalog/modes.ts)
-    if (monoRaw && stored.mono && colors) {
-      const monoSource = stored.mono.source;
-      for (const [variant, hex] of [
-        ["dark", colors.darkModeColor],
-        ["light", lightModeColor(colors.brandColor)],
-      ] as const) {
-        if (stored[variant]) continue; // the source's own reversed artwork
-        const svg = withIdPrefix(recolor(monoRaw, hex), `${variant}-${draft.slug}`);
-        stored[variant] = { svg, sha256: sha256(svg), source: `recolored:${monoSource}` };
-      }
-      modeCounts.recolored++;
-    } else {
-      const pick = (["color", "icon", "wordmark"] as const).find((v) => variants[v] && stored[v]);
-      const chosenArt = pick ? variants[pick] : undefined;
-      const raw = chosenArt ? results.get(jobKey(job(chosenArt))) : null;
-      if (pick && chosenArt && raw) {
-        for (const variant of ["dark", "light"] as const) {
-          if (stored[variant]) continue; // the source's own reversed artwork
-          const svg = withIdPrefix(raw, `${variant}-${draft.slug}`);
-          stored[variant] = { svg, sha256: sha256(svg), source: `artwork:${chosenArt.source}` };
-        }
-        modeCounts.artwork++;
-      }
-    }
+    ruleInputs.push({ slug: draft.slug, brandColor: colors?.brandColor ?? null, raw });
     brands.push({
       id: ids[draft.slug] as number,
       slug: draft.slug,
@@ -299,6 +286,31 @@ async function build(): Promise<void> {
       verifiedAt: null,
     });
   }
+  // the variant rules (scripts/catalog/variant-rules.ts): color, dark and light of every brand
+  const rules = await applyVariantRules(ruleInputs, {
+    file: PAINT_CACHE_FILE,
+    version: sha256(
+      ["scripts/catalog/paint.ts", "scripts/catalog/modes.ts"]
+        .map((f) => readFileSync(join(ROOT, f), "utf8"))
+        .join("\n") + packageVersion(ROOT, "@resvg/resvg-js"),
+    ).slice(0, 12),
+  });
+  writeAtomic(PAINT_CACHE_FILE, rules.cache);
+  for (const b of brands) {
+    const r = rules.results.get(b.slug);
+    for (const variant of ["color", "dark", "light"] as const) {
+      const art = r?.[variant];
+      if (art) b.variants[variant] = storedSvg(art.svg, variant, b.slug, art.source);
+    }
+    if (b.variants.color) {
+      toCheck.push({ slug: b.slug, color: b.variants.color, brandHex: b.brandColor });
+    }
+  }
+  phase(
+    "rules",
+    `${rules.report.measured} SVGs measured on pixels (${rules.report.rendered} rendered), ` +
+      `${rules.report.fallbacks.length} fallbacks, ${rules.report.foreign} derived variants with a foreign hue`,
+  );
   brands.sort((a, b) => a.id - b.id);
   // the render check of every colour variant, cached by sha256 (scripts/catalog/render-check.ts)
   const renderKey = (c: (typeof toCheck)[number]) =>
@@ -405,7 +417,16 @@ async function build(): Promise<void> {
       .map(([k, n]) => `${k.replace("NewBrands", "")} +${n} new`)
       .join(", ")}`,
     `render check of colour variants (32 px): ${toCheck.length} rendered (${misses.length} not cached), ${renderReport.length} flags (listed below)`,
-    `dark/light variants: ${modeCounts.recolored} recoloured from the mono mark, ${modeCounts.artwork} from multi-colour artwork, ${brands.filter((b) => b.variants.dark?.source.startsWith("iconify:")).length} dark from a source's reversed artwork`,
+    `variant rules: ${rules.report.madeColor} colour marks made from the mono mark in the brand colour, ${rules.report.iconColor} replaced by the icon (another design); ` +
+      (["dark", "light"] as const)
+        .map(
+          (m) =>
+            `${m}: ${Object.entries(rules.report.rules[m])
+              .map(([rule, n]) => `${n} ${rule}`)
+              .join(", ")}`,
+        )
+        .join("; "),
+    `fidelity check: ${rules.report.checked} derived variants compared with the brand's own hues on pixels, ${rules.report.foreign} with a foreign hue; ${rules.report.fallbacks.length} fallbacks (listed below)`,
     `variants: ${VARIANTS.map((v) => `${v} ${count(v)}`).join(", ")}`,
     `derived mono marks: ${monoReport.fromIcon} from the icon, ${monoReport.fromColor} from the colour artwork, ${monoReport.forced} by override`,
     `brands without a mono mark (derivation skipped): ${monoReport.skipped.size}`,
@@ -427,6 +448,7 @@ async function build(): Promise<void> {
     REPORT_FILE,
     `${lines.join("\n")}\n\ncontested domains:\n${clashLines.join("\n")}\n\n` +
       `mono marks not derived:\n${monoLines.join("\n")}\n\n` +
+      `variant rule fallbacks (slug: variant: why):\n${rules.report.fallbacks.join("\n")}\n\n` +
       `render check flags (colour variant):\n${renderReport.join("\n")}\n\n` +
       `merge decisions (set base -> brand):\n${decisions.join("\n")}\n\n` +
       `directory (name-suggestion-index) decisions and clashes:\n${directory.report.join("\n")}\n`,

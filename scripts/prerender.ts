@@ -69,7 +69,8 @@ const renderer = createRenderer({
 });
 const timed = async (svg: string, size: number) => {
   const t0 = performance.now();
-  const bytes = await renderer.render(svg, size, "png");
+  // the painted bounds edge to edge: the service lays the PNG out per request (fromPrerendered)
+  const bytes = await renderer.render(svg, size, "png", { fit: "contain", padding: 0 });
   return { bytes, ms: performance.now() - t0 };
 };
 

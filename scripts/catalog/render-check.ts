@@ -8,52 +8,34 @@
  * Flags go to the build report; the chooser (variants.ts) avoids such artwork where the
  * brand has other artwork.
  */
-import { type RenderedImage, Resvg, renderAsync } from "@resvg/resvg-js";
+import { type RenderedImage, Resvg } from "@resvg/resvg-js";
 import { isNearGrey, rgbToHex } from "../../src/catalog/colors";
+import { mapRendered, measureOptions } from "./paint";
 
 export type RenderFlag = "no-colour" | "opaque-background";
 
 const SIZE = 32;
 
-// no system fonts: loading them costs more than the render (marks are paths; text is rare)
-const OPTIONS = {
-  fitTo: { mode: "width" as const, value: SIZE },
-  font: { loadSystemFonts: false },
-};
-
 export function renderFlags(svg: string, brandHex: string | null): RenderFlag[] {
   let img: RenderedImage;
   try {
-    img = new Resvg(svg, OPTIONS).render();
+    img = new Resvg(svg, measureOptions(SIZE)).render();
   } catch {
     return [];
   }
   return flagsOf(img, brandHex);
 }
 
-/**
- * renderFlags for many SVGs at once: resvg's renderAsync renders on libuv's thread pool, so
- * both cores work (at most `concurrency` renders in flight).
- */
+/** renderFlags for many SVGs at once, rendered on libuv's thread pool (paint.ts mapRendered). */
 export async function renderFlagsAll(
   items: { svg: string; brandHex: string | null }[],
-  concurrency = 8,
 ): Promise<RenderFlag[][]> {
-  const out: RenderFlag[][] = new Array(items.length);
-  let next = 0;
-  const lane = async () => {
-    while (next < items.length) {
-      const i = next++;
-      const item = items[i] as { svg: string; brandHex: string | null };
-      try {
-        out[i] = flagsOf(await renderAsync(item.svg, OPTIONS), item.brandHex);
-      } catch {
-        out[i] = [];
-      }
-    }
-  };
-  await Promise.all(Array.from({ length: concurrency }, lane));
-  return out;
+  const flags = await mapRendered(
+    items.map((item) => item.svg),
+    (img, i) => flagsOf(img, items[i]?.brandHex ?? null),
+    { size: SIZE, square: false },
+  );
+  return flags.map((f) => f ?? []);
 }
 
 function flagsOf(img: RenderedImage, brandHex: string | null): RenderFlag[] {

@@ -6,16 +6,19 @@
  *   recolour (`fill`) and the runtime's dark/light derivation can start from. Brands without
  *   a simple-icons mark get mono only from artwork that really is single-colour black/grey
  *   (logos' "-mono"/"-monochrome" names or an icon mark drawn in one grey).
- * - color: the artwork in its real colours. Multi-colour artwork (a chromatic colour, or black
- *   and white together) wins over single-colour artwork, icon-form marks over wordmarks:
- *   logos "x-icon", a square logos "x", devicon's original mark, a logos wordmark, a devicon
- *   wordmark. A brand drawn in one colour (GitHub's near-black) keeps that artwork. A
- *   skill-icons tile is used only when no logos/devicon artwork exists at all.
+ * - color: the symbol (the same kind of mark as mono and icon) in its real colours.
+ *   Multi-colour artwork (a chromatic colour, or black and white together) wins over
+ *   single-colour artwork: logos "x-icon", a logos "x" narrower than 3:2, devicon's original mark. A brand
+ *   drawn in one colour (GitHub's near-black) keeps that artwork. A wordmark is never `color`
+ *   (Stripe's wide logos "stripe" is its wordmark; its colour mark is the S in the brand colour,
+ *   made by variant-rules.ts). A skill-icons tile is used only when no logos/devicon artwork
+ *   exists at all.
  * - wordmark: logos "x" when the set also has "x-icon" or "x" is wide (the logo with its
  *   lettering), else devicon "x-wordmark".
- * - icon: logos "x-icon", else a square logos "x" (no separate icon exists), else devicon "x".
+ * - icon: logos "x-icon", else a logos "x" narrower than 3:2 (no separate icon exists), else
+ *   devicon "x".
  * - dark: logos' own reversed artwork ("-dark", "-icon-dark") where it exists; every other
- *   dark and every light variant is made after optimization (scripts/catalog/modes.ts).
+ *   dark and every light variant is made after optimization (scripts/catalog/variant-rules.ts).
  *   skill-icons "-dark"/"-light" tiles sit on opaque squares and are only a last-resort colour tile.
  */
 import type { Variant } from "../../src/catalog/types";
@@ -45,7 +48,8 @@ function aspect(c: IconCandidate): number {
   return rotate % 2 ? height / width : width / height;
 }
 
-const isSquare = (c: IconCandidate) => aspect(c) >= 0.7 && aspect(c) <= 1.45;
+/** Under 3:2, a logos "x" is the symbol (or a stacked lockup); wider, it is the wordmark. */
+const isWide = (c: IconCandidate) => aspect(c) >= 1.5;
 
 function rank(c: IconCandidate): number {
   let score = (c.alias ? 5 : 0) + (c.direct ? 0 : 4);
@@ -123,17 +127,18 @@ export function chooseVariants(brand: DraftBrand): Partial<Record<Variant, Chose
     list.filter((c): c is IconCandidate => c !== undefined);
 
   const out: Partial<Record<Variant, ChosenArtwork>> = {};
-  const squareFull = logosFull && isSquare(logosFull) ? logosFull : undefined;
+  const squareFull = logosFull && !isWide(logosFull) ? logosFull : undefined;
 
-  // full-colour artwork first; a brand drawn in one colour (GitHub's black) keeps that
-  // artwork as its colour variant; skill-icons tiles only when no logo artwork exists
-  const colorOrder = defined([logosIcon, squareFull, devOriginal, logosFull, devWordmark]);
+  // the symbol in full colour; a brand drawn in one colour (GitHub's black) keeps that
+  // artwork; a wordmark never becomes `color` (it fills `wordmark` below); skill-icons tiles
+  // only when no logo artwork exists
+  const colorOrder = defined([logosIcon, squareFull, devOriginal]);
   const colorPick = colorOrder.find((c) => art(c).colors.multiColor) ?? colorOrder[0];
   if (colorPick) out.color = art(colorPick);
   else if (lobeColor) out.color = art(lobeColor);
-  else if (skillTile) out.color = art(skillTile);
+  else if (skillTile && !logosFull && !devWordmark) out.color = art(skillTile);
 
-  if (logosFull && (logosIcon || aspect(logosFull) >= 1.5)) out.wordmark = art(logosFull);
+  if (logosFull && (logosIcon || isWide(logosFull))) out.wordmark = art(logosFull);
   else if (devWordmark) out.wordmark = art(devWordmark);
   else if (lobeBrand ?? lobeText) out.wordmark = art((lobeBrand ?? lobeText) as IconCandidate);
 

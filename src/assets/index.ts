@@ -19,6 +19,7 @@ import {
   SlugParams,
   SvgQuery,
 } from "./model";
+import { DEFAULT_LAYOUT, type Fit, type Layout } from "./render";
 import { RenderBusy } from "./render-pool";
 import {
   type AssetService,
@@ -78,8 +79,8 @@ const RESOLUTION =
   "pro, enterprise and internal keys get the first stored of color, icon, wordmark, light, dark; a brand with nothing to serve gets a " +
   "generic placeholder (200, X-Svg-Variant: placeholder, Cache-Control: public, max-age=3600). Unknown slug: 404 service_not_found. " +
   "Free keys are served mono only: asking for another variant serves mono (or the placeholder) and adds X-Variant-Restricted " +
-  "naming the variant asked for; pro, enterprise and internal keys get all six. dark and light exist once the brand has been " +
-  "enriched (GET /v1/brand starts that). X-Svg-Variant names the variant served. Real artwork: Cache-Control: public, " +
+  "naming the variant asked for; pro, enterprise and internal keys get all six. Which artwork each variant is (color the full-colour " +
+  "symbol, dark/light the mark for that background, wordmark the logotype) follows the variant rules of docs/assets.md. X-Svg-Variant names the variant served. Real artwork: Cache-Control: public, " +
   "max-age=86400. Strong ETag; If-None-Match with a current ETag answers 304 with no body, and a 304 counts against the " +
   "bucket like a 200 (the key made a request). Vary: X-API-Key, since the tier decides the variant.";
 
@@ -131,22 +132,23 @@ export function answerRaster(
   size: number,
   ifNoneMatch: string | null,
   set: ResponseSet,
+  layout: Layout = DEFAULT_LAYOUT,
 ): Uint8Array | null | Promise<Uint8Array> {
-  const served = assets.rasterSource(resolved, size, format);
-  const etag = rasterEtag(served, size, format);
+  const served = assets.rasterSource(resolved, size, format, layout);
+  const etag = rasterEtag(served, size, format, layout);
   if (etagMatches(ifNoneMatch, etag)) {
     commonHeaders(set, served, etag);
     set.status = 304;
     return null;
   }
-  const cached = assets.cachedRaster(served, size, format);
+  const cached = assets.cachedRaster(served, size, format, layout);
   if (cached) {
     commonHeaders(set, served, etag);
     set.headers["content-type"] = `image/${format}`;
     return cached;
   }
   // headers only once the image exists: a failed render must not leave cache headers on a 500
-  return assets.raster(served, size, format).then(
+  return assets.raster(served, size, format, layout).then(
     (out) => {
       commonHeaders(set, out.source, out.etag);
       set.headers["content-type"] = `image/${format}`;
@@ -174,11 +176,15 @@ export function assetsController(deps: AuthDeps & { assets: AssetService }) {
     // the schema fills the defaults; the fallbacks only satisfy the optional types
     const size = (query.size ?? DEFAULT_SIZE) * (query.dpr ?? 1);
     if (size > MAX_SIZE) throw pixelsTooLarge();
+    const layout = {
+      fit: query.fit ?? DEFAULT_LAYOUT.fit,
+      padding: query.padding ?? DEFAULT_LAYOUT.padding,
+    };
     const ifNoneMatch = request.headers.get("if-none-match");
     const answer = (s: ServedSvg | null | "hidden") => {
       noteAssetMiss(request, slug, s === "hidden" ? null : s);
       if (!s || s === "hidden") throw serviceNotFound(slug);
-      return answerRaster(assets, format, s, size, ifNoneMatch, set);
+      return answerRaster(assets, format, s, size, ifNoneMatch, set, layout);
     };
     const selected = assets.select(slug, rasterOptions(query), tier);
     return selected instanceof Promise ? selected.then(answer) : answer(selected);
@@ -224,7 +230,7 @@ export function assetsController(deps: AuthDeps & { assets: AssetService }) {
         response: rasterResponses,
         detail: {
           summary: "Logo artwork rendered as PNG",
-          description: `The same artwork as GET /v1/svg/{slug}, rendered with resvg. size (16..2048, default 256) is the box in pixels: the image is exactly size x size, the mark keeps its aspect ratio, its longer side fills the box and it is centered on a transparent background. Out-of-range size or unknown variant: 422 validation_error. ${RESOLUTION} X-Svg-Variant names the source variant. The ETag is derived from the source SVG's hash, the size and the format. Counts against the png bucket.`,
+          description: `The same artwork as GET /v1/svg/{slug}, rendered with resvg. size (16..2048, default 256) is the box in pixels: the image is exactly size x size, transparent, the mark centered and keeping its aspect ratio. padding (0..40, default 8) is the safe area: that percentage of the size is left empty on every side. fit=optical (default) scales marks by area so a wide wordmark and a square symbol carry the same visual weight in a logo wall (a square mark's side is 75% of the safe area; a wide mark is capped by the safe area's width); fit=contain makes the longer side fill the safe area (fit=contain&padding=0: edge to edge). Placement uses the painted bounds of the artwork, not its viewBox. Out-of-range size or padding, unknown variant or fit: 422 validation_error. ${RESOLUTION} X-Svg-Variant names the source variant. The ETag is derived from the source SVG's hash, the size and the format. Counts against the png bucket.`,
           responses: imageResponses("image/png"),
         },
       },
@@ -241,7 +247,7 @@ export function assetsController(deps: AuthDeps & { assets: AssetService }) {
         response: rasterResponses,
         detail: {
           summary: "Logo artwork rendered as WebP",
-          description: `Identical to GET /v1/png/{slug} (same size box, variants, headers and rules), encoded as lossless WebP with transparency. Counts against the webp bucket.`,
+          description: `Identical to GET /v1/png/{slug} (same size box, padding, fit, variants, headers and rules), encoded as lossless WebP with transparency. Counts against the webp bucket.`,
           responses: imageResponses("image/webp"),
         },
       },

@@ -2,6 +2,7 @@ import { t } from "elysia";
 import { jsonResponse, RateLimitedBody } from "../catalog/model";
 import { VARIANTS, type Variant } from "../catalog/types";
 import { queryEnum, queryInt } from "../http/params";
+import { DEFAULT_LAYOUT, FITS, MAX_PADDING } from "./render";
 
 export type RenderFormat = "png" | "webp";
 
@@ -55,6 +56,18 @@ export const RasterQuery = t.Object({
   bg: t.Optional(
     t.String({ pattern: BG_PATTERN, description: IMAGE_OPTION_DOCS.bg, error: BG_ERROR }),
   ),
+  fit: t.Optional(
+    t.Union(
+      FITS.map((f) => t.Literal(f)),
+      {
+        default: DEFAULT_LAYOUT.fit,
+        description:
+          "How the mark fills the safe area: optical (default) scales by area, so a wide wordmark and a square symbol look equally heavy in a logo wall (a square mark's side is 75% of the safe area; no mark leaves it); contain makes the mark's longer side fill the safe area",
+        error: `Invalid query parameter fit: must be one of ${FITS.join(", ")}`,
+      },
+    ),
+  ),
+  padding: t.Optional(queryInt("padding", 0, MAX_PADDING, DEFAULT_LAYOUT.padding)),
 });
 export type RasterQueryValue = typeof RasterQuery.static;
 
@@ -98,7 +111,7 @@ export function imageResponses(mediaType: string) {
     304: { description: "If-None-Match matched the current ETag; no body", headers: IMAGE_HEADERS },
     401: jsonResponse("invalid_api_key: missing or invalid X-API-Key"),
     404: jsonResponse("service_not_found: no catalog entry with this slug"),
-    422: jsonResponse("validation_error: variant or size out of range"),
+    422: jsonResponse("validation_error: variant, size, fit or padding out of range"),
     429: jsonResponse("rate_limit_exceeded: the bucket's daily limit is reached", RateLimitedBody),
     ...(mediaType.startsWith("image/svg")
       ? {}

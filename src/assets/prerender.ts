@@ -8,6 +8,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { log } from "../platform/log";
 import type { RenderFormat } from "./model";
+import { alphaBounds, DEFAULT_LAYOUT, type Layout, placement } from "./render";
 
 export const PRERENDER_SIZE = 2048;
 export const PRERENDER_MANIFEST = "manifest.json";
@@ -38,14 +39,44 @@ export function loadPrerendered(dir: string): Map<string, string> {
   return out;
 }
 
-/** The pre-rendered PNG at `size` x `size` in `format` (same framing: it is square already). */
+/**
+ * The pre-rendered PNG at `size` x `size` in `format`, laid out like a render (render.ts
+ * `placement`): its painted bounds, found on its alpha channel, scaled into place by sharp.
+ */
 export async function fromPrerendered(
   path: string,
   size: number,
   format: RenderFormat,
+  layout: Layout = DEFAULT_LAYOUT,
 ): Promise<Uint8Array> {
   const sharp = (await import("sharp")).default;
-  const img = sharp(path).resize(size, size, { fit: "contain", kernel: "lanczos3" });
+  const { data, info } = await sharp(path)
+    .ensureAlpha()
+    .raw()
+    .toBuffer({ resolveWithObject: true });
+  const bounds = alphaBounds(data, info.width, info.height) ?? {
+    x: 0,
+    y: 0,
+    width: info.width,
+    height: info.height,
+  };
+  const at = placement(bounds.width, bounds.height, size, layout);
+  const w = Math.max(1, Math.round(at.w));
+  const h = Math.max(1, Math.round(at.h));
+  const left = Math.round((size - w) / 2);
+  const top = Math.round((size - h) / 2);
+  const transparent = { r: 0, g: 0, b: 0, alpha: 0 };
+  const placed = await sharp(data, { raw: { width: info.width, height: info.height, channels: 4 } })
+    .extract({ left: bounds.x, top: bounds.y, width: bounds.width, height: bounds.height })
+    .resize(w, h, { fit: "fill", kernel: "lanczos3" })
+    .toBuffer();
+  const img = sharp(placed, { raw: { width: w, height: h, channels: 4 } }).extend({
+    left,
+    top,
+    right: size - w - left,
+    bottom: size - h - top,
+    background: transparent,
+  });
   const out =
     format === "png"
       ? await img.png().toBuffer()

@@ -10,10 +10,12 @@ import { availableParallelism } from "node:os";
 import { fileURLToPath } from "node:url";
 import { log } from "../platform/log";
 import type { RenderFormat } from "./model";
+import type { Layout } from "./render";
 import type { RenderReply, RenderRequest } from "./render-worker";
 
 export interface Renderer {
-  render(svg: string, size: number, format: RenderFormat): Promise<Uint8Array>;
+  /** `layout` defaults to render.ts DEFAULT_LAYOUT */
+  render(svg: string, size: number, format: RenderFormat, layout?: Layout): Promise<Uint8Array>;
   /** "workers" while the pool is in use, "inline" when rendering on the calling thread */
   readonly mode: "workers" | "inline";
   close(): Promise<void>;
@@ -87,10 +89,12 @@ export function defaultWorkerCount(): number {
   return Math.max(1, Math.min(8, availableParallelism()));
 }
 
-async function renderInline(svg: string, size: number, format: RenderFormat) {
+async function renderInline(svg: string, size: number, format: RenderFormat, layout?: Layout) {
   const { renderRaster } = await import("./render");
-  return renderRaster(svg, size, format);
+  return renderRaster(svg, size, format, layout);
 }
+
+const inline = (req: RenderRequest) => renderInline(req.svg, req.size, req.format, req.layout);
 
 /** Renders on the calling thread (the portable fallback; also used with workers: 0). */
 export const inlineRenderer: Renderer = {
@@ -152,15 +156,15 @@ export class WorkerPool implements Renderer {
     return work / this.size;
   }
 
-  render(svg: string, size: number, format: RenderFormat): Promise<Uint8Array> {
-    if (this.failed || this.closed) return renderInline(svg, size, format);
+  render(svg: string, size: number, format: RenderFormat, layout?: Layout): Promise<Uint8Array> {
+    if (this.failed || this.closed) return renderInline(svg, size, format, layout);
     const now = performance.now();
     const wait = this.expectedWait(now);
     if (wait > this.o.maxWaitMs || this.queue.length >= this.o.maxQueued)
       return Promise.reject(new RenderBusy(Math.max(1, Math.ceil(wait / 1000)), "queue"));
     return new Promise<Uint8Array>((resolve, reject) => {
       this.queue.push({
-        req: { id: this.nextId++, svg, size, format },
+        req: { id: this.nextId++, svg, size, format, layout },
         resolve,
         reject,
         queued: now,
@@ -265,7 +269,7 @@ export class WorkerPool implements Renderer {
     this.retire(slot);
     if (!slot.alive) this.fail(new Error(reason));
     else log("warn", "render worker crashed; replacing it", { reason });
-    if (job) renderInline(job.req.svg, job.req.size, job.req.format).then(job.resolve, job.reject);
+    if (job) inline(job.req).then(job.resolve, job.reject);
     this.dispatch();
   }
 
@@ -276,8 +280,7 @@ export class WorkerPool implements Renderer {
       reason: err instanceof Error ? err.message : String(err),
     });
     for (const slot of this.slots) if (!slot.alive) this.crashed(slot, "pool disabled");
-    for (const job of this.queue.splice(0))
-      renderInline(job.req.svg, job.req.size, job.req.format).then(job.resolve, job.reject);
+    for (const job of this.queue.splice(0)) inline(job.req).then(job.resolve, job.reject);
   }
 
   async close() {

@@ -5,13 +5,14 @@
 import { setPriority } from "node:os";
 import process from "node:process";
 import { RENDER_NICE, type RenderFormat } from "./model";
-import { renderRaster } from "./render";
+import { type Layout, renderRaster } from "./render";
 
 export interface RenderRequest {
   id: number;
   svg: string;
   size: number;
   format: RenderFormat;
+  layout?: Layout;
 }
 
 export type RenderReply = { id: number; bytes: Uint8Array } | { id: number; error: string };
@@ -31,9 +32,9 @@ const scope = globalThis as unknown as {
 };
 
 scope.onmessage = async (event) => {
-  const { id, svg, size, format } = event.data;
+  const { id, svg, size, format, layout } = event.data;
   try {
-    const bytes = await renderRaster(svg, size, format);
+    const bytes = await renderRaster(svg, size, format, layout);
     scope.postMessage({ id, bytes }, [bytes.buffer as ArrayBuffer]);
   } catch (err) {
     scope.postMessage({ id, error: err instanceof Error ? err.message : String(err) });

@@ -14,7 +14,7 @@ import { MIN_GRAPHIC_CONTRAST, medianContrast } from "./contrast";
 import type { RenderFormat } from "./model";
 import { monogramSvg } from "./monogram";
 import { fromPrerendered } from "./prerender";
-import { RENDER_VERSION } from "./render";
+import { DEFAULT_LAYOUT, type Layout, layoutTag, RENDER_VERSION } from "./render";
 import type { RenderCache } from "./render-cache";
 import { RenderBusy, type Renderer, WorkerPool } from "./render-pool";
 import { greyscaleSvg, solidSvg } from "./transform";
@@ -111,9 +111,14 @@ export function svgEtag(served: ServedSvg): string {
   return `"${served.sha256}"`;
 }
 
-/** Strong ETag of a render: source hash, size, format and renderer version. */
-export function rasterEtag(served: ServedSvg, size: number, format: RenderFormat): string {
-  return `"${served.sha256.slice(0, 40)}-${size}-${format}-r${RENDER_VERSION}"`;
+/** Strong ETag of a render: source hash, size, format, layout and renderer version. */
+export function rasterEtag(
+  served: ServedSvg,
+  size: number,
+  format: RenderFormat,
+  layout: Layout = DEFAULT_LAYOUT,
+): string {
+  return `"${served.sha256.slice(0, 40)}-${size}-${format}-${layoutTag(layout)}-r${RENDER_VERSION}"`;
 }
 
 /** If-None-Match (weak comparison, RFC 9110 13.1.2) against the current ETag. */
@@ -124,9 +129,9 @@ export function etagMatches(ifNoneMatch: string | null | undefined, etag: string
   return ifNoneMatch.split(",").some((tag) => tag.trim().replace(/^W\//, "") === bare);
 }
 
-/** Render cache key: brand, variant, artwork hash, size and format. */
-function renderKey(served: ServedSvg, size: number, format: RenderFormat): string {
-  return `${served.brandId ?? "-"}:${served.variant}:${served.sha256}:${size}:${format}`;
+/** Render cache key: brand, variant, artwork hash, size, format and layout. */
+function renderKey(served: ServedSvg, size: number, format: RenderFormat, layout: Layout): string {
+  return `${served.brandId ?? "-"}:${served.variant}:${served.sha256}:${size}:${format}:${layoutTag(layout)}`;
 }
 
 /** The same served artwork with other markup (an image option applied). */
@@ -262,7 +267,7 @@ export class AssetService {
 
   /** Straight RGBA pixels of `served` rendered at `size` (through the render cache). */
   async pixels(served: ServedSvg, size: number): Promise<Uint8Array> {
-    const png = await this.render(served, size, "png");
+    const png = await this.render(served, size, "png", DEFAULT_LAYOUT);
     sharpModule ??= import("sharp").then((m) => m.default);
     const { data } = await (await sharpModule)(png)
       .ensureAlpha()
@@ -275,18 +280,23 @@ export class AssetService {
    * `served` rendered at `size` in `format`, from the cache when possible. Artwork that fails
    * to render is logged and replaced by the rendered placeholder.
    */
-  async raster(served: ServedSvg, size: number, format: RenderFormat): Promise<ServedRaster> {
+  async raster(
+    served: ServedSvg,
+    size: number,
+    format: RenderFormat,
+    layout = DEFAULT_LAYOUT,
+  ): Promise<ServedRaster> {
     try {
       return {
-        bytes: await this.render(served, size, format),
+        bytes: await this.render(served, size, format, layout),
         source: served,
-        etag: rasterEtag(served, size, format),
+        etag: rasterEtag(served, size, format, layout),
       };
     } catch (err) {
       // a full queue or a render past its time limit is the service's state, not the artwork's
       if (served.variant === "placeholder" || err instanceof RenderBusy) throw err;
       if (this.failed.size >= MAX_FAILED) this.failed.clear();
-      this.failed.add(renderKey(served, size, format));
+      this.failed.add(renderKey(served, size, format, layout));
       log("warn", "artwork failed to render; serving the placeholder", {
         brandId: served.brandId,
         variant: served.variant,
@@ -294,9 +304,9 @@ export class AssetService {
       });
       const fallback = placeholder(served.restricted);
       return {
-        bytes: await this.render(fallback, size, format),
+        bytes: await this.render(fallback, size, format, layout),
         source: fallback,
-        etag: rasterEtag(fallback, size, format),
+        etag: rasterEtag(fallback, size, format, layout),
       };
     }
   }
@@ -306,32 +316,44 @@ export class AssetService {
    * to render at this size and format, so its ETag (and 304s) and cached render are the
    * placeholder's and the broken artwork is not rendered again on every request.
    */
-  rasterSource(served: ServedSvg, size: number, format: RenderFormat): ServedSvg {
-    return this.failed.has(renderKey(served, size, format))
+  rasterSource(
+    served: ServedSvg,
+    size: number,
+    format: RenderFormat,
+    layout = DEFAULT_LAYOUT,
+  ): ServedSvg {
+    return this.failed.has(renderKey(served, size, format, layout))
       ? placeholder(served.restricted)
       : served;
   }
 
   /** The cached render of `served`, if any (synchronous: the warm path awaits nothing). */
-  cachedRaster(served: ServedSvg, size: number, format: RenderFormat): Uint8Array | undefined {
-    return this.cache.peek(renderKey(served, size, format));
+  cachedRaster(
+    served: ServedSvg,
+    size: number,
+    format: RenderFormat,
+    layout = DEFAULT_LAYOUT,
+  ): Uint8Array | undefined {
+    return this.cache.peek(renderKey(served, size, format, layout));
   }
 
-  private render(served: ServedSvg, size: number, format: RenderFormat) {
-    const key = renderKey(served, size, format);
+  private render(served: ServedSvg, size: number, format: RenderFormat, layout: Layout) {
+    const key = renderKey(served, size, format, layout);
     const png = this.prerendered.get(served.sha256);
     // a discovered raster is never drawn past twice its pixels (padded instead)
     const svg = served.rasterSide ? capUpscale(served.svg, served.rasterSide, size) : served.svg;
     return this.cache.get(key, () =>
-      png ? fromPrerendered(png, size, format) : this.timedRender(svg, size, format),
+      png
+        ? fromPrerendered(png, size, format, layout)
+        : this.timedRender(svg, size, format, layout),
     );
   }
 
   /** A render by the pool, measured (metrics: render_duration_seconds, render_busy_total). */
-  private async timedRender(svg: string, size: number, format: RenderFormat) {
+  private async timedRender(svg: string, size: number, format: RenderFormat, layout: Layout) {
     const started = performance.now();
     try {
-      const bytes = await this.renderer.render(svg, size, format);
+      const bytes = await this.renderer.render(svg, size, format, layout);
       renderDuration.labels({ format }).observe((performance.now() - started) / 1000);
       return bytes;
     } catch (err) {

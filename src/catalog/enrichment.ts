@@ -3,9 +3,9 @@
  * out, after the request that asked for the brand has been answered.
  *
  * Derived per brand (never replacing the brand's own data):
- *  - `dark`  variant: the mono mark filled with darkModeColor (lightened until it reaches
- *            DARK_MODE_MIN_CONTRAST, 4.5:1, against #121212 if it does not), for dark
- *            backgrounds; white without a color (the build gives catalog brands both already);
+ *  - `dark`  variant: the mono mark filled with brandColor when that reaches 3:1 against
+ *            #121212, else white, for dark backgrounds (the variant rules of docs/assets.md;
+ *            the build gives catalog brands both already);
  *  - `light` variant: the mono mark filled with brandColor when that reaches 3:1 against white,
  *            else black, for light backgrounds;
  *  - color roles brand / dark-mode / contrast-text and the darkModeColor and contrastTextColor
@@ -211,12 +211,10 @@ export function deriveEnrichment(b: Brand, now = new Date()): EnrichmentRecord {
   const variants: EnrichmentRecord["variants"] = {};
   if (own.mono) {
     if (!own.dark) {
-      // darkModeColor as stored, lightened when it is too dark for a dark background
-      const onDark =
-        darkModeColor && contrastRatio(darkModeColor, DARK_SURFACE) < DARK_MODE_MIN_CONTRAST
-          ? liftForDark(darkModeColor)
-          : darkModeColor;
-      variants.dark = recolorMono(own.mono.svg, onDark ?? "ffffff");
+      // the variant rules (docs/assets.md): the exact brand colour where it reaches 3:1 on the
+      // dark surface, else plain white; a brand colour is never lightened
+      const onDark = b.brandColor && contrastRatio(b.brandColor, DARK_SURFACE) >= 3;
+      variants.dark = recolorMono(own.mono.svg, onDark ? (b.brandColor as string) : "ffffff");
     }
     if (!own.light) {
       const onWhite = b.brandColor && contrastRatio(b.brandColor, "ffffff") >= 3;

@@ -3,10 +3,11 @@ import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import sharp from "sharp";
 import { loadPrerendered } from "../../src/assets/prerender";
+import { renderRaster } from "../../src/assets/render";
 import { AssetService } from "../../src/assets/service";
 import { makeApp, type TestApp, tempDir } from "../support/app";
 import { builtCatalog } from "../support/catalog";
-import { isWebp, pngSize, sha256 } from "./util";
+import { isWebp, opaqueBox, pngSize, sha256 } from "./util";
 
 /**
  * Marks too slow to render on demand are pre-rendered by scripts/prerender.ts and served by
@@ -89,5 +90,25 @@ describe("pre-rendered marks", () => {
     let opaque = 0;
     for (let i = 3; i < data.length; i += 4) if ((data[i] ?? 0) > 0) opaque++;
     expect(opaque).toBeGreaterThan(100);
+  });
+
+  test("a pre-rendered mark is laid out like a render: same safe area and size (+-2 px)", async () => {
+    const key = await t.key("pro");
+    const svg = t.deps.catalog.brand(SLUG)?.variants.mono?.svg ?? "";
+    for (const query of ["size=200", "size=200&fit=contain&padding=0", "size=120&padding=20"]) {
+      const res = await t.get(`/v1/png/${SLUG}?${query}`, key);
+      const served = await opaqueBox(new Uint8Array(await res.arrayBuffer()));
+      const q = new URLSearchParams(query);
+      const rendered = await opaqueBox(
+        await renderRaster(svg, Number(q.get("size")), "png", {
+          fit: (q.get("fit") as "contain" | null) ?? "optical",
+          padding: Number(q.get("padding") ?? 8),
+        }),
+      );
+      for (const k of ["minX", "minY", "maxX", "maxY"] as const) {
+        expect([query, k, Math.abs(served[k] - rendered[k]) <= 2]).toEqual([query, k, true]);
+      }
+    }
+    expect(renders).toBe(0);
   });
 });

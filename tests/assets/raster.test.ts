@@ -59,7 +59,7 @@ describe("GET /v1/png/{slug}", () => {
     expect(res.headers.get("cache-control")).toBe("public, max-age=86400");
     expect(res.headers.get("x-content-type-options")).toBe("nosniff");
     const monoHash = sha256(brand.variants.mono!.svg);
-    expect(res.headers.get("etag")).toBe(`"${monoHash.slice(0, 40)}-256-png-r1"`);
+    expect(res.headers.get("etag")).toBe(`"${monoHash.slice(0, 40)}-256-png-optical-p8-r2"`);
   });
 
   test("size is the box: every size gives exactly size x size", async () => {
@@ -71,31 +71,75 @@ describe("GET /v1/png/{slug}", () => {
     }
   });
 
-  test("a wide mark fills the width, is centered vertically, on transparent padding", async () => {
-    const { res, bytes } = await get(`/v1/png/${wide.slug}?variant=wordmark&size=200`);
+  test("fit=contain&padding=0: a wide mark fills the width, centered vertically", async () => {
+    const { res, bytes } = await get(
+      `/v1/png/${wide.slug}?variant=wordmark&size=200&fit=contain&padding=0`,
+    );
     expect(res.headers.get("x-svg-variant")).toBe("wordmark");
     const box = await opaqueBox(bytes);
     expect(box.width).toBe(200);
     expect(box.height).toBe(200);
-    // the mark spans (nearly) the whole width ...
-    expect(box.minX).toBeLessThanOrEqual(12);
-    expect(box.maxX).toBeGreaterThanOrEqual(187);
-    // ... and leaves transparent bands above and below, of equal height (+-2 px)
-    const aspect = viewBoxAspect(wide.variants.wordmark!.svg);
+    // the painted bounds span the whole width (anti-aliased edges: +-1 px) ...
+    expect(box.minX).toBeLessThanOrEqual(1);
+    expect(box.maxX).toBeGreaterThanOrEqual(198);
+    // ... and leave transparent bands above and below, of equal height (+-2 px)
     expect(box.minY).toBeGreaterThan(0);
     expect(box.maxY).toBeLessThan(199);
-    expect(box.maxY - box.minY + 1).toBeLessThanOrEqual(Math.ceil(200 / aspect) + 1);
-    expect(Math.abs(box.minY - (199 - box.maxY))).toBeLessThanOrEqual(2 + 200 / aspect / 4);
+    expect(Math.abs(box.minY - (199 - box.maxY))).toBeLessThanOrEqual(2);
   });
 
-  test("a tall mark fills the height and is centered horizontally", async () => {
-    const { res, bytes } = await get(`/v1/png/${tall.slug}?size=120&variant=${tallVariant}`);
+  test("default layout: the mark stays inside the 8% safe area on every side", async () => {
+    for (const [b, variant] of [
+      [wide, "wordmark"],
+      [brand, "color"],
+      [tall, tallVariant],
+    ] as const) {
+      const { bytes } = await get(`/v1/png/${b.slug}?variant=${variant}&size=200`);
+      const box = await opaqueBox(bytes);
+      expect([b.slug, box.minX >= 15, box.minY >= 15, box.maxX <= 184, box.maxY <= 184]).toEqual([
+        b.slug,
+        true,
+        true,
+        true,
+        true,
+      ]);
+    }
+    // a wide wordmark is capped by the safe area's width: 168 px of 200
+    const { bytes } = await get(`/v1/png/${wide.slug}?variant=wordmark&size=200`);
+    const box = await opaqueBox(bytes);
+    expect(box.maxX - box.minX + 1).toBeGreaterThanOrEqual(166);
+  });
+
+  test("a tall mark with fit=contain&padding=0 fills the height, centered horizontally", async () => {
+    const { res, bytes } = await get(
+      `/v1/png/${tall.slug}?size=120&variant=${tallVariant}&fit=contain&padding=0`,
+    );
     expect(res.headers.get("x-svg-variant")).toBe(tallVariant);
     const box = await opaqueBox(bytes);
-    expect(box.minY).toBeLessThanOrEqual(8);
-    expect(box.maxY).toBeGreaterThanOrEqual(111);
+    expect(box.minY).toBeLessThanOrEqual(1);
+    expect(box.maxY).toBeGreaterThanOrEqual(118);
     expect(box.minX).toBeGreaterThan(0);
     expect(box.maxX).toBeLessThan(119);
+  });
+
+  test("fit and padding are part of the ETag; bad values are 422 naming the parameter", async () => {
+    const a = await get(`/v1/png/${brand.slug}?size=64&fit=contain&padding=0`);
+    const b = await get(`/v1/png/${brand.slug}?size=64&fit=optical&padding=20`);
+    expect(a.res.headers.get("etag")).toContain("-64-png-contain-p0-r");
+    expect(b.res.headers.get("etag")).toContain("-64-png-optical-p20-r");
+    for (const [query, name] of [
+      ["fit=cover", "fit"],
+      ["fit=", "fit"],
+      ["padding=41", "padding"],
+      ["padding=-1", "padding"],
+      ["padding=5.5", "padding"],
+    ]) {
+      const res = await t.get(`/v1/png/${brand.slug}?${query}`, pro);
+      expect([query, res.status]).toEqual([query, 422]);
+      const body = await res.json();
+      expect(body.error).toBe("validation_error");
+      expect(body.message).toContain(name);
+    }
   });
 
   test("size out of range or not an integer: 422 validation_error naming size", async () => {

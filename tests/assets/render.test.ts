@@ -2,9 +2,9 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { readdirSync, readFileSync } from "node:fs";
 import sharp from "sharp";
 import { RENDER_NICE } from "../../src/assets/model";
-import { renderRaster, squareFrame } from "../../src/assets/render";
+import { OPTICAL_SQUARE, placement, renderRaster, squareFrame } from "../../src/assets/render";
 import { createRenderer, inlineRenderer } from "../../src/assets/render-pool";
-import { pngSize } from "./util";
+import { opaqueBox, pngSize } from "./util";
 
 const WIDE =
   '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 40 10" role="img"><rect width="40" height="10" fill="#f00"/></svg>';
@@ -43,9 +43,35 @@ describe("squareFrame", () => {
   });
 });
 
+describe("placement", () => {
+  const optical = { fit: "optical" as const, padding: 8 };
+  test("optical: a square mark and a 3:2 mark get the same area, inside the safe area", () => {
+    const square = placement(10, 10, 100, optical);
+    const wide = placement(15, 10, 100, optical);
+    expect(square.w).toBeCloseTo(OPTICAL_SQUARE * 84, 6);
+    expect(wide.w * wide.h).toBeCloseTo(square.w * square.h, 6);
+    expect(wide.w).toBeLessThanOrEqual(84);
+  });
+  test("optical: a 6:1 wordmark is capped by the safe area's width; centred", () => {
+    const p = placement(60, 10, 100, optical);
+    expect(p.w).toBeCloseTo(84, 6);
+    expect(p.h).toBeCloseTo(14, 6);
+    expect(p.x).toBeCloseTo(8, 6);
+    expect(p.y).toBeCloseTo(43, 6);
+  });
+  test("contain: the longer side fills the safe area", () => {
+    expect(placement(10, 40, 200, { fit: "contain", padding: 10 })).toEqual({
+      w: 40,
+      h: 160,
+      x: 80,
+      y: 20,
+    });
+  });
+});
+
 describe("renderRaster", () => {
-  test("a wide mark: exactly size x size, full width, transparent above and below", async () => {
-    const png = await renderRaster(WIDE, 80, "png");
+  test("a wide mark with contain, no padding: exactly size x size, full width", async () => {
+    const png = await renderRaster(WIDE, 80, "png", { fit: "contain", padding: 0 });
     expect(pngSize(png)).toEqual({ width: 80, height: 80 });
     const { data } = await sharp(png).ensureAlpha().raw().toBuffer({ resolveWithObject: true });
     const alpha = (x: number, y: number) => data[(y * 80 + x) * 4 + 3];
@@ -60,6 +86,14 @@ describe("renderRaster", () => {
     expect(alpha(40, 30)).toBe(255);
     expect(alpha(40, 49)).toBe(255);
     expect(alpha(40, 50)).toBe(0);
+  });
+
+  test("placement uses the painted bounds, not the viewBox (a mark in a corner is centred)", async () => {
+    const corner =
+      '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 100 100"><rect x="70" y="0" width="30" height="30" fill="#00f"/></svg>';
+    const png = await renderRaster(corner, 100, "png", { fit: "contain", padding: 10 });
+    const box = await opaqueBox(png);
+    expect([box.minX, box.minY, box.maxX, box.maxY]).toEqual([10, 10, 89, 89]);
   });
 
   test("an SVG with no usable frame still renders (intrinsic size from resvg)", async () => {

@@ -6,12 +6,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createHash } from "node:crypto";
 import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import {
-  contrastRatio,
-  DARK_MODE_MIN_CONTRAST,
-  DARK_SURFACE,
-  darkModeColor,
-} from "../../../src/catalog/colors";
+import { contrastRatio, DARK_SURFACE } from "../../../src/catalog/colors";
 import {
   applyEnrichment,
   DERIVED_SOURCE,
@@ -48,7 +43,7 @@ function needy(n: number): Brand[] {
 }
 
 /**
- * The build now gives every brand dark and light variants (scripts/catalog/modes.ts), so the
+ * The build now gives every brand dark and light variants (scripts/catalog/variant-rules.ts), so the
  * enrichment is exercised on a catalog without them: the case of brands that reach the
  * catalog without those variants (STRIPPED_FILE for the app-level tests).
  */
@@ -76,13 +71,18 @@ describe("derivation", () => {
     if (!dark || !light) throw new Error("expected dark and light");
     const darkHex = rootFill(dark.svg) as string;
     const lightHex = rootFill(light.svg) as string;
-    // dark: darkModeColor, lifted when needed, reaches 3:1 on the dark surface
-    expect(contrastRatio(darkHex, DARK_SURFACE)).toBeGreaterThanOrEqual(DARK_MODE_MIN_CONTRAST);
-    const dm = gh.darkModeColor as string;
-    expect(darkHex).toBe(contrastRatio(dm, DARK_SURFACE) >= 3 ? dm : darkModeColor(dm));
-    // light: brandColor when it reaches 3:1 on white, else black
+    // dark: the exact brand colour when it reaches 3:1 on the dark surface, else white
+    // (GitHub's near-black: white); light: the same on white, else black
+    expect(darkHex).toBe("ffffff");
     const bc = gh.brandColor as string;
     expect(lightHex).toBe(contrastRatio(bc, "ffffff") >= 3 ? bc : "000000");
+    // never a lightened or darkened brand colour: Coca-Cola red and Spotify green as they are
+    for (const slug of ["cocacola", "spotify"]) {
+      const b = raw(slug);
+      const fill = rootFill(deriveEnrichment(b, new Date()).variants.dark?.svg ?? "");
+      expect(contrastRatio(b.brandColor as string, DARK_SURFACE)).toBeGreaterThanOrEqual(3);
+      expect([slug, fill]).toEqual([slug, b.brandColor as string]);
+    }
     for (const v of [dark, light]) {
       expect(v.source).toBe(DERIVED_SOURCE);
       expect(v.sha256).toBe(sha(v.svg));

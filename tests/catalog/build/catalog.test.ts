@@ -93,7 +93,7 @@ describe("built catalog", () => {
     );
   });
 
-  test("every brand has dark and light variants from the build; verifiedAt is null", () => {
+  test("every brand with a symbol has dark and light variants from the build; verifiedAt is null", () => {
     const rootFill = (svg: string) => /^<svg[^>]*\sfill="#([0-9a-f]{6})"/.exec(svg)?.[1];
     const weak: string[] = [];
     for (const b of brands) {
@@ -103,7 +103,9 @@ describe("built catalog", () => {
         expect(b.variants).toEqual({});
         continue;
       }
-      const { dark, light } = b.variants;
+      const { dark, light, color, mono } = b.variants;
+      // a brand whose only artwork is a wordmark has no symbol variants (docs/assets.md)
+      if (!color && !mono) continue;
       expect([b.slug, dark?.source]).toEqual([
         b.slug,
         expect.stringMatching(/^(recolored:|artwork:|iconify:logos$)/),
@@ -112,12 +114,14 @@ describe("built catalog", () => {
         b.slug,
         expect.stringMatching(/^(recolored|artwork):/),
       ]);
-      // a recoloured single-colour mark reaches 4.5:1 on its background
-      if (dark?.source.startsWith("recolored:")) {
-        const d = rootFill(dark.svg) as string;
-        const l = rootFill(light?.svg ?? "") as string;
-        if (contrastRatio(d, "121212") < 4.5) weak.push(`${b.slug} dark #${d}`);
-        if (contrastRatio(l, "ffffff") < 4.5) weak.push(`${b.slug} light #${l}`);
+      // a recoloured single-colour mark reaches the graphics floor, 3:1, on its background
+      for (const [v, surface] of [
+        [dark, "121212"],
+        [light, "ffffff"],
+      ] as const) {
+        const fill = v?.source.startsWith("recolored:") ? rootFill(v.svg) : undefined;
+        if (fill && contrastRatio(fill, surface) < 3)
+          weak.push(`${b.slug} on #${surface}: #${fill}`);
       }
     }
     expect(weak).toEqual([]);
@@ -227,7 +231,8 @@ describe("built catalog", () => {
 
   test("every derived mono mark is black or none only and clean", () => {
     const derived = brands.filter((b) => b.variants.mono?.source.startsWith("flattened:"));
-    expect(derived.length).toBeGreaterThan(300);
+    // flattened from the symbol only: a wordmark never becomes a mono mark (docs/assets.md)
+    expect(derived.length).toBeGreaterThan(250);
     const bad = derived.flatMap((b) => {
       const svg = b.variants.mono?.svg ?? "";
       const problems = [...nonBlackPaint(svg), ...svgHazards(svg)];
