@@ -19,7 +19,7 @@ import {
   SlugParams,
   SvgQuery,
 } from "./model";
-import { DEFAULT_LAYOUT, type Fit, type Layout } from "./render";
+import { DEFAULT_LAYOUT, type Layout } from "./render";
 import { RenderBusy } from "./render-pool";
 import {
   type AssetService,

@@ -3,9 +3,9 @@
  * validators, and rasterised renders through the render cache. Plain TS, no HTTP types.
  */
 import { createHash } from "node:crypto";
+import { contrastRatio } from "../catalog/colors";
 import { capUpscale, rasterSide } from "../catalog/discovery/artwork";
 import { hasArtwork } from "../catalog/service";
-import { contrastRatio } from "../catalog/colors";
 import type { Brand, StoredSvg, Variant } from "../catalog/types";
 import { renderDuration, renderRefused } from "../metrics/registry";
 import { log } from "../platform/log";

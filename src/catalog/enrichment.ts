@@ -23,13 +23,7 @@ import { createHash } from "node:crypto";
 import type { CustomPlugin } from "svgo";
 import { optimize } from "svgo";
 import { log } from "../platform/log";
-import {
-  contrastRatio,
-  DARK_MODE_MIN_CONTRAST,
-  DARK_SURFACE,
-  deriveBrandColors,
-  darkModeColor as liftForDark,
-} from "./colors";
+import { contrastRatio, DARK_SURFACE, deriveBrandColors } from "./colors";
 import type {
   DiscoveryRecord,
   DiscoveryStore,

@@ -1,5 +1,4 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { join } from "node:path";
 import { makeApp, runAdmin, type TestApp } from "../support/app";
 
 // spawns processes or builds several apps: slow on a loaded machine (bun's default is 5 s)

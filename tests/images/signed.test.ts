@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { canonicalQuery, signPath, webCryptoMac } from "../../packages/client/src/signing";
-import { PNG_SIGNATURE, pngSize } from "../assets/util";
 import { type AuthTestApp, makeAuthApp } from "../accounts/helpers";
+import { PNG_SIGNATURE, pngSize } from "../assets/util";
 import { createEnterprise } from "../support/app";
 
 // argon2id (register, delete) is CPU-bound: leave room on a loaded machine

@@ -5,8 +5,8 @@
 import { rmSync } from "node:fs";
 import { EmbeddedUsageStore } from "../../src/store/embedded/usage";
 import type { UsageEventStore } from "../../src/usage/port";
-import { tempDir } from "./temp";
 import { mongoUrl, skipNote, testDbName } from "./mongo";
+import { tempDir } from "./temp";
 
 export interface OpenedUsageStore {
   store: UsageEventStore;

@@ -1,7 +1,7 @@
 import { Elysia } from "elysia";
 import { type AuthDeps, authPlugin } from "../../http/auth";
-import type { DiscoveryService } from "../discovery/service";
 import { noteMeter } from "../../http/meter";
+import type { DiscoveryService } from "../discovery/service";
 import type { EnrichmentService } from "../enrichment";
 import { ErrorBody, RateLimitedBody } from "../model";
 import { lookupBrand } from "./lookup";
