@@ -167,7 +167,14 @@ describe("OpenAPI document", () => {
     }
     // the real answer still fits
     const body = (await (await t.req("/readyz")).json()) as Json;
-    expect(Object.keys(body).sort()).toEqual(["catalog", "counters", "draining", "status", "store"]);
+    expect(Object.keys(body).sort()).toEqual([
+      "catalog",
+      "counters",
+      "draining",
+      "status",
+      "store",
+      "usage",
+    ]);
     expect(body.draining).toBe(false);
     expect(body.catalog).toEqual({
       loaded: true,

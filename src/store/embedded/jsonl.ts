@@ -2,6 +2,8 @@ import {
   closeSync,
   existsSync,
   fdatasyncSync,
+  fstatSync,
+  ftruncateSync,
   mkdirSync,
   openSync,
   readFileSync,
@@ -14,7 +16,8 @@ import { log } from "../../platform/log";
 
 /**
  * An append-only JSONL file. `append` returns once the lines are written and fdatasync'd, so
- * whatever a caller acknowledged survives a crash. `readAll` skips a torn last line (from a
+ * whatever a caller acknowledged survives a crash; one that fails (a full disk) throws and leaves
+ * the file as it was. `readAll` skips a torn last line (from a
  * crash mid-write) with a warning instead of failing.
  */
 export class JsonlLog<T> {
@@ -93,8 +96,17 @@ export class JsonlLog<T> {
       this.fd = openSync(this.path, "a");
     }
     const buf = Buffer.from(text);
-    let off = 0;
-    while (off < buf.length) off += writeSync(this.fd, buf, off);
-    fdatasyncSync(this.fd);
+    const before = fstatSync(this.fd).size;
+    try {
+      let off = 0;
+      while (off < buf.length) off += writeSync(this.fd, buf, off);
+      fdatasyncSync(this.fd);
+    } catch (err) {
+      // a write cut short (a full disk) leaves no torn line behind: back to the last whole one
+      try {
+        ftruncateSync(this.fd, before);
+      } catch {}
+      throw err;
+    }
   }
 }
