@@ -14,8 +14,13 @@ import { setLogLevel } from "../src/platform/log";
 const dataDir = mkdtempSync(join(tmpdir(), "bapi-openapi-"));
 try {
   setLogLevel("error");
-  // ADMIN_TOKEN set so the operator routes are part of the document
-  const config = loadConfig({ ...process.env, DATA_DIR: dataDir, ADMIN_TOKEN: "x".repeat(32) });
+  // ADMIN_TOKEN and METRICS_TOKEN set so the operator routes are part of the document
+  const config = loadConfig({
+    ...process.env,
+    DATA_DIR: dataDir,
+    ADMIN_TOKEN: "x".repeat(32),
+    METRICS_TOKEN: "x".repeat(32),
+  });
   const deps = await buildDeps(config);
   const res = await createApp(deps).handle(new Request("http://localhost/swagger/json"));
   process.stdout.write(`${JSON.stringify(await res.json(), null, 2)}\n`);

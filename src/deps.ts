@@ -93,6 +93,7 @@ export async function buildDeps(config: Config, store?: Store): Promise<Deps> {
     flushMs: config.USAGE_FLUSH_MS,
     flushEvents: config.USAGE_FLUSH_EVENTS,
     spillDir: join(config.DATA_DIR, "spill"),
+    onFull: config.USAGE_ON_STORE_FULL,
   });
   // in-memory counters start empty: today's counts come back from the usage event log
   // (after spill files left by an earlier process are replayed into it)

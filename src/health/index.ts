@@ -3,6 +3,7 @@ import type { CatalogService } from "../catalog/service";
 import type { Drain } from "../http/drain";
 import type { QuotaService } from "../quota/service";
 import type { Store } from "../store";
+import type { UsageRecorder } from "../usage/port";
 
 const readiness = (description: string) =>
   t.Object(
@@ -34,6 +35,17 @@ const readiness = (description: string) =>
         },
         { description: "The quota counter store's condition" },
       ),
+      usage: t.Object(
+        {
+          state: t.Union([t.Literal("ok"), t.Literal("degraded")], {
+            description:
+              "degraded: usage events pile up in memory, neither written to the store nor spilled to disk (a full disk); not ready until a write succeeds",
+          }),
+          since: t.Union([t.String({ format: "date-time" }), t.Null()]),
+          held: t.Integer({ description: "Usage events in memory, not written yet" }),
+        },
+        { description: "The usage event recorder's condition" },
+      ),
     },
     { description },
   );
@@ -47,6 +59,7 @@ export function healthController(deps: {
   store: Store;
   quota: Pick<QuotaService, "condition">;
   drain: Pick<Drain, "draining">;
+  usage: Pick<UsageRecorder, "condition">;
 }) {
   return new Elysia({ tags: ["health"] })
     .get("/healthz", () => ({ status: "ok" as const }), {
@@ -58,7 +71,8 @@ export function healthController(deps: {
       async ({ set }) => {
         const draining = deps.drain.draining;
         const storeUp = await deps.store.ping();
-        const ready = !draining && deps.catalog.loaded && storeUp;
+        const usage = deps.usage.condition?.() ?? { state: "ok" as const, since: null, held: 0 };
+        const ready = !draining && deps.catalog.loaded && storeUp && usage.state === "ok";
         if (!ready) set.status = 503;
         return {
           status: ready ? ("ready" as const) : ("not_ready" as const),
@@ -71,13 +85,14 @@ export function healthController(deps: {
           store: { kind: deps.store.kind, reachable: storeUp },
           // a degraded counter store does not make the service unready: quotas fail open
           counters: deps.quota.condition(),
+          usage,
         };
       },
       {
         response: {
           200: readiness("Ready: the catalog is loaded and the store answers"),
           503: readiness(
-            "Not ready: no catalog loaded yet, the store does not answer, or the service is shutting down (draining)",
+            "Not ready: no catalog loaded yet, the store does not answer, usage events cannot be stored (usage.state degraded), or the service is shutting down (draining)",
           ),
         },
         detail: { summary: "Readiness: catalog loaded and stores reachable", security: [] },

@@ -1,6 +1,6 @@
 import { Elysia } from "elysia";
 import { log } from "../platform/log";
-import { ApiError, serviceNotFound } from "./errors";
+import { ApiError, isStorageFull, serviceNotFound, storageUnavailable } from "./errors";
 import { settleMeter } from "./meter";
 
 interface ValueErrorLike {
@@ -46,7 +46,12 @@ export const errorPlugin = new Elysia({ name: "error-plugin" }).onError(
     const unwrapped = cause instanceof ApiError ? cause : thrown;
     // a slug over the length cap, or not decodable, names no catalog entry: 404 like any
     // other unknown slug (credentials were checked before validation)
-    const error = code === "VALIDATION" && isSlugParam(unwrapped) ? serviceNotFound() : unwrapped;
+    const error =
+      code === "VALIDATION" && isSlugParam(unwrapped)
+        ? serviceNotFound()
+        : isStorageFull(unwrapped)
+          ? storageUnavailable()
+          : unwrapped;
     let status = 500;
     let body: Record<string, unknown>;
     if (error instanceof ApiError) {

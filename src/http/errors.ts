@@ -22,6 +22,26 @@ export const invalidApiKey = () =>
     "Missing or invalid API key. Pass your key in the X-API-Key header.",
   );
 
+/** Errors of a disk that is full, over quota or read-only: the service cannot store data. */
+const STORAGE_FULL = new Set(["ENOSPC", "EDQUOT", "EROFS"]);
+
+/** Whether `err` (or its cause) is a storage failure a retry later may get past. */
+export function isStorageFull(err: unknown): boolean {
+  for (let e = err, depth = 0; e && depth < 5; e = (e as { cause?: unknown }).cause, depth++)
+    if (STORAGE_FULL.has((e as { code?: string }).code ?? "")) return true;
+  return false;
+}
+
+/** 503 storage_unavailable with Retry-After: nothing was stored, nothing half-written. */
+export const storageUnavailable = (retryAfterSeconds = 30) =>
+  new ApiError(
+    503,
+    "storage_unavailable",
+    "The service cannot store data right now (its storage is full or unavailable); nothing was changed. Retry later.",
+    {},
+    { "retry-after": String(retryAfterSeconds) },
+  );
+
 export const validationError = (message: string) => new ApiError(422, "validation_error", message);
 
 export const notFound = (code: string, message: string) => new ApiError(404, code, message);

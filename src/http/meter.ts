@@ -2,6 +2,7 @@ import type { Principal } from "../accounts/model";
 import type { Bucket } from "../quota/limits";
 import type { QuotaDecision, QuotaGate } from "../quota/port";
 import type { UsageRecorder } from "../usage/port";
+import { storageUnavailable } from "./errors";
 
 /** A metered request whose quota unit is taken and whose outcome is not known yet. */
 export interface Meter {
@@ -84,6 +85,8 @@ export function startMeter(
   target: MeterTarget,
   started = performance.now(),
 ): Opened | Promise<Opened> {
+  // USAGE_ON_STORE_FULL=refuse and the usage events cannot be kept: served, none would be
+  if (deps.usage.accepting && !deps.usage.accepting()) throw storageUnavailable(5);
   const at = new Date();
   const pending = deps.quota.consume(principal, bucket, at);
   // no closure on the synchronous (in-process counter store) path

@@ -45,6 +45,14 @@ const HEADERS_TOO_LARGE = errorResponse(
   "headers_too_large: the request headers are over 16 KiB in all",
 );
 
+const STORAGE_UNAVAILABLE = {
+  ...errorResponse(
+    "storage_unavailable",
+    "storage_unavailable: the service cannot store data right now (storage full or unavailable; with USAGE_ON_STORE_FULL=refuse, metered requests too); nothing was changed. Retry-After says when to retry",
+  ),
+  headers: { "Retry-After": { description: "Seconds to wait", schema: { type: "string" } } },
+};
+
 const RESPONSE_FIELDS = ["description", "headers", "content", "links"];
 
 /**
@@ -118,6 +126,7 @@ export function normalizeOpenApi(raw: unknown): Json {
         414: op.responses?.[414] ?? URI_TOO_LONG,
         431: op.responses?.[431] ?? HEADERS_TOO_LARGE,
         500: op.responses?.[500] ?? INTERNAL_ERROR,
+        503: op.responses?.[503] ?? STORAGE_UNAVAILABLE,
       };
       for (const [status, res] of Object.entries((op.responses ?? {}) as Json)) {
         const kept = Object.fromEntries(

@@ -1,6 +1,7 @@
 import type { Bucket, Tier } from "../quota/limits";
 import type { CountableEvent } from "../quota/service";
 import type { PeriodRow, View } from "./analytics/cells";
+import type { RecorderCondition } from "./writer";
 
 /** One metered request, as appended to the usage event log. Never updated or deleted. */
 export interface UsageEvent {
@@ -62,6 +63,10 @@ export interface UsageRecorder {
   flush(): Promise<void>;
   /** flush whatever is buffered; called on shutdown */
   close(): Promise<void>;
+  /** whether events pile up unwritten (readiness); absent = always ok */
+  condition?(): RecorderCondition;
+  /** false when a metered request must be refused: its event could not be kept */
+  accepting?(): boolean;
 }
 
 export const noopRecorder: UsageRecorder = {

@@ -22,9 +22,29 @@ export interface WriterOptions {
    * most this much recent traffic (plus the batch being written). Default 2 × flushMs.
    */
   maxLagMs?: number;
+  /**
+   * most events held in memory when they can be neither written nor spilled (a full disk);
+   * default 5 × maxBuffered. Past it `onFull` decides.
+   */
+  maxHeld?: number;
+  /**
+   * past `maxHeld` (USAGE_ON_STORE_FULL): `serve` drops further events (counted in `dropped`),
+   * `refuse` makes `accepting()` false so metered requests are refused before they are served
+   */
+  onFull?: "serve" | "refuse";
   /** retry delay after a failed write: doubles from min to max, with jitter */
   backoffMinMs?: number;
   backoffMaxMs?: number;
+}
+
+/** Whether the recorder keeps what it is given (readiness, GET /readyz). */
+export interface RecorderCondition {
+  /** degraded: events pile up in memory, neither written nor spilled (see BatchingRecorder) */
+  state: "ok" | "degraded";
+  /** when the degraded spell began (ISO), null when ok */
+  since: string | null;
+  /** events in memory, not written yet */
+  held: number;
 }
 
 export interface WriterStats {
@@ -64,8 +84,14 @@ function materialize(list: (UsageEvent | UsageInput)[]): UsageEvent[] {
  * When a write fails the batch goes back to the front of the buffer and is retried with
  * exponential backoff. Past `maxBuffered` the buffer is spilled to a JSONL file in
  * `spillDir` (fdatasync'd); spill files are replayed into the store when a write succeeds
- * again and at start (event ids make the replay idempotent). An event is dropped only when
- * it cannot be spilled either (disk failure): drops are counted and logged as errors.
+ * again and at start (event ids make the replay idempotent).
+ *
+ * When the spill file cannot be written either (a full disk), events stay in memory (spilling is
+ * retried at most once a second) up to `maxHeld`. Past `maxBuffered` held that way the recorder
+ * is degraded (`condition()`: readiness says not ready) until a write to the store succeeds
+ * again. Past `maxHeld`, `onFull` decides: `serve` drops further events (counted in `dropped`,
+ * logged as errors), `refuse` stops accepting (`accepting()`), so no request is served
+ * without its event.
  */
 export class BatchingRecorder implements UsageRecorder {
   /** inputs as recorded, and events of batches that go back for a retry */
@@ -89,6 +115,11 @@ export class BatchingRecorder implements UsageRecorder {
   private foldSecond = -1;
   private foldTimer: ReturnType<typeof setTimeout> | null = null;
   private totalFailures = 0;
+  private readonly maxHeld: number;
+  /** no spill attempt before this time (epoch ms): the last one failed */
+  private spillRetryAt = 0;
+  /** since when events pile up in memory (neither written nor spilled); null when not */
+  private degradedSince: number | null = null;
 
   constructor(
     private store: UsageEventStore,
@@ -96,6 +127,7 @@ export class BatchingRecorder implements UsageRecorder {
   ) {
     this.maxBuffered = opts.maxBuffered ?? Math.max(10_000, 20 * opts.flushEvents);
     this.maxLag = opts.maxLagMs ?? 2 * opts.flushMs;
+    this.maxHeld = opts.maxHeld ?? 5 * this.maxBuffered;
     this.backoffMin = opts.backoffMinMs ?? 100;
     this.backoffMax = opts.backoffMaxMs ?? 30_000;
     mkdirSync(opts.spillDir, { recursive: true });
@@ -154,9 +186,15 @@ export class BatchingRecorder implements UsageRecorder {
 
   private push(input: UsageInput): void {
     if (this.closed) {
-      // after close (a response that finished late): straight to the spill file, never lost
-      this.spillEvents([eventOf(input)], "recorded after close");
+      // after close (a response that finished late): straight to the spill file
+      if (!this.spillEvents([eventOf(input)], "recorded after close"))
+        this.drop(1, "usage event recorded after close lost: spill file not writable");
       this.closeSpill();
+      return;
+    }
+    if (this.buffer.length >= this.maxHeld) {
+      // nothing takes events (store and disk failing) and memory is at its bound
+      this.drop(1, "usage events dropped: the store and the spill file fail, memory is full");
       return;
     }
     this.buffer.push(input);
@@ -166,6 +204,8 @@ export class BatchingRecorder implements UsageRecorder {
       // behind (or down): events older than maxLag go to disk now, so a crash loses little
       if (input.at - timeOf(this.buffer[0] ?? input) > this.maxLag)
         this.spillBuffer("writer behind: events older than the lag bound");
+      // a down store found nothing to write on its last try: this event is the next probe
+      if (this.failures > 0 && !this.running && !this.timer) this.arm(this.backoffMin);
       return;
     }
     if (this.buffer.length >= this.opts.flushEvents) {
@@ -191,10 +231,28 @@ export class BatchingRecorder implements UsageRecorder {
     this.closed = true;
     this.disarm();
     // the store is down: keep the rest on disk for the next start
+    this.spillRetryAt = 0;
     if (this.buffer.length > 0) this.spillBuffer("unwritten at close");
+    // neither the store nor the disk takes them, and the process is ending
+    if (this.buffer.length > 0)
+      this.drop(this.buffer.splice(0).length, "usage events lost at close");
     this.closeSpill();
     const s = this.stats();
     log(s.dropped > 0 ? "error" : "info", "usage recorder closed", { ...s });
+  }
+
+  /** Degraded while events pile up in memory past `maxBuffered`, until a write succeeds. */
+  condition(): RecorderCondition {
+    return {
+      state: this.degradedSince === null ? "ok" : "degraded",
+      since: this.degradedSince === null ? null : new Date(this.degradedSince).toISOString(),
+      held: this.buffer.length,
+    };
+  }
+
+  /** false once `onFull` is `refuse` and memory holds `maxHeld` events nothing takes */
+  accepting(): boolean {
+    return this.opts.onFull !== "refuse" || this.buffer.length < this.maxHeld;
   }
 
   stats(): WriterStats {
@@ -263,7 +321,8 @@ export class BatchingRecorder implements UsageRecorder {
           this.counters.written += batch.length;
           this.recovered();
         }
-        this.recovered();
+        // a file spilled during this drain is replayed by it (nothing was claimed written)
+        if (this.failures === 0 && this.spill) this.rotateSpill();
         if (!this.spillPending) break;
       }
     } catch (err) {
@@ -271,7 +330,10 @@ export class BatchingRecorder implements UsageRecorder {
     }
   }
 
-  /** After a successful write: leave the failure state, and replay what was spilled meanwhile. */
+  /**
+   * After a write the store took: leave the failure state (and the degraded one), and replay
+   * what was spilled meanwhile.
+   */
   private recovered() {
     if (this.failures > 0) {
       log("info", "usage event store is back; writing buffered events", {
@@ -280,6 +342,18 @@ export class BatchingRecorder implements UsageRecorder {
       });
       this.failures = 0;
     }
+    if (this.degradedSince !== null) {
+      log("info", "usage events are written again; recorder ready", {
+        degradedForMs: Date.now() - this.degradedSince,
+        held: this.buffer.length,
+      });
+      this.degradedSince = null;
+    }
+    this.rotateSpill();
+  }
+
+  /** Close the spill file being written so the next drain replays it. */
+  private rotateSpill() {
     if (this.spill) {
       this.closeSpill();
       this.spillPending = true;
@@ -302,14 +376,44 @@ export class BatchingRecorder implements UsageRecorder {
     if (!this.closed) this.arm(delay);
   }
 
-  /** Move the whole buffer to the spill file (by default: it is full). */
+  /**
+   * Move the whole buffer to the spill file (by default: it is full). When the spill file
+   * cannot be written either, the events stay in memory (see `held`).
+   */
   private spillBuffer(reason = "buffer full: event store down or slower than traffic") {
+    if (Date.now() < this.spillRetryAt) return this.held();
     const events = materialize(this.buffer);
     this.buffer = [];
-    this.spillEvents(events, reason);
+    if (this.spillEvents(events, reason)) return;
+    this.buffer = events;
+    this.spillRetryAt = Date.now() + 1000;
+    this.held();
   }
 
-  private spillEvents(events: UsageEvent[], reason: string) {
+  /** Events stay in memory, neither written nor spilled: degraded past `maxBuffered`. */
+  private held() {
+    if (this.buffer.length > this.maxBuffered && this.degradedSince === null) {
+      this.degradedSince = Date.now();
+      log("error", "usage events held in memory: neither the store nor the spill file takes them", {
+        held: this.buffer.length,
+        maxHeld: this.maxHeld,
+        onFull: this.opts.onFull ?? "serve",
+      });
+    }
+  }
+
+  private drop(n: number, msg: string) {
+    this.counters.dropped += n;
+    // the first drop of a spell is logged; then one line per 1,000
+    if (
+      this.counters.dropped === n ||
+      Math.floor(this.counters.dropped / 1000) > Math.floor((this.counters.dropped - n) / 1000)
+    )
+      log("error", msg, { dropped: n, droppedTotal: this.counters.dropped });
+  }
+
+  /** Append `events` to the spill file; false when it cannot be written. */
+  private spillEvents(events: UsageEvent[], reason: string): boolean {
     try {
       if (!this.spill) {
         const name = `usage-${new Date().toISOString().replace(/[:.]/g, "-")}-${process.pid}-${newId().slice(-8)}.jsonl`;
@@ -322,13 +426,16 @@ export class BatchingRecorder implements UsageRecorder {
       }
       this.spill.append(events);
       this.counters.spilled += events.length;
+      return true;
     } catch (err) {
-      this.counters.dropped += events.length;
-      log("error", "usage events dropped: store down and spill file not writable", {
-        dropped: events.length,
-        droppedTotal: this.counters.dropped,
-        error: (err as Error).message,
-      });
+      if (Date.now() >= this.spillRetryAt)
+        log("error", "usage events cannot be spilled: spill file not writable", {
+          events: events.length,
+          error: (err as Error).message,
+        });
+      // a file that could not be written is not kept open: the next attempt opens a new one
+      this.closeSpill();
+      return false;
     }
   }
 

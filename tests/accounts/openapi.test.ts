@@ -68,6 +68,7 @@ test("request bodies, success and error responses are described", () => {
     "429",
     "431",
     "500",
+    "503",
   ]);
   expect(
     Object.keys(reg.responses["201"].content["application/json"].schema.properties).sort(),

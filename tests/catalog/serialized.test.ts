@@ -112,17 +112,22 @@ describe("through the app", () => {
       paths: Record<string, Record<string, { responses: Record<string, Documented> }>>;
     };
     const routes: [string, string, string[], Record<string, unknown>][] = [
-      ["/v1/search", "get", ["200", "401", "414", "422", "429", "431", "500"], SearchResponse],
+      [
+        "/v1/search",
+        "get",
+        ["200", "401", "414", "422", "429", "431", "500", "503"],
+        SearchResponse,
+      ],
       [
         "/v1/catalog",
         "get",
-        ["200", "401", "414", "422", "429", "431", "500"],
+        ["200", "401", "414", "422", "429", "431", "500", "503"],
         ServiceListResponse,
       ],
       [
         "/v1/catalog/batch",
         "post",
-        ["200", "401", "413", "414", "422", "429", "431", "500"],
+        ["200", "401", "413", "414", "422", "429", "431", "500", "503"],
         BatchResponse,
       ],
     ];

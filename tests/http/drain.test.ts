@@ -30,6 +30,15 @@ interface Outcome {
   other: string[];
 }
 
+const outcome = (): Outcome => ({
+  statuses: {},
+  closes: 0,
+  resets: 0,
+  lostInFlight: 0,
+  refused: 0,
+  other: [],
+});
+
 /**
  * One keep-alive HTTP/1.1 connection sending `path` back to back (the next request as soon as
  * an answer is complete) until the server closes it with Connection: close, or `stop()`.
@@ -123,14 +132,7 @@ test("SIGTERM under load on 64 keep-alive connections: no reset, no lost request
   });
   const { accountId, apiKey } = (await created.json()) as { accountId: string; apiKey: string };
 
-  const load: Outcome = {
-    statuses: {},
-    closes: 0,
-    resets: 0,
-    lostInFlight: 0,
-    refused: 0,
-    other: [],
-  };
+  const load = outcome();
   // each worker keeps one connection busy; once the server closes it, the worker connects
   // again, which the closed listener refuses (a refusal loses nothing: no request was sent)
   let signalled = false;
@@ -143,14 +145,7 @@ test("SIGTERM under load on 64 keep-alive connections: no reset, no lost request
   const workers = Array.from({ length: CONNECTIONS }, worker);
 
   // a probe on its own keep-alive connection, as a load balancer's health check
-  const probe: Outcome = {
-    statuses: {},
-    closes: 0,
-    resets: 0,
-    lostInFlight: 0,
-    refused: 0,
-    other: [],
-  };
+  const probe = outcome();
   const readiness: { status: number; draining: boolean; close: boolean }[] = [];
   const probing = (async () => {
     while (!signalled || readiness.at(-1)?.status !== 503) {

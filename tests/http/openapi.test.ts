@@ -173,6 +173,7 @@ describe("OpenAPI document", () => {
       "draining",
       "status",
       "store",
+      "usage",
     ]);
     expect(body.draining).toBe(false);
     expect(body.catalog).toEqual({

@@ -190,27 +190,78 @@ describe("BatchingRecorder", () => {
     expect((await second.store.daily("acc-1", today(), today()))[0]?.requests).toBe(7);
   });
 
-  test("an event that can be neither written nor spilled is counted and logged as dropped", async () => {
-    const r = rig({ flushEvents: 100, maxBuffered: 3 });
-    r.store.down = true;
-    // the spill directory becomes unusable (a file where the directory was)
+  /** the spill directory made unusable (a file where the directory was) */
+  function breakSpill(r: Rig) {
     rmSync(r.spillDir, { recursive: true });
     writeFileSync(r.spillDir, "not a directory");
-    const errors: string[] = [];
-    const original = console.error;
-    console.error = (line: string) => errors.push(String(line));
-    try {
-      for (let i = 0; i < 4; i++) r.writer.record(input());
-    } finally {
-      console.error = original;
-    }
-    expect(r.writer.stats()).toMatchObject({ dropped: 4, spilled: 0, buffered: 0 });
-    const logged = errors.map((l) => JSON.parse(l)).find((l) => l.msg.includes("dropped"));
-    expect(logged).toMatchObject({ level: "error", dropped: 4, droppedTotal: 4 });
-    rmSync(r.spillDir);
-    // closing reports the loss at error level too: captured here, not printed by npm test
+  }
+
+  test("events that can be neither written nor spilled are held in memory; degraded past maxBuffered until a write succeeds", async () => {
+    const r = rig({ flushMs: 20, flushEvents: 100, maxBuffered: 3, maxHeld: 6 });
+    r.store.down = true;
+    breakSpill(r);
     const logs = captureLogs();
     try {
+      for (let i = 0; i < 3; i++) r.writer.record(input());
+      expect(r.writer.condition()).toMatchObject({ state: "ok", held: 3 });
+      r.writer.record(input());
+      expect(r.writer.condition()).toMatchObject({ state: "degraded", held: 4 });
+      expect(Date.parse(r.writer.condition().since ?? "")).toBeGreaterThan(Date.now() - 5000);
+      // serve (the default): past maxHeld further events are dropped, counted and logged
+      for (let i = 0; i < 4; i++) r.writer.record(input());
+      expect(r.writer.stats()).toMatchObject({ dropped: 2, spilled: 0, buffered: 6 });
+      expect(r.writer.accepting()).toBe(true);
+      expect(
+        logs.lines.some((l) => l.level === "error" && String(l.msg).includes("held in memory")),
+      ).toBe(true);
+      expect(logs.lines.find((l) => String(l.msg).includes("dropped"))).toMatchObject({
+        level: "error",
+        droppedTotal: 1,
+      });
+      // retries that find the store still down change nothing, and never claim it is back
+      await Bun.sleep(50);
+      expect(r.writer.condition().state).toBe("degraded");
+      expect(logs.lines.some((l) => String(l.msg).includes("is back"))).toBe(false);
+      // the store takes writes again: every held event is written, the recorder is ok
+      r.store.down = false;
+      await until(() => r.writer.condition().state === "ok");
+      await r.writer.flush();
+      expect(r.onDisk()).toHaveLength(6);
+      expect(r.writer.condition()).toEqual({ state: "ok", since: null, held: 0 });
+    } finally {
+      logs.restore();
+    }
+    rmSync(r.spillDir);
+  });
+
+  test("USAGE_ON_STORE_FULL=refuse: at maxHeld the recorder stops accepting instead of dropping", async () => {
+    const r = rig({ flushMs: 20, flushEvents: 100, maxBuffered: 2, maxHeld: 4, onFull: "refuse" });
+    r.store.down = true;
+    breakSpill(r);
+    const logs = captureLogs();
+    try {
+      for (let i = 0; i < 3; i++) r.writer.record(input());
+      expect(r.writer.accepting()).toBe(true);
+      r.writer.record(input());
+      expect(r.writer.accepting()).toBe(false);
+      expect(r.writer.stats().dropped).toBe(0);
+      r.store.down = false;
+      await until(() => r.writer.accepting() && r.writer.condition().state === "ok");
+      await r.writer.flush();
+      expect(r.onDisk()).toHaveLength(4);
+    } finally {
+      logs.restore();
+    }
+    rmSync(r.spillDir);
+  });
+
+  test("events still unwritten at close with the disk failing are counted as dropped", async () => {
+    const r = rig({ flushEvents: 100, maxBuffered: 3 });
+    r.store.down = true;
+    breakSpill(r);
+    const logs = captureLogs();
+    try {
+      for (let i = 0; i < 2; i++) r.writer.record(input());
       open.splice(open.indexOf(r), 1);
       await r.writer.close();
       await r.store.close();
@@ -219,7 +270,7 @@ describe("BatchingRecorder", () => {
     }
     expect(logs.lines.find((l) => l.msg === "usage recorder closed")).toMatchObject({
       level: "error",
-      dropped: 4,
+      dropped: 2,
     });
     rmSync(r.dir, { recursive: true, force: true });
   });

@@ -34,10 +34,11 @@ export class EmbeddedAccountStore implements AccountStore {
     if (record.emailIndex) {
       if (!this.byEmailIndex.has(record.emailIndex)) this.loadDataKeys();
       if (this.byEmailIndex.has(record.emailIndex)) return false;
-      this.byEmailIndex.set(record.emailIndex, record.accountId);
     }
-    this.dataKeys.set(record.accountId, record);
+    // on disk first: a write that fails (a full disk) reserves nothing in memory either
     writePrivateFile(this.keyFile(record.accountId), JSON.stringify(record));
+    if (record.emailIndex) this.byEmailIndex.set(record.emailIndex, record.accountId);
+    this.dataKeys.set(record.accountId, record);
     return true;
   }
 

@@ -3,6 +3,8 @@ import {
   existsSync,
   fdatasync,
   fdatasyncSync,
+  fstatSync,
+  ftruncateSync,
   mkdirSync,
   openSync,
   readFileSync,
@@ -16,7 +18,8 @@ import { log } from "../../platform/log";
 
 /**
  * An append-only JSONL file. `append` returns once the lines are written and fdatasync'd, so
- * whatever a caller acknowledged survives a crash. `readAll` skips a torn last line (from a
+ * whatever a caller acknowledged survives a crash; one that fails (a full disk) throws and leaves
+ * the file as it was. `readAll` skips a torn last line (from a
  * crash mid-write) with a warning instead of failing.
  */
 export class JsonlLog<T> {
@@ -134,8 +137,17 @@ export class JsonlLog<T> {
   private write(text: string) {
     const fd = this.open();
     const buf = Buffer.from(text);
-    let off = 0;
-    while (off < buf.length) off += writeSync(fd, buf, off);
-    fdatasyncSync(fd);
+    const before = fstatSync(fd).size;
+    try {
+      let off = 0;
+      while (off < buf.length) off += writeSync(fd, buf, off);
+      fdatasyncSync(fd);
+    } catch (err) {
+      // a write cut short (a full disk) leaves no torn line behind: back to the last whole one
+      try {
+        ftruncateSync(fd, before);
+      } catch {}
+      throw err;
+    }
   }
 }

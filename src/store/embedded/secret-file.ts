@@ -7,6 +7,7 @@ import {
   openSync,
   readFileSync,
   renameSync,
+  rmSync,
   writeSync,
 } from "node:fs";
 import { dirname } from "node:path";
@@ -15,14 +16,20 @@ import { dirname } from "node:path";
 export function writePrivateFile(path: string, text: string): void {
   mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
   const tmp = `${path}.${process.pid}.tmp`;
-  const fd = openSync(tmp, "w", 0o600);
   try {
-    writeSync(fd, text);
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
+    const fd = openSync(tmp, "w", 0o600);
+    try {
+      writeSync(fd, text);
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    renameSync(tmp, path);
+  } catch (err) {
+    // a full disk: no temp file is left behind, and the old file is untouched
+    rmSync(tmp, { force: true });
+    throw err;
   }
-  renameSync(tmp, path);
 }
 
 /** The secret kept in `path`, generated (32 random bytes, base64url, mode 0600) the first time. */
@@ -36,6 +43,10 @@ export function readOrCreateSecret(path: string): string {
     try {
       writeSync(fd, secret);
       fsyncSync(fd);
+    } catch (err) {
+      // a full disk: an empty secret file would be read as the secret next time
+      rmSync(path, { force: true });
+      throw err;
     } finally {
       closeSync(fd);
     }
