@@ -3,7 +3,7 @@ import { readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { captureLogs } from "../../../src/platform/log";
 import { BatchingRecorder } from "../../../src/usage/writer";
-import { ADMIN_TOKEN, makeApp, type TestApp, tempDir } from "../../helpers";
+import { ADMIN_TOKEN, makeApp, type TestApp, tempDir } from "../../support/app";
 import { until } from "../../usage/util";
 
 /**
