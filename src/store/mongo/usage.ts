@@ -371,9 +371,13 @@ export class MongoUsageStore implements UsageEventStore {
         put(accountId, "miss", day, inc);
       }
     }
-    for (const [g, list] of ops)
-      for (let i = 0; i < list.length; i += 1000)
-        await this.cellsCol(g).bulkWrite(list.slice(i, i + 1000), { ordered: false });
+    // one collection per view: their writes touch different documents and go in parallel
+    await Promise.all(
+      [...ops].map(async ([g, list]) => {
+        for (let i = 0; i < list.length; i += 1000)
+          await this.cellsCol(g).bulkWrite(list.slice(i, i + 1000), { ordered: false });
+      }),
+    );
   }
 }
 
