@@ -189,7 +189,7 @@ async function bench(name: string, env: Record<string, string>, seed: "port" | "
       totals: { requests: number };
     };
     console.log(
-      `  first series query (embedded: builds the cells from the log)  ${fmt(performance.now() - started, 0)} ms, ${check.totals.requests} requests counted`,
+      `  first series query (embedded: the cells are built from the log then)  ${fmt(performance.now() - started, 0)} ms, ${check.totals.requests} requests counted`,
     );
     for (const [label, q] of QUERIES) {
       const path =
