@@ -148,7 +148,7 @@ async function bench(name: string, env: Record<string, string>, seed: "port" | "
     return clock;
   };
   deps.limiter = new RateLimiter(new MemoryCounterStore(tick), null, tick);
-  const app = createApp(deps).listen({ hostname: "127.0.0.1", port: 0 });
+  const app = createApp(deps).listen({ hostname: "127.0.0.1", port: 0, idleTimeout: 255 });
   const base = `http://127.0.0.1:${app.server?.port}`;
   try {
     const { accountId, keyId, apiKey } = await deps.accounts.createAccountWithKey({ tier: "pro" });
@@ -189,7 +189,7 @@ async function bench(name: string, env: Record<string, string>, seed: "port" | "
       totals: { requests: number };
     };
     console.log(
-      `  first series query (embedded: builds the cells from the log)  ${fmt(performance.now() - started, 0)} ms, ${check.totals.requests} requests counted`,
+      `  first series query (embedded: the cells are built from the log then)  ${fmt(performance.now() - started, 0)} ms, ${check.totals.requests} requests counted`,
     );
     for (const [label, q] of QUERIES) {
       const path =

@@ -7,6 +7,7 @@ import {
   missKey,
   missOf,
   type PeriodRow,
+  VIEWS,
   type View,
 } from "../../usage/analytics/cells";
 import { countInto, zeroCounts } from "../../usage/daily";
@@ -36,9 +37,11 @@ const dailyId = (r: { accountId: string; day: string; bucket: string }, writer?:
   `${r.accountId}|${r.day}|${r.bucket}${writer ? `|${writer}` : ""}`;
 
 /**
- * A usage_cells document: one writer's analytics cells of one account, view and period (`g` the
- * view, e.g. "day.bs"; `t` the period: YYYY-MM-DD or YYYY-MM-DDTHH), or its miss counts of one
- * day (`g` "miss"). `_id` is "accountId|g|t|writer" (a rebuild writes one without a writer).
+ * A document of one writer's analytics cells of one account, view and period (`g` the view,
+ * e.g. "day.bs"; `t` the period: YYYY-MM-DD or YYYY-MM-DDTHH), or of its miss counts of one day
+ * (`g` "miss"). `_id` is "accountId|g|t|writer" (a rebuild writes one without a writer). Each
+ * view has its own collection (`cellsCollection`): FerretDB v1 (SQLite) pushes no filter but
+ * one on `_id` down, so a query scans its collection, and that is only its view's documents.
  */
 interface CellDoc {
   _id: string;
@@ -59,6 +62,10 @@ interface StoredCell {
   r?: number;
   h?: Record<string, number>;
 }
+
+/** The collection of a view's documents (usage_cells_day_bs, ...) or of the misses. */
+const cellsCollection = (g: CellDoc["g"]) =>
+  g === "miss" ? "usage_misses" : `usage_cells_${g.replace(".", "_")}`;
 
 const cellDocId = (accountId: string, g: string, t: string, writer?: string) =>
   `${accountId}|${g}|${t}${writer ? `|${writer}` : ""}`;
@@ -89,8 +96,8 @@ export class MongoUsageStore implements UsageEventStore {
   private get dailyCol() {
     return this.db.collection<DailyDoc>("usage_daily");
   }
-  private get cellsCol() {
-    return this.db.collection<CellDoc>("usage_cells");
+  private cellsCol(g: CellDoc["g"]) {
+    return this.db.collection<CellDoc>(cellsCollection(g));
   }
 
   static async ensureIndexes(db: Db) {
@@ -98,9 +105,13 @@ export class MongoUsageStore implements UsageEventStore {
       { key: { day: 1 }, name: "day" },
       { key: { accountId: 1, _id: 1 }, name: "account_id" },
     ]);
-    await ensureIndexes(db, "usage_cells", [
-      { key: { accountId: 1, g: 1, t: 1 }, name: "account_g_t" },
-      { key: { g: 1, t: 1 }, name: "g_t" },
+    for (const view of VIEWS)
+      await ensureIndexes(db, cellsCollection(view), [
+        { key: { accountId: 1, t: 1 }, name: "account_t" },
+      ]);
+    await ensureIndexes(db, cellsCollection("miss"), [
+      { key: { accountId: 1, t: 1 }, name: "account_t" },
+      { key: { t: 1 }, name: "t" },
     ]);
     const daily = db.collection("usage_daily");
     const had = await daily.indexes().catch(() => [] as { name?: string }[]);
@@ -157,16 +168,16 @@ export class MongoUsageStore implements UsageEventStore {
   }
 
   async cells(accountId: string, view: View, from: string, to: string): Promise<PeriodRow[]> {
-    const docs = await this.cellsCol
-      .find({ accountId, g: view, t: { $gte: from, $lte: to } }, { projection: { t: 1, c: 1 } })
+    const docs = await this.cellsCol(view)
+      .find({ accountId, t: { $gte: from, $lte: to } }, { projection: { t: 1, c: 1 } })
       .toArray();
     return docs.map((d) => ({ t: d.t, cells: new Map(Object.entries(d.c ?? {}).map(fillCell)) }));
   }
 
   async misses(accountId: string | null, from: string, to: string) {
-    const filter = { ...(accountId === null ? {} : { accountId }), g: "miss" as const };
+    const filter = accountId === null ? {} : { accountId };
     const out = new Map<string, number>();
-    const cursor = this.cellsCol.find(
+    const cursor = this.cellsCol("miss").find(
       { ...filter, t: { $gte: from, $lte: to } },
       { projection: { m: 1 } },
     );
@@ -258,14 +269,15 @@ export class MongoUsageStore implements UsageEventStore {
   async close() {}
 
   /**
-   * Replace usage_cells from a rebuilt projection: every document of the periods still in the
+   * Replace the analytics documents from a rebuilt projection: every document of the periods still in the
    * log (writers' rows included) is deleted, then one document per account, view and period is
    * inserted (no writer). Documents of pruned days stay as they are. (Deleting first: FerretDB
    * v1 stalls on bulk replaces of some existing documents.)
    */
   private async rebuildCells(cells: CellProjection, oldest: string | null) {
     if (oldest === null) return;
-    await this.cellsCol.deleteMany({ t: { $gte: oldest } });
+    for (const g of [...VIEWS, "miss" as const])
+      await this.cellsCol(g).deleteMany({ t: { $gte: oldest } });
     await this.writeCells(cells);
   }
 
@@ -313,16 +325,21 @@ export class MongoUsageStore implements UsageEventStore {
   }
 
   /**
-   * Fold cells into usage_cells: with a writer, one `$inc` update per account, view and period
+   * Fold cells into their view's collection: with a writer, one `$inc` update per account, view and period
    * (each process has its own documents, as in usage_daily); without (a rebuild, after the
    * documents were deleted), whole documents are inserted.
    */
   private async writeCells(cells: CellProjection, writer?: string) {
-    const ops: AnyBulkWriteOperation<CellDoc>[] = [];
+    const ops = new Map<CellDoc["g"], AnyBulkWriteOperation<CellDoc>[]>();
     const put = (accountId: string, g: CellDoc["g"], t: string, inc: Record<string, number>) => {
+      let list = ops.get(g);
+      if (!list) {
+        list = [];
+        ops.set(g, list);
+      }
       const _id = cellDocId(accountId, g, t, writer);
       if (writer)
-        ops.push({
+        list.push({
           updateOne: {
             filter: { _id },
             update: { $setOnInsert: { accountId, g, t, writer }, $inc: inc },
@@ -332,7 +349,7 @@ export class MongoUsageStore implements UsageEventStore {
       else {
         const doc: CellDoc = { _id, accountId, g, t };
         for (const [path, n] of Object.entries(inc)) setPath(doc, path, n);
-        ops.push({ insertOne: { document: doc } });
+        list.push({ insertOne: { document: doc } });
       }
     };
     for (const [accountId, a] of cells.accounts) {
@@ -354,8 +371,13 @@ export class MongoUsageStore implements UsageEventStore {
         put(accountId, "miss", day, inc);
       }
     }
-    for (let i = 0; i < ops.length; i += 1000)
-      await this.cellsCol.bulkWrite(ops.slice(i, i + 1000), { ordered: false });
+    // one collection per view: their writes touch different documents and go in parallel
+    await Promise.all(
+      [...ops].map(async ([g, list]) => {
+        for (let i = 0; i < list.length; i += 1000)
+          await this.cellsCol(g).bulkWrite(list.slice(i, i + 1000), { ordered: false });
+      }),
+    );
   }
 }
 

@@ -281,6 +281,33 @@ for (const kind of await usageStoreKinds())
       expect(early[0]).toEqual(first[0] as UsageEvent);
     });
 
+    test.skipIf(kind.name === "embedded")(
+      "two writing processes at once: their documents are summed, no count lost",
+      async () => {
+        const acc = newId();
+        const other = await opened.reopen();
+        const batch = (k: number) =>
+          Array.from({ length: 20 }, (_, i) =>
+            ev(`2025-03-26T0${i % 3}:00:0${k}.${String(i).padStart(3, "0")}Z`, {
+              accountId: acc,
+              status: i % 5 === 0 ? 404 : 200,
+            }),
+          );
+        // (each process writes one batch at a time: the recorder runs one write at a time)
+        await Promise.all([store.append(batch(1)), other.append(batch(2))]);
+        await Promise.all([store.append(batch(3)), other.append(batch(4))]);
+        const s = await series(acc, {
+          from: "2025-03-26",
+          to: "2025-03-26",
+          granularity: "hour",
+          group_by: "status",
+        });
+        expect(s.totals).toMatchObject({ requests: 80, errors: 16 });
+        expect(s.series.slice(0, 3).map((p) => p.requests)).toEqual([28, 28, 24]);
+        await other.close();
+      },
+    );
+
     test("a rebuild gives the same answers as the live projection", async () => {
       const q = { from: "2025-03-01", to: "2025-03-31", group_by: "bucket,status" };
       const accounts = [newId(), newId()];
