@@ -27,6 +27,11 @@ export interface Layout {
   fit: Fit;
   /** empty margin on each side, percent of the size (0..40) */
   padding: number;
+  /**
+   * at most this many output pixels per SVG user unit: a raster logo drawn by an SVG (one unit
+   * per source pixel) is never enlarged past twice its pixels; it stays centred, smaller
+   */
+  maxScale?: number;
 }
 
 export const MAX_PADDING = 40;
@@ -192,7 +197,11 @@ export async function renderRaster(
       const by = fy + px.y * unit;
       const bw = px.width * unit;
       const bh = px.height * unit;
-      const at = placement(bw, bh, size, layout);
+      let at = placement(bw, bh, size, layout);
+      if (layout.maxScale && at.w / bw > layout.maxScale) {
+        const [w, h] = [bw * layout.maxScale, bh * layout.maxScale];
+        at = { w, h, x: (size - w) / 2, y: (size - h) / 2 };
+      }
       const scale = at.w / bw;
       framed =
         withViewBox(square, [bx - at.x / scale, by - at.y / scale, size / scale, size / scale]) ??

@@ -4,7 +4,7 @@
  */
 import { createHash } from "node:crypto";
 import { contrastRatio } from "../catalog/colors";
-import { capUpscale, rasterSide } from "../catalog/discovery/artwork";
+import { rasterSide } from "../catalog/discovery/artwork";
 import { hasArtwork } from "../catalog/service";
 import type { Brand, StoredSvg, Variant } from "../catalog/types";
 import { renderDuration, renderRefused } from "../metrics/registry";
@@ -340,12 +340,12 @@ export class AssetService {
   private render(served: ServedSvg, size: number, format: RenderFormat, layout: Layout) {
     const key = renderKey(served, size, format, layout);
     const png = this.prerendered.get(served.sha256);
-    // a discovered raster is never drawn past twice its pixels (padded instead)
-    const svg = served.rasterSide ? capUpscale(served.svg, served.rasterSide, size) : served.svg;
+    // a discovered raster is never drawn past twice its pixels (centred, smaller, instead)
+    const drawn = served.rasterSide ? { ...layout, maxScale: 2 } : layout;
     return this.cache.get(key, () =>
       png
         ? fromPrerendered(png, size, format, layout)
-        : this.timedRender(svg, size, format, layout),
+        : this.timedRender(served.svg, size, format, drawn),
     );
   }
 

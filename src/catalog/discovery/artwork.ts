@@ -8,7 +8,7 @@
  *   by sharp (at most 4096x4096 pixels), at least MIN_RASTER_SIDE on its shorter side, shrunk
  *   to fit STORED_RASTER_SIDE, and re-encoded as PNG. It is stored as an SVG that draws the
  *   PNG (data: URI) at its pixel size, so every asset route serves it like any mark; the PNG
- *   and WebP routes never draw it larger than twice its pixels (capUpscale).
+ *   and WebP routes never draw it larger than twice its pixels (Layout.maxScale).
  */
 import { createHash } from "node:crypto";
 import decodeIco from "decode-ico";
@@ -195,24 +195,6 @@ export const rasterSource = (width: number, height: number) => `web:raster:${wid
 export function rasterSide(source: string): number | null {
   const m = /^web:raster:(\d+)x(\d+)$/.exec(source);
   return m ? Math.max(Number(m[1]), Number(m[2])) : null;
-}
-
-/**
- * The wrapper re-framed so a `size` px render draws the PNG at most twice its pixels, centered
- * on transparent padding (the image stays exactly size x size); unchanged when size allows.
- */
-export function capUpscale(svg: string, side: number, size: number): string {
-  if (size <= 2 * side) return svg;
-  const root = ROOT.exec(svg)?.[0];
-  const frame = frameOf(svg);
-  if (!root || !frame) return svg;
-  const box = size / 2; // user units in the new square frame: `side` units then span 2*side px
-  const x = (frame.width - box) / 2;
-  const y = (frame.height - box) / 2;
-  const reframed = root
-    .replace(/\s(?:width|height)="[^"]*"/g, "")
-    .replace(/viewBox="[^"]*"/, `viewBox="${x} ${y} ${box} ${box}"`);
-  return svg.replace(root, reframed);
 }
 
 export const _internals = { frameOf, paints };
