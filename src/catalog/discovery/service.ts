@@ -430,9 +430,9 @@ export class DiscoveryService {
         : { kind: "raster", bytes: new Uint8Array(r.body) },
     );
     if (c.origin === "og:image") {
-      const ratio =
-        Math.max(artwork.width, artwork.height) / Math.min(artwork.width, artwork.height);
-      if (ratio > 1.25 || Math.max(artwork.width, artwork.height) > 1024)
+      const { width, height } = artwork.source;
+      const ratio = Math.max(width, height) / Math.min(width, height);
+      if (ratio > 1.25 || Math.max(width, height) > 1024)
         throw new Error("og:image is not a small square");
     }
     return { artwork, asset: this.asset(c, r.url, fetchedAt, sha256(r.body), artwork) };
@@ -469,8 +469,8 @@ export class DiscoveryService {
       fetchedAt,
       sha256: hash,
       kind: a.kind,
-      width: a.width,
-      height: a.height,
+      width: a.source.width,
+      height: a.source.height,
       score: c.score,
       origin: c.origin,
     };
