@@ -10,6 +10,7 @@ import { createRenderer } from "./assets/render-pool";
 import { AssetService } from "./assets/service";
 import { BillingService } from "./billing/service";
 import { BrandResolver } from "./catalog/brand/service";
+import { ArtworkPool } from "./catalog/discovery/artwork-pool";
 import { createDiscovery, type DiscoveryService } from "./catalog/discovery/service";
 import { EnrichmentService } from "./catalog/enrichment";
 import { SearchIndex } from "./catalog/search/service";
@@ -67,12 +68,15 @@ export async function buildDeps(config: Config, store?: Store): Promise<Deps> {
   const s = store ?? (await openStore(config));
   const catalog = new CatalogService(s.catalog);
   await catalog.load();
+  // svgo, resvg and sharp work of enrichment and discovery runs in one background Worker
+  const artworkPool = new ArtworkPool();
   const enrichment = new EnrichmentService(s.enrichment, catalog);
+  enrichment.useDeriver((b) => artworkPool.derive(b));
   enrichment.useDiscoveries(s.enrichment);
   await enrichment.start();
   // records stored by other instances and the admin CLI
   enrichment.watchDiscoveries(DISCOVERY_POLL_MS);
-  const discovery = createDiscovery(config, s.enrichment, enrichment, catalog);
+  const discovery = createDiscovery(config, s.enrichment, enrichment, catalog, artworkPool);
   await discovery.start();
   const search = new SearchIndex(catalog);
   const brands = new BrandResolver(catalog);
@@ -171,6 +175,7 @@ export async function buildDeps(config: Config, store?: Store): Promise<Deps> {
       catalog.stop();
       await discovery.close();
       await enrichment.close();
+      artworkPool.stop();
       await usage.close();
       await quota.close();
       await s.close();

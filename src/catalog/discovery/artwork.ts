@@ -13,7 +13,10 @@
 import { createHash } from "node:crypto";
 import decodeIco from "decode-ico";
 import { dominantColor, rgbToHex } from "../colors";
+import { deriveEnrichment } from "../enrichment";
+import type { EnrichmentRecord } from "../enrichment-port";
 import { sanitizeAndOptimizeSvg } from "../sanitize";
+import type { Brand } from "../types";
 
 export const MIN_RASTER_SIDE = 32;
 export const STORED_RASTER_SIDE = 256;
@@ -236,4 +239,13 @@ export function processArtwork(job: ArtworkJob): Promise<Artwork> {
   return job.kind === "svg"
     ? svgArtwork(job.text, job.idPrefix, job.forceMono)
     : rasterArtwork(job.bytes);
+}
+
+/** Any job of the background worker: artwork, or an enrichment derivation. */
+export type WorkerJob = ArtworkJob | { kind: "enrich"; brand: Brand; now: string };
+
+export async function runWorkerJob(job: WorkerJob): Promise<Artwork | EnrichmentRecord> {
+  return job.kind === "enrich"
+    ? deriveEnrichment(job.brand, new Date(job.now))
+    : processArtwork(job);
 }

@@ -19,6 +19,7 @@ import type { Store } from "../../store";
 import { EnrichmentService } from "../enrichment";
 import type { DiscoveryRecord } from "../enrichment-port";
 import { CatalogService, hasArtwork } from "../service";
+import { ArtworkPool } from "./artwork-pool";
 import {
   createDiscovery,
   DiscoveryService,
@@ -66,10 +67,12 @@ async function openDiscovery(store: Store) {
   const config = loadConfig(process.env);
   const catalog = new CatalogService(store.catalog);
   await catalog.load();
+  const artworkPool = new ArtworkPool();
   const enrichment = new EnrichmentService(store.enrichment, catalog);
+  enrichment.useDeriver((b) => artworkPool.derive(b));
   enrichment.useDiscoveries(store.enrichment);
   await enrichment.start();
-  const discovery = createDiscovery(config, store.enrichment, enrichment, catalog);
+  const discovery = createDiscovery(config, store.enrichment, enrichment, catalog, artworkPool);
   await discovery.start();
   discoveryHooks.configure?.(discovery);
   return {
@@ -78,6 +81,7 @@ async function openDiscovery(store: Store) {
     async close() {
       await discovery.close();
       await enrichment.close();
+      artworkPool.stop();
     },
   };
 }

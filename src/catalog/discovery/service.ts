@@ -69,8 +69,6 @@ export class DiscoveryService {
   private attempted = new Map<string, number>();
   private waiters: (() => void)[] = [];
   private closed = false;
-  /** svgo, resvg and sharp off the request thread */
-  private artworkPool = new ArtworkPool();
   readonly counts: DiscoveryStats = {
     queued: 0,
     running: 0,
@@ -87,6 +85,8 @@ export class DiscoveryService {
     private catalog: DiscoveryCatalog,
     readonly fetcher: GuardedFetcher,
     private options: DiscoveryOptions,
+    /** svgo, resvg and sharp off the request thread (shared with enrichment; its owner stops it) */
+    private artworkPool: ArtworkPool = new ArtworkPool(),
   ) {}
 
   get enabled() {
@@ -190,7 +190,6 @@ export class DiscoveryService {
     this.queue.length = 0;
     this.pending.clear();
     await this.idle();
-    this.artworkPool.stop();
   }
 
   /**
@@ -508,6 +507,7 @@ export function createDiscovery(
   store: DiscoveryStore,
   enrichment: EnrichmentService,
   catalog: DiscoveryCatalog,
+  artworkPool: ArtworkPool,
 ): DiscoveryService {
   if (config.DISCOVERY_ALLOW_PRIVATE)
     log(
@@ -519,11 +519,18 @@ export function createDiscovery(
     proxy: config.DISCOVERY_PROXY ?? null,
     allowLoopback: config.DISCOVERY_ALLOW_PRIVATE,
   });
-  return new DiscoveryService(store, enrichment, catalog, fetcher, {
-    enabled: config.DISCOVERY,
-    workers: config.DISCOVERY_WORKERS,
-    queueSize: config.DISCOVERY_QUEUE,
-  });
+  return new DiscoveryService(
+    store,
+    enrichment,
+    catalog,
+    fetcher,
+    {
+      enabled: config.DISCOVERY,
+      workers: config.DISCOVERY_WORKERS,
+      queueSize: config.DISCOVERY_QUEUE,
+    },
+    artworkPool,
+  );
 }
 
 /** The registrable domain an operator means ("WWW.Example.com" -> "example.com"); throws. */
