@@ -10,9 +10,8 @@ import { createRenderer } from "./assets/render-pool";
 import { AssetService } from "./assets/service";
 import { BillingService } from "./billing/service";
 import { BrandResolver } from "./catalog/brand/service";
-import { ArtworkPool } from "./catalog/discovery/artwork-pool";
-import { createDiscovery, type DiscoveryService } from "./catalog/discovery/service";
-import { EnrichmentService } from "./catalog/enrichment";
+import { type DiscoveryService, startEnrichment } from "./catalog/discovery/service";
+import type { EnrichmentService } from "./catalog/enrichment";
 import { SearchIndex } from "./catalog/search/service";
 import { CatalogService } from "./catalog/service";
 import type { Config } from "./config";
@@ -68,16 +67,11 @@ export async function buildDeps(config: Config, store?: Store): Promise<Deps> {
   const s = store ?? (await openStore(config));
   const catalog = new CatalogService(s.catalog);
   await catalog.load();
-  // svgo, resvg and sharp work of enrichment and discovery runs in one background Worker
-  const artworkPool = new ArtworkPool();
-  const enrichment = new EnrichmentService(s.enrichment, catalog);
-  enrichment.useDeriver((b) => artworkPool.derive(b));
-  enrichment.useDiscoveries(s.enrichment);
-  await enrichment.start();
+  // their svgo, resvg and sharp work runs in one background Worker
+  const background = await startEnrichment(config, s.enrichment, catalog);
+  const { enrichment, discovery } = background;
   // records stored by other instances and the admin CLI
   enrichment.watchDiscoveries(DISCOVERY_POLL_MS);
-  const discovery = createDiscovery(config, s.enrichment, enrichment, catalog, artworkPool);
-  await discovery.start();
   const search = new SearchIndex(catalog);
   const brands = new BrandResolver(catalog);
   const accounts = new AccountService(s.accounts, config.KEY_CACHE_TTL_MS);
@@ -173,9 +167,7 @@ export async function buildDeps(config: Config, store?: Store): Promise<Deps> {
       await retention.stop();
       await assets.close();
       catalog.stop();
-      await discovery.close();
-      await enrichment.close();
-      artworkPool.stop();
+      await background.close();
       await usage.close();
       await quota.close();
       await s.close();

@@ -65,11 +65,26 @@ export async function startFixtureWeb(
     client.on("close", () => sockets.delete(client));
     client.on("error", () => {});
     let head = Buffer.alloc(0);
+    let bodyStart = 0;
+    /** Connect to a loopback port; answer the client and/or send the upstream a head first. */
+    const splice = (port: number, toClient: string | null, toUpstream: string | null) => {
+      const upstream = net.connect(port, "127.0.0.1", () => {
+        if (toClient) client.write(toClient);
+        if (toUpstream) upstream.write(toUpstream);
+        upstream.write(head.subarray(bodyStart));
+        upstream.pipe(client);
+        client.pipe(upstream);
+      });
+      sockets.add(upstream);
+      upstream.on("close", () => sockets.delete(upstream));
+      upstream.on("error", () => client.destroy());
+    };
     const onData = (chunk: Buffer) => {
       head = Buffer.concat([head, chunk]);
       const end = head.indexOf("\r\n\r\n");
       if (end < 0) return;
       client.off("data", onData);
+      bodyStart = end + 4;
       const text = head.subarray(0, end).toString("latin1");
       const [line = "", ...rest] = text.split("\r\n");
       const [method = "", target = ""] = line.split(" ");
@@ -85,32 +100,18 @@ export async function startFixtureWeb(
         tunnelPort === "443" &&
         tunnelled.has(tunnelHost ?? "")
       ) {
-        const upstream = net.connect(secure.port as number, "127.0.0.1", () => {
-          client.write("HTTP/1.1 200 Connection established\r\n\r\n");
-          upstream.write(head.subarray(end + 4));
-          upstream.pipe(client);
-          client.pipe(upstream);
-        });
-        sockets.add(upstream);
-        upstream.on("close", () => sockets.delete(upstream));
-        upstream.on("error", () => client.destroy());
+        splice(secure.port as number, "HTTP/1.1 200 Connection established\r\n\r\n", null);
         return;
       }
       if (method === "CONNECT" || !url || url.protocol !== "http:" || !state.sites[url.hostname]) {
         client.end("HTTP/1.1 502 Bad Gateway\r\ncontent-length: 0\r\nconnection: close\r\n\r\n");
         return;
       }
-      const upstream = net.connect(server.port as number, "127.0.0.1", () => {
-        upstream.write(
-          `${method} ${url.pathname}${url.search} HTTP/1.1\r\n${rest.join("\r\n")}\r\n\r\n`,
-        );
-        upstream.write(head.subarray(end + 4));
-        upstream.pipe(client);
-        client.pipe(upstream);
-      });
-      sockets.add(upstream);
-      upstream.on("close", () => sockets.delete(upstream));
-      upstream.on("error", () => client.destroy());
+      splice(
+        server.port as number,
+        null,
+        `${method} ${url.pathname}${url.search} HTTP/1.1\r\n${rest.join("\r\n")}\r\n\r\n`,
+      );
     };
     client.on("data", onData);
   });

@@ -14,9 +14,13 @@ import { slugify } from "transliteration";
 import type { Config } from "../../config";
 import { log } from "../../platform/log";
 import { registrableDomain } from "../brand/domain";
-import type { EnrichmentService } from "../enrichment";
-import { recolorMono, WEB_SOURCE } from "../enrichment";
-import type { DiscoveredAsset, DiscoveryRecord, DiscoveryStore } from "../enrichment-port";
+import { type EnrichableCatalog, EnrichmentService, recolorMono, WEB_SOURCE } from "../enrichment";
+import type {
+  DiscoveredAsset,
+  DiscoveryRecord,
+  DiscoveryStore,
+  EnrichmentStore,
+} from "../enrichment-port";
 import { hasArtwork } from "../service";
 import { type Brand, type StoredSvg, VARIANTS, type Variant } from "../types";
 import { Refused } from "./address";
@@ -581,4 +585,32 @@ export function summarize(records: DiscoveryRecord[]): Record<string, number> {
   };
   for (const r of records) out[r.status] = (out[r.status] ?? 0) + 1;
   return out;
+}
+
+/**
+ * Enrichment and discovery over a loaded catalog, as the service and the admin CLI run them:
+ * one background Worker for their CPU work, discovery records replayed, earlier attempts read.
+ */
+export async function startEnrichment(
+  config: Parameters<typeof createDiscovery>[0],
+  store: EnrichmentStore & DiscoveryStore,
+  catalog: EnrichableCatalog,
+) {
+  const artworkPool = new ArtworkPool();
+  const enrichment = new EnrichmentService(store, catalog);
+  enrichment.useDeriver((b) => artworkPool.derive(b));
+  enrichment.useDiscoveries(store);
+  await enrichment.start();
+  const discovery = createDiscovery(config, store, enrichment, catalog, artworkPool);
+  await discovery.start();
+  return {
+    enrichment,
+    discovery,
+    /** stop taking jobs, wait for the running ones, end the Worker */
+    async close() {
+      await discovery.close();
+      await enrichment.close();
+      artworkPool.stop();
+    },
+  };
 }
