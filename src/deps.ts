@@ -10,8 +10,8 @@ import { createRenderer } from "./assets/render-pool";
 import { AssetService } from "./assets/service";
 import { BillingService } from "./billing/service";
 import { BrandResolver } from "./catalog/brand/service";
-import { createDiscovery, type DiscoveryService } from "./catalog/discovery/service";
-import { EnrichmentService } from "./catalog/enrichment";
+import { type DiscoveryService, startEnrichment } from "./catalog/discovery/service";
+import type { EnrichmentService } from "./catalog/enrichment";
 import { SearchIndex } from "./catalog/search/service";
 import { CatalogService } from "./catalog/service";
 import type { Config } from "./config";
@@ -76,13 +76,11 @@ export async function buildDeps(config: Config, store?: Store): Promise<Deps> {
   const s = store ?? (await openStore(config));
   const catalog = new CatalogService(s.catalog);
   await catalog.load();
-  const enrichment = new EnrichmentService(s.enrichment, catalog);
-  enrichment.useDiscoveries(s.enrichment);
-  await enrichment.start();
+  // their svgo, resvg and sharp work runs in one background Worker
+  const background = await startEnrichment(config, s.enrichment, catalog);
+  const { enrichment, discovery } = background;
   // records stored by other instances and the admin CLI
   enrichment.watchDiscoveries(DISCOVERY_POLL_MS);
-  const discovery = createDiscovery(config, s.enrichment, enrichment, catalog);
-  await discovery.start();
   const search = new SearchIndex(catalog);
   const brands = new BrandResolver(catalog);
   const accounts = new AccountService(s.accounts, config.KEY_CACHE_TTL_MS);
@@ -186,8 +184,7 @@ export async function buildDeps(config: Config, store?: Store): Promise<Deps> {
       await retention.stop();
       await assets.close();
       catalog.stop();
-      await discovery.close();
-      await enrichment.close();
+      await background.close();
       await usage.close();
       await quota.close();
       await s.close();

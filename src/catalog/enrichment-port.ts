@@ -47,7 +47,7 @@ export interface DiscoveredAsset {
   /** sha256 hex of the bytes as fetched (before sanitizing or re-encoding) */
   sha256: string;
   kind: "svg" | "raster";
-  /** the artwork's intrinsic size (a raster's pixels; an SVG's viewBox, rounded) */
+  /** the artwork's size as fetched (a raster's pixels; an SVG's viewBox, rounded) */
   width: number;
   height: number;
   /** the candidate's score (higher is better; see docs/discovery.md) */

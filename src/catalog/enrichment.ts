@@ -263,11 +263,19 @@ export class EnrichmentService {
   private scheduled = false;
   private closed = false;
 
+  /** where deriveEnrichment runs: in a background Worker when set (see useDeriver) */
+  private derive: (b: Brand) => Promise<EnrichmentRecord> = async (b) => deriveEnrichment(b);
+
   constructor(
     private store: EnrichmentStore,
     private catalog: EnrichableCatalog,
     private concurrency = 2,
   ) {}
+
+  /** Run the svgo work of jobs elsewhere (the artwork Worker), off the request thread. */
+  useDeriver(derive: (b: Brand) => Promise<EnrichmentRecord>) {
+    this.derive = derive;
+  }
 
   /** Replay discovery records too (call before start). */
   useDiscoveries(store: DiscoveryStore) {
@@ -443,7 +451,7 @@ export class EnrichmentService {
     const b = this.catalog.brand(slug);
     if (!b || isEnriched(b)) return;
     try {
-      const saved = await this.store.save(deriveEnrichment(b));
+      const saved = await this.store.save(await this.derive(b));
       this.records.set(saved.brandId, saved);
       const current = this.catalog.brand(slug);
       const next = current && applyEnrichment(current, saved);

@@ -7,8 +7,9 @@
  *
  * One Bun.serve on 127.0.0.1 answers every fixture host (by Host header), and a small HTTP
  * forward proxy on 127.0.0.1 takes absolute-form requests (`GET http://acme.test/ HTTP/1.1`)
- * for those hosts and hands them to it. CONNECT (https) is answered 502, as a proxy does for a
- * site that has no TLS, so the fetcher falls back to http://. A host the proxy does not know
+ * for those hosts and hands them to it. CONNECT (https) is tunnelled to a TLS twin of the
+ * server for the hosts given in `tls` (tls-fixture.ts has a certificate), and answered 502 for
+ * the others, as a proxy does for a site that has no TLS, so the fetcher falls back to http://. A host the proxy does not know
  * is answered 502 too: nothing leaves loopback. `resolve` answers 127.0.0.1 for fixture hosts
  * and the `dns` entries given (for SSRF tests: names resolving to private addresses).
  */
@@ -42,18 +43,21 @@ export const redirect = (location: string, status = 302): Route => {
 export async function startFixtureWeb(
   sites: Record<string, Site>,
   dns: Record<string, string[]> = {},
+  /** serve these hosts over https too (CONNECT host:443 is tunnelled to a TLS server) */
+  tls?: { hosts: string[]; key: string; cert: string },
 ): Promise<FixtureWeb> {
   const state = { sites };
-  const server = Bun.serve({
-    port: 0,
-    hostname: "127.0.0.1",
-    fetch(req) {
-      const url = new URL(req.url);
-      const host = (req.headers.get("host") ?? "").replace(/:\d+$/, "");
-      const route = state.sites[host]?.[url.pathname];
-      return route ? route(req) : new Response("not found", { status: 404 });
-    },
-  });
+  const fetch = (req: Request) => {
+    const url = new URL(req.url);
+    const host = (req.headers.get("host") ?? "").replace(/:\d+$/, "");
+    const route = state.sites[host]?.[url.pathname];
+    return route ? route(req) : new Response("not found", { status: 404 });
+  };
+  const server = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch });
+  const secure = tls
+    ? Bun.serve({ port: 0, hostname: "127.0.0.1", tls: { key: tls.key, cert: tls.cert }, fetch })
+    : null;
+  const tunnelled = new Set(tls?.hosts ?? []);
   const proxied: string[] = [];
   const sockets = new Set<net.Socket>();
   const proxy = net.createServer((client) => {
@@ -61,11 +65,26 @@ export async function startFixtureWeb(
     client.on("close", () => sockets.delete(client));
     client.on("error", () => {});
     let head = Buffer.alloc(0);
+    let bodyStart = 0;
+    /** Connect to a loopback port; answer the client and/or send the upstream a head first. */
+    const splice = (port: number, toClient: string | null, toUpstream: string | null) => {
+      const upstream = net.connect(port, "127.0.0.1", () => {
+        if (toClient) client.write(toClient);
+        if (toUpstream) upstream.write(toUpstream);
+        upstream.write(head.subarray(bodyStart));
+        upstream.pipe(client);
+        client.pipe(upstream);
+      });
+      sockets.add(upstream);
+      upstream.on("close", () => sockets.delete(upstream));
+      upstream.on("error", () => client.destroy());
+    };
     const onData = (chunk: Buffer) => {
       head = Buffer.concat([head, chunk]);
       const end = head.indexOf("\r\n\r\n");
       if (end < 0) return;
       client.off("data", onData);
+      bodyStart = end + 4;
       const text = head.subarray(0, end).toString("latin1");
       const [line = "", ...rest] = text.split("\r\n");
       const [method = "", target = ""] = line.split(" ");
@@ -74,21 +93,25 @@ export async function startFixtureWeb(
       try {
         url = new URL(target);
       } catch {}
+      const [tunnelHost, tunnelPort] = target.split(":");
+      if (
+        method === "CONNECT" &&
+        secure &&
+        tunnelPort === "443" &&
+        tunnelled.has(tunnelHost ?? "")
+      ) {
+        splice(secure.port as number, "HTTP/1.1 200 Connection established\r\n\r\n", null);
+        return;
+      }
       if (method === "CONNECT" || !url || url.protocol !== "http:" || !state.sites[url.hostname]) {
         client.end("HTTP/1.1 502 Bad Gateway\r\ncontent-length: 0\r\nconnection: close\r\n\r\n");
         return;
       }
-      const upstream = net.connect(server.port as number, "127.0.0.1", () => {
-        upstream.write(
-          `${method} ${url.pathname}${url.search} HTTP/1.1\r\n${rest.join("\r\n")}\r\n\r\n`,
-        );
-        upstream.write(head.subarray(end + 4));
-        upstream.pipe(client);
-        client.pipe(upstream);
-      });
-      sockets.add(upstream);
-      upstream.on("close", () => sockets.delete(upstream));
-      upstream.on("error", () => client.destroy());
+      splice(
+        server.port as number,
+        null,
+        `${method} ${url.pathname}${url.search} HTTP/1.1\r\n${rest.join("\r\n")}\r\n\r\n`,
+      );
     };
     client.on("data", onData);
   });
@@ -114,6 +137,7 @@ export async function startFixtureWeb(
       for (const s of sockets) s.destroy();
       await new Promise<void>((r) => proxy.close(() => r()));
       server.stop(true);
+      secure?.stop(true);
     },
   };
 }

@@ -1,6 +1,7 @@
 /**
- * Where discovered artwork is processed: one background Worker (artwork-worker.ts), started on
- * first use and left idle-unref'd, so svgo, resvg and sharp never hold the request thread. Jobs
+ * Where discovered artwork is processed and enrichment records are derived: one background
+ * Worker (artwork-worker.ts), started on first use and left idle-unref'd, so svgo, resvg and
+ * sharp never hold the request thread. Jobs
  * run one at a time in order; a runtime without Worker, or a worker script that cannot start,
  * processes inline. A job that takes longer than JOB_TIMEOUT_MS fails (and the worker is
  * replaced).
@@ -8,7 +9,9 @@
 import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { log } from "../../platform/log";
-import { type Artwork, type ArtworkJob, type ArtworkReply, processArtwork } from "./artwork";
+import type { EnrichmentRecord } from "../enrichment-port";
+import type { Brand } from "../types";
+import { type Artwork, type ArtworkJob, runWorkerJob, type WorkerJob } from "./artwork";
 
 const JOB_TIMEOUT_MS = 10_000;
 const SCRIPTS = [
@@ -34,7 +37,7 @@ function workerScript(): URL | null {
 }
 
 type Pending = {
-  resolve: (a: Artwork) => void;
+  resolve: (a: unknown) => void;
   reject: (e: Error) => void;
   timer: ReturnType<typeof setTimeout>;
 };
@@ -46,11 +49,24 @@ export class ArtworkPool {
   private inline = typeof Worker === "undefined";
 
   process(job: ArtworkJob): Promise<Artwork> {
-    if (this.inline) return processArtwork(job);
+    return this.run(job) as Promise<Artwork>;
+  }
+
+  /** deriveEnrichment(brand) in the worker (EnrichmentService.useDeriver). */
+  derive(brand: Brand): Promise<EnrichmentRecord> {
+    return this.run({
+      kind: "enrich",
+      brand,
+      now: new Date().toISOString(),
+    }) as Promise<EnrichmentRecord>;
+  }
+
+  private run(job: WorkerJob): Promise<unknown> {
+    if (this.inline) return runWorkerJob(job);
     const worker = this.worker ?? this.start();
-    if (!worker) return processArtwork(job);
+    if (!worker) return runWorkerJob(job);
     const id = this.nextId++;
-    return new Promise<Artwork>((resolve, reject) => {
+    return new Promise<unknown>((resolve, reject) => {
       const timer = setTimeout(() => {
         this.pending.delete(id);
         reject(new Error(`processing took over ${JOB_TIMEOUT_MS} ms`));
@@ -71,14 +87,16 @@ export class ArtworkPool {
     const worker = new Worker(url, { type: "module" }) as unknown as WorkerLike;
     worker.unref?.();
     worker.addEventListener("message", (event) => {
-      const { id, ...reply } = (event as MessageEvent<ArtworkReply & { id: number }>).data;
+      const { id, ...reply } = (
+        event as MessageEvent<{ id: number; result?: unknown; error?: string }>
+      ).data;
       const p = this.pending.get(id);
       if (!p) return;
       this.pending.delete(id);
       clearTimeout(p.timer);
       if (this.pending.size === 0) worker.unref?.();
-      if ("error" in reply) p.reject(new Error(reply.error));
-      else p.resolve(reply.artwork);
+      if (reply.error !== undefined) p.reject(new Error(reply.error));
+      else p.resolve(reply.result);
     });
     worker.addEventListener("error", (event) => {
       (event as Event & { preventDefault?: () => void }).preventDefault?.();

@@ -13,10 +13,13 @@
 import { createHash } from "node:crypto";
 import decodeIco from "decode-ico";
 import { dominantColor, rgbToHex } from "../colors";
+import { deriveEnrichment } from "../enrichment";
+import type { EnrichmentRecord } from "../enrichment-port";
 import { sanitizeAndOptimizeSvg } from "../sanitize";
+import type { Brand } from "../types";
 
 export const MIN_RASTER_SIDE = 32;
-export const STORED_RASTER_SIDE = 512;
+export const STORED_RASTER_SIDE = 256;
 const MAX_INPUT_PIXELS = 4096 * 4096;
 const RASTER_FORMATS = new Set(["png", "jpeg", "webp", "gif", "avif", "heif"]);
 
@@ -24,8 +27,11 @@ export interface Artwork {
   kind: "svg" | "raster";
   /** the SVG to store: sanitized markup, or the wrapper drawing the re-encoded PNG */
   svg: string;
+  /** the stored artwork's size (a raster's pixels after shrinking; an SVG's frame) */
   width: number;
   height: number;
+  /** the size as fetched (a raster's pixels before shrinking; an SVG's frame) */
+  source: { width: number; height: number };
   /** the one paint colour of a single-colour SVG (a mono mark), else null */
   single: string | null;
   /** the artwork's dominant chromatic colour, or null */
@@ -120,6 +126,7 @@ export async function svgArtwork(
     svg,
     width: Math.round(frame.width),
     height: Math.round(frame.height),
+    source: { width: Math.round(frame.width), height: Math.round(frame.height) },
     single,
     dominant: dominantColor(colours),
   };
@@ -127,7 +134,10 @@ export async function svgArtwork(
 
 const isIco = (b: Uint8Array) => b[0] === 0 && b[1] === 0 && b[2] === 1 && b[3] === 0;
 
-/** A fetched raster (or ICO) decoded, checked, shrunk and re-encoded as PNG in an SVG wrapper. */
+/**
+ * A fetched raster (or ICO) decoded, checked, shrunk to STORED_RASTER_SIDE (the catalog holds
+ * artwork in memory: a 256 px PNG is typically 10-50 KB) and re-encoded as PNG in an SVG wrapper.
+ */
 export async function rasterArtwork(bytes: Uint8Array): Promise<Artwork> {
   const sharp = await loadSharp();
   let input: ReturnType<Sharp>;
@@ -177,6 +187,7 @@ export async function rasterArtwork(bytes: Uint8Array): Promise<Artwork> {
     svg: rasterWrapper(data, info.width, info.height),
     width: info.width,
     height: info.height,
+    source: { width: w, height: h },
     single: null,
     dominant: dominantColor([rgbToHex([d.r, d.g, d.b])]),
   };
@@ -210,4 +221,13 @@ export function processArtwork(job: ArtworkJob): Promise<Artwork> {
   return job.kind === "svg"
     ? svgArtwork(job.text, job.idPrefix, job.forceMono)
     : rasterArtwork(job.bytes);
+}
+
+/** Any job of the background worker: artwork, or an enrichment derivation. */
+export type WorkerJob = ArtworkJob | { kind: "enrich"; brand: Brand; now: string };
+
+export async function runWorkerJob(job: WorkerJob): Promise<Artwork | EnrichmentRecord> {
+  return job.kind === "enrich"
+    ? deriveEnrichment(job.brand, new Date(job.now))
+    : processArtwork(job);
 }

@@ -16,14 +16,13 @@ import type { Command } from "commander";
 import { CliError, withStore } from "../../admin/cli";
 import { loadConfig } from "../../config";
 import type { Store } from "../../store";
-import { EnrichmentService } from "../enrichment";
 import type { DiscoveryRecord } from "../enrichment-port";
 import { CatalogService, hasArtwork } from "../service";
 import {
-  createDiscovery,
   DiscoveryService,
   discoveryView,
   emptyRecord,
+  startEnrichment,
   summarize,
 } from "./service";
 
@@ -66,20 +65,9 @@ async function openDiscovery(store: Store) {
   const config = loadConfig(process.env);
   const catalog = new CatalogService(store.catalog);
   await catalog.load();
-  const enrichment = new EnrichmentService(store.enrichment, catalog);
-  enrichment.useDiscoveries(store.enrichment);
-  await enrichment.start();
-  const discovery = createDiscovery(config, store.enrichment, enrichment, catalog);
-  await discovery.start();
-  discoveryHooks.configure?.(discovery);
-  return {
-    catalog,
-    discovery,
-    async close() {
-      await discovery.close();
-      await enrichment.close();
-    },
-  };
+  const background = await startEnrichment(config, store.enrichment, catalog);
+  discoveryHooks.configure?.(background.discovery);
+  return { catalog, discovery: background.discovery, close: background.close };
 }
 
 function domainsFrom(

@@ -57,6 +57,8 @@ export interface FetcherOptions {
   allowLoopback?: boolean;
   resolve?: Resolver;
   requestTimeoutMs?: number;
+  /** certificates trusted for https instead of the system's (tests; a TLS-inspecting proxy) */
+  ca?: string;
 }
 
 export interface GetOptions {
@@ -205,20 +207,21 @@ export class GuardedFetcher {
       const lookup = pinnedLookup(addresses);
       const base = { hostname: url.hostname, port, path, headers, agent: false, lookup } as const;
       return url.protocol === "https:"
-        ? https.request({ ...base, servername: url.hostname })
+        ? https.request({ ...base, servername: url.hostname, ca: this.options.ca })
         : http.request(base);
     }
     const proxy = { hostname: this.proxy.hostname, port: Number(this.proxy.port || 80) };
     if (url.protocol === "http:")
       return http.request({ ...proxy, path: url.href, headers, agent: false });
     const socket = await this.tunnel(url.hostname, port, cleanup);
+    // no `agent: false` here: Bun ignores createConnection with it (and would resolve the host)
     return https.request({
       hostname: url.hostname,
       port,
       path,
       headers,
-      agent: false,
-      createConnection: () => tls.connect({ socket, servername: url.hostname }),
+      createConnection: () =>
+        tls.connect({ socket, servername: url.hostname, ca: this.options.ca }),
     });
   }
 

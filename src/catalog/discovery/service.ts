@@ -14,9 +14,13 @@ import { slugify } from "transliteration";
 import type { Config } from "../../config";
 import { log } from "../../platform/log";
 import { registrableDomain } from "../brand/domain";
-import type { EnrichmentService } from "../enrichment";
-import { recolorMono, WEB_SOURCE } from "../enrichment";
-import type { DiscoveredAsset, DiscoveryRecord, DiscoveryStore } from "../enrichment-port";
+import { type EnrichableCatalog, EnrichmentService, recolorMono, WEB_SOURCE } from "../enrichment";
+import type {
+  DiscoveredAsset,
+  DiscoveryRecord,
+  DiscoveryStore,
+  EnrichmentStore,
+} from "../enrichment-port";
 import { hasArtwork } from "../service";
 import { type Brand, type StoredSvg, VARIANTS, type Variant } from "../types";
 import { Refused } from "./address";
@@ -69,8 +73,6 @@ export class DiscoveryService {
   private attempted = new Map<string, number>();
   private waiters: (() => void)[] = [];
   private closed = false;
-  /** svgo, resvg and sharp off the request thread */
-  private artworkPool = new ArtworkPool();
   readonly counts: DiscoveryStats = {
     queued: 0,
     running: 0,
@@ -87,6 +89,8 @@ export class DiscoveryService {
     private catalog: DiscoveryCatalog,
     readonly fetcher: GuardedFetcher,
     private options: DiscoveryOptions,
+    /** svgo, resvg and sharp off the request thread (shared with enrichment; its owner stops it) */
+    private artworkPool: ArtworkPool = new ArtworkPool(),
   ) {}
 
   get enabled() {
@@ -190,7 +194,6 @@ export class DiscoveryService {
     this.queue.length = 0;
     this.pending.clear();
     await this.idle();
-    this.artworkPool.stop();
   }
 
   /**
@@ -430,9 +433,9 @@ export class DiscoveryService {
         : { kind: "raster", bytes: new Uint8Array(r.body) },
     );
     if (c.origin === "og:image") {
-      const ratio =
-        Math.max(artwork.width, artwork.height) / Math.min(artwork.width, artwork.height);
-      if (ratio > 1.25 || Math.max(artwork.width, artwork.height) > 1024)
+      const { width, height } = artwork.source;
+      const ratio = Math.max(width, height) / Math.min(width, height);
+      if (ratio > 1.25 || Math.max(width, height) > 1024)
         throw new Error("og:image is not a small square");
     }
     return { artwork, asset: this.asset(c, r.url, fetchedAt, sha256(r.body), artwork) };
@@ -469,8 +472,8 @@ export class DiscoveryService {
       fetchedAt,
       sha256: hash,
       kind: a.kind,
-      width: a.width,
-      height: a.height,
+      width: a.source.width,
+      height: a.source.height,
       score: c.score,
       origin: c.origin,
     };
@@ -508,6 +511,7 @@ export function createDiscovery(
   store: DiscoveryStore,
   enrichment: EnrichmentService,
   catalog: DiscoveryCatalog,
+  artworkPool: ArtworkPool,
 ): DiscoveryService {
   if (config.DISCOVERY_ALLOW_PRIVATE)
     log(
@@ -519,11 +523,18 @@ export function createDiscovery(
     proxy: config.DISCOVERY_PROXY ?? null,
     allowLoopback: config.DISCOVERY_ALLOW_PRIVATE,
   });
-  return new DiscoveryService(store, enrichment, catalog, fetcher, {
-    enabled: config.DISCOVERY,
-    workers: config.DISCOVERY_WORKERS,
-    queueSize: config.DISCOVERY_QUEUE,
-  });
+  return new DiscoveryService(
+    store,
+    enrichment,
+    catalog,
+    fetcher,
+    {
+      enabled: config.DISCOVERY,
+      workers: config.DISCOVERY_WORKERS,
+      queueSize: config.DISCOVERY_QUEUE,
+    },
+    artworkPool,
+  );
 }
 
 /** The registrable domain an operator means ("WWW.Example.com" -> "example.com"); throws. */
@@ -574,4 +585,32 @@ export function summarize(records: DiscoveryRecord[]): Record<string, number> {
   };
   for (const r of records) out[r.status] = (out[r.status] ?? 0) + 1;
   return out;
+}
+
+/**
+ * Enrichment and discovery over a loaded catalog, as the service and the admin CLI run them:
+ * one background Worker for their CPU work, discovery records replayed, earlier attempts read.
+ */
+export async function startEnrichment(
+  config: Parameters<typeof createDiscovery>[0],
+  store: EnrichmentStore & DiscoveryStore,
+  catalog: EnrichableCatalog,
+) {
+  const artworkPool = new ArtworkPool();
+  const enrichment = new EnrichmentService(store, catalog);
+  enrichment.useDeriver((b) => artworkPool.derive(b));
+  enrichment.useDiscoveries(store);
+  await enrichment.start();
+  const discovery = createDiscovery(config, store, enrichment, catalog, artworkPool);
+  await discovery.start();
+  return {
+    enrichment,
+    discovery,
+    /** stop taking jobs, wait for the running ones, end the Worker */
+    async close() {
+      await discovery.close();
+      await enrichment.close();
+      artworkPool.stop();
+    },
+  };
 }

@@ -162,7 +162,7 @@ describe("discovery of unknown domains", () => {
     expect(m.brandColor).toBe("6b2fbf");
     expect((await record("manifest.test")).assets[0]).toMatchObject({
       origin: "manifest",
-      width: 512,
+      width: 512, // as fetched; stored at 256 px (STORED_RASTER_SIDE)
     });
 
     const f = (await (await discover("faviconly.test")).json()) as { name: string };

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { gzipSync } from "node:zlib";
 import { addressProblem, checkUrl, Refused } from "../../../src/catalog/discovery/address";
 import { FetchError, GuardedFetcher, HTML_MAX_BYTES } from "../../../src/catalog/discovery/fetcher";
+import { FIXTURE_TLS } from "../../support/tls-fixture";
 import { type FixtureWeb, html, redirect, startFixtureWeb } from "../../support/web-fixtures";
 
 const UA = "BrandAssetAPI-Discovery/1.0 (test)";
@@ -12,12 +13,13 @@ const opts = (maxBytes = HTML_MAX_BYTES) => ({
   accept: "text/html",
 });
 
-function fetcher(allowLoopback = true, requestTimeoutMs = 1000) {
+function fetcher(allowLoopback = true, requestTimeoutMs = 1000, ca?: string) {
   const f = new GuardedFetcher({
     userAgent: UA,
     proxy: web.proxyUrl,
     allowLoopback,
     requestTimeoutMs,
+    ca,
   });
   f.resolve = web.resolve;
   return f;
@@ -81,6 +83,12 @@ beforeAll(async () => {
       "to-port.test": { "/": redirect("http://acme.test:8080/") },
       "to-file.test": { "/": redirect("file:///etc/passwd") },
       "to-mapped.test": { "/": redirect("http://mapped.test/") },
+      "secure.test": {
+        "/": (req) =>
+          new Response(`<p>${new URL(req.url).protocol} ${req.headers.get("host")}</p>`),
+        "/to-www": redirect("https://www.secure.test/"),
+      },
+      "www.secure.test": { "/": html("<p>secure www</p>") },
     },
     {
       "internal.test": ["10.0.0.5"],
@@ -89,6 +97,7 @@ beforeAll(async () => {
       "mixed.test": ["127.0.0.1", "192.168.1.1"],
       "cgnat.test": ["100.64.0.1"],
     },
+    FIXTURE_TLS,
   );
 });
 afterAll(() => web.stop());
@@ -148,6 +157,29 @@ describe("guarded fetcher through the loopback proxy", () => {
     expect(r.url).toBe("http://acme.test/");
     expect(r.body.toString()).toBe(`<p>ua=${UA}</p>`);
     expect(web.proxied.slice(before)).toEqual(["CONNECT acme.test:443", "GET http://acme.test/"]);
+  });
+
+  test("https through a CONNECT tunnel, the certificate checked against the site's name", async () => {
+    const before = web.proxied.length;
+    const r = await fetcher(true, 1000, FIXTURE_TLS.cert).homepage("secure.test", opts());
+    expect(r.url).toBe("https://secure.test/");
+    expect(r.body.toString()).toBe("<p>https: secure.test</p>");
+    expect(web.proxied.slice(before)).toEqual(["CONNECT secure.test:443"]);
+    const www = await fetcher(true, 1000, FIXTURE_TLS.cert).get(
+      "https://secure.test/to-www",
+      opts(),
+    );
+    expect(www.url).toBe("https://www.secure.test/");
+    expect(www.body.toString()).toBe("<p>secure www</p>");
+    // a certificate the fetcher does not trust is a failed connection, never accepted: the
+    // home page falls back to http
+    const untrusted = await fetcher().homepage("secure.test", opts());
+    expect(untrusted.url).toBe("http://secure.test/");
+    const err = await fetcher()
+      .get("https://secure.test/", opts())
+      .catch((e) => e);
+    expect(err).toBeInstanceOf(FetchError);
+    expect(err.code).toBe("connect");
   });
 
   test("redirect chains are followed and re-checked; more than 5 is an error", async () => {
