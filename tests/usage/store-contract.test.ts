@@ -178,6 +178,6 @@ describe.skipIf(!mongo.url)(
         await clients[0]?.db(name).dropDatabase();
         await Promise.all(clients.map((c) => c.close()));
       }
-    });
+    }, 90_000); // 180 appends, each folding usage_daily and the analytics cells: slow on FerretDB under load
   },
 );

@@ -197,6 +197,10 @@ export interface Routes {
       greyscale?: "true" | "false" | "1" | "0";
       /** The page background the image sits on (#rrggbb). The served variant is the first whose rendered pixels reach 3:1 contrast on it (the one asked for, then the variant drawn for a page of that lightness, then the others the tier may get); when none does, the mark's silhouette in black or white, whichever contrasts more (placeholders too) */
       bg?: string;
+      /** How the mark fills the safe area: optical (default) scales by area, so a wide wordmark and a square symbol look equally heavy in a logo wall (a square mark's side is 75% of the safe area; no mark leaves it); contain makes the mark's longer side fill the safe area */
+      fit?: "optical" | "contain";
+      /** Integer from 0 to 40 written in decimal digits (no sign, exponent, fraction or 0x), default 8 */
+      padding?: number;
     };
     body: undefined;
     response: Uint8Array;
@@ -220,6 +224,10 @@ export interface Routes {
       greyscale?: "true" | "false" | "1" | "0";
       /** The page background the image sits on (#rrggbb). The served variant is the first whose rendered pixels reach 3:1 contrast on it (the one asked for, then the variant drawn for a page of that lightness, then the others the tier may get); when none does, the mark's silhouette in black or white, whichever contrasts more (placeholders too) */
       bg?: string;
+      /** How the mark fills the safe area: optical (default) scales by area, so a wide wordmark and a square symbol look equally heavy in a logo wall (a square mark's side is 75% of the safe area; no mark leaves it); contain makes the mark's longer side fill the safe area */
+      fit?: "optical" | "contain";
+      /** Integer from 0 to 40 written in decimal digits (no sign, exponent, fraction or 0x), default 8 */
+      padding?: number;
     };
     body: undefined;
     response: Uint8Array;
@@ -385,43 +393,43 @@ export interface Routes {
       tier: "free" | "pro" | "enterprise" | "internal";
       endpoints: {
         svg: {
-          /** Requests counted today (UTC) on the bucket */
+          /** Requests counted today (UTC) on the bucket. Can exceed limit: after a mid-day downgrade, or when requests were served while the counter store was unavailable (quotas fail open) */
           used: number;
           /** Daily cap; null means unlimited (and always null for enterprise and internal) */
           limit: number | null;
         };
         png: {
-          /** Requests counted today (UTC) on the bucket */
+          /** Requests counted today (UTC) on the bucket. Can exceed limit: after a mid-day downgrade, or when requests were served while the counter store was unavailable (quotas fail open) */
           used: number;
           /** Daily cap; null means unlimited (and always null for enterprise and internal) */
           limit: number | null;
         };
         webp: {
-          /** Requests counted today (UTC) on the bucket */
+          /** Requests counted today (UTC) on the bucket. Can exceed limit: after a mid-day downgrade, or when requests were served while the counter store was unavailable (quotas fail open) */
           used: number;
           /** Daily cap; null means unlimited (and always null for enterprise and internal) */
           limit: number | null;
         };
         catalog: {
-          /** Requests counted today (UTC) on the bucket */
+          /** Requests counted today (UTC) on the bucket. Can exceed limit: after a mid-day downgrade, or when requests were served while the counter store was unavailable (quotas fail open) */
           used: number;
           /** Daily cap; null means unlimited (and always null for enterprise and internal) */
           limit: number | null;
         };
         search: {
-          /** Requests counted today (UTC) on the bucket */
+          /** Requests counted today (UTC) on the bucket. Can exceed limit: after a mid-day downgrade, or when requests were served while the counter store was unavailable (quotas fail open) */
           used: number;
           /** Daily cap; null means unlimited (and always null for enterprise and internal) */
           limit: number | null;
         };
         domain: {
-          /** Requests counted today (UTC) on the bucket */
+          /** Requests counted today (UTC) on the bucket. Can exceed limit: after a mid-day downgrade, or when requests were served while the counter store was unavailable (quotas fail open) */
           used: number;
           /** Daily cap; null means unlimited (and always null for enterprise and internal) */
           limit: number | null;
         };
         batch: {
-          /** Requests counted today (UTC) on the bucket */
+          /** Requests counted today (UTC) on the bucket. Can exceed limit: after a mid-day downgrade, or when requests were served while the counter store was unavailable (quotas fail open) */
           used: number;
           /** Daily cap; null means unlimited (and always null for enterprise and internal) */
           limit: number | null;
@@ -433,146 +441,297 @@ export interface Routes {
   "GET /v1/analytics/usage": {
     path: Record<string, never>;
     query: {
-      /** First UTC day, YYYY-MM-DD. Default: 29 days before `to` (30 days in all). */
+      /** First UTC day, YYYY-MM-DD. Default: 29 days before `to` (30 days in all); with granularity=hour, `to` itself. */
       from?: string;
       /** Last UTC day, YYYY-MM-DD (included). Default: today (UTC). */
       to?: string;
       /** Only this bucket: one of svg, png, webp, catalog, search, domain, batch */
       bucket?: "svg" | "png" | "webp" | "catalog" | "search" | "domain" | "batch";
+      /** day (default) or hour (a range of at most 7 days) */
+      granularity?: "day" | "hour";
+      /** One or two of bucket, key, brand, variant, format, status, status_class, comma-separated (e.g. bucket,status_class) */
+      group_by?: string;
+      /** Only requests made with this API key (its id, as GET /v1/keys lists it) */
+      key?: string;
+      /** Only requests about this brand (its slug) */
+      brand?: string;
+      /** Integer from 1 to 100 written in decimal digits (no sign, exponent, fraction or 0x) */
+      limit?: number;
+    };
+    body: undefined;
+    response:
+      | {
+          /** The account's current tier */
+          tier: "free" | "pro" | "enterprise" | "internal";
+          /** First day of the range (UTC), YYYY-MM-DD */
+          from: string;
+          /** Last day of the range (UTC), YYYY-MM-DD */
+          to: string;
+          /** The bucket filter, null when all buckets are listed */
+          bucket: "svg" | "png" | "webp" | "catalog" | "search" | "domain" | "batch" | null;
+          /** One entry per day from `from` to `to`, oldest first; days without use are zero */
+          days: {
+            /** UTC day, YYYY-MM-DD */
+            date: string;
+            /** Counts per endpoint bucket: all seven buckets, or only the one asked for with `bucket` */
+            buckets: {
+              svg?: {
+                /** Metered requests that passed authentication, whatever their outcome */
+                requests: number;
+                /** Requests answered with a 4xx or 5xx status other than 429 */
+                errors: number;
+                /** Requests refused with 429 (daily quota exhausted) */
+                rateLimited: number;
+              };
+              png?: {
+                /** Metered requests that passed authentication, whatever their outcome */
+                requests: number;
+                /** Requests answered with a 4xx or 5xx status other than 429 */
+                errors: number;
+                /** Requests refused with 429 (daily quota exhausted) */
+                rateLimited: number;
+              };
+              webp?: {
+                /** Metered requests that passed authentication, whatever their outcome */
+                requests: number;
+                /** Requests answered with a 4xx or 5xx status other than 429 */
+                errors: number;
+                /** Requests refused with 429 (daily quota exhausted) */
+                rateLimited: number;
+              };
+              catalog?: {
+                /** Metered requests that passed authentication, whatever their outcome */
+                requests: number;
+                /** Requests answered with a 4xx or 5xx status other than 429 */
+                errors: number;
+                /** Requests refused with 429 (daily quota exhausted) */
+                rateLimited: number;
+              };
+              search?: {
+                /** Metered requests that passed authentication, whatever their outcome */
+                requests: number;
+                /** Requests answered with a 4xx or 5xx status other than 429 */
+                errors: number;
+                /** Requests refused with 429 (daily quota exhausted) */
+                rateLimited: number;
+              };
+              domain?: {
+                /** Metered requests that passed authentication, whatever their outcome */
+                requests: number;
+                /** Requests answered with a 4xx or 5xx status other than 429 */
+                errors: number;
+                /** Requests refused with 429 (daily quota exhausted) */
+                rateLimited: number;
+              };
+              batch?: {
+                /** Metered requests that passed authentication, whatever their outcome */
+                requests: number;
+                /** Requests answered with a 4xx or 5xx status other than 429 */
+                errors: number;
+                /** Requests refused with 429 (daily quota exhausted) */
+                rateLimited: number;
+              };
+            };
+          }[];
+          /** Counts per endpoint bucket: all seven buckets, or only the one asked for with `bucket` */
+          totals: {
+            svg?: {
+              /** Metered requests that passed authentication, whatever their outcome */
+              requests: number;
+              /** Requests answered with a 4xx or 5xx status other than 429 */
+              errors: number;
+              /** Requests refused with 429 (daily quota exhausted) */
+              rateLimited: number;
+            };
+            png?: {
+              /** Metered requests that passed authentication, whatever their outcome */
+              requests: number;
+              /** Requests answered with a 4xx or 5xx status other than 429 */
+              errors: number;
+              /** Requests refused with 429 (daily quota exhausted) */
+              rateLimited: number;
+            };
+            webp?: {
+              /** Metered requests that passed authentication, whatever their outcome */
+              requests: number;
+              /** Requests answered with a 4xx or 5xx status other than 429 */
+              errors: number;
+              /** Requests refused with 429 (daily quota exhausted) */
+              rateLimited: number;
+            };
+            catalog?: {
+              /** Metered requests that passed authentication, whatever their outcome */
+              requests: number;
+              /** Requests answered with a 4xx or 5xx status other than 429 */
+              errors: number;
+              /** Requests refused with 429 (daily quota exhausted) */
+              rateLimited: number;
+            };
+            search?: {
+              /** Metered requests that passed authentication, whatever their outcome */
+              requests: number;
+              /** Requests answered with a 4xx or 5xx status other than 429 */
+              errors: number;
+              /** Requests refused with 429 (daily quota exhausted) */
+              rateLimited: number;
+            };
+            domain?: {
+              /** Metered requests that passed authentication, whatever their outcome */
+              requests: number;
+              /** Requests answered with a 4xx or 5xx status other than 429 */
+              errors: number;
+              /** Requests refused with 429 (daily quota exhausted) */
+              rateLimited: number;
+            };
+            batch?: {
+              /** Metered requests that passed authentication, whatever their outcome */
+              requests: number;
+              /** Requests answered with a 4xx or 5xx status other than 429 */
+              errors: number;
+              /** Requests refused with 429 (daily quota exhausted) */
+              rateLimited: number;
+            };
+          };
+        }
+      | {
+          /** The account's current tier */
+          tier: "free" | "pro" | "enterprise" | "internal";
+          /** First day of the range (UTC), YYYY-MM-DD */
+          from: string;
+          /** Last day of the range (UTC), YYYY-MM-DD */
+          to: string;
+          granularity: "day" | "hour";
+          /** The group_by fields, in the order given */
+          groupBy: string[];
+          filters: {
+            key: string | null;
+            bucket: "svg" | "png" | "webp" | "catalog" | "search" | "domain" | "batch" | null;
+            brand: string | null;
+          };
+          /** Over the whole range (after the filters) */
+          totals: {
+            /** Metered requests */
+            requests: number;
+            /** Answered 4xx/5xx other than 429 */
+            errors: number;
+            /** Refused with 429 */
+            rateLimited: number;
+            /** Median latency in ms (null without requests) */
+            p50: number | null;
+            /** 95th percentile latency in ms */
+            p95: number | null;
+            /** 99th percentile latency in ms */
+            p99: number | null;
+          };
+          /** One point per day or hour of the range, oldest first, zero-filled */
+          series: {
+            /** Start of the UTC day or hour, ISO 8601 (e.g. 2025-01-31T13:00:00Z) */
+            t: string;
+            /** Metered requests */
+            requests: number;
+            /** Answered 4xx/5xx other than 429 */
+            errors: number;
+            /** Refused with 429 */
+            rateLimited: number;
+            /** Median latency in ms (null without requests) */
+            p50: number | null;
+            /** 95th percentile latency in ms */
+            p95: number | null;
+            /** 99th percentile latency in ms */
+            p99: number | null;
+          }[];
+          /** With group_by: the top `limit` groups by requests (ties by id), then one (other) row for the rest; empty without group_by */
+          groups: {
+            /** The group's values joined by "/" ("(none)" for a missing value, "(bearer)" for a bearer-token caller), or "(other)" */
+            id: string;
+            /** true on the row that sums the groups past `limit` */
+            other?: boolean;
+            bucket?: string;
+            key?: string | null;
+            brand?: string | null;
+            variant?: string | null;
+            format?: string | null;
+            /** Exact HTTP status */
+            status?: number;
+            /** 2xx, 3xx, 4xx, 429 or 5xx */
+            status_class?: string;
+            /** Metered requests */
+            requests: number;
+            /** Answered 4xx/5xx other than 429 */
+            errors: number;
+            /** Refused with 429 */
+            rateLimited: number;
+            /** Median latency in ms (null without requests) */
+            p50: number | null;
+            /** 95th percentile latency in ms */
+            p95: number | null;
+            /** 99th percentile latency in ms */
+            p99: number | null;
+            /** One point per day or hour of the range, oldest first, zero-filled */
+            series: {
+              /** Start of the UTC day or hour, ISO 8601 (e.g. 2025-01-31T13:00:00Z) */
+              t: string;
+              /** Metered requests */
+              requests: number;
+              /** Answered 4xx/5xx other than 429 */
+              errors: number;
+              /** Refused with 429 */
+              rateLimited: number;
+              /** Median latency in ms (null without requests) */
+              p50: number | null;
+              /** 95th percentile latency in ms */
+              p95: number | null;
+              /** 99th percentile latency in ms */
+              p99: number | null;
+            }[];
+          }[];
+        };
+  };
+  /** Export the account's raw usage events (NDJSON or CSV) */
+  "GET /v1/analytics/events": {
+    path: Record<string, never>;
+    query: {
+      /** First UTC day, YYYY-MM-DD. Default: 29 days before `to` (30 days in all). */
+      from?: string;
+      /** Last UTC day, YYYY-MM-DD (included). Default: today (UTC). */
+      to?: string;
+      /** X-Next-Cursor of the previous page (an event id); omit for the first page */
+      cursor?: string;
+      /** ndjson (default): one stored event per line; csv: a header line, then one row per event */
+      format?: "ndjson" | "csv";
+      /** Integer from 1 to 50000 written in decimal digits (no sign, exponent, fraction or 0x) */
+      limit?: number;
+    };
+    body: undefined;
+    response: Uint8Array;
+  };
+  /** Brands, domains and searches the account asked for in vain */
+  "GET /v1/analytics/misses": {
+    path: Record<string, never>;
+    query: {
+      /** First UTC day, YYYY-MM-DD. Default: 29 days before `to` (30 days in all). */
+      from?: string;
+      /** Last UTC day, YYYY-MM-DD (included). Default: today (UTC). */
+      to?: string;
+      /** Only misses of this kind: domain, email, slug, query */
+      kind?: "domain" | "email" | "slug" | "query";
+      /** Integer from 1 to 1000 written in decimal digits (no sign, exponent, fraction or 0x), default 50 */
+      limit?: number;
     };
     body: undefined;
     response: {
-      /** The account's current tier */
-      tier: "free" | "pro" | "enterprise" | "internal";
       /** First day of the range (UTC), YYYY-MM-DD */
       from: string;
       /** Last day of the range (UTC), YYYY-MM-DD */
       to: string;
-      /** The bucket filter, null when all buckets are listed */
-      bucket: "svg" | "png" | "webp" | "catalog" | "search" | "domain" | "batch" | null;
-      /** One entry per day from `from` to `to`, oldest first; days without use are zero */
-      days: {
-        /** UTC day, YYYY-MM-DD */
-        date: string;
-        /** Counts per endpoint bucket: all seven buckets, or only the one asked for with `bucket` */
-        buckets: {
-          svg?: {
-            /** Metered requests that passed authentication, whatever their outcome */
-            requests: number;
-            /** Requests answered with a 4xx or 5xx status other than 429 */
-            errors: number;
-            /** Requests refused with 429 (daily quota exhausted) */
-            rateLimited: number;
-          };
-          png?: {
-            /** Metered requests that passed authentication, whatever their outcome */
-            requests: number;
-            /** Requests answered with a 4xx or 5xx status other than 429 */
-            errors: number;
-            /** Requests refused with 429 (daily quota exhausted) */
-            rateLimited: number;
-          };
-          webp?: {
-            /** Metered requests that passed authentication, whatever their outcome */
-            requests: number;
-            /** Requests answered with a 4xx or 5xx status other than 429 */
-            errors: number;
-            /** Requests refused with 429 (daily quota exhausted) */
-            rateLimited: number;
-          };
-          catalog?: {
-            /** Metered requests that passed authentication, whatever their outcome */
-            requests: number;
-            /** Requests answered with a 4xx or 5xx status other than 429 */
-            errors: number;
-            /** Requests refused with 429 (daily quota exhausted) */
-            rateLimited: number;
-          };
-          search?: {
-            /** Metered requests that passed authentication, whatever their outcome */
-            requests: number;
-            /** Requests answered with a 4xx or 5xx status other than 429 */
-            errors: number;
-            /** Requests refused with 429 (daily quota exhausted) */
-            rateLimited: number;
-          };
-          domain?: {
-            /** Metered requests that passed authentication, whatever their outcome */
-            requests: number;
-            /** Requests answered with a 4xx or 5xx status other than 429 */
-            errors: number;
-            /** Requests refused with 429 (daily quota exhausted) */
-            rateLimited: number;
-          };
-          batch?: {
-            /** Metered requests that passed authentication, whatever their outcome */
-            requests: number;
-            /** Requests answered with a 4xx or 5xx status other than 429 */
-            errors: number;
-            /** Requests refused with 429 (daily quota exhausted) */
-            rateLimited: number;
-          };
-        };
+      /** Most requested first (ties by kind, then value) */
+      misses: {
+        /** domain (GET /v1/brand?domain= without a brand), email (the domain of an address without a brand; never its local part), slug (unknown slug, or a brand served as a placeholder), query (a search without result, normalised) */
+        kind: string;
+        value: string;
+        /** Requests that missed it in the range */
+        count: number;
       }[];
-      /** Counts per endpoint bucket: all seven buckets, or only the one asked for with `bucket` */
-      totals: {
-        svg?: {
-          /** Metered requests that passed authentication, whatever their outcome */
-          requests: number;
-          /** Requests answered with a 4xx or 5xx status other than 429 */
-          errors: number;
-          /** Requests refused with 429 (daily quota exhausted) */
-          rateLimited: number;
-        };
-        png?: {
-          /** Metered requests that passed authentication, whatever their outcome */
-          requests: number;
-          /** Requests answered with a 4xx or 5xx status other than 429 */
-          errors: number;
-          /** Requests refused with 429 (daily quota exhausted) */
-          rateLimited: number;
-        };
-        webp?: {
-          /** Metered requests that passed authentication, whatever their outcome */
-          requests: number;
-          /** Requests answered with a 4xx or 5xx status other than 429 */
-          errors: number;
-          /** Requests refused with 429 (daily quota exhausted) */
-          rateLimited: number;
-        };
-        catalog?: {
-          /** Metered requests that passed authentication, whatever their outcome */
-          requests: number;
-          /** Requests answered with a 4xx or 5xx status other than 429 */
-          errors: number;
-          /** Requests refused with 429 (daily quota exhausted) */
-          rateLimited: number;
-        };
-        search?: {
-          /** Metered requests that passed authentication, whatever their outcome */
-          requests: number;
-          /** Requests answered with a 4xx or 5xx status other than 429 */
-          errors: number;
-          /** Requests refused with 429 (daily quota exhausted) */
-          rateLimited: number;
-        };
-        domain?: {
-          /** Metered requests that passed authentication, whatever their outcome */
-          requests: number;
-          /** Requests answered with a 4xx or 5xx status other than 429 */
-          errors: number;
-          /** Requests refused with 429 (daily quota exhausted) */
-          rateLimited: number;
-        };
-        batch?: {
-          /** Metered requests that passed authentication, whatever their outcome */
-          requests: number;
-          /** Requests answered with a 4xx or 5xx status other than 429 */
-          errors: number;
-          /** Requests refused with 429 (daily quota exhausted) */
-          rateLimited: number;
-        };
-      };
     };
   };
   /** Start a pro subscription (Stripe Checkout) */
