@@ -1,6 +1,6 @@
-import { useEffect, useState } from "preact/hooks";
+import { useEffect, useRef, useState } from "preact/hooks";
 import { api, call, session } from "./api";
-import { CopyButton, Field, Status, useDark } from "./ui";
+import { CodeBlock, CopyButton, Field, Status, useDark } from "./ui";
 
 interface Brand {
   id: number;
@@ -170,13 +170,18 @@ function BrandDetail(props: { brand: Brand; tier: string }) {
         .map(([k, v]) => `  ${k}: ${v};`)
         .join("\n")}\n}`
     : "";
+  const head = useRef<HTMLDivElement>(null);
+  // one column (a phone): the brand opens below the results, so bring it into view
+  useEffect(() => {
+    if (matchMedia("(max-width: 720px)").matches) head.current?.scrollIntoView({ block: "start" });
+  }, [brand.slug]);
   const svgText = async () => {
     const a = await fetchAsset(assetPath(brand.slug, "svg", variant, 0));
     return typeof a === "string" ? "" : a.blob.text();
   };
   return (
     <section class="brand-detail" aria-labelledby="brand-h">
-      <div class="brand-head">
+      <div class="brand-head" ref={head}>
         <BrandMark brand={brand} dark={dark} tier={props.tier} />
         <h2 id="brand-h">{brand.name}</h2>
         <code>{brand.slug}</code>
@@ -245,17 +250,13 @@ function BrandDetail(props: { brand: Brand; tier: string }) {
       {css && (
         <>
           <h3>CSS custom properties</h3>
-          <pre>{css}</pre>
-          <CopyButton text={css} label="Copy _css block" />
+          <CodeBlock code={css} label="CSS custom properties" copyLabel="Copy _css block" />
         </>
       )}
       <h3>Snippets</h3>
       <CopyButton text={svgText} label={`Copy SVG (${variant})`} />
       {(Object.keys(snip) as (keyof typeof snip)[]).map((k) => (
-        <figure key={k} class="snippet" aria-label={`${k} snippet`}>
-          <pre>{snip[k]}</pre>
-          <CopyButton text={snip[k]} label={`Copy ${k} snippet`} />
-        </figure>
+        <CodeBlock key={k} code={snip[k]} label={`${k} snippet`} copyLabel={`Copy ${k} snippet`} />
       ))}
     </section>
   );
@@ -311,8 +312,9 @@ export function ExplorerPage() {
           onInput={setKey}
           autocomplete="off"
           hint="Kept in this tab's session storage and sent only to this API."
-        />
-        <button type="submit">Use this key</button>
+        >
+          <button type="submit">Use this key</button>
+        </Field>
       </form>
       {!haveKey ? (
         <p>Paste an API key to search the catalog, or sign up to get one.</p>
