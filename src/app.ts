@@ -6,6 +6,7 @@ import { billingController } from "./billing";
 import { catalogController } from "./catalog";
 import { brandController } from "./catalog/brand";
 import { searchController } from "./catalog/search";
+import { type Suggest, suggestSlugs } from "./catalog/search/suggest";
 import type { Deps } from "./deps";
 import { healthController } from "./health";
 import { cors } from "./http/cors";
@@ -29,6 +30,7 @@ export function createApp(deps: Deps) {
     upgradeUrl: deps.config.UPGRADE_URL,
     verifyBearer: deps.verifyBearer,
   };
+  const suggest: Suggest = (slug) => suggestSlugs(deps.search, slug);
   // normalize: "typebox" — unknown query parameters (cache-busters such as ?v=2) are ignored
   // and undeclared response fields are stripped. Elysia's default normalizer (exact-mirror)
   // wrongly rejects Record<…, Union<Object, Null>> beside an Integer (the batch response).
@@ -68,8 +70,8 @@ export function createApp(deps: Deps) {
     )
     .use(healthController(deps))
     .use(webController())
-    .use(catalogController({ ...auth, catalog: deps.catalog }))
-    .use(assetsController({ ...auth, assets: deps.assets }))
+    .use(catalogController({ ...auth, catalog: deps.catalog, suggest }))
+    .use(assetsController({ ...auth, assets: deps.assets, suggest }))
     .use(searchController({ ...auth, catalog: deps.catalog, search: deps.search }))
     .use(brandController({ ...auth, brands: deps.brands, enrichment: deps.enrichment }))
     .use(

@@ -1,5 +1,6 @@
 import { Elysia } from "elysia";
-import { ErrorBody, RateLimitedBody } from "../catalog/model";
+import { ErrorBody, NotFoundBody, RateLimitedBody } from "../catalog/model";
+import type { Suggest } from "../catalog/search/suggest";
 import type { Variant } from "../catalog/types";
 import { type AuthDeps, authPlugin } from "../http/auth";
 import { ApiError, serviceNotFound } from "../http/errors";
@@ -34,7 +35,7 @@ const responses = {
   200: ImageBody,
   304: NotModified,
   401: ErrorBody,
-  404: ErrorBody,
+  404: NotFoundBody,
   422: ErrorBody,
   429: RateLimitedBody,
 };
@@ -57,7 +58,7 @@ function renderBusy(err: RenderBusy): ApiError {
 const RESOLUTION =
   "Variant resolution: the requested variant when the brand has it, else its mono mark; when mono is missing too, " +
   "pro, enterprise and internal keys get the first stored of color, icon, wordmark, light, dark; a brand with nothing to serve gets a " +
-  "generic placeholder (200, X-Svg-Variant: placeholder, Cache-Control: public, max-age=3600). Unknown slug: 404 service_not_found. " +
+  "generic placeholder (200, X-Svg-Variant: placeholder, Cache-Control: public, max-age=3600). Unknown slug: 404 service_not_found (with near-miss slugs in `suggestions` when the search index finds any). " +
   "Free keys are served mono only: asking for another variant serves mono (or the placeholder) and adds X-Variant-Restricted " +
   "naming the variant asked for; pro, enterprise and internal keys get all six. dark and light exist once the brand has been " +
   "enriched (GET /v1/brand starts that). X-Svg-Variant names the variant served. Real artwork: Cache-Control: public, " +
@@ -78,8 +79,9 @@ function commonHeaders(set: { headers: Headers }, served: ServedSvg, etag: strin
 }
 
 /** GET /v1/svg/{slug}, GET /v1/png/{slug}, GET /v1/webp/{slug} */
-export function assetsController(deps: AuthDeps & { assets: AssetService }) {
+export function assetsController(deps: AuthDeps & { assets: AssetService; suggest?: Suggest }) {
   const { assets } = deps;
+  const notFound = (slug: string) => serviceNotFound(slug, deps.suggest?.(slug) ?? []);
 
   /** PNG/WebP: 304 before rendering when the client's ETag is current; cache hits stay sync. */
   function raster(
@@ -94,7 +96,7 @@ export function assetsController(deps: AuthDeps & { assets: AssetService }) {
     const variant = query.variant ?? "mono";
     const size = query.size ?? DEFAULT_SIZE;
     const resolved = assets.resolve(slug, variant, tier, query.placeholder === "monogram");
-    if (!resolved) throw serviceNotFound(slug);
+    if (!resolved) throw notFound(slug);
     const served = assets.rasterSource(resolved, size, format);
     const etag = rasterEtag(served, size, format);
     if (etagMatches(ifNoneMatch, etag)) {
@@ -133,7 +135,7 @@ export function assetsController(deps: AuthDeps & { assets: AssetService }) {
           principal.tier,
           query.placeholder === "monogram",
         );
-        if (!served) throw serviceNotFound(params.slug);
+        if (!served) throw notFound(params.slug);
         const etag = svgEtag(served);
         commonHeaders(set, served, etag);
         if (etagMatches(request.headers.get("if-none-match"), etag)) {
