@@ -8,6 +8,8 @@ import { brandController } from "./catalog/brand";
 import { searchController } from "./catalog/search";
 import { type Suggest, suggestSlugs } from "./catalog/search/suggest";
 import type { Deps } from "./deps";
+import { galleryController } from "./gallery";
+import { GalleryService } from "./gallery/service";
 import { healthController } from "./health";
 import { cors } from "./http/cors";
 import { errorPlugin } from "./http/error-plugin";
@@ -103,6 +105,14 @@ export function createApp(deps: Deps) {
       }),
     )
     .use(billingController({ ...auth, billing: deps.billing }))
+    .use(
+      galleryController({
+        gallery: new GalleryService(deps.search, deps.assets),
+        limiter: deps.limiter,
+        trustProxy: deps.config.TRUST_PROXY,
+        upgradeUrl: deps.config.UPGRADE_URL,
+      }),
+    )
     .use(
       visitorCounterController({
         visitors: deps.visitors,

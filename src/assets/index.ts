@@ -43,7 +43,7 @@ const responses = {
 const rasterResponses = { ...responses, 503: RenderBusyBody };
 
 /** 503 render_busy with Retry-After: a 5xx, so the request's quota unit is given back. */
-function renderBusy(err: RenderBusy): ApiError {
+export function renderBusy(err: RenderBusy): ApiError {
   return new ApiError(
     503,
     "render_busy",
