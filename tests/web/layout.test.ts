@@ -222,6 +222,57 @@ describe.skipIf(!have)("console layout in headless Chromium", () => {
     await context.close();
   }, 60_000);
 
+  test("explorer: a pasted key is checked first; thumbnails from the gallery; background toggle with a contrast flag", async () => {
+    const { context, page } = await open(1280, "light");
+    const paths: string[] = [];
+    page.on("request", (r) => paths.push(new URL(r.url()).pathname));
+    await page.goto(`${base}/`);
+    await page.getByLabel("API key").fill("not-a-real-key");
+    await page.getByRole("button", { name: "Use this key" }).click();
+    await page.getByText("This key was not accepted").waitFor();
+    expect(await page.evaluate(() => sessionStorage.getItem("apiKey"))).toBeNull();
+    await page.getByLabel("API key").fill(key);
+    await page.getByRole("button", { name: "Use this key" }).click();
+    await page.getByText("Key accepted: pro plan.").waitFor();
+    // results show real logo thumbnails from the public gallery, not the key's svg quota
+    await page.getByLabel("Search brands").fill("github");
+    await page.getByRole("button", { name: /^GitHub github$/ }).waitFor();
+    await page.waitForFunction(() => {
+      const i = document.querySelector(".results img.thumb") as HTMLImageElement | null;
+      return (i?.naturalWidth ?? 0) > 0;
+    });
+    expect(await page.locator(".results img.thumb").first().getAttribute("src")).toStartWith(
+      "/v1/gallery/",
+    );
+    expect(paths.filter((p) => /^\/v1\/(svg|png|webp)\//.test(p))).toEqual([]);
+    // the mono mark (black) on its light tile passes; toggled onto dark it is flagged
+    await page.getByRole("button", { name: /^GitHub github$/ }).click();
+    const mono = page.locator("figure.variant").first(); // mono comes first
+    await mono.getByAltText("GitHub mono logo on a light background").waitFor();
+    await page.waitForFunction(() => document.querySelectorAll("figure.variant img").length >= 6);
+    expect(await mono.locator(".flag").count()).toBe(0);
+    await mono.getByRole("button", { name: "Show mono on dark" }).click();
+    await mono.getByAltText("GitHub mono logo on a dark background").waitFor();
+    await mono.locator(".flag").waitFor();
+    expect(await mono.locator(".flag").textContent()).toMatch(/^Low contrast 1\.\d:1$/);
+    expect(
+      await mono.getByRole("button", { name: "Show mono on dark" }).getAttribute("aria-pressed"),
+    ).toBe("true");
+    await context.close();
+  }, 60_000);
+
+  test("explorer: a near-miss slug offers 'did you mean'; no match suggests what to try", async () => {
+    const { context, page } = await open(1280, "light", { apiKey: key });
+    await page.goto(`${base}/?brand=git-hub`);
+    await page.getByText('No catalog entry with slug "git-hub".').waitFor();
+    await page.getByRole("button", { name: "github", exact: true }).click();
+    await page.getByRole("heading", { name: "GitHub", exact: true }).waitFor();
+    expect(new URL(page.url()).search).toBe("?brand=github");
+    await page.getByLabel("Search brands").fill("qqxzvvkq");
+    await page.getByText('No brand matches "qqxzvvkq". Try').waitFor();
+    await context.close();
+  }, 60_000);
+
   test("screenshots at 390, 768 and 1280 px, light and dark, with no serious axe violation", async () => {
     for (const scheme of ["light", "dark"] as const)
       for (const width of [390, 768, 1280]) {
