@@ -1,6 +1,7 @@
 import { useEffect, useRef, useState } from "preact/hooks";
 import { api, call, session } from "./api";
-import { CodeBlock, CopyButton, Field, Link, Status, useDark } from "./ui";
+import { Landing } from "./landing";
+import { CodeBlock, CopyButton, Field, Status, useDark } from "./ui";
 
 interface Brand {
   id: number;
@@ -406,8 +407,11 @@ export function ExplorerPage() {
 
   return (
     <>
+      {!haveKey && <Landing />}
+      {!haveKey && <h2 id="key-h">Already have a key?</h2>}
       <form
         class="keyform"
+        aria-labelledby={haveKey ? undefined : "key-h"}
         onSubmit={async (e) => {
           e.preventDefault();
           const candidate = key.trim();
@@ -445,12 +449,7 @@ export function ExplorerPage() {
         </Field>
         <Status {...keyMsg} />
       </form>
-      {!haveKey ? (
-        <p>
-          Paste an API key to search the catalog, or <Link href="/signup">sign up</Link> to get one
-          free.
-        </p>
-      ) : (
+      {haveKey && (
         <div class="explorer">
           <div class="search">
             <Field

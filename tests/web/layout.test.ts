@@ -273,6 +273,34 @@ describe.skipIf(!have)("console layout in headless Chromium", () => {
     await context.close();
   }, 60_000);
 
+  test("landing: search the catalog and see real logos without a key; img example; plans from the tier table; sign-up", async () => {
+    const { context, page } = await open(390, "light");
+    await page.goto(`${base}/`);
+    const gallery = page.getByRole("list", { name: "Catalog previews" });
+    await page.getByLabel("Brand name or domain").fill("github");
+    await gallery.getByAltText("GitHub logo", { exact: true }).waitFor();
+    await page.waitForFunction(() => {
+      const i = document.querySelector('img[alt="GitHub logo"]') as HTMLImageElement | null;
+      return (i?.naturalWidth ?? 0) > 0;
+    });
+    expect(await page.evaluate(() => sessionStorage.length)).toBe(0);
+    const example = await page.getByRole("figure", { name: "img example" }).textContent();
+    expect(example).toContain(
+      `<img src="${base}/v1/gallery/stripe/thumbnail?variant=color&size=64"`,
+    );
+    // the example works as written: a plain GET with no key
+    const r = await fetch(`${base}/v1/gallery/stripe/thumbnail?variant=color&size=64`);
+    expect(r.status).toBe(200);
+    const plans = page.getByRole("table", { name: /Requests per UTC day/ });
+    expect(await plans.getByRole("row", { name: /^svg/ }).textContent()).toBe("svg502,000");
+    await checkLayout(page, "landing at 390");
+    await axe(page, "landing");
+    await shot(page, "console-landing-390-light");
+    await page.getByRole("link", { name: "Get a free key" }).click();
+    await page.waitForURL(`${base}/signup`);
+    await context.close();
+  }, 60_000);
+
   test("screenshots at 390, 768 and 1280 px, light and dark, with no serious axe violation", async () => {
     for (const scheme of ["light", "dark"] as const)
       for (const width of [390, 768, 1280]) {
@@ -286,6 +314,12 @@ describe.skipIf(!have)("console layout in headless Chromium", () => {
         await page.getByText(/^Updated /).waitFor();
         await axe(page, `dashboard ${width} ${scheme}`);
         await shot(page, `console-dashboard-${width}-${scheme}`);
+        const visitor = await open(width, scheme);
+        await visitor.page.goto(`${base}/`);
+        await visitor.page.getByRole("img", { name: "Stripe logo" }).first().waitFor();
+        await axe(visitor.page, `landing ${width} ${scheme}`);
+        await shot(visitor.page, `console-landing-${width}-${scheme}`);
+        await visitor.context.close();
         await context.close();
       }
   }, 180_000);
