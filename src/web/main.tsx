@@ -107,7 +107,9 @@ function App() {
         </nav>
       </header>
       <main id="main" tabIndex={-1}>
-        <h1>{page.title}</h1>
+        <h1>
+          {path === "/" && !session.get("apiKey") ? "Brand logos, one API call away" : page.title}
+        </h1>
         <CheckoutNotice />
         <View />
       </main>
