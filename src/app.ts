@@ -60,6 +60,22 @@ export function createApp(deps: Deps) {
             description:
               "Brand names, colors and logo artwork (SVG, PNG, WebP) by slug, domain or business e-mail. Every /v1 route needs the X-API-Key header unless stated.",
           },
+          // by task: finding brands and artwork first, then accounts and usage; health,
+          // operator and MCP last (the reference page hides admin, mcp and the webhook)
+          tags: [
+            { name: "catalog", description: "List and read catalog entries, alone or in batches" },
+            { name: "search", description: "Find brands by name, slug or domain words" },
+            { name: "brand", description: "Look a brand up by domain or business e-mail" },
+            { name: "assets", description: "Logo artwork as SVG, PNG and WebP" },
+            { name: "gallery", description: "Public search and thumbnails: no key, capped per IP" },
+            { name: "auth", description: "Sign up, log in, tokens, password and key" },
+            { name: "usage", description: "Today's quota use and the usage history" },
+            { name: "billing", description: "Stripe checkout, billing portal and webhook" },
+            { name: "public", description: "Public widgets (visitor counter)" },
+            { name: "health", description: "Liveness and readiness" },
+            { name: "mcp", description: "Model Context Protocol server for AI agents" },
+            { name: "admin", description: "Operator routes (ADMIN_TOKEN)" },
+          ],
           components: {
             securitySchemes: {
               apiKey: { type: "apiKey", in: "header", name: "X-API-Key" },
