@@ -115,7 +115,7 @@ export function CodeBlock(props: { code: string; label: string; copyLabel: strin
   );
 }
 
-export function Field(props: {
+interface FieldProps {
   label: string;
   type?: "text" | "email" | "password" | "search";
   value: string;
@@ -126,7 +126,9 @@ export function Field(props: {
   hint?: string;
   /** controls shown on the input's row (e.g. its submit button), aligned with it */
   children?: ComponentChildren;
-}) {
+}
+
+export function Field(props: FieldProps) {
   const id = `f-${props.label.toLowerCase().replace(/[^a-z0-9]+/g, "-")}`;
   return (
     <div class="field">
@@ -148,18 +150,7 @@ export function Field(props: {
   );
 }
 
-function input(
-  id: string,
-  props: {
-    type?: string;
-    value: string;
-    onInput: (v: string) => void;
-    autocomplete?: string;
-    required?: boolean;
-    minLength?: number;
-    hint?: string;
-  },
-) {
+function input(id: string, props: FieldProps) {
   return (
     <input
       id={id}

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync } from "node:fs";
 import type { Browser } from "playwright-core";
 import { makeApp, type TestApp } from "../support/app";
-import { CHROMIUM, launchChromium } from "../support/chromium";
+import { CHROMIUM, launchChromium, serveForBrowser } from "../support/chromium";
 
 const have = existsSync(CHROMIUM);
 if (!have) console.log(`skipping the API reference browser test: no Chromium at ${CHROMIUM}`);
@@ -19,8 +19,7 @@ let browser: Browser;
 describe.skipIf(!have)("API reference page in headless Chromium", () => {
   beforeAll(async () => {
     t = await makeApp();
-    server = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: (req) => t.app.handle(req) });
-    base = `http://127.0.0.1:${server.port}`;
+    ({ server, base } = serveForBrowser(t.app));
     browser = await launchChromium();
   }, 60_000);
   afterAll(async () => {

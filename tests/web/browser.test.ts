@@ -348,6 +348,8 @@ describe.skipIf(!have)("web console in headless Chromium", () => {
     await page.goto(`${base}/`);
     await page.getByLabel("API key").fill(pro);
     await page.getByRole("button", { name: "Use this key" }).click();
+    // the key is kept once GET /v1/usage has accepted it
+    await page.getByText("Key accepted: pro plan.").waitFor();
     expect(await page.evaluate(() => sessionStorage.getItem("apiKey"))).toBe(pro);
     await page.getByLabel("Search brands").fill("github");
     await page.getByRole("button", { name: /^GitHub github/ }).click();

@@ -10,9 +10,8 @@ import { copyFileSync, existsSync, mkdirSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { buildWeb, isStale } from "../../scripts/build-web";
-import { rememberClientAddress } from "../../src/http/client-ip";
 import { makeApp, type TestApp } from "../support/app";
-import { CHROMIUM, launchChromium } from "../support/chromium";
+import { CHROMIUM, launchChromium, serveForBrowser } from "../support/chromium";
 
 const ROOT = resolve(import.meta.dir, "../..");
 const OUT = join(ROOT, "build", "test-output", "web");
@@ -104,15 +103,7 @@ describe.skipIf(!have)("console layout in headless Chromium", () => {
   beforeAll(async () => {
     if (isStale()) await buildWeb();
     t = await makeApp();
-    server = Bun.serve({
-      port: 0,
-      hostname: "127.0.0.1",
-      fetch: (req, srv) => {
-        rememberClientAddress(req, srv.requestIP(req)?.address);
-        return t.app.handle(req);
-      },
-    });
-    base = `http://127.0.0.1:${server.port}`;
+    ({ server, base } = serveForBrowser(t.app));
     browser = await launchChromium();
     key = await t.key("pro");
     const email = `layout-${Date.now()}@example.com`;
