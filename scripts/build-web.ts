@@ -61,7 +61,7 @@ const page = (js: string, css: string) => `<!doctype html>
 `;
 
 const FAVICON =
-  '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32"><rect width="32" height="32" rx="7" fill="#1f5fc4"/><path d="M10 7h8a5 5 0 0 1 2.6 9.3A5.5 5.5 0 0 1 18.5 25H10zm4 4v4h4a2 2 0 0 0 0-4zm0 7.5V21h4.5a1.75 1.75 0 0 0 0-3.5z" fill="#fff"/></svg>\n';
+  '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32"><rect width="32" height="32" rx="7" fill="#4338ca"/><path d="M10 7h8a5 5 0 0 1 2.6 9.3A5.5 5.5 0 0 1 18.5 25H10zm4 4v4h4a2 2 0 0 0 0-4zm0 7.5V21h4.5a1.75 1.75 0 0 0 0-3.5z" fill="#fff"/></svg>\n';
 
 /** Bundles into a temp folder, then swaps it in, so a server never sees half a build. */
 export async function buildWeb(): Promise<string[]> {

@@ -7,7 +7,10 @@ import { catalogController } from "./catalog";
 import { brandController } from "./catalog/brand";
 import { discoveryAdminController } from "./catalog/discovery";
 import { searchController } from "./catalog/search";
+import { type Suggest, suggestSlugs } from "./catalog/search/suggest";
 import type { Deps } from "./deps";
+import { galleryController } from "./gallery";
+import { GalleryService } from "./gallery/service";
 import { healthController } from "./health";
 import { cors } from "./http/cors";
 import { errorPlugin } from "./http/error-plugin";
@@ -44,6 +47,7 @@ export function createApp(deps: Deps) {
     upgradeUrl: deps.config.UPGRADE_URL,
     verifyBearer: deps.verifyBearer,
   };
+  const suggest: Suggest = (slug) => suggestSlugs(deps.search, slug);
   // normalize: "typebox" — unknown query parameters (cache-busters such as ?v=2) are ignored
   // and undeclared response fields are stripped. Elysia's default normalizer (exact-mirror)
   // wrongly rejects Record<…, Union<Object, Null>> beside an Integer (the batch response).
@@ -73,6 +77,22 @@ export function createApp(deps: Deps) {
             description:
               "Brand names, colors and logo artwork (SVG, PNG, WebP) by slug, domain or business e-mail. Every /v1 route needs the X-API-Key header unless stated.",
           },
+          // by task: finding brands and artwork first, then accounts and usage; health,
+          // operator and MCP last (the reference page hides admin, mcp and the webhook)
+          tags: [
+            { name: "catalog", description: "List and read catalog entries, alone or in batches" },
+            { name: "search", description: "Find brands by name, slug or domain words" },
+            { name: "brand", description: "Look a brand up by domain or business e-mail" },
+            { name: "assets", description: "Logo artwork as SVG, PNG and WebP" },
+            { name: "gallery", description: "Public search and thumbnails: no key, capped per IP" },
+            { name: "auth", description: "Sign up, log in, tokens, password and key" },
+            { name: "usage", description: "Today's quota use and the usage history" },
+            { name: "billing", description: "Stripe checkout, billing portal and webhook" },
+            { name: "public", description: "Public widgets (visitor counter)" },
+            { name: "health", description: "Liveness and readiness" },
+            { name: "mcp", description: "Model Context Protocol server for AI agents" },
+            { name: "admin", description: "Operator routes (ADMIN_TOKEN)" },
+          ],
           components: {
             securitySchemes: {
               apiKey: { type: "apiKey", in: "header", name: "X-API-Key" },
@@ -85,8 +105,8 @@ export function createApp(deps: Deps) {
     )
     .use(healthController(deps))
     .use(webController())
-    .use(catalogController({ ...auth, catalog: deps.catalog }))
-    .use(assetsController({ ...auth, assets: deps.assets }))
+    .use(catalogController({ ...auth, catalog: deps.catalog, suggest }))
+    .use(assetsController({ ...auth, assets: deps.assets, suggest }))
     .use(
       imagesController({
         ...auth,
@@ -136,6 +156,14 @@ export function createApp(deps: Deps) {
       }),
     )
     .use(billingController({ ...auth, billing: deps.billing }))
+    .use(
+      galleryController({
+        gallery: new GalleryService(deps.search, deps.assets),
+        limiter: deps.limiter,
+        trustProxy: deps.config.TRUST_PROXY,
+        upgradeUrl: deps.config.UPGRADE_URL,
+      }),
+    )
     .use(
       visitorCounterController({
         visitors: deps.visitors,

@@ -1,5 +1,6 @@
 import { Elysia } from "elysia";
-import { ErrorBody, RateLimitedBody } from "../catalog/model";
+import { ErrorBody, NotFoundBody, RateLimitedBody } from "../catalog/model";
+import type { Suggest } from "../catalog/search/suggest";
 import { type AuthDeps, authPlugin } from "../http/auth";
 import { ApiError, serviceNotFound, validationError } from "../http/errors";
 import { noteMeter } from "../http/meter";
@@ -54,7 +55,7 @@ const responses = {
   200: ImageBody,
   304: NotModified,
   401: ErrorBody,
-  404: ErrorBody,
+  404: NotFoundBody,
   422: ErrorBody,
   429: RateLimitedBody,
 };
@@ -62,7 +63,7 @@ const responses = {
 const rasterResponses = { ...responses, 503: RenderBusyBody };
 
 /** 503 render_busy with Retry-After: a 5xx, so the request's quota unit is given back. */
-function renderBusy(err: RenderBusy): ApiError {
+export function renderBusy(err: RenderBusy): ApiError {
   return new ApiError(
     503,
     "render_busy",
@@ -77,7 +78,7 @@ function renderBusy(err: RenderBusy): ApiError {
 const RESOLUTION =
   "Variant resolution: the requested variant when the brand has it, else its mono mark; when mono is missing too, " +
   "pro, enterprise and internal keys get the first stored of color, icon, wordmark, light, dark; a brand with nothing to serve gets a " +
-  "generic placeholder (200, X-Svg-Variant: placeholder, Cache-Control: public, max-age=3600). Unknown slug: 404 service_not_found. " +
+  "generic placeholder (200, X-Svg-Variant: placeholder, Cache-Control: public, max-age=3600). Unknown slug: 404 service_not_found (with near-miss slugs in `suggestions` when the search index finds any). " +
   "Free keys are served mono only: asking for another variant serves mono (or the placeholder) and adds X-Variant-Restricted " +
   "naming the variant asked for; pro, enterprise and internal keys get all six. Which artwork each variant is (color the full-colour " +
   "symbol, dark/light the mark for that background, wordmark the logotype) follows the variant rules of docs/assets.md. X-Svg-Variant names the variant served. Real artwork: Cache-Control: public, " +
@@ -161,8 +162,9 @@ export function answerRaster(
 }
 
 /** GET /v1/svg/{slug}, GET /v1/png/{slug}, GET /v1/webp/{slug} */
-export function assetsController(deps: AuthDeps & { assets: AssetService }) {
+export function assetsController(deps: AuthDeps & { assets: AssetService; suggest?: Suggest }) {
   const { assets } = deps;
+  const notFound = (slug: string) => serviceNotFound(slug, deps.suggest?.(slug) ?? []);
 
   /** PNG/WebP with the image options of the raster query. */
   function raster(
@@ -183,7 +185,7 @@ export function assetsController(deps: AuthDeps & { assets: AssetService }) {
     const ifNoneMatch = request.headers.get("if-none-match");
     const answer = (s: ServedSvg | null | "hidden") => {
       noteAssetMiss(request, slug, s === "hidden" ? null : s);
-      if (!s || s === "hidden") throw serviceNotFound(slug);
+      if (!s || s === "hidden") throw notFound(slug);
       return answerRaster(assets, format, s, size, ifNoneMatch, set, layout);
     };
     const selected = assets.select(slug, rasterOptions(query), tier);
@@ -203,7 +205,7 @@ export function assetsController(deps: AuthDeps & { assets: AssetService }) {
           query.placeholder === "monogram",
         );
         noteAssetMiss(request, params.slug, served);
-        if (!served) throw serviceNotFound(params.slug);
+        if (!served) throw notFound(params.slug);
         return answerSvg(served, request.headers.get("if-none-match"), set);
       },
       {

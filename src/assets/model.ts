@@ -1,5 +1,5 @@
 import { t } from "elysia";
-import { jsonResponse, RateLimitedBody } from "../catalog/model";
+import { jsonResponse, NotFoundBody, RateLimitedBody } from "../catalog/model";
 import { VARIANTS, type Variant } from "../catalog/types";
 import { queryEnum, queryInt } from "../http/params";
 import { DEFAULT_LAYOUT, FITS, MAX_PADDING } from "./render";
@@ -110,7 +110,7 @@ export function imageResponses(mediaType: string) {
     },
     304: { description: "If-None-Match matched the current ETag; no body", headers: IMAGE_HEADERS },
     401: jsonResponse("invalid_api_key: missing or invalid X-API-Key"),
-    404: jsonResponse("service_not_found: no catalog entry with this slug"),
+    404: jsonResponse("service_not_found: no catalog entry with this slug", NotFoundBody),
     422: jsonResponse("validation_error: variant, size, fit or padding out of range"),
     429: jsonResponse("rate_limit_exceeded: the bucket's daily limit is reached", RateLimitedBody),
     ...(mediaType.startsWith("image/svg")

@@ -12,11 +12,13 @@ import {
   JSON_TYPE,
   jsonResponse,
   ListQuery,
+  NotFoundBody,
   preSerialized,
   RateLimitedBody,
   ServiceListResponse,
   ServiceResponse,
 } from "./model";
+import type { Suggest } from "./search/suggest";
 import type { CatalogService } from "./service";
 
 /**
@@ -33,8 +35,9 @@ const errors = {
 };
 
 /** GET /v1/catalog, GET /v1/catalog/{slug}, POST /v1/catalog/batch */
-export function catalogController(deps: AuthDeps & { catalog: CatalogService }) {
+export function catalogController(deps: AuthDeps & { catalog: CatalogService; suggest?: Suggest }) {
   const { catalog } = deps;
+  const suggest = deps.suggest ?? (() => []);
   return new Elysia({ prefix: "/v1/catalog", tags: ["catalog"] })
     .use(authPlugin(deps))
     .use(decimalQuery)
@@ -99,7 +102,7 @@ export function catalogController(deps: AuthDeps & { catalog: CatalogService }) 
         const json = catalog.viewJson(params.slug);
         if (json === null) {
           noteMeter(request, { miss: [`slug:${params.slug.toLowerCase()}`] });
-          throw serviceNotFound(params.slug);
+          throw serviceNotFound(params.slug, suggest(params.slug));
         }
         set.headers["content-type"] = "application/json";
         return json as unknown as Static<typeof ServiceResponse>;
@@ -109,15 +112,15 @@ export function catalogController(deps: AuthDeps & { catalog: CatalogService }) 
         params: t.Object({ slug: t.String({ maxLength: 200 }) }),
         // 200 is the pre-serialized ServiceResponse (see above): validated as text here,
         // documented with its JSON schema below
-        response: { 200: ServiceJson, 404: ErrorBody, ...errors },
+        response: { 200: ServiceJson, 404: NotFoundBody, ...errors },
         detail: {
           summary: "One catalog entry by slug",
           description:
-            "The catalog entry (ServiceResponse, svgVariants null, no SVG markup). Slugs are matched case-insensitively. Unknown slug: 404 service_not_found. Counts against the catalog bucket.",
+            "The catalog entry (ServiceResponse, svgVariants null, no SVG markup). Slugs are matched case-insensitively. Unknown slug: 404 service_not_found, with up to 3 near-miss slugs in `suggestions` when the search index finds any. Counts against the catalog bucket.",
           responses: {
             200: jsonResponse("The catalog entry", ServiceResponse),
             401: jsonResponse("invalid_api_key: missing or invalid X-API-Key"),
-            404: jsonResponse("service_not_found: no catalog entry with this slug"),
+            404: jsonResponse("service_not_found: no catalog entry with this slug", NotFoundBody),
             422: jsonResponse("validation_error: slug longer than 200 characters"),
             429: jsonResponse(
               "rate_limit_exceeded: the catalog bucket's daily limit is reached",

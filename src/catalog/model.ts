@@ -120,6 +120,26 @@ export const ErrorBody = t.Object(
   { additionalProperties: true },
 );
 
+/** 404 service_not_found: the error shape plus optional "did you mean" slugs. */
+export const NotFoundBody = t.Object(
+  {
+    error: t.Literal("service_not_found"),
+    message: t.String(),
+    suggestions: t.Optional(
+      t.Array(t.String(), {
+        maxItems: 3,
+        description:
+          "Near-miss slugs from the search index, best first (absent when none); an extra field, the body keeps { error, message }",
+      }),
+    ),
+  },
+  {
+    additionalProperties: true,
+    description:
+      "service_not_found: no catalog entry with this slug; suggestions, when any, are slugs it may have meant",
+  },
+);
+
 export const RateLimitedBody = t.Object(
   {
     error: t.Literal("rate_limit_exceeded"),

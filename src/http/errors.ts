@@ -46,11 +46,17 @@ export const validationError = (message: string) => new ApiError(422, "validatio
 
 export const notFound = (code: string, message: string) => new ApiError(404, code, message);
 
-/** 404 service_not_found; the slug is named when it is worth echoing (not over-long or garbled). */
-export const serviceNotFound = (slug?: string) =>
-  notFound(
+/**
+ * 404 service_not_found; the slug is named when it is worth echoing (not over-long or garbled).
+ * `suggestions`, when any, are near-miss slugs from the search index (an extra optional field:
+ * the body keeps the spec's { error, message }).
+ */
+export const serviceNotFound = (slug?: string, suggestions: string[] = []) =>
+  new ApiError(
+    404,
     "service_not_found",
     slug === undefined
       ? "No catalog entry with that slug."
       : `No catalog entry with slug "${slug}".`,
+    suggestions.length ? { suggestions } : {},
   );

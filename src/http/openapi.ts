@@ -161,8 +161,10 @@ function uiPage(title: string, base: string): string {
 <title>${esc}</title>
 <link rel="icon" type="image/png" href="${base}/favicon-32x32.png">
 <link rel="stylesheet" href="${base}/swagger-ui.css">
+<link rel="stylesheet" href="${base}/reference.css">
 </head>
 <body>
+<nav class="reference-bar" aria-label="Reference"><a href="/">&larr; Back to the console</a><span id="reference-scope"></span></nav>
 <div id="swagger-ui"></div>
 <script src="${base}/swagger-ui-bundle.js"></script>
 <script src="${base}/init.js"></script>
@@ -171,8 +173,50 @@ function uiPage(title: string, base: string): string {
 `;
 }
 
-const uiInit = (specPath: string) =>
-  `window.ui = SwaggerUIBundle({ url: ${JSON.stringify(specPath)}, dom_id: "#swagger-ui", deepLinking: true });\n`;
+/** Tags of routes kept out of the public reference (shown with ?all): operator, MCP, Stripe. */
+export const NON_PUBLIC_TAGS = ["admin", "mcp"];
+export const NON_PUBLIC_PATHS = ["/v1/billing/webhook"];
+
+/**
+ * The page's script: loads the full document and, unless the address has `?all`, shows only
+ * the public routes (operator, MCP and webhook routes left out; the document itself is
+ * unchanged), grouped by task in the order of its `tags`.
+ */
+const uiInit = (specPath: string) => `(async () => {
+  const all = new URLSearchParams(location.search).has("all");
+  const spec = await (await fetch(${JSON.stringify(specPath)})).json();
+  const hiddenTags = ${JSON.stringify(NON_PUBLIC_TAGS)};
+  const hiddenPaths = ${JSON.stringify(NON_PUBLIC_PATHS)};
+  if (!all) {
+    for (const [path, item] of Object.entries(spec.paths)) {
+      for (const [method, op] of Object.entries(item))
+        if (hiddenPaths.includes(path) || (op.tags || []).some((t) => hiddenTags.includes(t)))
+          delete item[method];
+      if (!Object.keys(item).length) delete spec.paths[path];
+    }
+    spec.tags = (spec.tags || []).filter((t) => !hiddenTags.includes(t.name));
+  }
+  const scope = document.getElementById("reference-scope");
+  const a = document.createElement("a");
+  a.href = all ? location.pathname : "?all";
+  a.textContent = all ? "Public routes only" : "Show operator, MCP and webhook routes";
+  scope.append(a);
+  window.ui = SwaggerUIBundle({ spec, dom_id: "#swagger-ui", deepLinking: true });
+})();
+`;
+
+/** Dark mode following the system, and the bar with the link back to the console. */
+const REFERENCE_CSS = `.reference-bar { display: flex; flex-wrap: wrap; justify-content: space-between; gap: 0.5rem 1rem; padding: 0.6rem 1rem; font: 600 0.95rem system-ui, sans-serif; border-bottom: 1px solid #d9dce3; }
+.reference-bar a { color: #4338ca; text-decoration: none; }
+.reference-bar a:hover { text-decoration: underline; }
+@media (prefers-color-scheme: dark) {
+  html { background: #14161a; color-scheme: dark; }
+  .reference-bar { border-color: #2f343d; }
+  .reference-bar a { color: #a5b4fc; }
+  .swagger-ui { filter: invert(88%) hue-rotate(180deg); }
+  .swagger-ui .microlight, .swagger-ui img { filter: invert(100%) hue-rotate(180deg); }
+}
+`;
 
 /**
  * The API reference: Swagger UI served from the swagger-ui-dist npm package (its version pinned
@@ -195,6 +239,7 @@ export function openApiDocs(config: ElysiaSwaggerConfig) {
     return f;
   };
   files.set("init.js", { body: uiInit(specPath), type: "text/javascript; charset=utf-8" });
+  files.set("reference.css", { body: REFERENCE_CSS, type: "text/css; charset=utf-8" });
   const html = uiPage(title, path);
   const hide = { detail: { hide: true } };
   return (

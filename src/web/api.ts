@@ -99,9 +99,12 @@ export async function call(
       },
       body: opts.body === undefined ? undefined : JSON.stringify(opts.body),
     });
+  const sentToken = session.get("accessToken");
   let r = await send();
   if (r.status === 401 && cred !== "key" && cred !== "none" && session.get("refreshToken")) {
-    if (await refreshTokens()) r = await send();
+    // another call may have refreshed the pair while this one was in flight: use it
+    const fresh = session.get("accessToken");
+    if ((fresh && fresh !== sentToken) || (await refreshTokens())) r = await send();
   }
   if (r.headers.has("x-ratelimit-reset")) {
     lastRateLimit = {

@@ -1,6 +1,7 @@
-import { useEffect, useState } from "preact/hooks";
+import { useEffect, useRef, useState } from "preact/hooks";
 import { api, call, session } from "./api";
-import { CopyButton, Field, Status, useDark } from "./ui";
+import { Landing } from "./landing";
+import { CodeBlock, CopyButton, Field, Status, useDark } from "./ui";
 
 interface Brand {
   id: number;
@@ -99,25 +100,83 @@ function BrandMark(props: { brand: Brand; dark: boolean; tier: string }) {
   return <Mask url={mono.url} color={color} label={`${brand.name} logo`} class="mark" />;
 }
 
+/** The background each variant is drawn for: "light" = for light backgrounds, "dark" = for dark. */
+const INTENDED: Record<string, "light" | "dark"> = { dark: "dark" };
+const TILE_BG = { light: [255, 255, 255], dark: [0x11, 0x13, 0x18] } as const;
+/** WCAG 2 minimum contrast for graphics (1.4.11). */
+const GRAPHIC_CONTRAST = 3;
+
+function luminance(rgb: readonly number[]): number {
+  const [r, g, b] = rgb.map((v) => {
+    const c = v / 255;
+    return c <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4;
+  }) as [number, number, number];
+  return 0.2126 * r + 0.7152 * g + 0.0722 * b;
+}
+
+/**
+ * Contrast of a drawn mark against a tile background: the mean colour of its opaque pixels
+ * (alpha-weighted) against the background, as a WCAG ratio. Null until measured.
+ */
+function useContrast(url: string | null, bg: "light" | "dark"): number | null {
+  const [ratio, setRatio] = useState<number | null>(null);
+  useEffect(() => {
+    setRatio(null);
+    if (!url) return;
+    let live = true;
+    const img = new Image();
+    img.onload = () => {
+      const c = document.createElement("canvas");
+      c.width = c.height = 48;
+      const ctx = c.getContext("2d", { willReadFrequently: true });
+      if (!ctx || !live) return;
+      ctx.drawImage(img, 0, 0, 48, 48);
+      const d = ctx.getImageData(0, 0, 48, 48).data;
+      const sum = [0, 0, 0];
+      let w = 0;
+      for (let i = 0; i < d.length; i += 4) {
+        const a = (d[i + 3] as number) / 255;
+        if (a < 0.5) continue;
+        for (let k = 0; k < 3; k++) sum[k] = (sum[k] as number) + (d[i + k] as number) * a;
+        w += a;
+      }
+      if (!w) return;
+      const fg = luminance(sum.map((v) => v / w));
+      const back = luminance(TILE_BG[bg]);
+      setRatio((Math.max(fg, back) + 0.05) / (Math.min(fg, back) + 0.05));
+    };
+    img.src = url;
+    return () => {
+      live = false;
+    };
+  }, [url, bg]);
+  return ratio;
+}
+
 function VariantTile(props: { brand: Brand; variant: string; format: Format; size: number }) {
   const a = useAsset(assetPath(props.brand.slug, props.format, props.variant, props.size));
+  const intended = INTENDED[props.variant] ?? "light";
+  const other = intended === "light" ? "dark" : "light";
+  const [flipped, setFlipped] = useState(false);
+  const bg = flipped ? other : intended;
+  const url = a && typeof a !== "string" ? a.url : null;
+  const ratio = useContrast(url, bg);
   const label = `${props.brand.name} ${props.variant}`;
   return (
     <figure class="variant">
-      <div class="pair">
-        {(["light", "dark"] as const).map((bg) => (
-          <div key={bg} class={`tile on-${bg}`}>
-            {a && typeof a !== "string" && (
-              <img src={a.url} alt={`${label} logo on a ${bg} background`} />
-            )}
-          </div>
-        ))}
+      <div class={`tile on-${bg}`}>
+        {url && <img src={url} alt={`${label} logo on a ${bg} background`} />}
+        {ratio !== null && ratio < GRAPHIC_CONTRAST && (
+          <span class="flag" title="Below the 3:1 contrast WCAG asks of graphics">
+            Low contrast {ratio.toFixed(1)}:1
+          </span>
+        )}
       </div>
-      {props.variant === "mono" && a && typeof a !== "string" && props.format === "svg" && (
+      {props.variant === "mono" && url && props.format === "svg" && (
         <div class="pair tinted-pair">
           <div class="tile on-light">
             <Mask
-              url={a.url}
+              url={url}
               color={props.brand.brandColor}
               label={`${label} logo in the brand colour`}
               class="tile-mark"
@@ -125,7 +184,7 @@ function VariantTile(props: { brand: Brand; variant: string; format: Format; siz
           </div>
           <div class="tile on-dark">
             <Mask
-              url={a.url}
+              url={url}
               color={props.brand.darkModeColor ?? props.brand.brandColor}
               label={`${label} logo in the dark-mode colour`}
               class="tile-mark"
@@ -134,14 +193,30 @@ function VariantTile(props: { brand: Brand; variant: string; format: Format; siz
         </div>
       )}
       <figcaption>
-        {props.variant}
-        {typeof a === "string" && <span class="error"> — {a}</span>}
-        {a && typeof a !== "string" && a.restricted && (
-          <span class="hint"> (pro only: mono served)</span>
-        )}
-        {a && typeof a !== "string" && !a.restricted && a.served && a.served !== props.variant && (
-          <span class="hint"> (not in the catalog: {a.served} served)</span>
-        )}
+        <span>
+          <strong>{props.variant}</strong>
+          <span class="hint"> on {bg}</span>
+          {typeof a === "string" && <span class="error"> — {a}</span>}
+          {a && typeof a !== "string" && a.restricted && (
+            <span class="hint"> (pro only: mono served)</span>
+          )}
+          {a &&
+            typeof a !== "string" &&
+            !a.restricted &&
+            a.served &&
+            a.served !== props.variant && (
+              <span class="hint"> (fallback: not in the catalog, {a.served} served)</span>
+            )}
+        </span>
+        <button
+          type="button"
+          class="small"
+          aria-pressed={flipped}
+          aria-label={`Show ${props.variant} on ${other}`}
+          onClick={() => setFlipped(!flipped)}
+        >
+          On {other}
+        </button>
       </figcaption>
     </figure>
   );
@@ -170,13 +245,18 @@ function BrandDetail(props: { brand: Brand; tier: string }) {
         .map(([k, v]) => `  ${k}: ${v};`)
         .join("\n")}\n}`
     : "";
+  const head = useRef<HTMLDivElement>(null);
+  // one column (a phone): the brand opens below the results, so bring it into view
+  useEffect(() => {
+    if (matchMedia("(max-width: 720px)").matches) head.current?.scrollIntoView({ block: "start" });
+  }, [brand.slug]);
   const svgText = async () => {
     const a = await fetchAsset(assetPath(brand.slug, "svg", variant, 0));
     return typeof a === "string" ? "" : a.blob.text();
   };
   return (
     <section class="brand-detail" aria-labelledby="brand-h">
-      <div class="brand-head">
+      <div class="brand-head" ref={head}>
         <BrandMark brand={brand} dark={dark} tier={props.tier} />
         <h2 id="brand-h">{brand.name}</h2>
         <code>{brand.slug}</code>
@@ -245,27 +325,34 @@ function BrandDetail(props: { brand: Brand; tier: string }) {
       {css && (
         <>
           <h3>CSS custom properties</h3>
-          <pre>{css}</pre>
-          <CopyButton text={css} label="Copy _css block" />
+          <CodeBlock code={css} label="CSS custom properties" copyLabel="Copy _css block" />
         </>
       )}
       <h3>Snippets</h3>
       <CopyButton text={svgText} label={`Copy SVG (${variant})`} />
       {(Object.keys(snip) as (keyof typeof snip)[]).map((k) => (
-        <figure key={k} class="snippet" aria-label={`${k} snippet`}>
-          <pre>{snip[k]}</pre>
-          <CopyButton text={snip[k]} label={`Copy ${k} snippet`} />
-        </figure>
+        <CodeBlock key={k} code={snip[k]} label={`${k} snippet`} copyLabel={`Copy ${k} snippet`} />
       ))}
     </section>
   );
 }
 
+/** A result's thumbnail: the public gallery's PNG, which spends none of the key's quota. */
+export function thumbnailPath(slug: string, size = 48): string {
+  return `/v1/gallery/${encodeURIComponent(slug)}/thumbnail?variant=color&size=${size}`;
+}
+
+function noMatch(q: string): string {
+  return `No brand matches "${q}". Try the company's name in fewer words, its domain (e.g. stripe.com) or another spelling.`;
+}
+
 export function ExplorerPage() {
   const [key, setKey] = useState(session.get("apiKey"));
+  const [keyMsg, setKeyMsg] = useState({ text: "", error: false });
   const [q, setQ] = useState("");
   const [results, setResults] = useState<Brand[]>([]);
   const [msg, setMsg] = useState({ text: "", error: false });
+  const [suggestions, setSuggestions] = useState<string[]>([]);
   const [brand, setBrand] = useState<Brand | null>(null);
   const [tier, setTier] = useState("free");
   const activeKey = session.get("apiKey");
@@ -276,6 +363,24 @@ export function ExplorerPage() {
     void api<{ tier: string }>("/v1/usage", { cred: "key" }).then((r) =>
       setTier(r.ok ? r.data.tier : "free"),
     );
+  }, [activeKey]);
+
+  async function openBrand(slug: string) {
+    const r = await api<Brand & { suggestions?: string[] }>(
+      `/v1/catalog/${encodeURIComponent(slug)}`,
+      { cred: "key" },
+    );
+    setSuggestions(r.ok ? [] : (r.data?.suggestions ?? []));
+    if (r.ok) {
+      setBrand(r.data);
+      history.replaceState(null, "", `/?brand=${encodeURIComponent(r.data.slug)}`);
+    } else setMsg({ text: r.message, error: true });
+  }
+
+  // /?brand=<slug> opens that brand (a near miss answers with "did you mean")
+  useEffect(() => {
+    const slug = new URLSearchParams(location.search).get("brand");
+    if (haveKey && slug) void openBrand(slug);
   }, [activeKey]);
 
   useEffect(() => {
@@ -290,18 +395,46 @@ export function ExplorerPage() {
       );
       if (!r.ok) return setMsg({ text: r.message, error: true });
       setResults(r.data.matches);
-      setMsg({ text: `${r.data.total} match${r.data.total === 1 ? "" : "es"}.`, error: false });
+      setSuggestions([]);
+      const n = r.data.total;
+      setMsg({
+        text: n ? `${n} match${n === 1 ? "" : "es"}.` : noMatch(q.trim()),
+        error: false,
+      });
     }, 350);
     return () => clearTimeout(t);
   }, [q, haveKey]);
 
   return (
     <>
+      {!haveKey && <Landing />}
+      {!haveKey && <h2 id="key-h">Already have a key?</h2>}
       <form
         class="keyform"
-        onSubmit={(e) => {
+        aria-labelledby={haveKey ? undefined : "key-h"}
+        onSubmit={async (e) => {
           e.preventDefault();
-          session.set("apiKey", key.trim());
+          const candidate = key.trim();
+          if (!candidate) {
+            session.set("apiKey", "");
+            return setKeyMsg({ text: "", error: false });
+          }
+          // checked before it is kept: GET /v1/usage costs no quota
+          setKeyMsg({ text: "Checking the key…", error: false });
+          const r = await fetch("/v1/usage", { headers: { "x-api-key": candidate } }).catch(
+            () => null,
+          );
+          if (!r) return setKeyMsg({ text: "The API could not be reached.", error: true });
+          if (r.status === 401)
+            return setKeyMsg({
+              text: "This key was not accepted: check that it was pasted whole, or get a new one from your account page.",
+              error: true,
+            });
+          if (!r.ok)
+            return setKeyMsg({ text: `The key could not be checked (${r.status}).`, error: true });
+          const usage = (await r.json()) as { tier: string };
+          session.set("apiKey", candidate);
+          setKeyMsg({ text: `Key accepted: ${usage.tier} plan.`, error: false });
         }}
       >
         <Field
@@ -311,12 +444,12 @@ export function ExplorerPage() {
           onInput={setKey}
           autocomplete="off"
           hint="Kept in this tab's session storage and sent only to this API."
-        />
-        <button type="submit">Use this key</button>
+        >
+          <button type="submit">Use this key</button>
+        </Field>
+        <Status {...keyMsg} />
       </form>
-      {!haveKey ? (
-        <p>Paste an API key to search the catalog, or sign up to get one.</p>
-      ) : (
+      {haveKey && (
         <div class="explorer">
           <div class="search">
             <Field
@@ -324,27 +457,32 @@ export function ExplorerPage() {
               type="search"
               value={q}
               onInput={setQ}
-              hint="At least 2 characters; each search counts against your search quota."
+              hint="At least 2 characters; each search counts against your search quota (thumbnails do not)."
             />
             <Status {...msg} />
+            {suggestions.length > 0 && (
+              <p class="didyoumean">
+                Did you mean{" "}
+                {suggestions.map((slug, i) => (
+                  <span key={slug}>
+                    {i > 0 && ", "}
+                    <button type="button" class="small" onClick={() => void openBrand(slug)}>
+                      {slug}
+                    </button>
+                  </span>
+                ))}
+                ?
+              </p>
+            )}
             <ul class="results" aria-label="Search results">
               {results.map((b) => (
                 <li key={b.slug}>
                   <button
                     type="button"
                     aria-pressed={brand?.slug === b.slug}
-                    onClick={async () => {
-                      const r = await api<Brand>(`/v1/catalog/${encodeURIComponent(b.slug)}`, {
-                        cred: "key",
-                      });
-                      if (r.ok) setBrand(r.data);
-                      else setMsg({ text: r.message, error: true });
-                    }}
+                    onClick={() => void openBrand(b.slug)}
                   >
-                    <span
-                      class="swatch"
-                      style={{ backgroundColor: b.brandColor ? `#${b.brandColor}` : "transparent" }}
-                    />
+                    <img class="thumb" src={thumbnailPath(b.slug)} alt="" loading="lazy" />
                     {b.name} <small>{b.slug}</small>
                   </button>
                 </li>

@@ -79,7 +79,16 @@ function App() {
         Skip to content
       </a>
       <header>
-        <span class="brand">Brand Asset API</span>
+        <Link href="/" class="brand" label="Brand Asset API, home">
+          <svg class="logo" viewBox="0 0 32 32" aria-hidden="true">
+            <rect width="32" height="32" rx="8" fill="var(--accent)" />
+            <path
+              d="M10 7h8a5 5 0 0 1 2.6 9.3A5.5 5.5 0 0 1 18.5 25H10zm4 4v4h4a2 2 0 0 0 0-4zm0 7.5V21h4.5a1.75 1.75 0 0 0 0-3.5z"
+              fill="var(--accent-fg)"
+            />
+          </svg>
+          <span class="brand-name">Brand Asset API</span>
+        </Link>
         <nav aria-label="Console">
           <ul>
             {nav.map(([href, label]) => (
@@ -90,13 +99,17 @@ function App() {
               </li>
             ))}
             <li>
-              <a href="/swagger">API docs</a>
+              <a href="/swagger">
+                <span class="wide">API </span>docs
+              </a>
             </li>
           </ul>
         </nav>
       </header>
       <main id="main" tabIndex={-1}>
-        <h1>{page.title}</h1>
+        <h1>
+          {path === "/" && !session.get("apiKey") ? "Brand logos, one API call away" : page.title}
+        </h1>
         <CheckoutNotice />
         <View />
       </main>

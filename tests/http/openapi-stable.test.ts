@@ -114,8 +114,10 @@ describe("API reference UI", () => {
       const html = await res.text();
       const refs = [...html.matchAll(/(?:src|href)="([^"]+)"/g)].map((m) => m[1]);
       expect(refs.sort()).toEqual([
+        "/",
         "/swagger/favicon-32x32.png",
         "/swagger/init.js",
+        "/swagger/reference.css",
         "/swagger/swagger-ui-bundle.js",
         "/swagger/swagger-ui.css",
       ]);
@@ -131,7 +133,10 @@ describe("API reference UI", () => {
       expect(Buffer.compare(served, readFileSync(join(dist, name)))).toBe(0);
     }
     const init = await (await t.req("/swagger/init.js")).text();
-    expect(init).toContain('url: "/swagger/json"');
+    expect(init).toContain('fetch("/swagger/json")');
+    const css = await t.req("/swagger/reference.css");
+    expect(css.headers.get("content-type")).toBe("text/css; charset=utf-8");
+    expect(await css.text()).toContain("prefers-color-scheme: dark");
   });
 
   test("other names under /swagger are 404, never files from elsewhere", async () => {

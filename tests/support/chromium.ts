@@ -6,6 +6,7 @@
  */
 import { type Browser, chromium } from "playwright-core";
 import { CHROMIUM_ARGS } from "../../scripts/test";
+import { rememberClientAddress } from "../../src/http/client-ip";
 
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 
@@ -14,4 +15,20 @@ export function launchChromium(): Promise<Browser> {
   const ws = process.env.TEST_CHROMIUM_WS;
   if (ws) return chromium.connect(ws);
   return chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+}
+
+/** The test app on a real loopback port (client IPs recorded), for a browser to open. */
+export function serveForBrowser(app: { handle(req: Request): Response | Promise<Response> }): {
+  server: ReturnType<typeof Bun.serve>;
+  base: string;
+} {
+  const server = Bun.serve({
+    port: 0,
+    hostname: "127.0.0.1",
+    fetch: (req, srv) => {
+      rememberClientAddress(req, srv.requestIP(req)?.address);
+      return app.handle(req);
+    },
+  });
+  return { server, base: `http://127.0.0.1:${server.port}` };
 }

@@ -17,12 +17,12 @@ const scriptOf = (html: string) => /src="(\/console\/[^"]+\.js)"/.exec(html)?.[1
 const styleOf = (html: string) => /href="(\/console\/[^"]+\.css)"/.exec(html)?.[1] as string;
 
 describe("web console: build output", () => {
-  test("the console's JavaScript is at most 150 KB gzipped in total", () => {
+  test("the console's JavaScript is at most 100 KB gzipped in total", () => {
     const js = readdirSync(WEB_OUT).filter((n) => n.endsWith(".js"));
     expect(js.length).toBeGreaterThan(0);
     const gz = js.reduce((s, n) => s + gzipSync(readFileSync(join(WEB_OUT, n))).length, 0);
     console.log(`console JS: ${js.length} file(s), ${(gz / 1024).toFixed(1)} KB gzipped`);
-    expect(gz).toBeLessThanOrEqual(150 * 1024);
+    expect(gz).toBeLessThanOrEqual(100 * 1024);
   });
 
   test("the bundle carries Preact and uPlot from node_modules and loads nothing remote", () => {
