@@ -779,6 +779,40 @@ export interface Routes {
         | "managed_account";
     };
   };
+  /** Search the catalog without a key */
+  "GET /v1/gallery/search": {
+    path: Record<string, never>;
+    query: {
+      /** Brand name, slug or domain words */
+      q: string;
+      /** Integer from 1 to 12 written in decimal digits (no sign, exponent, fraction or 0x), default 8 */
+      limit?: number;
+    };
+    body: undefined;
+    response: {
+      /** Best matches first */
+      matches: {
+        slug: string;
+        name: string;
+        brandColor: string | null;
+      }[];
+    };
+  };
+  /** A small PNG thumbnail of a brand's mark without a key */
+  "GET /v1/gallery/{slug}/thumbnail": {
+    path: {
+      /** Catalog slug */
+      slug: string;
+    };
+    query: {
+      /** One of mono, color; default mono */
+      variant?: "mono" | "color";
+      /** Integer from 16 to 128 written in decimal digits (no sign, exponent, fraction or 0x), default 64 */
+      size?: number;
+    };
+    body: undefined;
+    response: Uint8Array;
+  };
   /** Read the visitor count */
   "GET /v1/public/visitor-counter": {
     path: Record<string, never>;
