@@ -84,6 +84,10 @@ export function createApp(deps: Deps) {
             { name: "search", description: "Find brands by name, slug or domain words" },
             { name: "brand", description: "Look a brand up by domain or business e-mail" },
             { name: "assets", description: "Logo artwork as SVG, PNG and WebP" },
+            {
+              name: "images",
+              description: "Logos for <img> tags: signed and publishable image URLs",
+            },
             { name: "gallery", description: "Public search and thumbnails: no key, capped per IP" },
             { name: "auth", description: "Sign up, log in, tokens, password and key" },
             { name: "usage", description: "Today's quota use and the usage history" },
