@@ -11,6 +11,7 @@ import type { Deps } from "../../../src/deps";
 import { setLogLevel } from "../../../src/platform/log";
 import { openMongoStore } from "../../../src/store";
 import { ADMIN_TOKEN, CATALOG_FILE, makeApp, type TestApp, tempDir } from "../../support/app";
+import { smallCatalogFile } from "../../support/catalog";
 import { logoSites, SSRF_DNS } from "../../support/logo-sites";
 import { mongoUrl, skipNote, testDbName } from "../../support/mongo";
 import { type FixtureWeb, startFixtureWeb } from "../../support/web-fixtures";
@@ -118,7 +119,11 @@ describe.skipIf(!mongo.url)(`discovery on MongoDB ${skipNote(mongo)}`.trim(), ()
   const dbName = testDbName("bapi_discovery");
   let client: MongoClient;
   const mongoApp = async (env: Record<string, string> = {}) => {
-    const store = await openMongoStore({ CATALOG_FILE, MONGODB_DB: dbName }, mongo.url as string);
+    // the small real catalog: discovery adds brands to whatever catalog it has
+    const store = await openMongoStore(
+      { CATALOG_FILE: smallCatalogFile(), MONGODB_DB: dbName },
+      mongo.url as string,
+    );
     return makeApp(env, { store, customize: useFixtures });
   };
   afterAll(async () => {
