@@ -167,7 +167,7 @@ async function benchSvg() {
       // median of the per-round ratios (each app run paired with the bare runs next to it)
       line(
         "app / bare (content-type only)",
-        `${fmtMedian(roundRatios(runs[3]!, runs[0]!))} (reference: bare-server targets withdrawn, issue 23)`,
+        `${fmtMedian(roundRatios(runs[3]!, runs[0]!))} (reference: bare-server targets withdrawn)`,
       );
       line("app / bare (same headers)", `${fmt(pairedRatio(runs[3]!, runs[1]!), 0)}%`);
       line("app / bare (same headers, reads key)", `${fmt(pairedRatio(runs[3]!, runs[2]!), 0)}%`);

@@ -96,7 +96,7 @@ console.log(`  bare: ${fmt(b.rps, 0)} req/s  p50 ${fmt(b.p50)} ms  p99 ${fmt(b.p
 // the median of the per-round ratios: each app run paired with the bare run right after it
 const ratios = roundRatios(appRuns, bareRuns);
 console.log(
-  `  ratio app/bare: ${`${fmtMedian(ratios)} (reference: bare-server targets withdrawn, issue 23)`}; per round: ${fmtRounds(ratios)}`,
+  `  ratio app/bare: ${`${fmtMedian(ratios)} (reference: bare-server targets withdrawn)`}; per round: ${fmtRounds(ratios)}`,
 );
 console.log(
   `Cold start to ready /readyz: ${colds.map((c) => `${fmt(c, 0)} ms`).join(", ")}  (target < 2000 ms)`,

@@ -100,7 +100,7 @@ console.log(row("bare Bun.serve", bareRuns));
 console.log(row("app, in-memory counter store", memRuns));
 console.log(row("app, Upstash via upstash-local", upRuns));
 console.log(
-  `in-memory / bare: ${`${fmtMedian(memPct)} (reference: bare-server targets withdrawn, issue 23)`}  per round: ${fmtRounds(memPct)}`,
+  `in-memory / bare: ${`${fmtMedian(memPct)} (reference: bare-server targets withdrawn)`}  per round: ${fmtRounds(memPct)}`,
 );
 console.log(
   `upstash / bare:   ${`${fmtMedian(upPct)} (reference)`}  per round: ${fmtRounds(upPct)}`,

@@ -4,7 +4,7 @@
  * does before it listens), then the search index (built on the first search), the CPU time
  * each took (the fair figure on a shared machine), the peak RSS (the kernel's high-water mark on
  * Linux, VmHWM: the true peak, not samples between phases) and the RSS once garbage
- * is collected. Bars (issue 25): < 2 s, < 400 MB.
+ * is collected. Bars: < 2 s, < 400 MB.
  *
  *   npx bun scripts/bench/startup.ts     (CATALOG_FILE overrides the catalog)
  */

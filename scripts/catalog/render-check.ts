@@ -1,5 +1,5 @@
 /**
- * Build check of the colour artwork (issue 19): every colour variant is rendered small with
+ * Build check of the colour artwork: every colour variant is rendered small with
  * resvg and flagged when it
  *  - lost all colour: no chromatic pixel although the brand colour is chromatic (a gradient
  *    dropped on the way, or a source that draws the mark in black: Instagram's logos icon);

@@ -19,7 +19,7 @@ export const SlugParams = t.Object({
 
 const variant = queryEnum<Variant>("variant", VARIANTS, "mono");
 
-/** issue 25: opt-in lettermark instead of the generic placeholder */
+/** opt-in lettermark instead of the generic placeholder */
 const placeholderKind = t.Optional(
   t.Union([t.Literal("generic"), t.Literal("monogram")], {
     description:

@@ -1,5 +1,5 @@
 /**
- * The opt-in lettermark placeholder (`placeholder=monogram` on the asset routes, issue 25): the
+ * The opt-in lettermark placeholder (`placeholder=monogram` on the asset routes): the
  * brand's initials on a rounded square in its brand colour, for a brand without artwork the
  * caller may get. Served exactly like the generic placeholder (X-Svg-Variant: placeholder,
  * max-age 3600). Plain TS; the markup is built here from escaped initials, never from input.

@@ -185,7 +185,7 @@ export class AssetService {
 
   /**
    * The SVG for a request, or null when the slug does not exist. Reads the brand every time.
-   * `monogram`: the brand's lettermark instead of the generic placeholder (issue 25).
+   * `monogram`: the brand's lettermark instead of the generic placeholder.
    */
   resolve(slug: string, requested: Variant, tier: Tier, monogram = false): ServedSvg | null {
     const brand = this.catalog.brand(slug);

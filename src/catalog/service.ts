@@ -88,7 +88,7 @@ export class CatalogService {
   async load(): Promise<void> {
     this.install(await this.source.load());
     // a directory-size catalog: the parse's garbage (the 56 MB file's text) goes before the
-    // domain map and the search index allocate theirs (RSS peak, issue 25)
+    // domain map and the search index allocate theirs (RSS peak)
     if (this.brands.length >= 5000) collectGarbage();
   }
 

@@ -1,7 +1,7 @@
 /**
  * A full, synchronous garbage collection. Used after building large in-memory structures (the
  * 56 MB catalog parse, the search index of 20,000 brands): without it the garbage of each phase
- * is still resident when the next one allocates, and RSS peaks ~130 MB higher (issue 25).
+ * is still resident when the next one allocates, and RSS peaks ~130 MB higher.
  */
 export function collectGarbage(): void {
   const bun = (globalThis as { Bun?: { gc(force: boolean): void } }).Bun;

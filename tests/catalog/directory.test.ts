@@ -1,5 +1,5 @@
 /**
- * The brand directory (issue 25): name-suggestion-index companies in the real built catalog,
+ * The brand directory: name-suggestion-index companies in the real built catalog,
  * through the real app: domains resolve, entries without artwork answer the placeholder, the
  * extra fields are documented and served, GET /v1/catalog filters on artwork, and search ranks
  * a brand with artwork above a directory-only namesake.

@@ -25,7 +25,7 @@ const SERVICE_KEYS = [
   "_notice",
 ].sort();
 
-/** optional fields of the brand directory (issue 25), present only where known */
+/** optional fields of the brand directory, present only where known */
 const DIRECTORY_KEYS = new Set(["description", "wikidata", "links"]);
 
 function expectServiceResponse(item: Record<string, unknown>) {

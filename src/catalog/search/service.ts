@@ -109,7 +109,7 @@ function toEntry(brand: Brand): Entry {
     names,
     compacts,
     domains,
-    // initials only for brands with artwork: thousands of directory entries (issue 25) would
+    // initials only for brands with artwork: thousands of directory entries would
     // turn every short query into some local chain's initials ("bbc" Burn Boot Camp)
     abbreviations: hasArtwork(brand) ? [...new Set(names.flatMap(abbreviations))] : [],
     hostNames: domains.map(hostName).filter(Boolean),
@@ -119,7 +119,7 @@ function toEntry(brand: Brand): Entry {
 }
 
 function toDoc(id: number, e: Entry): Doc {
-  // a directory entry (no artwork, issue 25) is indexed by its display name and domains only
+  // a directory entry (no artwork) is indexed by its display name and domains only
   // (its other names still match exactly, see `exact`): ~15,000 entries' aliases and word
   // parts would double the index's memory
   const full = hasArtwork(e.brand);
@@ -286,7 +286,7 @@ export class SearchIndex {
 
   /**
    * true until the index is built: it is built on first use, not at start-up (about 1 s of CPU
-   * for the 20,000 brands with the directory, issue 25), and again on first use after a reload
+   * for the 20,000 brands with the directory), and again on first use after a reload
    */
   private stale = true;
 
@@ -331,7 +331,7 @@ export class SearchIndex {
     useLexicon(this.index);
     if (large) collectGarbage();
     // typo neighbours of the words of brands with artwork only: the directory's ~15,000
-    // entries (issue 25) would take most of the start-up time and memory for a rarely used
+    // entries would take most of the start-up time and memory for a rarely used
     // path (a swap and one more edit); their typos still match through MiniSearch's fuzzy lookup
     // (both sets filled word by word: no array of all words is made)
     const vocabulary = new Set<string>();

@@ -1,6 +1,6 @@
 /**
- * Issue 19's list of well-known company domains (tests/catalog/lists/domains.txt, written before looking
- * at the data, grown by issue 25 with 200 non-technology companies) against the real built
+ * The list of well-known company domains (tests/catalog/lists/domains.txt, written before looking
+ * at the data, grown with 200 non-technology companies) against the real built
  * catalog: at least 92% of issue 19's list resolve (its bar), at least 90% of the whole list
  * (issue 25's bar), and none to a wrong brand.
  */
@@ -47,7 +47,7 @@ describe("well-known company domains (tests/catalog/lists/domains.txt)", () => {
     expect(first.length).toBeGreaterThanOrEqual(300);
     expect(firstResolved / first.length).toBeGreaterThanOrEqual(FIRST_LIST_BAR);
   });
-  // the whole list's bar (issue 25)
+  // the whole list's bar
   test(`at least ${BAR * 100}% resolve (measured ${pct(resolved, list.length)})`, () => {
     expect(rate).toBeGreaterThanOrEqual(BAR);
   });

@@ -1,5 +1,5 @@
 /**
- * Domains under other public suffixes and curated legacy domains (issue 19), on the real built
+ * Domains under other public suffixes and curated legacy domains, on the real built
  * catalog through GET /v1/brand, plus the resolver's rule on a small catalog of its own.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";

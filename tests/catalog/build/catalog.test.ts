@@ -98,7 +98,7 @@ describe("built catalog", () => {
     const weak: string[] = [];
     for (const b of brands) {
       expect(b.verifiedAt).toBeNull();
-      // directory entries (issue 25) have no artwork at all: the API serves the placeholder
+      // directory entries have no artwork at all: the API serves the placeholder
       if (b.sources.length === 1 && b.sources[0] === "name-suggestion-index") {
         expect(b.variants).toEqual({});
         continue;

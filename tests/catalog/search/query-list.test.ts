@@ -1,5 +1,5 @@
 /**
- * Issue 19's list of queries people type (tests/catalog/lists/queries.txt, written before looking at the
+ * The list of queries people type (tests/catalog/lists/queries.txt, written before looking at the
  * data) against the real built catalog's search: top-1 right for at least 95%.
  */
 import { describe, expect, test } from "bun:test";

@@ -81,7 +81,7 @@ describe("tier 1 and 2: prefixes, then later words", () => {
     // "teams": TeamSpeak (prefix) first, Microsoft Teams (word) next, typos after
     const r = slugs("teams");
     expect(r.indexOf("microsoftteams")).toBeGreaterThan(-1);
-    // (a directory entry whose name starts with "teams" is a prefix match, issue 25)
+    // (a directory entry whose name starts with "teams" is a prefix match)
     expect(r.indexOf("microsoftteams")).toBeLessThan(4);
   });
   test("words in any order", () => {
@@ -155,7 +155,7 @@ describe("limits and determinism", () => {
     expect(standing).toEqual([...standing].sort((a, b) => b - a));
   });
 
-  test("a prefix finds the famous brand first (issue 19)", () => {
+  test("a prefix finds the famous brand first", () => {
     for (const [q, slug] of [
       ["micr", "microsoft"],
       ["insta", "instagram"],
