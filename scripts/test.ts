@@ -12,30 +12,17 @@
  * redis-server is started per suite (tests/support/redis.ts): suites wipe it.
  * See docs/testing.md.
  */
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { findFerretDb, type MongoLocal, startMongoLocal } from "./mongo-local";
 import { type StripeMock, startStripeMock } from "./stripe-mock";
 
-/** Test files that start processes or need a server beyond redis-server: left out by --fast. */
-export const SLOW_FILES = [
-  "tests/store/http-mongo.test.ts",
-  "tests/store/scale-out.test.ts",
-  "tests/store/contract.test.ts",
-  "tests/usage/store-contract.test.ts",
-  "tests/usage/restart.test.ts",
-  "tests/usage/counters.test.ts",
-  "tests/billing/",
-  "tests/accounts/mongo.test.ts",
-  "tests/accounts/runtimes.test.ts",
-  "tests/platform/",
-  "tests/mcp/",
-  "tests/web/",
-  "tests/http/cors-browser.test.ts",
-  "tests/http/request-limits.test.ts",
-  "tests/admin/cli.test.ts",
-  "tests/assets/prerender.test.ts",
-  "tests/quota/",
-];
+/**
+ * What makes a test file slow to start, read from its text: it uses a shared real server
+ * (tests/support/mongo, redis, stripe-mock, chromium) or starts processes. `--fast` leaves
+ * those files out.
+ */
+export const SLOW_MARKERS =
+  /support\/(mongo|redis|stripe-mock|chromium|usage-stores)"|Bun\.spawn|spawnSync|SERVICE_CMD|runAdmin\(|from "node:child_process"/;
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 export const CHROMIUM_ARGS = [
@@ -54,10 +41,10 @@ async function startChromium(): Promise<{ ws: string; stop(): Promise<void> } | 
   return { ws: server.wsEndpoint(), stop: () => server.close() };
 }
 
-/** Every test file but SLOW_FILES, as paths for `bun test`. */
+/** Every test file whose text has none of SLOW_MARKERS, as paths for `bun test`. */
 function fastFiles(): string[] {
   const all = [...new Bun.Glob("tests/**/*.test.{ts,tsx}").scanSync(".")].sort();
-  return all.filter((f) => !SLOW_FILES.some((s) => f.startsWith(s))).map((f) => `./${f}`);
+  return all.filter((f) => !SLOW_MARKERS.test(readFileSync(f, "utf8"))).map((f) => `./${f}`);
 }
 
 async function main() {
