@@ -24,6 +24,9 @@ import { type StripeMock, startStripeMock } from "./stripe-mock";
 export const SLOW_MARKERS =
   /support\/(mongo|redis|stripe-mock|chromium|usage-stores)"|Bun\.spawn|spawnSync|SERVICE_CMD|runAdmin\(|from "node:child_process"/;
 
+/** Per-file test durations (ms) that balance the two workers; written by --update-timings. */
+const TIMINGS = "tests/timings.json";
+
 const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 export const CHROMIUM_ARGS = [
   "--headless",
@@ -81,6 +84,9 @@ async function main() {
   }
 
   const cmd = [process.execPath, "test", "--timeout", "30000", "--parallel=2", "--no-isolate"];
+  // per-file durations of an earlier run: the workers start the slowest files first, so both
+  // finish together (refresh with `npm test -- --update-timings`)
+  if (existsSync(TIMINGS)) cmd.push(`--timings=${TIMINGS}`);
   if (fast && !args.some((a) => !a.startsWith("-"))) args.push(...fastFiles());
   const proc = Bun.spawn([...cmd, ...args], {
     env: { ...process.env, ...env },
