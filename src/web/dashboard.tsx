@@ -109,6 +109,12 @@ function StackedChart(props: { data: Series; dark: boolean }) {
     const stacks: number[][] = [];
     for (const [i, g] of groups.entries())
       stacks.push(g.series.map((p, j) => p.requests + (stacks[i - 1]?.[j] ?? 0)));
+    // a part with no requests is not drawn (no hairline bars on empty periods)
+    const drawn = stacks.map((s, i) =>
+      s.map((v, j) => ((groups[i] as Group).series[j]?.requests ? v : null)),
+    );
+    const step = data.granularity === "hour" ? 3600 : 86_400;
+    const day = data.granularity === "day";
     const ink = dark ? "#d0d4dc" : "#333";
     const grid = dark ? "#3a3f4a" : "#e4e4e4";
     const bars = uPlot.paths.bars?.({ size: [0.8, 40] });
@@ -119,10 +125,25 @@ function StackedChart(props: { data: Series; dark: boolean }) {
         width: Math.max(260, box.clientWidth || 600),
         height: 220,
         axes: [
-          { stroke: ink, grid: { stroke: grid } },
+          {
+            stroke: ink,
+            grid: { stroke: grid },
+            incrs: day
+              ? [1, 2, 7, 14, 28, 91].map((d) => d * 86_400)
+              : [1, 3, 6, 12, 24, 48].map((h) => h * 3600),
+            values: (_u, splits) =>
+              splits.map((v) => {
+                const iso = new Date(v * 1000).toISOString();
+                return day || iso.slice(11, 13) === "00" ? iso.slice(5, 10) : iso.slice(11, 16);
+              }),
+          },
           { stroke: ink, grid: { stroke: grid } },
         ],
-        scales: { x: { time: true }, y: { range: (_u, _min, max) => [0, Math.max(4, max)] } },
+        scales: {
+          // half a period either side, so the first and last bars are whole
+          x: { time: true, range: (_u, min, max) => [min - step / 2, max + step / 2] },
+          y: { range: (_u, _min, max) => [0, Math.max(4, max)] },
+        },
         series: [
           {
             label: data.granularity === "hour" ? "Hour" : "Day",
@@ -144,7 +165,7 @@ function StackedChart(props: { data: Series; dark: boolean }) {
           }),
         ],
       },
-      [xs, ...order.map((i) => stacks[i] ?? [])],
+      [xs, ...order.map((i) => drawn[i] ?? [])],
       box,
     );
     return () => plot.destroy();
