@@ -168,7 +168,16 @@ function StackedChart(props: { data: Series; dark: boolean }) {
       [xs, ...order.map((i) => drawn[i] ?? [])],
       box,
     );
-    return () => plot.destroy();
+    // follows the box's width (a phone turned, a window resized)
+    const resize = new ResizeObserver(() => {
+      const width = Math.max(260, box.clientWidth);
+      if (width !== plot.width) plot.setSize({ width, height: 220 });
+    });
+    resize.observe(box);
+    return () => {
+      resize.disconnect();
+      plot.destroy();
+    };
   }, [data, dark]);
   return (
     <figure class="chart">

@@ -339,6 +339,18 @@ describe.skipIf(!have)("web console in headless Chromium", () => {
     expect(svgGithub.length).toBeGreaterThanOrEqual(2);
     await page.getByLabel("Per day").check();
     await page.locator(".u-legend .u-label", { hasText: "Day" }).waitFor();
+    expect(await page.getByText("No requests yet").count()).toBe(0);
+    // at 360 px the chart follows the narrower box: no sideways scroll
+    await page.setViewportSize({ width: 360, height: 800 });
+    await page.waitForFunction(() => {
+      const fig = document.querySelector("figure.chart") as HTMLElement;
+      const canvas = fig.querySelector("canvas") as HTMLCanvasElement;
+      return (
+        canvas.getBoundingClientRect().right <= fig.getBoundingClientRect().right &&
+        document.documentElement.scrollWidth <= 360
+      );
+    });
+    await page.setViewportSize({ width: 1200, height: 800 });
     await axe("dashboard");
     await shot("console-dashboard", true);
   }, 90_000);
