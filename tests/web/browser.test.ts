@@ -350,6 +350,9 @@ describe.skipIf(!have)("web console in headless Chromium", () => {
         document.documentElement.scrollWidth <= 360
       );
     });
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.waitForFunction(() => document.documentElement.scrollWidth <= 390);
+    await shot("console-dashboard-phone");
     await page.setViewportSize({ width: 1200, height: 800 });
     await axe("dashboard");
     await shot("console-dashboard", true);
