@@ -1,7 +1,7 @@
 import { useEffect, useRef, useState } from "preact/hooks";
 import uPlot from "uplot";
-import { api, BUCKETS, type Bucket, session } from "./api";
-import { Link, Status, useDark } from "./ui";
+import { api, BUCKETS, type Bucket, call, session } from "./api";
+import { CodeBlock, Link, Status, useDark } from "./ui";
 
 interface Usage {
   date: string;
@@ -12,15 +12,41 @@ interface Counts {
   requests: number;
   errors: number;
   rateLimited: number;
+  p50: number | null;
+  p95: number | null;
+  p99: number | null;
 }
-export interface History {
+interface Point extends Counts {
+  t: string;
+}
+interface Group extends Counts {
+  id: string;
+  other?: boolean;
+  series: Point[];
+}
+/** The series answer of GET /v1/analytics/usage (granularity / group_by / limit). */
+export interface Series {
   from: string;
   to: string;
-  days: { date: string; buckets: Partial<Record<Bucket, Counts>> }[];
-  totals: Partial<Record<Bucket, Counts>>;
+  granularity: "day" | "hour";
+  totals: Counts;
+  series: Point[];
+  groups: Group[];
 }
+type Granularity = "day" | "hour";
 
-const RANGES = [7, 30, 90, 365];
+const RANGES: Record<Granularity, number[]> = { day: [7, 30, 90, 365], hour: [1, 3, 7] };
+const COLOURS: Record<string, [string, string]> = {
+  svg: ["#2563c9", "#5b9bf0"],
+  png: ["#0f8a6a", "#4fd1a5"],
+  webp: ["#7c3aed", "#c4a5fd"],
+  catalog: ["#b45309", "#fbbf24"],
+  search: ["#be185d", "#f9a8d4"],
+  domain: ["#0e7490", "#67e8f9"],
+  batch: ["#4b5563", "#cbd5e1"],
+};
+const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
+const ms = (v: number | null) => (v === null ? "–" : `${v < 10 ? v.toFixed(1) : Math.round(v)} ms`);
 
 export function dayBefore(date: string, days: number): string {
   const d = new Date(`${date}T00:00:00Z`);
@@ -28,162 +54,225 @@ export function dayBefore(date: string, days: number): string {
   return d.toISOString().slice(0, 10);
 }
 
-/** The history as CSV: one row per day and bucket. */
-export function toCsv(h: History): string {
-  const rows = ["date,bucket,requests,errors,rate_limited"];
-  for (const day of h.days)
-    for (const b of BUCKETS) {
-      const c = day.buckets[b];
-      if (c) rows.push(`${day.date},${b},${c.requests},${c.errors},${c.rateLimited}`);
-    }
-  return `${rows.join("\n")}\n`;
-}
-
-function TodayBars(props: { usage: Usage }) {
+/** Today's use against the plan's daily limit, one card per bucket. */
+function TodayCards(props: { usage: Usage }) {
   return (
-    <table class="today">
-      <caption>
+    <section aria-labelledby="today-h">
+      <h2 id="today-h">
         Today ({props.usage.date}, UTC), plan {props.usage.tier}
-      </caption>
-      <thead>
-        <tr>
-          <th scope="col">Bucket</th>
-          <th scope="col">Used</th>
-          <th scope="col">Of the daily limit</th>
-        </tr>
-      </thead>
-      <tbody>
+      </h2>
+      <ul class="cards">
         {BUCKETS.map((b) => {
           const e = props.usage.endpoints[b];
           return (
-            <tr key={b}>
-              <th scope="row">{b}</th>
-              <td data-bucket={b}>
+            <li key={b} class="card stat">
+              <span class="stat-name">{b}</span>
+              <span class="stat-value" data-bucket={b}>
                 {e.used} / {e.limit ?? "unlimited"}
-              </td>
-              <td>
-                {e.limit === null ? (
-                  <span class="hint">no daily limit</span>
-                ) : (
-                  <meter
-                    aria-label={`${b} used today`}
-                    min={0}
-                    max={e.limit}
-                    low={e.limit * 0.7}
-                    high={e.limit * 0.9}
-                    optimum={0}
-                    value={e.used}
-                  />
-                )}
-              </td>
-            </tr>
+              </span>
+              {e.limit === null ? (
+                <span class="hint">no daily limit</span>
+              ) : (
+                <meter
+                  aria-label={`${b} used today`}
+                  min={0}
+                  max={e.limit}
+                  low={e.limit * 0.7}
+                  high={e.limit * 0.9}
+                  optimum={0}
+                  value={e.used}
+                />
+              )}
+            </li>
           );
         })}
-      </tbody>
-    </table>
+      </ul>
+    </section>
   );
 }
 
-/** One bucket's history: successful, errors and rate-limited stacked per day (uPlot bars). */
-function BucketChart(props: { bucket: Bucket; history: History; dark: boolean }) {
+function when(t: number, g: Granularity): string {
+  const iso = new Date(t * 1000).toISOString();
+  return g === "hour" ? `${iso.slice(0, 10)} ${iso.slice(11, 16)} UTC` : iso.slice(0, 10);
+}
+
+/** Requests per day or hour, one stacked bar part per bucket; the legend shows each part's count. */
+function StackedChart(props: { data: Series; dark: boolean }) {
   const el = useRef<HTMLDivElement>(null);
+  const { data, dark } = props;
   useEffect(() => {
     const box = el.current;
     if (!box) return;
-    const xs = props.history.days.map((d) => Date.parse(`${d.date}T00:00:00Z`) / 1000);
-    const c = props.history.days.map(
-      (d) => d.buckets[props.bucket] ?? { requests: 0, errors: 0, rateLimited: 0 },
+    const xs = data.series.map((p) => Date.parse(p.t) / 1000);
+    const groups = data.groups;
+    // cumulative heights: group i's bar reaches the sum of groups 0..i
+    const stacks: number[][] = [];
+    for (const [i, g] of groups.entries())
+      stacks.push(g.series.map((p, j) => p.requests + (stacks[i - 1]?.[j] ?? 0)));
+    // a part with no requests is not drawn (no hairline bars on empty periods)
+    const drawn = stacks.map((s, i) =>
+      s.map((v, j) => ((groups[i] as Group).series[j]?.requests ? v : null)),
     );
-    const ok = c.map((v) => v.requests - v.errors - v.rateLimited);
-    const withErr = c.map((v, i) => (ok[i] ?? 0) + v.errors);
-    const total = c.map((v) => v.requests);
-    const ink = props.dark ? "#d0d4dc" : "#333";
-    const grid = props.dark ? "#3a3f4a" : "#e4e4e4";
+    const step = data.granularity === "hour" ? 3600 : 86_400;
+    const day = data.granularity === "day";
+    const ink = dark ? "#d0d4dc" : "#333";
+    const grid = dark ? "#3a3f4a" : "#e4e4e4";
     const bars = uPlot.paths.bars?.({ size: [0.8, 40] });
-    // the legend shows each part's own count, not the stacked height
-    const series = (label: string, fill: string, own: number[]): uPlot.Series => ({
-      label,
-      value: (_u, _v, _s, i) => (i === null ? "--" : String(own[i] ?? 0)),
-      fill,
-      stroke: fill,
-      paths: bars,
-      points: { show: false },
-    });
-    // drawn back to front: the total (rate-limited on top), then errors, then successful
+    // drawn back to front: the tallest stack first, so each lower part paints over it
+    const order = groups.map((_, i) => i).reverse();
     const plot = new uPlot(
       {
-        width: Math.max(280, box.clientWidth || 600),
-        height: 180,
-        title: props.bucket,
+        width: Math.max(260, box.clientWidth || 600),
+        height: 220,
         axes: [
-          { stroke: ink, grid: { stroke: grid } },
+          {
+            stroke: ink,
+            grid: { stroke: grid },
+            incrs: day
+              ? [1, 2, 7, 14, 28, 91].map((d) => d * 86_400)
+              : [1, 3, 6, 12, 24, 48].map((h) => h * 3600),
+            values: (_u, splits) =>
+              splits.map((v) => {
+                const iso = new Date(v * 1000).toISOString();
+                return day || iso.slice(11, 13) === "00" ? iso.slice(5, 10) : iso.slice(11, 16);
+              }),
+          },
           { stroke: ink, grid: { stroke: grid } },
         ],
-        scales: { x: { time: true }, y: { range: (_u, _min, max) => [0, Math.max(1, max)] } },
+        scales: {
+          // half a period either side, so the first and last bars are whole
+          x: { time: true, range: (_u, min, max) => [min - step / 2, max + step / 2] },
+          y: { range: (_u, _min, max) => [0, Math.max(4, max)] },
+        },
         series: [
-          {},
-          series(
-            "rate-limited",
-            "#d9822b",
-            c.map((v) => v.rateLimited),
-          ),
-          series(
-            "errors",
-            "#d64545",
-            c.map((v) => v.errors),
-          ),
-          series("successful", props.dark ? "#5b9bf0" : "#2563c9", ok),
+          {
+            label: data.granularity === "hour" ? "Hour" : "Day",
+            value: (_u, v) =>
+              v == null ? `all ${data.from} to ${data.to}` : when(v, data.granularity),
+          },
+          ...order.map((i): uPlot.Series => {
+            const g = groups[i] as Group;
+            const c = COLOURS[g.id]?.[dark ? 1 : 0] ?? (dark ? "#cbd5e1" : "#4b5563");
+            return {
+              label: g.id,
+              value: (_u, _v, _s, idx) =>
+                String(idx === null ? g.requests : (g.series[idx]?.requests ?? 0)),
+              fill: c,
+              stroke: c,
+              paths: bars,
+              points: { show: false },
+            };
+          }),
         ],
       },
-      [xs, total, withErr, ok],
+      [xs, ...order.map((i) => drawn[i] ?? [])],
       box,
     );
-    return () => plot.destroy();
-  }, [props.bucket, props.history, props.dark]);
-  const t = props.history.totals[props.bucket];
+    // follows the box's width (a phone turned, a window resized)
+    const resize = new ResizeObserver(() => {
+      const width = Math.max(260, box.clientWidth);
+      if (width !== plot.width) plot.setSize({ width, height: 220 });
+    });
+    resize.observe(box);
+    return () => {
+      resize.disconnect();
+      plot.destroy();
+    };
+  }, [data, dark]);
   return (
     <figure class="chart">
       <div
         ref={el}
         role="img"
-        aria-label={`Daily ${props.bucket} requests, errors and rate-limited`}
+        aria-label={`Requests per ${data.granularity} by bucket, ${data.from} to ${data.to}`}
       />
       <figcaption>
-        {props.bucket}: {t?.requests ?? 0} requests, {t?.errors ?? 0} errors, {t?.rateLimited ?? 0}{" "}
-        rate-limited
+        {plural(data.totals.requests, "request")}, {plural(data.totals.errors, "error")},{" "}
+        {data.totals.rateLimited} rate-limited
       </figcaption>
     </figure>
   );
 }
 
+/** A ranked table of groups with a share bar. */
+function GroupTable(props: { caption: string; head: string; data: Series; empty: string }) {
+  const total = props.data.totals.requests;
+  if (!props.data.groups.length) return <p class="hint">{props.empty}</p>;
+  return (
+    <table class="groups">
+      <caption>{props.caption}</caption>
+      <thead>
+        <tr>
+          <th scope="col">{props.head}</th>
+          <th scope="col">Requests</th>
+          <th scope="col">Share</th>
+        </tr>
+      </thead>
+      <tbody>
+        {props.data.groups.map((g) => (
+          <tr key={g.id}>
+            <th scope="row">{g.id}</th>
+            <td>{g.requests}</td>
+            <td>
+              <span class="share" style={{ width: `${total ? (100 * g.requests) / total : 0}%` }} />
+              <span class="share-n">{total ? Math.round((100 * g.requests) / total) : 0}%</span>
+            </td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}
+
+/** Raw events of the range as CSV, fetched with the caller's credential and saved by the browser. */
+async function downloadEvents(from: string, to: string): Promise<string> {
+  const r = await call(`/v1/analytics/events?${new URLSearchParams({ format: "csv", from, to })}`, {
+    cred: "either",
+  });
+  if (!r.ok) return `The export failed (${r.status}).`;
+  const url = URL.createObjectURL(await r.blob());
+  const a = document.createElement("a");
+  a.href = url;
+  a.download = `usage-events-${from}-${to}.csv`;
+  a.click();
+  setTimeout(() => URL.revokeObjectURL(url), 10_000);
+  return r.headers.has("x-next-cursor")
+    ? "Downloaded the first page of events (the API pages larger exports by cursor)."
+    : "Events downloaded.";
+}
+
 export function DashboardPage() {
   const dark = useDark();
   const [usage, setUsage] = useState<Usage | null>(null);
-  const [history, setHistory] = useState<History | null>(null);
+  const [byBucket, setByBucket] = useState<Series | null>(null);
+  const [byBrand, setByBrand] = useState<Series | null>(null);
+  const [byStatus, setByStatus] = useState<Series | null>(null);
+  const [granularity, setGranularity] = useState<Granularity>("day");
   const [days, setDays] = useState(30);
   const [msg, setMsg] = useState({ text: "", error: false });
-  const [csvUrl, setCsvUrl] = useState("");
   const signedIn = session.loggedIn() || Boolean(session.get("apiKey"));
 
   const load = async () => {
     const u = await api<Usage>("/v1/usage", { cred: "either" });
     if (!u.ok) return setMsg({ text: u.message, error: true });
     setUsage(u.data);
-    const q = new URLSearchParams({ from: dayBefore(u.data.date, days - 1), to: u.data.date });
-    const h = await api<History>(`/v1/analytics/usage?${q}`, { cred: "either" });
-    if (!h.ok) return setMsg({ text: h.message, error: true });
-    setHistory(h.data);
+    const q = (extra: Record<string, string>) =>
+      `/v1/analytics/usage?${new URLSearchParams({ from: dayBefore(u.data.date, days - 1), to: u.data.date, ...extra })}`;
+    const [b, br, st] = await Promise.all([
+      api<Series>(q({ granularity, group_by: "bucket", limit: "7" }), { cred: "either" }),
+      api<Series>(q({ group_by: "brand", limit: "10" }), { cred: "either" }),
+      api<Series>(q({ group_by: "status_class" }), { cred: "either" }),
+    ]);
+    const bad = [b, br, st].find((r) => !r.ok);
+    if (bad) return setMsg({ text: bad.message, error: true });
+    setByBucket(b.data);
+    setByBrand(br.data);
+    setByStatus(st.data);
     setMsg({ text: `Updated ${new Date().toLocaleTimeString()}.`, error: false });
   };
   useEffect(() => {
     if (signedIn) void load();
-  }, [days, signedIn]);
-  useEffect(() => {
-    if (!history) return;
-    const url = URL.createObjectURL(new Blob([toCsv(history)], { type: "text/csv" }));
-    setCsvUrl(url);
-    return () => URL.revokeObjectURL(url);
-  }, [history]);
+  }, [days, granularity, signedIn]);
 
   if (!signedIn)
     return (
@@ -192,60 +281,100 @@ export function DashboardPage() {
         to see your usage.
       </p>
     );
-  const totals = history
-    ? BUCKETS.reduce(
-        (s, b) => {
-          const t = history.totals[b];
-          return t
-            ? {
-                requests: s.requests + t.requests,
-                errors: s.errors + t.errors,
-                rateLimited: s.rateLimited + t.rateLimited,
-              }
-            : s;
-        },
-        { requests: 0, errors: 0, rateLimited: 0 },
-      )
-    : null;
+  const usedToday = usage ? BUCKETS.reduce((s, b) => s + usage.endpoints[b].used, 0) : 0;
+  const empty = usage && byBucket && usedToday === 0 && byBucket.totals.requests === 0;
+  const setGran = (g: Granularity) => {
+    setGranularity(g);
+    setDays(g === "hour" ? Math.min(days, 7) : days === 1 || days === 3 ? 7 : days);
+  };
   return (
     <>
       <div class="controls">
         <button type="button" onClick={() => void load()}>
           Refresh
         </button>
-        <label for="range">History range</label>
+        <fieldset class="segmented">
+          <legend class="sr-only">Granularity</legend>
+          {(["day", "hour"] as const).map((g) => (
+            <label key={g}>
+              <input
+                type="radio"
+                name="granularity"
+                value={g}
+                checked={granularity === g}
+                onChange={() => setGran(g)}
+              />
+              {g === "day" ? "Per day" : "Per hour"}
+            </label>
+          ))}
+        </fieldset>
+        <label for="range">Range</label>
         <select
           id="range"
           value={days}
           onChange={(e) => setDays(Number((e.target as HTMLSelectElement).value))}
         >
-          {RANGES.map((d) => (
+          {RANGES[granularity].map((d) => (
             <option key={d} value={d}>
-              last {d} days
+              {d === 1 ? "today" : `last ${d} days`}
             </option>
           ))}
         </select>
-        {csvUrl && history && (
-          <a class="button" href={csvUrl} download={`usage-${history.from}-${history.to}.csv`}>
-            Download CSV
-          </a>
+        {byBucket && (
+          <button
+            type="button"
+            onClick={async () =>
+              setMsg({ text: await downloadEvents(byBucket.from, byBucket.to), error: false })
+            }
+          >
+            Download events (CSV)
+          </button>
         )}
       </div>
       <Status {...msg} />
-      {usage && <TodayBars usage={usage} />}
-      {history && totals && (
+      {usage && <TodayCards usage={usage} />}
+      {empty && (
+        <div class="card empty">
+          <p>
+            <strong>No requests yet:</strong> try GET /v1/svg/github with your key, then press
+            Refresh.
+          </p>
+          <CodeBlock
+            code={`curl -H "X-API-Key: $KEY" ${location.origin}/v1/svg/github`}
+            label="A first request"
+            copyLabel="Copy the command"
+          />
+        </div>
+      )}
+      {byBucket && byBrand && byStatus && (
         <section aria-labelledby="history-h">
           <h2 id="history-h">
-            History {history.from} to {history.to}
+            History {byBucket.from} to {byBucket.to}
           </h2>
-          <p class="totals">
-            Totals: {totals.requests} requests, {totals.errors} errors, {totals.rateLimited}{" "}
-            rate-limited.
-          </p>
-          <div class="charts">
-            {BUCKETS.map((b) => (
-              <BucketChart key={b} bucket={b} history={history} dark={dark} />
+          <StackedChart data={byBucket} dark={dark} />
+          <dl class="latency" aria-label="Latency over the range">
+            {(["p50", "p95", "p99"] as const).map((p) => (
+              <div key={p} class="card stat">
+                <dt class="stat-name">latency {p}</dt>
+                <dd class="stat-value" data-latency={p}>
+                  {ms(byBucket.totals[p])}
+                </dd>
+              </div>
             ))}
+          </dl>
+          <div class="breakdowns">
+            <GroupTable
+              caption="Top brands"
+              head="Brand"
+              data={byBrand}
+              empty="No brand requested in this range."
+            />
+            <GroupTable
+              caption="Status mix"
+              head="Status"
+              data={byStatus}
+              empty="No requests in this range."
+            />
           </div>
         </section>
       )}

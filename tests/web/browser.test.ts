@@ -12,6 +12,7 @@ import type { Browser, BrowserContext, Page } from "playwright-core";
 import sharp from "sharp";
 import { buildWeb, isStale } from "../../scripts/build-web";
 import { rememberClientAddress } from "../../src/http/client-ip";
+import { CSV_COLUMNS } from "../../src/usage/analytics/export";
 import { decodeQuotedPrintable } from "../accounts/helpers";
 import { makeApp, type TestApp, tempDir } from "../support/app";
 import { CHROMIUM, launchChromium } from "../support/chromium";
@@ -78,12 +79,21 @@ function outboxLink(path: string): string {
 }
 
 const usedToday = async (bucket: string) =>
-  Number(((await page.locator(`td[data-bucket="${bucket}"]`).textContent()) ?? "").split("/")[0]);
+  Number(((await page.locator(`[data-bucket="${bucket}"]`).textContent()) ?? "").split("/")[0]);
+
+/** The chart legend's value for one series (uPlot's live legend: the hovered bar or the range total). */
+const legendValue = (label: string) =>
+  page.evaluate((l) => {
+    for (const row of document.querySelectorAll(".u-legend .u-series"))
+      if (row.querySelector(".u-label")?.textContent === l)
+        return row.querySelector(".u-value")?.textContent ?? "";
+    return "";
+  }, label);
 
 describe.skipIf(!have)("web console in headless Chromium", () => {
   beforeAll(async () => {
     if (isStale()) await buildWeb();
-    t = await makeApp();
+    t = await makeApp({ USAGE_EXPORT_SETTLE_MS: "0" });
     server = Bun.serve({
       port: 0,
       hostname: "127.0.0.1",
@@ -222,32 +232,35 @@ describe.skipIf(!have)("web console in headless Chromium", () => {
     await page.emulateMedia({ colorScheme: "light" });
   }, 60_000);
 
-  test("dashboard: today's counts move after API calls; the history charts are drawn; CSV download", async () => {
+  test("dashboard: today's cards move after API calls; stacked chart with day/hour switch, brands, status mix, latency; events CSV", async () => {
     await page.getByRole("link", { name: "Usage" }).click();
-    await page.locator('td[data-bucket="svg"]').waitFor();
+    await page.locator('[data-bucket="svg"]').waitFor();
     const before = await usedToday("svg");
     expect(before).toBeGreaterThanOrEqual(1); // the explorer's logo fetches
-    for (const slug of ["github", "gitlab", "slack"]) {
+    for (const slug of ["github", "github", "slack"]) {
       const r = await fetch(`${base}/v1/svg/${slug}`, { headers: { "x-api-key": apiKey } });
       expect(r.status).toBe(200);
     }
     await page.getByRole("button", { name: "Refresh" }).click();
     await page.waitForFunction(
       (n) =>
-        Number(document.querySelector('td[data-bucket="svg"]')?.textContent?.split("/")[0]) === n,
+        Number(document.querySelector('[data-bucket="svg"]')?.textContent?.split("/")[0]) === n,
       before + 3,
     );
-    // the history trails by one flush: refresh until the svg total shows the calls
-    for (let i = 0; i < 20; i++) {
-      const caption = (await page.locator("figure.chart figcaption").first().textContent()) ?? "";
-      if (Number(/svg: (\d+) requests/.exec(caption)?.[1]) >= before + 3) break;
-      await Bun.sleep(300);
+    // the history trails by one flush: refresh until the svg series' range total shows the calls
+    for (let i = 0; i < 10; i++) {
+      if (Number(await legendValue("svg")) >= before + 3) break;
+      await Bun.sleep(500);
       await page.getByRole("button", { name: "Refresh" }).click();
     }
-    expect((await page.locator("figure.chart figcaption").first().textContent()) ?? "").toContain(
-      `svg: ${before + 3} requests`,
+    expect(Number(await legendValue("svg"))).toBe(before + 3);
+    // no filler in the legend: the x entry names the range, never "--"; the caption's grammar
+    expect(await legendValue("Day")).toMatch(/^all \d{4}-\d{2}-\d{2} to \d{4}-\d{2}-\d{2}$/);
+    expect(await page.locator(".u-legend").textContent()).not.toContain("--");
+    expect(await page.locator("figure.chart figcaption").textContent()).toMatch(
+      /^\d+ requests?, \d+ errors?, \d+ rate-limited$/,
     );
-    // the svg chart's canvas has coloured bars drawn (the successful series' blue)
+    // the chart's canvas has the svg part's bars drawn (its blue)
     const painted = await page.evaluate(() => {
       const c = document.querySelector("figure.chart canvas") as HTMLCanvasElement;
       const d = (c.getContext("2d") as CanvasRenderingContext2D).getImageData(
@@ -262,9 +275,40 @@ describe.skipIf(!have)("web console in headless Chromium", () => {
       return blue;
     });
     expect(painted).toBeGreaterThan(20);
-    await page.getByLabel("History range").selectOption("7");
-    // the history (and the CSV built from it) follow once the 7-day answer is in: wait for the
-    // heading's range to span 7 days, not only for a heading (the 30-day one is still shown)
+    // hovering today's bar shows that day and its own svg count in the legend
+    const over = page.locator("figure.chart .u-over");
+    const box = (await over.boundingBox()) as {
+      x: number;
+      y: number;
+      width: number;
+      height: number;
+    };
+    await page.mouse.move(box.x + box.width - 3, box.y + box.height / 2);
+    const today = new Date().toISOString().slice(0, 10);
+    expect(await legendValue("Day")).toBe(today);
+    expect(Number(await legendValue("svg"))).toBe(before + 3);
+    await page.mouse.move(0, 0);
+    // top brands and status mix
+    const brands = page.getByRole("table", { name: "Top brands" });
+    const githubRow = brands.getByRole("row").filter({ hasText: "github" });
+    expect(Number(await githubRow.getByRole("cell").first().textContent())).toBeGreaterThanOrEqual(
+      2,
+    );
+    const status = page.getByRole("table", { name: "Status mix" });
+    expect(
+      Number(
+        await status
+          .getByRole("row")
+          .filter({ hasText: "2xx" })
+          .getByRole("cell")
+          .first()
+          .textContent(),
+      ),
+    ).toBeGreaterThanOrEqual(before + 3);
+    for (const p of ["p50", "p95", "p99"])
+      expect(await page.locator(`[data-latency="${p}"]`).textContent()).toMatch(/^[\d.]+ ms$/);
+    // per hour: at most 7 days, the legend's x entry is the hour
+    await page.getByLabel("Per hour").check();
     await page.waitForFunction(() => {
       const m = /History (\S+) to (\S+)/.exec(
         document.getElementById("history-h")?.textContent ?? "",
@@ -273,18 +317,43 @@ describe.skipIf(!have)("web console in headless Chromium", () => {
         ? (Date.parse(m[2] as string) - Date.parse(m[1] as string)) / 86_400_000 === 6
         : false;
     });
+    await page.locator(".u-legend .u-label", { hasText: "Hour" }).waitFor();
+    expect(await page.locator("#range option").allTextContents()).toEqual([
+      "today",
+      "last 3 days",
+      "last 7 days",
+    ]);
+    expect(Number(await legendValue("svg"))).toBe(before + 3);
+    // the raw events as CSV, fetched with the session's credential
     const download = page.waitForEvent("download");
-    await page.getByRole("link", { name: "Download CSV" }).click();
-    // saved by the browser (it may be the run's shared browser server, so no local path)
-    const file = join(tempDir(), "usage.csv");
+    await page.getByRole("button", { name: "Download events (CSV)" }).click();
+    const file = join(tempDir(), "events.csv");
     await (await download).saveAs(file);
     const csv = readFileSync(file, "utf8").trim().split("\n");
-    expect(csv[0]).toBe("date,bucket,requests,errors,rate_limited");
-    expect(csv.length).toBe(1 + 7 * 7);
-    const today = csv.filter((l) => l.includes(",svg,")).at(-1) as string;
-    expect(Number(today.split(",")[2])).toBe(before + 3);
-    await page.getByLabel("History range").selectOption("30");
-    await page.waitForFunction(() => document.querySelectorAll("figure.chart canvas").length === 7);
+    expect(csv[0]).toBe(CSV_COLUMNS.join(","));
+    const cols = CSV_COLUMNS as readonly string[];
+    const rows = csv.slice(1).map((l) => l.split(","));
+    const svgGithub = rows.filter(
+      (r) => r[cols.indexOf("bucket")] === "svg" && r[cols.indexOf("slug")] === "github",
+    );
+    expect(svgGithub.length).toBeGreaterThanOrEqual(2);
+    await page.getByLabel("Per day").check();
+    await page.locator(".u-legend .u-label", { hasText: "Day" }).waitFor();
+    expect(await page.getByText("No requests yet").count()).toBe(0);
+    // at 360 px the chart follows the narrower box: no sideways scroll
+    await page.setViewportSize({ width: 360, height: 800 });
+    await page.waitForFunction(() => {
+      const fig = document.querySelector("figure.chart") as HTMLElement;
+      const canvas = fig.querySelector("canvas") as HTMLCanvasElement;
+      return (
+        canvas.getBoundingClientRect().right <= fig.getBoundingClientRect().right &&
+        document.documentElement.scrollWidth <= 360
+      );
+    });
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.waitForFunction(() => document.documentElement.scrollWidth <= 390);
+    await shot("console-dashboard-phone");
+    await page.setViewportSize({ width: 1200, height: 800 });
     await axe("dashboard");
     await shot("console-dashboard", true);
   }, 90_000);

@@ -136,6 +136,9 @@ describe.skipIf(!have)("console layout in headless Chromium", () => {
       for (const path of ["/dashboard", "/account"]) {
         await user.page.goto(`${base}${path}`);
         await user.page.getByText(path === "/dashboard" ? /^Updated / : "(not verified)").waitFor();
+        // this key has made no metered call: the dashboard says what to try first
+        if (path === "/dashboard")
+          await user.page.getByText("No requests yet: try GET /v1/svg/github").waitFor();
         await checkLayout(user.page, `${path} at ${width}`);
       }
       await user.context.close();
