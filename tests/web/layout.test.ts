@@ -148,8 +148,23 @@ describe.skipIf(!have)("console layout in headless Chromium", () => {
   test("the key button sits on its input's row; links are not underlined; the focus ring is the focus colour", async () => {
     const { context, page } = await open(1280, "light");
     await page.goto(`${base}/`);
-    const input = await page.getByLabel("API key").boundingBox();
-    const button = await page.getByRole("button", { name: "Use this key" }).boundingBox();
+    // both boxes read in one frame: the landing's gallery above the form may still be loading
+    // and moving it down between two separate reads
+    await page.getByRole("button", { name: "Use this key" }).waitFor();
+    const [input, button] = await page.evaluate(() =>
+      [
+        document.querySelector("input#api-key, input[name=apiKey]") ??
+          [...document.querySelectorAll("label")].find((l) =>
+            l.textContent?.trim().startsWith("API key"),
+          )?.control,
+        [...document.querySelectorAll("button")].find(
+          (b) => b.textContent?.trim() === "Use this key",
+        ),
+      ].map((e) => {
+        const r = (e as Element | null | undefined)?.getBoundingClientRect();
+        return r ? { y: r.y, height: r.height } : null;
+      }),
+    );
     if (!input || !button) throw new Error("no key form");
     expect(Math.abs(input.y - button.y)).toBeLessThanOrEqual(1);
     expect(Math.abs(input.y + input.height - (button.y + button.height))).toBeLessThanOrEqual(1);
