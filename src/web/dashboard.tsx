@@ -1,38 +1,16 @@
+import type { Static } from "@sinclair/typebox";
 import { useEffect, useRef, useState } from "preact/hooks";
 import uPlot from "uplot";
-import { api, BUCKETS, type Bucket, call, session } from "./api";
+import type { AnalyticsSeriesResponse } from "../usage/analytics/model";
+import type { UsageResponse } from "../usage/current/model";
+import { api, BUCKETS, call, session } from "./api";
 import { CodeBlock, Link, Status, useDark } from "./ui";
 
-interface Usage {
-  date: string;
-  tier: string;
-  endpoints: Record<Bucket, { used: number; limit: number | null }>;
-}
-interface Counts {
-  requests: number;
-  errors: number;
-  rateLimited: number;
-  p50: number | null;
-  p95: number | null;
-  p99: number | null;
-}
-interface Point extends Counts {
-  t: string;
-}
-interface Group extends Counts {
-  id: string;
-  other?: boolean;
-  series: Point[];
-}
+/** The answers the page reads: the API's own schemas (type-only: nothing of them is bundled). */
+type Usage = Static<typeof UsageResponse>;
 /** The series answer of GET /v1/analytics/usage (granularity / group_by / limit). */
-export interface Series {
-  from: string;
-  to: string;
-  granularity: "day" | "hour";
-  totals: Counts;
-  series: Point[];
-  groups: Group[];
-}
+export type Series = Static<typeof AnalyticsSeriesResponse>;
+type Group = Series["groups"][number];
 type Granularity = "day" | "hour";
 
 const RANGES: Record<Granularity, number[]> = { day: [7, 30, 90, 365], hour: [1, 3, 7] };
