@@ -1,8 +1,8 @@
 import { afterAll, expect, test } from "bun:test";
 import { join } from "node:path";
 import type { Subprocess } from "bun";
-import { freePort, SERVICE_CMD, tempDir, waitForHealth } from "../support/app";
-import { smallCatalogFile } from "../support/catalog";
+import { SERVICE_CMD, tempDir } from "../support/app";
+import { startService } from "../support/service";
 
 const ROOT = join(import.meta.dir, "../..");
 const procs: Subprocess[] = [];
@@ -15,22 +15,8 @@ const DENO = [join(ROOT, "node_modules/.bin/deno"), "run", "-A", "src/deno.ts"];
 
 /** Run `steps` against a real server process (Bun or Deno entry) on `dataDir`, then stop it. */
 async function withServer(cmd: string[], dataDir: string, steps: (base: string) => Promise<void>) {
-  const port = await freePort();
-  const proc = Bun.spawn(cmd, {
-    cwd: ROOT,
-    env: {
-      ...process.env,
-      PORT: String(port),
-      DATA_DIR: dataDir,
-      CATALOG_FILE: smallCatalogFile(),
-      LOG_LEVEL: "error",
-    },
-    stdout: "ignore",
-    stderr: "pipe",
-  });
+  const { base, proc } = await startService({ cmd, dataDir });
   procs.push(proc);
-  const base = `http://127.0.0.1:${port}`;
-  await waitForHealth(base, 60_000);
   try {
     await steps(base);
   } finally {

@@ -4,7 +4,8 @@ import { connect, type Socket } from "node:net";
 import { join } from "node:path";
 import { Drain } from "../../src/http/drain";
 import { readEventFile } from "../../src/store/embedded/usage";
-import { ADMIN_TOKEN, freePort, SERVICE_CMD, tempDir, waitForHealth } from "../support/app";
+import { tempDir } from "../support/app";
+import { adminKey, startService } from "../support/service";
 
 /**
  * Graceful drain of the real entry point (`bun src/main.ts`): continuous load on 64 keep-alive
@@ -12,7 +13,6 @@ import { ADMIN_TOKEN, freePort, SERVICE_CMD, tempDir, waitForHealth } from "../s
  */
 
 setDefaultTimeout(90_000);
-const ROOT = join(import.meta.dir, "../..");
 const CONNECTIONS = 64;
 const dataDir = tempDir("drain-");
 afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
@@ -106,15 +106,9 @@ function keepAlive(
 }
 
 test("SIGTERM under load on 64 keep-alive connections: no reset, no lost request, events flushed", async () => {
-  const port = await freePort();
-  const proc = Bun.spawn(SERVICE_CMD, {
-    cwd: ROOT,
+  const { base, port, proc } = await startService({
+    dataDir,
     env: {
-      ...process.env,
-      PORT: String(port),
-      HOST: "127.0.0.1",
-      DATA_DIR: dataDir,
-      ADMIN_TOKEN,
       LOG_LEVEL: "info",
       // only the shutdown flush can write the events
       USAGE_FLUSH_MS: "60000",
@@ -123,14 +117,7 @@ test("SIGTERM under load on 64 keep-alive connections: no reset, no lost request
     stdout: "pipe",
     stderr: "inherit",
   });
-  const base = `http://127.0.0.1:${port}`;
-  await waitForHealth(base, 60_000);
-  const created = await fetch(`${base}/admin/keys`, {
-    method: "POST",
-    headers: { authorization: `Bearer ${ADMIN_TOKEN}`, "content-type": "application/json" },
-    body: JSON.stringify({ tier: "internal" }),
-  });
-  const { accountId, apiKey } = (await created.json()) as { accountId: string; apiKey: string };
+  const { accountId, apiKey } = await adminKey(base, "internal");
 
   const load = outcome();
   // each worker keeps one connection busy; once the server closes it, the worker connects

@@ -5,19 +5,10 @@ import {
   MAX_URL_BYTES,
   RUNTIME_HEADER_COUNT_LIMIT,
 } from "../../src/http/request-limits";
-import {
-  ADMIN_TOKEN,
-  freePort,
-  makeApp,
-  SERVICE_CMD,
-  type TestApp,
-  tempDir,
-  waitForHealth,
-} from "../support/app";
-import { smallCatalogFile } from "../support/catalog";
+import { makeApp, type TestApp, tempDir } from "../support/app";
+import { startService } from "../support/service";
 
 /** Over-long URLs and header sections: the JSON 414 and 431, in the app and as npm start runs it. */
-const ROOT = `${import.meta.dir}/../..`;
 
 describe("in the app (app.handle)", () => {
   let t: TestApp;
@@ -70,23 +61,7 @@ describe("the entry point as npm start runs it", () => {
   let base: string;
   const dir = tempDir("limits-");
   beforeAll(async () => {
-    const port = await freePort();
-    proc = Bun.spawn(SERVICE_CMD, {
-      cwd: ROOT,
-      env: {
-        ...process.env,
-        PORT: String(port),
-        HOST: "127.0.0.1",
-        DATA_DIR: dir,
-        CATALOG_FILE: smallCatalogFile(),
-        ADMIN_TOKEN,
-        LOG_LEVEL: "error",
-      },
-      stdout: "ignore",
-      stderr: "inherit",
-    });
-    base = `http://127.0.0.1:${port}`;
-    await waitForHealth(base, 60_000);
+    ({ base, proc } = await startService({ dataDir: dir, stderr: "inherit" }));
   }, 90_000);
   afterAll(async () => {
     proc.kill();

@@ -3,8 +3,8 @@ import { existsSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import type { Subprocess } from "bun";
-import { ADMIN_TOKEN, freePort, tempDir, waitForHealth } from "../support/app";
-import { smallCatalogFile } from "../support/catalog";
+import { tempDir } from "../support/app";
+import { adminKey, startService } from "../support/service";
 import { connect } from "./util";
 
 /** The same MCP server under Deno (src/deno.ts): the SDK's web-standard transport is portable. */
@@ -22,27 +22,14 @@ afterAll(() => {
 
 describe.skipIf(!ready)("MCP under Deno", () => {
   test("initialize, tools/list and tools/call against src/deno.ts", async () => {
-    const port = await freePort();
-    proc = Bun.spawn([DENO, "run", "-A", "src/deno.ts"], {
-      cwd: ROOT,
-      env: {
-        ...process.env,
-        PORT: String(port),
-        DATA_DIR: dataDir,
-        CATALOG_FILE: smallCatalogFile(),
-        ADMIN_TOKEN,
-      },
-      stdout: "ignore",
-      stderr: "pipe",
+    const svc = await startService({
+      cmd: [DENO, "run", "-A", "src/deno.ts"],
+      dataDir,
+      readyMs: 30_000,
     });
-    const base = `http://127.0.0.1:${port}`;
-    await waitForHealth(base, 30_000);
-    const created = await fetch(`${base}/admin/keys`, {
-      method: "POST",
-      headers: { authorization: `Bearer ${ADMIN_TOKEN}`, "content-type": "application/json" },
-      body: JSON.stringify({ tier: "pro" }),
-    });
-    const { apiKey } = (await created.json()) as { apiKey: string };
+    proc = svc.proc;
+    const base = svc.base;
+    const { apiKey } = await adminKey(base, "pro");
     const client = await connect(new URL("/mcp", base), { "x-api-key": apiKey });
     expect((await client.listTools()).tools).toHaveLength(6);
     const brand = (await client.callTool({

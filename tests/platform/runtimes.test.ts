@@ -2,8 +2,8 @@ import { afterAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { rmSync } from "node:fs";
 import { join } from "node:path";
 import type { Subprocess } from "bun";
-import { ADMIN_TOKEN, freePort, SERVICE_CMD, tempDir, waitForHealth } from "../support/app";
-import { smallCatalogFile } from "../support/catalog";
+import { SERVICE_CMD, tempDir } from "../support/app";
+import { adminKey, startService } from "../support/service";
 
 // spawns processes or builds several apps: slow on a loaded machine (bun's default is 5 s)
 setDefaultTimeout(60_000);
@@ -18,31 +18,18 @@ afterAll(() => {
 
 /** Start an entry point as a real process, create a key over HTTP, fetch a catalog entry. */
 async function startAndFetch(cmd: string[]) {
-  const port = await freePort();
   const dataDir = tempDir();
   dirs.push(dataDir);
-  const proc = Bun.spawn(cmd, {
-    cwd: ROOT,
-    env: {
-      ...process.env,
-      PORT: String(port),
-      DATA_DIR: dataDir,
-      CATALOG_FILE: smallCatalogFile(),
-      ADMIN_TOKEN,
-    },
+  // LOG_LEVEL info: the start-up banner is read back from stdout
+  const { base, proc } = await startService({
+    cmd,
+    dataDir,
+    env: { LOG_LEVEL: "info" },
     stdout: "pipe",
-    stderr: "pipe",
+    readyMs: 30_000,
   });
   procs.push(proc);
-  const base = `http://127.0.0.1:${port}`;
-  await waitForHealth(base, 30_000);
-  const created = await fetch(`${base}/admin/keys`, {
-    method: "POST",
-    headers: { authorization: `Bearer ${ADMIN_TOKEN}`, "content-type": "application/json" },
-    body: JSON.stringify({ tier: "free" }),
-  });
-  expect(created.status).toBe(201);
-  const { apiKey } = await created.json();
+  const { apiKey } = await adminKey(base);
   const res = await fetch(`${base}/v1/catalog/github`, { headers: { "x-api-key": apiKey } });
   expect(res.status).toBe(200);
   expect((await res.json()).name).toBe("GitHub");
@@ -53,7 +40,7 @@ async function startAndFetch(cmd: string[]) {
     expect(`${path} ${(await fetch(`${base}${path}`)).status}`).toBe(`${path} 200`);
   proc.kill("SIGTERM");
   expect(await proc.exited).toBe(0);
-  return new Response(proc.stdout).text();
+  return new Response(proc.stdout as ReadableStream).text();
 }
 
 describe("runtimes", () => {

@@ -3,8 +3,8 @@ import { appendFileSync, existsSync, readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { readEventFile } from "../../src/store/embedded/usage";
 import type { UsageEvent } from "../../src/usage/port";
-import { ADMIN_TOKEN, freePort, SERVICE_CMD, tempDir, waitForHealth } from "../support/app";
-import { smallCatalogFile } from "../support/catalog";
+import { tempDir } from "../support/app";
+import { adminKey, startService } from "../support/service";
 import { until } from "./util";
 
 /**
@@ -17,42 +17,10 @@ afterAll(() => {
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
 
-interface Service {
-  base: string;
-  proc: ReturnType<typeof Bun.spawn>;
-  stderr: () => Promise<string>;
-}
-
-async function start(dataDir: string, env: Record<string, string> = {}): Promise<Service> {
-  const port = await freePort();
-  const proc = Bun.spawn(SERVICE_CMD, {
-    cwd: ROOT,
-    env: {
-      ...process.env,
-      PORT: String(port),
-      HOST: "127.0.0.1",
-      DATA_DIR: dataDir,
-      ADMIN_TOKEN,
-      CATALOG_FILE: smallCatalogFile(),
-      LOG_LEVEL: "warn",
-      ...env,
-    },
-    stdout: "ignore",
-    stderr: "pipe",
-  });
-  const base = `http://127.0.0.1:${port}`;
-  await waitForHealth(base);
-  return { base, proc, stderr: () => new Response(proc.stderr as ReadableStream).text() };
-}
-
-async function newKey(base: string, tier = "free") {
-  const r = await fetch(`${base}/admin/keys`, {
-    method: "POST",
-    headers: { authorization: `Bearer ${ADMIN_TOKEN}`, "content-type": "application/json" },
-    body: JSON.stringify({ tier }),
-  });
-  expect(r.status).toBe(201);
-  return (await r.json()) as { accountId: string; apiKey: string };
+/** The entry point over `dataDir` (LOG_LEVEL warn: the unreadable-line warning is read back). */
+async function start(dataDir: string, env: Record<string, string> = {}) {
+  const svc = await startService({ dataDir, env: { LOG_LEVEL: "warn", ...env } });
+  return { ...svc, stderr: () => new Response(svc.proc.stderr as ReadableStream).text() };
 }
 
 /** Metered requests, some in parallel; returns the statuses the client was answered with. */
@@ -96,7 +64,7 @@ describe("usage log across process restarts (embedded store)", () => {
     dirs.push(dataDir);
     // a flush interval far beyond the test: only the shutdown flush can write these events
     const svc = await start(dataDir, { USAGE_FLUSH_MS: "60000", USAGE_FLUSH_EVENTS: "100000" });
-    const { accountId, apiKey } = await newKey(svc.base, "free");
+    const { accountId, apiKey } = await adminKey(svc.base, "free");
     const statuses = await traffic(svc.base, apiKey, 60);
     expect(tally(statuses)).toEqual({ 200: 45, 404: 15 });
     expect(eventsOnDisk(dataDir, accountId)).toHaveLength(0);
@@ -117,7 +85,7 @@ describe("usage log across process restarts (embedded store)", () => {
     const dataDir = tempDir("usage-p-");
     dirs.push(dataDir);
     const first = await start(dataDir);
-    const { accountId, apiKey } = await newKey(first.base, "free");
+    const { accountId, apiKey } = await adminKey(first.base, "free");
     const statuses = await traffic(first.base, apiKey, 40);
     await until(() => eventsOnDisk(dataDir, accountId).length === 40, 10_000, "the flush");
     // more traffic right before the crash: whatever was not flushed yet is lost with the process
