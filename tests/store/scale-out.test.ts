@@ -5,6 +5,7 @@ import { ADMIN_TOKEN, freePort, SERVICE_CMD, tempDir } from "../support/app";
 import { smallCatalogFile } from "../support/catalog";
 import { mongoUrl, skipNote, testDbName } from "../support/mongo";
 import { HAS_REDIS, type RedisHarness, startRedisHarness } from "../support/redis";
+import { adminKey } from "../support/service";
 
 /**
  * Scale-out: two app processes (`bun src/main.ts`, each with its own DATA_DIR) on ONE MongoDB
@@ -75,16 +76,6 @@ async function stop(i: Instance): Promise<void> {
   await i.proc.exited;
 }
 
-async function newKey(base: string, tier = "free") {
-  const r = await fetch(`${base}/admin/keys`, {
-    method: "POST",
-    headers: { authorization: `Bearer ${ADMIN_TOKEN}`, "content-type": "application/json" },
-    body: JSON.stringify({ tier }),
-  });
-  expect(r.status).toBe(201);
-  return (await r.json()) as { accountId: string; keyId: string; apiKey: string };
-}
-
 async function status(url: string, apiKey: string): Promise<number> {
   const r = await fetch(url, { headers: { "x-api-key": apiKey } });
   await r.arrayBuffer();
@@ -142,7 +133,7 @@ describe.skipIf(!mongo.url || !HAS_REDIS)(
     }, 30_000);
 
     test("a free key's daily svg cap (50) holds across both under concurrent load, and analytics on either equals the traffic sent to both", async () => {
-      const { apiKey } = await newKey(a.base);
+      const { apiKey } = await adminKey(a.base);
       const sent = 90;
       const statuses = await Promise.all(
         Array.from({ length: sent }, (_, i) =>
@@ -172,7 +163,7 @@ describe.skipIf(!mongo.url || !HAS_REDIS)(
     }, 120_000);
 
     test("a key created on A works on B at once; revoked on A, B refuses it within KEY_CACHE_TTL_MS", async () => {
-      const { apiKey, keyId } = await newKey(a.base, "pro");
+      const { apiKey, keyId } = await adminKey(a.base, "pro");
       // B never saw this key: it reads it from MongoDB on first use
       expect(await status(`${b.base}/v1/catalog/github`, apiKey)).toBe(200);
       // and now holds it in its cache
@@ -197,9 +188,9 @@ describe.skipIf(!mongo.url || !HAS_REDIS)(
     }, 30_000);
 
     test("kill -9 of A under load: B answers every request; A restarted loses no acknowledged account or key", async () => {
-      const loadKey = (await newKey(b.base, "internal")).apiKey;
+      const loadKey = (await adminKey(b.base, "internal")).apiKey;
       const acked: { accountId: string; apiKey: string }[] = [];
-      for (let i = 0; i < 3; i++) acked.push(await newKey(a.base));
+      for (let i = 0; i < 3; i++) acked.push(await adminKey(a.base));
 
       let stopLoad = false;
       const bStatuses: number[] = [];
