@@ -86,10 +86,12 @@ export class CatalogService {
   }
 
   async load(): Promise<void> {
-    this.install(await this.source.load());
+    const built = await this.source.load();
+    this.install(built);
     // a directory-size catalog: the parse's garbage (the 56 MB file's text) goes before the
-    // domain map and the search index allocate theirs (RSS peak)
-    if (this.brands.length >= 5000) collectGarbage();
+    // domain map and the search index allocate theirs (RSS peak); a frozen catalog was parsed
+    // once and is shared (src/catalog/frozen.ts): no parse here, no garbage
+    if (this.brands.length >= 5000 && !Object.isFrozen(built)) collectGarbage();
   }
 
   /** Poll the source every `ms` and reload when its version changed. */

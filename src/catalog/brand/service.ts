@@ -3,6 +3,7 @@
  * (the catalog build settles clashes); a host resolves to the brand of the most specific
  * domain on its chain (see lookupChain).
  */
+import { frozenCache } from "../frozen";
 import { directoryFields } from "../model";
 import { contrastOf, cssVars, NOTICE } from "../service";
 import { type Brand, VARIANTS, type Variant } from "../types";
@@ -61,65 +62,89 @@ function splitRegistrable(domain: string): [string, string] {
   return [domain.slice(0, dot), domain.slice(dot + 1)];
 }
 
-export class BrandResolver {
-  private byHost = new Map<string, string>();
+/** The domain maps of a list of brands. */
+interface HostMaps {
+  byHost: Map<string, string>;
   /** registrable label -> slug, for labels whose registrable domains all name one brand */
-  private byLabel = new Map<string, string>();
-  private signatures = new Map<number, string>();
+  byLabel: Map<string, string>;
+  signatures: Map<number, string>;
+}
+
+function hostMaps(brands: readonly Brand[]): HostMaps {
+  const byHost = new Map<string, string>();
+  const signatures = new Map<number, string>();
+  for (const b of brands) {
+    signatures.set(b.id, b.domains.join(" "));
+    for (const d of b.domains) {
+      const key = domainKey(d);
+      // first claim wins (the build already gives each domain to one brand)
+      if (key && !byHost.has(key)) byHost.set(key, b.slug);
+    }
+  }
+  const byLabel = new Map<string, string>();
+  const clashing = new Set<string>();
+  for (const [host, slug] of byHost) {
+    if (registrableDomain(host) !== host) continue;
+    const [label] = splitRegistrable(host);
+    if (!label || clashing.has(label)) continue;
+    const known = byLabel.get(label);
+    if (known === undefined) byLabel.set(label, slug);
+    else if (known !== slug) {
+      byLabel.delete(label);
+      clashing.add(label);
+    }
+  }
+  return { byHost, byLabel, signatures };
+}
+
+/** shared between resolvers over the same frozen brands (frozen.ts) */
+const frozenMaps = frozenCache(hostMaps);
+
+export class BrandResolver {
+  private maps: HostMaps = hostMaps([]);
+  /** the maps are shared with other resolvers (frozen.ts): copied before a change */
+  private shared = false;
 
   constructor(private catalog: BrandCatalog) {
     this.rebuild();
     catalog.onChange((updated) => {
-      if (updated && !this.signatures.has(updated.id)) this.addBrand(updated);
-      else if (!updated || this.signatures.get(updated.id) !== updated.domains.join(" "))
+      if (updated && !this.maps.signatures.has(updated.id)) this.addBrand(updated);
+      else if (!updated || this.maps.signatures.get(updated.id) !== updated.domains.join(" "))
         this.rebuild();
     });
   }
 
   /** Number of hosts that name a brand. */
   get size() {
-    return this.byHost.size;
+    return this.maps.byHost.size;
   }
 
   rebuild() {
-    const byHost = new Map<string, string>();
-    const signatures = new Map<number, string>();
-    for (const b of this.catalog.all()) {
-      signatures.set(b.id, b.domains.join(" "));
-      for (const d of b.domains) {
-        const key = domainKey(d);
-        // first claim wins (the build already gives each domain to one brand)
-        if (key && !byHost.has(key)) byHost.set(key, b.slug);
-      }
-    }
-    const byLabel = new Map<string, string>();
-    const clashing = new Set<string>();
-    for (const [host, slug] of byHost) {
-      if (registrableDomain(host) !== host) continue;
-      const [label] = splitRegistrable(host);
-      if (!label || clashing.has(label)) continue;
-      const known = byLabel.get(label);
-      if (known === undefined) byLabel.set(label, slug);
-      else if (known !== slug) {
-        byLabel.delete(label);
-        clashing.add(label);
-      }
-    }
-    this.byHost = byHost;
-    this.byLabel = byLabel;
-    this.signatures = signatures;
+    const { value: maps, shared } = frozenMaps.get(this.catalog.all());
+    this.maps = maps;
+    this.shared = shared;
   }
 
   /** A brand new to the catalog (a discovered brand): its unclaimed domains only. */
   private addBrand(b: Brand) {
-    this.signatures.set(b.id, b.domains.join(" "));
+    if (this.shared) {
+      const { byHost, byLabel, signatures } = this.maps;
+      this.maps = {
+        byHost: new Map(byHost),
+        byLabel: new Map(byLabel),
+        signatures: new Map(signatures),
+      };
+      this.shared = false;
+    }
+    const { byHost, byLabel, signatures } = this.maps;
+    signatures.set(b.id, b.domains.join(" "));
     for (const d of b.domains) {
       const key = domainKey(d);
-      if (!key || this.byHost.has(key)) continue;
-      this.byHost.set(key, b.slug);
+      if (!key || byHost.has(key)) continue;
+      byHost.set(key, b.slug);
       if (registrableDomain(key) !== key) continue;
       const [label] = splitRegistrable(key);
-      if (label && !this.byLabel.has(label)) this.byLabel.set(label, b.slug);
+      if (label && !byLabel.has(label)) byLabel.set(label, b.slug);
     }
   }
 
@@ -132,14 +157,17 @@ export class BrandResolver {
    */
   resolveHost(host: string): Brand | null {
     for (const candidate of lookupChain(host)) {
-      const brand = this.brandOf(this.byHost.get(candidate));
+      const brand = this.brandOf(this.maps.byHost.get(candidate));
       if (brand) return brand;
     }
     const registrable = registrableDomain(host);
     if (!registrable) return null;
     const [label, suffix] = splitRegistrable(registrable);
     if (!label || suffix === "com") return null;
-    return this.brandOf(this.byHost.get(`${label}.com`)) ?? this.brandOf(this.byLabel.get(label));
+    return (
+      this.brandOf(this.maps.byHost.get(`${label}.com`)) ??
+      this.brandOf(this.maps.byLabel.get(label))
+    );
   }
 
   private brandOf(slug: string | undefined): Brand | null {

@@ -19,6 +19,7 @@ import MiniSearch, { type Query, type SearchOptions, type SearchResult } from "m
 import { parse } from "tldts";
 import { transliterate } from "transliteration";
 import { collectGarbage } from "../../platform/memory";
+import { frozenCache } from "../frozen";
 import { hasArtwork } from "../service";
 import type { Brand } from "../types";
 import { FuzzyLexicon } from "./fuzzy";
@@ -273,14 +274,76 @@ function compareRanked(a: Ranked, b: Ranked): number {
   );
 }
 
+/** What a full build of the index makes from a list of brands. */
+interface Built {
+  entries: Map<number, Entry>;
+  exact: Map<string, number[]>;
+  index: MiniSearch<Doc>;
+  /** every indexed term */
+  vocabulary: Set<string>;
+  /** see nearbyMap */
+  nearby: Map<string, string[]>;
+}
+
+function newIndex() {
+  return new MiniSearch<Doc>({
+    fields: ["text", "compact", "domains"],
+    tokenize: splitSpaces,
+    processTerm: keep,
+  });
+}
+
+function build(brands: readonly Brand[]): Built {
+  const entries = new Map(brands.map((b) => [b.id, toEntry(b)]));
+  const exact = new Map<string, number[]>();
+  for (const [id, e] of entries) {
+    const keys = [...e.names, ...e.compacts, ...e.abbreviations, ...e.domains, ...e.hostNames];
+    for (const key of new Set(keys)) {
+      const ids = exact.get(key);
+      if (ids) ids.push(id);
+      else exact.set(key, [id]);
+    }
+  }
+  // a directory-size catalog: the garbage so far (entries, domain map) goes before MiniSearch
+  // allocates its index, and MiniSearch's before the word maps (else RSS peaks ~75 MB higher)
+  const large = entries.size >= LARGE;
+  if (large) collectGarbage();
+  const docs = [...entries].map(([id, e]) => toDoc(id, e));
+  const index = newIndex();
+  index.addAll(docs);
+  useLexicon(index);
+  if (large) collectGarbage();
+  // typo neighbours of the words of brands with artwork only: the directory's ~15,000
+  // entries would take most of the start-up time and memory for a rarely used
+  // path (a swap and one more edit); their typos still match through MiniSearch's fuzzy lookup
+  // (both sets filled word by word: no array of all words is made)
+  const vocabulary = new Set<string>();
+  const artworkWords = new Set<string>();
+  for (const d of docs) {
+    const artwork = hasArtwork(entries.get(d.id)?.brand ?? { variants: {} });
+    for (const word of splitSpaces(d.domains)) vocabulary.add(word);
+    for (const field of [d.text, d.compact])
+      for (const word of splitSpaces(field)) {
+        vocabulary.add(word);
+        if (artwork) artworkWords.add(word);
+      }
+  }
+  return { entries, exact, index, vocabulary, nearby: nearbyMap(artworkWords) };
+}
+
+/** shared between indexes over the same frozen brands (frozen.ts): a second of CPU each */
+const frozenBuilds = frozenCache(build);
+
 export class SearchIndex {
   private entries = new Map<number, Entry>();
   private exact = new Map<string, number[]>();
-  private index = this.newIndex();
+  private index = newIndex();
   /** every indexed term */
   private vocabulary = new Set<string>();
   /** see nearbyMap */
   private nearby = new Map<string, string[]>();
+  /** the frozen brands whose shared build this index uses (frozen.ts), else null */
+  private sharedFrom: readonly Brand[] | null = null;
   /** bumped whenever the results of some query may have changed (see SearchResponses) */
   generation = 0;
 
@@ -311,42 +374,25 @@ export class SearchIndex {
   rebuild() {
     this.stale = false;
     this.generation++;
-    this.entries = new Map(this.catalog.all().map((b) => [b.id, toEntry(b)]));
-    this.exact = new Map();
-    for (const [id, e] of this.entries) {
-      const keys = [...e.names, ...e.compacts, ...e.abbreviations, ...e.domains, ...e.hostNames];
-      for (const key of new Set(keys)) {
-        const ids = this.exact.get(key);
-        if (ids) ids.push(id);
-        else this.exact.set(key, [id]);
-      }
-    }
-    // a directory-size catalog: the garbage so far (entries, domain map) goes before MiniSearch
-    // allocates its index, and MiniSearch's before the word maps (else RSS peaks ~75 MB higher)
-    const large = this.entries.size >= LARGE;
-    if (large) collectGarbage();
-    const docs = [...this.entries].map(([id, e]) => toDoc(id, e));
-    this.index = this.newIndex();
-    this.index.addAll(docs);
-    useLexicon(this.index);
-    if (large) collectGarbage();
-    // typo neighbours of the words of brands with artwork only: the directory's ~15,000
-    // entries would take most of the start-up time and memory for a rarely used
-    // path (a swap and one more edit); their typos still match through MiniSearch's fuzzy lookup
-    // (both sets filled word by word: no array of all words is made)
-    const vocabulary = new Set<string>();
-    const artworkWords = new Set<string>();
-    for (const d of docs) {
-      const artwork = hasArtwork(this.entries.get(d.id)?.brand ?? { variants: {} });
-      for (const word of splitSpaces(d.domains)) vocabulary.add(word);
-      for (const field of [d.text, d.compact])
-        for (const word of splitSpaces(field)) {
-          vocabulary.add(word);
-          if (artwork) artworkWords.add(word);
-        }
-    }
-    this.vocabulary = vocabulary;
-    this.nearby = nearbyMap(artworkWords);
+    const brands = this.catalog.all();
+    const { value, shared } = frozenBuilds.get(brands);
+    this.use(value);
+    this.sharedFrom = shared ? [...brands] : null;
+  }
+
+  private use(built: Built) {
+    this.entries = built.entries;
+    this.exact = built.exact;
+    this.index = built.index;
+    this.vocabulary = built.vocabulary;
+    this.nearby = built.nearby;
+  }
+
+  /** Before changing a shared build in place: a build of this index's own, of the same brands. */
+  private own() {
+    if (!this.sharedFrom) return;
+    this.use(build(this.sharedFrom));
+    this.sharedFrom = null;
   }
 
   /** One brand changed: keep its new record; re-index only when a searched field changed. */
@@ -355,6 +401,7 @@ export class SearchIndex {
     const after = toEntry(brand);
     if (!before) return this.add(brand.id, after);
     if (before && sameIndexed(before, after)) {
+      this.own();
       this.entries.set(brand.id, after);
       if (before.popularity !== after.popularity) this.generation++; // ranking changed
     } else this.rebuild();
@@ -366,6 +413,7 @@ export class SearchIndex {
    * lookup, not the precomputed neighbours of a full build).
    */
   private add(id: number, e: Entry) {
+    this.own();
     this.entries.set(id, e);
     for (const key of new Set([
       ...e.names,
@@ -484,13 +532,5 @@ export class SearchIndex {
         for (const w of this.nearby.get(key) ?? []) found.add(w);
     }
     return found.size ? { combineWith: "OR", queries: [self, { queries: [...found] }] } : self;
-  }
-
-  private newIndex() {
-    return new MiniSearch<Doc>({
-      fields: ["text", "compact", "domains"],
-      tokenize: splitSpaces,
-      processTerm: keep,
-    });
   }
 }
