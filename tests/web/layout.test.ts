@@ -2,8 +2,8 @@
  * The console's layout and design system in headless Chromium, from 360 to 1440 px, light and
  * dark: no sideways scroll, one-row navigation, the key button aligned with its input, a focus
  * ring in the focus colour, code blocks with a corner copy icon, a tapped result brought into
- * view on a phone, axe clean. Screenshots go to build/test-output/web (and, with
- * WRITE_DOCS_SCREENSHOTS=1, to docs/images/).
+ * view on a phone, axe clean. With WRITE_DOCS_SCREENSHOTS=1, screenshots go to
+ * build/test-output/web and docs/images/.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { copyFileSync, existsSync, mkdirSync, readFileSync } from "node:fs";
@@ -27,15 +27,14 @@ let browser: Browser;
 let key = "";
 let tokens: { accessToken: string; refreshToken: string };
 
+const viewport = (width: number) => ({ width, height: width < 700 ? 844 : 900 });
+
 async function open(
   width: number,
   scheme: "light" | "dark",
   store: Record<string, string> = {},
 ): Promise<{ context: BrowserContext; page: Page }> {
-  const context = await browser.newContext({
-    colorScheme: scheme,
-    viewport: { width, height: width < 700 ? 844 : 900 },
-  });
+  const context = await browser.newContext({ colorScheme: scheme, viewport: viewport(width) });
   await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: base });
   await context.addInitScript((s: Record<string, string>) => {
     for (const [k, v] of Object.entries(s)) sessionStorage.setItem(k, v);
@@ -44,6 +43,9 @@ async function open(
   page.setDefaultTimeout(20_000);
   return { context, page };
 }
+
+/** The page at another width, for the next navigation (one context serves every width). */
+const resize = (page: Page, width: number) => page.setViewportSize(viewport(width));
 
 /** Nothing wider than the viewport, and the navigation on one row. */
 async function checkLayout(page: Page, label: string): Promise<void> {
@@ -78,14 +80,18 @@ async function axe(page: Page, label: string): Promise<void> {
   expect({ label, bad }).toEqual({ label, bad: [] });
 }
 
+/**
+ * A full-page screenshot to build/test-output/web and docs/images/, with
+ * WRITE_DOCS_SCREENSHOTS=1 only: nothing asserts on these images (tests/web/browser.test.ts
+ * checks its screenshots), and encoding 19 full pages took a third of this file's time.
+ */
 async function shot(page: Page, name: string): Promise<void> {
+  if (process.env.WRITE_DOCS_SCREENSHOTS !== "1") return;
   mkdirSync(OUT, { recursive: true });
   const file = join(OUT, `${name}.png`);
   await page.screenshot({ path: file, fullPage: true });
-  if (process.env.WRITE_DOCS_SCREENSHOTS === "1") {
-    mkdirSync(DOCS_IMAGES, { recursive: true });
-    copyFileSync(file, join(DOCS_IMAGES, `${name}.png`));
-  }
+  mkdirSync(DOCS_IMAGES, { recursive: true });
+  copyFileSync(file, join(DOCS_IMAGES, `${name}.png`));
 }
 
 async function openStripe(page: Page): Promise<void> {
@@ -121,15 +127,16 @@ describe.skipIf(!have)("console layout in headless Chromium", () => {
   });
 
   test("no sideways scroll and a one-row navigation from 360 to 1440 px, on every page", async () => {
+    const anon = await open(360, "light");
+    const user = await open(360, "light", { apiKey: key, ...tokens });
     for (const width of [360, 390, 768, 1280, 1440]) {
-      const anon = await open(width, "light");
+      await resize(anon.page, width);
       for (const path of ["/", "/signup", "/login"]) {
         await anon.page.goto(`${base}${path}`);
         await anon.page.locator("main h1").waitFor();
         await checkLayout(anon.page, `${path} at ${width}`);
       }
-      await anon.context.close();
-      const user = await open(width, "light", { apiKey: key, ...tokens });
+      await resize(user.page, width);
       await user.page.goto(`${base}/`);
       await openStripe(user.page);
       await checkLayout(user.page, `explorer with a brand at ${width}`);
@@ -141,8 +148,9 @@ describe.skipIf(!have)("console layout in headless Chromium", () => {
           await user.page.getByText("No requests yet: try GET /v1/svg/github").waitFor();
         await checkLayout(user.page, `${path} at ${width}`);
       }
-      await user.context.close();
     }
+    await anon.context.close();
+    await user.context.close();
   }, 180_000);
 
   test("the key button sits on its input's row; links are not underlined; the focus ring is the focus colour", async () => {
@@ -311,9 +319,12 @@ describe.skipIf(!have)("console layout in headless Chromium", () => {
   }, 60_000);
 
   test("screenshots at 390, 768 and 1280 px, light and dark, with no serious axe violation", async () => {
-    for (const scheme of ["light", "dark"] as const)
+    for (const scheme of ["light", "dark"] as const) {
+      const user = await open(390, scheme, { apiKey: key, ...tokens });
+      const visitor = await open(390, scheme);
       for (const width of [390, 768, 1280]) {
-        const { context, page } = await open(width, scheme, { apiKey: key, ...tokens });
+        const { page } = user;
+        await resize(page, width);
         await page.goto(`${base}/`);
         await openStripe(page);
         await page.evaluate(() => scrollTo(0, 0));
@@ -323,13 +334,14 @@ describe.skipIf(!have)("console layout in headless Chromium", () => {
         await page.getByText(/^Updated /).waitFor();
         await axe(page, `dashboard ${width} ${scheme}`);
         await shot(page, `console-dashboard-${width}-${scheme}`);
-        const visitor = await open(width, scheme);
+        await resize(visitor.page, width);
         await visitor.page.goto(`${base}/`);
         await visitor.page.getByRole("img", { name: "Stripe logo" }).first().waitFor();
         await axe(visitor.page, `landing ${width} ${scheme}`);
         await shot(visitor.page, `console-landing-${width}-${scheme}`);
-        await visitor.context.close();
-        await context.close();
       }
+      await visitor.context.close();
+      await user.context.close();
+    }
   }, 180_000);
 });
