@@ -22,7 +22,10 @@ export function frozenCache<T>(make: (brands: readonly Brand[]) => T): FrozenCac
       if (hit && hit.brands.length === brands.length && hit.brands.every((b, i) => b === brands[i]))
         return { value: hit.value, shared: true };
       const value = make(brands);
-      if (!first || !brands.every((b) => Object.isFrozen(b))) return { value, shared: false };
+      // one value per catalog: the first list kept (a sub-list of the same brands, as a test
+      // that reloads a shortened catalog makes, gets its own)
+      if (hit || !first || !brands.every((b) => Object.isFrozen(b)))
+        return { value, shared: false };
       held.set(first, { brands: [...brands], value });
       return { value, shared: true };
     },

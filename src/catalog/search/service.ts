@@ -344,6 +344,8 @@ export class SearchIndex {
   private nearby = new Map<string, string[]>();
   /** the frozen brands whose shared build this index uses (frozen.ts), else null */
   private sharedFrom: readonly Brand[] | null = null;
+  /** the entries of a shared build were copied (ownEntries) */
+  private entriesOwned = false;
   /** bumped whenever the results of some query may have changed (see SearchResponses) */
   generation = 0;
 
@@ -378,6 +380,7 @@ export class SearchIndex {
     const { value, shared } = frozenBuilds.get(brands);
     this.use(value);
     this.sharedFrom = shared ? [...brands] : null;
+    this.entriesOwned = false;
   }
 
   private use(built: Built) {
@@ -388,11 +391,23 @@ export class SearchIndex {
     this.nearby = built.nearby;
   }
 
-  /** Before changing a shared build in place: a build of this index's own, of the same brands. */
+  /**
+   * Before adding to a shared build: a build of this index's own, of the same brands, keeping
+   * the entries refreshed since (their searched fields are unchanged: see ownEntries).
+   */
   private own() {
     if (!this.sharedFrom) return;
+    const refreshed = this.entriesOwned ? this.entries : null;
     this.use(build(this.sharedFrom));
+    if (refreshed) this.entries = refreshed;
     this.sharedFrom = null;
+  }
+
+  /** Before replacing an entry of a shared build: a copy of the entries of this index's own. */
+  private ownEntries() {
+    if (!this.sharedFrom || this.entriesOwned) return;
+    this.entries = new Map(this.entries);
+    this.entriesOwned = true;
   }
 
   /** One brand changed: keep its new record; re-index only when a searched field changed. */
@@ -401,7 +416,7 @@ export class SearchIndex {
     const after = toEntry(brand);
     if (!before) return this.add(brand.id, after);
     if (before && sameIndexed(before, after)) {
-      this.own();
+      this.ownEntries();
       this.entries.set(brand.id, after);
       if (before.popularity !== after.popularity) this.generation++; // ranking changed
     } else this.rebuild();
