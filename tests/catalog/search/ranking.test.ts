@@ -8,6 +8,7 @@ import { CatalogService } from "../../../src/catalog/service";
 import type { Brand, BuiltCatalog } from "../../../src/catalog/types";
 import { FileCatalogSource } from "../../../src/store/embedded/catalog";
 import { CATALOG_FILE } from "../../support/app";
+import { sharedCatalogSource } from "../../support/catalog";
 
 let catalog: CatalogService;
 let index: SearchIndex;
@@ -18,7 +19,8 @@ const slugs = (q: string, limit = 20) => index.search(q, limit).map((b) => b.slu
 const bySlug = (slug: string) => catalog.brand(slug) as Brand;
 
 beforeAll(async () => {
-  const source = new FileCatalogSource(CATALOG_FILE);
+  // the catalog parsed once per worker (frozen): the index shares its build (src/catalog/frozen.ts)
+  const source = sharedCatalogSource();
   built = await source.load();
   catalog = new CatalogService(source);
   catalog.install(built);
@@ -138,6 +140,11 @@ describe("limits and determinism", () => {
     index.rebuild();
     expect(slugs("go", 50)).toEqual(before);
     expect(slugs("  GO  ", 50)).toEqual(before);
+    // an index built from scratch: the same brands as copies that are not frozen, which no
+    // other index shares a build of
+    const copy = new CatalogService(sharedCatalogSource());
+    copy.install({ ...built, brands: built.brands.map((b) => ({ ...b })) });
+    expect(new SearchIndex(copy).search("go", 50).map((b) => b.slug)).toEqual(before);
   });
   test("within the prefix tier of own names, popularity weighs against what is left over", () => {
     const r = index.search("google", 50).slice(1);
