@@ -147,7 +147,9 @@ test("SIGTERM under load on 64 keep-alive connections: no reset, no lost request
     }
   })();
 
-  await Bun.sleep(1000);
+  // under load until more than 100 requests were served (at most 10 s), then the signal
+  const loadedBy = Date.now() + 10_000;
+  while ((load.statuses[200] ?? 0) <= 100 && Date.now() < loadedBy) await Bun.sleep(20);
   const servedBefore = load.statuses[200] ?? 0;
   expect(servedBefore).toBeGreaterThan(100);
   signalled = true;

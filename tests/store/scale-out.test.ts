@@ -226,11 +226,13 @@ describe.skipIf(!mongo.url || !HAS_REDIS)(
         }
       };
       const workers = [loadB(), loadB(), loadB(), loadB(), createOnA(), createOnA()];
-      await Bun.sleep(700);
+      // under load until A acknowledged accounts made during it and B answered some (instead
+      // of a fixed 700 ms), then the kill; then until B answered more after it
+      await poll(10_000, async () => acked.length > 5 && bStatuses.length > 50, Boolean, 20);
       a.proc.kill("SIGKILL");
       await a.proc.exited;
       const atKill = bStatuses.length;
-      await Bun.sleep(700);
+      await poll(10_000, async () => bStatuses.length > atKill + 50, Boolean, 20);
       stopLoad = true;
       await Promise.all(workers);
 
