@@ -18,11 +18,11 @@ import { type StripeMock, startStripeMock } from "./stripe-mock";
 
 /**
  * What makes a test file slow to start, read from its text: it uses a shared real server
- * (tests/support/mongo, redis, stripe-mock, chromium) or starts processes. `--fast` leaves
- * those files out.
+ * (tests/support/mongo, redis, stripe-mock, chromium) or starts processes (tests/support/service
+ * among them). `--fast` leaves those files out.
  */
 export const SLOW_MARKERS =
-  /support\/(mongo|redis|stripe-mock|chromium|usage-stores)"|Bun\.spawn|spawnSync|SERVICE_CMD|runAdmin\(|from "node:child_process"/;
+  /support\/(mongo|redis|stripe-mock|chromium|usage-stores|service)"|Bun\.spawn|spawnSync|SERVICE_CMD|runAdmin\(|from "node:child_process"/;
 
 /** Per-file test durations (ms) that balance the two workers; written by --update-timings. */
 const TIMINGS = "tests/timings.json";
