@@ -30,25 +30,50 @@ interface Operation {
  * it, and a JSON body must match the documented schema (ajv, JSON Schema 2020-12 as OpenAPI 3.1
  * uses). A path no operation matches must be the documented 404 error body.
  */
+/** What checking against one document needs: its ajv (schemas compiled once) and path matchers. */
+interface Compiled {
+  ajv: Ajv2020;
+  validators: Map<string, ValidateFunction>;
+  matchers: [RegExp, string, Json][];
+}
+
+/**
+ * By the document's text: the many apps a run makes mostly serve the same document, and a new
+ * ajv compiles its meta-schema and the components again (~100 ms per app).
+ */
+const byDocument = new Map<string, Compiled>();
+
+function compiledFor(doc: Json): Compiled {
+  const text = JSON.stringify(doc);
+  let c = byDocument.get(text);
+  if (!c) {
+    const ajv = new Ajv2020({ strict: false, allErrors: true });
+    addFormats(ajv);
+    ajv.addSchema({ $id: "doc:", components: doc.components ?? {} });
+    const matchers = Object.entries(doc.paths as Json).map(
+      ([path, item]): [RegExp, string, Json] => [
+        new RegExp(`^${path.replace(/\{[^}]+\}/g, "[^/]+")}/?$`),
+        path,
+        item,
+      ],
+    );
+    c = { ajv, validators: new Map(), matchers };
+    byDocument.set(text, c);
+  }
+  return c;
+}
+
 export class OpenApiChecker {
-  private readonly ajv = new Ajv2020({ strict: false, allErrors: true });
-  private readonly compiled = new Map<string, ValidateFunction>();
-  private readonly matchers: [RegExp, string, Json][];
+  private readonly shared: Compiled;
   /** "method path status" of every response checked, for tests that cover every route */
   readonly seen = new Set<string>();
 
   constructor(readonly doc: Json) {
-    addFormats(this.ajv);
-    this.ajv.addSchema({ $id: "doc:", components: doc.components ?? {} });
-    this.matchers = Object.entries(doc.paths as Json).map(([path, item]) => [
-      new RegExp(`^${path.replace(/\{[^}]+\}/g, "[^/]+")}/?$`),
-      path,
-      item,
-    ]);
+    this.shared = compiledFor(doc);
   }
 
   private operation(method: string, pathname: string): Operation | undefined {
-    for (const [re, path, item] of this.matchers) {
+    for (const [re, path, item] of this.shared.matchers) {
       const op = item[method.toLowerCase()];
       if (op && re.test(pathname)) return { label: `${method} ${path}`, responses: op.responses };
     }
@@ -56,14 +81,15 @@ export class OpenApiChecker {
   }
 
   private validator(key: string, schema: Json): ValidateFunction {
-    let v = this.compiled.get(key);
+    const { ajv, validators } = this.shared;
+    let v = validators.get(key);
     if (!v) {
       // local $refs (#/components/schemas/X) point into the document registered as "doc:"
       const rebased = JSON.parse(
         JSON.stringify(schema).replaceAll('"#/components/', '"doc:#/components/'),
       );
-      v = this.ajv.compile(rebased);
-      this.compiled.set(key, v);
+      v = ajv.compile(rebased);
+      validators.set(key, v);
     }
     return v;
   }
