@@ -9,14 +9,17 @@ import type { Brand } from "./types";
 
 export interface FrozenCache<T> {
   /** `make(brands)`, or the value made earlier from the same frozen brands in the same order */
-  get(brands: readonly Brand[]): { value: T; shared: boolean };
+  get(
+    brands: readonly Brand[],
+    make: (brands: readonly Brand[]) => T,
+  ): { value: T; shared: boolean };
 }
 
-export function frozenCache<T>(make: (brands: readonly Brand[]) => T): FrozenCache<T> {
+export function frozenCache<T>(): FrozenCache<T> {
   // by the list's first brand: the value goes when the catalog does
   const held = new WeakMap<Brand, { brands: readonly Brand[]; value: T }>();
   return {
-    get(brands) {
+    get(brands, make) {
       const first = brands[0];
       const hit = first && held.get(first);
       if (hit && hit.brands.length === brands.length && hit.brands.every((b, i) => b === brands[i]))

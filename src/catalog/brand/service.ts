@@ -98,7 +98,7 @@ function hostMaps(brands: readonly Brand[]): HostMaps {
 }
 
 /** shared between resolvers over the same frozen brands (frozen.ts) */
-const frozenMaps = frozenCache(hostMaps);
+const frozenMaps = frozenCache<HostMaps>();
 
 export class BrandResolver {
   private maps: HostMaps = hostMaps([]);
@@ -120,7 +120,7 @@ export class BrandResolver {
   }
 
   rebuild() {
-    const { value: maps, shared } = frozenMaps.get(this.catalog.all());
+    const { value: maps, shared } = frozenMaps.get(this.catalog.all(), hostMaps);
     this.maps = maps;
     this.shared = shared;
   }

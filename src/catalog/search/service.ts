@@ -293,8 +293,16 @@ function newIndex() {
   });
 }
 
-function build(brands: readonly Brand[]): Built {
-  const entries = new Map(brands.map((b) => [b.id, toEntry(b)]));
+/**
+ * A full build. `previous` entries whose brand is the same object are kept (an entry depends on
+ * its brand alone): a rebuild after one brand changed derives one entry, not 20,000.
+ */
+function build(brands: readonly Brand[], previous?: Map<number, Entry>): Built {
+  const entries = new Map<number, Entry>();
+  for (const b of brands) {
+    const before = previous?.get(b.id);
+    entries.set(b.id, before?.brand === b ? before : toEntry(b));
+  }
   const exact = new Map<string, number[]>();
   for (const [id, e] of entries) {
     const keys = [...e.names, ...e.compacts, ...e.abbreviations, ...e.domains, ...e.hostNames];
@@ -332,7 +340,7 @@ function build(brands: readonly Brand[]): Built {
 }
 
 /** shared between indexes over the same frozen brands (frozen.ts): a second of CPU each */
-const frozenBuilds = frozenCache(build);
+const frozenBuilds = frozenCache<Built>();
 
 export class SearchIndex {
   private entries = new Map<number, Entry>();
@@ -377,7 +385,7 @@ export class SearchIndex {
     this.stale = false;
     this.generation++;
     const brands = this.catalog.all();
-    const { value, shared } = frozenBuilds.get(brands);
+    const { value, shared } = frozenBuilds.get(brands, (b) => build(b, this.entries));
     this.use(value);
     this.sharedFrom = shared ? [...brands] : null;
     this.entriesOwned = false;
@@ -398,7 +406,7 @@ export class SearchIndex {
   private own() {
     if (!this.sharedFrom) return;
     const refreshed = this.entriesOwned ? this.entries : null;
-    this.use(build(this.sharedFrom));
+    this.use(build(this.sharedFrom, this.entries));
     if (refreshed) this.entries = refreshed;
     this.sharedFrom = null;
   }
