@@ -19,17 +19,16 @@ import { Drain } from "./http/drain";
 import { PublishableKeys } from "./images/publishable";
 import { ImageSigner, SERVER_SECRET_NAME } from "./images/service";
 import { passwords } from "./platform/password";
-import { VisitorCounter } from "./public/service";
-import { carryUsageOnRegenerate } from "./quota/carry-over";
-import { CounterGuard } from "./quota/guard";
+import { CircuitBreaker } from "./quota/circuit-breaker";
 import type { RateLimiter } from "./quota/rate-limit";
 import type { QuotaService } from "./quota/service";
 import { createCounterStore, createQuotas } from "./quota/setup";
 import { openStore, type Store } from "./store";
-import { rebuildCounters } from "./usage/counters";
+import { projectCounters } from "./usage/counters";
 import type { UsageRecorder } from "./usage/port";
 import { startRetention } from "./usage/retention";
 import { BatchingRecorder } from "./usage/writer";
+import { VisitorCounter } from "./visitor-counter/service";
 
 /** How often an instance reads discovery records stored elsewhere. */
 const DISCOVERY_POLL_MS = 15_000;
@@ -93,18 +92,10 @@ export async function buildDeps(config: Config, store?: Store): Promise<Deps> {
     spillDir: join(config.DATA_DIR, "spill"),
     onFull: config.USAGE_ON_STORE_FULL,
   });
-  // in-memory counters start empty: today's counts come back from the usage event log
-  // (after spill files left by an earlier process are replayed into it)
-  if (quota.store.kind === "memory") {
-    await usage.flush();
-    await rebuildCounters(s.usage, quota, accounts);
-  }
+  await projectCounters(quota, usage, s.usage, accounts);
+  // a regenerated key starts the day with the counts of the keys it replaced
+  accounts.onKeyRegenerated((k) => quota.carryOver(k.previous, k.keyId));
   const retention = startRetention(s.usage, config.USAGE_RETENTION_DAYS);
-  // a remote store that comes back after an outage, or is found empty, is re-seeded the same way
-  quota.setReseeder(async () => {
-    await usage.flush();
-    return rebuildCounters(s.usage, quota, accounts);
-  });
   const assets = new AssetService(
     catalog,
     createRenderer({ maxWaitMs: config.RENDER_QUEUE_MS, timeoutMs: config.RENDER_TIMEOUT_MS }),
@@ -137,7 +128,7 @@ export async function buildDeps(config: Config, store?: Store): Promise<Deps> {
   const visitors = new VisitorCounter(
     s.visitors,
     quota.store,
-    quota.store.remote ? new CounterGuard({ timeoutMs: config.COUNTER_TIMEOUT_MS }) : null,
+    quota.store.remote ? new CircuitBreaker({ timeoutMs: config.COUNTER_TIMEOUT_MS }) : null,
   );
   const access = await AccessTokens.create(jwtSettings(config));
   const mail: MailSender = config.SMTP_URL
@@ -152,6 +143,7 @@ export async function buildDeps(config: Config, store?: Store): Promise<Deps> {
     mail,
     limiter,
     publicUrl: config.PUBLIC_URL ?? `http://localhost:${config.PORT}`,
+    upgradeUrl: config.UPGRADE_URL,
   });
   const signer = new ImageSigner(accounts, () => s.accounts.serverSecret(SERVER_SECRET_NAME));
   const publishable = new PublishableKeys(accounts, limiter, config.UPGRADE_URL);
@@ -190,6 +182,5 @@ export async function buildDeps(config: Config, store?: Store): Promise<Deps> {
       await s.close();
     },
   };
-  carryUsageOnRegenerate(accounts, () => deps.quota);
   return deps;
 }

@@ -1,11 +1,12 @@
 import { Elysia, t } from "elysia";
-import { ErrorBody, RateLimitedBody } from "../catalog/model";
-import { cappedBody, rateLimited, rateLimitPlugin } from "../http/auth";
+import { cappedBody } from "../http/body-limits";
 import { type AddressSource, clientIp } from "../http/client-ip";
-import { ApiError } from "../http/errors";
+import { bearerOf } from "../http/credentials";
+import { ApiError, ErrorBody, RateLimitedBody } from "../http/errors";
+import { rateLimitPlugin } from "../http/rate-limit-macros";
 import { RATE_LIMITS } from "../quota/limits";
 import type { RateLimiter } from "../quota/rate-limit";
-import { AuthFailure, type AuthService, REGISTRATIONS } from "./auth";
+import { type AuthService, REGISTRATIONS } from "./auth";
 import type { AccessTokens } from "./jwt";
 import type { Principal } from "./model";
 import {
@@ -39,28 +40,6 @@ export interface AccountsControllerDeps {
   trustProxy: boolean;
 }
 
-const STATUS: Record<AuthFailure["code"], [number, string]> = {
-  email_taken: [409, "email_taken"],
-  invalid_credentials: [401, "invalid_credentials"],
-  invalid_token: [400, "invalid_token"],
-  invalid_refresh_token: [401, "invalid_token"],
-  rate_limited: [429, "rate_limit_exceeded"],
-};
-
-/** Runs an AuthService call, turning its refusals into the API's errors. */
-function refusals(upgradeUrl: string) {
-  return async <T>(f: () => Promise<T>): Promise<T> => {
-    try {
-      return await f();
-    } catch (err) {
-      if (!(err instanceof AuthFailure)) throw err;
-      if (err.code === "rate_limited") throw rateLimited(err.message, err.retryAfter, upgradeUrl);
-      const [status, code] = STATUS[err.code];
-      throw new ApiError(status, code, err.message);
-    }
-  };
-}
-
 const noBearer = () =>
   new ApiError(
     401,
@@ -73,8 +52,7 @@ const bearerCallers = new WeakMap<Request, Principal>();
 /** Authenticates the bearer token once per request (before the body is read, and in transform). */
 async function requireBearer(auth: AuthService, request: Request): Promise<void> {
   if (bearerCallers.has(request)) return;
-  const header = request.headers.get("authorization") ?? "";
-  const token = header.toLowerCase().startsWith("bearer ") ? header.slice(7).trim() : "";
+  const token = bearerOf(request.headers);
   const principal = token ? await auth.verifyBearer(token) : null;
   if (!principal) throw noBearer();
   bearerCallers.set(request, principal);
@@ -122,7 +100,6 @@ const PUBLIC: [] = [];
 
 /** /auth/*: sign-up, login, tokens, e-mail verification, password reset, the caller's account. */
 export function accountsController(deps: AccountsControllerDeps) {
-  const run = refusals(deps.upgradeUrl);
   const ipOf = (request: Request, server: unknown) =>
     clientIp(request, server as AddressSource | null, deps.trustProxy);
   return (
@@ -158,7 +135,7 @@ export function accountsController(deps: AccountsControllerDeps) {
       .post(
         "/auth/register",
         async ({ body, set }) => {
-          const r = await run(() => deps.auth.register(body.email, body.password));
+          const r = await deps.auth.register(body.email, body.password);
           set.status = 201;
           noStore(set);
           return r;
@@ -185,9 +162,7 @@ export function accountsController(deps: AccountsControllerDeps) {
       .post(
         "/auth/login",
         async ({ body, set, request, server }) => {
-          const pair = await run(() =>
-            deps.auth.login(body.email, body.password, ipOf(request, server)),
-          );
+          const pair = await deps.auth.login(body.email, body.password, ipOf(request, server));
           noStore(set);
           return pair;
         },
@@ -212,7 +187,7 @@ export function accountsController(deps: AccountsControllerDeps) {
       .post(
         "/auth/refresh",
         async ({ body, set }) => {
-          const pair = await run(() => deps.auth.refresh(body.refreshToken));
+          const pair = await deps.auth.refresh(body.refreshToken);
           noStore(set);
           return pair;
         },
@@ -249,7 +224,7 @@ export function accountsController(deps: AccountsControllerDeps) {
       .post(
         "/auth/verify-email",
         async ({ body }) => {
-          await run(() => deps.auth.verifyEmail(body.token));
+          await deps.auth.verifyEmail(body.token);
           return { emailVerified: true as const };
         },
         {
@@ -308,7 +283,7 @@ export function accountsController(deps: AccountsControllerDeps) {
       .post(
         "/auth/reset-password",
         async ({ body }) => {
-          await run(() => deps.auth.resetPassword(body.token, body.password));
+          await deps.auth.resetPassword(body.token, body.password);
           return { message: "Password changed. Log in again on every device." };
         },
         {
@@ -420,7 +395,7 @@ export function accountsController(deps: AccountsControllerDeps) {
       .delete(
         "/auth/me",
         async ({ principal, body, set }) => {
-          await run(() => deps.auth.deleteAccount(principal.accountId, body.password));
+          await deps.auth.deleteAccount(principal.accountId, body.password);
           set.status = 204;
         },
         {

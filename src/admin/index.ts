@@ -8,9 +8,9 @@ import {
   TierSchema,
 } from "../accounts/model";
 import { AccountNotFound, type AccountService, KeyNotFound } from "../accounts/service";
-import { ErrorBody } from "../catalog/model";
-import { cappedBody, hasBearerToken } from "../http/auth";
-import { ApiError, validationError } from "../http/errors";
+import { cappedBody } from "../http/body-limits";
+import { hasBearerToken } from "../http/credentials";
+import { ApiError, ErrorBody, validationError } from "../http/errors";
 import { limitsProblem } from "../quota/limits";
 import { accountView, LIST_LIMIT } from "./service";
 

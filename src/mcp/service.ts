@@ -12,7 +12,13 @@ import type { SearchIndex } from "../catalog/search/service";
 import { normalizeQuery } from "../catalog/search/text";
 import type { CatalogService } from "../catalog/service";
 import { VARIANTS, type Variant } from "../catalog/types";
-import { ApiError, serviceNotFound, validationError } from "../http/errors";
+import {
+  ApiError,
+  rateLimited,
+  serviceNotFound,
+  validationError,
+  windowLimited,
+} from "../http/errors";
 import {
   closeMeter,
   dailyLimitMessage,
@@ -203,14 +209,10 @@ export class McpService {
     const { decision, meter } = pending instanceof Promise ? await pending : pending;
     if (!decision.allowed) {
       closeMeter(meter, 429);
-      throw new ApiError(
-        429,
-        "rate_limit_exceeded",
+      throw rateLimited(
         dailyLimitMessage(decision.limit, bucket, principal),
-        {
-          reset_in_seconds: decision.resetSeconds,
-          upgrade_url: this.deps.upgradeUrl,
-        },
+        decision.resetSeconds,
+        this.deps.upgradeUrl,
       );
     }
     try {
@@ -308,13 +310,7 @@ export class McpService {
 
   private async usageOf(p: Principal) {
     const d = await this.deps.limiter.hit(RATE_LIMITS.usage, `account:${p.accountId}`);
-    if (!d.allowed)
-      throw new ApiError(
-        429,
-        "rate_limit_exceeded",
-        `Rate limit of ${RATE_LIMITS.usage.limit} usage reads per minute reached. Retry in ${d.retryAfter} seconds.`,
-        { reset_in_seconds: d.retryAfter, upgrade_url: this.deps.upgradeUrl },
-      );
+    if (!d.allowed) throw windowLimited(RATE_LIMITS.usage, d.retryAfter, this.deps.upgradeUrl);
     try {
       return await this.usageReport.report(p);
     } catch (err) {

@@ -1,8 +1,7 @@
 import { Elysia } from "elysia";
 import type { AccountService } from "../../accounts/service";
-import { ErrorBody, RateLimitedBody } from "../../catalog/model";
-import { type RateLimitDeps, rateLimitPlugin } from "../../http/auth";
-import { ApiError } from "../../http/errors";
+import { ApiError, ErrorBody, RateLimitedBody } from "../../http/errors";
+import { type RateLimitDeps, rateLimitPlugin } from "../../http/rate-limit-macros";
 import { RATE_LIMITS } from "../../quota/limits";
 import { CounterStoreUnavailable, type QuotaService } from "../../quota/service";
 import { UsageResponse } from "./model";
