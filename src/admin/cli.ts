@@ -10,7 +10,7 @@ import { openStore, type Store } from "../store";
 import { missesReport, projectionsRebuild } from "../usage/admin-commands";
 import { MISS_KINDS, type MissKind } from "../usage/analytics/misses";
 import { countersRebuild } from "../usage/counters";
-import { accountView, LIST_LIMIT } from "./service";
+import { accountView, LIST_LIMIT } from "./views";
 
 /** A refusal the operator can act on: printed as one line, exit code 1, no stack trace. */
 export class CliError extends Error {}

@@ -12,27 +12,8 @@ import { cappedBody } from "../http/body-limits";
 import { hasBearerToken } from "../http/credentials";
 import { ApiError, ErrorBody, validationError } from "../http/errors";
 import { limitsProblem } from "../quota/limits";
-import { accountView, LIST_LIMIT } from "./service";
-
-const KeyView = t.Object({
-  id: t.String(),
-  prefix: t.String({ description: "First characters of the key, safe to show" }),
-  createdAt: t.String({ format: "date-time" }),
-  revokedAt: t.Union([t.String({ format: "date-time" }), t.Null()]),
-});
-
-const AccountViewSchema = t.Object({
-  accountId: t.String(),
-  email: t.Union([t.String(), t.Null()]),
-  tier: TierSchema,
-  limits: t.Union([LimitsSchema, t.Null()]),
-  emailVerified: t.Boolean(),
-  createdAt: t.String({ format: "date-time" }),
-  keys: t.Array(KeyView, { description: "Every key, revoked ones included; never a hash" }),
-  publishableKeys: t.Array(PublishableKeyView, {
-    description: "Publishable keys (pk_…), revoked ones included; never a hash",
-  }),
-});
+import { AccountViewSchema } from "./model";
+import { accountView, LIST_LIMIT } from "./views";
 
 export function requireOperator(request: Request, adminToken: string): void {
   if (!hasBearerToken(request, adminToken))

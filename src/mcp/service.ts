@@ -354,7 +354,7 @@ export class McpService {
         description:
           "A brand's catalog entry by slug: name, brand and dark-mode colors, color roles and ready-made CSS variables. Counts against the catalog bucket.",
         inputSchema: SlugInput,
-        outputSchema: ServiceEntry.shape,
+        outputSchema: ServiceEntry,
         annotations: { title: "Get brand", ...READ_ONLY },
       },
       this.tool(async ({ slug }: { slug: string }) => {

@@ -67,7 +67,7 @@ describe("errors: one 429 body", () => {
     expect(e).toBeInstanceOf(ApiError);
     expect(e.status).toBe(429);
     expect(e.headers["retry-after"]).toBe("42");
-    expect(e.body()).toEqual({
+    expect(e.body() as Record<string, unknown>).toEqual({
       error: "rate_limit_exceeded",
       message: "Rate limit of 3 requests per hour reached for POST /x. Retry in 42 seconds.",
       reset_in_seconds: 42,
