@@ -331,6 +331,14 @@ export class McpService {
       capabilities: { tools: {}, resources: {} },
     });
 
+    this.brandTools(server, p);
+    this.logoListUsageTools(server, p);
+    this.resources(server, p);
+    return server;
+  }
+
+  /** search_brands, get_brand, resolve_brand: finding a brand, metered like their REST twins. */
+  private brandTools(server: McpServer, p: Principal): void {
     server.registerTool(
       "search_brands",
       {
@@ -378,7 +386,10 @@ export class McpService {
         return ok({ ...r.value }, r.quota);
       }),
     );
+  }
 
+  /** get_logo (metered), list_catalog and get_usage (not metered). */
+  private logoListUsageTools(server: McpServer, p: Principal): void {
     server.registerTool(
       "get_logo",
       {
@@ -446,7 +457,10 @@ export class McpService {
       },
       this.tool(async () => ok({ ...(await this.usageOf(p)) })),
     );
+  }
 
+  /** The brand:// and logo:// resource templates, metered like get_brand and get_logo. */
+  private resources(server: McpServer, p: Principal): void {
     server.registerResource(
       "brand",
       new ResourceTemplate("brand://{slug}", { list: undefined }),
@@ -517,7 +531,6 @@ export class McpService {
         }
       },
     );
-    return server;
   }
 }
 
