@@ -30,7 +30,7 @@ import { log } from "../platform/log";
 import { type Bucket, RATE_LIMITS } from "../quota/limits";
 import type { QuotaDecision } from "../quota/port";
 import type { RateLimiter } from "../quota/rate-limit";
-import { CounterStoreUnavailable, type QuotaService } from "../quota/service";
+import type { QuotaService } from "../quota/service";
 import { CurrentUsageService } from "../usage/current/service";
 import type { UsageRecorder } from "../usage/port";
 import {
@@ -311,17 +311,7 @@ export class McpService {
   private async usageOf(p: Principal) {
     const d = await this.deps.limiter.hit(RATE_LIMITS.usage, `account:${p.accountId}`);
     if (!d.allowed) throw windowLimited(RATE_LIMITS.usage, d.retryAfter, this.deps.upgradeUrl);
-    try {
-      return await this.usageReport.report(p);
-    } catch (err) {
-      if (err instanceof CounterStoreUnavailable)
-        throw new ApiError(
-          500,
-          "internal_error",
-          "Usage counters could not be read right now. Try again shortly.",
-        );
-      throw err;
-    }
+    return this.usageReport.report(p);
   }
 
   /** One MCP server bound to the caller. */
