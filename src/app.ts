@@ -22,10 +22,10 @@ import { securityHeaders } from "./http/security";
 import { imagesController } from "./images";
 import { mcpController } from "./mcp";
 import { metricsController } from "./metrics";
-import { visitorCounterController } from "./public";
 import { analyticsController } from "./usage/analytics";
 import { analyticsAdminController } from "./usage/analytics/admin";
 import { usageCurrentController } from "./usage/current";
+import { visitorCounterController } from "./visitor-counter";
 import { webController } from "./web";
 
 /**

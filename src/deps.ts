@@ -1,3 +1,8 @@
+/**
+ * The wiring: the one place where adapters are chosen from the configuration (embedded or
+ * MongoDB store, in-memory or Upstash counters, SMTP or the outbox, Stripe or no billing) and
+ * the services are built on them. Controllers and services never choose an adapter themselves.
+ */
 import { dirname, join } from "node:path";
 import { AuthService } from "./accounts/auth";
 import { AccessTokens, jwtSettings } from "./accounts/jwt";
@@ -19,17 +24,16 @@ import { Drain } from "./http/drain";
 import { PublishableKeys } from "./images/publishable";
 import { ImageSigner, SERVER_SECRET_NAME } from "./images/service";
 import { passwords } from "./platform/password";
-import { VisitorCounter } from "./public/service";
-import { carryUsageOnRegenerate } from "./quota/carry-over";
-import { CounterGuard } from "./quota/guard";
+import { CircuitBreaker } from "./quota/circuit-breaker";
 import type { RateLimiter } from "./quota/rate-limit";
 import type { QuotaService } from "./quota/service";
 import { createCounterStore, createQuotas } from "./quota/setup";
 import { openStore, type Store } from "./store";
-import { rebuildCounters } from "./usage/counters";
+import { projectCounters } from "./usage/counters";
 import type { UsageRecorder } from "./usage/port";
 import { startRetention } from "./usage/retention";
 import { BatchingRecorder } from "./usage/writer";
+import { VisitorCounter } from "./visitor-counter/service";
 
 /** How often an instance reads discovery records stored elsewhere. */
 const DISCOVERY_POLL_MS = 15_000;
@@ -72,18 +76,27 @@ export interface Deps {
   close(): Promise<void>;
 }
 
-export async function buildDeps(config: Config, store?: Store): Promise<Deps> {
-  const s = store ?? (await openStore(config));
+/** The catalog in memory, its search index and domain map, and the background enrichment. */
+async function catalogParts(config: Config, s: Store) {
   const catalog = new CatalogService(s.catalog);
   await catalog.load();
   // their svgo, resvg and sharp work runs in one background Worker
   const background = await startEnrichment(config, s.enrichment, catalog);
-  const { enrichment, discovery } = background;
   // records stored by other instances and the admin CLI
-  enrichment.watchDiscoveries(DISCOVERY_POLL_MS);
-  const search = new SearchIndex(catalog);
-  const brands = new BrandResolver(catalog);
-  const accounts = new AccountService(s.accounts, config.KEY_CACHE_TTL_MS);
+  background.enrichment.watchDiscoveries(DISCOVERY_POLL_MS);
+  return {
+    catalog,
+    background,
+    search: new SearchIndex(catalog),
+    brands: new BrandResolver(catalog),
+  };
+}
+
+/**
+ * Metering: the daily quotas and short-window caps on the counter store, the usage event
+ * recorder, the counters rebuilt from the log, and the retention sweep.
+ */
+async function meteringParts(config: Config, s: Store, accounts: AccountService) {
   const { quota, limiter } = createQuotas(createCounterStore(config), {
     timeoutMs: config.COUNTER_TIMEOUT_MS,
   });
@@ -93,31 +106,19 @@ export async function buildDeps(config: Config, store?: Store): Promise<Deps> {
     spillDir: join(config.DATA_DIR, "spill"),
     onFull: config.USAGE_ON_STORE_FULL,
   });
-  // in-memory counters start empty: today's counts come back from the usage event log
-  // (after spill files left by an earlier process are replayed into it)
-  if (quota.store.kind === "memory") {
-    await usage.flush();
-    await rebuildCounters(s.usage, quota, accounts);
-  }
-  const retention = startRetention(s.usage, config.USAGE_RETENTION_DAYS);
-  // a remote store that comes back after an outage, or is found empty, is re-seeded the same way
-  quota.setReseeder(async () => {
-    await usage.flush();
-    return rebuildCounters(s.usage, quota, accounts);
-  });
-  const assets = new AssetService(
-    catalog,
-    createRenderer({ maxWaitMs: config.RENDER_QUEUE_MS, timeoutMs: config.RENDER_TIMEOUT_MS }),
-    new RenderCache(config.RENDER_CACHE_MB * 1024 * 1024),
-    loadPrerendered(join(dirname(config.CATALOG_FILE), "prerender")),
-  );
-  assets.onMissingArtwork = (b) => discovery.requestBrand(b);
-  // the stripe package is loaded only when billing is configured (it adds to cold start)
+  await projectCounters(quota, usage, s.usage, accounts);
+  // a regenerated key starts the day with the counts of the keys it replaced
+  accounts.onKeyRegenerated((k) => quota.carryOver(k.previous, k.keyId));
+  return { quota, limiter, usage, retention: startRetention(s.usage, config.USAGE_RETENTION_DAYS) };
+}
+
+/** Billing on Stripe when STRIPE_* are set; the stripe package is loaded only then (cold start). */
+async function billingService(config: Config, s: Store, accounts: AccountService) {
   const stripe =
     config.STRIPE_SECRET_KEY || config.STRIPE_WEBHOOK_SECRET
       ? await import("./billing/stripe")
       : null;
-  const billing = new BillingService({
+  return new BillingService({
     accounts,
     store: s.billing,
     provider:
@@ -132,13 +133,17 @@ export async function buildDeps(config: Config, store?: Store): Promise<Deps> {
       stripe && config.STRIPE_WEBHOOK_SECRET
         ? new stripe.StripeWebhookVerifier(config.STRIPE_WEBHOOK_SECRET)
         : null,
-    publicUrl: config.PUBLIC_URL ?? `http://localhost:${config.PORT}`,
+    publicUrl: publicUrl(config),
   });
-  const visitors = new VisitorCounter(
-    s.visitors,
-    quota.store,
-    quota.store.remote ? new CounterGuard({ timeoutMs: config.COUNTER_TIMEOUT_MS }) : null,
-  );
+}
+
+/** Self-service accounts: access tokens (JWT), outgoing mail (SMTP or the outbox), /auth. */
+async function accountParts(
+  config: Config,
+  s: Store,
+  accounts: AccountService,
+  limiter: RateLimiter,
+) {
   const access = await AccessTokens.create(jwtSettings(config));
   const mail: MailSender = config.SMTP_URL
     ? new SmtpMailer(config.SMTP_URL, config.MAIL_FROM)
@@ -151,14 +156,39 @@ export async function buildDeps(config: Config, store?: Store): Promise<Deps> {
     passwords,
     mail,
     limiter,
-    publicUrl: config.PUBLIC_URL ?? `http://localhost:${config.PORT}`,
+    publicUrl: publicUrl(config),
+    upgradeUrl: config.UPGRADE_URL,
   });
-  const signer = new ImageSigner(accounts, () => s.accounts.serverSecret(SERVER_SECRET_NAME));
-  const publishable = new PublishableKeys(accounts, limiter, config.UPGRADE_URL);
-  const deps: Deps = {
+  return { access, mail, auth };
+}
+
+const publicUrl = (config: Config) => config.PUBLIC_URL ?? `http://localhost:${config.PORT}`;
+
+/** The one place where adapters are chosen and the services wired to them. */
+export async function buildDeps(config: Config, store?: Store): Promise<Deps> {
+  const s = store ?? (await openStore(config));
+  const { catalog, background, search, brands } = await catalogParts(config, s);
+  const { enrichment, discovery } = background;
+  const accounts = new AccountService(s.accounts, config.KEY_CACHE_TTL_MS);
+  const { quota, limiter, usage, retention } = await meteringParts(config, s, accounts);
+  const assets = new AssetService(
+    catalog,
+    createRenderer({ maxWaitMs: config.RENDER_QUEUE_MS, timeoutMs: config.RENDER_TIMEOUT_MS }),
+    new RenderCache(config.RENDER_CACHE_MB * 1024 * 1024),
+    loadPrerendered(join(dirname(config.CATALOG_FILE), "prerender")),
+  );
+  assets.onMissingArtwork = (b) => discovery.requestBrand(b);
+  const billing = await billingService(config, s, accounts);
+  const visitors = new VisitorCounter(
+    s.visitors,
+    quota.store,
+    quota.store.remote ? new CircuitBreaker({ timeoutMs: config.COUNTER_TIMEOUT_MS }) : null,
+  );
+  const { access, mail, auth } = await accountParts(config, s, accounts, limiter);
+  return {
     config,
-    signer,
-    publishable,
+    signer: new ImageSigner(accounts, () => s.accounts.serverSecret(SERVER_SECRET_NAME)),
+    publishable: new PublishableKeys(accounts, limiter, config.UPGRADE_URL),
     store: s,
     catalog,
     search,
@@ -190,6 +220,4 @@ export async function buildDeps(config: Config, store?: Store): Promise<Deps> {
       await s.close();
     },
   };
-  carryUsageOnRegenerate(accounts, () => deps.quota);
-  return deps;
 }

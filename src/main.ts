@@ -1,5 +1,5 @@
 import { maxHeaderSize } from "node:http";
-import { RUNTIME_BODY_LIMIT } from "./http/auth";
+import { RUNTIME_BODY_LIMIT } from "./http/body-limits";
 import { rememberClientAddress } from "./http/client-ip";
 import { RUNTIME_HEADER_LIMIT } from "./http/request-limits";
 import { log } from "./platform/log";

@@ -4,7 +4,7 @@
  *   1. the in-memory counter store,
  *   2. the Upstash counter store through scripts/upstash-local.ts in front of a real redis-server,
  * each against a bare Bun.serve returning the same bytes, all in the same run. Prints figures only.
- * The former targets against bare (55% in-memory, 30% Upstash) were withdrawn in issue 23:
+ * The former targets against bare (55% in-memory, 30% Upstash) were withdrawn:
  * the ratios are printed as references.
  * The key is internal (no cap), so every request still does the full check-and-increment.
  * Rounds are interleaved (bare, in-memory, Upstash, bare, ...) and each ratio is the median of

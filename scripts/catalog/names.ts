@@ -6,7 +6,7 @@
 
 /** iconify base name (compact) -> compact key of the brand it belongs to. */
 export const SYNONYMS: Record<string, string> = {
-  // issue 19's sets (cib, fa6-brands, bxl, streamline-logos, lobehub)
+  // the single-colour icon sets (cib, fa6-brands, bxl, streamline-logos, lobehub)
   amazonaws: "amazonwebservices",
   vkontakte: "vk",
   weixin: "wechat",

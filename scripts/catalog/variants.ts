@@ -89,7 +89,7 @@ export function chooseVariants(brand: DraftBrand): Partial<Record<Variant, Chose
     best(skill.filter((c) => c.mods.has("dark"))) ??
     best(skill.filter((c) => c.mods.has("light")));
 
-  // the sets added in issue 19: single-colour marks (cib, fa6-brands, bxl, streamline solid),
+  // the single-colour sets: marks (cib, fa6-brands, bxl, streamline solid),
   // lobehub's mono, colour and text marks
   const plain = (c: IconCandidate) => c.mods.size === 0;
   const lobe = of("lobehub").filter((c) => !c.mods.has("cn"));

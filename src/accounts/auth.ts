@@ -1,3 +1,4 @@
+import { ApiError, rateLimited } from "../http/errors";
 import { sha256Hex } from "../platform/hash";
 import { newId } from "../platform/ids";
 import { log } from "../platform/log";
@@ -11,22 +12,6 @@ import type { Account, AccountEvent, Principal } from "./model";
 import { emailIndex, newDataKey, seal, unseal } from "./pii";
 import type { AccountStore, TokenRecord, TokenStore } from "./port";
 import type { AccountService } from "./service";
-
-/** Why an /auth request was refused (the controller turns it into an HTTP error). */
-export class AuthFailure extends Error {
-  constructor(
-    readonly code:
-      | "email_taken"
-      | "invalid_credentials"
-      | "invalid_token"
-      | "invalid_refresh_token"
-      | "rate_limited",
-    message: string,
-    readonly retryAfter = 0,
-  ) {
-    super(message);
-  }
-}
 
 const HOUR_MS = 3_600_000;
 export const TOKEN_TTL_MS = {
@@ -80,6 +65,8 @@ export interface AuthServiceDeps {
   limiter: RateLimiter;
   /** base of the links in e-mails (PUBLIC_URL) */
   publicUrl: string;
+  /** UPGRADE_URL, named in 429 answers */
+  upgradeUrl: string;
   now?: () => number;
 }
 
@@ -117,7 +104,7 @@ export class AuthService {
       emailIndex: await this.index(email),
     });
     if (!stored)
-      throw new AuthFailure("email_taken", "An account with this e-mail address already exists.");
+      throw new ApiError(409, "email_taken", "An account with this e-mail address already exists.");
     const pii = {
       email: await seal(key, accountId, email.trim()),
       passwordHash: await seal(key, accountId, await this.d.passwords.hash(password)),
@@ -154,17 +141,17 @@ export class AuthService {
     for (const [policy, identity, whose] of throttles) {
       const wait = Math.ceil((await this.d.limiter.waitLeft(policy, identity)) / 1000);
       if (wait > 0)
-        throw new AuthFailure(
-          "rate_limited",
+        throw rateLimited(
           `Too many failed logins ${whose}. Retry in ${wait} seconds.`,
           wait,
+          this.d.upgradeUrl,
         );
     }
     const account = await this.accountByEmail(email, index);
     const ok = await this.checkPassword(account, password);
     if (!account || !ok) {
       for (const [policy, identity] of throttles) await this.d.limiter.failed(policy, identity);
-      throw new AuthFailure("invalid_credentials", "Wrong e-mail address or password.");
+      throw new ApiError(401, "invalid_credentials", "Wrong e-mail address or password.");
     }
     return this.issuePair(account, newId());
   }
@@ -174,7 +161,7 @@ export class AuthService {
     const record = await this.d.tokens.get(hash);
     const now = this.now();
     const refused = () =>
-      new AuthFailure("invalid_refresh_token", "The refresh token is invalid, expired or revoked.");
+      new ApiError(401, "invalid_token", "The refresh token is invalid, expired or revoked.");
     if (record?.kind !== "refresh" || !record.family) throw refused();
     if (record.usedAt !== null) {
       // a rotated token came back: someone holds a copy, so the whole session ends
@@ -299,7 +286,7 @@ export class AuthService {
   async deleteAccount(accountId: string, password: string): Promise<void> {
     const account = await this.d.accounts.getAccount(accountId);
     if (!account || account.deletedAt || !(await this.checkPassword(account, password)))
-      throw new AuthFailure("invalid_credentials", "Wrong password.");
+      throw new ApiError(401, "invalid_credentials", "Wrong password.");
     await this.append(accountId, [{ type: "account.deleted", data: {} }]);
     await this.d.store.deleteDataKey(accountId);
     await this.d.tokens.removeAccount(accountId);
@@ -428,4 +415,4 @@ export class AuthService {
 }
 
 const invalidToken = () =>
-  new AuthFailure("invalid_token", "The token is invalid, already used or expired.");
+  new ApiError(400, "invalid_token", "The token is invalid, already used or expired.");

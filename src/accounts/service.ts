@@ -34,7 +34,15 @@ export interface IssuedKey {
 }
 
 /** Accounts and API keys: issuing, verifying (with a short in-memory cache), revoking. */
+/** A key regeneration: the key issued and the keys it replaced (revoked in the same step). */
+export interface KeyRegenerated {
+  accountId: string;
+  keyId: string;
+  previous: string[];
+}
+
 export class AccountService {
+  private regenerated: ((e: KeyRegenerated) => Promise<unknown>)[] = [];
   private cache = new Map<string, { principal: Principal; expires: number }>();
   /** verified publishable keys by hash */
   private publishable = new Map<string, { caller: PublishableCaller; expires: number }>();
@@ -91,6 +99,14 @@ export class AccountService {
     return { accountId, keyId: key.keyId, apiKey: key.apiKey, tier: input.tier };
   }
 
+  /**
+   * Runs `listener` after every key regeneration, whichever route regenerates (operator or
+   * self-service), before the new key is handed out (the quota's carry-over).
+   */
+  onKeyRegenerated(listener: (e: KeyRegenerated) => Promise<unknown>): void {
+    this.regenerated.push(listener);
+  }
+
   /** Revoke every active key of the account and issue a new one (shown once). */
   async regenerateKey(
     accountId: string,
@@ -118,6 +134,8 @@ export class AccountService {
       },
     ]);
     this.forgetAccount(accountId);
+    for (const listener of this.regenerated)
+      await listener({ accountId, keyId: key.keyId, previous: active });
     return { keyId: key.keyId, apiKey: key.apiKey, previous: active };
   }
 

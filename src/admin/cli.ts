@@ -7,9 +7,10 @@ import { ApiError } from "../http/errors";
 import type { BucketLimits, Tier } from "../quota/limits";
 import { limitsProblem, MAX_DAILY_LIMIT, TIERS } from "../quota/limits";
 import { openStore, type Store } from "../store";
-import { countersRebuild, missesReport, projectionsRebuild } from "../usage/admin-commands";
+import { missesReport, projectionsRebuild } from "../usage/admin-commands";
 import { MISS_KINDS, type MissKind } from "../usage/analytics/misses";
-import { accountView, LIST_LIMIT } from "./service";
+import { countersRebuild } from "../usage/counters";
+import { accountView, LIST_LIMIT } from "./views";
 
 /** A refusal the operator can act on: printed as one line, exit code 1, no stack trace. */
 export class CliError extends Error {}

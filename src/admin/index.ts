@@ -8,31 +8,12 @@ import {
   TierSchema,
 } from "../accounts/model";
 import { AccountNotFound, type AccountService, KeyNotFound } from "../accounts/service";
-import { ErrorBody } from "../catalog/model";
-import { cappedBody, hasBearerToken } from "../http/auth";
-import { ApiError, validationError } from "../http/errors";
+import { cappedBody } from "../http/body-limits";
+import { hasBearerToken } from "../http/credentials";
+import { ApiError, ErrorBody, validationError } from "../http/errors";
 import { limitsProblem } from "../quota/limits";
-import { accountView, LIST_LIMIT } from "./service";
-
-const KeyView = t.Object({
-  id: t.String(),
-  prefix: t.String({ description: "First characters of the key, safe to show" }),
-  createdAt: t.String({ format: "date-time" }),
-  revokedAt: t.Union([t.String({ format: "date-time" }), t.Null()]),
-});
-
-const AccountViewSchema = t.Object({
-  accountId: t.String(),
-  email: t.Union([t.String(), t.Null()]),
-  tier: TierSchema,
-  limits: t.Union([LimitsSchema, t.Null()]),
-  emailVerified: t.Boolean(),
-  createdAt: t.String({ format: "date-time" }),
-  keys: t.Array(KeyView, { description: "Every key, revoked ones included; never a hash" }),
-  publishableKeys: t.Array(PublishableKeyView, {
-    description: "Publishable keys (pk_…), revoked ones included; never a hash",
-  }),
-});
+import { AccountViewSchema } from "./model";
+import { accountView, LIST_LIMIT } from "./views";
 
 export function requireOperator(request: Request, adminToken: string): void {
   if (!hasBearerToken(request, adminToken))
@@ -58,13 +39,18 @@ async function onAccount<T>(accountId: string, f: () => Promise<T>): Promise<T> 
   }
 }
 
+export interface AdminDeps {
+  accounts: AccountService;
+  adminToken: string;
+}
+
 /**
  * Operator routes, mounted only when ADMIN_TOKEN is set. The token is checked before the body
  * is parsed (parse) and before it is validated (transform; routes without a body): a caller
  * without it learns nothing of the routes' rules. An error thrown while parsing reaches the
  * error plugin as its cause.
  */
-export function adminController(deps: { accounts: AccountService; adminToken: string }) {
+function operatorRoutes(deps: AdminDeps) {
   return new Elysia({ prefix: "/admin", tags: ["admin"] })
     .onParse(({ request }) => {
       requireOperator(request, deps.adminToken);
@@ -76,7 +62,12 @@ export function adminController(deps: { accounts: AccountService; adminToken: st
       const { tier, limits } = fieldsOf(body);
       const problem = limitsProblem(tier, limits);
       if (problem) throw validationError(`Invalid body field ${problem}`);
-    })
+    });
+}
+
+/** Accounts: create (with their first key), list, read, change tier and limits. */
+function accountRoutes(deps: AdminDeps) {
+  return operatorRoutes(deps)
     .post(
       "/keys",
       async ({ body, set }) => {
@@ -107,6 +98,39 @@ export function adminController(deps: { accounts: AccountService; adminToken: st
         detail: { summary: "Create an account with one API key (operator)" },
       },
     )
+    .get(
+      "/accounts",
+      async ({ query }) => ({
+        accounts: (await deps.accounts.listAccounts({ email: query.email, limit: LIST_LIMIT })).map(
+          accountView,
+        ),
+      }),
+      {
+        query: t.Object({ email: t.Optional(t.String({ maxLength: 254 })) }),
+        response: {
+          200: t.Object({ accounts: t.Array(AccountViewSchema) }),
+          401: ErrorBody,
+          422: ErrorBody,
+        },
+        detail: {
+          summary: "List accounts, oldest first, optionally by e-mail (operator)",
+          description: `At most ${LIST_LIMIT} accounts; \`email\` matches case-insensitively.`,
+        },
+      },
+    )
+    .get(
+      "/accounts/:accountId",
+      async ({ params }) => {
+        const a = await deps.accounts.getAccountWithEmail(params.accountId);
+        if (!a) throw new ApiError(404, "account_not_found", `No account ${params.accountId}.`);
+        return accountView(a);
+      },
+      {
+        params: t.Object({ accountId: t.String({ maxLength: 64 }) }),
+        response: { 200: AccountViewSchema, 401: ErrorBody, 404: ErrorBody, 422: ErrorBody },
+        detail: { summary: "One account with its keys (operator)" },
+      },
+    )
     .patch(
       "/accounts/:accountId",
       ({ params, body }) =>
@@ -132,7 +156,12 @@ export function adminController(deps: { accounts: AccountService; adminToken: st
         },
         detail: { summary: "Change an account's tier and custom limits (operator)" },
       },
-    )
+    );
+}
+
+/** API keys and publishable keys: issue, regenerate, revoke. */
+function keyRoutes(deps: AdminDeps) {
+  return operatorRoutes(deps)
     .post(
       "/accounts/:accountId/keys",
       ({ params, set }) =>
@@ -166,6 +195,36 @@ export function adminController(deps: { accounts: AccountService; adminToken: st
           summary: "Regenerate an account's API key (operator)",
           description:
             "Revokes every active key of the account and issues a new one, returned once. Today's quota usage carries over to the new key (regenerating never resets the day's counts).",
+        },
+      },
+    )
+    .delete(
+      "/keys/:keyId",
+      async ({ params }) => {
+        try {
+          return await deps.accounts.revokeKey(params.keyId);
+        } catch (err) {
+          if (err instanceof KeyNotFound)
+            throw new ApiError(404, "key_not_found", `No key ${params.keyId}.`);
+          throw err;
+        }
+      },
+      {
+        params: t.Object({ keyId: t.String({ maxLength: 64 }) }),
+        response: {
+          200: t.Object({
+            accountId: t.String(),
+            keyId: t.String(),
+            revokedAt: t.String({ format: "date-time" }),
+          }),
+          401: ErrorBody,
+          404: ErrorBody,
+          422: ErrorBody,
+        },
+        detail: {
+          summary: "Revoke one API key (operator)",
+          description:
+            "The key stops working at once on this instance (other instances: within KEY_CACHE_TTL_MS). Revoking a revoked key answers its revocation time again.",
         },
       },
     )
@@ -203,68 +262,10 @@ export function adminController(deps: { accounts: AccountService; adminToken: st
         response: { 200: PublishableKeyView, 401: ErrorBody, 404: ErrorBody, 422: ErrorBody },
         detail: { summary: "Revoke a publishable key (operator)" },
       },
-    )
-    .get(
-      "/accounts",
-      async ({ query }) => ({
-        accounts: (await deps.accounts.listAccounts({ email: query.email, limit: LIST_LIMIT })).map(
-          accountView,
-        ),
-      }),
-      {
-        query: t.Object({ email: t.Optional(t.String({ maxLength: 254 })) }),
-        response: {
-          200: t.Object({ accounts: t.Array(AccountViewSchema) }),
-          401: ErrorBody,
-          422: ErrorBody,
-        },
-        detail: {
-          summary: "List accounts, oldest first, optionally by e-mail (operator)",
-          description: `At most ${LIST_LIMIT} accounts; \`email\` matches case-insensitively.`,
-        },
-      },
-    )
-    .get(
-      "/accounts/:accountId",
-      async ({ params }) => {
-        const a = await deps.accounts.getAccountWithEmail(params.accountId);
-        if (!a) throw new ApiError(404, "account_not_found", `No account ${params.accountId}.`);
-        return accountView(a);
-      },
-      {
-        params: t.Object({ accountId: t.String({ maxLength: 64 }) }),
-        response: { 200: AccountViewSchema, 401: ErrorBody, 404: ErrorBody, 422: ErrorBody },
-        detail: { summary: "One account with its keys (operator)" },
-      },
-    )
-    .delete(
-      "/keys/:keyId",
-      async ({ params }) => {
-        try {
-          return await deps.accounts.revokeKey(params.keyId);
-        } catch (err) {
-          if (err instanceof KeyNotFound)
-            throw new ApiError(404, "key_not_found", `No key ${params.keyId}.`);
-          throw err;
-        }
-      },
-      {
-        params: t.Object({ keyId: t.String({ maxLength: 64 }) }),
-        response: {
-          200: t.Object({
-            accountId: t.String(),
-            keyId: t.String(),
-            revokedAt: t.String({ format: "date-time" }),
-          }),
-          401: ErrorBody,
-          404: ErrorBody,
-          422: ErrorBody,
-        },
-        detail: {
-          summary: "Revoke one API key (operator)",
-          description:
-            "The key stops working at once on this instance (other instances: within KEY_CACHE_TTL_MS). Revoking a revoked key answers its revocation time again.",
-        },
-      },
     );
+}
+
+/** /admin/*: the operator routes. */
+export function adminController(deps: AdminDeps) {
+  return new Elysia().use(accountRoutes(deps)).use(keyRoutes(deps));
 }

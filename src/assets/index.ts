@@ -1,8 +1,14 @@
 import { Elysia } from "elysia";
-import { ErrorBody, NotFoundBody, RateLimitedBody } from "../catalog/model";
 import type { Suggest } from "../catalog/search/suggest";
-import { type AuthDeps, authPlugin } from "../http/auth";
-import { ApiError, serviceNotFound, validationError } from "../http/errors";
+import { type AuthDeps, authPlugin } from "../http/auth-macros";
+import {
+  ApiError,
+  ErrorBody,
+  NotFoundBody,
+  RateLimitedBody,
+  serviceNotFound,
+  validationError,
+} from "../http/errors";
 import { noteMeter } from "../http/meter";
 import { decimalQuery } from "../http/params";
 import type { Tier } from "../quota/limits";

@@ -1,6 +1,7 @@
 import { t } from "elysia";
-import { jsonResponse, NotFoundBody, RateLimitedBody } from "../catalog/model";
 import { VARIANTS, type Variant } from "../catalog/types";
+import { NotFoundBody, RateLimitedBody } from "../http/errors";
+import { jsonResponse } from "../http/json-responses";
 import { queryEnum, queryInt } from "../http/params";
 import { DEFAULT_LAYOUT, FITS, MAX_PADDING } from "./render";
 

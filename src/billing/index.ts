@@ -1,7 +1,6 @@
 import { Elysia } from "elysia";
-import { ErrorBody } from "../catalog/model";
-import { type AuthDeps, authPlugin } from "../http/auth";
-import { ApiError } from "../http/errors";
+import { type AuthDeps, authPlugin } from "../http/auth-macros";
+import { ApiError, ErrorBody } from "../http/errors";
 import { CheckoutBody, CheckoutResponse, PortalResponse, WebhookResponse } from "./model";
 import type { BillingService } from "./service";
 

@@ -1,23 +1,22 @@
 import { Elysia, type Static, t } from "elysia";
-import { type AuthDeps, authPlugin } from "../http/auth";
-import { ApiError, serviceNotFound } from "../http/errors";
+import { type AuthDeps, authPlugin } from "../http/auth-macros";
+import {
+  ApiError,
+  ErrorBody,
+  NotFoundBody,
+  RateLimitedBody,
+  serviceNotFound,
+} from "../http/errors";
+import {
+  documentedResponses,
+  JSON_TYPE,
+  jsonResponse,
+  preSerialized,
+} from "../http/json-responses";
 import { noteMeter } from "../http/meter";
 import { decimalQuery } from "../http/params";
 import { BATCH_SLUG_CAP } from "../quota/limits";
-import {
-  BatchBody,
-  BatchResponse,
-  documentedResponses,
-  ErrorBody,
-  JSON_TYPE,
-  jsonResponse,
-  ListQuery,
-  NotFoundBody,
-  preSerialized,
-  RateLimitedBody,
-  ServiceListResponse,
-  ServiceResponse,
-} from "./model";
+import { BatchBody, BatchResponse, ListQuery, ServiceListResponse, ServiceResponse } from "./model";
 import type { Suggest } from "./search/suggest";
 import type { CatalogService } from "./service";
 

@@ -1,4 +1,4 @@
-import { type Static, type TSchema, t } from "elysia";
+import { t } from "elysia";
 import { queryEnum, queryInt } from "../http/params";
 
 const Hex = t.String({ pattern: "^[0-9a-f]{6}$", description: "6 hex characters, no leading #" });
@@ -111,72 +111,3 @@ export const ListQuery = t.Object({
   // bounded so the echo is always the exact integer asked for (any offset past the end is empty)
   offset: queryInt("offset", 0, 1_000_000_000, 0),
 });
-
-export const ErrorBody = t.Object(
-  {
-    error: t.String({ description: "machine-readable code" }),
-    message: t.String(),
-  },
-  { additionalProperties: true },
-);
-
-/** 404 service_not_found: the error shape plus optional "did you mean" slugs. */
-export const NotFoundBody = t.Object(
-  {
-    error: t.Literal("service_not_found"),
-    message: t.String(),
-    suggestions: t.Optional(
-      t.Array(t.String(), {
-        maxItems: 3,
-        description:
-          "Near-miss slugs from the search index, best first (absent when none); an extra field, the body keeps { error, message }",
-      }),
-    ),
-  },
-  {
-    additionalProperties: true,
-    description:
-      "service_not_found: no catalog entry with this slug; suggestions, when any, are slugs it may have meant",
-  },
-);
-
-export const RateLimitedBody = t.Object(
-  {
-    error: t.Literal("rate_limit_exceeded"),
-    message: t.String(),
-    reset_in_seconds: t.Integer(),
-    upgrade_url: t.String(),
-  },
-  { description: "rate_limit_exceeded: the limit is reached until reset_in_seconds have passed" },
-);
-
-/** The content type Elysia gives JSON it serializes; pre-serialized bodies send the same. */
-export const JSON_TYPE = "application/json;charset=utf-8";
-
-/**
- * The `response` schema of a route answering pre-serialized JSON text: validated as a string,
- * typed as the JSON it holds (so Eden's treaty client sees the real type).
- */
-export const preSerialized = <S extends TSchema>(_schema: S) => t.Unsafe<Static<S>>(t.String());
-
-/** An OpenAPI response entry with a JSON body (for routes that document `responses` by hand). */
-export function jsonResponse(description: string, schema: TSchema = ErrorBody) {
-  return { description, content: { "application/json": { schema } } };
-}
-
-/**
- * detail.responses for a route answering pre-serialized JSON (its `response` is t.String() for
- * 200): the OpenAPI responses Elysia generates from these schemas (the schema's description
- * becomes the response's; its top-level additionalProperties is left out), so the document
- * stays the same.
- */
-export function documentedResponses(schemas: Record<number, TSchema>) {
-  const out: Record<string, ReturnType<typeof jsonResponse>> = {};
-  for (const [status, s] of Object.entries(schemas)) {
-    const { description, additionalProperties: _, ...schema } = s;
-    const content = { "application/json": { schema: schema as TSchema } };
-    // without one, normalizeOpenApi (src/http/openapi.ts) describes the status, as it does now
-    out[status] = (description ? { description, content } : { content }) as (typeof out)[string];
-  }
-  return out;
-}

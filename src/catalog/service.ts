@@ -1,7 +1,8 @@
+import type { Static } from "elysia";
 import { log } from "../platform/log";
 import { collectGarbage } from "../platform/memory";
 import { contrastTextColor } from "./colors";
-import { directoryFields } from "./model";
+import { directoryFields, type ServiceResponse } from "./model";
 import type { CatalogSource } from "./port";
 import type { Brand, BuiltCatalog } from "./types";
 
@@ -9,20 +10,8 @@ export const NOTICE =
   "Brand names, logos and colors are trademarks of their respective owners. Use them only to " +
   "identify the brand, follow its brand guidelines, and do not imply endorsement.";
 
-export interface ServiceView {
-  id: number;
-  slug: string;
-  name: string;
-  brandColor: string | null;
-  darkModeColor: string | null;
-  svgVariants: null;
-  colors: { role: string; hex: string; source: string }[] | null;
-  _css: Record<"--brand-color" | "--brand-color-dark" | "--brand-color-contrast", string> | null;
-  _notice: string;
-  description?: string;
-  wikidata?: string;
-  links?: Record<string, string>;
-}
+/** A catalog entry as GET /v1/catalog/{slug} answers it (the ServiceResponse schema). */
+export type ServiceView = Static<typeof ServiceResponse>;
 
 /** Whether the brand has at least one stored SVG (directory entries have none). */
 export function hasArtwork(b: Pick<Brand, "variants">): boolean {

@@ -2,10 +2,15 @@ import { Elysia } from "elysia";
 import { renderBusy } from "../assets";
 import { ImageBody, RenderBusyBody, SlugParams } from "../assets/model";
 import { RenderBusy } from "../assets/render-pool";
-import { ErrorBody, jsonResponse, NotFoundBody, RateLimitedBody } from "../catalog/model";
-import { rateLimited } from "../http/auth";
 import { type AddressSource, clientIp } from "../http/client-ip";
-import { serviceNotFound } from "../http/errors";
+import {
+  ErrorBody,
+  NotFoundBody,
+  RateLimitedBody,
+  serviceNotFound,
+  windowLimited,
+} from "../http/errors";
+import { jsonResponse } from "../http/json-responses";
 import { decimalQuery } from "../http/params";
 import type { RatePolicy } from "../quota/limits";
 import type { RateLimiter } from "../quota/rate-limit";
@@ -36,12 +41,7 @@ export function galleryController(deps: GalleryDeps) {
   async function admit(policy: RatePolicy, request: Request, server: unknown) {
     const ip = clientIp(request, server as AddressSource | null, deps.trustProxy);
     const d = await deps.limiter.hit(policy, `ip:${ip}`);
-    if (!d.allowed)
-      throw rateLimited(
-        `Rate limit of ${policy.limit} ${policy.label} per minute reached. Retry in ${d.retryAfter} seconds.`,
-        d.retryAfter,
-        deps.upgradeUrl,
-      );
+    if (!d.allowed) throw windowLimited(policy, d.retryAfter, deps.upgradeUrl);
   }
 
   return new Elysia({ prefix: "/v1/gallery", tags: ["gallery"] })

@@ -7,7 +7,7 @@ export const GALLERY_SEARCH_LIMIT: RatePolicy = {
   name: "gallery-search",
   limit: 30,
   windowSeconds: 60,
-  label: "gallery searches",
+  label: "GET /v1/gallery/search",
 };
 
 /** Public gallery thumbnails: 240 per minute per client IP. */
@@ -15,7 +15,7 @@ export const GALLERY_THUMBNAIL_LIMIT: RatePolicy = {
   name: "gallery-thumbnail",
   limit: 240,
   windowSeconds: 60,
-  label: "gallery thumbnails",
+  label: "GET /v1/gallery/{slug}/thumbnail",
 };
 
 export const GALLERY_MAX_RESULTS = 12;

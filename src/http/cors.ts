@@ -15,16 +15,28 @@ export const EXPOSE_HEADERS = [
   "X-Request-Id",
 ].join(", ");
 
-/** "*" or the exact origins of CORS_ORIGINS ("https://a.example, http://localhost:5173"). */
-export function parseOrigins(setting: string): "*" | Set<string> {
-  if (setting.trim() === "*") return "*";
-  return new Set(
-    setting
-      .split(",")
-      .map((o) => o.trim().toLowerCase().replace(/\/$/, ""))
-      .filter(Boolean),
-  );
+/**
+ * An origin allow-list setting (CORS_ORIGINS, VISITOR_COUNTER_ORIGINS): "*" or a comma-separated
+ * list of exact origins ("https://a.example, http://localhost:5173"), compared case-insensitively
+ * and without a trailing slash.
+ */
+export class OriginList {
+  readonly any: boolean;
+  private origins: Set<string>;
+
+  constructor(setting: string) {
+    this.any = setting.trim() === "*";
+    this.origins = new Set(setting.split(",").map(normalise).filter(Boolean));
+  }
+
+  /** The Access-Control-Allow-Origin value for a request's Origin; null when not allowed. */
+  allow(origin: string | null): string | null {
+    if (this.any) return "*";
+    return origin && this.origins.has(normalise(origin)) ? origin : null;
+  }
 }
+
+const normalise = (origin: string) => origin.trim().toLowerCase().replace(/\/+$/, "");
 
 /**
  * CORS for browser clients. Credentials are headers (X-API-Key, Authorization), never cookies,
@@ -35,21 +47,18 @@ export function parseOrigins(setting: string): "*" | Set<string> {
  * Access-Control-Allow-Origin (or answers its own OPTIONS route) keeps its own policy.
  */
 export function cors(setting: string) {
-  const origins = parseOrigins(setting);
-  const allowed = (origin: string | null): string | null => {
-    if (origins === "*") return "*";
-    return origin && origins.has(origin.toLowerCase()) ? origin : null;
-  };
+  const origins = new OriginList(setting);
+  const allowed = (origin: string | null) => origins.allow(origin);
   const plugin = new Elysia({ name: "cors-global" }).onRequest(({ request, set }) => {
     const allow = allowed(request.headers.get("origin"));
-    if (origins !== "*") set.headers.vary = "Origin";
+    if (!origins.any) set.headers.vary = "Origin";
     if (!allow) return;
     set.headers["access-control-allow-origin"] = allow;
     set.headers["access-control-expose-headers"] = EXPOSE_HEADERS;
   });
   // with an allow-list, a route that sets its own Vary (the asset routes: X-API-Key) keeps
   // Origin in it, so a shared cache never serves one origin's answer to another
-  if (origins !== "*")
+  if (!origins.any)
     plugin.onAfterHandle({ as: "global" }, ({ set }) => {
       const vary = String(set.headers.vary ?? "");
       if (!/\borigin\b/i.test(vary)) set.headers.vary = vary ? `${vary}, Origin` : "Origin";

@@ -5,9 +5,14 @@ import { answerRaster, answerSvg, type ResponseSet } from "../assets";
 import type { AssetService } from "../assets/service";
 import { lookupBrand } from "../catalog/brand/lookup";
 import type { BrandResolver } from "../catalog/brand/service";
-import { ErrorBody } from "../catalog/model";
-import { type AuthDeps, authPlugin, charge } from "../http/auth";
-import { ApiError, invalidApiKey, serviceNotFound, validationError } from "../http/errors";
+import { type AuthDeps, authPlugin, charge } from "../http/auth-macros";
+import {
+  ApiError,
+  ErrorBody,
+  invalidApiKey,
+  serviceNotFound,
+  validationError,
+} from "../http/errors";
 import { settleMeter } from "../http/meter";
 import {
   DEFAULT_URL_TTL_SECONDS,

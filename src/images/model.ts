@@ -1,8 +1,9 @@
 import { t } from "elysia";
 import { MAX_URL_TTL_SECONDS } from "../../packages/client/src/signing";
 import { IMAGE_OPTION_DOCS, MAX_DPR, MAX_SIZE, MIN_SIZE, RenderBusyBody } from "../assets/model";
-import { jsonResponse, RateLimitedBody } from "../catalog/model";
 import { VARIANTS } from "../catalog/types";
+import { RateLimitedBody } from "../http/errors";
+import { jsonResponse } from "../http/json-responses";
 
 /** Most image URLs signed by one POST /v1/image-urls call. */
 export const MAX_IMAGES_PER_CALL = 100;

@@ -7,8 +7,7 @@
  */
 import type { Principal } from "../accounts/model";
 import type { AccountService } from "../accounts/service";
-import { rateLimited } from "../http/auth";
-import { ApiError } from "../http/errors";
+import { ApiError, rateLimited } from "../http/errors";
 import type { RateLimiter } from "../quota/rate-limit";
 import { forbidden } from "./service";
 

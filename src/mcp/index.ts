@@ -1,23 +1,15 @@
 import { Elysia } from "elysia";
-import { KEY_PREFIX } from "../accounts/keys";
 import type { Principal } from "../accounts/model";
-import { type AuthDeps, authenticate } from "../http/auth";
-import { invalidApiKey } from "../http/errors";
+import type { AuthDeps } from "../http/auth-macros";
+import { authenticate } from "../http/credentials";
 import type { McpDeps, McpService } from "./service";
 
 /**
  * The caller of an /mcp request: X-API-Key, or Authorization: Bearer with an API key (clients
  * that can only set a bearer) or an access token (JWT, through deps.verifyBearer). Else 401.
  */
-async function mcpCaller(deps: AuthDeps, headers: Headers): Promise<Principal> {
-  const bearer = /^bearer\s+(.+)$/i.exec(headers.get("authorization") ?? "")?.[1]?.trim();
-  if (!headers.get("x-api-key") && bearer?.startsWith(KEY_PREFIX)) {
-    const p = await deps.accounts.verifyKey(bearer);
-    if (p) return p;
-    throw invalidApiKey();
-  }
-  return authenticate(deps, headers, true);
-}
+const mcpCaller = (deps: AuthDeps, headers: Headers): Promise<Principal> =>
+  authenticate(deps, headers, "token-or-key");
 
 const METHOD_NOT_ALLOWED = JSON.stringify({
   jsonrpc: "2.0",

@@ -1,42 +1,30 @@
+import type { TSchema } from "elysia";
 import * as z from "zod";
 import { MAX_SIZE, MIN_SIZE } from "../assets/model";
-import { QUERY_MAX_LENGTH } from "../catalog/search/model";
+import { BrandResponse } from "../catalog/brand/model";
+import { ServiceListResponse, ServiceResponse } from "../catalog/model";
+import { QUERY_MAX_LENGTH, SearchResponse } from "../catalog/search/model";
 import { VARIANTS } from "../catalog/types";
-import { BUCKETS, TIERS } from "../quota/limits";
+import { UsageResponse } from "../usage/current/model";
 
 /**
- * Input and output schemas of the MCP tools (zod, as the MCP SDK takes them). The bounds are the
+ * A REST response schema (TypeBox, which is JSON Schema) as the zod schema the MCP SDK takes:
+ * a tool's output is declared once, by the REST route it mirrors.
+ */
+const fromRest = (schema: TSchema) => z.fromJSONSchema(JSON.parse(JSON.stringify(schema)));
+
+/** The outputs of the tools with a REST twin: that route's response schema. */
+export const ServiceEntry = fromRest(ServiceResponse);
+export const SearchOutput = fromRest(SearchResponse);
+export const BrandOutput = fromRest(BrandResponse);
+export const ListOutput = fromRest(ServiceListResponse);
+export const UsageOutput = fromRest(UsageResponse);
+
+/**
+ * Input and output schemas of the other MCP tools (zod, as the MCP SDK takes them). The bounds are the
  * REST routes' bounds, so a call the REST twin would refuse before metering (422
  * validation_error) is refused here as invalid arguments, before metering too.
  */
-
-const Hex = z.string().regex(/^[0-9a-f]{6}$/);
-const CssHex = z.string().regex(/^#[0-9a-f]{6}$/);
-
-const Css = z
-  .object({
-    "--brand-color": CssHex,
-    "--brand-color-dark": CssHex,
-    "--brand-color-contrast": CssHex,
-  })
-  .nullable()
-  .describe("CSS custom properties, ready to paste into a stylesheet");
-
-/** The catalog entry (REST: ServiceResponse). */
-export const ServiceEntry = z.object({
-  id: z.number().int().describe("Stable identifier"),
-  slug: z.string().describe("URL-safe identifier; pass it to get_brand and get_logo"),
-  name: z.string(),
-  brandColor: Hex.nullable().describe("Primary brand color, 6 hex characters, no leading #"),
-  darkModeColor: Hex.nullable().describe("Color for dark themes, 6 hex characters, no #"),
-  svgVariants: z.array(z.object({ variant: z.string(), verified: z.boolean() })).nullable(),
-  colors: z
-    .array(z.object({ role: z.string(), hex: Hex, source: z.string() }))
-    .nullable()
-    .describe("Color roles (brand, dark-mode, contrast-text, ...)"),
-  _css: Css,
-  _notice: z.string().describe("Trademark notice"),
-});
 
 const Variant = z.enum(VARIANTS);
 
@@ -47,12 +35,6 @@ export const SearchInput = {
     .describe("Brand name, slug, alias or domain; at least 2 characters after trimming"),
   limit: z.number().int().min(1).max(50).default(20).describe("Matches to return, 1..50"),
 };
-export const SearchOutput = {
-  matches: z.array(ServiceEntry).describe("Best match first"),
-  query: z.string().describe("The normalized query that was searched"),
-  total: z.number().int().describe("Number of matches in this response"),
-};
-
 export const SlugInput = {
   slug: z.string().min(1).max(200).describe("Catalog slug, e.g. github (from search_brands)"),
 };
@@ -66,20 +48,6 @@ export const ResolveInput = {
     .describe("A domain or URL, e.g. stripe.com or https://docs.stripe.com/api"),
   email: z.string().max(254).optional().describe("A business e-mail address, e.g. jo@stripe.com"),
 };
-export const BrandOutput = {
-  id: z.number().int(),
-  slug: z.string(),
-  name: z.string(),
-  brandColor: Hex.nullable(),
-  darkModeColor: Hex.nullable(),
-  verified: z.boolean(),
-  verifiedAt: z.string().nullable(),
-  variants: z.array(Variant).describe("Logo variants available for get_logo"),
-  contrastTextColor: Hex.nullable().describe("Text color (black or white) on brandColor"),
-  _css: Css,
-  _notice: z.string(),
-};
-
 export const LogoInput = {
   slug: SlugInput.slug,
   variant: Variant.default("mono").describe(
@@ -112,25 +80,4 @@ export const LogoOutput = {
 export const ListInput = {
   limit: z.number().int().min(1).max(200).default(50).describe("Entries per page, 1..200"),
   offset: z.number().int().min(0).max(1_000_000_000).default(0).describe("Entries to skip"),
-};
-export const ListOutput = {
-  items: z.array(ServiceEntry),
-  total: z.number().int().describe("Entries in the whole catalog"),
-  limit: z.number().int(),
-  offset: z.number().int(),
-};
-
-const BucketUsage = z.object({
-  used: z.number().int().describe("Requests made today (UTC)"),
-  limit: z.number().int().nullable().describe("Daily cap; null means no cap"),
-});
-export const UsageOutput = {
-  date: z.string().describe("UTC day, YYYY-MM-DD"),
-  tier: z.enum(TIERS),
-  endpoints: z.object(
-    Object.fromEntries(BUCKETS.map((b) => [b, BucketUsage])) as Record<
-      (typeof BUCKETS)[number],
-      typeof BucketUsage
-    >,
-  ),
 };

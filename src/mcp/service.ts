@@ -12,7 +12,13 @@ import type { SearchIndex } from "../catalog/search/service";
 import { normalizeQuery } from "../catalog/search/text";
 import type { CatalogService } from "../catalog/service";
 import { VARIANTS, type Variant } from "../catalog/types";
-import { ApiError, serviceNotFound, validationError } from "../http/errors";
+import {
+  ApiError,
+  rateLimited,
+  serviceNotFound,
+  validationError,
+  windowLimited,
+} from "../http/errors";
 import {
   closeMeter,
   dailyLimitMessage,
@@ -24,7 +30,7 @@ import { log } from "../platform/log";
 import { type Bucket, RATE_LIMITS } from "../quota/limits";
 import type { QuotaDecision } from "../quota/port";
 import type { RateLimiter } from "../quota/rate-limit";
-import { CounterStoreUnavailable, type QuotaService } from "../quota/service";
+import type { QuotaService } from "../quota/service";
 import { CurrentUsageService } from "../usage/current/service";
 import type { UsageRecorder } from "../usage/port";
 import {
@@ -203,14 +209,10 @@ export class McpService {
     const { decision, meter } = pending instanceof Promise ? await pending : pending;
     if (!decision.allowed) {
       closeMeter(meter, 429);
-      throw new ApiError(
-        429,
-        "rate_limit_exceeded",
+      throw rateLimited(
         dailyLimitMessage(decision.limit, bucket, principal),
-        {
-          reset_in_seconds: decision.resetSeconds,
-          upgrade_url: this.deps.upgradeUrl,
-        },
+        decision.resetSeconds,
+        this.deps.upgradeUrl,
       );
     }
     try {
@@ -308,24 +310,8 @@ export class McpService {
 
   private async usageOf(p: Principal) {
     const d = await this.deps.limiter.hit(RATE_LIMITS.usage, `account:${p.accountId}`);
-    if (!d.allowed)
-      throw new ApiError(
-        429,
-        "rate_limit_exceeded",
-        `Rate limit of ${RATE_LIMITS.usage.limit} usage reads per minute reached. Retry in ${d.retryAfter} seconds.`,
-        { reset_in_seconds: d.retryAfter, upgrade_url: this.deps.upgradeUrl },
-      );
-    try {
-      return await this.usageReport.report(p);
-    } catch (err) {
-      if (err instanceof CounterStoreUnavailable)
-        throw new ApiError(
-          500,
-          "internal_error",
-          "Usage counters could not be read right now. Try again shortly.",
-        );
-      throw err;
-    }
+    if (!d.allowed) throw windowLimited(RATE_LIMITS.usage, d.retryAfter, this.deps.upgradeUrl);
+    return this.usageReport.report(p);
   }
 
   /** One MCP server bound to the caller. */
@@ -335,6 +321,14 @@ export class McpService {
       capabilities: { tools: {}, resources: {} },
     });
 
+    this.brandTools(server, p);
+    this.logoListUsageTools(server, p);
+    this.resources(server, p);
+    return server;
+  }
+
+  /** search_brands, get_brand, resolve_brand: finding a brand, metered like their REST twins. */
+  private brandTools(server: McpServer, p: Principal): void {
     server.registerTool(
       "search_brands",
       {
@@ -358,7 +352,7 @@ export class McpService {
         description:
           "A brand's catalog entry by slug: name, brand and dark-mode colors, color roles and ready-made CSS variables. Counts against the catalog bucket.",
         inputSchema: SlugInput,
-        outputSchema: ServiceEntry.shape,
+        outputSchema: ServiceEntry,
         annotations: { title: "Get brand", ...READ_ONLY },
       },
       this.tool(async ({ slug }: { slug: string }) => {
@@ -382,7 +376,10 @@ export class McpService {
         return ok({ ...r.value }, r.quota);
       }),
     );
+  }
 
+  /** get_logo (metered), list_catalog and get_usage (not metered). */
+  private logoListUsageTools(server: McpServer, p: Principal): void {
     server.registerTool(
       "get_logo",
       {
@@ -450,7 +447,10 @@ export class McpService {
       },
       this.tool(async () => ok({ ...(await this.usageOf(p)) })),
     );
+  }
 
+  /** The brand:// and logo:// resource templates, metered like get_brand and get_logo. */
+  private resources(server: McpServer, p: Principal): void {
     server.registerResource(
       "brand",
       new ResourceTemplate("brand://{slug}", { list: undefined }),
@@ -521,7 +521,6 @@ export class McpService {
         }
       },
     );
-    return server;
   }
 }
 

@@ -2,10 +2,9 @@ import { Elysia, t } from "elysia";
 import { Counter, Gauge, Registry } from "prom-client";
 import type { AssetService } from "../assets/service";
 import type { EnrichmentService } from "../catalog/enrichment";
-import { ErrorBody } from "../catalog/model";
 import type { CatalogService } from "../catalog/service";
-import { hasBearerToken } from "../http/auth";
-import { ApiError } from "../http/errors";
+import { hasBearerToken } from "../http/credentials";
+import { ApiError, ErrorBody } from "../http/errors";
 import type { WriterStats } from "../usage/writer";
 import { processRegistry } from "./registry";
 

@@ -1,5 +1,5 @@
+import type { CircuitBreaker } from "./circuit-breaker";
 import { type CounterStore, KEY_PREFIX, windowKey } from "./counter-store";
-import type { CounterGuard } from "./guard";
 import type { RatePolicy } from "./limits";
 import { MemoryCounterStore } from "./memory-store";
 
@@ -45,7 +45,7 @@ export class RateLimiter {
 
   constructor(
     private store: CounterStore,
-    private guard: CounterGuard | null = null,
+    private breaker: CircuitBreaker | null = null,
     private now: () => number = Date.now,
   ) {
     this.local = new MemoryCounterStore(now);
@@ -58,7 +58,7 @@ export class RateLimiter {
     const end = start + policy.windowSeconds;
     const key = windowKey(policy.name, start, identity);
     const op = () => this.store.consume(key, policy.limit, end + 60);
-    let r = this.guard ? await this.guard.run(op) : { ok: true as const, value: await op() };
+    let r = this.breaker ? await this.breaker.run(op) : { ok: true as const, value: await op() };
     if (!r.ok) r = { ok: true, value: await this.local.consume(key, policy.limit, end + 60) };
     return {
       allowed: r.value.allowed,
@@ -73,8 +73,8 @@ export class RateLimiter {
    * are safety caps: never dropped).
    */
   private async shared<T>(op: (store: CounterStore) => Promise<T>): Promise<T> {
-    const r = this.guard
-      ? await this.guard.run(() => op(this.store))
+    const r = this.breaker
+      ? await this.breaker.run(() => op(this.store))
       : { ok: true as const, value: await op(this.store) };
     return r.ok ? r.value : op(this.local);
   }
@@ -111,7 +111,7 @@ export class RateLimiter {
     const end = start + policy.windowSeconds;
     const key = windowKey(policy.name, start, identity);
     const op = () => this.store.read([key]);
-    const r = this.guard ? await this.guard.run(op) : { ok: true as const, value: await op() };
+    const r = this.breaker ? await this.breaker.run(op) : { ok: true as const, value: await op() };
     const count = Math.max(r.ok ? (r.value[0] ?? 0) : 0, (await this.local.read([key]))[0] ?? 0);
     return {
       allowed: count < policy.limit,

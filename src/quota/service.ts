@@ -1,6 +1,7 @@
 import type { Principal } from "../accounts/model";
 import { labelled, quotaDecisions } from "../metrics/registry";
 import { log } from "../platform/log";
+import type { CircuitBreaker, Guarded, StoreCondition } from "./circuit-breaker";
 import {
   type ConsumeResult,
   type CounterStore,
@@ -10,7 +11,6 @@ import {
   seedKey,
   utcDay,
 } from "./counter-store";
-import type { CounterGuard, Guarded, StoreCondition } from "./guard";
 import { BUCKETS, type Bucket, dailyLimit } from "./limits";
 import type { QuotaDecision, QuotaGate } from "./port";
 
@@ -86,16 +86,19 @@ export class QuotaService implements QuotaGate {
   constructor(
     readonly store: CounterStore,
     /** null for in-process stores (they cannot time out) */
-    private guard: CounterGuard | null = null,
+    private breaker: CircuitBreaker | null = null,
   ) {
-    guard?.onChange((c) => {
+    breaker?.onChange((c) => {
       if (c.state === "ok") this.reseed("counter store back after an outage");
     });
   }
 
   /** ok, or degraded since when (the breaker is open: quotas fail open). */
   condition(): StoreCondition & { kind: CounterStore["kind"] } {
-    return { kind: this.store.kind, ...(this.guard?.condition() ?? { state: "ok", since: null }) };
+    return {
+      kind: this.store.kind,
+      ...(this.breaker?.condition() ?? { state: "ok", since: null }),
+    };
   }
 
   /**
@@ -146,7 +149,7 @@ export class QuotaService implements QuotaGate {
   }
 
   private async call<T>(op: () => Promise<T>): Promise<Guarded<T>> {
-    if (this.guard) return this.guard.run(op);
+    if (this.breaker) return this.breaker.run(op);
     try {
       return { ok: true, value: await op() };
     } catch (err) {
@@ -174,7 +177,7 @@ export class QuotaService implements QuotaGate {
     const resetSeconds = Math.max(1, Math.ceil((day.end - now.getTime()) / 1000));
     const key = dailyKey(day.name, counterId(principal), bucket);
     // an in-process store answers at once (and cannot time out: no guard, nothing to re-seed)
-    if (!this.guard && this.store.consumeNow) {
+    if (!this.breaker && this.store.consumeNow) {
       const { allowed, count } = this.store.consumeNow(key, limit, day.expireAt);
       decided(bucket, allowed ? "allowed" : "limited");
       const remaining = limit === null ? null : Math.max(0, limit - count);

@@ -1,6 +1,6 @@
 import type { Config } from "../config";
+import { CircuitBreaker, type CircuitBreakerOptions } from "./circuit-breaker";
 import type { CounterStore } from "./counter-store";
-import { CounterGuard, type GuardOptions } from "./guard";
 import { MemoryCounterStore } from "./memory-store";
 import { RateLimiter } from "./rate-limit";
 import { QuotaService } from "./service";
@@ -33,8 +33,8 @@ export function createCounterStore(
  */
 export function createQuotas(
   store: CounterStore,
-  guard: Partial<GuardOptions> & Pick<GuardOptions, "timeoutMs">,
+  guard: Partial<CircuitBreakerOptions> & Pick<CircuitBreakerOptions, "timeoutMs">,
 ): Quotas {
-  const g = store.remote ? new CounterGuard(guard) : null;
+  const g = store.remote ? new CircuitBreaker(guard) : null;
   return { quota: new QuotaService(store, g), limiter: new RateLimiter(store, g) };
 }

@@ -4,8 +4,8 @@ import type { DiscoveryStore, EnrichmentStore } from "../catalog/enrichment-port
 import type { CatalogSource } from "../catalog/port";
 import type { Config } from "../config";
 import { log } from "../platform/log";
-import type { VisitorCountStore } from "../public/port";
 import type { UsageEventStore } from "../usage/port";
+import type { VisitorCountStore } from "../visitor-counter/port";
 import { EmbeddedAccountStore } from "./embedded/accounts";
 import { EmbeddedTokenStore } from "./embedded/accounts-tokens";
 import { EmbeddedBillingStore } from "./embedded/billing";

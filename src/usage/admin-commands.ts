@@ -1,9 +1,6 @@
-import { AccountService } from "../accounts/service";
 import type { Config } from "../config";
-import { createCounterStore, createQuotas } from "../quota/setup";
 import type { Store } from "../store";
 import { type MissKind, rankedMisses } from "./analytics/misses";
-import { rebuildCounters } from "./counters";
 
 /**
  * `npm run admin -- projections rebuild`: recompute usage_daily and the analytics cells and
@@ -54,30 +51,4 @@ export async function missesReport(
     (m) => `${String(m.count).padStart(8)}  ${m.kind.padEnd(6)}  ${m.value}`,
   );
   return [`misses ${r.from}..${r.to} (all accounts)`, ...lines].join("\n");
-}
-
-export class CountersUnavailable extends Error {}
-
-/**
- * `npm run admin -- counters rebuild`: replay today's usage events into the shared counter
- * store (Upstash). With the in-memory counter store there is nothing to rebuild from here:
- * each service process rebuilds its own counters from the log when it starts.
- */
-export async function countersRebuild(store: Store, config: Config): Promise<string> {
-  const counters = createCounterStore(config);
-  if (counters.kind === "memory") {
-    await counters.close();
-    throw new CountersUnavailable(
-      "No shared counter store configured (UPSTASH_REDIS_REST_URL): counters live in the service's memory, and the service rebuilds them from the usage event log at start.",
-    );
-  }
-  const { quota } = createQuotas(counters, {
-    timeoutMs: Math.max(config.COUNTER_TIMEOUT_MS, 5000),
-  });
-  try {
-    const r = await rebuildCounters(store.usage, quota, new AccountService(store.accounts));
-    return `counters for ${r.day} rebuilt from ${r.events} counted events: ${r.counters} counters raised`;
-  } finally {
-    await quota.close();
-  }
 }

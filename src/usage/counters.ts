@@ -1,7 +1,17 @@
 import type { Account } from "../accounts/model";
+import { AccountService } from "../accounts/service";
+import type { Config } from "../config";
 import { utcDay } from "../quota/counter-store";
 import type { QuotaService } from "../quota/service";
-import type { UsageEventStore } from "./port";
+import { createCounterStore, createQuotas } from "../quota/setup";
+import type { Store } from "../store";
+import type { UsageEventStore, UsageRecorder } from "./port";
+
+/**
+ * The quota counters are a projection of the usage event log, and this module is where they are
+ * rebuilt from it: at start (in-memory counters), when a remote counter store comes back or is
+ * found empty (re-seed), and on the operator's command.
+ */
 
 /**
  * The key that carries a key's daily counters today: a key revoked by a regeneration hands its
@@ -42,4 +52,50 @@ export async function rebuildCounters(
       return successorOf(cache.get(accountId) ?? null, keyId);
     },
   });
+}
+
+/**
+ * Keeps `quota`'s counters a projection of the log: in-memory counters start empty, so today's
+ * counts are replayed now (after `recorder` has written what it holds, spill files left by an
+ * earlier process included); a remote store that comes back after an outage, or is found empty,
+ * is re-seeded the same way.
+ */
+export async function projectCounters(
+  quota: QuotaService,
+  recorder: UsageRecorder,
+  usage: UsageEventStore,
+  accounts: AccountService,
+): Promise<void> {
+  const rebuild = async () => {
+    await recorder.flush();
+    return rebuildCounters(usage, quota, accounts);
+  };
+  if (quota.store.kind === "memory") await rebuild();
+  quota.setReseeder(rebuild);
+}
+
+export class CountersUnavailable extends Error {}
+
+/**
+ * `npm run admin -- counters rebuild`: replay today's usage events into the shared counter
+ * store (Upstash). With the in-memory counter store there is nothing to rebuild from here:
+ * each service process rebuilds its own counters from the log when it starts.
+ */
+export async function countersRebuild(store: Store, config: Config): Promise<string> {
+  const counters = createCounterStore(config);
+  if (counters.kind === "memory") {
+    await counters.close();
+    throw new CountersUnavailable(
+      "No shared counter store configured (UPSTASH_REDIS_REST_URL): counters live in the service's memory, and the service rebuilds them from the usage event log at start.",
+    );
+  }
+  const { quota } = createQuotas(counters, {
+    timeoutMs: Math.max(config.COUNTER_TIMEOUT_MS, 5000),
+  });
+  try {
+    const r = await rebuildCounters(store.usage, quota, new AccountService(store.accounts));
+    return `counters for ${r.day} rebuilt from ${r.events} counted events: ${r.counters} counters raised`;
+  } finally {
+    await quota.close();
+  }
 }

@@ -80,7 +80,7 @@ let last = { at: Number.NaN, ts: "", day: "" };
  * The event of a recorded input: its UUIDv7 id carries the input's time, ts is that time in ISO
  * 8601 UTC and day its UTC date. The recorder calls this when it writes a batch rather than on
  * the request path: the strings are then made right before they are serialized, while they are
- * still in the CPU's caches (docs/performance.md, "Usage logging (sixth session)"). Events of
+ * still in the CPU's caches (docs/performance.md, "Usage logging"). Events of
  * the same millisecond share their ts and day strings.
  */
 export function eventOf(input: UsageInput): UsageEvent {

@@ -146,6 +146,3 @@ export async function api<T>(
   const message = r.ok ? "" : (err?.message ?? `Request failed (${r.status}).`);
   return { ok: r.ok, status: r.status, data: data as T, headers: r.headers, message };
 }
-
-export const BUCKETS = ["svg", "png", "webp", "catalog", "search", "domain", "batch"] as const;
-export type Bucket = (typeof BUCKETS)[number];

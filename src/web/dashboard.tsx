@@ -1,9 +1,10 @@
 import type { Static } from "@sinclair/typebox";
 import { useEffect, useRef, useState } from "preact/hooks";
 import uPlot from "uplot";
+import { BUCKETS } from "../quota/limits";
 import type { AnalyticsSeriesResponse } from "../usage/analytics/model";
 import type { UsageResponse } from "../usage/current/model";
-import { api, BUCKETS, call, session } from "./api";
+import { api, call, session } from "./api";
 import { CodeBlock, Link, Status, useDark } from "./ui";
 
 /** The answers the page reads: the API's own schemas (type-only: nothing of them is bundled). */

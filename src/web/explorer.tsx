@@ -1,17 +1,12 @@
+import type { Static } from "@sinclair/typebox";
 import { useEffect, useRef, useState } from "preact/hooks";
+import type { ServiceResponse } from "../catalog/model";
 import { api, call, session } from "./api";
 import { Landing } from "./landing";
 import { CodeBlock, CopyButton, Field, Status, useDark } from "./ui";
 
-interface Brand {
-  id: number;
-  slug: string;
-  name: string;
-  brandColor: string | null;
-  darkModeColor: string | null;
-  colors: { role: string; hex: string; source: string }[] | null;
-  _css: Record<string, string> | null;
-}
+/** A catalog entry as the API answers it. */
+type Brand = Static<typeof ServiceResponse>;
 
 const VARIANTS = ["mono", "color", "dark", "light", "wordmark", "icon"] as const;
 type Format = "svg" | "png" | "webp";

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { loadConfig } from "../../src/config";
+import { OriginList } from "../../src/http/cors";
 import { makeApp, type TestApp } from "../support/app";
 
 // spawns processes or builds several apps: slow on a loaded machine (bun's default is 5 s)
@@ -130,5 +131,18 @@ describe("CORS_ORIGINS configuration", () => {
     ).toBe("https://a.example,http://localhost:3001");
     for (const bad of ["a.example", "https://a.example/path", "*,https://a.example", "ftp://x"])
       expect(() => loadConfig({ CORS_ORIGINS: bad })).toThrow(/^CORS_ORIGINS: /);
+  });
+});
+
+describe("cors: one origin list", () => {
+  test("origins compare case-insensitively and without a trailing slash", () => {
+    const list = new OriginList(" https://A.example/ , http://localhost:5173");
+    expect(list.any).toBe(false);
+    expect(list.allow("https://a.example")).toBe("https://a.example");
+    expect(list.allow("HTTPS://A.EXAMPLE")).toBe("HTTPS://A.EXAMPLE");
+    expect(list.allow("http://localhost:5173")).toBe("http://localhost:5173");
+    expect(list.allow("https://b.example")).toBeNull();
+    expect(list.allow(null)).toBeNull();
+    expect(new OriginList("*").allow("https://any.example")).toBe("*");
   });
 });

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { RUNTIME_BODY_LIMIT } from "../../src/http/auth";
+import { RUNTIME_BODY_LIMIT } from "../../src/http/body-limits";
 import { makeApp, type TestApp } from "../support/app";
 
 /**

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { MAX_JSON_DEPTH, nestsDeeperThan } from "../../src/http/json-body";
+import { MAX_JSON_DEPTH, nestsDeeperThan } from "../../src/http/body-limits";
 import { ADMIN_TOKEN, makeApp, type TestApp } from "../support/app";
 
 /** JSON request bodies nested deeper than MAX_JSON_DEPTH: a 422 in the error shape, never 500. */

@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import type { Principal } from "../../src/accounts/model";
+import { CircuitBreaker } from "../../src/quota/circuit-breaker";
 import { dailyKey, utcDay } from "../../src/quota/counter-store";
-import { CounterGuard } from "../../src/quota/guard";
 import { MemoryCounterStore } from "../../src/quota/memory-store";
 import { countsAgainstQuota, QuotaService } from "../../src/quota/service";
 
@@ -31,7 +31,7 @@ describe("QuotaService", () => {
     expect(d).toMatchObject({ allowed: true, limit: 50, remaining: 49 });
     const guarded = new QuotaService(
       new MemoryCounterStore(),
-      new CounterGuard({ timeoutMs: 100 }),
+      new CircuitBreaker({ timeoutMs: 100 }),
     );
     const p = guarded.consume(free("k1"), "svg", now);
     expect(p).toBeInstanceOf(Promise);

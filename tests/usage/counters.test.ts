@@ -3,7 +3,7 @@ import { mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { newId } from "../../src/platform/ids";
 import { setLogLevel } from "../../src/platform/log";
-import { countersRebuild } from "../../src/usage/admin-commands";
+import { countersRebuild } from "../../src/usage/counters";
 import { ADMIN_TOKEN, makeApp, type TestApp, tempDir } from "../support/app";
 import { type RedisHarness, startRedisHarness, withRedis } from "../support/redis";
 import { settle, until } from "./util";

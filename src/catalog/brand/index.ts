@@ -1,9 +1,9 @@
 import { Elysia } from "elysia";
-import { type AuthDeps, authPlugin } from "../../http/auth";
+import { type AuthDeps, authPlugin } from "../../http/auth-macros";
+import { ErrorBody, RateLimitedBody } from "../../http/errors";
 import { noteMeter } from "../../http/meter";
 import type { DiscoveryService } from "../discovery/service";
 import type { EnrichmentService } from "../enrichment";
-import { ErrorBody, RateLimitedBody } from "../model";
 import { lookupBrand } from "./lookup";
 import { BrandQuery, BrandResponse } from "./model";
 import { type BrandResolver, toBrandView } from "./service";

@@ -3,11 +3,13 @@
  * (the catalog build settles clashes); a host resolves to the brand of the most specific
  * domain on its chain (see lookupChain).
  */
+import type { Static } from "elysia";
 import { frozenCache } from "../frozen";
 import { directoryFields } from "../model";
 import { contrastOf, cssVars, NOTICE } from "../service";
-import { type Brand, VARIANTS, type Variant } from "../types";
+import { type Brand, VARIANTS } from "../types";
 import { lookupChain, normalizeHost, registrableDomain } from "./domain";
+import type { BrandResponse } from "./model";
 
 export interface BrandCatalog {
   all(): readonly Brand[];
@@ -15,22 +17,8 @@ export interface BrandCatalog {
   onChange(listener: (updated?: Brand) => void): void;
 }
 
-export interface BrandView {
-  id: number;
-  slug: string;
-  name: string;
-  brandColor: string | null;
-  darkModeColor: string | null;
-  verified: boolean;
-  verifiedAt: string | null;
-  variants: Variant[];
-  contrastTextColor: string | null;
-  _css: ReturnType<typeof cssVars>;
-  _notice: string;
-  description?: string;
-  wikidata?: string;
-  links?: Record<string, string>;
-}
+/** A brand as GET /v1/brand answers it (the BrandResponse schema). */
+export type BrandView = Static<typeof BrandResponse>;
 
 /** The BrandResponse of a brand: variants in the fixed order mono, color, dark, light, wordmark, icon. */
 export function toBrandView(b: Brand): BrandView {

@@ -1,7 +1,6 @@
 import { Elysia } from "elysia";
 import { requireOperator } from "../../admin";
-import { ApiError } from "../../http/errors";
-import { ErrorBody } from "../model";
+import { ApiError, ErrorBody } from "../../http/errors";
 import {
   DiscoverBody,
   DiscoverResult,

@@ -1,15 +1,9 @@
 import { Elysia, type Static } from "elysia";
-import { type AuthDeps, authPlugin } from "../../http/auth";
-import { ApiError } from "../../http/errors";
+import { type AuthDeps, authPlugin } from "../../http/auth-macros";
+import { ApiError, ErrorBody, RateLimitedBody } from "../../http/errors";
+import { documentedResponses, JSON_TYPE, preSerialized } from "../../http/json-responses";
 import { noteMeter } from "../../http/meter";
 import { decimalQuery } from "../../http/params";
-import {
-  documentedResponses,
-  ErrorBody,
-  JSON_TYPE,
-  preSerialized,
-  RateLimitedBody,
-} from "../model";
 import type { CatalogService } from "../service";
 import { SearchQuery, SearchResponse } from "./model";
 import { SearchResponses } from "./responses";

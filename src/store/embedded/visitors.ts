@@ -10,7 +10,7 @@ import {
   writeSync,
 } from "node:fs";
 import { join } from "node:path";
-import type { VisitorCountStore } from "../../public/port";
+import type { VisitorCountStore } from "../../visitor-counter/port";
 
 interface State {
   total: number;

@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import type { Db } from "mongodb";
 import { newId } from "../../platform/ids";
-import type { VisitorCountStore } from "../../public/port";
+import type { VisitorCountStore } from "../../visitor-counter/port";
 import { retryInsertRace } from "./errors";
 
 type Doc = { _id: string; count?: number; value?: string };

@@ -1,6 +1,6 @@
 import { Elysia } from "elysia";
 import { requireOperator } from "../../admin";
-import { ErrorBody } from "../../catalog/model";
+import { ErrorBody } from "../../http/errors";
 import { decimalQuery } from "../../http/params";
 import type { UsageEventStore } from "../port";
 import { MISSES_DESCRIPTION, rankedMisses } from "./misses";

@@ -1,13 +1,8 @@
 import { Elysia, t } from "elysia";
-import {
-  documentedResponses,
-  ErrorBody,
-  JSON_TYPE,
-  preSerialized,
-  RateLimitedBody,
-} from "../../catalog/model";
-import { type RateLimitDeps, rateLimitPlugin } from "../../http/auth";
+import { ErrorBody, RateLimitedBody } from "../../http/errors";
+import { documentedResponses, JSON_TYPE, preSerialized } from "../../http/json-responses";
 import { decimalQuery } from "../../http/params";
+import { type RateLimitDeps, rateLimitPlugin } from "../../http/rate-limit-macros";
 import { RATE_LIMITS } from "../../quota/limits";
 import type { UsageEventStore } from "../port";
 import { exportPage } from "./export";

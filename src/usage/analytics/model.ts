@@ -1,5 +1,6 @@
 import { t } from "elysia";
-import { jsonResponse, RateLimitedBody } from "../../catalog/model";
+import { RateLimitedBody } from "../../http/errors";
+import { jsonResponse } from "../../http/json-responses";
 import { queryInt } from "../../http/params";
 import { BUCKETS, TIERS } from "../../quota/limits";
 import { CSV_COLUMNS, EXPORT_MAX_LIMIT } from "./export";

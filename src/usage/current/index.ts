@@ -1,10 +1,9 @@
 import { Elysia } from "elysia";
 import type { AccountService } from "../../accounts/service";
-import { ErrorBody, RateLimitedBody } from "../../catalog/model";
-import { type RateLimitDeps, rateLimitPlugin } from "../../http/auth";
-import { ApiError } from "../../http/errors";
+import { ErrorBody, RateLimitedBody } from "../../http/errors";
+import { type RateLimitDeps, rateLimitPlugin } from "../../http/rate-limit-macros";
 import { RATE_LIMITS } from "../../quota/limits";
-import { CounterStoreUnavailable, type QuotaService } from "../../quota/service";
+import type { QuotaService } from "../../quota/service";
 import { UsageResponse } from "./model";
 import { CurrentUsageService } from "./service";
 
@@ -17,17 +16,7 @@ export function usageCurrentController(
     "/v1/usage",
     async ({ principal, set }) => {
       set.headers["cache-control"] = "no-store";
-      try {
-        return await usage.report(principal);
-      } catch (err) {
-        if (err instanceof CounterStoreUnavailable)
-          throw new ApiError(
-            500,
-            "internal_error",
-            "Usage counters could not be read right now. Try again shortly.",
-          );
-        throw err;
-      }
+      return usage.report(principal);
     },
     {
       accountRateLimit: RATE_LIMITS.usage,

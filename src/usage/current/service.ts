@@ -1,19 +1,15 @@
+import type { Static } from "elysia";
 import type { Principal } from "../../accounts/model";
 import type { AccountService } from "../../accounts/service";
+import { ApiError } from "../../http/errors";
 import { utcDay } from "../../quota/counter-store";
-import { BUCKETS, type Bucket, DAILY_LIMITS, type Tier } from "../../quota/limits";
-import type { QuotaService } from "../../quota/service";
+import { BUCKETS, type Bucket, DAILY_LIMITS } from "../../quota/limits";
+import { CounterStoreUnavailable, type QuotaService } from "../../quota/service";
+import type { UsageResponse } from "./model";
 
-export interface BucketUsage {
-  used: number;
-  limit: number | null;
-}
-
-export interface UsageReport {
-  date: string;
-  tier: Tier;
-  endpoints: Record<Bucket, BucketUsage>;
-}
+/** GET /v1/usage's answer (the UsageResponse schema). */
+export type UsageReport = Static<typeof UsageResponse>;
+type BucketUsage = UsageReport["endpoints"][Bucket];
 
 /**
  * Today's counts and daily limits per bucket (GET /v1/usage). Reads counters only.
@@ -26,10 +22,17 @@ export class CurrentUsageService {
     private accounts: Pick<AccountService, "getAccount">,
   ) {}
 
-  /** Throws CounterStoreUnavailable when the counter store does not answer. */
+  /** 500 internal_error when the counter store does not answer (nothing to report from). */
   async report(principal: Principal, now = new Date()): Promise<UsageReport> {
     const keyIds = principal.keyId ? [principal.keyId] : await this.activeKeys(principal.accountId);
-    const counts = await this.quota.counts(keyIds, now);
+    const counts = await this.quota.counts(keyIds, now).catch((err) => {
+      if (!(err instanceof CounterStoreUnavailable)) throw err;
+      throw new ApiError(
+        500,
+        "internal_error",
+        "Usage counters could not be read right now. Try again shortly.",
+      );
+    });
     const table =
       principal.tier === "free" || principal.tier === "pro" ? DAILY_LIMITS[principal.tier] : null;
     // used is the day's count as it is, also above the limit: after a mid-day downgrade, or

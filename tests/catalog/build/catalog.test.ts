@@ -154,7 +154,7 @@ describe("built catalog", () => {
     expect(renderFlags(netflix.variants.color?.svg as string, netflix.brandColor)).toEqual([]);
   });
 
-  test("no brand of the catalog before issue 19 (ids 1..4366) is lost to a merge", () => {
+  test("no brand of the earlier catalog (ids 1..4366) is lost to a merge", () => {
     const lost = Object.entries(ids)
       .filter(([slug, id]) => id <= 4366 && !bySlug.has(slug))
       .map(([slug]) => slug);

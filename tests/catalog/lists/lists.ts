@@ -1,5 +1,5 @@
 /**
- * The two hand-written lists of issue 19 (domains.txt, queries.txt) and how an answer is judged.
+ * The two hand-written lists (domains.txt, queries.txt) and how an answer is judged.
  */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";

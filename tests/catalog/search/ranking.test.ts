@@ -151,7 +151,7 @@ describe("limits and determinism", () => {
     expect(r.length).toBeGreaterThan(10);
     // leftover: characters after "google" in the brand's own name; standing: popularity
     // (sources + 1 with a domain) less half the leftover, never increasing down the list
-    // brands with artwork (directory entries, issue 25, are measured in the query list)
+    // brands with artwork (directory entries are measured in the query list)
     const own = r.filter(
       (b) => compact(b.name).startsWith("google") && Object.keys(b.variants).length > 0,
     );

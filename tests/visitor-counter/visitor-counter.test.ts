@@ -12,9 +12,9 @@ import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { createApp } from "../../src/app";
 import { buildDeps } from "../../src/deps";
-import { VisitorCounter } from "../../src/public/service";
 import { MemoryCounterStore } from "../../src/quota/memory-store";
 import { openEmbeddedStore } from "../../src/store";
+import { VisitorCounter } from "../../src/visitor-counter/service";
 import { makeApp, type TestApp, tempDir, testConfig } from "../support/app";
 import { type RedisHarness, startRedisHarness } from "../support/redis";
 

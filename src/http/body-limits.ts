@@ -1,5 +1,53 @@
 import { ApiError } from "./errors";
 
+/** Largest request body an authenticated JSON route reads (a 50-slug batch is under 11 KiB). */
+export const MAX_BODY_BYTES = 64 * 1024;
+
+/**
+ * The runtime's own cap on a request body (Bun.serve maxRequestBodySize, src/main.ts). Past it
+ * the runtime answers 413 with an empty body; below it the routes answer their JSON 413.
+ */
+export const RUNTIME_BODY_LIMIT = 8 * 1024 * 1024;
+
+const tooLarge = () =>
+  new ApiError(
+    413,
+    "payload_too_large",
+    `Request body over ${MAX_BODY_BYTES} bytes; this route takes a small JSON object.`,
+  );
+
+/** A body sent without Content-Length (chunked), read up to MAX_BODY_BYTES, as JSON. */
+async function readChunkedJson(body: ReadableStream<Uint8Array>): Promise<unknown> {
+  const reader = body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > MAX_BODY_BYTES) {
+      await reader.cancel().catch(() => {});
+      throw tooLarge();
+    }
+    chunks.push(value);
+  }
+  return parseJsonBody(new TextDecoder().decode(Buffer.concat(chunks)));
+}
+
+/**
+ * A parse hook's body reader for small JSON routes: a declared body over MAX_BODY_BYTES is 413;
+ * a chunked one (no Content-Length) is read here up to that cap (413 past it). A JSON body is
+ * returned parsed, refused with 422 when it nests deeper than MAX_JSON_DEPTH (before any schema
+ * sees it) or is malformed; other content types are left to the route's parser (undefined).
+ */
+export function cappedBody(request: Request): Promise<unknown> | undefined {
+  const declared = request.headers.get("content-length");
+  if (Number(declared) > MAX_BODY_BYTES) throw tooLarge();
+  if (!request.body) return undefined;
+  if (declared === null) return readChunkedJson(request.body);
+  if (isJson(request)) return request.text().then(parseJsonBody);
+}
+
 /**
  * Deepest nesting of arrays and objects a JSON request body may have. The service's bodies
  * nest two or three levels; a deeper one is refused before it is parsed or validated (schema

@@ -1,7 +1,7 @@
 import { counterStoreCalls, counterStoreDuration } from "../metrics/registry";
 import { log } from "../platform/log";
 
-export interface GuardOptions {
+export interface CircuitBreakerOptions {
   /** a call that has not answered by then counts as a failure (COUNTER_TIMEOUT_MS) */
   timeoutMs: number;
   /** consecutive failures that open the breaker */
@@ -39,18 +39,18 @@ const callsOk = counterStoreCalls.labels({ outcome: "ok" });
 const callsFailed = counterStoreCalls.labels({ outcome: "error" });
 const callsSkipped = counterStoreCalls.labels({ outcome: "skipped" });
 
-export class CounterGuard {
+export class CircuitBreaker {
   private failures = 0;
   private openUntil = 0;
   private pauseMs: number;
   private probing = false;
   private lastLog = Number.NEGATIVE_INFINITY;
   private unlogged = 0;
-  private readonly o: Required<GuardOptions>;
+  private readonly o: Required<CircuitBreakerOptions>;
   private degradedSince: number | null = null;
   private listeners: ((c: StoreCondition) => void)[] = [];
 
-  constructor(opts: GuardOptions) {
+  constructor(opts: CircuitBreakerOptions) {
     this.o = {
       failureThreshold: 3,
       openMs: 1_000,

@@ -1,5 +1,6 @@
 import { createHmac } from "node:crypto";
 import { log } from "../platform/log";
+import type { CircuitBreaker } from "../quota/circuit-breaker";
 import {
   type CounterStore,
   DAY_GRACE_SECONDS,
@@ -7,7 +8,6 @@ import {
   KEY_PREFIX,
   utcDay,
 } from "../quota/counter-store";
-import type { CounterGuard } from "../quota/guard";
 import type { VisitorCountStore } from "./port";
 
 /** The counter-store key that marks one visitor as counted on one UTC day. */
@@ -26,7 +26,7 @@ export class VisitorCounter {
     private store: VisitorCountStore,
     private counters: CounterStore,
     /** timeout + breaker for a remote counter store; null for an in-process one */
-    private guard: CounterGuard | null = null,
+    private guard: CircuitBreaker | null = null,
     private now: () => Date = () => new Date(),
   ) {}
 

@@ -1,8 +1,7 @@
 import { Elysia } from "elysia";
-import { ErrorBody, RateLimitedBody } from "../catalog/model";
-import { rateLimited } from "../http/auth";
 import { type AddressSource, clientIp } from "../http/client-ip";
-import { notFound } from "../http/errors";
+import { OriginList } from "../http/cors";
+import { ErrorBody, notFound, RateLimitedBody, windowLimited } from "../http/errors";
 import type { RateLimiter } from "../quota/rate-limit";
 import { VISITOR_COUNTER_LIMIT, VisitorCountResponse } from "./model";
 import type { VisitorCounter } from "./service";
@@ -26,23 +25,13 @@ const PATH = "/v1/public/visitor-counter";
  * client IP.
  */
 export function visitorCounterController(deps: VisitorCounterDeps) {
-  const any = deps.origins.trim() === "*";
-  const allowed = new Set(
-    deps.origins
-      .split(",")
-      .map((o) => o.trim().replace(/\/+$/, ""))
-      .filter(Boolean),
-  );
+  const origins = new OriginList(deps.origins);
 
   /** CORS response headers for the request's Origin (none when it is not allowed). */
   function cors(request: Request, headers: Record<string, string | number>) {
-    if (any) {
-      headers["access-control-allow-origin"] = "*";
-      return;
-    }
-    headers.vary = "Origin";
-    const origin = request.headers.get("origin");
-    if (origin && allowed.has(origin)) headers["access-control-allow-origin"] = origin;
+    const allow = origins.allow(request.headers.get("origin"));
+    if (!origins.any) headers.vary = "Origin";
+    if (allow) headers["access-control-allow-origin"] = allow;
     else {
       // this route's own list wins over the app-wide CORS_ORIGINS grant set before it
       delete headers["access-control-allow-origin"];
@@ -61,12 +50,7 @@ export function visitorCounterController(deps: VisitorCounterDeps) {
     headers["cache-control"] = "no-store";
     const ip = clientIp(request, server as AddressSource | null, deps.trustProxy);
     const d = await deps.limiter.hit(VISITOR_COUNTER_LIMIT, `ip:${ip}`);
-    if (!d.allowed)
-      throw rateLimited(
-        `Rate limit of ${VISITOR_COUNTER_LIMIT.limit} requests per minute reached for ${VISITOR_COUNTER_LIMIT.label}. Retry in ${d.retryAfter} seconds.`,
-        d.retryAfter,
-        deps.upgradeUrl,
-      );
+    if (!d.allowed) throw windowLimited(VISITOR_COUNTER_LIMIT, d.retryAfter, deps.upgradeUrl);
     return ip;
   }
 

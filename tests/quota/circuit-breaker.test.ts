@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, spyOn, test } from "bun:test";
-import { CounterGuard } from "../../src/quota/guard";
+import { CircuitBreaker } from "../../src/quota/circuit-breaker";
 
 /** Breaker and log behaviour on a fake clock; the operations are plain promises. */
 let clock = 0;
@@ -17,7 +17,7 @@ afterEach(() => {
 });
 
 const guard = () =>
-  new CounterGuard({
+  new CircuitBreaker({
     timeoutMs: 20,
     failureThreshold: 3,
     openMs: 1000,
@@ -32,7 +32,7 @@ const warnings = () =>
     // the condition lines (degraded / ok) have their own test
     .filter((l) => l.level === "warn" && !l.counterStore);
 
-describe("CounterGuard", () => {
+describe("CircuitBreaker", () => {
   test("passes values through while the store answers", async () => {
     const g = guard();
     expect(await g.run(async () => 7)).toEqual({ ok: true, value: 7 });
@@ -111,7 +111,7 @@ describe("CounterGuard", () => {
   });
 
   test("by default a tripped breaker probes the store every second, however long it stays down", async () => {
-    const g = new CounterGuard({ timeoutMs: 20, now: () => clock });
+    const g = new CircuitBreaker({ timeoutMs: 20, now: () => clock });
     let calls = 0;
     const dead = () => {
       calls++;

@@ -1,16 +1,9 @@
+import type { Static } from "elysia";
 import { type Account, publishableView } from "../accounts/model";
+import type { AccountViewSchema } from "./model";
 
-/** An account as operators see it: keys by id, prefix and dates, never a hash. */
-export interface AccountView {
-  accountId: string;
-  email: string | null;
-  tier: Account["tier"];
-  limits: Account["limits"];
-  emailVerified: boolean;
-  createdAt: string;
-  keys: { id: string; prefix: string; createdAt: string; revokedAt: string | null }[];
-  publishableKeys: ReturnType<typeof publishableView>[];
-}
+/** An account as operators see it (the AccountViewSchema of the admin routes). */
+export type AccountView = Static<typeof AccountViewSchema>;
 
 export function accountView(a: Account): AccountView {
   return {
