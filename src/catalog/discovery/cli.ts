@@ -18,13 +18,7 @@ import { loadConfig } from "../../config";
 import type { Store } from "../../store";
 import type { DiscoveryRecord } from "../enrichment-port";
 import { CatalogService, hasArtwork } from "../service";
-import {
-  DiscoveryService,
-  discoveryView,
-  emptyRecord,
-  startEnrichment,
-  summarize,
-} from "./service";
+import type { DiscoveryService } from "./service";
 
 /** Tests point the CLI's discovery at their fixtures (DNS) here. */
 export const discoveryHooks: { configure?: (d: DiscoveryService) => void } = {};
@@ -62,19 +56,18 @@ function progress(done: number, total: number, found: number) {
 
 /** The catalog, enrichment and discovery services over an open store, for one command. */
 async function openDiscovery(store: Store) {
+  // loaded by the discovery commands only: it brings svgo, sharp and the HTML parser, which the
+  // other admin commands do not need at start
+  const svc = await import("./service");
   const config = loadConfig(process.env);
   const catalog = new CatalogService(store.catalog);
   await catalog.load();
-  const background = await startEnrichment(config, store.enrichment, catalog);
+  const background = await svc.startEnrichment(config, store.enrichment, catalog);
   discoveryHooks.configure?.(background.discovery);
-  return { catalog, discovery: background.discovery, close: background.close };
+  return { svc, catalog, discovery: background.discovery, close: background.close };
 }
 
-function domainsFrom(
-  o: { file?: string; directory?: boolean },
-  args: string[],
-  catalog: CatalogService,
-) {
+function domainsFrom(o: { file?: string; directory?: boolean }, args: string[], d: Opened) {
   const domains = [...args];
   if (o.file) {
     let text: string;
@@ -89,9 +82,9 @@ function domainsFrom(
     }
   }
   if (o.directory)
-    for (const b of catalog.all()) {
-      const d = !hasArtwork(b) && DiscoveryService.domainOf(b);
-      if (d) domains.push(d);
+    for (const b of d.catalog.all()) {
+      const domain = !hasArtwork(b) && d.svc.DiscoveryService.domainOf(b);
+      if (domain) domains.push(domain);
     }
   return [...new Set(domains.map((d) => d.toLowerCase()))];
 }
@@ -122,13 +115,13 @@ async function discoverAll(d: Opened, domains: string[], force: boolean) {
       const domain = domains[next++] as string;
       const r = await d.discovery.discover(domain, { force }).catch(
         (err): DiscoveryRecord => ({
-          ...emptyRecord(domain, null),
+          ...d.svc.emptyRecord(domain, null),
           status: "failed",
           reason: (err as Error).message,
         }),
       );
       records.push(r);
-      progress(records.length, domains.length, summarize(records).found ?? 0);
+      progress(records.length, domains.length, d.svc.summarize(records).found ?? 0);
     }
   };
   const workers = loadConfig(process.env).DISCOVERY_WORKERS;
@@ -148,7 +141,7 @@ export function registerDiscoveryCommands(root: Command) {
     .option("--force", "fetch again domains found before or tried today")
     .action((args: string[], o: { file?: string; directory?: boolean; force?: boolean }) =>
       withDiscovery(async (d) => {
-        const domains = domainsFrom(o, args, d.catalog);
+        const domains = domainsFrom(o, args, d);
         if (!domains.length) throw new CliError("no domains: pass some, or --file, or --directory");
         const records = await discoverAll(d, domains, o.force ?? false);
         for (const r of records)
@@ -163,7 +156,9 @@ export function registerDiscoveryCommands(root: Command) {
     .description("Discovery records with provenance, newest first (JSON)")
     .option("--status <status>", "found, nothing, refused, failed or taken_down")
     .action((o: { status?: DiscoveryRecord["status"] }) =>
-      withDiscovery(async (d) => printJson((await d.discovery.list(o.status)).map(discoveryView))),
+      withDiscovery(async (d) =>
+        printJson((await d.discovery.list(o.status)).map(d.svc.discoveryView)),
+      ),
     );
   group
     .command("rediscover")
@@ -171,7 +166,8 @@ export function registerDiscoveryCommands(root: Command) {
     .argument("<domain>")
     .action((domain: string) =>
       withDiscovery(
-        async (d) => printJson(discoveryView(await d.discovery.discover(domain, { force: true }))),
+        async (d) =>
+          printJson(d.svc.discoveryView(await d.discovery.discover(domain, { force: true }))),
         true,
       ),
     );
@@ -180,6 +176,8 @@ export function registerDiscoveryCommands(root: Command) {
     .description("Remove a domain's discovered artwork for good (rediscovery never brings it back)")
     .argument("<domain>")
     .action((domain: string) =>
-      withDiscovery(async (d) => printJson(discoveryView(await d.discovery.takedown(domain)))),
+      withDiscovery(async (d) =>
+        printJson(d.svc.discoveryView(await d.discovery.takedown(domain))),
+      ),
     );
 }
