@@ -5,6 +5,7 @@ import { log } from "../platform/log";
 import { JsonlLog } from "../store/embedded/jsonl";
 import { isUsageEvent } from "./daily";
 import type { UsageEvent, UsageEventStore, UsageInput, UsageRecorder } from "./port";
+import { SpillReserve } from "./reserve";
 import { eventOf } from "./serialize";
 
 export interface WriterOptions {
@@ -32,6 +33,11 @@ export interface WriterOptions {
    * `refuse` makes `accepting()` false so metered requests are refused before they are served
    */
   onFull?: "serve" | "refuse";
+  /**
+   * disk set aside (DATA_DIR/spill/reserve) for the events held in memory at shutdown when
+   * neither the store nor a spill file takes them; default 320 bytes × maxHeld. 0: none
+   */
+  reserveBytes?: number;
   /** retry delay after a failed write: doubles from min to max, with jitter */
   backoffMinMs?: number;
   backoffMaxMs?: number;
@@ -120,6 +126,9 @@ export class BatchingRecorder implements UsageRecorder {
   private spillRetryAt = 0;
   /** since when events pile up in memory (neither written nor spilled); null when not */
   private degradedSince: number | null = null;
+  private readonly reserve: SpillReserve;
+  /** the reserve file is there (made at start, or again once a write succeeds) */
+  private reserved: boolean;
 
   constructor(
     private store: UsageEventStore,
@@ -131,6 +140,11 @@ export class BatchingRecorder implements UsageRecorder {
     this.backoffMin = opts.backoffMinMs ?? 100;
     this.backoffMax = opts.backoffMaxMs ?? 30_000;
     mkdirSync(opts.spillDir, { recursive: true });
+    this.reserve = new SpillReserve(opts.spillDir, opts.reserveBytes ?? 320 * this.maxHeld, () =>
+      this.spillName("reserve-"),
+    );
+    // first: a reserve a stopped process filled becomes a spill file, replayed below
+    this.reserved = this.reserve.ensure();
     // spill files left by an earlier process are replayed on the first write attempt
     if (this.spillFiles().length > 0) {
       this.spillPending = true;
@@ -233,12 +247,27 @@ export class BatchingRecorder implements UsageRecorder {
     // the store is down: keep the rest on disk for the next start
     this.spillRetryAt = 0;
     if (this.buffer.length > 0) this.spillBuffer("unwritten at close");
-    // neither the store nor the disk takes them, and the process is ending
+    // neither the store nor a new file takes them (a full disk): into the space set aside
+    if (this.buffer.length > 0) this.keepInReserve();
     if (this.buffer.length > 0)
       this.drop(this.buffer.splice(0).length, "usage events lost at close");
     this.closeSpill();
     const s = this.stats();
     log(s.dropped > 0 ? "error" : "info", "usage recorder closed", { ...s });
+  }
+
+  /** The held events, oldest first, into the reserve (a spill file for the next start). */
+  private keepInReserve() {
+    const events = materialize(this.buffer);
+    const kept = this.reserve.keep(events);
+    this.buffer = events.slice(kept);
+    if (kept === 0) return;
+    this.reserved = false;
+    this.counters.spilled += kept;
+    log("warn", "usage events kept in the spill reserve for the next start", {
+      events: kept,
+      left: this.buffer.length,
+    });
   }
 
   /** Degraded while events pile up in memory past `maxBuffered`, until a write succeeds. */
@@ -349,6 +378,7 @@ export class BatchingRecorder implements UsageRecorder {
       });
       this.degradedSince = null;
     }
+    if (!this.reserved && !this.closed) this.reserved = this.reserve.ensure();
     this.rotateSpill();
   }
 
@@ -416,8 +446,7 @@ export class BatchingRecorder implements UsageRecorder {
   private spillEvents(events: UsageEvent[], reason: string): boolean {
     try {
       if (!this.spill) {
-        const name = `usage-${new Date().toISOString().replace(/[:.]/g, "-")}-${process.pid}-${newId().slice(-8)}.jsonl`;
-        this.spill = new JsonlLog<UsageEvent>(join(this.opts.spillDir, name));
+        this.spill = new JsonlLog<UsageEvent>(join(this.opts.spillDir, this.spillName()));
         log("warn", "spilling usage events to disk", {
           reason,
           storeFailing: this.failures > 0,
@@ -437,6 +466,12 @@ export class BatchingRecorder implements UsageRecorder {
       this.closeSpill();
       return false;
     }
+  }
+
+  /** A new spill file's name: sorts by time, unique across processes. */
+  private spillName(tag = "") {
+    const time = new Date().toISOString().replace(/[:.]/g, "-");
+    return `usage-${time}-${process.pid}-${tag}${newId().slice(-8)}.jsonl`;
   }
 
   private closeSpill() {

@@ -78,7 +78,9 @@ describe("usage log across process restarts (embedded store)", () => {
       true,
     );
     const spill = join(dataDir, "spill");
-    expect(existsSync(spill) ? readdirSync(spill) : []).toEqual([]);
+    expect(existsSync(spill) ? readdirSync(spill).filter((f) => f.endsWith(".jsonl")) : []).toEqual(
+      [],
+    );
   }, 30_000);
 
   test("kill -9, torn last line: restart skips it; analytics and counters agree with the disk", async () => {

@@ -44,7 +44,7 @@ function rig<S extends SwitchableStore = SwitchableStore>(
     writer,
     spillDir,
     onDisk: () => readEventFile(join(inner.dir, `${today()}.jsonl`)),
-    spillFiles: () => readdirSync(spillDir),
+    spillFiles: () => readdirSync(spillDir).filter((f) => f.endsWith(".jsonl")),
   };
   open.push(r);
   return r;
