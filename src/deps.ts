@@ -92,6 +92,7 @@ export async function buildDeps(config: Config, store?: Store): Promise<Deps> {
     flushEvents: config.USAGE_FLUSH_EVENTS,
     spillDir: join(config.DATA_DIR, "spill"),
     onFull: config.USAGE_ON_STORE_FULL,
+    durability: config.USAGE_DURABILITY,
   });
   // in-memory counters start empty: today's counts come back from the usage event log
   // (after spill files left by an earlier process are replayed into it)

@@ -118,7 +118,7 @@ function toggling(real: UsageRecorder, windowMs: number): UsageRecorder {
   return {
     record(event) {
       n++;
-      if (on) real.record(event);
+      return on ? real.record(event) : undefined;
     },
     flush: () => real.flush(),
     close: () => real.close(),

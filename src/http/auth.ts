@@ -9,7 +9,7 @@ import type { UsageRecorder } from "../usage/port";
 import { type AddressSource, clientIp } from "./client-ip";
 import { ApiError, invalidApiKey } from "./errors";
 import { isJson, parseJsonBody } from "./json-body";
-import { dailyLimitMessage, type MeterTarget, openMeter, settleMeter, startMeter } from "./meter";
+import { dailyLimitMessage, type MeterTarget, openMeter, settleHook, startMeter } from "./meter";
 
 export interface AuthDeps {
   accounts: AccountService;
@@ -263,9 +263,8 @@ export function authPlugin(deps: AuthDeps) {
       },
       // The handler answered (its status is final): record now, synchronously, so the event is
       // buffered before the client has its response (Elysia's afterResponse runs later).
-      afterHandle({ request, set }) {
-        settleMeter(request, typeof set.status === "number" ? set.status : 200);
-      },
+      // USAGE_DURABILITY=strict: the answer waits until the event is durable.
+      afterHandle: settleHook(deps.usage),
     }),
   });
 }

@@ -8,7 +8,7 @@ import type { BrandResolver } from "../catalog/brand/service";
 import { ErrorBody } from "../catalog/model";
 import { type AuthDeps, authPlugin, charge } from "../http/auth";
 import { ApiError, invalidApiKey, serviceNotFound, validationError } from "../http/errors";
-import { settleMeter } from "../http/meter";
+import { settleHook } from "../http/meter";
 import {
   DEFAULT_URL_TTL_SECONDS,
   FileParams,
@@ -116,9 +116,7 @@ export function imagesController(deps: ImagesDeps) {
       },
       {
         params: FileParams,
-        afterHandle({ request, set }) {
-          settleMeter(request, typeof set.status === "number" ? set.status : 200);
-        },
+        afterHandle: settleHook(deps.usage),
         detail: {
           summary: "A logo by URL: signed or with a publishable key",
           description: DESCRIPTION,
