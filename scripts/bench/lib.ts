@@ -56,7 +56,20 @@ export interface RunningServer {
   /** an API key of the requested tier (empty for startBare) */
   key: string;
   stop(): Promise<void>;
+  /**
+   * The garbage collections since the last call (started with `BUN_JSC_logGC=1` in env: the
+   * engine's GC log is read from the server's stderr instead of passed through), else [].
+   */
+  collections(): GcPause[];
 }
+
+/** One collection from JavaScriptCore's GC log: its kind and how long it paused the thread. */
+export interface GcPause {
+  kind: string;
+  ms: number;
+}
+
+const GC_LINE = /=> (\w+Collection),.*?, p=([\d.]+)ms/g;
 
 export async function spawnServer(
   args: string[],
@@ -66,12 +79,30 @@ export async function spawnServer(
   /** the checkout it runs in (default this one) */
   cwd = ROOT,
 ): Promise<RunningServer> {
+  const traceGc = env.BUN_JSC_logGC === "1";
   const proc = Bun.spawn([...prefix, process.execPath, ...args], {
     cwd,
     env: { ...process.env, ...env },
     stdout: "pipe",
-    stderr: "inherit",
+    stderr: traceGc ? "pipe" : "inherit",
   });
+  let gcs: GcPause[] = [];
+  if (traceGc) {
+    const err = (proc.stderr as ReadableStream<Uint8Array>).getReader();
+    void (async () => {
+      const dec = new TextDecoder();
+      let tail = "";
+      for (;;) {
+        const { value, done } = await err.read();
+        if (done) break;
+        const text = tail + dec.decode(value, { stream: true });
+        const cut = text.lastIndexOf("\n") + 1;
+        for (const m of text.slice(0, cut).matchAll(GC_LINE))
+          gcs.push({ kind: m[1] as string, ms: Number(m[2]) });
+        tail = text.slice(cut);
+      }
+    })().catch(() => {});
+  }
   const reader = proc.stdout.getReader();
   const decoder = new TextDecoder();
   let text = "";
@@ -96,6 +127,11 @@ export async function spawnServer(
     async stop() {
       proc.kill("SIGTERM");
       await proc.exited;
+    },
+    collections() {
+      const taken = gcs;
+      gcs = [];
+      return taken;
     },
   };
 }
