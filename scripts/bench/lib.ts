@@ -210,6 +210,12 @@ export interface LoadOptions {
   label?: string;
 }
 
+/** `load` on a server started here: its key as X-API-Key (if any), its CPU time per request. */
+export const loadServer = (
+  s: Pick<RunningServer, "url" | "key" | "pid">,
+  o: Omit<LoadOptions, "url" | "headers" | "serverPid">,
+) => load({ ...o, url: s.url, headers: s.key ? { "x-api-key": s.key } : {}, serverPid: s.pid });
+
 /** Run autocannon in a separate Node process (not the server's, not the bench script's). */
 export async function autocannon(o: LoadOptions): Promise<LoadResult> {
   const paths = o.paths ?? ["/"];

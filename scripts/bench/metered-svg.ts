@@ -14,9 +14,9 @@ import { join } from "node:path";
 import {
   fmt,
   type LoadResult,
-  load,
   loadArgs,
   loadGenerator,
+  loadServer,
   percentile,
   spawnServer,
   startApp,
@@ -48,14 +48,7 @@ const bare = await startBare(new Uint8Array(await sample.arrayBuffer()), {
   "content-type": "image/svg+xml",
 });
 const run = (s: { url: string; key: string; pid: number }, secs = duration) =>
-  load({
-    url: s.url,
-    paths,
-    headers: s.key ? { "x-api-key": s.key } : {},
-    duration: secs,
-    connections,
-    serverPid: s.pid,
-  });
+  loadServer(s, { paths, duration: secs, connections });
 const servers = [bare, app, ...(base ? [base] : []), ...(strict ? [strict] : [])];
 const runs: LoadResult[][] = servers.map(() => []);
 for (const s of servers) await run(s, 1);

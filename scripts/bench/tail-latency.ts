@@ -16,9 +16,9 @@ import {
   fmt,
   type GcPause,
   type LoadResult,
-  load,
   loadArgs,
   loadGenerator,
+  loadServer,
   percentile,
   type RunningServer,
   spawnServer,
@@ -66,14 +66,7 @@ interface Run extends LoadResult {
 }
 const run = async (s: RunningServer, connections: number, secs: number): Promise<Run> => {
   s.collections();
-  const r = await load({
-    url: s.url,
-    paths,
-    headers: s.key ? { "x-api-key": s.key } : {},
-    duration: secs,
-    connections,
-    serverPid: s.pid,
-  });
+  const r = await loadServer(s, { paths, duration: secs, connections });
   return { ...r, gcs: s.collections() };
 };
 
