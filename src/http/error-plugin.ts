@@ -82,6 +82,15 @@ export const errorPlugin = new Elysia({ name: "error-plugin" }).onError(
     // a metered request that ends here (429, 404, 500, ...) records its usage event now;
     // with USAGE_DURABILITY=strict the answer waits until it is durable
     const durable = settleMeter(request, status);
-    return durable ? durable.then(() => body) : body;
+    if (!durable) return body;
+    // its event was dropped (neither written nor spilled): 503 storage_unavailable instead
+    return durable.then(
+      () => body,
+      (e: ApiError) => {
+        set.status = e.status;
+        Object.assign(set.headers, e.headers);
+        return e.body();
+      },
+    );
   },
 );
