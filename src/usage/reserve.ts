@@ -54,7 +54,7 @@ export class SpillReserve {
       for (let off = 0; off < this.bytes; ) {
         off += writeSync(fd, zeros, 0, Math.min(zeros.length, this.bytes - off), off);
       }
-      fdatasyncSync(fd);
+      // no fdatasync: the file system takes (or refuses) the space when the bytes are written
       return true;
     } catch (err) {
       this.retryAt = Date.now() + 60_000;
