@@ -157,6 +157,8 @@ export function startBare(
   headers: Record<string, string> = {},
   prefix: string[] = [],
   readHeader?: string,
+  /** more environment for the server process (e.g. BUN_JSC_logGC=1) */
+  env: Record<string, string> = {},
 ) {
   const answer = readHeader
     ? `(req) => req.headers.get(${JSON.stringify(readHeader)}) ? new Response(body, { headers }) : new Response(null, { status: 401 })`
@@ -170,7 +172,11 @@ export function startBare(
   const bytes = typeof body === "string" ? new TextEncoder().encode(body) : body;
   return spawnServer(
     ["-e", code],
-    { BARE_BODY: Buffer.from(bytes).toString("base64"), BARE_HEADERS: JSON.stringify(headers) },
+    {
+      ...env,
+      BARE_BODY: Buffer.from(bytes).toString("base64"),
+      BARE_HEADERS: JSON.stringify(headers),
+    },
     prefix,
   );
 }

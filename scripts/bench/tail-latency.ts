@@ -4,8 +4,8 @@
  * Bun.serve answering the same bytes (the minimal server), interleaved rounds, at each
  * `--connections` count. Besides req/s, p50, p99 and server CPU per request, it reads the app's
  * garbage collections from JavaScriptCore's GC log (BUN_JSC_logGC=1 on the server process):
- * collections per 10,000 requests, the share of the run the thread was paused, and the longest
- * pause. A request that arrives during a pause waits for it, so when pauses cover more than 1% of
+ * collections per 10,000 requests, the share of the run the thread was paused, the median and the
+ * longest pause (for the minimal server too). A request that arrives during a pause waits for it, so when pauses cover more than 1% of
  * the time the p99 is about the pause length, whatever the route does. Prints figures only.
  *   bun scripts/bench/tail-latency.ts [--duration 4] [--connections 16,50] [--rounds 3]
  *     [--baseline DIR] (the app of another checkout, as in metered-svg.ts)
@@ -56,9 +56,13 @@ for (const v of (values.variant as unknown as string[] | undefined) ?? []) {
 }
 const first = servers[0]?.s as RunningServer;
 const sample = await fetch(`${first.url}/v1/svg/github`, { headers: { "x-api-key": first.key } });
-const bare = await startBare(new Uint8Array(await sample.arrayBuffer()), {
-  "content-type": "image/svg+xml",
-});
+const bare = await startBare(
+  new Uint8Array(await sample.arrayBuffer()),
+  { "content-type": "image/svg+xml" },
+  [],
+  undefined,
+  GC,
+);
 servers.unshift({ name: "bare Bun.serve", s: bare });
 
 interface Run extends LoadResult {
@@ -83,13 +87,16 @@ for (const connections of connectionSets) {
     const rs = runs[i] ?? [];
     const med = (f: (r: Run) => number) => percentile(rs.map(f), 50);
     const pausedMs = (r: Run) => r.gcs.reduce((t, g) => t + g.ms, 0);
-    const gc =
-      name === "bare Bun.serve"
-        ? ""
-        : `   GC ${fmt(med((r) => (r.gcs.length / r.requests) * 10_000))}/10k req, paused ${fmt(
-            med((r) => (pausedMs(r) / (duration * 1000)) * 100),
-            2,
-          )}% of the time, longest ${fmt(Math.max(0, ...rs.flatMap((r) => r.gcs.map((g) => g.ms))))} ms`;
+    const gc = `   GC ${fmt(med((r) => (r.gcs.length / r.requests) * 10_000))}/10k req, paused ${fmt(
+      med((r) => (pausedMs(r) / (duration * 1000)) * 100),
+      2,
+    )}% of the time, median pause ${fmt(
+      percentile(
+        rs.flatMap((r) => r.gcs.map((g) => g.ms)),
+        50,
+      ),
+      2,
+    )} ms, longest ${fmt(Math.max(0, ...rs.flatMap((r) => r.gcs.map((g) => g.ms))))} ms`;
     console.log(
       `  ${name.padEnd(28)} ${fmt(
         med((r) => r.rps),
