@@ -105,6 +105,7 @@ async function meteringParts(config: Config, s: Store, accounts: AccountService)
     flushEvents: config.USAGE_FLUSH_EVENTS,
     spillDir: join(config.DATA_DIR, "spill"),
     onFull: config.USAGE_ON_STORE_FULL,
+    durability: config.USAGE_DURABILITY,
   });
   await projectCounters(quota, usage, s.usage, accounts);
   // a regenerated key starts the day with the counts of the keys it replaced

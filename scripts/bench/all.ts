@@ -3,7 +3,7 @@
  * `npm run bench`: the benches behind docs/performance.md, with progress lines, ending with one
  * table (route, req/s, p50, p99, ratio to its reference, verdict). Prints figures, asserts nothing.
  *
- *   bun scripts/bench/all.ts [--quick] [--rounds 3] [--seconds 3] [--connections 16] [--scripts]
+ *   bun scripts/bench/all.ts [--quick] [--rounds 3] [--duration 3] [--connections 16] [--scripts]
  *
  * In process: SearchIndex.search uncached over 500 realistic queries (target p99 < 1 ms), and
  * a cached search body. Over HTTP (the real app, a bare server and wrk/autocannon in separate
@@ -19,7 +19,6 @@
  * processes with short settings, their output passed through (several minutes more).
  */
 import { join } from "node:path";
-import { parseArgs } from "node:util";
 import { SearchResponses } from "../../src/catalog/search/responses";
 import { SearchIndex } from "../../src/catalog/search/service";
 import { CatalogService } from "../../src/catalog/service";
@@ -28,6 +27,7 @@ import {
   fmt,
   type LoadResult,
   load,
+  loadArgs,
   loadGenerator,
   medianInterval,
   percentile,
@@ -38,19 +38,18 @@ import {
 } from "./lib";
 import { realisticQueries, zipfStream } from "./queries";
 
-const { values } = parseArgs({
-  options: {
+const args = loadArgs(
+  { connections: 16 },
+  {
     quick: { type: "boolean", default: false },
-    rounds: { type: "string" },
-    seconds: { type: "string" },
-    connections: { type: "string", default: "16" },
     scripts: { type: "boolean", default: false },
   },
-});
+);
+const { values } = args;
 const quick = values.quick ?? false;
-const ROUNDS = Number(values.rounds ?? (quick ? 2 : 3));
-const SECONDS = Number(values.seconds ?? (quick ? 2 : 3));
-const CONNECTIONS = Number(values.connections);
+const ROUNDS = args.rounds || (quick ? 2 : 3);
+const SECONDS = args.duration || (quick ? 2 : 3);
+const CONNECTIONS = args.connections;
 const ROOT = join(import.meta.dir, "../..");
 const CATALOG_FILE = process.env.CATALOG_FILE ?? join(ROOT, "build/catalog.json");
 
@@ -73,7 +72,7 @@ const median = (xs: number[]) => percentile(xs, 50);
 async function otherScripts() {
   const scripts: [string, string[]][] = [
     ["catalog.ts", ["--duration", "2"]],
-    ["assets.ts", []], // BENCH_SECONDS and BENCH_ROUNDS below
+    ["assets.ts", ["all", "--duration", "2", "--rounds", "2"]],
     ["quota.ts", ["--duration", "2", "--rounds", "2"]],
     ["usage-log.ts", ["--duration", "20"]],
     ["search.ts", ["--iterations", "50", "--duration", "2"]],
@@ -85,7 +84,7 @@ async function otherScripts() {
     progress(`running scripts/bench/${name} ${args.join(" ")}`);
     const proc = Bun.spawn([process.execPath, join(import.meta.dir, name), ...args], {
       cwd: ROOT,
-      env: { ...process.env, BENCH_SECONDS: "2", BENCH_ROUNDS: "2" },
+      env: process.env,
       stdout: "inherit",
       stderr: "inherit",
     });

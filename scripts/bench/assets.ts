@@ -20,8 +20,9 @@
  *         (docs/logging.md): `errors` if all costs more than 5% of the route's throughput.
  * Throughput runs use wrk when installed (Debian's `wrk`: a C client, so the server is what is
  * measured; autocannon saturates its own core first with bodies of a few KB), else autocannon.
- * Env: BENCH_SECONDS (default 5) per measured run, BENCH_CONNECTIONS (default 16),
- * BENCH_ROUNDS (default 5, interleaved; medians reported, ratios are medians of per-round ratios), BENCH_SVG_RATE (default 1000).
+ * Options: --duration (default 5 s) per measured run, --connections (default 16), --rounds
+ * (default 5, 6 for logging; interleaved; medians reported, ratios are medians of per-round
+ * ratios). Env: BENCH_SVG_RATE (default 1000).
  */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -34,6 +35,7 @@ import {
   judged,
   type LoadResult,
   load,
+  loadArgs,
   loadGenerator,
   pairedRatio,
   percentile,
@@ -43,9 +45,10 @@ import {
   startBare,
 } from "./lib";
 
-const which = process.argv[2] ?? "all";
-const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
-const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 16);
+const args = loadArgs({ duration: 5, connections: 16 });
+const which = args.positionals[0] ?? "all";
+const SECONDS = args.duration;
+const CONNECTIONS = args.connections;
 const CATALOG_FILE = process.env.CATALOG_FILE ?? join(import.meta.dir, "../../build/catalog.json");
 
 const catalog = JSON.parse(readFileSync(CATALOG_FILE, "utf8")) as BuiltCatalog;
@@ -77,7 +80,7 @@ async function timedGet(url: string, key: string): Promise<number> {
 const median = (xs: number[]) => percentile(xs, 50);
 
 async function benchSvg() {
-  const rounds = Number(process.env.BENCH_ROUNDS ?? 5);
+  const rounds = args.rounds || 5;
   console.log(
     `\nSVG route vs bare Bun.serve (${CONNECTIONS} connections, ${SECONDS} s per run, ${rounds} interleaved rounds, medians, ${loadGenerator()})`,
   );
@@ -226,7 +229,7 @@ async function benchPng() {
     const bareSvg = await startBare(svgBody, { "content-type": "image/svg+xml" });
     const barePng = await startBare(pngBody, { "content-type": "image/png" });
     try {
-      const rounds = Number(process.env.BENCH_ROUNDS ?? 5);
+      const rounds = args.rounds || 5;
       const targets = [
         { label: "SVG route, 200 brands", url: app.url, paths: svgPaths, headers },
         { label: "PNG 256 px warm (cached), 200 brands", url: app.url, paths: pngPaths, headers },
@@ -331,7 +334,7 @@ async function benchMixed() {
 }
 
 async function benchLogging() {
-  const rounds = Number(process.env.BENCH_ROUNDS ?? 6);
+  const rounds = args.rounds || 6;
   console.log(
     `\nLOG_REQUESTS=all vs off on GET /v1/svg/github (${CONNECTIONS} connections, ${SECONDS} s per run, ${rounds} ABBA rounds, ${loadGenerator()})`,
   );

@@ -6,7 +6,6 @@
  *   bun scripts/bench/catalog.ts [--duration 5] [--connections 32]
  */
 import { join } from "node:path";
-import { parseArgs } from "node:util";
 import {
   fmt,
   fmtMedian,
@@ -14,6 +13,7 @@ import {
   freePort,
   type LoadResult,
   load,
+  loadArgs,
   loadGenerator,
   removeTempDir,
   roundRatios,
@@ -22,14 +22,7 @@ import {
   tempDir,
 } from "./lib";
 
-const { values } = parseArgs({
-  options: {
-    duration: { type: "string", default: "5" },
-    connections: { type: "string", default: "32" },
-  },
-});
-const duration = Number(values.duration);
-const connections = Number(values.connections);
+const { duration, connections } = loadArgs({ duration: 5, connections: 32 });
 const ROOT = join(import.meta.dir, "../..");
 
 async function coldStart(): Promise<number> {

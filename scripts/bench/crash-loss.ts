@@ -1,7 +1,7 @@
 /**
  * How many usage events a `kill -9` loses, as events and as milliseconds of traffic.
  *
- *   bun scripts/bench/crash-loss.ts [--seconds 4] [--connections 32,256] [--rounds 2]
+ *   bun scripts/bench/crash-loss.ts [--duration 4] [--connections 32,256] [--rounds 2] [--durability strict]
  *
  * Per round: the real server (src/main.ts, embedded store, in-memory counters) in a child
  * process with its own DATA_DIR; `connections` concurrent clients send GET /v1/catalog/{slug}
@@ -12,19 +12,17 @@
  */
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { parseArgs } from "node:util";
-import { fmt, removeTempDir, tempDir } from "./lib";
+import { fmt, loadArgs, removeTempDir, tempDir } from "./lib";
 
-const { values } = parseArgs({
-  options: {
-    seconds: { type: "string", default: "4" },
-    connections: { type: "string", default: "32,256" },
-    rounds: { type: "string", default: "2" },
-  },
-});
-const seconds = Number(values.seconds);
-const connectionSets = String(values.connections).split(",").map(Number);
-const rounds = Number(values.rounds);
+const {
+  duration: seconds,
+  connectionSets,
+  rounds,
+  values,
+} = loadArgs(
+  { duration: 4, connections: [32, 256], rounds: 2 },
+  { durability: { type: "string", default: "batched" } },
+);
 const ADMIN = "crash-loss-admin-token-0123456789";
 
 async function startServer(dataDir: string) {
@@ -37,6 +35,7 @@ async function startServer(dataDir: string) {
       HOST: "127.0.0.1",
       LOG_LEVEL: "error",
       ADMIN_TOKEN: ADMIN,
+      USAGE_DURABILITY: String(values.durability),
     },
     stdout: "ignore",
     stderr: "ignore",

@@ -1,7 +1,7 @@
 /**
  * Web logo discovery benchmark against loopback fixture sites (print figures, no assertions).
  *
- *   bun scripts/bench/discovery.ts            (BENCH_DOMAINS=1000, BENCH_SECONDS=5)
+ *   bun scripts/bench/discovery.ts [--duration 5] [--domains 1000]
  *
  * The fixture sites and their forward proxy run in a child process
  * (scripts/bench/discovery-sites.ts: four kinds of site in turn, SVG icon, apple-touch-icon,
@@ -11,7 +11,7 @@
  *
  *  latency  100 unknown domains looked up at 10 per second (below capacity): time from each
  *           first lookup (404) to the catalog holding its artwork, p50/p95. Target p95 < 3 s.
- *  bulk     BENCH_DOMAINS unknown domains looked up at once (queue large enough): domains
+ *  bulk     --domains unknown domains looked up at once (queue large enough): domains
  *           discovered per second with a pool of 8, RSS growth over the run (after a GC).
  *           Target: RSS growth < 150 MB.
  *  api      GET /v1/svg/{slug} p99 at a fixed rate with discovery idle, then during the bulk
@@ -23,11 +23,12 @@ import { hasArtwork } from "../../src/catalog/service";
 import { loadConfig } from "../../src/config";
 import { buildDeps } from "../../src/deps";
 import { collectGarbage } from "../../src/platform/memory";
-import { fmt, load, percentile, tempDir } from "./lib";
+import { fmt, load, loadArgs, percentile, tempDir } from "./lib";
 
 const ROOT = join(import.meta.dir, "../..");
-const DOMAINS = Number(process.env.BENCH_DOMAINS ?? 1000);
-const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
+const args = loadArgs({ duration: 5 }, { domains: { type: "string", default: "1000" } });
+const DOMAINS = Number(args.values.domains);
+const SECONDS = args.duration;
 const LATENCY_DOMAINS = 100;
 const RATE = 500;
 

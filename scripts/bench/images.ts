@@ -6,7 +6,6 @@
  * (valid, and refused) over many calls. Prints figures only.
  *   bun scripts/bench/images.ts [--duration 4] [--connections 32] [--rounds 3]
  */
-import { parseArgs } from "node:util";
 import { AccountService } from "../../src/accounts/service";
 import { splitUrl } from "../../src/images/options";
 import { ImageSigner } from "../../src/images/service";
@@ -17,6 +16,7 @@ import {
   fmtRounds,
   type LoadResult,
   load,
+  loadArgs,
   loadGenerator,
   percentile,
   roundRatios,
@@ -24,16 +24,7 @@ import {
   tempDir,
 } from "./lib";
 
-const { values } = parseArgs({
-  options: {
-    duration: { type: "string", default: "4" },
-    connections: { type: "string", default: "32" },
-    rounds: { type: "string", default: "3" },
-  },
-});
-const rounds = Number(values.rounds);
-const duration = Number(values.duration);
-const connections = Number(values.connections);
+const { duration, connections, rounds } = loadArgs({ duration: 4, connections: 32, rounds: 3 });
 const slugs = ["github", "stripe", "slack", "google", "apple", "microsoft", "openai", "figma"];
 
 // ---- over HTTP ----

@@ -13,6 +13,7 @@ import { createRenderer } from "../../src/assets/render-pool";
 import { AssetService } from "../../src/assets/service";
 import { loadConfig } from "../../src/config";
 import { buildDeps } from "../../src/deps";
+import { rememberClientAddress } from "../../src/http/client-ip";
 import { TIERS, type Tier } from "../../src/quota/limits";
 import { noopRecorder } from "../../src/usage/port";
 
@@ -31,7 +32,15 @@ if (process.env.BENCH_RENDER_WORKERS !== undefined) {
 // the replaced recorder has nothing buffered and no timer armed: nothing to close
 if (process.env.BENCH_USAGE_LOG === "off") deps.usage = noopRecorder;
 const app = createApp(deps);
-const server = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: app.fetch });
+// as src/main.ts serves it: the socket address handed to the app, the drain in front
+const server = Bun.serve({
+  port: 0,
+  hostname: "127.0.0.1",
+  fetch: (req, srv) => {
+    rememberClientAddress(req, srv.requestIP(req)?.address);
+    return deps.drain.respond(req, app.fetch);
+  },
+});
 const tier = (process.env.BENCH_TIER ?? "internal") as Tier;
 if (!TIERS.includes(tier)) throw new Error(`BENCH_TIER must be one of ${TIERS.join(", ")}`);
 const { apiKey } = await deps.accounts.createAccountWithKey({ tier });

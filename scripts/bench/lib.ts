@@ -5,13 +5,15 @@
  *  - autocannon(): runs autocannon in a separate Node process and returns { rps, p50, p99 };
  *  - wrk(): the same with Debian's wrk (C, lighter on the CPU); load() picks wrk when installed.
  *  - tempDir(): a temp dir removed when the bench exits, also on Ctrl-C (removeTempDir earlier);
- *  - startUpstashLocal(): redis-server plus scripts/upstash-local.ts, the Upstash counter store.
+ *  - startUpstashLocal(): redis-server plus scripts/upstash-local.ts, the Upstash counter store;
+ *  - loadArgs(): the command line every load benchmark shares (--duration, --connections, --rounds).
  * Server and load generator never share an event loop with each other or with the bench script.
  */
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { type ParseArgsOptionsConfig, parseArgs } from "node:util";
 import { freePort } from "../lib/net";
 
 export { freePort };
@@ -54,7 +56,20 @@ export interface RunningServer {
   /** an API key of the requested tier (empty for startBare) */
   key: string;
   stop(): Promise<void>;
+  /**
+   * The garbage collections since the last call (started with `BUN_JSC_logGC=1` in env: the
+   * engine's GC log is read from the server's stderr instead of passed through), else [].
+   */
+  collections(): GcPause[];
 }
+
+/** One collection from JavaScriptCore's GC log: its kind and how long it paused the thread. */
+export interface GcPause {
+  kind: string;
+  ms: number;
+}
+
+const GC_LINE = /=> (\w+Collection),.*?, p=([\d.]+)ms/g;
 
 export async function spawnServer(
   args: string[],
@@ -64,12 +79,30 @@ export async function spawnServer(
   /** the checkout it runs in (default this one) */
   cwd = ROOT,
 ): Promise<RunningServer> {
+  const traceGc = env.BUN_JSC_logGC === "1";
   const proc = Bun.spawn([...prefix, process.execPath, ...args], {
     cwd,
     env: { ...process.env, ...env },
     stdout: "pipe",
-    stderr: "inherit",
+    stderr: traceGc ? "pipe" : "inherit",
   });
+  let gcs: GcPause[] = [];
+  if (traceGc) {
+    const err = (proc.stderr as ReadableStream<Uint8Array>).getReader();
+    void (async () => {
+      const dec = new TextDecoder();
+      let tail = "";
+      for (;;) {
+        const { value, done } = await err.read();
+        if (done) break;
+        const text = tail + dec.decode(value, { stream: true });
+        const cut = text.lastIndexOf("\n") + 1;
+        for (const m of text.slice(0, cut).matchAll(GC_LINE))
+          gcs.push({ kind: m[1] as string, ms: Number(m[2]) });
+        tail = text.slice(cut);
+      }
+    })().catch(() => {});
+  }
   const reader = proc.stdout.getReader();
   const decoder = new TextDecoder();
   let text = "";
@@ -95,6 +128,11 @@ export async function spawnServer(
       proc.kill("SIGTERM");
       await proc.exited;
     },
+    collections() {
+      const taken = gcs;
+      gcs = [];
+      return taken;
+    },
   };
 }
 
@@ -119,6 +157,8 @@ export function startBare(
   headers: Record<string, string> = {},
   prefix: string[] = [],
   readHeader?: string,
+  /** more environment for the server process (e.g. BUN_JSC_logGC=1) */
+  env: Record<string, string> = {},
 ) {
   const answer = readHeader
     ? `(req) => req.headers.get(${JSON.stringify(readHeader)}) ? new Response(body, { headers }) : new Response(null, { status: 401 })`
@@ -132,7 +172,11 @@ export function startBare(
   const bytes = typeof body === "string" ? new TextEncoder().encode(body) : body;
   return spawnServer(
     ["-e", code],
-    { BARE_BODY: Buffer.from(bytes).toString("base64"), BARE_HEADERS: JSON.stringify(headers) },
+    {
+      ...env,
+      BARE_BODY: Buffer.from(bytes).toString("base64"),
+      BARE_HEADERS: JSON.stringify(headers),
+    },
     prefix,
   );
 }
@@ -171,6 +215,12 @@ export interface LoadOptions {
   /** names the run in the progress line `load` prints (default: the url and first path) */
   label?: string;
 }
+
+/** `load` on a server started here: its key as X-API-Key (if any), its CPU time per request. */
+export const loadServer = (
+  s: Pick<RunningServer, "url" | "key" | "pid">,
+  o: Omit<LoadOptions, "url" | "headers" | "serverPid">,
+) => load({ ...o, url: s.url, headers: s.key ? { "x-api-key": s.key } : {}, serverPid: s.pid });
 
 /** Run autocannon in a separate Node process (not the server's, not the bench script's). */
 export async function autocannon(o: LoadOptions): Promise<LoadResult> {
@@ -452,5 +502,60 @@ export async function startUpstashLocal() {
       await redis.exited;
       removeTempDir(dir);
     },
+  };
+}
+
+/** A script's defaults for the shared options (absent: the option is not used by it). */
+export interface LoadDefaults {
+  /** seconds of load per run */
+  duration?: number;
+  /** concurrent connections; a script may accept a list (`--connections 16,50`) */
+  connections?: number | number[];
+  /** interleaved rounds */
+  rounds?: number;
+}
+
+/**
+ * The command line of a load benchmark: `--duration` (seconds), `--connections` (one number or
+ * a comma-separated list) and `--rounds`, with the script's `defaults`, plus its own `options`
+ * (node:util parseArgs syntax; their values come back in `values`). A value that is not a
+ * positive number ends the script with exit code 2 and says which; one neither given nor
+ * defaulted is NaN.
+ */
+export function loadArgs<O extends ParseArgsOptionsConfig>(
+  defaults: LoadDefaults,
+  options: O = {} as O,
+) {
+  const { values, positionals } = parseArgs({
+    allowPositionals: true,
+    options: {
+      duration: { type: "string" },
+      connections: { type: "string" },
+      rounds: { type: "string" },
+      ...options,
+    },
+  });
+  const v = values as Record<string, string | boolean | undefined>;
+  const numbers = (name: string, fallback: number | number[] | undefined): number[] => {
+    const raw = v[name];
+    if (raw === undefined) return fallback === undefined ? [] : [fallback].flat();
+    const list = String(raw).split(",").map(Number);
+    if (list.some((n) => !(n > 0) || !Number.isFinite(n))) {
+      console.error(
+        `--${name} must be a positive number${name === "connections" ? " (or a comma-separated list)" : ""}, not ${raw}`,
+      );
+      process.exit(2);
+    }
+    return list;
+  };
+  const connectionSets = numbers("connections", defaults.connections);
+  return {
+    duration: numbers("duration", defaults.duration)[0] ?? Number.NaN,
+    connections: connectionSets[0] ?? Number.NaN,
+    connectionSets,
+    rounds: numbers("rounds", defaults.rounds)[0] ?? Number.NaN,
+    /** the script's own options, as parseArgs returns them */
+    values: v,
+    positionals,
   };
 }

@@ -8,17 +8,13 @@
  * server process's CPU time per request (user + system, from /proc).
  *   bun scripts/bench/mcp.ts [--requests 1000] [--rounds 3]
  */
-import { parseArgs } from "node:util";
-import { fmt, percentile, processCpuSeconds, startApp } from "./lib";
+import { fmt, loadArgs, percentile, processCpuSeconds, startApp } from "./lib";
 
-const { values } = parseArgs({
-  options: {
-    requests: { type: "string", default: "1000" },
-    rounds: { type: "string", default: "3" },
-  },
-});
+const { rounds, values } = loadArgs(
+  { rounds: 3 },
+  { requests: { type: "string", default: "1000" } },
+);
 const requests = Number(values.requests);
-const rounds = Number(values.rounds);
 
 const server = await startApp({ tier: "internal" });
 const headers = { "x-api-key": server.key };

@@ -8,56 +8,48 @@ import { join } from "node:path";
  * With --baseline DIR, the same app from another checkout (e.g. `git archive <commit> | tar -x`
  * into DIR, with node_modules and build linked) runs in the same interleaved rounds: a
  * before/after comparison that the shared machine's drifting load hits alike.
- *   bun scripts/bench/metered-svg.ts [--duration 4] [--connections 16] [--rounds 3] [--baseline DIR]
+ * With --strict, the app with USAGE_DURABILITY=strict runs in the same rounds too.
+ *   bun scripts/bench/metered-svg.ts [--duration 4] [--connections 16] [--rounds 3] [--baseline DIR] [--strict]
  */
-import { parseArgs } from "node:util";
 import {
   fmt,
   type LoadResult,
-  load,
+  loadArgs,
   loadGenerator,
+  loadServer,
   percentile,
   spawnServer,
   startApp,
   startBare,
 } from "./lib";
 
-const { values } = parseArgs({
-  options: {
-    duration: { type: "string", default: "4" },
-    connections: { type: "string", default: "16" },
-    rounds: { type: "string", default: "3" },
-    baseline: { type: "string" },
-  },
-});
-const duration = Number(values.duration);
-const connections = Number(values.connections);
-const rounds = Number(values.rounds);
+const { duration, connections, rounds, values } = loadArgs(
+  { duration: 4, connections: 16, rounds: 3 },
+  { baseline: { type: "string" }, strict: { type: "boolean", default: false } },
+);
 const paths = ["github", "stripe", "slack", "google", "apple", "openai"].map((s) => `/v1/svg/${s}`);
 
+const baseline = values.baseline as string | undefined;
 const app = await startApp({ tier: "internal" });
-const base = values.baseline
+const base = baseline
   ? await spawnServer(
-      [join(values.baseline, "scripts/bench/lib-server.ts")],
+      [join(baseline, "scripts/bench/lib-server.ts")],
       { BENCH_TIER: "internal" },
       [],
-      values.baseline,
+      baseline,
     )
+  : null;
+// --strict: the same app with USAGE_DURABILITY=strict (answers once the event is fdatasync'd)
+const strict = values.strict
+  ? await startApp({ tier: "internal", env: { USAGE_DURABILITY: "strict" } })
   : null;
 const sample = await fetch(`${app.url}/v1/svg/github`, { headers: { "x-api-key": app.key } });
 const bare = await startBare(new Uint8Array(await sample.arrayBuffer()), {
   "content-type": "image/svg+xml",
 });
 const run = (s: { url: string; key: string; pid: number }, secs = duration) =>
-  load({
-    url: s.url,
-    paths,
-    headers: s.key ? { "x-api-key": s.key } : {},
-    duration: secs,
-    connections,
-    serverPid: s.pid,
-  });
-const servers = [bare, app, ...(base ? [base] : [])];
+  loadServer(s, { paths, duration: secs, connections });
+const servers = [bare, app, ...(base ? [base] : []), ...(strict ? [strict] : [])];
 const runs: LoadResult[][] = servers.map(() => []);
 for (const s of servers) await run(s, 1);
 for (let r = 0; r < rounds; r++)
@@ -82,3 +74,4 @@ console.log(
 console.log(row("bare Bun.serve", runs[0] ?? []));
 console.log(row("app", runs[1] ?? []));
 if (base) console.log(row("app (baseline)", runs[2] ?? []));
+if (strict) console.log(row("app (strict)", runs[base ? 3 : 2] ?? []));

@@ -12,13 +12,13 @@
  * (bash .ci/mongo.sh) and redis-server.
  *   bun scripts/bench/mongo-svg.ts [--duration 5] [--connections 32] [--rounds 3]
  */
-import { parseArgs } from "node:util";
 import { startMongoLocal } from "../mongo-local";
 import {
   fmt,
   fmtRounds,
   type LoadResult,
   load,
+  loadArgs,
   loadGenerator,
   percentile,
   roundRatios,
@@ -26,16 +26,7 @@ import {
   startUpstashLocal,
 } from "./lib";
 
-const { values } = parseArgs({
-  options: {
-    duration: { type: "string", default: "5" },
-    connections: { type: "string", default: "32" },
-    rounds: { type: "string", default: "3" },
-  },
-});
-const rounds = Number(values.rounds);
-const duration = Number(values.duration);
-const connections = Number(values.connections);
+const { duration, connections, rounds } = loadArgs({ duration: 5, connections: 32, rounds: 3 });
 
 const paths = ["github", "stripe", "slack", "google", "apple", "microsoft", "openai", "figma"].map(
   (s) => `/v1/svg/${s}`,

@@ -12,13 +12,13 @@
  * comes from wrk when installed (lighter on the CPU it shares with the server), else autocannon.
  *   bun scripts/bench/quota.ts [--duration 5] [--connections 32] [--rounds 5]
  */
-import { parseArgs } from "node:util";
 import {
   fmt,
   fmtMedian,
   fmtRounds,
   type LoadResult,
   load,
+  loadArgs,
   loadGenerator,
   percentile,
   roundRatios,
@@ -27,16 +27,7 @@ import {
   startUpstashLocal,
 } from "./lib";
 
-const { values } = parseArgs({
-  options: {
-    duration: { type: "string", default: "5" },
-    connections: { type: "string", default: "32" },
-    rounds: { type: "string", default: "5" },
-  },
-});
-const rounds = Number(values.rounds);
-const duration = Number(values.duration);
-const connections = Number(values.connections);
+const { duration, connections, rounds } = loadArgs({ duration: 5, connections: 32, rounds: 5 });
 
 const slugs = ["github", "stripe", "slack", "google", "apple", "microsoft", "openai", "figma"];
 const paths = slugs.map((s) => `/v1/svg/${s}`);

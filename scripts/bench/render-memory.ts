@@ -10,20 +10,18 @@
  */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { parseArgs } from "node:util";
 import type { BuiltCatalog } from "../../src/catalog/types";
-import { fmt, percentile, startApp } from "./lib";
+import { fmt, loadArgs, percentile, startApp } from "./lib";
 
-const { values } = parseArgs({
-  options: {
+const { connections, values } = loadArgs(
+  { connections: 2 },
+  {
     renders: { type: "string", default: "300" },
-    connections: { type: "string", default: "2" },
     size: { type: "string", default: "2048" },
     format: { type: "string", default: "png" },
   },
-});
+);
 const renders = Number(values.renders);
-const connections = Number(values.connections);
 const size = Number(values.size);
 const format = String(values.format);
 

@@ -7,24 +7,18 @@
  *     autocannon in another: requests/s and latency.
  *   bun scripts/bench/search.ts [--iterations 300] [--duration 5] [--connections 32]
  */
-import { parseArgs } from "node:util";
 import { BrandResolver } from "../../src/catalog/brand/service";
 import { SearchIndex } from "../../src/catalog/search/service";
 import { CatalogService } from "../../src/catalog/service";
 import { loadConfig } from "../../src/config";
 import { FileCatalogSource } from "../../src/store/embedded/catalog";
-import { autocannon, fmt, percentile, startApp } from "./lib";
+import { autocannon, fmt, loadArgs, percentile, startApp } from "./lib";
 
-const { values } = parseArgs({
-  options: {
-    iterations: { type: "string", default: "300" },
-    duration: { type: "string", default: "5" },
-    connections: { type: "string", default: "32" },
-  },
-});
+const { duration, connections, values } = loadArgs(
+  { duration: 5, connections: 32 },
+  { iterations: { type: "string", default: "300" } },
+);
 const iterations = Number(values.iterations);
-const duration = Number(values.duration);
-const connections = Number(values.connections);
 
 const QUERIES: Record<string, string[]> = {
   exact: ["github", "stripe", "slack", "figma", "bsky", "vscode", "stripe.com", "c++"],

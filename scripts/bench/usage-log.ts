@@ -25,7 +25,6 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { parseArgs } from "node:util";
 import { createApp } from "../../src/app";
 import { loadConfig } from "../../src/config";
 import { buildDeps } from "../../src/deps";
@@ -45,6 +44,7 @@ import {
   judged,
   type LoadResult,
   load,
+  loadArgs,
   loadGenerator,
   percentile,
   removeTempDir,
@@ -118,7 +118,7 @@ function toggling(real: UsageRecorder, windowMs: number): UsageRecorder {
   return {
     record(event) {
       n++;
-      if (on) real.record(event);
+      return on ? real.record(event) : undefined;
     },
     flush: () => real.flush(),
     close: () => real.close(),
@@ -252,19 +252,15 @@ async function writerThroughput(n: number) {
 }
 
 async function main() {
-  const { values } = parseArgs({
-    args: process.argv.slice(2),
-    options: {
-      duration: { type: "string", default: "120" },
+  const { duration, connections, values } = loadArgs(
+    { duration: 120, connections: 32 },
+    {
       window: { type: "string", default: "500" },
-      connections: { type: "string", default: "32" },
       processes: { type: "string", default: "0" },
       events: { type: "string", default: "200000" },
     },
-  });
-  const duration = Number(values.duration);
+  );
   const windowMs = Number(values.window);
-  const connections = Number(values.connections);
   const rounds = Number(values.processes);
   const events = Number(values.events);
   setLogLevel("error");

@@ -7,7 +7,7 @@ import type { UsageRecorder } from "../usage/port";
 import { cappedBody } from "./body-limits";
 import { apiKeyOf, authenticate, type BearerPolicy } from "./credentials";
 import { invalidApiKey, rateLimited } from "./errors";
-import { dailyLimitMessage, type MeterTarget, openMeter, settleMeter, startMeter } from "./meter";
+import { dailyLimitMessage, type MeterTarget, openMeter, settleHook, startMeter } from "./meter";
 
 export interface AuthDeps {
   accounts: AccountService;
@@ -165,9 +165,8 @@ export function authPlugin(deps: AuthDeps) {
       },
       // The handler answered (its status is final): record now, synchronously, so the event is
       // buffered before the client has its response (Elysia's afterResponse runs later).
-      afterHandle({ request, set }) {
-        settleMeter(request, typeof set.status === "number" ? set.status : 200);
-      },
+      // USAGE_DURABILITY=strict: the answer waits until the event is durable.
+      afterHandle: settleHook(deps.usage),
     }),
   });
 }

@@ -79,8 +79,18 @@ export const errorPlugin = new Elysia({ name: "error-plugin" }).onError(
     }
     set.status = status;
     set.headers["content-type"] = "application/json";
-    // a metered request that ends here (429, 404, 500, ...) records its usage event now
-    settleMeter(request, status);
-    return body;
+    // a metered request that ends here (429, 404, 500, ...) records its usage event now;
+    // with USAGE_DURABILITY=strict the answer waits until it is durable
+    const durable = settleMeter(request, status);
+    if (!durable) return body;
+    // its event was dropped (neither written nor spilled): 503 storage_unavailable instead
+    return durable.then(
+      () => body,
+      (e: ApiError) => {
+        set.status = e.status;
+        Object.assign(set.headers, e.headers);
+        return e.body();
+      },
+    );
   },
 );

@@ -40,17 +40,37 @@ export function openMeter(request: Request, meter: Meter): void {
  * nothing waits on the event store) and a server error gives its unit back (the outcome rule in
  * docs/quota.md). Called where the status is final: the `metered` macro's afterHandle for a
  * handler's answer, the error plugin for anything thrown. Only the first call for a request
- * counts; requests that were never metered are ignored.
+ * counts; requests that were never metered are ignored. With USAGE_DURABILITY=strict it returns
+ * a promise to await before answering (see closeMeter).
  */
-export function settleMeter(request: Request, status: number): void {
+export function settleMeter(request: Request, status: number): undefined | Promise<void> {
   const m = open.get(request);
   if (!m) return;
   open.delete(request);
   // the client went away before its answer was ready (e.g. gave up on a slow render): it gets
   // nothing, so it pays nothing; logged as 499 (client closed request)
   if (request.signal.aborted) status = CLIENT_GONE;
-  closeMeter(m, status);
+  return closeMeter(m, status);
 }
+
+type HookContext = { request: Request; set: { status?: unknown } };
+
+/** afterHandle of a metered route: the usage event is recorded, nothing waits */
+function settleNow({ request, set }: HookContext) {
+  settleMeter(request, typeof set.status === "number" ? set.status : 200);
+}
+
+/** afterHandle with USAGE_DURABILITY=strict: returns (Elysia awaits) until the event is durable */
+function settleDurably({ request, set }: HookContext) {
+  return settleMeter(request, typeof set.status === "number" ? set.status : 200);
+}
+
+/**
+ * The afterHandle hook that settles a metered route's meter with the handler's status. Elysia
+ * awaits a hook that returns a call, so the strict one is chosen only when the recorder is
+ * strict: batched routes stay synchronous.
+ */
+export const settleHook = (usage: UsageRecorder) => (usage.strict ? settleDurably : settleNow);
 
 /**
  * What a handler learns about its request that the usage event should name: the brand it
@@ -134,12 +154,14 @@ export const dailyLimitMessage = (limit: number | null, bucket: Bucket, principa
 
 /**
  * Ends a metered call with its final status: the usage event is recorded and a server error
- * gives its unit back (see settleMeter). Call it once per meter.
+ * gives its unit back (see settleMeter). Call it once per meter. With USAGE_DURABILITY=strict
+ * it returns a promise that resolves once the event is durable: the caller answers after it (it
+ * rejects with 503 storage_unavailable when the event could not be kept).
  */
-export function closeMeter(m: Meter, status: number): void {
+export function closeMeter(m: Meter, status: number): undefined | Promise<void> {
   if ((status >= 500 || status === CLIENT_GONE) && m.counted)
     void m.quota.refund(m.principal, m.bucket, m.at).catch(() => {});
-  m.usage.record({
+  const durable = m.usage.record({
     at: m.at.getTime(),
     accountId: m.principal.accountId,
     keyId: m.principal.keyId ?? "",
@@ -152,5 +174,8 @@ export function closeMeter(m: Meter, status: number): void {
     miss: m.miss,
     status,
     latencyMs: Math.round((performance.now() - m.started) * 100) / 100,
+  });
+  return durable?.catch(() => {
+    throw storageUnavailable(5);
   });
 }

@@ -19,8 +19,10 @@ export function statusOf(response: unknown, status: unknown): number {
 export function requestLog(opts: { mode: RequestLogMode; trustProxy: boolean }) {
   return new Elysia({ name: "request-log" }).onAfterResponse(
     { as: "global" },
+    // Named fields only (no `...rest`): Elysia compiles for every route just what its global
+    // hooks read, and a rest parameter reads everything (query, headers, cookies, body).
     // biome-ignore lint/suspicious/noExplicitAny: principal is resolved by the auth macros on some routes only
-    ({ request, set, route, response, server, ...ctx }: any) => {
+    ({ request, set, route, response, server, principal }: any) => {
       const scope = currentRequest();
       const status = statusOf(response, set.status);
       if (opts.mode === "all" || (opts.mode === "errors" && status >= 400)) {
@@ -31,7 +33,7 @@ export function requestLog(opts: { mode: RequestLogMode; trustProxy: boolean }) 
           status,
           // arrival to Elysia's after-response hook (a setImmediate once the response is handed over)
           ms: scope ? Math.round((performance.now() - scope.started) * 100) / 100 : null,
-          keyId: ctx.principal?.keyId ?? null,
+          keyId: principal?.keyId ?? null,
           ip: clientIp(request, server, opts.trustProxy),
         });
       }

@@ -13,7 +13,7 @@ import {
   serviceNotFound,
   validationError,
 } from "../http/errors";
-import { settleMeter } from "../http/meter";
+import { settleHook } from "../http/meter";
 import {
   DEFAULT_URL_TTL_SECONDS,
   FileParams,
@@ -121,9 +121,7 @@ export function imagesController(deps: ImagesDeps) {
       },
       {
         params: FileParams,
-        afterHandle({ request, set }) {
-          settleMeter(request, typeof set.status === "number" ? set.status : 200);
-        },
+        afterHandle: settleHook(deps.usage),
         detail: {
           summary: "A logo by URL: signed or with a publishable key",
           description: DESCRIPTION,

@@ -217,10 +217,10 @@ export class McpService {
     }
     try {
       const value = await fn(meter);
-      closeMeter(meter, 200);
+      await closeMeter(meter, 200);
       return { value, quota: quotaMeta(bucket, decision) };
     } catch (err) {
-      closeMeter(meter, err instanceof ApiError ? err.status : 500);
+      await closeMeter(meter, err instanceof ApiError ? err.status : 500);
       throw err;
     }
   }

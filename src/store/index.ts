@@ -35,12 +35,16 @@ export interface Store {
 }
 
 export function openEmbeddedStore(
-  config: Pick<Config, "DATA_DIR" | "CATALOG_FILE"> & Partial<Pick<Config, "USAGE_SYNC_MS">>,
+  config: Pick<Config, "DATA_DIR" | "CATALOG_FILE"> &
+    Partial<Pick<Config, "USAGE_SYNC_MS" | "USAGE_DURABILITY">>,
 ): Store {
   const accounts = new EmbeddedAccountStore(config.DATA_DIR);
   const tokens = new EmbeddedTokenStore(config.DATA_DIR);
   const enrichment = new EmbeddedEnrichmentStore(config.DATA_DIR);
-  const usage = new EmbeddedUsageStore(config.DATA_DIR, { syncMs: config.USAGE_SYNC_MS });
+  // strict durability: every batch is fdatasync'd before its append resolves
+  const usage = new EmbeddedUsageStore(config.DATA_DIR, {
+    syncMs: config.USAGE_DURABILITY === "strict" ? 0 : config.USAGE_SYNC_MS,
+  });
   const billing = new EmbeddedBillingStore(config.DATA_DIR);
   return {
     kind: "embedded",

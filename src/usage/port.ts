@@ -58,19 +58,25 @@ export type UsageInput = Omit<UsageEvent, "id" | "ts" | "day"> & {
 
 /** Receives usage events off the request path (buffers and flushes on its own). */
 export interface UsageRecorder {
-  record(event: UsageInput): void;
+  /**
+   * Buffer the event. With USAGE_DURABILITY=strict it returns a promise that resolves once the
+   * event is durable (rejects when it was dropped): the request is acknowledged after it.
+   */
+  record(event: UsageInput): undefined | Promise<void>;
   /** write whatever is buffered now (tests, admin) */
   flush(): Promise<void>;
   /** flush whatever is buffered; called on shutdown */
   close(): Promise<void>;
   /** whether events pile up unwritten (readiness); absent = always ok */
   condition?(): RecorderCondition;
+  /** USAGE_DURABILITY=strict: `record` returns a promise to await before answering */
+  readonly strict?: boolean;
   /** false when a metered request must be refused: its event could not be kept */
   accepting?(): boolean;
 }
 
 export const noopRecorder: UsageRecorder = {
-  record() {},
+  record: () => undefined,
   async flush() {},
   async close() {},
 };

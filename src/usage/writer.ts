@@ -5,6 +5,7 @@ import { log } from "../platform/log";
 import { JsonlLog } from "../store/embedded/jsonl";
 import { isUsageEvent } from "./daily";
 import type { UsageEvent, UsageEventStore, UsageInput, UsageRecorder } from "./port";
+import { SpillReserve } from "./reserve";
 import { eventOf } from "./serialize";
 
 export interface WriterOptions {
@@ -32,6 +33,19 @@ export interface WriterOptions {
    * `refuse` makes `accepting()` false so metered requests are refused before they are served
    */
   onFull?: "serve" | "refuse";
+  /**
+   * disk set aside (DATA_DIR/spill/reserve) for the events held in memory at shutdown when
+   * neither the store nor a spill file takes them; default 320 bytes × maxHeld. 0: none
+   */
+  reserveBytes?: number;
+  /**
+   * USAGE_DURABILITY. `batched`: `record` returns at once, a crash may lose the last moments of
+   * events (the loss bound in docs/usage-events.md). `strict`: `record` returns a promise that
+   * settles once the event is durable (written by a store append that synced, or in a spill
+   * file), and a batch is written as soon as no write runs (group commit): the caller
+   * acknowledges the request after it.
+   */
+  durability?: "batched" | "strict";
   /** retry delay after a failed write: doubles from min to max, with jitter */
   backoffMinMs?: number;
   backoffMaxMs?: number;
@@ -63,14 +77,30 @@ const SPILL_FILE = /^usage-.*\.jsonl$/;
 const timeOf = (x: UsageEvent | UsageInput): number =>
   (x as UsageInput).at ?? Date.parse((x as UsageEvent).ts);
 
+type Entry = UsageEvent | UsageInput;
+
+/** A strict caller waiting for its event to be durable. */
+interface Waiter {
+  resolve: () => void;
+  reject: (err: Error) => void;
+}
+
 /**
  * Buffered entries as events, in place: an input becomes its event (id, ts, day) when it first
- * leaves the buffer, so a batch that goes back for a retry keeps its ids.
+ * leaves the buffer, so a batch that goes back for a retry keeps its ids. A strict caller's
+ * wait moves with its entry.
  */
-function materialize(list: (UsageEvent | UsageInput)[]): UsageEvent[] {
+function materialize(list: Entry[], waiting: Map<Entry, Waiter>): UsageEvent[] {
   for (let i = 0; i < list.length; i++) {
-    const x = list[i] as UsageEvent | UsageInput;
-    if ((x as UsageEvent).id === undefined) list[i] = eventOf(x as UsageInput);
+    const x = list[i] as Entry;
+    if ((x as UsageEvent).id !== undefined) continue;
+    const e = eventOf(x as UsageInput);
+    list[i] = e;
+    const w = waiting.size > 0 ? waiting.get(x) : undefined;
+    if (w) {
+      waiting.delete(x);
+      waiting.set(e, w);
+    }
   }
   return list as UsageEvent[];
 }
@@ -120,17 +150,29 @@ export class BatchingRecorder implements UsageRecorder {
   private spillRetryAt = 0;
   /** since when events pile up in memory (neither written nor spilled); null when not */
   private degradedSince: number | null = null;
+  private readonly reserve: SpillReserve;
+  readonly strict: boolean;
+  /** strict: the callers waiting for their entry (input or event) to be durable */
+  private readonly waiting = new Map<Entry, Waiter>();
+  /** the reserve file is there (made at start, or again once a write succeeds) */
+  private reserved: boolean;
 
   constructor(
     private store: UsageEventStore,
     private opts: WriterOptions,
   ) {
+    this.strict = opts.durability === "strict";
     this.maxBuffered = opts.maxBuffered ?? Math.max(10_000, 20 * opts.flushEvents);
     this.maxLag = opts.maxLagMs ?? 2 * opts.flushMs;
     this.maxHeld = opts.maxHeld ?? 5 * this.maxBuffered;
     this.backoffMin = opts.backoffMinMs ?? 100;
     this.backoffMax = opts.backoffMaxMs ?? 30_000;
     mkdirSync(opts.spillDir, { recursive: true });
+    this.reserve = new SpillReserve(opts.spillDir, opts.reserveBytes ?? 320 * this.maxHeld, () =>
+      this.spillName("reserve-"),
+    );
+    // first: a reserve a stopped process filled becomes a spill file, replayed below
+    this.reserved = this.reserve.ensure();
     // spill files left by an earlier process are replayed on the first write attempt
     if (this.spillFiles().length > 0) {
       this.spillPending = true;
@@ -138,13 +180,37 @@ export class BatchingRecorder implements UsageRecorder {
     }
   }
 
-  record(input: UsageInput): void {
+  /**
+   * Buffer the event. Strict: resolves once it is durable, rejects when it is dropped (429
+   * refusals are folded and never waited for: they consume no quota).
+   */
+  record(input: UsageInput): undefined | Promise<void> {
     this.counters.recorded++;
     if (input.status === 429 && !this.closed) {
       this.fold(input);
       return;
     }
+    if (!this.strict) {
+      this.push(input);
+      return;
+    }
+    const durable = new Promise<void>((resolve, reject) =>
+      this.waiting.set(input, { resolve, reject }),
+    );
     this.push(input);
+    return durable;
+  }
+
+  /** Strict callers of these entries: durable (or, with `err`, lost). */
+  private settle(entries: Entry[], err?: Error) {
+    if (this.waiting.size === 0) return;
+    for (const x of entries) {
+      const w = this.waiting.get(x);
+      if (!w) continue;
+      this.waiting.delete(x);
+      if (err) w.reject(err);
+      else w.resolve();
+    }
   }
 
   /**
@@ -187,14 +253,15 @@ export class BatchingRecorder implements UsageRecorder {
   private push(input: UsageInput): void {
     if (this.closed) {
       // after close (a response that finished late): straight to the spill file
-      if (!this.spillEvents([eventOf(input)], "recorded after close"))
-        this.drop(1, "usage event recorded after close lost: spill file not writable");
+      const late = materialize([input], this.waiting);
+      if (!this.spillEvents(late, "recorded after close"))
+        this.drop(late, "usage event recorded after close lost: spill file not writable");
       this.closeSpill();
       return;
     }
     if (this.buffer.length >= this.maxHeld) {
       // nothing takes events (store and disk failing) and memory is at its bound
-      this.drop(1, "usage events dropped: the store and the spill file fail, memory is full");
+      this.drop([input], "usage events dropped: the store and the spill file fail, memory is full");
       return;
     }
     this.buffer.push(input);
@@ -208,7 +275,8 @@ export class BatchingRecorder implements UsageRecorder {
       if (this.failures > 0 && !this.running && !this.timer) this.arm(this.backoffMin);
       return;
     }
-    if (this.buffer.length >= this.opts.flushEvents) {
+    // strict: group commit, a write starts as soon as none runs
+    if (this.strict || this.buffer.length >= this.opts.flushEvents) {
       if (this.armedMs !== 0) this.arm(0);
     } else if (!this.timer) this.arm(this.opts.flushMs);
   }
@@ -233,12 +301,27 @@ export class BatchingRecorder implements UsageRecorder {
     // the store is down: keep the rest on disk for the next start
     this.spillRetryAt = 0;
     if (this.buffer.length > 0) this.spillBuffer("unwritten at close");
-    // neither the store nor the disk takes them, and the process is ending
-    if (this.buffer.length > 0)
-      this.drop(this.buffer.splice(0).length, "usage events lost at close");
+    // neither the store nor a new file takes them (a full disk): into the space set aside
+    if (this.buffer.length > 0) this.keepInReserve();
+    if (this.buffer.length > 0) this.drop(this.buffer.splice(0), "usage events lost at close");
     this.closeSpill();
     const s = this.stats();
     log(s.dropped > 0 ? "error" : "info", "usage recorder closed", { ...s });
+  }
+
+  /** The held events, oldest first, into the reserve (a spill file for the next start). */
+  private keepInReserve() {
+    const events = materialize(this.buffer, this.waiting);
+    const kept = this.reserve.keep(events);
+    this.settle(events.slice(0, kept));
+    this.buffer = events.slice(kept);
+    if (kept === 0) return;
+    this.reserved = false;
+    this.counters.spilled += kept;
+    log("warn", "usage events kept in the spill reserve for the next start", {
+      events: kept,
+      left: this.buffer.length,
+    });
   }
 
   /** Degraded while events pile up in memory past `maxBuffered`, until a write succeeds. */
@@ -287,7 +370,7 @@ export class BatchingRecorder implements UsageRecorder {
       this.running = null;
       if (this.closed || this.failures > 0 || this.timer) return;
       if (this.buffer.length >= this.opts.flushEvents || this.spillPending) this.arm(0);
-      else if (this.buffer.length > 0) this.arm(this.opts.flushMs);
+      else if (this.buffer.length > 0) this.arm(this.strict ? 0 : this.opts.flushMs);
     });
     return this.running;
   }
@@ -307,6 +390,7 @@ export class BatchingRecorder implements UsageRecorder {
         while (this.buffer.length > 0 && (all || due > 0)) {
           const batch = materialize(
             this.buffer.splice(0, Math.min(this.opts.flushEvents, all ? Infinity : due)),
+            this.waiting,
           );
           // after a failed write a batch may hold events the store partly took: check those
           const fresh = this.failures === 0;
@@ -319,6 +403,7 @@ export class BatchingRecorder implements UsageRecorder {
           }
           due -= batch.length;
           this.counters.written += batch.length;
+          this.settle(batch);
           this.recovered();
         }
         // a file spilled during this drain is replayed by it (nothing was claimed written)
@@ -349,6 +434,7 @@ export class BatchingRecorder implements UsageRecorder {
       });
       this.degradedSince = null;
     }
+    if (!this.reserved && !this.closed) this.reserved = this.reserve.ensure();
     this.rotateSpill();
   }
 
@@ -382,7 +468,7 @@ export class BatchingRecorder implements UsageRecorder {
    */
   private spillBuffer(reason = "buffer full: event store down or slower than traffic") {
     if (Date.now() < this.spillRetryAt) return this.held();
-    const events = materialize(this.buffer);
+    const events = materialize(this.buffer, this.waiting);
     this.buffer = [];
     if (this.spillEvents(events, reason)) return;
     this.buffer = events;
@@ -402,7 +488,9 @@ export class BatchingRecorder implements UsageRecorder {
     }
   }
 
-  private drop(n: number, msg: string) {
+  private drop(entries: Entry[], msg: string) {
+    const n = entries.length;
+    this.settle(entries, new Error(msg));
     this.counters.dropped += n;
     // the first drop of a spell is logged; then one line per 1,000
     if (
@@ -416,8 +504,7 @@ export class BatchingRecorder implements UsageRecorder {
   private spillEvents(events: UsageEvent[], reason: string): boolean {
     try {
       if (!this.spill) {
-        const name = `usage-${new Date().toISOString().replace(/[:.]/g, "-")}-${process.pid}-${newId().slice(-8)}.jsonl`;
-        this.spill = new JsonlLog<UsageEvent>(join(this.opts.spillDir, name));
+        this.spill = new JsonlLog<UsageEvent>(join(this.opts.spillDir, this.spillName()));
         log("warn", "spilling usage events to disk", {
           reason,
           storeFailing: this.failures > 0,
@@ -426,6 +513,7 @@ export class BatchingRecorder implements UsageRecorder {
       }
       this.spill.append(events);
       this.counters.spilled += events.length;
+      this.settle(events);
       return true;
     } catch (err) {
       if (Date.now() >= this.spillRetryAt)
@@ -437,6 +525,12 @@ export class BatchingRecorder implements UsageRecorder {
       this.closeSpill();
       return false;
     }
+  }
+
+  /** A new spill file's name: sorts by time, unique across processes. */
+  private spillName(tag = "") {
+    const time = new Date().toISOString().replace(/[:.]/g, "-");
+    return `usage-${time}-${process.pid}-${tag}${newId().slice(-8)}.jsonl`;
   }
 
   private closeSpill() {

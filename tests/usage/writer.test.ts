@@ -44,7 +44,7 @@ function rig<S extends SwitchableStore = SwitchableStore>(
     writer,
     spillDir,
     onDisk: () => readEventFile(join(inner.dir, `${today()}.jsonl`)),
-    spillFiles: () => readdirSync(spillDir),
+    spillFiles: () => readdirSync(spillDir).filter((f) => f.endsWith(".jsonl")),
   };
   open.push(r);
   return r;
@@ -255,7 +255,7 @@ describe("BatchingRecorder", () => {
     rmSync(r.spillDir);
   });
 
-  test("events still unwritten at close with the disk failing are counted as dropped", async () => {
+  test("events still unwritten at close with the disk failing and no spill reserve are counted as dropped", async () => {
     const r = rig({ flushEvents: 100, maxBuffered: 3 });
     r.store.down = true;
     breakSpill(r);
@@ -447,5 +447,44 @@ describe("BatchingRecorder: 429 refusals folded per key, bucket and second", () 
     r.writer.record(input({ status: 429 }));
     await until(() => r.onDisk().length > 0, 4_000, "the fold to be released");
     expect(r.onDisk().reduce((n, e) => n + (e.count ?? 1), 0)).toBe(2);
+  });
+});
+
+describe("BatchingRecorder: USAGE_DURABILITY=strict", () => {
+  test("record resolves once its event is written (group commit, not after flushMs); 429s are not waited for", async () => {
+    const r = rig({ durability: "strict", flushMs: 60_000, flushEvents: 500 });
+    const t0 = performance.now();
+    const waits = Array.from({ length: 20 }, () => r.writer.record(input()));
+    expect(waits.every((w) => w instanceof Promise)).toBe(true);
+    expect(r.onDisk()).toHaveLength(0);
+    await Promise.all(waits);
+    expect(performance.now() - t0).toBeLessThan(5_000);
+    expect(r.onDisk()).toHaveLength(20);
+    // one group for the 20 that arrived together
+    expect(r.store.batches).toEqual([20]);
+    expect(r.writer.record(input({ status: 429 }))).toBeUndefined();
+  });
+
+  test("store down: resolves once the event is in a spill file; dropped: rejects", async () => {
+    const r = rig({ durability: "strict" });
+    r.store.down = true;
+    await r.writer.record(input());
+    expect(r.spillFiles().flatMap((f) => readEventFile(join(r.spillDir, f)))).toHaveLength(1);
+    // neither store nor spill file: held up to maxHeld (waiting), then dropped (rejected)
+    const h = rig({ durability: "strict", flushMs: 20, maxBuffered: 2, maxHeld: 3 });
+    h.store.down = true;
+    rmSync(h.spillDir, { recursive: true });
+    writeFileSync(h.spillDir, "not a directory");
+    const held = Array.from({ length: 4 }, () => h.writer.record(input()));
+    expect(
+      await held[3]?.then(
+        () => "kept",
+        (e: Error) => e.message,
+      ),
+    ).toContain("dropped");
+    rmSync(h.spillDir);
+    h.store.down = false;
+    await Promise.all(held.slice(0, 3));
+    expect(h.onDisk()).toHaveLength(3);
   });
 });

@@ -1,9 +1,11 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { captureLogs } from "../../../src/platform/log";
+import { readEventFile } from "../../../src/store/embedded/usage";
 import { BatchingRecorder } from "../../../src/usage/writer";
 import { ADMIN_TOKEN, makeApp, type TestApp, tempDir } from "../../support/app";
+import { adminKey, startService } from "../../support/service";
 import { until } from "../../usage/util";
 
 /**
@@ -24,7 +26,7 @@ const dataDir = join(mountPoint, "data");
 const ballast = join(mountPoint, "ballast");
 
 /** Fill the file system: one ballast file grown until the disk refuses more. */
-function fillDisk() {
+function fillDisk(ballast: string) {
   const chunk = Buffer.alloc(64 * 1024);
   let size = 0;
   for (;;) {
@@ -89,7 +91,7 @@ describe.skipIf(!mounted)("a full disk under DATA_DIR", () => {
       const sizes = Object.fromEntries(
         before.map((f) => [f, statSync(join(dataDir, f)).size] as const),
       );
-      fillDisk();
+      fillDisk(ballast);
 
       const admin = await t.req("/admin/keys", {
         method: "POST",
@@ -156,4 +158,102 @@ describe.skipIf(!mounted)("a full disk under DATA_DIR", () => {
     );
     expect(msgs).toContain("usage events are written again; recorder ready");
   }, 60_000);
+});
+
+/**
+ * The same full disk with the service as a real process: events held in memory when it is
+ * stopped go to the space reserved for them (DATA_DIR/spill/reserve), and the next start, with
+ * space back, writes every one.
+ */
+const bigMount = tempDir("full-disk-restart-");
+const bigMounted =
+  mounted &&
+  Bun.spawnSync(["mount", "-t", "tmpfs", "-o", "size=48m", "tmpfs", bigMount]).exitCode === 0;
+
+describe.skipIf(!bigMounted)("a full disk across a restart (real process)", () => {
+  const dir = join(bigMount, "data");
+  const weight = join(bigMount, "ballast");
+  const procs: Bun.Subprocess[] = [];
+  afterAll(async () => {
+    for (const p of procs) {
+      p.kill("SIGKILL");
+      await p.exited;
+    }
+    rmSync(weight, { force: true });
+    Bun.spawnSync(["umount", bigMount]);
+  });
+
+  /** ids of this account's events with status 200 in the day files */
+  function servedOnDisk(accountId: string): Set<string> {
+    const events = join(dir, "events");
+    const ids = new Set<string>();
+    if (!existsSync(events)) return ids;
+    for (const f of readdirSync(events).filter((n) => /^\d{4}-\d{2}-\d{2}\.jsonl$/.test(n)))
+      for (const e of readEventFile(join(events, f)))
+        if (e.accountId === accountId && e.status === 200) ids.add(e.id);
+    return ids;
+  }
+
+  test("events held at shutdown are kept in the reserve and written after the restart: none dropped", async () => {
+    const env = { LOG_LEVEL: "info", USAGE_FLUSH_MS: "20" };
+    const first = await startService({ dataDir: dir, env, stdout: "pipe" });
+    procs.push(first.proc);
+    const { accountId, apiKey } = await adminKey(first.base, "pro");
+    const get = async (base: string) => {
+      const r = await fetch(`${base}/v1/catalog/github`, { headers: { "x-api-key": apiKey } });
+      await r.arrayBuffer();
+      return r.status;
+    };
+    expect(await get(first.base)).toBe(200);
+    await until(() => servedOnDisk(accountId).size === 1, 10_000, "the first event written");
+    expect(readdirSync(join(dir, "spill"))).toContain("reserve");
+
+    fillDisk(weight);
+    const statuses: number[] = [];
+    for (let i = 0; i < 30; i++) statuses.push(await get(first.base));
+    expect(statuses.every((s) => s === 200)).toBe(true);
+    // writes and spills fail meanwhile (a few events may fit in the day file's last page):
+    // the rest are held in memory
+    await Bun.sleep(300);
+    const before = servedOnDisk(accountId).size;
+    expect(before).toBeLessThan(31);
+
+    first.proc.kill("SIGTERM");
+    expect(await first.proc.exited).toBe(0);
+    const out = await Promise.all(
+      [first.proc.stdout, first.proc.stderr].map((s) => new Response(s as ReadableStream).text()),
+    );
+    const lines = out
+      .join("\n")
+      .split("\n")
+      .filter((l) => l.startsWith("{"))
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+    const kept = lines.find(
+      (l) => l.msg === "usage events kept in the spill reserve for the next start",
+    );
+    expect(kept).toMatchObject({ left: 0 });
+    expect(Number(kept?.events)).toBeGreaterThanOrEqual(31 - before);
+    expect(lines.find((l) => l.msg === "usage recorder closed")).toMatchObject({ dropped: 0 });
+    // (failed spill attempts may leave empty files: replayed as nothing)
+    const spilled = readdirSync(join(dir, "spill"))
+      .filter((f) => f.endsWith(".jsonl"))
+      .flatMap((f) => readEventFile(join(dir, "spill", f)));
+    expect(spilled).toHaveLength(Number(kept?.events));
+
+    // space is back: the next start replays the reserve's events and makes a new reserve
+    rmSync(weight);
+    const second = await startService({ dataDir: dir, env });
+    procs.push(second.proc);
+    try {
+      expect(servedOnDisk(accountId).size).toBe(31);
+      const u = (await (
+        await fetch(`${second.base}/v1/usage`, { headers: { "x-api-key": apiKey } })
+      ).json()) as { endpoints: { catalog: { used: number } } };
+      expect(u.endpoints.catalog.used).toBe(31);
+      expect(readdirSync(join(dir, "spill")).sort()).toEqual(["reserve"]);
+    } finally {
+      second.proc.kill("SIGTERM");
+      expect(await second.proc.exited).toBe(0);
+    }
+  }, 90_000);
 });
