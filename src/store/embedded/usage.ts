@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { log } from "../../platform/log";
 import type { Bucket } from "../../quota/limits";
 import type { CountableEvent } from "../../quota/service";
-import { CellProjection, type View } from "../../usage/analytics/cells";
+import { type CellHint, CellProjection, type View } from "../../usage/analytics/cells";
 import { DailyProjection } from "../../usage/daily";
 import type { DailyRow, ExportQuery, UsageEvent, UsageEventStore } from "../../usage/port";
 import { JsonlEncoder } from "../../usage/serialize";
@@ -160,8 +160,9 @@ export class EmbeddedUsageStore implements UsageEventStore {
   /** reused by every append: the queue runs one append at a time, each awaiting its write */
   private encoder = new JsonlEncoder();
   /**
-   * the analytics cells and misses: built from the log on first use (not at start, which only
-   * counts usage_daily), then kept current by every append
+   * the analytics cells and misses: built from the log in the background after start (which
+   * itself only counts usage_daily; a query before the build ends waits for it), then kept
+   * current by every append
    */
   private analytics: CellProjection | null = null;
   private analyticsBuild: Promise<CellProjection> | null = null;
@@ -171,6 +172,7 @@ export class EmbeddedUsageStore implements UsageEventStore {
     this.dir = join(dataDir, "events");
     mkdirSync(this.dir, { recursive: true });
     this.replay();
+    setTimeout(() => void this.cellProjection().catch(() => {}), 0).unref?.();
   }
 
   /** number of distinct events replayed or appended since start */
@@ -195,8 +197,8 @@ export class EmbeddedUsageStore implements UsageEventStore {
     return this.projection.query(accountId, from, to);
   }
 
-  async cells(accountId: string, view: View, from: string, to: string) {
-    return (await this.cellProjection()).periods(accountId, view, from, to);
+  async cells(accountId: string, view: View, from: string, to: string, hint?: CellHint) {
+    return (await this.cellProjection()).periods(accountId, view, from, to, hint);
   }
 
   async misses(accountId: string | null, from: string, to: string) {
@@ -254,16 +256,21 @@ export class EmbeddedUsageStore implements UsageEventStore {
     this.tally = new DayTally();
     this.eventCount = 0;
     this.replay();
-    this.analytics = this.scanCells(progress);
+    // the old cells go first: never two projections in memory at once
+    this.analytics = null;
+    this.analytics = await this.scanCells(progress);
     return { events: this.eventCount, rows: this.projection.size };
   }
 
-  /** the analytics projection, built from the log (in the append queue) on first use */
+  /**
+   * the analytics projection, built from the log in the append queue (appends wait: none is
+   * counted twice or missed), a day file at a time with the event loop free in between
+   */
   private cellProjection(): Promise<CellProjection> {
     if (this.analytics) return Promise.resolve(this.analytics);
     if (!this.analyticsBuild) {
-      const run = this.queue.then(() => {
-        this.analytics ??= this.scanCells();
+      const run = this.queue.then(async () => {
+        this.analytics ??= await this.scanCells(undefined, true);
         return this.analytics;
       });
       this.queue = run.catch(() => {});
@@ -276,7 +283,10 @@ export class EmbeddedUsageStore implements UsageEventStore {
   }
 
   /** the analytics cells and misses of every event on file, each id once */
-  private scanCells(progress?: (p: { day: string; events: number }) => void): CellProjection {
+  private async scanCells(
+    progress?: (p: { day: string; events: number }) => void,
+    yieldEachDay = false,
+  ): Promise<CellProjection> {
     const cells = new CellProjection();
     for (const day of this.days()) {
       const path = this.path(day);
@@ -289,6 +299,7 @@ export class EmbeddedUsageStore implements UsageEventStore {
             events++;
           }
       progress?.({ day, events });
+      if (yieldEachDay) await new Promise((r) => setImmediate(r));
     }
     return cells;
   }

@@ -232,6 +232,7 @@ export async function usageSeries(
     `${granularity}.${rollup}`,
     all[0] as string,
     all[all.length - 1] as string,
+    brand !== undefined ? { brand } : q.key !== undefined ? { key: q.key } : undefined,
   );
 
   // each distinct cell key decoded once: null when the filters drop it, else its group
