@@ -132,6 +132,11 @@ export interface UsageEventStore {
    * from the first), `ts` before `before`, ascending by id, at most `limit`.
    */
   exportEvents(accountId: string, q: ExportQuery): Promise<UsageEvent[]>;
+  /**
+   * Optional: the same page as each event's JSON text (what the NDJSON export streams), when
+   * the adapter holds it already serialized.
+   */
+  exportLines?(accountId: string, q: ExportQuery): Promise<string[]>;
   /** every stored event of one UTC day (each id once) */
   eventsOfDay(day: string): AsyncIterable<UsageEvent>;
   /**

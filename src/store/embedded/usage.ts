@@ -18,6 +18,9 @@ const dayOfId = (id: string): string | null => {
 
 import { JsonlLog } from "./jsonl";
 
+/** how a canonical line starts, up to its id; its ts is then at 51..75 */
+const CANONICAL_HEAD = '{"id":"';
+
 const DAY_FILE = /^(\d{4}-\d{2}-\d{2})\.jsonl$/;
 /** usage_daily rows of days whose event files retention removed (events/daily-archive.jsonl) */
 const ARCHIVE = "daily-archive.jsonl";
@@ -207,27 +210,60 @@ export class EmbeddedUsageStore implements UsageEventStore {
 
   /**
    * Export page: the day files from..to are read in order (a day's ids all precede the next
-   * day's: an id carries its event's time); only lines naming the account are parsed.
+   * day's: an id carries its event's time); only lines naming the account are looked at.
    */
   async exportEvents(accountId: string, q: ExportQuery): Promise<UsageEvent[]> {
-    const out: UsageEvent[] = [];
+    return (await this.exportLines(accountId, q)).map((l) => JSON.parse(l) as UsageEvent);
+  }
+
+  /**
+   * The export page as the stored JSON lines: a line in the encoder's canonical form is read by
+   * position (id, ts, day, accountId lead it) and passed on as it is; any other is parsed, checked
+   * and serialized again.
+   */
+  async exportLines(accountId: string, q: ExportQuery): Promise<string[]> {
+    const out: string[] = [];
     const first = q.after && q.after.length >= 13 ? dayOfId(q.after) : null;
     const marker = `"accountId":${JSON.stringify(accountId)}`;
+    const head = `","day":"`;
     for (const day of this.days()) {
       if (day < q.from || day > q.to || (first !== null && day < first)) continue;
       const seen = new IdHashSet();
-      const found: UsageEvent[] = [];
+      const found: { id: string; line: string }[] = [];
       for (const { text } of lineChunks(this.path(day)))
         for (const line of text.split("\n")) {
           if (!line.includes(marker)) continue;
-          const e = parseEvent(line);
-          if (!e || e.accountId !== accountId || e.day !== day || e.ts >= q.before) continue;
-          if ((q.after !== null && e.id <= q.after) || !seen.add(e.id)) continue;
-          found.push(e);
+          let id: string;
+          let ts: string;
+          let json = line;
+          // canonical: {"id":"<id>","ts":"<ts>","day":"<day>","accountId":<marker>...}
+          if (
+            line.startsWith(CANONICAL_HEAD) &&
+            line.endsWith("}") &&
+            line.startsWith(`","ts":"`, 43) &&
+            line.startsWith(head, 75) &&
+            line.startsWith(day, 84) &&
+            line.startsWith(`","accountId":"`, 94) &&
+            line.startsWith(marker, 96)
+          ) {
+            id = line.slice(7, 43);
+            ts = line.slice(51, 75);
+          } else {
+            const e = parseEvent(line);
+            if (!e || e.accountId !== accountId || e.day !== day) continue;
+            id = e.id;
+            ts = e.ts;
+            json = JSON.stringify(e);
+          }
+          if (ts >= q.before || (q.after !== null && id <= q.after) || !seen.add(id)) continue;
+          found.push({ id, line: json });
         }
-      found.sort((a, b) => (a.id < b.id ? -1 : 1));
-      for (const e of found) {
-        out.push(e);
+      let sorted = true;
+      for (let i = 1; i < found.length && sorted; i++)
+        sorted = (found[i - 1] as { id: string }).id < (found[i] as { id: string }).id;
+      if (!sorted) found.sort((a, b) => (a.id < b.id ? -1 : 1));
+      for (const f of found) {
+        out.push(f.line);
         if (out.length >= q.limit) return out;
       }
     }

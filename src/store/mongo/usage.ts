@@ -84,7 +84,8 @@ function storedPeriod(cells: PeriodCells): StoredPeriod {
 function mergeStored(into: StoredDoc, from: StoredDoc): void {
   for (const t in from) {
     const src = from[t] as Record<string, number[] | number>;
-    const dst = (into[t] ??= {}) as Record<string, number[] | number>;
+    into[t] ??= {};
+    const dst = into[t] as Record<string, number[] | number>;
     for (const k in src) {
       const v = src[k] as number[] | number;
       const had = dst[k];
@@ -293,9 +294,9 @@ export class MongoUsageStore implements UsageEventStore {
 
   /**
    * Recompute usage_daily from usage_events: the events are streamed and counted here (the
-   * common subset of MongoDB and FerretDB has no `$cond` in `$group`, nor `$out`), then every
-   * row is written with its absolute counts and rows without events are deleted. Only the days
-   * still in the log are recomputed: rows of days whose raw events were pruned stay as they are.
+   * common subset of MongoDB and FerretDB has no `$cond` in `$group`, nor `$out`), then the
+   * rows of the days still in the log are replaced by the recomputed ones. Rows of days whose
+   * raw events were pruned stay as they are.
    */
   async rebuildDaily(progress?: (p: { day: string; events: number }) => void) {
     const rows = new Map<string, DailyRow>();
@@ -316,20 +317,12 @@ export class MongoUsageStore implements UsageEventStore {
       }
       countInto(row, e.status, e.count ?? 1);
     }
-    const all = [...rows.entries()];
-    for (let i = 0; i < all.length; i += 1000)
-      await this.dailyCol.bulkWrite(
-        all.slice(i, i + 1000).map(([_id, row]) => ({
-          replaceOne: { filter: { _id }, replacement: row, upsert: true },
-        })),
-        { ordered: false },
-      );
-    const stale: string[] = [];
-    const kept = oldest === null ? {} : { day: { $gte: oldest } };
-    for await (const d of this.dailyCol.find(kept, { projection: { _id: 1 } }))
-      if (!rows.has(d._id)) stale.push(d._id);
-    for (let i = 0; i < stale.length; i += 1000)
-      await this.dailyCol.deleteMany({ _id: { $in: stale.slice(i, i + 1000) } });
+    // every row of the days still in the log goes (writers' included), then the rebuilt rows
+    // are inserted: inserts need no read, where FerretDB v1 scans the collection for each upsert
+    if (oldest !== null) await this.dailyCol.deleteMany({ day: { $gte: oldest } });
+    const all = [...rows.entries()].map(([_id, row]) => ({ _id, ...row }));
+    for (let i = 0; i < all.length; i += 5000)
+      await this.dailyCol.insertMany(all.slice(i, i + 5000), { ordered: false });
     await this.rebuildCells(cells, oldest);
     if (progress && events % 100_000 !== 0) progress({ day: oldest ?? "", events });
     return { events, rows: rows.size };
