@@ -229,18 +229,18 @@ export function mergeCell(into: Cell, c: Cell): void {
   for (let i = 0; i < c.h.length; i += 2) addToBin(into.h, c.h[i] as number, c.h[i + 1] as number);
 }
 
-/** Cells of rollup `r` summed from `all` cells. */
-function derive(cells: PeriodCells, r: Rollup): PeriodCells {
+/** Cells of rollup `r` summed from `all` cells (keys through `intern`: one copy each). */
+function derive(cells: PeriodCells, r: Rollup, intern: (k: string) => string): PeriodCells {
   const out: PeriodCells = new Map();
-  for (const [key, c] of cells) {
+  cells.forEach((c, key) => {
     const k = rollupKey(key, r);
     let into = out.get(k);
     if (!into) {
       into = emptyCell();
-      out.set(k, into);
+      out.set(intern(k), into);
     }
     mergeCell(into, c);
-  }
+  });
   return out;
 }
 
@@ -303,14 +303,13 @@ export class CellProjection {
     let cell = cells.get(key);
     if (!cell) {
       cell = emptyCell();
-      // one copy of the key string, shared by every period that has the cell
-      cells.set(
-        getOr(this.keys, key, () => key),
-        cell,
-      );
+      cells.set(this.intern(key), cell);
     }
     return cell;
   }
+
+  /** one copy of each key string, shared by every period that has the cell */
+  private intern = (key: string): string => getOr(this.keys, key, () => key);
 
   /** The cells of one period in rollup `r` (derived once per change of the period). */
   private rollup(p: Period, r: Rollup): PeriodCells {
@@ -318,7 +317,7 @@ export class CellProjection {
     p.derived ??= new Map();
     const had = p.derived.get(r);
     if (had && had.v === p.v) return had.cells;
-    const cells = derive(p.cells, r);
+    const cells = derive(p.cells, r, this.intern);
     p.derived.set(r, { v: p.v, cells });
     return cells;
   }

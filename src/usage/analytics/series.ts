@@ -236,7 +236,7 @@ export async function usageSeries(
   );
 
   // each distinct cell key decoded once: null when the filters drop it, else its group
-  const decoded = new Map<string, { id: string; values: GroupValues } | null>();
+  const decoded = new Map<string, { id: string; values: GroupValues; slot?: number } | null>();
   const decode = (key: string) => {
     let d = decoded.get(key);
     if (d !== undefined) return d;
@@ -255,13 +255,13 @@ export async function usageSeries(
   const requests = new Map<string, { values: GroupValues; n: number }>();
   if (groupBy.length > 0)
     for (const { cells } of rows)
-      for (const [key, cell] of cells) {
+      cells.forEach((cell, key) => {
         const d = decode(key);
-        if (!d) continue;
+        if (!d) return;
         const r = requests.get(d.id);
         if (r) r.n += cell.n;
         else requests.set(d.id, { values: d.values, n: cell.n });
-      }
+      });
   const ranked = [...requests.entries()].sort(
     ([a, x], [b, y]) => y.n - x.n || (a < b ? -1 : a > b ? 1 : 0),
   );
@@ -274,13 +274,15 @@ export async function usageSeries(
   for (const { t, cells } of rows) {
     const i = at.get(t);
     if (i === undefined) continue;
-    for (const [key, cell] of cells) {
+    cells.forEach((cell, key) => {
       const d = decode(key);
-      if (!d) continue;
+      if (!d) return;
       addCell(overall, i * W, cell);
-      if (slots > 0)
-        addCell(byGroup, ((slotOf.get(d.id) ?? top.length) * all.length + i) * W, cell);
-    }
+      if (slots > 0) {
+        d.slot ??= slotOf.get(d.id) ?? top.length;
+        addCell(byGroup, (d.slot * all.length + i) * W, cell);
+      }
+    });
   }
 
   const groups: SeriesGroup[] = top.map(([id, { values }], slot) => {
