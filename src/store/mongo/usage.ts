@@ -2,11 +2,8 @@ import { type AnyBulkWriteOperation, type Db, MongoBulkWriteError } from "mongod
 import { newId } from "../../platform/ids";
 import { log } from "../../platform/log";
 import {
-  brandPart,
   type Cell,
-  type CellHint,
   CellProjection,
-  encField,
   type PeriodCells,
   type PeriodRow,
   VIEWS,
@@ -41,9 +38,7 @@ const dailyId = (r: { accountId: string; day: string; bucket: string }, writer?:
 /**
  * A document of one writer's analytics cells of one account and view over a stretch of periods
  * (`p`: a third of a month, "YYYY-MM-1|2|3", for day views and misses; a UTC day for hour
- * views; see docPeriod), or of its miss counts. `_id` is "accountId|p|writer"; an `all` view
- * keeps a document per brand ("accountId|p|brand|writer", field `b`), so that a brand= query
- * reads that brand's documents only (an equality FerretDB checks in SQLite). The cells are
+ * views; see docPeriod), or of its miss counts. `_id` is "accountId|p|writer". The cells are
  * one JSON text (`c`: period → cell key → [requests, errors, rateLimited, bin, n, bin, n, ...];
  * misses: day → miss → count), rewritten whole by its one writer, which keeps its documents in
  * memory (`v` changes at every write, so a document changed by a rebuild meanwhile is noticed).
@@ -55,8 +50,6 @@ interface CellDoc {
   _id: string;
   accountId: string;
   p: string;
-  /** `all` views: the brand of every cell of the document (encoded as in cell keys) */
-  b?: string;
   w: string;
   /** a new id at every write */
   v: string;
@@ -125,29 +118,6 @@ const cellOf = (a: number[]): Cell => ({
   h: a.slice(3),
 });
 
-/** A document's share of a batch: its account, stretch, brand (`all` views) and cells. */
-interface DocDelta {
-  accountId: string;
-  p: string;
-  b?: string;
-  add: StoredDoc;
-}
-
-/** The cells of one period of an `all` view by brand (the third field of their keys). */
-function byBrand(cells: PeriodCells): Map<string, PeriodCells> {
-  const out = new Map<string, PeriodCells>();
-  for (const [key, c] of cells) {
-    const b = brandPart(key);
-    let part = out.get(b);
-    if (!part) {
-      part = new Map();
-      out.set(b, part);
-    }
-    part.set(key, c);
-  }
-  return out;
-}
-
 /** documents of its own a writer keeps in memory */
 const CACHED_DOCS = 20_000;
 
@@ -193,9 +163,6 @@ export class MongoUsageStore implements UsageEventStore {
     for (const view of VIEWS)
       await ensureIndexes(db, cellsCollection(view), [
         { key: { accountId: 1, p: 1 }, name: "account_p" },
-        ...(view.endsWith(".all")
-          ? [{ key: { accountId: 1, b: 1, p: 1 }, name: "account_b_p" }]
-          : []),
       ]);
     await ensureIndexes(db, cellsCollection("miss"), [
       { key: { accountId: 1, p: 1 }, name: "account_p" },
@@ -255,17 +222,9 @@ export class MongoUsageStore implements UsageEventStore {
     return rows;
   }
 
-  async cells(
-    accountId: string,
-    view: View,
-    from: string,
-    to: string,
-    hint?: CellHint,
-  ): Promise<PeriodRow[]> {
+  async cells(accountId: string, view: View, from: string, to: string): Promise<PeriodRow[]> {
     const rows: PeriodRow[] = [];
-    // an `all` view's documents are per brand: a brand= query reads that brand's only
-    const b = view.endsWith(".all") && hint?.brand !== undefined ? encField(hint.brand) : undefined;
-    for (const [t, cells] of await this.readDocs(view, accountId, from, to, b))
+    for (const [t, cells] of await this.readDocs(view, accountId, from, to))
       rows.push({
         t,
         cells: new Map(Object.entries(cells as StoredPeriod).map(([k, a]) => [k, cellOf(a)])),
@@ -286,16 +245,9 @@ export class MongoUsageStore implements UsageEventStore {
    * one entry per writer's document and period. The filter FerretDB pushes down is the
    * accountId equality; the period range is checked on the few documents of the account.
    */
-  private async readDocs(
-    g: CellGroupName,
-    accountId: string | null,
-    from: string,
-    to: string,
-    b?: string,
-  ) {
+  private async readDocs(g: CellGroupName, accountId: string | null, from: string, to: string) {
     const filter = {
       ...(accountId === null ? {} : { accountId }),
-      ...(b === undefined ? {} : { b }),
       p: { $gte: docPeriod(from), $lte: docPeriod(to) },
     };
     const out: [string, StoredPeriod | Record<string, number>][] = [];
@@ -455,33 +407,28 @@ export class MongoUsageStore implements UsageEventStore {
    * what is stored then.
    */
   private async writeCells(cells: CellProjection, writer: string) {
-    const byDoc = new Map<CellGroupName, Map<string, DocDelta>>();
-    const put = (
-      g: CellGroupName,
-      accountId: string,
-      t: string,
-      add: StoredDoc[string],
-      b?: string,
-    ) => {
+    const byDoc = new Map<
+      CellGroupName,
+      Map<string, { accountId: string; p: string; add: StoredDoc }>
+    >();
+    const put = (g: CellGroupName, accountId: string, t: string, add: StoredDoc[string]) => {
       let docs = byDoc.get(g);
       if (!docs) {
         docs = new Map();
         byDoc.set(g, docs);
       }
       const p = docPeriod(t);
-      const _id = `${accountId}|${p}|${b === undefined ? "" : `${b}|`}${writer}`;
+      const _id = `${accountId}|${p}|${writer}`;
       let d = docs.get(_id);
       if (!d) {
-        d = { accountId, p, b, add: {} };
+        d = { accountId, p, add: {} };
         docs.set(_id, d);
       }
       d.add[t] = add;
     };
     for (const [accountId, a] of cells.accounts) {
       for (const [view, t, period] of cells.viewPeriods(a))
-        if (view.endsWith(".all"))
-          for (const [b, part] of byBrand(period)) put(view, accountId, t, storedPeriod(part), b);
-        else put(view, accountId, t, storedPeriod(period));
+        put(view, accountId, t, storedPeriod(period));
       for (const [day, misses] of a.misses) put("miss", accountId, day, Object.fromEntries(misses));
     }
     // one collection per view: their writes go in parallel
@@ -494,11 +441,15 @@ export class MongoUsageStore implements UsageEventStore {
     );
   }
 
-  private async writeDocs(g: CellGroupName, w: string, list: [string, DocDelta][]) {
+  private async writeDocs(
+    g: CellGroupName,
+    w: string,
+    list: [string, { accountId: string; p: string; add: StoredDoc }][],
+  ) {
     const col = this.cellsCol(g);
     const ops: AnyBulkWriteOperation<CellDoc>[] = [];
     const done: [string, { v: string; c: StoredDoc }][] = [];
-    for (const [_id, { accountId, p, b, add }] of list) {
+    for (const [_id, { accountId, p, add }] of list) {
       const at = `${g}|${_id}`;
       let had = this.docs.get(at);
       if (!had && this.created.has(at)) {
@@ -509,15 +460,7 @@ export class MongoUsageStore implements UsageEventStore {
       const c: StoredDoc = had ? had.c : {};
       mergeStored(c, add);
       const v = newId();
-      const doc: CellDoc = {
-        _id,
-        accountId,
-        p,
-        ...(b === undefined ? {} : { b }),
-        w,
-        v,
-        c: JSON.stringify(c),
-      };
+      const doc: CellDoc = { _id, accountId, p, w, v, c: JSON.stringify(c) };
       ops.push(
         had
           ? { replaceOne: { filter: { _id, v: had.v }, replacement: doc } }
@@ -538,7 +481,7 @@ export class MongoUsageStore implements UsageEventStore {
     }
     if (ok) return;
     // some document was changed or removed by someone else: redo each from what is stored
-    for (const [_id, { accountId, p, b, add }] of list) {
+    for (const [_id, { accountId, p, add }] of list) {
       const at = `${g}|${_id}`;
       const mine = this.docs.get(at);
       const d = await col.findOne({ _id });
@@ -546,15 +489,7 @@ export class MongoUsageStore implements UsageEventStore {
       const c: StoredDoc = d ? (JSON.parse(d.c) as StoredDoc) : {};
       mergeStored(c, add);
       const v = newId();
-      const doc: CellDoc = {
-        _id,
-        accountId,
-        p,
-        ...(b === undefined ? {} : { b }),
-        w,
-        v,
-        c: JSON.stringify(c),
-      };
+      const doc: CellDoc = { _id, accountId, p, w, v, c: JSON.stringify(c) };
       if (d) await col.replaceOne({ _id }, doc);
       else await col.insertOne(doc);
       this.remember(at, { v, c });
