@@ -24,7 +24,7 @@
  *  - GET /v1/analytics/events: every event in pages of 50,000 (events/s, RSS growth);
  *  - the projection rebuild (time, RSS before/after).
  *   bun scripts/bench/analytics-dash.ts [--events 200000] [--accounts 1] [--batch 20000] [--reads 30]
- *    [--mongo true|false]
+ *    [--mongo true|false] [--embedded true|false] [--export true|false]
  */
 import { parseArgs } from "node:util";
 import { createApp } from "../../src/app";
@@ -47,6 +47,8 @@ const { values } = parseArgs({
     reads: { type: "string", default: "30" },
     mongo: { type: "string", default: "true" },
     embedded: { type: "string", default: "true" },
+    /** "false": skip the export and rebuild figures */
+    export: { type: "string", default: "true" },
     /** MongoDB: "rebuild" (default: the events inserted into the log, then the projections
      * rebuilt from it) or "port" (through append, batch by batch, as live traffic) */
     "mongo-seed": { type: "string", default: "rebuild" },
@@ -214,11 +216,15 @@ async function bench(name: string, env: Record<string, string>, seed: "port" | "
     await deps.store.usage.append(recent, { fresh: true });
     const used = process.cpuUsage(cpu);
     const appendUs = used.user + used.system;
-    const t0 = performance.now();
-    new CellProjection().addAll(recent);
-    const cellsUs = (performance.now() - t0) * 1000;
+    // best of 5 (a single pass may take a garbage collection of the whole heap)
+    let cellsUs = Number.POSITIVE_INFINITY;
+    for (let i = 0; i < 5; i++) {
+      const t0 = performance.now();
+      new CellProjection().addAll(recent);
+      cellsUs = Math.min(cellsUs, (performance.now() - t0) * 1000);
+    }
     console.log(
-      `  logging: append ${fmt(appendUs / recent.length, 2)} µs CPU/event (log, usage_daily and every projection), analytics cells ${fmt(cellsUs / recent.length, 2)} µs/event`,
+      `  logging: append ${fmt(appendUs / recent.length, 2)} µs CPU/event (log, usage_daily and every projection), analytics cells ${fmt(cellsUs / recent.length, 2)} µs/event (best of 5)`,
     );
     for (const [label, q] of QUERIES) {
       const path =
@@ -238,6 +244,7 @@ async function bench(name: string, env: Record<string, string>, seed: "port" | "
       console.log(`  ${label.padEnd(40)} ${stat(ms)}  first ${fmt(firstMs, 0)} ms`);
     }
 
+    if (values.export === "false") return;
     // export: every event, 50,000 a page
     Bun.gc(true);
     const rss0 = rssMb();

@@ -37,14 +37,14 @@ const dailyId = (r: { accountId: string; day: string; bucket: string }, writer?:
 
 /**
  * A document of one writer's analytics cells of one account and view over a stretch of periods
- * (`p`: a third of a month, "YYYY-MM-1|2|3", for day views and misses; a UTC day for hour
- * views; see docPeriod), or of its miss counts. `_id` is "accountId|p|writer". The cells are
+ * (`p`: a third of a month, "YYYY-MM-1|2|3"; see docPeriod), or of its miss counts. `_id` is "accountId|p|writer". The cells are
  * one JSON text (`c`: period → cell key → [requests, errors, rateLimited, bin, n, bin, n, ...];
  * misses: day → miss → count), rewritten whole by its one writer, which keeps its documents in
  * memory (`v` changes at every write, so a document changed by a rebuild meanwhile is noticed).
- * FerretDB v1 (SQLite) scans a collection for any filter and rebuilds every matching document
- * from JSON: one view per collection, few documents per query (a 366-day day query reads 37
- * per writer), and one string field each instead of thousands of nested numbers.
+ * FerretDB v1 (SQLite) pushes only an `_id` equality down and rebuilds every other document of
+ * the collection from JSON for any other filter, at a cost per document more than per byte:
+ * one view per collection, few documents (37 per account, writer and year, whatever the
+ * view), one string field each instead of thousands of nested numbers.
  */
 interface CellDoc {
   _id: string;
@@ -66,9 +66,8 @@ type CellGroupName = View | "miss";
 /** The collection of a view's documents (usage_view_day_bs, ...) or of the misses. */
 const cellsCollection = (g: CellGroupName) => `usage_view_${g.replace(".", "_")}`;
 
-/** The document period of a period: the day for an hour, a third of the month for a day. */
+/** The document period of a day or hour: a third of its month. */
 function docPeriod(t: string): string {
-  if (t.length > 10) return t.slice(0, 10);
   const d = Number(t.slice(8, 10));
   return `${t.slice(0, 7)}-${d <= 10 ? 1 : d <= 20 ? 2 : 3}`;
 }
@@ -242,8 +241,7 @@ export class MongoUsageStore implements UsageEventStore {
 
   /**
    * The stored periods from..to of one view (or the misses) of an account (or of all: null),
-   * one entry per writer's document and period. The filter FerretDB pushes down is the
-   * accountId equality; the period range is checked on the few documents of the account.
+   * one entry per writer's document and period.
    */
   private async readDocs(g: CellGroupName, accountId: string | null, from: string, to: string) {
     const filter = {

@@ -244,6 +244,9 @@ function derive(cells: PeriodCells, r: Rollup, intern: (k: string) => string): P
   return out;
 }
 
+/** The brand field (encoded) of an `all` cell key. */
+export const brandPart = (allKey: string): string => allKey.split("|")[2] as string;
+
 /** Encode a filter value as cell keys hold it. */
 export const encField = enc;
 
@@ -328,9 +331,12 @@ export class CellProjection {
       const brand = new Map<string, PeriodCells>();
       const key = new Map<string, PeriodCells>();
       for (const [k, c] of p.cells) {
-        const parts = k.split("|");
-        getOr(brand, parts[2] as string, () => new Map()).set(k, c);
-        getOr(key, parts[1] as string, () => new Map()).set(k, c);
+        getOr(brand, brandPart(k), () => new Map()).set(k, c);
+        getOr(
+          key,
+          k.slice(k.indexOf("|") + 1, k.indexOf("|", k.indexOf("|") + 1)),
+          () => new Map(),
+        ).set(k, c);
       }
       p.index = { v: p.v, brand, key };
     }
