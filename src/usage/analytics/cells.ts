@@ -6,8 +6,8 @@ import type { UsageEvent } from "../port";
  *    fields (bucket, key, brand, variant, format, exact status), the counts (requests, errors,
  *    rateLimited: the usage_daily rules) and a fixed latency histogram;
  *  - misses: per account, UTC day and miss (`domain:acme.test`, `slug:acme`, ...), the count.
- * The embedded store keeps them in memory; the MongoDB store writes each batch's deltas into
- * pre-aggregated documents (one per account, period and writer).
+ * The embedded store keeps them in memory; the MongoDB store folds each batch's delta into
+ * documents of its own (one per account, view, third of a month and writer).
  */
 
 /** A projection cell: counts and a latency histogram (bin index → requests). */
@@ -85,8 +85,8 @@ export const formatOf = (e: Pick<UsageEvent, "format" | "bucket">): string | nul
   typeof e.format === "string" ? e.format : IMAGE_BUCKETS.has(e.bucket) ? e.bucket : null;
 
 /**
- * One part of a cell key: usable as a MongoDB field name (no ".", no leading "$") and never
- * containing the separator "|". null is "%" (a lone "%" is never an encoded value).
+ * One part of a cell key: never containing the separator "|" (nor "." or a leading "$"). null
+ * is "%" (a lone "%" is never an encoded value).
  */
 const SAFE = /^[A-Za-z0-9_-]*$/;
 const enc = (v: string | null): string =>
@@ -130,7 +130,7 @@ export function rollupFor(fields: Iterable<GroupField>): Rollup {
  * The key of an event's `all` cell: its group fields (ROLLUPS.all order), encoded (slugs
  * lower-cased), joined by "|".
  */
-export function allKey(e: UsageEvent): string {
+function allKey(e: UsageEvent): string {
   const key = enc(typeof e.keyId === "string" ? e.keyId : "");
   const brand = enc(typeof e.slug === "string" ? e.slug.toLowerCase() : null);
   const variant = enc(typeof e.variant === "string" ? e.variant : null);
@@ -150,10 +150,6 @@ export function groupOf(rollup: Rollup, key: string): Partial<CellGroup> {
   });
   return out;
 }
-
-/** A miss as a MongoDB field name (see enc). */
-export const missKey = (miss: string) => enc(miss);
-export const missOf = (key: string) => dec(key) ?? "";
 
 /** The misses an event records (only well-formed strings). */
 export const missesOf = (e: UsageEvent): string[] =>
@@ -215,14 +211,14 @@ const PICK = Object.fromEntries(
 ) as Record<Rollup, number[]>;
 
 /** The key of an `all` cell in rollup `r`. */
-export function rollupKey(allKey: string, r: Rollup): string {
+function rollupKey(allKey: string, r: Rollup): string {
   if (r === "all") return allKey;
   const parts = allKey.split("|");
   return PICK[r].map((i) => parts[i]).join("|");
 }
 
 /** Add cell `c` into `into` (counts and histogram). */
-export function mergeCell(into: Cell, c: Cell): void {
+function mergeCell(into: Cell, c: Cell): void {
   into.n += c.n;
   into.e += c.e;
   into.r += c.r;
@@ -245,10 +241,7 @@ function derive(cells: PeriodCells, r: Rollup, intern: (k: string) => string): P
 }
 
 /** The brand field (encoded) of an `all` cell key. */
-export const brandPart = (allKey: string): string => allKey.split("|")[2] as string;
-
-/** Encode a filter value as cell keys hold it. */
-export const encField = enc;
+const brandPart = (allKey: string): string => allKey.split("|")[2] as string;
 
 /**
  * The cells and misses of events, in memory: the embedded store's projection, a batch's delta.
@@ -341,8 +334,8 @@ export class CellProjection {
       p.index = { v: p.v, brand, key };
     }
     const none: PeriodCells = new Map();
-    if (hint.brand !== undefined) return p.index.brand.get(encField(hint.brand)) ?? none;
-    return p.index.key.get(encField(hint.key ?? "")) ?? none;
+    if (hint.brand !== undefined) return p.index.brand.get(enc(hint.brand)) ?? none;
+    return p.index.key.get(enc(hint.key ?? "")) ?? none;
   }
 
   /**
