@@ -169,13 +169,15 @@ export class EmbeddedUsageStore implements UsageEventStore {
    */
   private analytics: CellProjection | null = null;
   private analyticsBuild: Promise<CellProjection> | null = null;
+  private buildTimer: ReturnType<typeof setTimeout> | null = null;
 
   constructor(dataDir: string, opts: EmbeddedUsageOptions = {}) {
     this.syncMs = opts.syncMs ?? 0;
     this.dir = join(dataDir, "events");
     mkdirSync(this.dir, { recursive: true });
     this.replay();
-    setTimeout(() => void this.cellProjection().catch(() => {}), 0).unref?.();
+    this.buildTimer = setTimeout(() => void this.cellProjection().catch(() => {}), 0);
+    this.buildTimer.unref?.();
   }
 
   /** number of distinct events replayed or appended since start */
@@ -341,6 +343,7 @@ export class EmbeddedUsageStore implements UsageEventStore {
   }
 
   async close() {
+    if (this.buildTimer) clearTimeout(this.buildTimer);
     await this.queue;
     if (this.syncTimer) clearTimeout(this.syncTimer);
     this.syncTimer = null;
