@@ -3,7 +3,9 @@ import { newId } from "../../platform/ids";
 import { log } from "../../platform/log";
 import {
   type Cell,
+  type CellHint,
   CellProjection,
+  hintFilter,
   type PeriodCells,
   type PeriodRow,
   VIEWS,
@@ -221,13 +223,22 @@ export class MongoUsageStore implements UsageEventStore {
     return rows;
   }
 
-  async cells(accountId: string, view: View, from: string, to: string): Promise<PeriodRow[]> {
+  async cells(
+    accountId: string,
+    view: View,
+    from: string,
+    to: string,
+    hint?: CellHint,
+  ): Promise<PeriodRow[]> {
+    // a brand= or key= read of the `all` rollup makes cells of that brand or key only
+    const keep = view.endsWith(".all") ? hintFilter(hint) : null;
     const rows: PeriodRow[] = [];
-    for (const [t, cells] of await this.readDocs(view, accountId, from, to))
-      rows.push({
-        t,
-        cells: new Map(Object.entries(cells as StoredPeriod).map(([k, a]) => [k, cellOf(a)])),
-      });
+    for (const [t, stored] of await this.readDocs(view, accountId, from, to)) {
+      const cells: PeriodCells = new Map();
+      for (const k in stored)
+        if (!keep || keep(k)) cells.set(k, cellOf((stored as StoredPeriod)[k] as number[]));
+      rows.push({ t, cells });
+    }
     return rows;
   }
 

@@ -242,6 +242,21 @@ function derive(cells: PeriodCells, r: Rollup, intern: (k: string) => string): P
 
 /** The brand field (encoded) of an `all` cell key. */
 const brandPart = (allKey: string): string => allKey.split("|")[2] as string;
+/** The key field (encoded) of an `all` cell key. */
+const keyPart = (allKey: string): string => allKey.split("|")[1] as string;
+
+/** Which `all` cell keys a hint keeps (null: every one). */
+export function hintFilter(hint?: CellHint): ((allKey: string) => boolean) | null {
+  if (hint?.brand !== undefined) {
+    const b = enc(hint.brand);
+    return (k) => brandPart(k) === b;
+  }
+  if (hint?.key !== undefined) {
+    const key = enc(hint.key);
+    return (k) => keyPart(k) === key;
+  }
+  return null;
+}
 
 /**
  * The cells and misses of events, in memory: the embedded store's projection, a batch's delta.
@@ -325,11 +340,7 @@ export class CellProjection {
       const key = new Map<string, PeriodCells>();
       for (const [k, c] of p.cells) {
         getOr(brand, brandPart(k), () => new Map()).set(k, c);
-        getOr(
-          key,
-          k.slice(k.indexOf("|") + 1, k.indexOf("|", k.indexOf("|") + 1)),
-          () => new Map(),
-        ).set(k, c);
+        getOr(key, keyPart(k), () => new Map()).set(k, c);
       }
       p.index = { v: p.v, brand, key };
     }
