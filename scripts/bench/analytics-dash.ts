@@ -1,7 +1,8 @@
 #!/usr/bin/env bun
 /**
- * The dashboard analytics over HTTP, one account with --events usage events spread over the 366
- * days ending now, on the embedded store and on MongoDB (FerretDB v1, scripts/mongo-local.ts;
+ * The dashboard analytics over HTTP: --events usage events over the 366 days ending now, spread
+ * over --accounts accounts (every one's events interleaved in time), the queries reading the
+ * first account's, on the embedded store and on MongoDB (FerretDB v1, scripts/mongo-local.ts;
  * `--mongo false` or no binary: skipped). Prints figures only.
  *
  * Events (eventOf, the recorder's own shape): 7 buckets, 5 keys, 200 brands (a few popular),
@@ -14,12 +15,16 @@
  *
  * Measured over a real socket (the app listening on 127.0.0.1, sequential fetches; the
  * per-minute rate limits run on a clock that moves a minute per call so they never refuse):
- *  - the first series query (embedded: the analytics cells are built from the log then);
- *  - p50/p99 of each query kind below, --reads calls each;
+ *  - the first series query (embedded: it waits for the cells' build from the log, started in
+ *    the background at start, when that has not ended);
+ *  - logging once the cells exist: CPU per event of a 20,000-event append, and the analytics
+ *    projection's own share;
+ *  - p50/p95/p99 of each query kind below, --reads calls each after a first one (printed apart:
+ *    on the embedded store it derives the rollup's cells of every period it reads);
  *  - GET /v1/analytics/events: every event in pages of 50,000 (events/s, RSS growth);
  *  - the projection rebuild (time, RSS before/after).
- *   bun scripts/bench/analytics-dash.ts [--events 200000] [--batch 20000] [--reads 30]
- *    [--mongo true|false]
+ *   bun scripts/bench/analytics-dash.ts [--events 200000] [--accounts 1] [--batch 20000] [--reads 30]
+ *    [--mongo true|false] [--embedded true|false] [--export true|false]
  */
 import { parseArgs } from "node:util";
 import { createApp } from "../../src/app";
@@ -27,6 +32,7 @@ import { loadConfig } from "../../src/config";
 import { buildDeps } from "../../src/deps";
 import { MemoryCounterStore } from "../../src/quota/memory-store";
 import { RateLimiter } from "../../src/quota/rate-limit";
+import { CellProjection } from "../../src/usage/analytics/cells";
 import type { UsageEvent } from "../../src/usage/port";
 import { eventOf } from "../../src/usage/serialize";
 import { findFerretDb, startMongoLocal } from "../mongo-local";
@@ -35,16 +41,21 @@ import { fmt, percentile, tempDir } from "./lib";
 const { values } = parseArgs({
   options: {
     events: { type: "string", default: "200000" },
+    /** the events are spread over this many accounts; the queries read the first one's */
+    accounts: { type: "string", default: "1" },
     batch: { type: "string", default: "20000" },
     reads: { type: "string", default: "30" },
     mongo: { type: "string", default: "true" },
     embedded: { type: "string", default: "true" },
+    /** "false": skip the export and rebuild figures */
+    export: { type: "string", default: "true" },
     /** MongoDB: "rebuild" (default: the events inserted into the log, then the projections
      * rebuilt from it) or "port" (through append, batch by batch, as live traffic) */
     "mongo-seed": { type: "string", default: "rebuild" },
   },
 });
 const EVENTS = Number(values.events);
+const ACCOUNTS = Number(values.accounts);
 const BATCH = Number(values.batch);
 const READS = Number(values.reads);
 const DAY_MS = 86_400_000;
@@ -81,11 +92,18 @@ const BRANDS = Array.from({ length: 200 }, (_, i) => `brand-${i}`);
 const BRAND_WEIGHTS = BRANDS.map((_, i) => 1 / (i + 1));
 const VARIANTS = ["mono", "color", "icon", "wordmark"];
 
-function* batches(accountId: string, keys: string[]): Generator<UsageEvent[]> {
-  const span = now - 60_000 - first;
-  for (let i = 0; i < EVENTS; i += BATCH) {
+/** the events in time order, BATCH at a time; every ACCOUNTS-th is the measured account's */
+function* batches(
+  accountId: string,
+  keys: string[],
+  count = EVENTS,
+  from = first,
+  to = now - 60_000,
+): Generator<UsageEvent[]> {
+  const span = to - from;
+  for (let i = 0; i < count; i += BATCH) {
     const batch: UsageEvent[] = [];
-    for (let j = i; j < Math.min(EVENTS, i + BATCH); j++) {
+    for (let j = i; j < Math.min(count, i + BATCH); j++) {
       const bucket = pick(BUCKET_LIST, BUCKET_WEIGHTS);
       const r = rand();
       const status = r < 0.03 ? 404 : r < 0.08 ? 304 : r < 0.1 ? 429 : r < 0.102 ? 500 : 200;
@@ -94,8 +112,8 @@ function* batches(accountId: string, keys: string[]): Generator<UsageEvent[]> {
       const latency = Math.exp(Math.log(1.5) + 0.8 * Math.sqrt(-2 * Math.log(rand() || 1e-9)));
       batch.push(
         eventOf({
-          at: first + Math.floor((span * j) / EVENTS),
-          accountId,
+          at: from + Math.floor((span * j) / count),
+          accountId: j % ACCOUNTS === 0 ? accountId : `bench-account-${j % ACCOUNTS}`,
           keyId: keys[j % keys.length] as string,
           tier: "pro",
           bucket,
@@ -129,7 +147,7 @@ const QUERIES: [string, string][] = [
 
 const rssMb = () => process.memoryUsage.rss() / 1048576;
 const stat = (ms: number[]) =>
-  `p50 ${fmt(percentile(ms, 50), 2).padStart(7)} ms  p99 ${fmt(percentile(ms, 99), 2).padStart(7)} ms`;
+  `p50 ${fmt(percentile(ms, 50), 2).padStart(7)} ms  p95 ${fmt(percentile(ms, 95), 2).padStart(7)} ms  p99 ${fmt(percentile(ms, 99), 2).padStart(7)} ms`;
 
 async function bench(name: string, env: Record<string, string>, seed: "port" | "rebuild") {
   const config = loadConfig({
@@ -189,22 +207,44 @@ async function bench(name: string, env: Record<string, string>, seed: "port" | "
       totals: { requests: number };
     };
     console.log(
-      `  first series query (embedded: the cells are built from the log then)  ${fmt(performance.now() - started, 0)} ms, ${check.totals.requests} requests counted`,
+      `  first series query  ${fmt(performance.now() - started, 0)} ms, ${check.totals.requests} requests counted`,
+    );
+    // logging once the cells exist: appends of fresh events (the last minute), and the
+    // analytics projection's own share (the same events counted into an empty projection)
+    const recent = [...batches(accountId, keys, 20_000, now - 60_000, now)].flat();
+    const cpu = process.cpuUsage();
+    await deps.store.usage.append(recent, { fresh: true });
+    const used = process.cpuUsage(cpu);
+    const appendUs = used.user + used.system;
+    // best of 5 (a single pass may take a garbage collection of the whole heap)
+    let cellsUs = Number.POSITIVE_INFINITY;
+    for (let i = 0; i < 5; i++) {
+      const t0 = performance.now();
+      new CellProjection().addAll(recent);
+      cellsUs = Math.min(cellsUs, (performance.now() - t0) * 1000);
+    }
+    console.log(
+      `  logging: append ${fmt(appendUs / recent.length, 2)} µs CPU/event (log, usage_daily and every projection), analytics cells ${fmt(cellsUs / recent.length, 2)} µs/event (best of 5)`,
     );
     for (const [label, q] of QUERIES) {
       const path =
         q === "MISSES"
           ? `/v1/analytics/misses?from=${firstDay}&to=${today}`
           : `/v1/analytics/usage?${q}`;
+      // the first call of a kind derives its rollup's cells of every period read (embedded)
+      let t = performance.now();
+      await (await get(path)).arrayBuffer();
+      const firstMs = performance.now() - t;
       const ms: number[] = [];
       for (let i = 0; i < READS; i++) {
-        const t = performance.now();
+        t = performance.now();
         await (await get(path)).arrayBuffer();
         ms.push(performance.now() - t);
       }
-      console.log(`  ${label.padEnd(40)} ${stat(ms)}`);
+      console.log(`  ${label.padEnd(40)} ${stat(ms)}  first ${fmt(firstMs, 0)} ms`);
     }
 
+    if (values.export === "false") return;
     // export: every event, 50,000 a page
     Bun.gc(true);
     const rss0 = rssMb();
@@ -243,7 +283,9 @@ async function bench(name: string, env: Record<string, string>, seed: "port" | "
   }
 }
 
-console.log(`Dashboard analytics over HTTP, one account, ${EVENTS} events over 366 days`);
+console.log(
+  `Dashboard analytics over HTTP, ${EVENTS} events over 366 days in ${ACCOUNTS} account(s), the queries reading one (${Math.ceil(EVENTS / ACCOUNTS)} events)`,
+);
 if (values.embedded !== "false") await bench("embedded", {}, "port");
 const found = values.mongo === "false" ? { bin: null, reason: "--mongo false" } : findFerretDb();
 if (!found.bin) console.log(`MongoDB: skipped (${(found as { reason: string }).reason})`);

@@ -1,6 +1,6 @@
 import type { Bucket, Tier } from "../quota/limits";
 import type { CountableEvent } from "../quota/service";
-import type { PeriodRow, View } from "./analytics/cells";
+import type { CellHint, PeriodRow, View } from "./analytics/cells";
 import type { RecorderCondition } from "./writer";
 
 /** One metered request, as appended to the usage event log. Never updated or deleted. */
@@ -120,9 +120,17 @@ export interface UsageEventStore {
   /**
    * The analytics cells (see usage/analytics/cells.ts) of one account and view (granularity and
    * rollup) for the periods from..to (inclusive: YYYY-MM-DD days, or YYYY-MM-DDTHH hours). A
-   * period may come in several rows (one per writer): the caller sums them.
+   * period may come in several rows (one per writer): the caller sums them. `hint` (the
+   * query's brand or key filter) lets an adapter leave out cells of other brands or keys; the
+   * caller filters again.
    */
-  cells(accountId: string, view: View, from: string, to: string): Promise<PeriodRow[]>;
+  cells(
+    accountId: string,
+    view: View,
+    from: string,
+    to: string,
+    hint?: CellHint,
+  ): Promise<PeriodRow[]>;
   /** miss counts (see UsageEvent.miss) of days from..to: of one account, or of all (null) */
   misses(accountId: string | null, from: string, to: string): Promise<Map<string, number>>;
   /**
@@ -130,6 +138,11 @@ export interface UsageEventStore {
    * from the first), `ts` before `before`, ascending by id, at most `limit`.
    */
   exportEvents(accountId: string, q: ExportQuery): Promise<UsageEvent[]>;
+  /**
+   * Optional: the same page as each event's JSON text (what the NDJSON export streams), when
+   * the adapter holds it already serialized.
+   */
+  exportLines?(accountId: string, q: ExportQuery): Promise<string[]>;
   /** every stored event of one UTC day (each id once) */
   eventsOfDay(day: string): AsyncIterable<UsageEvent>;
   /**

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { log } from "../../platform/log";
 import type { Bucket } from "../../quota/limits";
 import type { CountableEvent } from "../../quota/service";
-import { CellProjection, type View } from "../../usage/analytics/cells";
+import { type CellHint, CellProjection, type View } from "../../usage/analytics/cells";
 import { DailyProjection } from "../../usage/daily";
 import type { DailyRow, ExportQuery, UsageEvent, UsageEventStore } from "../../usage/port";
 import { JsonlEncoder } from "../../usage/serialize";
@@ -17,6 +17,9 @@ const dayOfId = (id: string): string | null => {
 };
 
 import { JsonlLog } from "./jsonl";
+
+/** how a canonical line starts, up to its id; its ts is then at 51..75 */
+const CANONICAL_HEAD = '{"id":"';
 
 const DAY_FILE = /^(\d{4}-\d{2}-\d{2})\.jsonl$/;
 /** usage_daily rows of days whose event files retention removed (events/daily-archive.jsonl) */
@@ -160,17 +163,21 @@ export class EmbeddedUsageStore implements UsageEventStore {
   /** reused by every append: the queue runs one append at a time, each awaiting its write */
   private encoder = new JsonlEncoder();
   /**
-   * the analytics cells and misses: built from the log on first use (not at start, which only
-   * counts usage_daily), then kept current by every append
+   * the analytics cells and misses: built from the log in the background after start (which
+   * itself only counts usage_daily; a query before the build ends waits for it), then kept
+   * current by every append
    */
   private analytics: CellProjection | null = null;
   private analyticsBuild: Promise<CellProjection> | null = null;
+  private buildTimer: ReturnType<typeof setTimeout> | null = null;
 
   constructor(dataDir: string, opts: EmbeddedUsageOptions = {}) {
     this.syncMs = opts.syncMs ?? 0;
     this.dir = join(dataDir, "events");
     mkdirSync(this.dir, { recursive: true });
     this.replay();
+    this.buildTimer = setTimeout(() => void this.cellProjection().catch(() => {}), 0);
+    this.buildTimer.unref?.();
   }
 
   /** number of distinct events replayed or appended since start */
@@ -195,8 +202,8 @@ export class EmbeddedUsageStore implements UsageEventStore {
     return this.projection.query(accountId, from, to);
   }
 
-  async cells(accountId: string, view: View, from: string, to: string) {
-    return (await this.cellProjection()).periods(accountId, view, from, to);
+  async cells(accountId: string, view: View, from: string, to: string, hint?: CellHint) {
+    return (await this.cellProjection()).periods(accountId, view, from, to, hint);
   }
 
   async misses(accountId: string | null, from: string, to: string) {
@@ -205,27 +212,60 @@ export class EmbeddedUsageStore implements UsageEventStore {
 
   /**
    * Export page: the day files from..to are read in order (a day's ids all precede the next
-   * day's: an id carries its event's time); only lines naming the account are parsed.
+   * day's: an id carries its event's time); only lines naming the account are looked at.
    */
   async exportEvents(accountId: string, q: ExportQuery): Promise<UsageEvent[]> {
-    const out: UsageEvent[] = [];
+    return (await this.exportLines(accountId, q)).map((l) => JSON.parse(l) as UsageEvent);
+  }
+
+  /**
+   * The export page as the stored JSON lines: a line in the encoder's canonical form is read by
+   * position (id, ts, day, accountId lead it) and passed on as it is; any other is parsed, checked
+   * and serialized again.
+   */
+  async exportLines(accountId: string, q: ExportQuery): Promise<string[]> {
+    const out: string[] = [];
     const first = q.after && q.after.length >= 13 ? dayOfId(q.after) : null;
     const marker = `"accountId":${JSON.stringify(accountId)}`;
+    const head = `","day":"`;
     for (const day of this.days()) {
       if (day < q.from || day > q.to || (first !== null && day < first)) continue;
       const seen = new IdHashSet();
-      const found: UsageEvent[] = [];
+      const found: { id: string; line: string }[] = [];
       for (const { text } of lineChunks(this.path(day)))
         for (const line of text.split("\n")) {
           if (!line.includes(marker)) continue;
-          const e = parseEvent(line);
-          if (!e || e.accountId !== accountId || e.day !== day || e.ts >= q.before) continue;
-          if ((q.after !== null && e.id <= q.after) || !seen.add(e.id)) continue;
-          found.push(e);
+          let id: string;
+          let ts: string;
+          let json = line;
+          // canonical: {"id":"<id>","ts":"<ts>","day":"<day>","accountId":<marker>...}
+          if (
+            line.startsWith(CANONICAL_HEAD) &&
+            line.endsWith("}") &&
+            line.startsWith(`","ts":"`, 43) &&
+            line.startsWith(head, 75) &&
+            line.startsWith(day, 84) &&
+            line.startsWith(`","accountId":"`, 94) &&
+            line.startsWith(marker, 96)
+          ) {
+            id = line.slice(7, 43);
+            ts = line.slice(51, 75);
+          } else {
+            const e = parseEvent(line);
+            if (!e || e.accountId !== accountId || e.day !== day) continue;
+            id = e.id;
+            ts = e.ts;
+            json = JSON.stringify(e);
+          }
+          if (ts >= q.before || (q.after !== null && id <= q.after) || !seen.add(id)) continue;
+          found.push({ id, line: json });
         }
-      found.sort((a, b) => (a.id < b.id ? -1 : 1));
-      for (const e of found) {
-        out.push(e);
+      let sorted = true;
+      for (let i = 1; i < found.length && sorted; i++)
+        sorted = (found[i - 1] as { id: string }).id < (found[i] as { id: string }).id;
+      if (!sorted) found.sort((a, b) => (a.id < b.id ? -1 : 1));
+      for (const f of found) {
+        out.push(f.line);
         if (out.length >= q.limit) return out;
       }
     }
@@ -254,16 +294,21 @@ export class EmbeddedUsageStore implements UsageEventStore {
     this.tally = new DayTally();
     this.eventCount = 0;
     this.replay();
-    this.analytics = this.scanCells(progress);
+    // the old cells go first: never two projections in memory at once
+    this.analytics = null;
+    this.analytics = await this.scanCells(progress);
     return { events: this.eventCount, rows: this.projection.size };
   }
 
-  /** the analytics projection, built from the log (in the append queue) on first use */
+  /**
+   * the analytics projection, built from the log in the append queue (appends wait: none is
+   * counted twice or missed), a day file at a time with the event loop free in between
+   */
   private cellProjection(): Promise<CellProjection> {
     if (this.analytics) return Promise.resolve(this.analytics);
     if (!this.analyticsBuild) {
-      const run = this.queue.then(() => {
-        this.analytics ??= this.scanCells();
+      const run = this.queue.then(async () => {
+        this.analytics ??= await this.scanCells(undefined, true);
         return this.analytics;
       });
       this.queue = run.catch(() => {});
@@ -276,7 +321,10 @@ export class EmbeddedUsageStore implements UsageEventStore {
   }
 
   /** the analytics cells and misses of every event on file, each id once */
-  private scanCells(progress?: (p: { day: string; events: number }) => void): CellProjection {
+  private async scanCells(
+    progress?: (p: { day: string; events: number }) => void,
+    yieldEachDay = false,
+  ): Promise<CellProjection> {
     const cells = new CellProjection();
     for (const day of this.days()) {
       const path = this.path(day);
@@ -289,11 +337,13 @@ export class EmbeddedUsageStore implements UsageEventStore {
             events++;
           }
       progress?.({ day, events });
+      if (yieldEachDay) await new Promise((r) => setImmediate(r));
     }
     return cells;
   }
 
   async close() {
+    if (this.buildTimer) clearTimeout(this.buildTimer);
     await this.queue;
     if (this.syncTimer) clearTimeout(this.syncTimer);
     this.syncTimer = null;

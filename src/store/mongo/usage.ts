@@ -3,9 +3,10 @@ import { newId } from "../../platform/ids";
 import { log } from "../../platform/log";
 import {
   type Cell,
+  type CellHint,
   CellProjection,
-  missKey,
-  missOf,
+  hintFilter,
+  type PeriodCells,
   type PeriodRow,
   VIEWS,
   type View,
@@ -37,38 +38,89 @@ const dailyId = (r: { accountId: string; day: string; bucket: string }, writer?:
   `${r.accountId}|${r.day}|${r.bucket}${writer ? `|${writer}` : ""}`;
 
 /**
- * A document of one writer's analytics cells of one account, view and period (`g` the view,
- * e.g. "day.bs"; `t` the period: YYYY-MM-DD or YYYY-MM-DDTHH), or of its miss counts of one day
- * (`g` "miss"). `_id` is "accountId|g|t|writer" (a rebuild writes one without a writer). Each
- * view has its own collection (`cellsCollection`): FerretDB v1 (SQLite) pushes no filter but
- * one on `_id` down, so a query scans its collection, and that is only its view's documents.
+ * A document of one writer's analytics cells of one account and view over a stretch of periods
+ * (`p`: a third of a month, "YYYY-MM-1|2|3"; see docPeriod), or of its miss counts. `_id` is "accountId|p|writer". The cells are
+ * one JSON text (`c`: period → cell key → [requests, errors, rateLimited, bin, n, bin, n, ...];
+ * misses: day → miss → count), rewritten whole by its one writer, which keeps its documents in
+ * memory (`v` changes at every write, so a document changed by a rebuild meanwhile is noticed).
+ * FerretDB v1 (SQLite) pushes only an `_id` equality down and rebuilds every other document of
+ * the collection from JSON for any other filter, at a cost per document more than per byte:
+ * one view per collection, few documents (37 per account, writer and year, whatever the
+ * view), one string field each instead of thousands of nested numbers.
  */
 interface CellDoc {
   _id: string;
   accountId: string;
-  g: View | "miss";
-  t: string;
-  writer?: string;
-  /** cell key → cell (views) */
-  c?: Record<string, StoredCell>;
-  /** miss → count (g miss) */
-  m?: Record<string, number>;
+  p: string;
+  w: string;
+  /** a new id at every write */
+  v: string;
+  c: string;
 }
 
-/** A cell as stored: its histogram an object bin → requests (so that `$inc` can add to it). */
-interface StoredCell {
-  n?: number;
-  e?: number;
-  r?: number;
-  h?: Record<string, number>;
+/** A period's cells as stored: cell key → [n, e, r, bin, count, ...]. */
+type StoredPeriod = Record<string, number[]>;
+/** A document's content: period → cells, or day → miss → count. */
+type StoredDoc = Record<string, StoredPeriod | Record<string, number>>;
+
+type CellGroupName = View | "miss";
+
+/** The collection of a view's documents (usage_view_day_bs, ...) or of the misses. */
+const cellsCollection = (g: CellGroupName) => `usage_view_${g.replace(".", "_")}`;
+
+/** The document period of a day or hour: a third of its month. */
+function docPeriod(t: string): string {
+  const d = Number(t.slice(8, 10));
+  return `${t.slice(0, 7)}-${d <= 10 ? 1 : d <= 20 ? 2 : 3}`;
 }
 
-/** The collection of a view's documents (usage_cells_day_bs, ...) or of the misses. */
-const cellsCollection = (g: CellDoc["g"]) =>
-  g === "miss" ? "usage_misses" : `usage_cells_${g.replace(".", "_")}`;
+/** Cells of a period in the stored form. */
+function storedPeriod(cells: PeriodCells): StoredPeriod {
+  const out: StoredPeriod = {};
+  for (const [key, c] of cells) out[key] = [c.n, c.e, c.r, ...c.h];
+  return out;
+}
 
-const cellDocId = (accountId: string, g: string, t: string, writer?: string) =>
-  `${accountId}|${g}|${t}${writer ? `|${writer}` : ""}`;
+/** Add stored cells or miss counts `from` into `into` (same shape). */
+function mergeStored(into: StoredDoc, from: StoredDoc): void {
+  for (const t in from) {
+    const src = from[t] as Record<string, number[] | number>;
+    into[t] ??= {};
+    const dst = into[t] as Record<string, number[] | number>;
+    for (const k in src) {
+      const v = src[k] as number[] | number;
+      const had = dst[k];
+      if (typeof v === "number") dst[k] = ((had as number | undefined) ?? 0) + v;
+      else if (!had) dst[k] = [...v];
+      else addStoredCell(had as number[], v);
+    }
+  }
+}
+
+function addStoredCell(into: number[], c: number[]): void {
+  into[0] = (into[0] as number) + (c[0] as number);
+  into[1] = (into[1] as number) + (c[1] as number);
+  into[2] = (into[2] as number) + (c[2] as number);
+  next: for (let i = 3; i < c.length; i += 2) {
+    for (let j = 3; j < into.length; j += 2)
+      if (into[j] === c[i]) {
+        into[j + 1] = (into[j + 1] as number) + (c[i + 1] as number);
+        continue next;
+      }
+    into.push(c[i] as number, c[i + 1] as number);
+  }
+}
+
+/** A stored cell as a Cell. */
+const cellOf = (a: number[]): Cell => ({
+  n: a[0] as number,
+  e: a[1] as number,
+  r: a[2] as number,
+  h: a.slice(3),
+});
+
+/** documents of its own a writer keeps in memory */
+const CACHED_DOCS = 20_000;
 
 /** The unique index of earlier versions (one row per account, day and bucket). */
 const OLD_UNIQUE_INDEX = "account_day_bucket";
@@ -85,8 +137,12 @@ const OLD_UNIQUE_INDEX = "account_day_bucket";
  *    (FerretDB v1 reads, then writes: concurrent `$inc`s on one document lose increments).
  */
 export class MongoUsageStore implements UsageEventStore {
-  /** this process's rows in usage_daily */
+  /** this process's rows in usage_daily and its analytics documents */
   private readonly writer = newId();
+  /** this writer's analytics documents (collection|_id → content and version), oldest first */
+  private docs = new Map<string, { v: string; c: StoredDoc }>();
+  /** collection|_id of every analytics document this writer created */
+  private created = new Set<string>();
 
   constructor(private db: Db) {}
 
@@ -96,7 +152,7 @@ export class MongoUsageStore implements UsageEventStore {
   private get dailyCol() {
     return this.db.collection<DailyDoc>("usage_daily");
   }
-  private cellsCol(g: CellDoc["g"]) {
+  private cellsCol(g: CellGroupName) {
     return this.db.collection<CellDoc>(cellsCollection(g));
   }
 
@@ -107,11 +163,11 @@ export class MongoUsageStore implements UsageEventStore {
     ]);
     for (const view of VIEWS)
       await ensureIndexes(db, cellsCollection(view), [
-        { key: { accountId: 1, t: 1 }, name: "account_t" },
+        { key: { accountId: 1, p: 1 }, name: "account_p" },
       ]);
     await ensureIndexes(db, cellsCollection("miss"), [
-      { key: { accountId: 1, t: 1 }, name: "account_t" },
-      { key: { t: 1 }, name: "t" },
+      { key: { accountId: 1, p: 1 }, name: "account_p" },
+      { key: { p: 1 }, name: "p" },
     ]);
     const daily = db.collection("usage_daily");
     const had = await daily.indexes().catch(() => [] as { name?: string }[]);
@@ -167,25 +223,48 @@ export class MongoUsageStore implements UsageEventStore {
     return rows;
   }
 
-  async cells(accountId: string, view: View, from: string, to: string): Promise<PeriodRow[]> {
-    const docs = await this.cellsCol(view)
-      .find({ accountId, t: { $gte: from, $lte: to } }, { projection: { t: 1, c: 1 } })
-      .toArray();
-    return docs.map((d) => ({ t: d.t, cells: new Map(Object.entries(d.c ?? {}).map(fillCell)) }));
+  async cells(
+    accountId: string,
+    view: View,
+    from: string,
+    to: string,
+    hint?: CellHint,
+  ): Promise<PeriodRow[]> {
+    // a brand= or key= read of the `all` rollup makes cells of that brand or key only
+    const keep = view.endsWith(".all") ? hintFilter(hint) : null;
+    const rows: PeriodRow[] = [];
+    for (const [t, stored] of await this.readDocs(view, accountId, from, to)) {
+      const cells: PeriodCells = new Map();
+      for (const k in stored)
+        if (!keep || keep(k)) cells.set(k, cellOf((stored as StoredPeriod)[k] as number[]));
+      rows.push({ t, cells });
+    }
+    return rows;
   }
 
   async misses(accountId: string | null, from: string, to: string) {
-    const filter = accountId === null ? {} : { accountId };
     const out = new Map<string, number>();
-    const cursor = this.cellsCol("miss").find(
-      { ...filter, t: { $gte: from, $lte: to } },
-      { projection: { m: 1 } },
-    );
-    for await (const d of cursor)
-      for (const [k, n] of Object.entries(d.m ?? {})) {
-        const miss = missOf(k);
+    for (const [, misses] of await this.readDocs("miss", accountId, from, to))
+      for (const [miss, n] of Object.entries(misses as Record<string, number>))
         out.set(miss, (out.get(miss) ?? 0) + n);
-      }
+    return out;
+  }
+
+  /**
+   * The stored periods from..to of one view (or the misses) of an account (or of all: null),
+   * one entry per writer's document and period.
+   */
+  private async readDocs(g: CellGroupName, accountId: string | null, from: string, to: string) {
+    const filter = {
+      ...(accountId === null ? {} : { accountId }),
+      p: { $gte: docPeriod(from), $lte: docPeriod(to) },
+    };
+    const out: [string, StoredPeriod | Record<string, number>][] = [];
+    const cursor = this.cellsCol(g).find(filter, { projection: { c: 1 } });
+    for await (const d of cursor) {
+      const doc = JSON.parse(d.c) as StoredDoc;
+      for (const t in doc) if (t >= from && t <= to) out.push([t, doc[t] as StoredPeriod]);
+    }
     return out;
   }
 
@@ -224,9 +303,9 @@ export class MongoUsageStore implements UsageEventStore {
 
   /**
    * Recompute usage_daily from usage_events: the events are streamed and counted here (the
-   * common subset of MongoDB and FerretDB has no `$cond` in `$group`, nor `$out`), then every
-   * row is written with its absolute counts and rows without events are deleted. Only the days
-   * still in the log are recomputed: rows of days whose raw events were pruned stay as they are.
+   * common subset of MongoDB and FerretDB has no `$cond` in `$group`, nor `$out`), then the
+   * rows of the days still in the log are replaced by the recomputed ones. Rows of days whose
+   * raw events were pruned stay as they are.
    */
   async rebuildDaily(progress?: (p: { day: string; events: number }) => void) {
     const rows = new Map<string, DailyRow>();
@@ -247,20 +326,12 @@ export class MongoUsageStore implements UsageEventStore {
       }
       countInto(row, e.status, e.count ?? 1);
     }
-    const all = [...rows.entries()];
-    for (let i = 0; i < all.length; i += 1000)
-      await this.dailyCol.bulkWrite(
-        all.slice(i, i + 1000).map(([_id, row]) => ({
-          replaceOne: { filter: { _id }, replacement: row, upsert: true },
-        })),
-        { ordered: false },
-      );
-    const stale: string[] = [];
-    const kept = oldest === null ? {} : { day: { $gte: oldest } };
-    for await (const d of this.dailyCol.find(kept, { projection: { _id: 1 } }))
-      if (!rows.has(d._id)) stale.push(d._id);
-    for (let i = 0; i < stale.length; i += 1000)
-      await this.dailyCol.deleteMany({ _id: { $in: stale.slice(i, i + 1000) } });
+    // every row of the days still in the log goes (writers' included), then the rebuilt rows
+    // are inserted: inserts need no read, where FerretDB v1 scans the collection for each upsert
+    if (oldest !== null) await this.dailyCol.deleteMany({ day: { $gte: oldest } });
+    const all = [...rows.entries()].map(([_id, row]) => ({ _id, ...row }));
+    for (let i = 0; i < all.length; i += 5000)
+      await this.dailyCol.insertMany(all.slice(i, i + 5000), { ordered: false });
     await this.rebuildCells(cells, oldest);
     if (progress && events % 100_000 !== 0) progress({ day: oldest ?? "", events });
     return { events, rows: rows.size };
@@ -269,16 +340,29 @@ export class MongoUsageStore implements UsageEventStore {
   async close() {}
 
   /**
-   * Replace the analytics documents from a rebuilt projection: every document of the periods still in the
-   * log (writers' rows included) is deleted, then one document per account, view and period is
-   * inserted (no writer). Documents of pruned days stay as they are. (Deleting first: FerretDB
-   * v1 stalls on bulk replaces of some existing documents.)
+   * Replace the analytics documents from a rebuilt projection: the periods still in the log
+   * (from `oldest` on) are taken out of every document (writers' included; a document left
+   * empty is deleted), then the rebuilt cells are inserted as documents of a writer of their
+   * own. Periods of pruned days stay as they are.
    */
   private async rebuildCells(cells: CellProjection, oldest: string | null) {
     if (oldest === null) return;
-    for (const g of [...VIEWS, "miss" as const])
-      await this.cellsCol(g).deleteMany({ t: { $gte: oldest } });
-    await this.writeCells(cells);
+    this.docs.clear();
+    this.created.clear();
+    for (const g of [...VIEWS, "miss" as const]) {
+      const col = this.cellsCol(g);
+      const stale: string[] = [];
+      for await (const d of col.find({ p: { $gte: docPeriod(oldest) } })) {
+        const doc = JSON.parse(d.c) as StoredDoc;
+        const kept: StoredDoc = {};
+        for (const t in doc) if (t < oldest) kept[t] = doc[t] as StoredPeriod;
+        if (Object.keys(kept).length === 0) stale.push(d._id);
+        else await col.replaceOne({ _id: d._id }, { ...d, v: newId(), c: JSON.stringify(kept) });
+      }
+      for (let i = 0; i < stale.length; i += 1000)
+        await col.deleteMany({ _id: { $in: stale.slice(i, i + 1000) } });
+    }
+    await this.writeCells(cells, `rebuild-${newId()}`);
   }
 
   /**
@@ -325,77 +409,109 @@ export class MongoUsageStore implements UsageEventStore {
   }
 
   /**
-   * Fold cells into their view's collection: with a writer, one `$inc` update per account, view and period
-   * (each process has its own documents, as in usage_daily); without (a rebuild, after the
-   * documents were deleted), whole documents are inserted.
+   * Fold cells into the documents of `writer` (this process's, or a rebuild's own): each
+   * document's new content is its cached one plus the cells, written whole. A document this
+   * writer never created is inserted; one it created but no longer caches is read back first.
+   * A write that finds the document changed or gone (a rebuild ran meanwhile) is redone from
+   * what is stored then.
    */
-  private async writeCells(cells: CellProjection, writer?: string) {
-    const ops = new Map<CellDoc["g"], AnyBulkWriteOperation<CellDoc>[]>();
-    const put = (accountId: string, g: CellDoc["g"], t: string, inc: Record<string, number>) => {
-      let list = ops.get(g);
-      if (!list) {
-        list = [];
-        ops.set(g, list);
+  private async writeCells(cells: CellProjection, writer: string) {
+    const byDoc = new Map<
+      CellGroupName,
+      Map<string, { accountId: string; p: string; add: StoredDoc }>
+    >();
+    const put = (g: CellGroupName, accountId: string, t: string, add: StoredDoc[string]) => {
+      let docs = byDoc.get(g);
+      if (!docs) {
+        docs = new Map();
+        byDoc.set(g, docs);
       }
-      const _id = cellDocId(accountId, g, t, writer);
-      if (writer)
-        list.push({
-          updateOne: {
-            filter: { _id },
-            update: { $setOnInsert: { accountId, g, t, writer }, $inc: inc },
-            upsert: true,
-          },
-        });
-      else {
-        const doc: CellDoc = { _id, accountId, g, t };
-        for (const [path, n] of Object.entries(inc)) setPath(doc, path, n);
-        list.push({ insertOne: { document: doc } });
+      const p = docPeriod(t);
+      const _id = `${accountId}|${p}|${writer}`;
+      let d = docs.get(_id);
+      if (!d) {
+        d = { accountId, p, add: {} };
+        docs.set(_id, d);
       }
+      d.add[t] = add;
     };
     for (const [accountId, a] of cells.accounts) {
-      for (const [view, periods] of a.views)
-        for (const [t, period] of periods) {
-          const inc: Record<string, number> = {};
-          for (const [key, c] of period) {
-            inc[`c.${key}.n`] = c.n;
-            if (c.e) inc[`c.${key}.e`] = c.e;
-            if (c.r) inc[`c.${key}.r`] = c.r;
-            for (let i = 0; i < c.h.length; i += 2)
-              inc[`c.${key}.h.${c.h[i]}`] = c.h[i + 1] as number;
-          }
-          put(accountId, view, t, inc);
-        }
-      for (const [day, misses] of a.misses) {
-        const inc: Record<string, number> = {};
-        for (const [miss, n] of misses) inc[`m.${missKey(miss)}`] = n;
-        put(accountId, "miss", day, inc);
-      }
+      for (const [view, t, period] of cells.viewPeriods(a))
+        put(view, accountId, t, storedPeriod(period));
+      for (const [day, misses] of a.misses) put("miss", accountId, day, Object.fromEntries(misses));
     }
-    // one collection per view: their writes touch different documents and go in parallel
+    // one collection per view: their writes go in parallel
     await Promise.all(
-      [...ops].map(async ([g, list]) => {
-        for (let i = 0; i < list.length; i += 1000)
-          await this.cellsCol(g).bulkWrite(list.slice(i, i + 1000), { ordered: false });
+      [...byDoc].map(async ([g, docs]) => {
+        const list = [...docs];
+        for (let i = 0; i < list.length; i += 500)
+          await this.writeDocs(g, writer, list.slice(i, i + 500));
       }),
     );
   }
-}
 
-/** A stored cell (its histogram an object bin → requests, for `$inc`) as a Cell. */
-function fillCell([key, c]: [string, StoredCell]): [string, Cell] {
-  const h: number[] = [];
-  for (const bin in c.h) h.push(Number(bin), c.h[bin] as number);
-  // fields a writer never incremented are zero
-  return [key, { n: c.n ?? 0, e: c.e ?? 0, r: c.r ?? 0, h }];
-}
-
-/** Set a dotted path ("c.key.h.3") in a plain object. */
-function setPath(doc: object, path: string, value: number) {
-  const parts = path.split(".");
-  let o = doc as Record<string, unknown>;
-  for (const p of parts.slice(0, -1)) {
-    o[p] ??= {};
-    o = o[p] as Record<string, unknown>;
+  private async writeDocs(
+    g: CellGroupName,
+    w: string,
+    list: [string, { accountId: string; p: string; add: StoredDoc }][],
+  ) {
+    const col = this.cellsCol(g);
+    const ops: AnyBulkWriteOperation<CellDoc>[] = [];
+    const done: [string, { v: string; c: StoredDoc }][] = [];
+    for (const [_id, { accountId, p, add }] of list) {
+      const at = `${g}|${_id}`;
+      let had = this.docs.get(at);
+      if (!had && this.created.has(at)) {
+        const d = await col.findOne({ _id });
+        had = d ? { v: d.v, c: JSON.parse(d.c) as StoredDoc } : undefined;
+      }
+      // the cached content is updated in place: a failed write is redone from the stored one
+      const c: StoredDoc = had ? had.c : {};
+      mergeStored(c, add);
+      const v = newId();
+      const doc: CellDoc = { _id, accountId, p, w, v, c: JSON.stringify(c) };
+      ops.push(
+        had
+          ? { replaceOne: { filter: { _id, v: had.v }, replacement: doc } }
+          : { insertOne: { document: doc } },
+      );
+      done.push([at, { v, c }]);
+    }
+    let ok = false;
+    try {
+      const r = await col.bulkWrite(ops, { ordered: false });
+      ok = r.insertedCount + r.matchedCount === ops.length;
+    } catch (err) {
+      if (!(err instanceof MongoBulkWriteError)) throw err;
+    }
+    for (const [at, d] of done) {
+      this.created.add(at);
+      this.remember(at, d);
+    }
+    if (ok) return;
+    // some document was changed or removed by someone else: redo each from what is stored
+    for (const [_id, { accountId, p, add }] of list) {
+      const at = `${g}|${_id}`;
+      const mine = this.docs.get(at);
+      const d = await col.findOne({ _id });
+      if (d && mine && d.v === mine.v) continue; // this one was written
+      const c: StoredDoc = d ? (JSON.parse(d.c) as StoredDoc) : {};
+      mergeStored(c, add);
+      const v = newId();
+      const doc: CellDoc = { _id, accountId, p, w, v, c: JSON.stringify(c) };
+      if (d) await col.replaceOne({ _id }, doc);
+      else await col.insertOne(doc);
+      this.remember(at, { v, c });
+    }
   }
-  o[parts[parts.length - 1] as string] = value;
+
+  /** keep a document of this writer in memory (the least recently written go first) */
+  private remember(at: string, d: { v: string; c: StoredDoc }) {
+    this.docs.delete(at);
+    this.docs.set(at, d);
+    if (this.docs.size > CACHED_DOCS) {
+      const oldest = this.docs.keys().next().value;
+      if (oldest !== undefined) this.docs.delete(oldest);
+    }
+  }
 }

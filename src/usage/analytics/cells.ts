@@ -6,8 +6,8 @@ import type { UsageEvent } from "../port";
  *    fields (bucket, key, brand, variant, format, exact status), the counts (requests, errors,
  *    rateLimited: the usage_daily rules) and a fixed latency histogram;
  *  - misses: per account, UTC day and miss (`domain:acme.test`, `slug:acme`, ...), the count.
- * The embedded store keeps them in memory; the MongoDB store writes each batch's deltas into
- * pre-aggregated documents (one per account, period and writer).
+ * The embedded store keeps them in memory; the MongoDB store folds each batch's delta into
+ * documents of its own (one per account, view, third of a month and writer).
  */
 
 /** A projection cell: counts and a latency histogram (bin index → requests). */
@@ -85,8 +85,8 @@ export const formatOf = (e: Pick<UsageEvent, "format" | "bucket">): string | nul
   typeof e.format === "string" ? e.format : IMAGE_BUCKETS.has(e.bucket) ? e.bucket : null;
 
 /**
- * One part of a cell key: usable as a MongoDB field name (no ".", no leading "$") and never
- * containing the separator "|". null is "%" (a lone "%" is never an encoded value).
+ * One part of a cell key: never containing the separator "|" (nor "." or a leading "$"). null
+ * is "%" (a lone "%" is never an encoded value).
  */
 const SAFE = /^[A-Za-z0-9_-]*$/;
 const enc = (v: string | null): string =>
@@ -126,27 +126,15 @@ export function rollupFor(fields: Iterable<GroupField>): Rollup {
   );
 }
 
-/** An event's group fields, encoded for cell keys (slugs lower-cased). */
-function encodedFields(e: UsageEvent): Record<GroupField, string> {
-  return {
-    bucket: e.bucket,
-    status: String(e.status),
-    key: enc(typeof e.keyId === "string" ? e.keyId : ""),
-    brand: enc(typeof e.slug === "string" ? e.slug.toLowerCase() : null),
-    variant: enc(typeof e.variant === "string" ? e.variant : null),
-    format: enc(formatOf(e)),
-  };
-}
-
-/** The keys of an event's cells, one per rollup (ROLLUP_NAMES order): fields joined by "|". */
-export function cellKeys(e: UsageEvent): string[] {
-  const v = encodedFields(e);
-  return ROLLUP_NAMES.map((r) => {
-    const fields = ROLLUPS[r];
-    let key = v[fields[0]];
-    for (let i = 1; i < fields.length; i++) key += `|${v[fields[i] as GroupField]}`;
-    return key;
-  });
+/**
+ * The key of an event's `all` cell: its group fields (ROLLUPS.all order), encoded (slugs
+ * lower-cased), joined by "|".
+ */
+function allKey(e: UsageEvent): string {
+  const key = enc(typeof e.keyId === "string" ? e.keyId : "");
+  const brand = enc(typeof e.slug === "string" ? e.slug.toLowerCase() : null);
+  const variant = enc(typeof e.variant === "string" ? e.variant : null);
+  return `${e.bucket}|${key}|${brand}|${variant}|${enc(formatOf(e))}|${e.status}`;
 }
 
 /** The group fields of a cell key of a rollup (the others are absent). */
@@ -163,10 +151,6 @@ export function groupOf(rollup: Rollup, key: string): Partial<CellGroup> {
   return out;
 }
 
-/** A miss as a MongoDB field name (see enc). */
-export const missKey = (miss: string) => enc(miss);
-export const missOf = (key: string) => dec(key) ?? "";
-
 /** The misses an event records (only well-formed strings). */
 export const missesOf = (e: UsageEvent): string[] =>
   Array.isArray(e.miss) ? e.miss.filter((m): m is string => typeof m === "string") : [];
@@ -174,21 +158,40 @@ export const missesOf = (e: UsageEvent): string[] =>
 /** Cells of one period: cell key → cell. */
 export type PeriodCells = Map<string, Cell>;
 
-/** One account's projections: view → period → cells; day → miss → count. */
-export interface AccountCells {
-  views: Map<View, Map<string, PeriodCells>>;
-  misses: Map<string, Map<string, number>>;
-  /** the cells of each rollup (ROLLUP_NAMES order) of the last day and hour counted into */
-  last: { day: string; dayCells: PeriodCells[]; hour: string; hourCells: PeriodCells[] };
+/**
+ * One period (day or hour) of an account: the cells of the `all` rollup, kept current by every
+ * event, and the other rollups derived from them when a query asks (kept until the next event
+ * of the period changes `v`).
+ */
+interface Period {
+  /** `all` cells: one per distinct group of every field */
+  cells: PeriodCells;
+  /** bumped by every event counted into the period */
+  v: number;
+  derived?: Map<Rollup, { v: number; cells: PeriodCells }>;
+  /** the `all` cells by brand and by key (encoded), for filtered reads of `all` */
+  index?: { v: number; brand: Map<string, PeriodCells>; key: Map<string, PeriodCells> };
 }
 
-const DAY_VIEWS = ROLLUP_NAMES.map((r): View => `day.${r}`);
-const HOUR_VIEWS = ROLLUP_NAMES.map((r): View => `hour.${r}`);
+/** One account's projections: periods by granularity; day → miss → count. */
+export interface AccountCells {
+  day: Map<string, Period>;
+  hour: Map<string, Period>;
+  misses: Map<string, Map<string, number>>;
+  /** the last day and hour counted into (events come in time order: most share them) */
+  last: { day: string; dayP: Period | null; hour: string; hourP: Period | null };
+}
 
 /** A period's cells as read back for a query. */
 export interface PeriodRow {
   t: string;
   cells: PeriodCells;
+}
+
+/** Filters a read may apply early (encoded as in cell keys); the caller filters again. */
+export interface CellHint {
+  brand?: string | null;
+  key?: string;
 }
 
 function getOr<K, V>(m: Map<K, V>, k: K, make: () => V): V {
@@ -200,7 +203,67 @@ function getOr<K, V>(m: Map<K, V>, k: K, make: () => V): V {
   return v;
 }
 
-/** The cells and misses of events, in memory: the embedded store's projection, a batch's delta. */
+const newPeriod = (): Period => ({ cells: new Map(), v: 0 });
+const ALL_FIELDS: readonly GroupField[] = ROLLUPS.all;
+/** positions of each rollup's fields in an `all` key */
+const PICK = Object.fromEntries(
+  ROLLUP_NAMES.map((r) => [r, ROLLUPS[r].map((f) => ALL_FIELDS.indexOf(f))]),
+) as Record<Rollup, number[]>;
+
+/** The key of an `all` cell in rollup `r`. */
+function rollupKey(allKey: string, r: Rollup): string {
+  if (r === "all") return allKey;
+  const parts = allKey.split("|");
+  return PICK[r].map((i) => parts[i]).join("|");
+}
+
+/** Add cell `c` into `into` (counts and histogram). */
+function mergeCell(into: Cell, c: Cell): void {
+  into.n += c.n;
+  into.e += c.e;
+  into.r += c.r;
+  for (let i = 0; i < c.h.length; i += 2) addToBin(into.h, c.h[i] as number, c.h[i + 1] as number);
+}
+
+/** Cells of rollup `r` summed from `all` cells (keys through `intern`: one copy each). */
+function derive(cells: PeriodCells, r: Rollup, intern: (k: string) => string): PeriodCells {
+  const out: PeriodCells = new Map();
+  cells.forEach((c, key) => {
+    const k = rollupKey(key, r);
+    let into = out.get(k);
+    if (!into) {
+      into = emptyCell();
+      out.set(intern(k), into);
+    }
+    mergeCell(into, c);
+  });
+  return out;
+}
+
+/** The brand field (encoded) of an `all` cell key. */
+const brandPart = (allKey: string): string => allKey.split("|")[2] as string;
+/** The key field (encoded) of an `all` cell key. */
+const keyPart = (allKey: string): string => allKey.split("|")[1] as string;
+
+/** Which `all` cell keys a hint keeps (null: every one). */
+export function hintFilter(hint?: CellHint): ((allKey: string) => boolean) | null {
+  if (hint?.brand !== undefined) {
+    const b = enc(hint.brand);
+    return (k) => brandPart(k) === b;
+  }
+  if (hint?.key !== undefined) {
+    const key = enc(hint.key);
+    return (k) => keyPart(k) === key;
+  }
+  return null;
+}
+
+/**
+ * The cells and misses of events, in memory: the embedded store's projection, a batch's delta.
+ * Appending an event updates two cells (its day's and its hour's `all` cell); the smaller
+ * rollups are derived per period on first read and kept until the period changes, so a past
+ * period is derived once.
+ */
 export class CellProjection {
   readonly accounts = new Map<string, AccountCells>();
   /** one copy of each distinct cell key, shared by every period that has the cell */
@@ -214,31 +277,32 @@ export class CellProjection {
     let a = this.accounts.get(e.accountId);
     if (!a) {
       a = {
-        views: new Map(),
+        day: new Map(),
+        hour: new Map(),
         misses: new Map(),
-        last: { day: "", dayCells: [], hour: "", hourCells: [] },
+        last: { day: "", dayP: null, hour: "", hourP: null },
       };
       this.accounts.set(e.accountId, a);
     }
     const n = e.count ?? 1;
     const bin = latencyBin(typeof e.latencyMs === "number" ? e.latencyMs : 0);
     const last = a.last;
-    // events come in time order: most share the account's last day and hour
-    if (last.day !== e.day) {
+    if (last.day !== e.day || !last.dayP) {
       last.day = e.day;
-      last.dayCells = this.periodCells(a, DAY_VIEWS, e.day);
+      last.dayP = getOr(a.day, e.day, newPeriod);
     }
     const hour = e.ts.slice(0, 13);
-    if (last.hour !== hour) {
+    if (last.hour !== hour || !last.hourP) {
       last.hour = hour;
-      last.hourCells = this.periodCells(a, HOUR_VIEWS, hour);
+      last.hourP = getOr(a.hour, hour, newPeriod);
     }
-    const keys = cellKeys(e);
-    for (let i = 0; i < keys.length; i++) {
-      const key = keys[i] as string;
-      countCell(this.cell(last.dayCells[i] as PeriodCells, key), e.status, bin, n);
-      countCell(this.cell(last.hourCells[i] as PeriodCells, key), e.status, bin, n);
-    }
+    const key = allKey(e);
+    const d = last.dayP;
+    const h = last.hourP;
+    d.v++;
+    h.v++;
+    countCell(this.cell(d.cells, key), e.status, bin, n);
+    countCell(this.cell(h.cells, key), e.status, bin, n);
     const misses = missesOf(e);
     if (misses.length > 0) {
       const day = getOr(a.misses, e.day, () => new Map<string, number>());
@@ -246,36 +310,64 @@ export class CellProjection {
     }
   }
 
-  /** The cells of period `t` in each of `views`. */
-  private periodCells(a: AccountCells, views: View[], t: string): PeriodCells[] {
-    return views.map((view) =>
-      getOr(
-        getOr(a.views, view, () => new Map()),
-        t,
-        () => new Map<string, Cell>(),
-      ),
-    );
-  }
-
   private cell(cells: PeriodCells, key: string): Cell {
     let cell = cells.get(key);
     if (!cell) {
       cell = emptyCell();
-      // one copy of the key string, shared by every period that has the cell
-      cells.set(
-        getOr(this.keys, key, () => key),
-        cell,
-      );
+      cells.set(this.intern(key), cell);
     }
     return cell;
   }
 
-  /** An account's periods from..to (inclusive, period strings) of one view. */
-  periods(accountId: string, view: View, from: string, to: string): PeriodRow[] {
+  /** one copy of each key string, shared by every period that has the cell */
+  private intern = (key: string): string => getOr(this.keys, key, () => key);
+
+  /** The cells of one period in rollup `r` (derived once per change of the period). */
+  private rollup(p: Period, r: Rollup): PeriodCells {
+    if (r === "all") return p.cells;
+    p.derived ??= new Map();
+    const had = p.derived.get(r);
+    if (had && had.v === p.v) return had.cells;
+    const cells = derive(p.cells, r, this.intern);
+    p.derived.set(r, { v: p.v, cells });
+    return cells;
+  }
+
+  /** The `all` cells of one period with the brand or key of `hint` (a superset of the match). */
+  private hinted(p: Period, hint: CellHint): PeriodCells {
+    if (!p.index || p.index.v !== p.v) {
+      const brand = new Map<string, PeriodCells>();
+      const key = new Map<string, PeriodCells>();
+      for (const [k, c] of p.cells) {
+        getOr(brand, brandPart(k), () => new Map()).set(k, c);
+        getOr(key, keyPart(k), () => new Map()).set(k, c);
+      }
+      p.index = { v: p.v, brand, key };
+    }
+    const none: PeriodCells = new Map();
+    if (hint.brand !== undefined) return p.index.brand.get(enc(hint.brand)) ?? none;
+    return p.index.key.get(enc(hint.key ?? "")) ?? none;
+  }
+
+  /**
+   * An account's periods from..to (inclusive, period strings) of one view. With a hint, a read
+   * of the `all` rollup may return only the cells of that brand or key.
+   */
+  periods(accountId: string, view: View, from: string, to: string, hint?: CellHint): PeriodRow[] {
+    const [g, r] = view.split(".") as [Granularity, Rollup];
     const out: PeriodRow[] = [];
-    for (const [t, cells] of this.accounts.get(accountId)?.views.get(view) ?? [])
-      if (t >= from && t <= to) out.push({ t, cells });
+    const useHint = r === "all" && hint && (hint.brand !== undefined || hint.key !== undefined);
+    for (const [t, p] of this.accounts.get(accountId)?.[g] ?? [])
+      if (t >= from && t <= to)
+        out.push({ t, cells: useHint ? this.hinted(p, hint) : this.rollup(p, r) });
     return out;
+  }
+
+  /** Every view's periods of one account: [view, period, cells]. */
+  *viewPeriods(a: AccountCells): Generator<[View, string, PeriodCells]> {
+    for (const g of ["day", "hour"] as const)
+      for (const [t, p] of a[g])
+        for (const r of ROLLUP_NAMES) yield [`${g}.${r}`, t, this.rollup(p, r)];
   }
 
   /** Miss counts of days from..to: of one account, or of every account (null). */

@@ -4,8 +4,8 @@ import { type HistoryQuery, resolveRange } from "./service";
 
 export const EXPORT_DEFAULT_LIMIT = 10_000;
 export const EXPORT_MAX_LIMIT = 50_000;
-/** lines serialized per chunk of the streamed body */
-const CHUNK_EVENTS = 500;
+/** lines sent per chunk of the streamed body */
+const CHUNK_EVENTS = 2000;
 const ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 export interface ExportRequest extends HistoryQuery {
@@ -56,6 +56,10 @@ function csvField(v: unknown): string {
 const csvLine = (e: UsageEvent) =>
   CSV_COLUMNS.map((c) => csvField((e as unknown as Record<string, unknown>)[c])).join(",");
 
+/** The event id a line of the page starts with (NDJSON: `{"id":"...`, CSV: the first column). */
+const lastId = (line: string, csv: boolean): string =>
+  csv ? line.slice(0, line.indexOf(",")) : (JSON.parse(line) as { id: string }).id;
+
 /**
  * One page of the account's raw events, oldest id first: those of days from..to metered more
  * than `settleMs` ago, after the event id `cursor`. The page is read from the store, then
@@ -76,33 +80,40 @@ export async function exportPage(
       "Invalid query parameter cursor: must be an event id (X-Next-Cursor of the previous page)",
     );
   const limit = q.limit ?? EXPORT_DEFAULT_LIMIT;
-  const events = await store.exportEvents(accountId, {
+  const query = {
     from,
     to,
     after: q.cursor ?? null,
     before: new Date(now.getTime() - settleMs).toISOString(),
     limit,
-  });
+  };
   const csv = q.format === "csv";
+  // NDJSON from the stored lines when the store has them: no event object made per line
+  const lines =
+    !csv && store.exportLines
+      ? await store.exportLines(accountId, query)
+      : (await store.exportEvents(accountId, query)).map((e) =>
+          csv ? csvLine(e) : JSON.stringify(e),
+        );
+  if (csv) lines.unshift(CSV_COLUMNS.join(","));
   const encoder = new TextEncoder();
   let i = 0;
   const body = new ReadableStream<Uint8Array>({
     pull(controller) {
-      const head = csv && i === 0 ? `${CSV_COLUMNS.join(",")}\n` : "";
-      if (i >= events.length) {
-        if (head) controller.enqueue(encoder.encode(head));
+      if (i >= lines.length) {
         controller.close();
         return;
       }
-      const chunk = events.slice(i, i + CHUNK_EVENTS);
+      const chunk = lines.slice(i, i + CHUNK_EVENTS);
       i += chunk.length;
-      const lines = chunk.map((e) => (csv ? csvLine(e) : JSON.stringify(e)));
-      controller.enqueue(encoder.encode(`${head}${lines.join("\n")}\n`));
+      controller.enqueue(encoder.encode(`${chunk.join("\n")}\n`));
     },
   });
+  const events = lines.length - (csv ? 1 : 0);
+  const last = events > 0 ? lines[lines.length - 1] : undefined;
   return {
     contentType: csv ? "text/csv; charset=utf-8" : "application/x-ndjson",
-    next: events.length === limit ? (events[events.length - 1]?.id ?? null) : null,
+    next: events === limit && last !== undefined ? lastId(last, csv) : null,
     body,
   };
 }

@@ -158,42 +158,53 @@ function addCell(acc: Float64Array, off: number, c: Cell) {
   }
 }
 
-const EMPTY = { p50: null, p95: null, p99: null };
+/** each bin's value (binValue), computed once */
+const BIN_VALUES = Array.from({ length: LAT_BINS }, (_, bin) => binValue(bin));
 
 /**
- * Counts and latency quantiles of the accumulator at `off`: one walk over the bins (their sum is
- * the request count: every request is in one bin).
+ * Counts and latency quantiles of the accumulator at `off`, as a point at `t` (or, t undefined,
+ * a summary without it): one walk over the bins (their sum is the request count: every request
+ * is in one bin).
  */
-function summaryAt(acc: Float64Array, off: number): Omit<Point, "t"> {
+function pointAt(acc: Float64Array, off: number, t?: string): Point {
   const requests = acc[off] as number;
-  const counts = { requests, errors: acc[off + 1] as number, rateLimited: acc[off + 2] as number };
-  if (requests === 0) return { ...counts, ...EMPTY };
-  const r50 = Math.max(1, Math.ceil(0.5 * requests));
-  const r95 = Math.max(1, Math.ceil(0.95 * requests));
-  const r99 = Math.max(1, Math.ceil(0.99 * requests));
+  const errors = acc[off + 1] as number;
+  const rateLimited = acc[off + 2] as number;
   let p50: number | null = null;
   let p95: number | null = null;
   let p99: number | null = null;
-  let seen = 0;
-  for (let bin = 0; bin < LAT_BINS && p99 === null; bin++) {
-    seen += acc[off + 3 + bin] as number;
-    if (p50 === null && seen >= r50) p50 = binValue(bin);
-    if (p95 === null && seen >= r95) p95 = binValue(bin);
-    if (seen >= r99) p99 = binValue(bin);
+  if (requests > 0) {
+    const r50 = Math.max(1, Math.ceil(0.5 * requests));
+    const r95 = Math.max(1, Math.ceil(0.95 * requests));
+    const r99 = Math.max(1, Math.ceil(0.99 * requests));
+    let seen = 0;
+    for (let bin = 0; bin < LAT_BINS && p99 === null; bin++) {
+      seen += acc[off + 3 + bin] as number;
+      if (p50 === null && seen >= r50) p50 = BIN_VALUES[bin] as number;
+      if (p95 === null && seen >= r95) p95 = BIN_VALUES[bin] as number;
+      if (seen >= r99) p99 = BIN_VALUES[bin] as number;
+    }
+    const last = BIN_VALUES[LAT_BINS - 1] as number;
+    p50 ??= last;
+    p95 ??= last;
+    p99 ??= last;
   }
-  const last = binValue(LAT_BINS - 1);
-  return { ...counts, p50: p50 ?? last, p95: p95 ?? last, p99: p99 ?? last };
+  if (t === undefined) return { requests, errors, rateLimited, p50, p95, p99 } as Point;
+  return { t, requests, errors, rateLimited, p50, p95, p99 };
 }
 
 /** The series and the whole-range summary of `slot` (periods of W numbers in `acc`). */
-function seriesOf(acc: Float64Array, slot: number, all: string[]) {
+function seriesOf(acc: Float64Array, slot: number, times: string[]) {
   const total = new Float64Array(W);
-  const series = all.map((t, i) => {
-    const off = (slot * all.length + i) * W;
-    for (let j = 0; j < W; j++) total[j] = (total[j] as number) + (acc[off + j] as number);
-    return { t: isoOf(t), ...summaryAt(acc, off) };
-  });
-  return { summary: summaryAt(total, 0), series };
+  const series: Point[] = new Array(times.length);
+  for (let i = 0; i < times.length; i++) {
+    const off = (slot * times.length + i) * W;
+    // a period without requests has nothing in any slot
+    if ((acc[off] as number) > 0)
+      for (let j = 0; j < W; j++) total[j] = (total[j] as number) + (acc[off + j] as number);
+    series[i] = pointAt(acc, off, times[i]);
+  }
+  return { summary: pointAt(total, 0) as Omit<Point, "t">, series };
 }
 
 /**
@@ -227,15 +238,17 @@ export async function usageSeries(
   const rollup = rollupFor(needed);
   const all = periods(from, to, granularity);
   const at = new Map(all.map((t, i) => [t, i]));
+  const times = all.map(isoOf);
   const rows = await store.cells(
     principal.accountId,
     `${granularity}.${rollup}`,
     all[0] as string,
     all[all.length - 1] as string,
+    brand !== undefined ? { brand } : q.key !== undefined ? { key: q.key } : undefined,
   );
 
   // each distinct cell key decoded once: null when the filters drop it, else its group
-  const decoded = new Map<string, { id: string; values: GroupValues } | null>();
+  const decoded = new Map<string, { id: string; values: GroupValues; slot?: number } | null>();
   const decode = (key: string) => {
     let d = decoded.get(key);
     if (d !== undefined) return d;
@@ -254,13 +267,13 @@ export async function usageSeries(
   const requests = new Map<string, { values: GroupValues; n: number }>();
   if (groupBy.length > 0)
     for (const { cells } of rows)
-      for (const [key, cell] of cells) {
+      cells.forEach((cell, key) => {
         const d = decode(key);
-        if (!d) continue;
+        if (!d) return;
         const r = requests.get(d.id);
         if (r) r.n += cell.n;
         else requests.set(d.id, { values: d.values, n: cell.n });
-      }
+      });
   const ranked = [...requests.entries()].sort(
     ([a, x], [b, y]) => y.n - x.n || (a < b ? -1 : a > b ? 1 : 0),
   );
@@ -273,24 +286,26 @@ export async function usageSeries(
   for (const { t, cells } of rows) {
     const i = at.get(t);
     if (i === undefined) continue;
-    for (const [key, cell] of cells) {
+    cells.forEach((cell, key) => {
       const d = decode(key);
-      if (!d) continue;
+      if (!d) return;
       addCell(overall, i * W, cell);
-      if (slots > 0)
-        addCell(byGroup, ((slotOf.get(d.id) ?? top.length) * all.length + i) * W, cell);
-    }
+      if (slots > 0) {
+        d.slot ??= slotOf.get(d.id) ?? top.length;
+        addCell(byGroup, (d.slot * all.length + i) * W, cell);
+      }
+    });
   }
 
   const groups: SeriesGroup[] = top.map(([id, { values }], slot) => {
-    const { summary, series } = seriesOf(byGroup, slot, all);
+    const { summary, series } = seriesOf(byGroup, slot, times);
     return { id, ...values, ...summary, series };
   });
   if (slots > top.length) {
-    const { summary, series } = seriesOf(byGroup, top.length, all);
+    const { summary, series } = seriesOf(byGroup, top.length, times);
     groups.push({ id: "(other)", other: true, ...summary, series });
   }
-  const { summary, series } = seriesOf(overall, 0, all);
+  const { summary, series } = seriesOf(overall, 0, times);
   return {
     tier: principal.tier,
     from,

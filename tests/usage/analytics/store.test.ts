@@ -154,6 +154,13 @@ for (const kind of await usageStoreKinds())
       expect((await series(acc, { ...q, brand: "github" })).totals.requests).toBe(3);
       expect((await series(acc, { ...q, brand: "github", key: "k2" })).totals.requests).toBe(1);
       expect((await series(acc, { ...q, key: "nope" })).totals.requests).toBe(0);
+      // filters read through the `all` rollup (per-brand documents, per-key index)
+      expect((await series(acc, { ...q, brand: "GitHub", group_by: "key" })).totals.requests).toBe(
+        3,
+      );
+      expect((await series(acc, { ...q, brand: "nope", group_by: "key" })).groups).toEqual([]);
+      const byVariant = await series(acc, { ...q, key: "k1", group_by: "variant,format" });
+      expect(byVariant.totals.requests).toBe(3);
 
       const two = await series(acc, { ...q, group_by: "key,brand" });
       expect(two.groupBy).toEqual(["key", "brand"]);
