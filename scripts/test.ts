@@ -17,12 +17,13 @@ import { findFerretDb, type MongoLocal, startMongoLocal } from "./mongo-local";
 import { type StripeMock, startStripeMock } from "./stripe-mock";
 
 /**
- * What makes a test file slow to start, read from its text: it uses a shared real server
- * (tests/support/mongo, redis, stripe-mock, chromium) or starts processes (tests/support/service
- * among them). `--fast` leaves those files out.
+ * What makes a test file slow, read from its text: it uses a shared real server
+ * (tests/support/mongo, redis, stripe-mock, chromium), starts loopback web sites
+ * (tests/support/web-fixtures, logo-sites) or processes (tests/support/service among them), or
+ * says it sweeps the whole catalog ("test:fast leaves this out"). `--fast` leaves those out.
  */
 export const SLOW_MARKERS =
-  /support\/(mongo|redis|stripe-mock|chromium|usage-stores|service)"|Bun\.spawn|spawnSync|SERVICE_CMD|runAdmin\(|from "node:child_process"/;
+  /support\/(mongo|redis|stripe-mock|chromium|usage-stores|service|web-fixtures|logo-sites)"|test:fast leaves this out|Bun\.spawn|spawnSync|SERVICE_CMD|runAdmin\(|from "node:child_process"/;
 
 /** Per-file test durations (ms) that balance the two workers; written by --update-timings. */
 const TIMINGS = "tests/timings.json";

@@ -2,6 +2,7 @@
  * Every stored SVG of the whole built catalog, fetched through GET /v1/svg/{slug}, is scanned
  * for anything that could run code or load something when opened directly in a browser. The
  * scanner is written here on purpose: it shares no code with the sanitizer it double-checks.
+ * A whole-catalog sweep (every stored SVG served and rendered): test:fast leaves this out.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createRenderer } from "../../src/assets/render-pool";

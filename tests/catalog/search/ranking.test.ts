@@ -1,5 +1,6 @@
 /**
- * Ranking on the real built catalog (CATALOG_FILE, default build/catalog.json).
+ * Ranking on the real built catalog (CATALOG_FILE, default build/catalog.json), with whole-index
+ * rebuilds: test:fast leaves this out.
  */
 import { beforeAll, describe, expect, test } from "bun:test";
 import { popularityOf, SearchIndex } from "../../../src/catalog/search/service";
