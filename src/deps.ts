@@ -106,6 +106,7 @@ async function meteringParts(config: Config, s: Store, accounts: AccountService)
     spillDir: join(config.DATA_DIR, "spill"),
     onFull: config.USAGE_ON_STORE_FULL,
     durability: config.USAGE_DURABILITY,
+    reserveBytes: config.USAGE_SPILL_RESERVE_MB * 1024 * 1024,
   });
   await projectCounters(quota, usage, s.usage, accounts);
   // a regenerated key starts the day with the counts of the keys it replaced

@@ -25,6 +25,9 @@ export function testConfig(env: Record<string, string> = {}): Config {
     LOG_LEVEL: "error",
     // request lines only where a test asks for them (tests/http/request-log.test.ts)
     LOG_REQUESTS: "off",
+    // no 16 MB spill reserve per app (its own tests set it: tests/usage/writer.test.ts and
+    // the real-process test in tests/store/embedded/full-disk.test.ts)
+    USAGE_SPILL_RESERVE_MB: "0",
     ...env,
   });
 }
