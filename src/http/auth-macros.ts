@@ -3,11 +3,12 @@ import type { Principal } from "../accounts/model";
 import type { AccountService } from "../accounts/service";
 import type { Bucket } from "../quota/limits";
 import type { QuotaDecision, QuotaGate } from "../quota/port";
+import { dailyLimitMessage, type MeterTarget, startMeter } from "../usage/meter";
 import type { UsageRecorder } from "../usage/port";
 import { cappedBody } from "./body-limits";
 import { apiKeyOf, authenticate, type BearerPolicy } from "./credentials";
 import { invalidApiKey, rateLimited } from "./errors";
-import { dailyLimitMessage, type MeterTarget, openMeter, settleHook, startMeter } from "./meter";
+import { openMeter, settleHook } from "./meter";
 
 export interface AuthDeps {
   accounts: AccountService;

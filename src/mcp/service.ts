@@ -19,19 +19,19 @@ import {
   validationError,
   windowLimited,
 } from "../http/errors";
-import {
-  closeMeter,
-  dailyLimitMessage,
-  type Meter,
-  type MeterTarget,
-  startMeter,
-} from "../http/meter";
 import { log } from "../platform/log";
 import { type Bucket, RATE_LIMITS } from "../quota/limits";
 import type { QuotaDecision } from "../quota/port";
 import type { RateLimiter } from "../quota/rate-limit";
 import type { QuotaService } from "../quota/service";
 import { CurrentUsageService } from "../usage/current/service";
+import {
+  closeMeter,
+  dailyLimitMessage,
+  type Meter,
+  type MeterTarget,
+  startMeter,
+} from "../usage/meter";
 import type { UsageRecorder } from "../usage/port";
 import {
   BrandOutput,

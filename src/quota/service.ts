@@ -35,7 +35,7 @@ export interface CountableEvent {
 
 /**
  * The outcome rule: every authenticated request to a bucket counts except the ones refused
- * with 429 (never consumed), server errors (refunded once the error is mapped: http/meter.ts) and
+ * with 429 (never consumed), server errors (refunded once the error is mapped: usage/meter.ts) and
  * 499, requests whose client went away before the answer (refunded the same way).
  */
 export const countsAgainstQuota = (status: number): boolean =>
