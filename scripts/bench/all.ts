@@ -23,20 +23,11 @@ import { SearchResponses } from "../../src/catalog/search/responses";
 import { SearchIndex } from "../../src/catalog/search/service";
 import { CatalogService } from "../../src/catalog/service";
 import { FileCatalogSource } from "../../src/store/embedded/catalog";
-import {
-  fmt,
-  type LoadResult,
-  load,
-  loadArgs,
-  loadGenerator,
-  medianInterval,
-  percentile,
-  roundRatios,
-  startApp,
-  startBare,
-  verdict,
-} from "./lib";
+import { loadArgs } from "./args";
+import { type LoadResult, load, loadGenerator } from "./load";
 import { realisticQueries, zipfStream } from "./queries";
+import { startApp, startBare } from "./servers";
+import { fmt, medianInterval, percentile, roundRatios, verdict } from "./stats";
 
 const args = loadArgs(
   { connections: 16 },

@@ -36,7 +36,8 @@ import { CellProjection } from "../../src/usage/analytics/cells";
 import type { UsageEvent } from "../../src/usage/port";
 import { eventOf } from "../../src/usage/serialize";
 import { findFerretDb, startMongoLocal } from "../mongo-local";
-import { fmt, percentile, tempDir } from "./lib";
+import { tempDir } from "./servers";
+import { fmt, percentile } from "./stats";
 
 const { values } = parseArgs({
   options: {

@@ -30,7 +30,8 @@ import { DailyProjection } from "../../src/usage/daily";
 import type { DailyRow, UsageEvent } from "../../src/usage/port";
 import { eventOf } from "../../src/usage/serialize";
 import { findFerretDb, startMongoLocal } from "../mongo-local";
-import { fmt, percentile, tempDir } from "./lib";
+import { tempDir } from "./servers";
+import { fmt, percentile } from "./stats";
 
 const { values } = parseArgs({
   options: {

@@ -1,6 +1,6 @@
 /**
  * Logo delivery benchmarks (print figures, no assertions). Server, load generator and this
- * script run in separate processes (scripts/bench/lib.ts).
+ * script run in separate processes (scripts/bench/servers.ts, load.ts).
  *
  *   bun scripts/bench/assets.ts [svg|png|mixed|all]     (default all)
  *
@@ -28,22 +28,10 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { renderRaster } from "../../src/assets/render";
 import type { Brand, BuiltCatalog } from "../../src/catalog/types";
-import {
-  autocannon,
-  fmt,
-  fmtMedian,
-  judged,
-  type LoadResult,
-  load,
-  loadArgs,
-  loadGenerator,
-  pairedRatio,
-  percentile,
-  type RunningServer,
-  roundRatios,
-  startApp,
-  startBare,
-} from "./lib";
+import { loadArgs } from "./args";
+import { autocannon, type LoadResult, load, loadGenerator } from "./load";
+import { type RunningServer, startApp, startBare } from "./servers";
+import { fmt, fmtMedian, judged, pairedRatio, percentile, roundRatios } from "./stats";
 
 const args = loadArgs({ duration: 5, connections: 16 });
 const which = args.positionals[0] ?? "all";

@@ -6,21 +6,10 @@
  *   bun scripts/bench/catalog.ts [--duration 5] [--connections 32]
  */
 import { join } from "node:path";
-import {
-  fmt,
-  fmtMedian,
-  fmtRounds,
-  freePort,
-  type LoadResult,
-  load,
-  loadArgs,
-  loadGenerator,
-  removeTempDir,
-  roundRatios,
-  startApp,
-  startBare,
-  tempDir,
-} from "./lib";
+import { loadArgs } from "./args";
+import { type LoadResult, load, loadGenerator } from "./load";
+import { freePort, removeTempDir, startApp, startBare, tempDir } from "./servers";
+import { fmt, fmtMedian, fmtRounds, roundRatios } from "./stats";
 
 const { duration, connections } = loadArgs({ duration: 5, connections: 32 });
 const ROOT = join(import.meta.dir, "../..");

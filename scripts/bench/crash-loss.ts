@@ -12,7 +12,9 @@
  */
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { fmt, loadArgs, removeTempDir, tempDir } from "./lib";
+import { loadArgs } from "./args";
+import { removeTempDir, tempDir } from "./servers";
+import { fmt } from "./stats";
 
 const {
   duration: seconds,

@@ -23,7 +23,10 @@ import { hasArtwork } from "../../src/catalog/service";
 import { loadConfig } from "../../src/config";
 import { buildDeps } from "../../src/deps";
 import { collectGarbage } from "../../src/platform/memory";
-import { fmt, load, loadArgs, percentile, tempDir } from "./lib";
+import { loadArgs } from "./args";
+import { load } from "./load";
+import { tempDir } from "./servers";
+import { fmt, percentile } from "./stats";
 
 const ROOT = join(import.meta.dir, "../..");
 const args = loadArgs({ duration: 5 }, { domains: { type: "string", default: "1000" } });

@@ -10,19 +10,10 @@ import { AccountService } from "../../src/accounts/service";
 import { splitUrl } from "../../src/images/options";
 import { ImageSigner } from "../../src/images/service";
 import { EmbeddedAccountStore } from "../../src/store/embedded/accounts";
-import {
-  fmt,
-  fmtMedian,
-  fmtRounds,
-  type LoadResult,
-  load,
-  loadArgs,
-  loadGenerator,
-  percentile,
-  roundRatios,
-  startApp,
-  tempDir,
-} from "./lib";
+import { loadArgs } from "./args";
+import { type LoadResult, load, loadGenerator } from "./load";
+import { startApp, tempDir } from "./servers";
+import { fmt, fmtMedian, fmtRounds, percentile, roundRatios } from "./stats";
 
 const { duration, connections, rounds } = loadArgs({ duration: 4, connections: 32, rounds: 3 });
 const slugs = ["github", "stripe", "slack", "google", "apple", "microsoft", "openai", "figma"];

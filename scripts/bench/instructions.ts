@@ -30,7 +30,8 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { fmt, type RunningServer, removeTempDir, startApp, startBare, tempDir } from "./lib";
+import { type RunningServer, removeTempDir, startApp, startBare, tempDir } from "./servers";
+import { fmt } from "./stats";
 
 const { values } = parseArgs({
   options: {

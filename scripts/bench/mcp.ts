@@ -1,4 +1,6 @@
 #!/usr/bin/env bun
+import { loadArgs } from "./args";
+import { processCpuSeconds } from "./load";
 /**
  * What an MCP call costs next to its REST twin. Prints figures only.
  * The real app runs in its own process (startApp); this script sends, one at a time (latency,
@@ -8,7 +10,8 @@
  * server process's CPU time per request (user + system, from /proc).
  *   bun scripts/bench/mcp.ts [--requests 1000] [--rounds 3]
  */
-import { fmt, loadArgs, percentile, processCpuSeconds, startApp } from "./lib";
+import { startApp } from "./servers";
+import { fmt, percentile } from "./stats";
 
 const { rounds, values } = loadArgs(
   { rounds: 3 },

@@ -1,5 +1,7 @@
 #!/usr/bin/env bun
 import { join } from "node:path";
+import { loadArgs } from "./args";
+import { type LoadResult, loadGenerator, loadServer } from "./load";
 /**
  * The metered SVG route's cost per request: GET /v1/svg/{slug} on the real app (in-memory
  * counters, usage log on) against a bare Bun.serve returning the same bytes, interleaved rounds.
@@ -11,17 +13,8 @@ import { join } from "node:path";
  * With --strict, the app with USAGE_DURABILITY=strict runs in the same rounds too.
  *   bun scripts/bench/metered-svg.ts [--duration 4] [--connections 16] [--rounds 3] [--baseline DIR] [--strict]
  */
-import {
-  fmt,
-  type LoadResult,
-  loadArgs,
-  loadGenerator,
-  loadServer,
-  percentile,
-  spawnServer,
-  startApp,
-  startBare,
-} from "./lib";
+import { spawnServer, startApp, startBare } from "./servers";
+import { fmt, percentile } from "./stats";
 
 const { duration, connections, rounds, values } = loadArgs(
   { duration: 4, connections: 16, rounds: 3 },
@@ -33,7 +26,7 @@ const baseline = values.baseline as string | undefined;
 const app = await startApp({ tier: "internal" });
 const base = baseline
   ? await spawnServer(
-      [join(baseline, "scripts/bench/lib-server.ts")],
+      [join(baseline, "scripts/bench/app-server.ts")],
       { BENCH_TIER: "internal" },
       [],
       baseline,

@@ -13,18 +13,10 @@
  *   bun scripts/bench/mongo-svg.ts [--duration 5] [--connections 32] [--rounds 3]
  */
 import { startMongoLocal } from "../mongo-local";
-import {
-  fmt,
-  fmtRounds,
-  type LoadResult,
-  load,
-  loadArgs,
-  loadGenerator,
-  percentile,
-  roundRatios,
-  startApp,
-  startUpstashLocal,
-} from "./lib";
+import { loadArgs } from "./args";
+import { type LoadResult, load, loadGenerator } from "./load";
+import { startApp, startUpstashLocal } from "./servers";
+import { fmt, fmtRounds, percentile, roundRatios } from "./stats";
 
 const { duration, connections, rounds } = loadArgs({ duration: 5, connections: 32, rounds: 3 });
 

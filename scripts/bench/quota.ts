@@ -1,4 +1,6 @@
 #!/usr/bin/env bun
+import { loadArgs } from "./args";
+import { type LoadResult, load, loadGenerator } from "./load";
 /**
  * Cost of the daily quota on a metered route: GET /v1/svg/{slug} (svg bucket, mono variant) with
  *   1. the in-memory counter store,
@@ -12,20 +14,8 @@
  * comes from wrk when installed (lighter on the CPU it shares with the server), else autocannon.
  *   bun scripts/bench/quota.ts [--duration 5] [--connections 32] [--rounds 5]
  */
-import {
-  fmt,
-  fmtMedian,
-  fmtRounds,
-  type LoadResult,
-  load,
-  loadArgs,
-  loadGenerator,
-  percentile,
-  roundRatios,
-  startApp,
-  startBare,
-  startUpstashLocal,
-} from "./lib";
+import { startApp, startBare, startUpstashLocal } from "./servers";
+import { fmt, fmtMedian, fmtRounds, percentile, roundRatios } from "./stats";
 
 const { duration, connections, rounds } = loadArgs({ duration: 5, connections: 32, rounds: 5 });
 

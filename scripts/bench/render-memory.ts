@@ -3,7 +3,7 @@
  *
  *   bun scripts/bench/render-memory.ts [--renders 300] [--connections 2] [--size 2048] [--format png]
  *
- * The real app (scripts/bench/lib-server.ts: real catalog, default render pool) with an internal
+ * The real app (scripts/bench/app-server.ts: real catalog, default render pool) with an internal
  * key; `connections` clients request GET /v1/{format}/{slug}?size=… for the catalog's heaviest
  * marks (largest stored SVG first), each once, so every request is a cold render. The server's
  * VmRSS is sampled every 100 ms. Target: RSS stays under 1 GB over 300 renders.
@@ -11,7 +11,9 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { BuiltCatalog } from "../../src/catalog/types";
-import { fmt, loadArgs, percentile, startApp } from "./lib";
+import { loadArgs } from "./args";
+import { startApp } from "./servers";
+import { fmt, percentile } from "./stats";
 
 const { connections, values } = loadArgs(
   { connections: 2 },

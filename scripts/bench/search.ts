@@ -12,7 +12,10 @@ import { SearchIndex } from "../../src/catalog/search/service";
 import { CatalogService } from "../../src/catalog/service";
 import { loadConfig } from "../../src/config";
 import { FileCatalogSource } from "../../src/store/embedded/catalog";
-import { autocannon, fmt, loadArgs, percentile, startApp } from "./lib";
+import { loadArgs } from "./args";
+import { autocannon } from "./load";
+import { startApp } from "./servers";
+import { fmt, percentile } from "./stats";
 
 const { duration, connections, values } = loadArgs(
   { duration: 5, connections: 32 },

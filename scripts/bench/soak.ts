@@ -14,7 +14,10 @@
  *   bun scripts/bench/soak.ts [--duration 600] [--connections 16] [--sample 10]
  */
 import { readFileSync } from "node:fs";
-import { fmt, type LoadResult, load, loadArgs, percentile, startApp } from "./lib";
+import { loadArgs } from "./args";
+import { type LoadResult, load } from "./load";
+import { startApp } from "./servers";
+import { fmt, percentile } from "./stats";
 
 const { duration, connections, values } = loadArgs(
   { duration: 600, connections: 16 },

@@ -12,19 +12,10 @@
  *     [--variant NAME=VAL,...] (the app again with these env variables; repeatable)
  */
 import { join } from "node:path";
-import {
-  fmt,
-  type GcPause,
-  type LoadResult,
-  loadArgs,
-  loadGenerator,
-  loadServer,
-  percentile,
-  type RunningServer,
-  spawnServer,
-  startApp,
-  startBare,
-} from "./lib";
+import { loadArgs } from "./args";
+import { type LoadResult, loadGenerator, loadServer } from "./load";
+import { type GcPause, type RunningServer, spawnServer, startApp, startBare } from "./servers";
+import { fmt, percentile } from "./stats";
 
 const { duration, connectionSets, rounds, values } = loadArgs(
   { duration: 4, connections: [16, 50], rounds: 3 },
@@ -41,7 +32,7 @@ if (baseline)
   servers.push({
     name: "app (baseline)",
     s: await spawnServer(
-      [join(baseline, "scripts/bench/lib-server.ts")],
+      [join(baseline, "scripts/bench/app-server.ts")],
       { BENCH_TIER: "internal", ...GC },
       [],
       baseline,

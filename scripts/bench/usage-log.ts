@@ -38,19 +38,10 @@ import {
 } from "../../src/usage/port";
 import { eventOf } from "../../src/usage/serialize";
 import { BatchingRecorder } from "../../src/usage/writer";
-import {
-  fmt,
-  fmtRounds,
-  judged,
-  type LoadResult,
-  load,
-  loadArgs,
-  loadGenerator,
-  percentile,
-  removeTempDir,
-  roundRatios,
-  tempDir,
-} from "./lib";
+import { loadArgs } from "./args";
+import { type LoadResult, load, loadGenerator } from "./load";
+import { removeTempDir, tempDir } from "./servers";
+import { fmt, fmtRounds, judged, percentile, roundRatios } from "./stats";
 
 const SLUGS = ["github", "stripe", "slack", "google", "apple", "microsoft", "openai", "figma"];
 

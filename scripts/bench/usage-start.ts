@@ -12,7 +12,8 @@
 import { closeSync, mkdirSync, openSync, statSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { fmt, removeTempDir, tempDir } from "./lib";
+import { removeTempDir, tempDir } from "./servers";
+import { fmt } from "./stats";
 
 const { values } = parseArgs({
   options: {

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { fmtMedian, medianInterval, verdict } from "../../scripts/bench/lib";
+import { fmtMedian, medianInterval, verdict } from "../../scripts/bench/stats";
 
 // The benchmarks decide MET / MISSED from these, so they are checked against known values.
 describe("medianInterval (distribution-free 95% interval of the median)", () => {

@@ -1,5 +1,5 @@
 /**
- * Child process for scripts/bench/lib.ts: the real app (real catalog, embedded store in a
+ * Child process for scripts/bench/servers.ts (startApp): the real app (real catalog, embedded store in a
  * temp DATA_DIR) listening on a free port, plus one fresh API key. Prints one JSON line
  * `{ url, key }` on stdout, then serves until SIGTERM/SIGINT.
  * Env: BENCH_TIER (default internal), BENCH_RENDER_WORKERS (render pool size, 0 = inline),
