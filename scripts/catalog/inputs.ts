@@ -24,7 +24,8 @@ export const DATA_PACKAGES = [
 ];
 
 export function builderFiles(root: string): string[] {
-  const helpers = readdirSync(join(root, "scripts/catalog"))
+  const helpers = readdirSync(join(root, "scripts/catalog"), { recursive: true })
+    .map(String)
     .filter((f) => f.endsWith(".ts"))
     .sort()
     .map((f) => `scripts/catalog/${f}`);

@@ -1,0 +1,101 @@
+/**
+ * Build step 5, enrich: domains for every brand (scripts/catalog/domains.ts, with the curated
+ * domain and legacy-domain fixtures), then the brand directory from name-suggestion-index
+ * (scripts/catalog/nsi.ts): its companies merged into catalog brands or added as entries
+ * without artwork.
+ */
+import type { Brand } from "../../../src/catalog/types";
+import { assignDomains, type DomainOverrides, type DomainReport } from "../domains";
+import type { DraftBrand } from "../merge";
+import { buildDirectory, type DirectoryResult } from "../nsi";
+import type { BuildPaths, Phase } from "./context";
+import type { Fixtures } from "./load";
+import { idsFor } from "./normalise";
+
+/** domain-overrides.json with every legacy/corporate domain of legacy-domains.json added. */
+export function domainOverrides(fixtures: Pick<Fixtures, "domains" | "legacy">): DomainOverrides {
+  const overrides: DomainOverrides = structuredClone(fixtures.domains);
+  for (const [slug, entries] of Object.entries(fixtures.legacy)) {
+    if (slug === "$comment") continue;
+    overrides[slug] = [...new Set([...(overrides[slug] ?? []), ...Object.keys(entries)])];
+  }
+  return overrides;
+}
+
+/** Fills `brands[].domains` (mutated). */
+export function enrichDomains(
+  brands: Brand[],
+  drafts: DraftBrand[],
+  fixtures: Pick<Fixtures, "domains" | "legacy">,
+): DomainReport {
+  const draftBySlug = new Map(drafts.map((d) => [d.slug, d]));
+  const { domains, report } = assignDomains(
+    brands.map((b) => {
+      const d = draftBySlug.get(b.slug);
+      return {
+        id: b.id,
+        slug: b.slug,
+        keys: d?.keys ?? new Set([b.slug]),
+        fromSimpleIcons: b.sources.includes("simple-icons"),
+        sourceUrl: b.sourceUrl,
+        otherUrls: [b.guidelinesUrl, ...(d?.extraUrls ?? [])].filter((u): u is string => !!u),
+      };
+    }),
+    domainOverrides(fixtures),
+  );
+  for (const b of brands) b.domains = domains.get(b.slug) ?? [];
+  return report;
+}
+
+/**
+ * Legacy/corporate domains of directory entries (the fixture's slugs not among the icon-set
+ * brands), added where no other brand holds the domain. Mutates the entries.
+ */
+export function addLegacyDomains(
+  brands: Brand[],
+  entries: { slug: string; domains: string[] }[],
+  legacy: Fixtures["legacy"],
+): void {
+  const held = new Set(brands.flatMap((b) => b.domains));
+  for (const e of entries) {
+    for (const domain of Object.keys(legacy[e.slug] ?? {})) {
+      if (held.has(domain)) continue;
+      e.domains.push(domain);
+      held.add(domain);
+    }
+  }
+}
+
+export interface Enriched {
+  domains: DomainReport;
+  directory: DirectoryResult;
+}
+
+/** Domains, then the directory; directory entries are appended to `brands` with new ids. */
+export function enrich(
+  paths: BuildPaths,
+  brands: Brand[],
+  drafts: DraftBrand[],
+  ids: Record<string, number>,
+  fixtures: Fixtures,
+  phase: Phase,
+): Enriched {
+  const report = enrichDomains(brands, drafts, fixtures);
+  phase(
+    "domains",
+    `${report.domains} domains on ${report.brandsWithDomain} brands, ${report.contested.length} contested`,
+  );
+  const directory = buildDirectory(paths.root, brands, fixtures.directoryParents);
+  const withDirectory = idsFor(
+    paths.idsFile,
+    directory.entries.map((e) => e.slug),
+    ids,
+  );
+  for (const e of directory.entries) brands.push({ id: withDirectory.ids[e.slug] as number, ...e });
+  addLegacyDomains(brands, directory.entries, fixtures.legacy);
+  phase(
+    "directory",
+    `${directory.candidates} name-suggestion-index companies: ${directory.merged} merged into catalog brands, ${directory.entries.length} directory entries (${withDirectory.added.length} new ids)`,
+  );
+  return { domains: report, directory };
+}
