@@ -23,6 +23,7 @@ const started = performance.now();
 async function build(): Promise<void> {
   const { buildPaths, phaseLogger } = await import("./catalog/steps/context");
   const { loadFixtures } = await import("./catalog/steps/load");
+  const { loadIds } = await import("./catalog/ids");
   const { mergeSources, mergeSummary } = await import("./catalog/steps/merge");
   const { checkSlugs, chooseArtwork, idsFor, optimize, optimizeJobs } = await import(
     "./catalog/steps/normalise"
@@ -34,7 +35,7 @@ async function build(): Promise<void> {
   const phase = phaseLogger(started);
 
   const fixtures = loadFixtures(ROOT);
-  const merged = mergeSources(ROOT, fixtures);
+  const merged = mergeSources(ROOT, fixtures, loadIds(paths.idsFile));
   const drafts = merged.brands;
   phase("merge", mergeSummary(merged));
 
@@ -69,7 +70,7 @@ async function build(): Promise<void> {
     fixtures,
     phase,
   );
-  const enriched = enrich(paths, brands, drafts, ids, fixtures, phase);
+  const enriched = enrich(paths, brands, drafts, ids, fixtures, phase, merged.candidates);
   const version = writeCatalog(paths, brands, { merged, variants, enriched });
   phase("write", `${CATALOG_FILE} version ${version}`);
 }

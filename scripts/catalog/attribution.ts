@@ -6,7 +6,8 @@
  */
 import type { Brand } from "../../src/catalog/types";
 import { packageVersion } from "./inputs";
-import { SOURCE_LICENCES } from "./sources";
+import { PER_ICON, SOURCE_LICENCES } from "./sources";
+import { THESVG_SOURCE } from "./thesvg";
 
 /** "recolored:flattened:iconify:logos" -> "iconify:logos" */
 export const baseSource = (source: string) =>
@@ -25,8 +26,9 @@ export function attributionMarkdown(root: string, brands: Brand[]): string {
       brandCount.set(s, set);
     }
   }
+  const spdxLink = (licence: string) => `[${licence}](https://spdx.org/licenses/${licence}.html)`;
   const rows = Object.entries(SOURCE_LICENCES).map(([source, l]) => {
-    const spdx = `[${l.licence}](https://spdx.org/licenses/${l.licence}.html)`;
+    const spdx = l.licence === PER_ICON ? "per icon (below)" : spdxLink(l.licence);
     return `| \`${source}\` | [${l.package}](https://www.npmjs.com/package/${l.package}) ${packageVersion(root, l.package)} | ${spdx} | [${l.author}](${l.url}) | ${brandCount.get(source)?.size ?? 0} | ${svgs.get(source) ?? 0} |`;
   });
   const credited = Object.entries(SOURCE_LICENCES)
@@ -52,6 +54,7 @@ export function attributionMarkdown(root: string, brands: Brand[]): string {
     "",
     ...credited,
     "",
+    ...perIconSection(brands, spdxLink),
     "## Brand directory (names, domains, descriptions; no artwork)",
     "",
     `- **name-suggestion-index** ${packageVersion(root, "name-suggestion-index")} by the [name-suggestion-index contributors](https://github.com/osmlab/name-suggestion-index), code under [BSD-3-Clause](https://spdx.org/licenses/BSD-3-Clause.html): the brand names as mapped in [OpenStreetMap](https://www.openstreetmap.org/copyright) and the Wikidata labels, descriptions, official websites and social identities it ships ([Wikidata](https://www.wikidata.org), CC0-1.0). Used for ${brands.filter((b) => b.sources?.includes("name-suggestion-index")).length} brands (stored with source \`name-suggestion-index\`); its logo URLs are not fetched.`,
@@ -62,4 +65,41 @@ export function attributionMarkdown(root: string, brands: Brand[]): string {
     "variants), `artwork:` variants reuse the colour artwork unchanged.",
     "",
   ].join("\n");
+}
+
+/**
+ * thesvg's icons by licence: how many brands use each, and every brand whose licence asks
+ * for credit, with the icon's file.
+ */
+function perIconSection(brands: Brand[], spdxLink: (licence: string) => string): string[] {
+  const byLicence = new Map<string, string[]>();
+  for (const b of brands) {
+    const entry = b.artwork?.find((a) => a.source === THESVG_SOURCE);
+    if (entry) byLicence.set(entry.licence, [...(byLicence.get(entry.licence) ?? []), b.slug]);
+  }
+  if (!byLicence.size) return [];
+  const licences = [...byLicence.keys()].sort();
+  const credited = brands.flatMap((b) => {
+    const a = b.artwork?.find((x) => x.source === THESVG_SOURCE);
+    return a && a.licence !== "CC0-1.0" && a.licence !== "Unlicense"
+      ? [`- ${b.name} (\`${b.slug}\`): [icon file](${a.url}), ${a.licence}`]
+      : [];
+  });
+  return [
+    "## @thesvg/icons: licence per icon",
+    "",
+    "Each icon of @thesvg/icons carries its own licence; only icons whose licence allows",
+    "redistributing modified files are used (see docs/catalog-build.md for those left out).",
+    "Every brand response lists its artwork's source, licence and upstream file (`artwork`).",
+    "",
+    "| licence | brands |",
+    "| --- | ---: |",
+    ...licences.map((l) => `| ${spdxLink(l)} | ${byLicence.get(l)?.length ?? 0} |`),
+    "",
+    "Icons used under licences that ask for credit (MIT, Apache-2.0, BSD, CC BY), from",
+    "[@thesvg/icons](https://github.com/glincker/thesvg) by the thesvg.org contributors:",
+    "",
+    ...credited,
+    "",
+  ];
 }

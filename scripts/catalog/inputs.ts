@@ -17,6 +17,7 @@ export const DATA_PACKAGES = [
   "@iconify-json/bxl",
   "@iconify-json/tabler",
   "@lobehub/icons-static-svg",
+  "@thesvg/icons",
   "name-suggestion-index",
   "svgo",
   "tldts",

@@ -16,7 +16,8 @@
  *    McDonald's Ukraine), else the one most OSM entries point to as their brand when it has at
  *    least twice the next; else nobody gets the host.
  * 3. Merge into the catalog: by Wikidata id, then by a host the catalog brand already owns,
- *    then by name (when the catalog brand has no domain, or one with the same label); the
+ *    then by name (when the catalog brand has no domain, or one with the same label; never
+ *    for brands in `byDomainOnly`, see steps/enrich.ts); the
  *    catalog brand gains the description, Wikidata id, links and the hosts nobody owns. Other
  *    candidates become directory entries (a namesake of a catalog brand gets the Wikidata id in
  *    its slug).
@@ -249,8 +250,9 @@ export function buildDirectory(
   root: string,
   brands: Brand[],
   fixture: Record<string, { wikidata: string | null }>,
+  byDomainOnly: Set<string> = new Set(),
+  candidates: Candidate[] = loadCandidates(root),
 ): DirectoryResult {
-  const candidates = loadCandidates(root);
   const report: string[] = [];
   // 2. parent-brand rule per host
   const byHost = new Map<string, Candidate[]>();
@@ -280,6 +282,7 @@ export function buildDirectory(
   }
   const byQid = new Map<string, Brand>();
   const slugs = new Set(brands.map((b) => b.slug));
+  const bySlug = new Map(brands.map((b) => [b.slug, b]));
   const entries: Omit<Brand, "id">[] = [];
   let merged = 0;
   const claim = (host: string) => !owned.has(host);
@@ -300,9 +303,22 @@ export function buildDirectory(
       }
     }
     if (!target) {
+      // a thesvg brand holding this company's slug is this company: thesvg-merge.ts gives an
+      // icon a directory slug only when its website is one of the company's domains
+      const base = directorySlug(c.name);
+      const own = [`${base}-${c.qid.toLowerCase()}`, base]
+        .map((s) => bySlug.get(s))
+        .find((b) => b && !b.wikidata && b.sources.length === 1 && b.sources[0] === "thesvg");
+      if (own) {
+        target = own;
+        how = "slug";
+      }
+    }
+    if (!target) {
       const same = (byName.get(compactKey(c.name)) ?? []).filter(
         (b) =>
           !b.wikidata &&
+          !byDomainOnly.has(b.slug) &&
           (b.domains.length === 0 ||
             b.domains.some((d) => hosts.some((h) => domainLabel(h) === domainLabel(d)))),
       );

@@ -1,7 +1,7 @@
 import { log } from "../platform/log";
 import { collectGarbage } from "../platform/memory";
 import { contrastTextColor } from "./colors";
-import { directoryFields } from "./model";
+import { type ArtworkSourceView, directoryFields } from "./model";
 import type { CatalogSource } from "./port";
 import type { Brand, BuiltCatalog } from "./types";
 
@@ -22,6 +22,7 @@ export interface ServiceView {
   description?: string;
   wikidata?: string;
   links?: Record<string, string>;
+  artwork?: ArtworkSourceView[];
 }
 
 /** Whether the brand has at least one stored SVG (directory entries have none). */

@@ -4,10 +4,12 @@
  * (scripts/catalog/nsi.ts): its companies merged into catalog brands or added as entries
  * without artwork.
  */
+
 import type { Brand } from "../../../src/catalog/types";
 import { assignDomains, type DomainOverrides, type DomainReport } from "../domains";
 import type { DraftBrand } from "../merge";
-import { buildDirectory, type DirectoryResult } from "../nsi";
+import { buildDirectory, type Candidate, type DirectoryResult } from "../nsi";
+import { THESVG_SOURCE } from "../thesvg";
 import type { BuildPaths, Phase } from "./context";
 import type { Fixtures } from "./load";
 import { idsFor } from "./normalise";
@@ -66,6 +68,19 @@ export function addLegacyDomains(
   }
 }
 
+/**
+ * Brands the directory joins only by a shared domain, never by name: those that come from
+ * @thesvg/icons alone. Its icons are often products named like unrelated companies (Adobe's
+ * Animate and the Japanese retailer Animate, Saudi Arabia's stc and the Swedish gym chain STC),
+ * and a domain label match is too weak to tell them apart. (A thesvg brand that took a
+ * company's directory slug by its website is that company: nsi.ts merges it by slug.)
+ */
+export function directoryByDomainOnly(drafts: DraftBrand[]): Set<string> {
+  return new Set(
+    drafts.filter((d) => d.sources.size === 1 && d.sources.has(THESVG_SOURCE)).map((d) => d.slug),
+  );
+}
+
 export interface Enriched {
   domains: DomainReport;
   directory: DirectoryResult;
@@ -79,13 +94,20 @@ export function enrich(
   ids: Record<string, number>,
   fixtures: Fixtures,
   phase: Phase,
+  candidates?: Candidate[],
 ): Enriched {
   const report = enrichDomains(brands, drafts, fixtures);
   phase(
     "domains",
     `${report.domains} domains on ${report.brandsWithDomain} brands, ${report.contested.length} contested`,
   );
-  const directory = buildDirectory(paths.root, brands, fixtures.directoryParents);
+  const directory = buildDirectory(
+    paths.root,
+    brands,
+    fixtures.directoryParents,
+    directoryByDomainOnly(drafts),
+    candidates,
+  );
   const withDirectory = idsFor(
     paths.idsFile,
     directory.entries.map((e) => e.slug),

@@ -10,6 +10,7 @@ import { packageVersion } from "../inputs";
 import type { DraftBrand } from "../merge";
 import type { MonoResult } from "../mono";
 import { type OptimizeJob, type OptimizeStats, optimizeAll, sha256 } from "../optimize";
+import { THESVG_SOURCE } from "../thesvg";
 import { type ChosenArtwork, chooseVariants, skillTile } from "../variants";
 import { type BuildPaths, writeAtomic } from "./context";
 import type { Fixtures } from "./load";
@@ -20,10 +21,13 @@ export interface Usable {
   variants: ChosenVariants;
 }
 
-/** simple-icons get svgo's full preset; iconify bodies were path-optimized by Iconify already */
+/**
+ * simple-icons and thesvg's raw files get svgo's full preset; iconify bodies were
+ * path-optimized by Iconify already
+ */
 export const job = (art: { svg: string; source: string }, mono = false): OptimizeJob => ({
   svg: art.svg,
-  paths: art.source === "simple-icons",
+  paths: art.source === "simple-icons" || art.source === THESVG_SOURCE,
   mono,
 });
 

@@ -12,7 +12,9 @@ import { packageVersion } from "../inputs";
 import { recolor } from "../modes";
 import { deriveMono } from "../mono";
 import { jobKey, sha256, withIdPrefix } from "../optimize";
+import { artworkProvenance } from "../provenance";
 import { renderFlagsAll } from "../render-check";
+import { THESVG_PACKAGE } from "../thesvg";
 import { applyVariantRules, type RuleBrand, type RulesReport } from "../variant-rules";
 import { type BuildPaths, type Phase, writeAtomic } from "./context";
 import type { Fixtures } from "./load";
@@ -249,6 +251,12 @@ export async function buildVariants(
       `${rules.report.fallbacks.length} fallbacks, ${rules.report.foreign} derived variants with a foreign hue`,
   );
   brands.sort((a, b) => a.id - b.id);
+  const thesvgVersion = packageVersion(paths.root, THESVG_PACKAGE);
+  const iconOf = new Map(usable.map((u) => [u.draft.slug, u.draft.thesvg]));
+  for (const b of brands) {
+    const icon = iconOf.get(b.slug);
+    b.artwork = artworkProvenance(b, icon ? { icon, version: thesvgVersion } : undefined);
+  }
   const render = await renderCheck(paths, toCheck);
   phase(
     "colors",

@@ -13,7 +13,7 @@ import type { Merged } from "./merge";
 import type { VariantsResult } from "./variants";
 
 export interface BuildOutcome {
-  merged: Pick<Merged, "stats" | "decisions">;
+  merged: Pick<Merged, "stats" | "decisions"> & { thesvgExcluded?: Record<string, number> };
   variants: Omit<VariantsResult, "brands">;
   enriched: Enriched;
 }
@@ -41,6 +41,17 @@ export function buildReport(
       .filter(([k]) => k.endsWith("NewBrands"))
       .map(([k, n]) => `${k.replace("NewBrands", "")} +${n} new`)
       .join(", ")}`,
+    ...(merged.stats.thesvgIcons
+      ? [
+          `@thesvg/icons: ${merged.stats.thesvgIcons} icons, ${merged.stats.thesvgKept} kept; left out: ${Object.entries(
+            merged.thesvgExcluded ?? {},
+          )
+            .sort((a, b) => b[1] - a[1])
+            .map(([why, n]) => `${n} ${why}`)
+            .join(", ")}`,
+          `@thesvg/icons merge: ${merged.stats.thesvgByDomain} by domain, ${merged.stats.thesvgByName} by name, ${merged.stats.thesvgNewBrands} new brands, ${merged.stats.thesvgClashes} namesakes or taken slugs and ${merged.stats.thesvgDuplicates} second icons of a brand left out`,
+        ]
+      : []),
     `render check of colour variants (32 px): ${variants.checked} rendered (${variants.misses} not cached), ${variants.renderFlags.length} flags (listed below)`,
     `variant rules: ${rules.madeColor} colour marks made from the mono mark in the brand colour, ${rules.iconColor} replaced by the icon (another design); ` +
       (["dark", "light"] as const)

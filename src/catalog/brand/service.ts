@@ -3,7 +3,7 @@
  * (the catalog build settles clashes); a host resolves to the brand of the most specific
  * domain on its chain (see lookupChain).
  */
-import { directoryFields } from "../model";
+import { type ArtworkSourceView, directoryFields } from "../model";
 import { contrastOf, cssVars, NOTICE } from "../service";
 import { type Brand, VARIANTS, type Variant } from "../types";
 import { lookupChain, normalizeHost, registrableDomain } from "./domain";
@@ -29,6 +29,7 @@ export interface BrandView {
   description?: string;
   wikidata?: string;
   links?: Record<string, string>;
+  artwork?: ArtworkSourceView[];
 }
 
 /** The BrandResponse of a brand: variants in the fixed order mono, color, dark, light, wordmark, icon. */
