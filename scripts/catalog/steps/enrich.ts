@@ -10,6 +10,7 @@ import { assignDomains, type DomainOverrides, type DomainReport } from "../domai
 import type { DraftBrand } from "../merge";
 import { buildDirectory, type Candidate, type DirectoryResult } from "../nsi";
 import { THESVG_SOURCE } from "../thesvg";
+import { attachTickers, loadListedCompanies, type TickerResult } from "../tickers";
 import type { BuildPaths, Phase } from "./context";
 import type { Fixtures } from "./load";
 import { idsFor } from "./normalise";
@@ -84,6 +85,7 @@ export function directoryByDomainOnly(drafts: DraftBrand[]): Set<string> {
 export interface Enriched {
   domains: DomainReport;
   directory: DirectoryResult;
+  tickers: TickerResult;
 }
 
 /** Domains, then the directory; directory entries are appended to `brands` with new ids. */
@@ -115,9 +117,17 @@ export function enrich(
   );
   for (const e of directory.entries) brands.push({ id: withDirectory.ids[e.slug] as number, ...e });
   addLegacyDomains(brands, directory.entries, fixtures.legacy);
+  const tickers = attachTickers(brands, loadListedCompanies(paths.root));
+  const withTickers = idsFor(
+    paths.idsFile,
+    tickers.entries.map((e) => e.slug),
+    withDirectory.ids,
+  );
+  for (const e of tickers.entries) brands.push({ id: withTickers.ids[e.slug] as number, ...e });
   phase(
     "directory",
-    `${directory.candidates} name-suggestion-index companies: ${directory.merged} merged into catalog brands, ${directory.entries.length} directory entries (${withDirectory.added.length} new ids)`,
+    `${directory.candidates} name-suggestion-index companies: ${directory.merged} merged into catalog brands, ${directory.entries.length} directory entries (${withDirectory.added.length} new ids); ` +
+      `listed companies: ${tickers.byDomain} by domain, ${tickers.byName} by name, ${tickers.entries.length} new entries, ${tickers.unmatched} left out`,
   );
-  return { domains: report, directory };
+  return { domains: report, directory, tickers };
 }

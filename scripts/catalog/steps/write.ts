@@ -27,6 +27,7 @@ export function buildReport(
   const { domains: report, directory } = enriched;
   const count = (v: string) =>
     brands.filter((b) => b.variants[v as keyof Brand["variants"]]).length;
+  const withArtwork = brands.filter((b) => Object.keys(b.variants).length).length;
   const byReason = new Map<string, number>();
   for (const why of monoReport.skipped.values()) {
     const reason = why.startsWith("override:") ? "override" : why;
@@ -35,7 +36,7 @@ export function buildReport(
   const byRule = new Map<string, number>();
   for (const c of report.contested) byRule.set(c.rule, (byRule.get(c.rule) ?? 0) + 1);
   const summary = [
-    `brands: ${brands.length} (${brands.filter((b) => Object.keys(b.variants).length).length} with artwork, ${directory.entries.length} directory entries without artwork)`,
+    `brands: ${brands.length} (${withArtwork} with artwork, ${brands.length - withArtwork} directory entries without artwork)`,
     `name-suggestion-index: ${directory.candidates} companies, ${directory.merged} merged into catalog brands, ${directory.entries.length} directory entries`,
     `sources: ${Object.entries(merged.stats)
       .filter(([k]) => k.endsWith("NewBrands"))
@@ -86,7 +87,8 @@ export function buildReport(
     `variant rule fallbacks (slug: variant: why):\n${rules.fallbacks.join("\n")}\n\n` +
     `render check flags (colour variant):\n${variants.renderFlags.join("\n")}\n\n` +
     `merge decisions (set base -> brand):\n${merged.decisions.join("\n")}\n\n` +
-    `directory (name-suggestion-index) decisions and clashes:\n${directory.report.join("\n")}\n`;
+    `directory (name-suggestion-index) decisions and clashes:\n${directory.report.join("\n")}\n\n` +
+    `listed companies (pytickersymbols) -> brand:\n${enriched.tickers.report.join("\n")}\n`;
   return { summary, clashes, text };
 }
 

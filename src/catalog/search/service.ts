@@ -53,6 +53,8 @@ interface Entry {
   /** domains without their public suffix, compacted ("chatgpt.com" -> "chatgpt"), matched only exactly */
   hostNames: string[];
   tails: string[];
+  /** stock tickers, folded ("aapl", "nasdaq:aapl", "7203.t"), matched only exactly */
+  tickers: string[];
   /** popularity from the data: independent sources carrying the brand, plus one for a domain */
   popularity: number;
 }
@@ -114,9 +116,21 @@ function toEntry(brand: Brand): Entry {
     abbreviations: hasArtwork(brand) ? [...new Set(names.flatMap(abbreviations))] : [],
     hostNames: domains.map(hostName).filter(Boolean),
     tails: names.flatMap(wordTails),
+    tickers: (brand.tickers ?? []).map(fold),
     popularity: popularityOf(brand),
   };
 }
+
+/** The strings that find an entry exactly: names, compact names, short forms, domains, tickers. */
+const exactKeys = (e: Entry) =>
+  new Set([
+    ...e.names,
+    ...e.compacts,
+    ...e.abbreviations,
+    ...e.domains,
+    ...e.hostNames,
+    ...e.tickers,
+  ]);
 
 function toDoc(id: number, e: Entry): Doc {
   // a directory entry (no artwork) is indexed by its display name and domains only
@@ -230,7 +244,7 @@ function classify(
   if (e.names[0] === q || e.brand.slug === q || e.compacts[0] === qc)
     return { tier: 0, closeness: 0 };
   if (e.names.includes(q) || e.compacts.includes(qc)) return { tier: 0, closeness: 1 };
-  if (e.abbreviations.includes(qc)) return { tier: 0, closeness: 2 };
+  if (e.abbreviations.includes(qc) || e.tickers.includes(q)) return { tier: 0, closeness: 2 };
   if (e.domains.includes(q) || e.domains.includes(host) || e.hostNames.includes(qc))
     return { tier: 0, closeness: 3 };
   // a prefix of the brand's own name before a prefix of an alias or a domain
@@ -314,8 +328,7 @@ export class SearchIndex {
     this.entries = new Map(this.catalog.all().map((b) => [b.id, toEntry(b)]));
     this.exact = new Map();
     for (const [id, e] of this.entries) {
-      const keys = [...e.names, ...e.compacts, ...e.abbreviations, ...e.domains, ...e.hostNames];
-      for (const key of new Set(keys)) {
+      for (const key of exactKeys(e)) {
         const ids = this.exact.get(key);
         if (ids) ids.push(id);
         else this.exact.set(key, [id]);
@@ -367,13 +380,7 @@ export class SearchIndex {
    */
   private add(id: number, e: Entry) {
     this.entries.set(id, e);
-    for (const key of new Set([
-      ...e.names,
-      ...e.compacts,
-      ...e.abbreviations,
-      ...e.domains,
-      ...e.hostNames,
-    ])) {
+    for (const key of exactKeys(e)) {
       const ids = this.exact.get(key);
       if (ids) ids.push(id);
       else this.exact.set(key, [id]);

@@ -63,6 +63,13 @@ test("the catalog, report and attribution are written with the inputs' version",
     enriched: {
       domains: { brandsWithDomain: 1, domains: 1, contested: [], unknownOverrideSlugs: [] },
       directory: { entries: [], merged: 0, report: [], candidates: 0 },
+      tickers: {
+        byDomain: 1,
+        byName: 0,
+        entries: [],
+        unmatched: 0,
+        report: ["ACME Acme Inc. -> acme by domain"],
+      },
     },
   };
   const version = writeCatalog(paths, brands, outcome);
@@ -74,5 +81,6 @@ test("the catalog, report and attribution are written with the inputs' version",
   expect(report).toContain("variants: mono 1, color 0");
   expect(report).toContain("acme: override: x");
   expect(report).toContain("logos acme -> merged");
+  expect(report).toContain("ACME Acme Inc. -> acme by domain");
   expect(readFileSync(paths.attributionFile, "utf8")).toContain("| `simple-icons` |");
 });
