@@ -6,6 +6,9 @@
  * social identities. Directory entries carry no SVG (`variants` is empty; the API serves the
  * placeholder or a monogram for them).
  *
+ * The brand's names in its own script (`brand:ja`, `brand:zh`, `brand:ko`, `brand:ar`,
+ * `brand:he`, `brand:th` tags) become aliases, so that 無印良品 finds Muji.
+ *
  * Steps (every decision goes to the build report):
  * 1. One candidate per Wikidata id named as `brand:wikidata` in a `brands/*` category, or as
  *    `operator:wikidata` in an operator category of companies (post, charging, car sharing,
@@ -87,6 +90,8 @@ export interface Candidate {
   name: string;
   label: string | null;
   otherNames: string[];
+  /** the brand's name in its own script (`brand:ja`, `brand:zh`, ... tags: NATIVE_TAG) */
+  nativeNames: string[];
   /** OSM entries that point to this id */
   weight: number;
   hosts: string[];
@@ -109,6 +114,9 @@ function siteHost(url: string, name: string): string | null {
   return h.host;
 }
 
+/** Languages whose script a brand's own name may be in: `brand:ja`, `brand:zh-Hant` ... (not `-Latn`). */
+const NATIVE_TAG = /^(zh|ja|ko|ar|he|th)(-(Hans|Hant|TW|HK|CN|JP|KR))?$/;
+
 /** URL-safe slug from a display name ("McDonald's" -> "mcdonalds", "Crédit Agricole" -> "credit-agricole"). */
 export function directorySlug(name: string): string {
   return name
@@ -129,6 +137,7 @@ export function loadCandidates(root: string): Candidate[] {
     readFileSync(join(dist, "wikidata/wikidata.min.json"), "utf8"),
   ).wikidata;
   const names = new Map<string, Map<string, number>>();
+  const native = new Map<string, Set<string>>();
   for (const [path, category] of Object.entries(nsi)) {
     const isBrand = path.startsWith("brands/");
     if (!isBrand && !path.startsWith("operators/")) continue;
@@ -143,6 +152,12 @@ export function loadCandidates(root: string): Candidate[] {
         const counts = names.get(qid) ?? new Map<string, number>();
         counts.set(name, (counts.get(name) ?? 0) + 1);
         names.set(qid, counts);
+        for (const [tag, value] of Object.entries(item.tags)) {
+          if (!tag.startsWith(`${kind}:`) || !NATIVE_TAG.test(tag.slice(kind.length + 1))) continue;
+          const set = native.get(qid) ?? new Set<string>();
+          set.add(value.trim());
+          native.set(qid, set);
+        }
       }
     }
   }
@@ -182,11 +197,15 @@ export function loadCandidates(root: string): Candidate[] {
     ]
       .filter((n) => n !== name)
       .slice(0, 4);
+    const nativeNames = [...(native.get(qid) ?? [])].filter(
+      (n) => n && n !== name && !otherNames.includes(n),
+    );
     out.push({
       qid,
       name,
       label,
       otherNames,
+      nativeNames,
       weight: ranked.reduce((s, [, n]) => s + n, 0),
       hosts,
       description: w.description,
@@ -335,6 +354,7 @@ export function buildDirectory(
         target.sources = [...target.sources, NSI_SOURCE];
         byQid.set(c.qid, target);
       }
+      for (const n of c.nativeNames) if (!target.aliases.includes(n)) target.aliases.push(n);
       const added = hosts.filter(claim);
       for (const h of added) owned.set(h, target);
       target.domains = [...target.domains, ...added];
@@ -367,7 +387,10 @@ export function buildDirectory(
       darkModeColor: null,
       contrastTextColor: null,
       colors: [],
-      aliases: c.otherNames.filter((n) => compactKey(n) !== compactKey(c.name)),
+      aliases: [
+        ...c.otherNames.filter((n) => compactKey(n) !== compactKey(c.name)),
+        ...c.nativeNames,
+      ],
       domains: mine,
       sourceUrl: c.links.website ?? null,
       guidelinesUrl: null,
