@@ -6,27 +6,13 @@ import {
   loadListedCompanies,
   withoutLegalForm,
 } from "../../../scripts/catalog/tickers";
-import type { Brand } from "../../../src/catalog/types";
 import { builtCatalog } from "../../support/catalog";
+import { brandOf } from "./steps/draft";
 
 const ROOT = resolve(import.meta.dir, "../../..");
 
-const brand = (slug: string, name: string, domains: string[]): Brand => ({
-  id: 1,
-  slug,
-  name,
-  brandColor: null,
-  darkModeColor: null,
-  contrastTextColor: null,
-  colors: [],
-  aliases: [],
-  domains,
-  sourceUrl: null,
-  guidelinesUrl: null,
-  sources: ["name-suggestion-index"],
-  variants: {},
-  verifiedAt: null,
-});
+const brand = (slug: string, name: string, domains: string[]) =>
+  brandOf(slug, { name, domains, sources: ["name-suggestion-index"] });
 const company = (name: string, website: string | null, tickers: string[]): ListedCompany => ({
   name,
   website,

@@ -5,25 +5,10 @@ import {
   enrichDomains,
 } from "../../../../scripts/catalog/steps/enrich";
 import type { Brand } from "../../../../src/catalog/types";
-import { draft } from "./draft";
+import { brandOf, draft } from "./draft";
 
-const brand = (id: number, slug: string, over: Partial<Brand> = {}): Brand => ({
-  id,
-  slug,
-  name: slug,
-  brandColor: null,
-  darkModeColor: null,
-  contrastTextColor: null,
-  colors: [],
-  aliases: [],
-  domains: [],
-  sourceUrl: null,
-  guidelinesUrl: null,
-  sources: ["simple-icons"],
-  variants: {},
-  verifiedAt: null,
-  ...over,
-});
+const brand = (id: number, slug: string, over: Partial<Brand> = {}) =>
+  brandOf(slug, { id, ...over });
 
 test("legacy domains join the domain overrides without changing the fixture", () => {
   const fixtures = {

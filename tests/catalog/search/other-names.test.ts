@@ -1,6 +1,8 @@
 /**
- * Stock tickers (fixtures/listed-companies.json, from pytickersymbols) through GET /v1/search
- * with the real built catalog.
+ * Names other than the brand's own through GET /v1/search with the real built catalog: stock
+ * tickers (fixtures/listed-companies.json, from pytickersymbols) and the brand's name in its
+ * own script (name-suggestion-index `brand:ja`/`brand:ko`/`brand:zh`... tags, simple-icons
+ * `aliases.loc`).
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { makeApp, type TestApp } from "../../support/app";
@@ -38,5 +40,21 @@ describe("tickers find the company first", () => {
     // NOW is ServiceNow's ticker and the name of the NOW TV brand
     expect(await top("now")).toBe("now");
     expect(await top("KO")).toBe("cocacola");
+  });
+});
+
+describe("native-script names find the brand", () => {
+  test("Japanese, Korean and Chinese names from name-suggestion-index find the brand", async () => {
+    expect(await top("スターバックス")).toBe("starbucks");
+    expect(await top("セブン-イレブン")).toBe("7-eleven");
+    expect(await top("세븐일레븐")).toBe("7-eleven");
+    expect(await top("ファミリーマート")).toBe("familymart");
+    expect(await top("全家")).toBe("familymart");
+  });
+
+  test("simple-icons' localized names find the brand", async () => {
+    expect(await top("ライン")).toBe("line");
+    expect(await top("카카오톡")).toBe("kakaotalk");
+    expect(await top("美团")).toBe("meituan");
   });
 });
