@@ -73,6 +73,19 @@ async function build(): Promise<void> {
   const enriched = enrich(paths, brands, drafts, ids, fixtures, phase, merged.candidates);
   const version = writeCatalog(paths, brands, { merged, variants, enriched });
   phase("write", `${CATALOG_FILE} version ${version}`);
+  // the readability check: fails the build when more variants fall below the floor
+  const { readability, readabilityLimit } = await import("./catalog/readability");
+  const check = readability(variants.rules, readabilityLimit(ROOT));
+  console.error(
+    `[catalog] readability: ${check.count} dark/light variants below the floor (at most ${check.limit}); weakest:`,
+  );
+  for (const line of check.weakest) console.error(`[catalog]   ${line}`);
+  if (check.count > check.limit) {
+    console.error(
+      "[catalog] readability regressed: fix the artwork or the rules, or raise fixtures/readability.json with a reason",
+    );
+    process.exit(1);
+  }
 }
 
 if (process.argv.includes("--if-stale")) {
