@@ -45,6 +45,8 @@ export function withoutLegalForm(name: string, groups = false): string {
   for (let i = 0; i < 3; i++) {
     let next = n.replace(LEGAL_FORMS, "").trim();
     if (groups) next = next.replace(GROUP_WORDS, "").trim();
+    // "Eli Lilly and Company" -> "Eli Lilly", not "Eli Lilly and"
+    next = next.replace(/\s+(and|&)$/i, "").trim();
     if (next === n || !next) break;
     n = next;
   }

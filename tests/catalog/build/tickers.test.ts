@@ -25,6 +25,7 @@ describe("listed companies", () => {
   test("legal forms come off the name", () => {
     expect(withoutLegalForm("Apple Inc.")).toBe("Apple");
     expect(withoutLegalForm("Tesla, Inc.")).toBe("Tesla");
+    expect(withoutLegalForm("Eli Lilly and Company")).toBe("Eli Lilly");
     expect(withoutLegalForm("Siemens Healthineers AG")).toBe("Siemens Healthineers");
   });
   test("the generated file: companies with tickers in both forms", () => {
