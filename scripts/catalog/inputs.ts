@@ -17,6 +17,7 @@ export const DATA_PACKAGES = [
   "@iconify-json/bxl",
   "@iconify-json/tabler",
   "@lobehub/icons-static-svg",
+  "@thesvg/icons",
   "name-suggestion-index",
   "svgo",
   "tldts",
@@ -24,7 +25,8 @@ export const DATA_PACKAGES = [
 ];
 
 export function builderFiles(root: string): string[] {
-  const helpers = readdirSync(join(root, "scripts/catalog"))
+  const helpers = readdirSync(join(root, "scripts/catalog"), { recursive: true })
+    .map(String)
     .filter((f) => f.endsWith(".ts"))
     .sort()
     .map((f) => `scripts/catalog/${f}`);

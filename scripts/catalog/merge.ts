@@ -13,6 +13,8 @@ import { type ResolvedIcon, resolveIcon } from "./iconify";
 import { compactKey, siSlugify, TieredIndex } from "./keys";
 import { ACRONYMS, DISPLAY_NAMES, SYNONYMS } from "./names";
 import { ICONIFY_SETS, loadSet, parseIconName, type SetId, sourceOf } from "./sources";
+import { loadTheSvg, type TheSvgIcon } from "./thesvg";
+import { type Directory, mergeTheSvg } from "./thesvg-merge";
 
 export { ICONIFY_SETS, parseIconName, type SetId };
 
@@ -47,6 +49,8 @@ export interface DraftBrand {
   candidates: IconCandidate[];
   /** base name first seen in an iconify set (iconify-only brands) */
   iconifyBase?: string;
+  /** the @thesvg/icons icon merged into this brand (scripts/catalog/thesvg-merge.ts) */
+  thesvg?: TheSvgIcon;
 }
 
 interface SiIcon {
@@ -76,9 +80,18 @@ export interface MergeResult {
   stats: Record<string, number>;
   /** one line per iconify base name and set: the brand it merged into, or "new" */
   decisions: string[];
+  /** @thesvg/icons icons left out, by reason */
+  thesvgExcluded: Record<string, number>;
 }
 
-export function loadAndMerge(root: string): MergeResult {
+/**
+ * `directory`: name-suggestion-index companies by directory slug with their registrable
+ * domains, so that a new thesvg brand never takes the slug of another company.
+ */
+export function loadAndMerge(
+  root: string,
+  directory: Directory = { slugs: new Map(), byDomain: new Map() },
+): MergeResult {
   const siDir = join(root, "node_modules", "simple-icons");
   const siData: SiIcon[] = JSON.parse(
     readFileSync(join(siDir, "data", "simple-icons.json"), "utf8"),
@@ -199,5 +212,18 @@ export function loadAndMerge(root: string): MergeResult {
     stats[`${setId}MatchedSimpleIcons`] = matched;
     stats[`${setId}NewBrands`] = added;
   }
-  return { brands, stats, decisions };
+  // @thesvg/icons last: its icons join brands by domain, then name (thesvg-merge.ts)
+  const thesvg = loadTheSvg(root);
+  const t = mergeTheSvg(brands, thesvg.icons, index, iconifyOnly, directory);
+  decisions.push(...t.decisions);
+  Object.assign(stats, {
+    thesvgIcons: thesvg.total,
+    thesvgKept: thesvg.icons.length,
+    thesvgByDomain: t.byDomain,
+    thesvgByName: t.byName,
+    thesvgClashes: t.clashes,
+    thesvgDuplicates: t.duplicates,
+    thesvgNewBrands: t.added,
+  });
+  return { brands, stats, decisions, thesvgExcluded: thesvg.excluded };
 }

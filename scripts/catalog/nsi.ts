@@ -6,6 +6,9 @@
  * social identities. Directory entries carry no SVG (`variants` is empty; the API serves the
  * placeholder or a monogram for them).
  *
+ * The brand's names in its own script (`brand:ja`, `brand:zh`, `brand:ko`, `brand:ar`,
+ * `brand:he`, `brand:th` tags) become aliases, so that 無印良品 finds Muji.
+ *
  * Steps (every decision goes to the build report):
  * 1. One candidate per Wikidata id named as `brand:wikidata` in a `brands/*` category, or as
  *    `operator:wikidata` in an operator category of companies (post, charging, car sharing,
@@ -16,7 +19,8 @@
  *    McDonald's Ukraine), else the one most OSM entries point to as their brand when it has at
  *    least twice the next; else nobody gets the host.
  * 3. Merge into the catalog: by Wikidata id, then by a host the catalog brand already owns,
- *    then by name (when the catalog brand has no domain, or one with the same label); the
+ *    then by name (when the catalog brand has no domain, or one with the same label; never
+ *    for brands in `byDomainOnly`, see steps/enrich.ts); the
  *    catalog brand gains the description, Wikidata id, links and the hosts nobody owns. Other
  *    candidates become directory entries (a namesake of a catalog brand gets the Wikidata id in
  *    its slug).
@@ -86,6 +90,8 @@ export interface Candidate {
   name: string;
   label: string | null;
   otherNames: string[];
+  /** the brand's name in its own script (`brand:ja`, `brand:zh`, ... tags: NATIVE_TAG) */
+  nativeNames: string[];
   /** OSM entries that point to this id */
   weight: number;
   hosts: string[];
@@ -108,6 +114,9 @@ function siteHost(url: string, name: string): string | null {
   return h.host;
 }
 
+/** Languages whose script a brand's own name may be in: `brand:ja`, `brand:zh-Hant` ... (not `-Latn`). */
+const NATIVE_TAG = /^(zh|ja|ko|ar|he|th)(-(Hans|Hant|TW|HK|CN|JP|KR))?$/;
+
 /** URL-safe slug from a display name ("McDonald's" -> "mcdonalds", "Crédit Agricole" -> "credit-agricole"). */
 export function directorySlug(name: string): string {
   return name
@@ -128,6 +137,7 @@ export function loadCandidates(root: string): Candidate[] {
     readFileSync(join(dist, "wikidata/wikidata.min.json"), "utf8"),
   ).wikidata;
   const names = new Map<string, Map<string, number>>();
+  const native = new Map<string, Set<string>>();
   for (const [path, category] of Object.entries(nsi)) {
     const isBrand = path.startsWith("brands/");
     if (!isBrand && !path.startsWith("operators/")) continue;
@@ -142,6 +152,12 @@ export function loadCandidates(root: string): Candidate[] {
         const counts = names.get(qid) ?? new Map<string, number>();
         counts.set(name, (counts.get(name) ?? 0) + 1);
         names.set(qid, counts);
+        for (const [tag, value] of Object.entries(item.tags)) {
+          if (!tag.startsWith(`${kind}:`) || !NATIVE_TAG.test(tag.slice(kind.length + 1))) continue;
+          const set = native.get(qid) ?? new Set<string>();
+          set.add(value.trim());
+          native.set(qid, set);
+        }
       }
     }
   }
@@ -181,11 +197,15 @@ export function loadCandidates(root: string): Candidate[] {
     ]
       .filter((n) => n !== name)
       .slice(0, 4);
+    const nativeNames = [...(native.get(qid) ?? [])].filter(
+      (n) => n && n !== name && !otherNames.includes(n),
+    );
     out.push({
       qid,
       name,
       label,
       otherNames,
+      nativeNames,
       weight: ranked.reduce((s, [, n]) => s + n, 0),
       hosts,
       description: w.description,
@@ -249,8 +269,9 @@ export function buildDirectory(
   root: string,
   brands: Brand[],
   fixture: Record<string, { wikidata: string | null }>,
+  byDomainOnly: Set<string> = new Set(),
+  candidates: Candidate[] = loadCandidates(root),
 ): DirectoryResult {
-  const candidates = loadCandidates(root);
   const report: string[] = [];
   // 2. parent-brand rule per host
   const byHost = new Map<string, Candidate[]>();
@@ -280,6 +301,7 @@ export function buildDirectory(
   }
   const byQid = new Map<string, Brand>();
   const slugs = new Set(brands.map((b) => b.slug));
+  const bySlug = new Map(brands.map((b) => [b.slug, b]));
   const entries: Omit<Brand, "id">[] = [];
   let merged = 0;
   const claim = (host: string) => !owned.has(host);
@@ -300,9 +322,22 @@ export function buildDirectory(
       }
     }
     if (!target) {
+      // a thesvg brand holding this company's slug is this company: thesvg-merge.ts gives an
+      // icon a directory slug only when its website is one of the company's domains
+      const base = directorySlug(c.name);
+      const own = [`${base}-${c.qid.toLowerCase()}`, base]
+        .map((s) => bySlug.get(s))
+        .find((b) => b && !b.wikidata && b.sources.length === 1 && b.sources[0] === "thesvg");
+      if (own) {
+        target = own;
+        how = "slug";
+      }
+    }
+    if (!target) {
       const same = (byName.get(compactKey(c.name)) ?? []).filter(
         (b) =>
           !b.wikidata &&
+          !byDomainOnly.has(b.slug) &&
           (b.domains.length === 0 ||
             b.domains.some((d) => hosts.some((h) => domainLabel(h) === domainLabel(d)))),
       );
@@ -319,6 +354,7 @@ export function buildDirectory(
         target.sources = [...target.sources, NSI_SOURCE];
         byQid.set(c.qid, target);
       }
+      for (const n of c.nativeNames) if (!target.aliases.includes(n)) target.aliases.push(n);
       const added = hosts.filter(claim);
       for (const h of added) owned.set(h, target);
       target.domains = [...target.domains, ...added];
@@ -351,7 +387,10 @@ export function buildDirectory(
       darkModeColor: null,
       contrastTextColor: null,
       colors: [],
-      aliases: c.otherNames.filter((n) => compactKey(n) !== compactKey(c.name)),
+      aliases: [
+        ...c.otherNames.filter((n) => compactKey(n) !== compactKey(c.name)),
+        ...c.nativeNames,
+      ],
       domains: mine,
       sourceUrl: c.links.website ?? null,
       guidelinesUrl: null,

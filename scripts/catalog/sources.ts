@@ -54,6 +54,9 @@ export interface SourceLicence {
   attribution: boolean;
 }
 
+/** The licence of a source whose icons each carry their own (thesvg). */
+export const PER_ICON = "per icon";
+
 export const SOURCE_LICENCES: Record<string, SourceLicence> = {
   "simple-icons": {
     package: "simple-icons",
@@ -116,6 +119,13 @@ export const SOURCE_LICENCES: Record<string, SourceLicence> = {
     licence: "MIT",
     url: "https://github.com/tabler/tabler-icons",
     author: "Paweł Kuna",
+    attribution: true,
+  },
+  thesvg: {
+    package: "@thesvg/icons",
+    licence: PER_ICON,
+    url: "https://github.com/glincker/thesvg",
+    author: "thesvg.org contributors",
     attribution: true,
   },
   lobehub: {

@@ -53,6 +53,8 @@ export interface RuleResult {
   light?: Art & { rule: ModeRule };
   /** one line per fallback: why the brand's colour mark was not used or made */
   fallbacks: string[];
+  /** dark/light kept below the floor: the share of the mark's paint that reaches 3:1 */
+  belowFloor?: { variant: "dark" | "light"; share: number }[];
 }
 
 const MODES = [
@@ -186,6 +188,7 @@ function decide(b: RuleBrand, p: Plan, facts: (svg: string) => PaintFacts | null
       }
     } else if (color) {
       out[m.variant] = { svg: color.svg, source: `artwork:${color.source}`, rule: "below-floor" };
+      out.belowFloor = [...(out.belowFloor ?? []), { variant: m.variant, share }];
       out.fallbacks.push(
         `${m.variant}: ${Math.round(share * 100)}% of the colour mark reaches 3:1 and there is no solid single-colour mark; colour artwork kept below the floor`,
       );
@@ -209,6 +212,8 @@ export interface RulesReport {
   foreign: number;
   /** "slug: reason" per fallback */
   fallbacks: string[];
+  /** every dark/light variant kept below the floor, with its exact share reaching 3:1 */
+  belowFloor: { slug: string; variant: "dark" | "light"; share: number }[];
 }
 
 /**
@@ -249,6 +254,7 @@ export async function applyVariantRules(
     checked: 0,
     foreign: 0,
     fallbacks: [],
+    belowFloor: [],
   };
   const results = new Map<string, RuleResult>();
   brands.forEach((b, i) => {
@@ -272,6 +278,7 @@ export async function applyVariantRules(
       }
     }
     for (const why of r.fallbacks) report.fallbacks.push(`${b.slug}: ${why}`);
+    for (const w of r.belowFloor ?? []) report.belowFloor.push({ slug: b.slug, ...w });
   });
   return { results, report, cache: JSON.stringify(next) };
 }

@@ -26,6 +26,7 @@ import { type ArtworkColors, analyzeColors } from "./artwork";
 import { iconToSvg } from "./iconify";
 import type { DraftBrand, IconCandidate } from "./merge";
 import { sourceOf } from "./sources";
+import { THESVG_SOURCE, type TheSvgIcon } from "./thesvg";
 
 export interface ChosenArtwork {
   svg: string;
@@ -70,6 +71,56 @@ export function skillTile(brand: DraftBrand): ChosenArtwork | null {
     source: sourceOf("skill-icons"),
     colors: analyzeColors(tile.icon.body),
   };
+}
+
+const rawArt = (svg: string): ChosenArtwork => ({
+  svg,
+  source: THESVG_SOURCE,
+  colors: analyzeColors(svg),
+});
+
+/** width / height of an SVG's viewBox (or width/height attributes), 1 when unknown */
+export function svgAspect(svg: string): number {
+  const root = /<svg\b[^>]*>/.exec(svg)?.[0] ?? "";
+  const vb = /viewBox="([^"]+)"/
+    .exec(root)?.[1]
+    ?.trim()
+    .split(/[\s,]+/)
+    .map(Number);
+  const w = vb?.[2] ?? Number.parseFloat(/\swidth="([\d.]+)/.exec(root)?.[1] ?? "");
+  const h = vb?.[3] ?? Number.parseFloat(/\sheight="([\d.]+)/.exec(root)?.[1] ?? "");
+  return w > 0 && h > 0 ? w / h : 1;
+}
+
+/** black only (or no paint at all): a mono mark as simple-icons ships them */
+const blackOnly = (a: ChosenArtwork) =>
+  !a.colors.multiColor &&
+  a.colors.distinct.every((c) => c === "000000") &&
+  (a.colors.distinct.length > 0 || a.colors.implicitBlack);
+
+/**
+ * @thesvg/icons artwork. For a brand no other set draws: a wide default mark is the wordmark,
+ * a square one the colour mark and icon, and its black mono variant (or black default mark)
+ * the mono mark; other mono marks are derived like any brand's. For a brand other sets draw,
+ * only a missing wordmark is filled (their colour marks are kept as they are).
+ */
+function addTheSvg(
+  out: Partial<Record<Variant, ChosenArtwork>>,
+  icon: TheSvgIcon,
+  only: boolean,
+): void {
+  const main = rawArt(icon.svg);
+  const wide = svgAspect(icon.svg) >= 1.5;
+  if (wide) out.wordmark ??= main;
+  if (icon.wordmark) out.wordmark ??= rawArt(icon.wordmark);
+  if (!only) return;
+  if (!wide) {
+    out.color ??= main;
+    out.icon ??= main;
+  }
+  const mono = icon.mono ? rawArt(icon.mono) : null;
+  if (!out.mono && mono && svgAspect(mono.svg) < 1.5 && blackOnly(mono)) out.mono = mono;
+  else if (!out.mono && !wide && blackOnly(main)) out.mono = main;
 }
 
 export function chooseVariants(brand: DraftBrand): Partial<Record<Variant, ChosenArtwork>> {
@@ -161,5 +212,6 @@ export function chooseVariants(brand: DraftBrand): Partial<Record<Variant, Chose
     if (monoPick) out.mono = art(monoPick);
     else if (setMono) out.mono = art(setMono);
   }
+  if (brand.thesvg) addTheSvg(out, brand.thesvg, brand.sources.size === 1);
   return out;
 }

@@ -34,7 +34,20 @@ export const CssVars = t.Union([
   t.Null(),
 ]);
 
-/** Directory fields (name-suggestion-index / Wikidata), present only where known. */
+/** Where one source's artwork comes from (Brand.artwork in src/catalog/types.ts). */
+export const ArtworkSource = t.Object({
+  source: t.String({
+    description: "The source label of the variants: simple-icons, iconify:logos, thesvg ...",
+  }),
+  package: t.String({ description: "npm package the artwork was taken from" }),
+  licence: t.String({ description: "SPDX identifier of the licence the artwork is used under" }),
+  url: t.String({
+    description: "The upstream project, or the exact upstream file where the licence is per file",
+  }),
+  variants: t.Array(VariantName, { description: "The variants drawn from this source" }),
+});
+
+/** Directory fields (name-suggestion-index / Wikidata) and artwork provenance, present only where known. */
 export const DirectoryFields = {
   description: t.Optional(
     t.String({ description: "One-line description of the company (Wikidata's), where known" }),
@@ -48,18 +61,28 @@ export const DirectoryFields = {
         "Official website and social profiles as URLs, where known; keys among website, facebook, instagram, x, youtube, linkedin, tiktok",
     }),
   ),
+  artwork: t.Optional(
+    t.Array(ArtworkSource, {
+      description:
+        "Provenance of the stored artwork, one entry per source: package, licence and upstream URL (brands with artwork)",
+    }),
+  ),
 };
+
+export type ArtworkSourceView = Static<typeof ArtworkSource>;
 
 /** The directory fields of a brand that has them (none of the keys when unknown). */
 export function directoryFields(b: {
   description?: string;
   wikidata?: string;
   links?: Record<string, string>;
+  artwork?: ArtworkSourceView[];
 }) {
   return {
     ...(b.description ? { description: b.description } : {}),
     ...(b.wikidata ? { wikidata: b.wikidata } : {}),
     ...(b.links ? { links: b.links } : {}),
+    ...(b.artwork?.length ? { artwork: b.artwork } : {}),
   };
 }
 

@@ -23,6 +23,19 @@ export interface StoredSvg {
   source: string;
 }
 
+/** Where a brand's artwork comes from: one entry per source, with the variants drawn from it. */
+export interface ArtworkSource {
+  /** the source label stored on the variants ("simple-icons", "iconify:logos", "thesvg" ...) */
+  source: string;
+  /** npm package */
+  package: string;
+  /** SPDX identifier of the licence the artwork is used under */
+  licence: string;
+  /** the upstream project, or the exact upstream file where the licence is per file */
+  url: string;
+  variants: Variant[];
+}
+
 export interface Brand {
   id: number;
   slug: string;
@@ -49,6 +62,10 @@ export interface Brand {
   wikidata?: string;
   /** official website and social profiles as URLs (website, facebook, instagram, x, youtube, linkedin, tiktok), where known */
   links?: Record<string, string>;
+  /** stock tickers of a listed company: "AAPL", "NASDAQ:AAPL", "7203.T", "TYO:7203" */
+  tickers?: string[];
+  /** provenance of the stored artwork, one entry per source (brands with artwork) */
+  artwork?: ArtworkSource[];
 }
 
 export interface BuiltCatalog {

@@ -201,6 +201,7 @@ describe("parent-brand rule", () => {
     name,
     label,
     otherNames: [],
+    nativeNames: [],
     weight,
     hosts: [],
     links: {},

@@ -25,8 +25,8 @@ const SERVICE_KEYS = [
   "_notice",
 ].sort();
 
-/** optional fields of the brand directory, present only where known */
-const DIRECTORY_KEYS = new Set(["description", "wikidata", "links"]);
+/** optional fields of the brand directory and artwork provenance, present only where known */
+const DIRECTORY_KEYS = new Set(["description", "wikidata", "links", "artwork"]);
 
 function expectServiceResponse(item: Record<string, unknown>) {
   expect(

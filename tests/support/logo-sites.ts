@@ -76,7 +76,7 @@ export async function logoSites(): Promise<Record<string, Site>> {
       ),
       "/apple-touch-icon.png": bytes(p180, "image/png"),
     },
-    "manifest.test": {
+    "webmanifest.test": {
       "/": doc(`<title>Home</title><link rel="manifest" href="/site.webmanifest">`),
       "/site.webmanifest": bytes(
         JSON.stringify({

@@ -54,6 +54,8 @@ interface Entry {
   /** domains without their public suffix, compacted ("chatgpt.com" -> "chatgpt"), matched only exactly */
   hostNames: string[];
   tails: string[];
+  /** stock tickers, folded ("aapl", "nasdaq:aapl", "7203.t"), matched only exactly */
+  tickers: string[];
   /** popularity from the data: independent sources carrying the brand, plus one for a domain */
   popularity: number;
 }
@@ -115,9 +117,21 @@ function toEntry(brand: Brand): Entry {
     abbreviations: hasArtwork(brand) ? [...new Set(names.flatMap(abbreviations))] : [],
     hostNames: domains.map(hostName).filter(Boolean),
     tails: names.flatMap(wordTails),
+    tickers: (brand.tickers ?? []).map(fold),
     popularity: popularityOf(brand),
   };
 }
+
+/** The strings that find an entry exactly: names, compact names, short forms, domains, tickers. */
+const exactKeys = (e: Entry) =>
+  new Set([
+    ...e.names,
+    ...e.compacts,
+    ...e.abbreviations,
+    ...e.domains,
+    ...e.hostNames,
+    ...e.tickers,
+  ]);
 
 function toDoc(id: number, e: Entry): Doc {
   // a directory entry (no artwork) is indexed by its display name and domains only
@@ -231,7 +245,7 @@ function classify(
   if (e.names[0] === q || e.brand.slug === q || e.compacts[0] === qc)
     return { tier: 0, closeness: 0 };
   if (e.names.includes(q) || e.compacts.includes(qc)) return { tier: 0, closeness: 1 };
-  if (e.abbreviations.includes(qc)) return { tier: 0, closeness: 2 };
+  if (e.abbreviations.includes(qc) || e.tickers.includes(q)) return { tier: 0, closeness: 2 };
   if (e.domains.includes(q) || e.domains.includes(host) || e.hostNames.includes(qc))
     return { tier: 0, closeness: 3 };
   // a prefix of the brand's own name before a prefix of an alias or a domain
@@ -305,8 +319,7 @@ function build(brands: readonly Brand[], previous?: Map<number, Entry>): Built {
   }
   const exact = new Map<string, number[]>();
   for (const [id, e] of entries) {
-    const keys = [...e.names, ...e.compacts, ...e.abbreviations, ...e.domains, ...e.hostNames];
-    for (const key of new Set(keys)) {
+    for (const key of exactKeys(e)) {
       const ids = exact.get(key);
       if (ids) ids.push(id);
       else exact.set(key, [id]);
@@ -438,13 +451,7 @@ export class SearchIndex {
   private add(id: number, e: Entry) {
     this.own();
     this.entries.set(id, e);
-    for (const key of new Set([
-      ...e.names,
-      ...e.compacts,
-      ...e.abbreviations,
-      ...e.domains,
-      ...e.hostNames,
-    ])) {
+    for (const key of exactKeys(e)) {
       const ids = this.exact.get(key);
       if (ids) ids.push(id);
       else this.exact.set(key, [id]);

@@ -40,6 +40,7 @@ describe("response", () => {
       [
         "_css",
         "_notice",
+        "artwork",
         "brandColor",
         "contrastTextColor",
         "darkModeColor",
@@ -67,6 +68,31 @@ describe("response", () => {
       "--brand-color-contrast": `#${r.body.contrastTextColor}`,
     });
     expect(JSON.stringify(r.body)).not.toContain("<svg");
+  });
+  test("artwork lists each source's package, licence and upstream URL with its variants", async () => {
+    const gh = await byDomain("github.com");
+    const sources = gh.body.artwork as { source: string; licence: string; variants: string[] }[];
+    expect(sources.flatMap((s) => s.variants).sort()).toEqual(
+      [...(gh.body.variants as string[])].sort(),
+    );
+    expect(sources.find((s) => s.source === "simple-icons")?.licence).toBe("CC0-1.0");
+    // a brand drawn by @thesvg/icons: that icon's own licence and file
+    const bnp = await byDomain("group.bnpparibas");
+    expect(bnp.body.slug).toBe("bnp-paribas");
+    expect(bnp.body.artwork).toEqual([
+      {
+        source: "thesvg",
+        package: "@thesvg/icons",
+        licence: "CC0-1.0",
+        url: expect.stringMatching(
+          /^https:\/\/unpkg\.com\/@thesvg\/icons@[\d.]+\/dist\/bnp-paribas\.js$/,
+        ),
+        variants: expect.arrayContaining(["wordmark"]),
+      },
+    ]);
+    // directory entries have no artwork and no artwork field
+    const stc = await byDomain("stc.se");
+    expect(stc.body.artwork).toBeUndefined();
   });
   test("errors carry no public caching", async () => {
     const r = await byDomain("no-such-brand-zz.example");

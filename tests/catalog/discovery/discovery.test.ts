@@ -154,13 +154,13 @@ describe("discovery of unknown domains", () => {
   });
 
   test("manifest only, favicon.ico only, JSON-LD and WordPress markup", async () => {
-    const m = (await (await discover("manifest.test")).json()) as {
+    const m = (await (await discover("webmanifest.test")).json()) as {
       name: string;
       brandColor: string;
     };
     expect(m.name).toBe("Manifest Motors");
     expect(m.brandColor).toBe("6b2fbf");
-    expect((await record("manifest.test")).assets[0]).toMatchObject({
+    expect((await record("webmanifest.test")).assets[0]).toMatchObject({
       origin: "manifest",
       width: 512, // as fetched; stored at 256 px (STORED_RASTER_SIDE)
     });

@@ -46,6 +46,7 @@ describe("query normalisation", () => {
       [
         "_css",
         "_notice",
+        "artwork",
         "brandColor",
         "colors",
         "darkModeColor",

@@ -1,0 +1,102 @@
+/**
+ * The catalog's evaluation figures on its own evaluation set (tests/catalog/lists/eval-domains.txt
+ * and eval-queries.txt, written from general knowledge): domain coverage, precision and
+ * artwork share, search top-1, each by section of the lists. Offline: the resolver and the
+ * search index run in process on the built catalog (no discovery).
+ *
+ *   bun scripts/catalog-eval.ts [catalog.json]      default build/catalog.json or $CATALOG_FILE
+ */
+import { readFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { normalizeHost } from "../src/catalog/brand/domain";
+import { BrandResolver } from "../src/catalog/brand/service";
+import { SearchIndex } from "../src/catalog/search/service";
+import { compact } from "../src/catalog/search/text";
+import { CatalogService, hasArtwork } from "../src/catalog/service";
+import type { Brand } from "../src/catalog/types";
+import { FileCatalogSource } from "../src/store/embedded/catalog";
+
+const ROOT = resolve(import.meta.dir, "..");
+const LISTS = join(ROOT, "tests", "catalog", "lists");
+const file = resolve(
+  process.argv[2] ?? process.env.CATALOG_FILE ?? join(ROOT, "build", "catalog.json"),
+);
+
+interface Entry {
+  section: string;
+  input: string;
+  expected: string[];
+}
+
+/** "<input><TAB><name>|<name>" lines; a "# section" comment names the lines after it. */
+function readSections(name: string): Entry[] {
+  const out: Entry[] = [];
+  let section = "";
+  for (const line of readFileSync(join(LISTS, name), "utf8").split("\n")) {
+    const heading = /^# ([A-Za-z][A-Za-z ,-]*)$/.exec(line);
+    if (heading?.[1]) section = heading[1];
+    if (!line.trim() || line.startsWith("#")) continue;
+    const [input, names] = line.split("\t");
+    if (!input || !names) throw new Error(`${name}: bad line ${JSON.stringify(line)}`);
+    out.push({ section, input, expected: names.split("|").map(compact) });
+  }
+  return out;
+}
+
+const right = (b: Brand, e: Entry) =>
+  e.expected.includes(compact(b.name)) || e.expected.includes(compact(b.slug));
+const pct = (n: number, d: number) => `${d ? ((100 * n) / d).toFixed(1) : "-"}% (${n}/${d})`;
+
+const source = new FileCatalogSource(file);
+const catalog = new CatalogService(source);
+catalog.install(await source.load());
+const resolver = new BrandResolver(catalog);
+const index = new SearchIndex(catalog);
+
+const domains = readSections("eval-domains.txt");
+const queries = readSections("eval-queries.txt");
+function bySection(list: Entry[]): Map<string, Entry[]> {
+  const out = new Map<string, Entry[]>();
+  for (const e of list) out.set(e.section, [...(out.get(e.section) ?? []), e]);
+  return out;
+}
+
+console.log(`catalog ${file}: ${catalog.all().length} brands\n`);
+console.log("| domains | coverage | precision | artwork of resolved |\n|---|---:|---:|---:|");
+const row = (label: string, list: Entry[]) => {
+  let resolved = 0;
+  let correct = 0;
+  let art = 0;
+  const wrong: string[] = [];
+  for (const e of list) {
+    const h = normalizeHost(e.input);
+    const b = h.ok ? resolver.resolveHost(h.host) : null;
+    if (!b) continue;
+    resolved++;
+    if (right(b, e)) correct++;
+    else wrong.push(`${e.input} -> ${b.slug}`);
+    if (hasArtwork(b)) art++;
+  }
+  console.log(
+    `| ${label} | ${pct(resolved, list.length)} | ${pct(correct, resolved)} | ${pct(art, resolved)} |`,
+  );
+  return wrong;
+};
+const wrongDomains = row("all", domains);
+for (const [section, list] of bySection(domains)) row(section, list);
+
+console.log("\n| queries | top-1 |\n|---|---:|");
+const misses: string[] = [];
+const top1 = (label: string, list: Entry[], record: boolean) => {
+  let hits = 0;
+  for (const e of list) {
+    const first = index.search(e.input, 1)[0];
+    if (first && right(first, e)) hits++;
+    else if (record) misses.push(`${e.input} -> ${first?.slug ?? "(nothing)"}`);
+  }
+  console.log(`| ${label} | ${pct(hits, list.length)} |`);
+};
+top1("all", queries, true);
+for (const [section, list] of bySection(queries)) top1(section, list, false);
+console.log(`\nwrong domains: ${wrongDomains.join(", ") || "none"}`);
+console.log(`search misses: ${misses.join(", ")}`);

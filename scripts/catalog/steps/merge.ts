@@ -1,0 +1,82 @@
+/**
+ * Build step 2, merge: the data packages merged into draft brands (scripts/catalog/merge.ts),
+ * then the curated display names and aliases applied.
+ */
+
+import { registrableDomain } from "../../../src/catalog/brand/domain";
+import { applyAliasOverrides } from "../aliases";
+import { type DraftBrand, loadAndMerge, type MergeResult } from "../merge";
+import { type Candidate, directorySlug, loadCandidates } from "../nsi";
+import type { Directory } from "../thesvg-merge";
+import type { Fixtures } from "./load";
+
+/**
+ * fixtures/name-overrides.json: display names in brand casing; the data's name stays an alias.
+ * Throws on a slug no draft has.
+ */
+export function applyNameOverrides(drafts: DraftBrand[], names: Record<string, string>): void {
+  for (const [slug, name] of Object.entries(names)) {
+    if (slug.startsWith("$")) continue;
+    const draft = drafts.find((d) => d.slug === slug);
+    if (!draft) throw new Error(`name override for unknown slug ${slug}`);
+    if (draft.name === name) continue;
+    if (draft.name.toLowerCase() !== name.toLowerCase() && !draft.aliases.includes(draft.name)) {
+      draft.aliases.push(draft.name);
+    }
+    draft.name = name;
+  }
+}
+
+export interface Merged extends MergeResult {
+  /** how many curated aliases were applied */
+  aliasCount: number;
+  /** the name-suggestion-index companies (read once; the enrich step builds the directory) */
+  candidates: Candidate[];
+}
+
+/**
+ * The name-suggestion-index companies as the thesvg merge needs them: directory slug ->
+ * registrable domains of the company that would get it, and registrable domain -> the slug a
+ * company with that domain already has in the ids file (a suffixed namesake slug included).
+ */
+export function directoryIndex(candidates: Candidate[], ids: Record<string, number>): Directory {
+  const slugs = new Map<string, Set<string>>();
+  const byDomain = new Map<string, string | null>();
+  for (const c of candidates) {
+    const base = directorySlug(c.name);
+    const domains = slugs.get(base) ?? new Set<string>();
+    const suffixed = `${base}-${c.qid.toLowerCase()}`;
+    const known = ids[suffixed] !== undefined ? suffixed : ids[base] !== undefined ? base : null;
+    for (const h of c.hosts) {
+      const domain = registrableDomain(h) ?? h;
+      domains.add(domain);
+      // a domain two companies give names neither
+      if (known)
+        byDomain.set(domain, byDomain.has(domain) && byDomain.get(domain) !== known ? null : known);
+    }
+    slugs.set(base, domains);
+  }
+  return { slugs, byDomain };
+}
+
+export function mergeSources(
+  root: string,
+  fixtures: Fixtures,
+  ids: Record<string, number>,
+): Merged {
+  const candidates = loadCandidates(root);
+  const merged = loadAndMerge(root, directoryIndex(candidates, ids));
+  applyNameOverrides(merged.brands, fixtures.names);
+  const aliasCount = applyAliasOverrides(merged.brands, fixtures.aliases);
+  return { ...merged, aliasCount, candidates };
+}
+
+/** The merge phase's progress line: brands per source. */
+export function mergeSummary({ brands, stats }: Pick<MergeResult, "brands" | "stats">): string {
+  return (
+    `${brands.length} brands: ${stats.simpleIcons} simple-icons, +${stats.logosNewBrands} logos, ` +
+    `+${stats.deviconNewBrands} devicon, +${stats["skill-iconsNewBrands"]} skill-icons, ` +
+    `+${stats.lobehubNewBrands} lobehub, +${stats.cibNewBrands} cib, +${stats["fa6-brandsNewBrands"]} fa6-brands, ` +
+    `+${stats.bxlNewBrands} bxl, +${stats["streamline-logosNewBrands"]} streamline-logos, +${stats.tablerNewBrands} tabler, +${stats.thesvgNewBrands ?? 0} thesvg only`
+  );
+}

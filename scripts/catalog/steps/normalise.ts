@@ -1,0 +1,102 @@
+/**
+ * Build step 3, normalise: each draft's artwork chosen per variant (scripts/catalog/variants.ts),
+ * slugs checked and given stable ids (fixtures/brand-ids.json), and every SVG sanitized and
+ * optimized with svgo, with a mono mark derived where a brand has none (scripts/catalog/optimize.ts).
+ */
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { assignIds, formatIds, loadIds } from "../ids";
+import { packageVersion } from "../inputs";
+import type { DraftBrand } from "../merge";
+import type { MonoResult } from "../mono";
+import { type OptimizeJob, type OptimizeStats, optimizeAll, sha256 } from "../optimize";
+import { THESVG_SOURCE } from "../thesvg";
+import { type ChosenArtwork, chooseVariants, skillTile } from "../variants";
+import { type BuildPaths, writeAtomic } from "./context";
+import type { Fixtures } from "./load";
+
+export type ChosenVariants = ReturnType<typeof chooseVariants>;
+export interface Usable {
+  draft: DraftBrand;
+  variants: ChosenVariants;
+}
+
+/**
+ * simple-icons and thesvg's raw files get svgo's full preset; iconify bodies were
+ * path-optimized by Iconify already
+ */
+export const job = (art: { svg: string; source: string }, mono = false): OptimizeJob => ({
+  svg: art.svg,
+  paths: art.source === "simple-icons" || art.source === THESVG_SOURCE,
+  mono,
+});
+
+/** A brand without a mono mark gets one derived from its icon, else its colour artwork. */
+export const monoSources = (v: ChosenVariants): ChosenArtwork[] =>
+  v.mono ? [] : [...new Set([v.icon, v.color])].filter((a) => a !== undefined);
+
+/** The artwork of every draft per variant; drafts without usable artwork are left out. */
+export function chooseArtwork(
+  drafts: DraftBrand[],
+  artwork: Fixtures["artwork"],
+): { usable: Usable[]; dropped: number } {
+  const chosen = drafts.map((draft) => {
+    const variants = chooseVariants(draft);
+    if (artwork[draft.slug]?.color === "skill-icons") {
+      const tile = skillTile(draft);
+      if (!tile) throw new Error(`artwork override: ${draft.slug} has no skill-icons tile`);
+      variants.color = tile;
+      variants.icon = tile;
+    }
+    return { draft, variants };
+  });
+  const usable = chosen.filter((c) => Object.keys(c.variants).length > 0);
+  return { usable, dropped: chosen.length - usable.length };
+}
+
+/** The optimize jobs of the chosen artwork, mono derivation flagged where needed. */
+export function optimizeJobs(usable: Usable[]): OptimizeJob[] {
+  return usable.flatMap((c) => {
+    const derive = monoSources(c.variants);
+    return Object.values(c.variants).flatMap((v) => (v ? [job(v, derive.includes(v))] : []));
+  });
+}
+
+/** Throws on duplicate or non-URL-safe slugs. */
+export function checkSlugs(slugs: string[]): void {
+  if (new Set(slugs).size !== slugs.length) throw new Error("duplicate slugs");
+  const bad = slugs.filter((s) => !/^[a-z0-9][a-z0-9_-]*$/.test(s));
+  if (bad.length) throw new Error(`slugs not URL-safe: ${bad.join(", ")}`);
+}
+
+/** Stable ids for `slugs`, new ones appended to the ids file. */
+export function idsFor(
+  idsFile: string,
+  slugs: string[],
+  known = loadIds(idsFile),
+): { ids: Record<string, number>; added: string[] } {
+  const result = assignIds(known, slugs);
+  if (result.added.length) writeAtomic(idsFile, formatIds(result.ids));
+  return result;
+}
+
+export interface Optimized {
+  results: Map<string, string | null>;
+  monos: Map<string, MonoResult>;
+  stats: OptimizeStats;
+}
+
+/** svgo over every job, cached by content and by the versions of the pipeline's code. */
+export function optimize(paths: BuildPaths, inputs: OptimizeJob[]): Promise<Optimized> {
+  const { root } = paths;
+  const pipeline = sha256(
+    readFileSync(join(root, "src/catalog/sanitize.ts"), "utf8") +
+      JSON.parse(readFileSync(join(root, "node_modules/svgo/package.json"), "utf8")).version,
+  );
+  const monoVersion = sha256(
+    ["scripts/catalog/mono.ts", "scripts/catalog/artwork.ts", "src/catalog/colors.ts"]
+      .map((f) => readFileSync(join(root, f), "utf8"))
+      .join("\n") + packageVersion(root, "@resvg/resvg-js"),
+  );
+  return optimizeAll(inputs, paths.svgoCacheFile, pipeline, monoVersion);
+}
