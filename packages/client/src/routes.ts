@@ -54,6 +54,19 @@ export interface Routes {
         links?: {
           [key: string]: string;
         };
+        /** Provenance of the stored artwork, one entry per source: package, licence and upstream URL (brands with artwork) */
+        artwork?: {
+          /** The source label of the variants: simple-icons, iconify:logos, thesvg ... */
+          source: string;
+          /** npm package the artwork was taken from */
+          package: string;
+          /** SPDX identifier of the licence the artwork is used under */
+          licence: string;
+          /** The upstream project, or the exact upstream file where the licence is per file */
+          url: string;
+          /** The variants drawn from this source */
+          variants: ("mono" | "color" | "dark" | "light" | "wordmark" | "icon")[];
+        }[];
       }[];
       total: number;
       limit: number;
@@ -109,6 +122,19 @@ export interface Routes {
           links?: {
             [key: string]: string;
           };
+          /** Provenance of the stored artwork, one entry per source: package, licence and upstream URL (brands with artwork) */
+          artwork?: {
+            /** The source label of the variants: simple-icons, iconify:logos, thesvg ... */
+            source: string;
+            /** npm package the artwork was taken from */
+            package: string;
+            /** SPDX identifier of the licence the artwork is used under */
+            licence: string;
+            /** The upstream project, or the exact upstream file where the licence is per file */
+            url: string;
+            /** The variants drawn from this source */
+            variants: ("mono" | "color" | "dark" | "light" | "wordmark" | "icon")[];
+          }[];
         } | null;
       };
       found: number;
@@ -161,6 +187,19 @@ export interface Routes {
       links?: {
         [key: string]: string;
       };
+      /** Provenance of the stored artwork, one entry per source: package, licence and upstream URL (brands with artwork) */
+      artwork?: {
+        /** The source label of the variants: simple-icons, iconify:logos, thesvg ... */
+        source: string;
+        /** npm package the artwork was taken from */
+        package: string;
+        /** SPDX identifier of the licence the artwork is used under */
+        licence: string;
+        /** The upstream project, or the exact upstream file where the licence is per file */
+        url: string;
+        /** The variants drawn from this source */
+        variants: ("mono" | "color" | "dark" | "light" | "wordmark" | "icon")[];
+      }[];
     };
   };
   /** Logo artwork as raw SVG */
@@ -333,6 +372,19 @@ export interface Routes {
         links?: {
           [key: string]: string;
         };
+        /** Provenance of the stored artwork, one entry per source: package, licence and upstream URL (brands with artwork) */
+        artwork?: {
+          /** The source label of the variants: simple-icons, iconify:logos, thesvg ... */
+          source: string;
+          /** npm package the artwork was taken from */
+          package: string;
+          /** SPDX identifier of the licence the artwork is used under */
+          licence: string;
+          /** The upstream project, or the exact upstream file where the licence is per file */
+          url: string;
+          /** The variants drawn from this source */
+          variants: ("mono" | "color" | "dark" | "light" | "wordmark" | "icon")[];
+        }[];
       }[];
       /** The normalized q that was searched */
       query: string;
@@ -379,6 +431,19 @@ export interface Routes {
       links?: {
         [key: string]: string;
       };
+      /** Provenance of the stored artwork, one entry per source: package, licence and upstream URL (brands with artwork) */
+      artwork?: {
+        /** The source label of the variants: simple-icons, iconify:logos, thesvg ... */
+        source: string;
+        /** npm package the artwork was taken from */
+        package: string;
+        /** SPDX identifier of the licence the artwork is used under */
+        licence: string;
+        /** The upstream project, or the exact upstream file where the licence is per file */
+        url: string;
+        /** The variants drawn from this source */
+        variants: ("mono" | "color" | "dark" | "light" | "wordmark" | "icon")[];
+      }[];
     };
   };
   /** Today's usage and daily limits per bucket */
