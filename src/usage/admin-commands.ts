@@ -1,4 +1,3 @@
-import type { Config } from "../config";
 import type { Store } from "../store";
 import { type MissKind, rankedMisses } from "./analytics/misses";
 
