@@ -288,9 +288,9 @@ for (const kind of await usageStoreKinds())
       expect(early[0]).toEqual(first[0] as UsageEvent);
     });
 
-    test.skipIf(kind.name === "embedded")(
-      "two writing processes at once: their documents are summed, no count lost",
-      async () => {
+    // only MongoDB takes several writing processes; the embedded store is one process's files
+    if (kind.name !== "embedded")
+      test("two writing processes at once: their documents are summed, no count lost", async () => {
         const acc = newId();
         const other = await opened.reopen();
         const batch = (k: number) =>
@@ -312,8 +312,7 @@ for (const kind of await usageStoreKinds())
         expect(s.totals).toMatchObject({ requests: 80, errors: 16 });
         expect(s.series.slice(0, 3).map((p) => p.requests)).toEqual([28, 28, 24]);
         await other.close();
-      },
-    );
+      });
 
     test("a rebuild gives the same answers as the live projection", async () => {
       const q = { from: "2025-03-01", to: "2025-03-31", group_by: "bucket,status" };
