@@ -3,6 +3,7 @@
  * share an event loop with each other or with the bench script):
  *  - startApp(): the real app as a listening server, with a fresh key;
  *  - startBare(): a bare Bun.serve answering every request with fixed bytes;
+ *  - startMinimal(): the least a metered route does (key lookup, quota, headers, usage event);
  *  - startUpstashLocal(): redis-server plus scripts/upstash-local.ts, the Upstash counter store;
  *  - tempDir(): a temp dir removed when the bench exits, also on Ctrl-C (removeTempDir earlier).
  */
@@ -160,7 +161,9 @@ export function startBare(
   const answer = readHeader
     ? `(req) => req.headers.get(${JSON.stringify(readHeader)}) ? new Response(body, { headers }) : new Response(null, { status: 401 })`
     : "() => new Response(body, { headers })";
+  // BARE_HOLD: a JSON file the server parses and keeps (a heap the size of the app's), else none
   const code = `
+    globalThis.held = process.env.BARE_HOLD ? JSON.parse(require("fs").readFileSync(process.env.BARE_HOLD, "utf8")) : null;
     const body = Buffer.from(process.env.BARE_BODY, "base64");
     const headers = JSON.parse(process.env.BARE_HEADERS);
     const s = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: ${answer} });
@@ -176,6 +179,14 @@ export function startBare(
     },
     prefix,
   );
+}
+
+/** scripts/bench/minimal-server.ts answering `body` on every path, with its own key. */
+export function startMinimal(body: Uint8Array, env: Record<string, string> = {}) {
+  return spawnServer([join(ROOT, "scripts/bench/minimal-server.ts")], {
+    ...env,
+    BARE_BODY: Buffer.from(body).toString("base64"),
+  });
 }
 
 /** redis answers PING on the port */

@@ -10,16 +10,29 @@
  *   bun scripts/bench/tail-latency.ts [--duration 4] [--connections 16,50] [--rounds 3]
  *     [--baseline DIR] (the app of another checkout, as in metered-svg.ts)
  *     [--variant NAME=VAL,...] (the app again with these env variables; repeatable)
+ *     [--holding FILE] (the minimal server again, holding FILE parsed: e.g. build/catalog.json,
+ *      a heap the size of the app's, to tell the route's cost from the heap's GC pauses)
  */
 import { join } from "node:path";
 import { loadArgs } from "./args";
 import { type LoadResult, loadGenerator, loadServer } from "./load";
-import { type GcPause, type RunningServer, spawnServer, startApp, startBare } from "./servers";
+import {
+  type GcPause,
+  type RunningServer,
+  spawnServer,
+  startApp,
+  startBare,
+  startMinimal,
+} from "./servers";
 import { fmt, percentile } from "./stats";
 
 const { duration, connectionSets, rounds, values } = loadArgs(
   { duration: 4, connections: [16, 50], rounds: 3 },
-  { baseline: { type: "string" }, variant: { type: "string", multiple: true } },
+  {
+    baseline: { type: "string" },
+    variant: { type: "string", multiple: true },
+    holding: { type: "string" },
+  },
 );
 const paths = ["github", "stripe", "slack", "google", "apple", "openai"].map((s) => `/v1/svg/${s}`);
 const GC = { BUN_JSC_logGC: "1" };
@@ -47,14 +60,20 @@ for (const v of (values.variant as unknown as string[] | undefined) ?? []) {
 }
 const first = servers[0]?.s as RunningServer;
 const sample = await fetch(`${first.url}/v1/svg/github`, { headers: { "x-api-key": first.key } });
-const bare = await startBare(
-  new Uint8Array(await sample.arrayBuffer()),
-  { "content-type": "image/svg+xml" },
-  [],
-  undefined,
-  GC,
-);
+const svgBytes = new Uint8Array(await sample.arrayBuffer());
+const bare = await startBare(svgBytes, { "content-type": "image/svg+xml" }, [], undefined, GC);
 servers.unshift({ name: "bare Bun.serve", s: bare });
+// the issue's reference: a minimal server doing the same work (key lookup, quota, headers, event)
+servers.splice(1, 0, { name: "minimal, same work", s: await startMinimal(svgBytes, GC) });
+const holding = values.holding as string | undefined;
+if (holding)
+  servers.splice(1, 0, {
+    name: "bare, holding the file",
+    s: await startBare(svgBytes, { "content-type": "image/svg+xml" }, [], undefined, {
+      ...GC,
+      BARE_HOLD: holding,
+    }),
+  });
 
 interface Run extends LoadResult {
   gcs: GcPause[];
