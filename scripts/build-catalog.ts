@@ -71,6 +71,12 @@ async function build(): Promise<void> {
     phase,
   );
   const enriched = enrich(paths, brands, drafts, ids, fixtures, phase, merged.candidates);
+  const { applyRedirects, loadRedirects } = await import("./catalog/redirects");
+  const retired = applyRedirects(brands, loadIds(paths.idsFile), loadRedirects(ROOT));
+  phase(
+    "redirects",
+    `${retired.redirected} retired slugs answer with the brand they became; ${retired.unredirected.length} retired without a redirect`,
+  );
   const version = writeCatalog(paths, brands, { merged, variants, enriched });
   phase("write", `${CATALOG_FILE} version ${version}`);
   // the readability check: fails the build when more variants fall below the floor

@@ -127,6 +127,10 @@ export class CatalogService {
     const brands = [...built.brands].sort((a, b) => a.id - b.id);
     this.brands = brands;
     this.bySlug = new Map(brands.map((b) => [b.slug, b]));
+    // a retired slug answers with the brand it became (never over a live slug)
+    for (const b of brands)
+      for (const former of b.formerSlugs ?? [])
+        if (!this.bySlug.has(former)) this.bySlug.set(former, b);
     this.jsonCache = new Map();
     this.artworkSplit = null;
     this.currentVersion = built.version;

@@ -62,6 +62,8 @@ export interface Brand {
   wikidata?: string;
   /** official website and social profiles as URLs (website, facebook, instagram, x, youtube, linkedin, tiktok), where known */
   links?: Record<string, string>;
+  /** retired slugs that answer with this brand (two entries merged: fixtures/slug-redirects.json) */
+  formerSlugs?: string[];
   /** stock tickers of a listed company: "AAPL", "NASDAQ:AAPL", "7203.T", "TYO:7203" */
   tickers?: string[];
   /** provenance of the stored artwork, one entry per source (brands with artwork) */

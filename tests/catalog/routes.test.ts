@@ -307,3 +307,15 @@ describe("authentication", () => {
     expect((await t.get("/v1/catalog", issued.apiKey)).status).toBe(401);
   });
 });
+
+describe("retired slugs (fixtures/slug-redirects.json)", () => {
+  test("a merged-away slug answers with the brand it became, by slug, in a batch and as SVG", async () => {
+    const res = await t.get("/v1/catalog/skoda-auto", free);
+    expect(res.status).toBe(200);
+    expect(((await res.json()) as { slug: string }).slug).toBe("skoda");
+    const batch = await t.post("/v1/catalog/batch", pro, { slugs: ["skoda-auto"] });
+    const body = (await batch.json()) as { results: Record<string, { slug: string } | null> };
+    expect(body.results["skoda-auto"]?.slug).toBe("skoda");
+    expect((await t.get("/v1/svg/skoda-auto", free)).status).toBe(200);
+  });
+});
