@@ -96,3 +96,24 @@ export function smallCatalogFile(): string {
   small = file;
   return file;
 }
+
+/** A brand record for unit tests: a directory-style entry (no artwork) unless told otherwise. */
+export function brandOf(slug: string, over: Partial<Brand> = {}): Brand {
+  return {
+    id: 1,
+    slug,
+    name: slug,
+    brandColor: null,
+    darkModeColor: null,
+    contrastTextColor: null,
+    colors: [],
+    aliases: [],
+    domains: [],
+    sourceUrl: null,
+    guidelinesUrl: null,
+    sources: ["simple-icons"],
+    variants: {},
+    verifiedAt: null,
+    ...over,
+  };
+}

@@ -2,12 +2,13 @@
  * Domains under other public suffixes and curated legacy domains, on the real built
  * catalog through GET /v1/brand, plus the resolver's rule on a small catalog of its own.
  */
+
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { BrandResolver } from "../../../src/catalog/brand/service";
-import type { Brand } from "../../../src/catalog/types";
 import { makeApp, type TestApp } from "../../support/app";
+import { brandOf } from "../../support/catalog";
 
 let app: TestApp;
 let key: string;
@@ -72,22 +73,8 @@ describe("curated legacy and corporate domains (fixtures/legacy-domains.json)", 
 });
 
 describe("the fallback rule on a catalog of its own", () => {
-  const brand = (id: number, slug: string, domains: string[]): Brand => ({
-    id,
-    slug,
-    name: slug,
-    brandColor: null,
-    darkModeColor: null,
-    contrastTextColor: null,
-    colors: [],
-    aliases: [],
-    domains,
-    sourceUrl: null,
-    guidelinesUrl: null,
-    sources: [],
-    variants: {},
-    verifiedAt: null,
-  });
+  const brand = (id: number, slug: string, domains: string[]) =>
+    brandOf(slug, { id, domains, sources: [] });
   const brands = [
     brand(1, "acme", ["acme.com"]),
     brand(2, "acmede", ["acme.de"]), // another brand claims acme.de

@@ -1,5 +1,4 @@
 import type { DraftBrand } from "../../../../scripts/catalog/merge";
-import type { Brand } from "../../../../src/catalog/types";
 
 /** A draft brand for the step tests: a simple-icons brand unless told otherwise. */
 export function draft(slug: string, over: Partial<DraftBrand> = {}): DraftBrand {
@@ -21,23 +20,4 @@ export function draft(slug: string, over: Partial<DraftBrand> = {}): DraftBrand 
   };
 }
 
-/** A built brand for the step tests: a directory-style entry unless told otherwise. */
-export function brandOf(slug: string, over: Partial<Brand> = {}): Brand {
-  return {
-    id: 1,
-    slug,
-    name: slug,
-    brandColor: null,
-    darkModeColor: null,
-    contrastTextColor: null,
-    colors: [],
-    aliases: [],
-    domains: [],
-    sourceUrl: null,
-    guidelinesUrl: null,
-    sources: ["simple-icons"],
-    variants: {},
-    verifiedAt: null,
-    ...over,
-  };
-}
+export { brandOf } from "../../../support/catalog";
