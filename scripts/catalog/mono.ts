@@ -250,6 +250,8 @@ interface Analysis {
   layered: string;
   /** class name -> [property, paint key] */
   classes: Map<string, [PaintProp, string]>;
+  /** every solid paint drawn is white or near-white: a knockout mark made for dark surfaces */
+  onlyWhite: boolean;
 }
 
 interface Inherited {
@@ -286,6 +288,7 @@ function analyze(svg: string): Analysis {
     colors: new Map(),
     layered: "",
     classes: new Map(),
+    onlyWhite: true,
   };
   const fail = (why: string) => {
     if (!a.problems.includes(why)) a.problems.push(why);
@@ -355,6 +358,7 @@ function analyze(svg: string): Analysis {
         if (paint.kind === "url")
           drawnUrls.set(paint.id, Math.max(alpha, drawnUrls.get(paint.id) ?? 0));
         if (paint.kind === "color" && alpha >= SOLID_ALPHA && white) fail(SKIP.white);
+        else a.onlyWhite = false;
       }
     }
     for (const child of elementsOf(node)) visit(child, state, false);
@@ -586,7 +590,9 @@ export function deriveMono(input: string, options: { force?: boolean } = {}): Mo
       : input;
     const a = analyze(svg);
     if (!a.keys.size) return { skipped: SKIP.empty };
-    const problems = [...a.problems];
+    // white paint is negative space beside other colours, but a mark painted in white alone
+    // (made for dark surfaces) is the whole mark: its mono is that shape in black
+    const problems = a.problems.filter((p) => !(p === SKIP.white && a.onlyWhite));
     let score: EdgeScore | undefined;
     if (!problems.length) {
       const groups = colorGroups(a.colors);

@@ -18,6 +18,16 @@ export const SYNONYMS: Record<string, string> = {
   atomeditor: "atom",
   amazonwebservice: "amazonwebservices",
   chromecast: "googlecast", // simple-icons' former name of Google Cast
+  // @thesvg/icons titles with the product or a former name in parentheses: the same company
+  xformerlytwitter: "x",
+  xaigrok: "xai",
+  grokxai: "grok",
+  openaichatgpt: "openai",
+  nvidianemotron: "nvidia",
+  ibmgranite: "ibm",
+  deepmindgoogle: "deepmind",
+  geminigoogle: "googlegemini",
+  fireflyadobe: "adobefirefly",
   // tabler's brand-* names
   booking: "bookingdotcom",
   framermotion: "motion",

@@ -75,6 +75,14 @@ describe("derived mono marks", () => {
     expect(deriveMono(pale)).toMatchObject({ skipped: SKIP.white });
   });
 
+  test("a mark painted in white alone (made for dark surfaces) flattens to the same shape in black", () => {
+    const art = svg('<path d="M10 10h80v20H10zM40 30h20v60H40z" fill="#fff"/>');
+    const out = derived(deriveMono(art));
+    expect(nonBlackPaint(out)).toEqual([]);
+    // the same silhouette: every pixel the white original paints, the black mark paints
+    expect(opaque(out)).toEqual(opaque(art));
+  });
+
   test("a glyph on a coloured tile is skipped (it would vanish into the tile)", () => {
     const art = svg(
       '<rect width="100" height="100" rx="20" fill="#242938"/><path d="M30 30h40v40H30z" fill="#61dafb"/>',
