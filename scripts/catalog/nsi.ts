@@ -19,15 +19,19 @@
  *    McDonald's Ukraine), else the one most OSM entries point to as their brand when it has at
  *    least twice the next; else nobody gets the host.
  * 3. Merge into the catalog: by Wikidata id, then by a host the catalog brand already owns,
- *    then by name (when the catalog brand has no domain, or one with the same label; never
- *    for brands in `byDomainOnly`, see steps/enrich.ts); the
+ *    then by name when the two agree (nameMergeAgrees; never for brands in `byDomainOnly`,
+ *    see steps/enrich.ts); the
  *    catalog brand gains the description, Wikidata id, links and the hosts nobody owns. Other
  *    candidates become directory entries (a namesake of a catalog brand gets the Wikidata id in
  *    its slug).
  */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { normalizeHost, registrableDomain } from "../../src/catalog/brand/domain";
+import {
+  isCountrySuffix,
+  normalizeHost,
+  registrableDomain,
+} from "../../src/catalog/brand/domain";
 import type { Brand } from "../../src/catalog/types";
 import { compactKey } from "./keys";
 
@@ -221,6 +225,46 @@ function domainLabel(host: string): string {
   return reg.slice(0, reg.indexOf("."));
 }
 
+/** Code forges and package registries: a brand whose own URL is on one is a software project. */
+const CODE_HOSTS =
+  /(^|\.)(github\.com|github\.io|gitlab\.com|gitlab\.io|bitbucket\.org|sourceforge\.net|codeberg\.org|npmjs\.com)$/;
+
+/** Whether a domain's registrable domain is under a country's suffix (bmw.de, tesco.co.uk). */
+function countrySuffix(domain: string): boolean {
+  const reg = registrableDomain(domain) ?? domain;
+  return isCountrySuffix(reg.slice(reg.indexOf(".") + 1));
+}
+
+/**
+ * Whether a directory company named like catalog brand `b` is that brand: the name alone is not
+ * enough (fresh.fr's supermarket is not the Fresh web framework), the two must agree:
+ * - the brand is drawn by simple-icons, the one source that draws companies outside technology
+ *   (the iconify sets and lobehub draw developer tools, apps and AI companies, which have no
+ *   shops or sites mapped in OpenStreetMap), and its own URLs are not on a code forge or
+ *   package registry (a software project);
+ * - and it has no domain, or shares a registrable domain with the company's websites, or, for a
+ *   national company (a domain under a country-code suffix: movistar.com.co, ah.nl), the
+ *   company's websites use the same label under another suffix. A brand known by a generic
+ *   domain (ted.com, kodi.tv: .tv is a country code used generically) does not take a
+ *   namesake's country site (ted.bg, kodi.de).
+ */
+export function nameMergeAgrees(
+  b: Pick<Brand, "sources" | "sourceUrl" | "guidelinesUrl" | "domains">,
+  hosts: string[],
+): boolean {
+  if (!b.sources.includes("simple-icons")) return false;
+  for (const url of [b.sourceUrl, b.guidelinesUrl]) {
+    const h = url ? normalizeHost(url) : null;
+    if (h?.ok && CODE_HOSTS.test(h.host)) return false;
+  }
+  if (!b.domains.length) return true;
+  const theirs = new Set(hosts.map((h) => registrableDomain(h) ?? h));
+  if (b.domains.some((d) => theirs.has(registrableDomain(d) ?? d))) return true;
+  return b.domains.some(
+    (d) => countrySuffix(d) && hosts.some((h) => domainLabel(h) === domainLabel(d)),
+  );
+}
+
 /** Parent-brand rule: which candidate owns a host several give (see the module comment). */
 export function parentOf(
   host: string,
@@ -335,11 +379,7 @@ export function buildDirectory(
     }
     if (!target) {
       const same = (byName.get(compactKey(c.name)) ?? []).filter(
-        (b) =>
-          !b.wikidata &&
-          !byDomainOnly.has(b.slug) &&
-          (b.domains.length === 0 ||
-            b.domains.some((d) => hosts.some((h) => domainLabel(h) === domainLabel(d)))),
+        (b) => !b.wikidata && !byDomainOnly.has(b.slug) && nameMergeAgrees(b, hosts),
       );
       if (same.length === 1) {
         target = same[0];

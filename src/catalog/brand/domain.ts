@@ -69,6 +69,23 @@ export function registrableDomain(host: string): string | null {
 }
 
 /**
+ * Country-code top-level domains registered mostly as generic names (Google's list of
+ * generic ccTLDs, plus .ai, .gg and .sh): a site there says nothing about a country.
+ */
+const GENERIC_CCTLDS = new Set(
+  "ad as bz cc cd co dj fm io la me ms nu sc sr su tv tk ws ai gg sh".split(" "),
+);
+
+/**
+ * Whether a public suffix is a country's ("de", "co.uk", "com.br"), the national sites of a
+ * company, and not a generic one (".com", ".org") or a country code used generically (".io").
+ */
+export function isCountrySuffix(suffix: string): boolean {
+  const tld = suffix.slice(suffix.lastIndexOf(".") + 1);
+  return /^[a-z]{2}$/.test(tld) && !(suffix === tld && GENERIC_CCTLDS.has(tld));
+}
+
+/**
  * The hosts to look a brand up under, most specific first: the host itself, then each parent
  * down to its registrable domain ("a.b.example.co.uk" -> itself, "b.example.co.uk",
  * "example.co.uk"). A host without a registrable part (a public suffix, "localhost") is only

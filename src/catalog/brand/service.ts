@@ -8,7 +8,7 @@ import { frozenCache } from "../frozen";
 import { directoryFields } from "../model";
 import { contrastOf, cssVars, NOTICE } from "../service";
 import { type Brand, VARIANTS } from "../types";
-import { lookupChain, normalizeHost, registrableDomain } from "./domain";
+import { isCountrySuffix, lookupChain, normalizeHost, registrableDomain } from "./domain";
 import type { BrandResponse } from "./model";
 
 export interface BrandCatalog {
@@ -138,7 +138,7 @@ export class BrandResolver {
 
   /**
    * The brand of a normalized host: the exact host first, then its parents; failing those, a
-   * domain under another public suffix resolves to the brand that owns the same label under
+   * domain under a country-code public suffix resolves to the brand that owns the same label under
    * .com (google.co.uk -> google.com's brand), else to the one brand whose registrable domains
    * use that label (bmw.de -> bmw.com's brand); null otherwise. A domain a brand claims itself
    * always wins, since the exact chain is tried first.
@@ -151,7 +151,9 @@ export class BrandResolver {
     const registrable = registrableDomain(host);
     if (!registrable) return null;
     const [label, suffix] = splitRegistrable(registrable);
-    if (!label || suffix === "com") return null;
+    // only a country's suffix (co.uk, de, com.br) is the same brand's national site; a generic
+    // one (.org, .io) is often a namesake's (msf.org is not msf.com's bank)
+    if (!label || !isCountrySuffix(suffix)) return null;
     return (
       this.brandOf(this.maps.byHost.get(`${label}.com`)) ??
       this.brandOf(this.maps.byLabel.get(label))

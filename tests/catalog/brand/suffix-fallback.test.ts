@@ -100,4 +100,9 @@ describe("the fallback rule on a catalog of its own", () => {
   test(".com itself never falls back", () => {
     expect(resolve("zeta.com")).toBeNull();
   });
+  test("a generic suffix other than .com never falls back (a namesake's .org is not the .com's brand)", () => {
+    expect(resolve("acme.org")).toBeNull();
+    expect(resolve("zeta.net")).toBeNull();
+    expect(resolve("acme.co.uk")).toBe("acme");
+  });
 });
