@@ -39,11 +39,11 @@ async function build(): Promise<void> {
   const drafts = merged.brands;
   phase("merge", mergeSummary(merged));
 
-  const { usable, dropped } = chooseArtwork(drafts, fixtures.artwork);
+  const { usable, dropped, undrawn } = chooseArtwork(drafts, fixtures.artwork);
   const inputs = optimizeJobs(usable);
   phase(
     "variants",
-    `${inputs.length} SVGs for ${usable.length} brands (${dropped} without usable artwork dropped), ${merged.aliasCount} curated aliases`,
+    `${inputs.length} SVGs for ${usable.length} brands (${dropped} without usable artwork dropped, ${undrawn.length} marks that draw nothing left out), ${merged.aliasCount} curated aliases`,
   );
   const slugs = usable.map((c) => c.draft.slug);
   checkSlugs(slugs);
@@ -77,7 +77,7 @@ async function build(): Promise<void> {
     "redirects",
     `${retired.redirected} retired slugs answer with the brand they became; ${retired.unredirected.length} retired without a redirect`,
   );
-  const version = writeCatalog(paths, brands, { merged, variants, enriched });
+  const version = writeCatalog(paths, brands, { merged, variants, enriched, undrawn });
   phase("write", `${CATALOG_FILE} version ${version}`);
   // the readability check: fails the build when more variants fall below the floor
   const { readability, readabilityLimit } = await import("./catalog/readability");

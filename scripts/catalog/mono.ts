@@ -581,18 +581,24 @@ function paintBlack(a: Analysis): string {
  * The mono mark derived from one piece of artwork (sanitized and optimized; its ids keep
  * whatever prefix they have), or the reason it would not be faithful. `force` derives it in
  * spite of the contrast heuristics (white paint, colours over each other, fades), never in
- * spite of masks, filters, patterns or images.
+ * spite of masks, filters, patterns or images; `darkSurface` only treats white paint as ink.
  */
-export function deriveMono(input: string, options: { force?: boolean } = {}): MonoResult {
+export function deriveMono(
+  input: string,
+  options: { force?: boolean; darkSurface?: boolean } = {},
+): MonoResult {
   try {
     const svg = input.includes("<mask")
       ? optimize(input, { plugins: [masksToClipsPlugin] }).data
       : input;
     const a = analyze(svg);
     if (!a.keys.size) return { skipped: SKIP.empty };
-    // white paint is negative space beside other colours, but a mark painted in white alone
-    // (made for dark surfaces) is the whole mark: its mono is that shape in black
-    const problems = a.problems.filter((p) => !(p === SKIP.white && a.onlyWhite));
+    // white paint is negative space beside other colours, but a mark painted in white alone,
+    // or one the caller measured as made for dark surfaces (`darkSurface`: near-white paint
+    // that fails 3:1 on white), draws with its white: its mono is that shape in black
+    const problems = a.problems.filter(
+      (p) => !(p === SKIP.white && (a.onlyWhite || options.darkSurface)),
+    );
     let score: EdgeScore | undefined;
     if (!problems.length) {
       const groups = colorGroups(a.colors);

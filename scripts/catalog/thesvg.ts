@@ -64,20 +64,7 @@ export function exclusion(
   if (/-badge(-|$)/.test(icon.slug)) return "app-tile badge";
   // colours set by class in a stylesheet: the build's paint analysis reads attributes
   if (icon.svg !== undefined && /<style/i.test(icon.svg)) return "stylesheet-painted artwork";
-  // a viewBox of zero width or height (an export error upstream) draws nothing at any size
-  if (icon.svg !== undefined && !drawableViewBox(icon.svg)) return "viewBox of zero size";
   return null;
-}
-
-/** Whether the root's viewBox (when it has one) has a positive width and height. */
-function drawableViewBox(svg: string): boolean {
-  const box = /^<svg\b[^>]*\sviewBox="([^"]*)"/.exec(svg)?.[1];
-  if (box === undefined) return true;
-  const [, , w, h] = box
-    .trim()
-    .split(/[\s,]+/)
-    .map(Number);
-  return (w ?? 0) > 0 && (h ?? 0) > 0;
 }
 
 const constOf = (text: string, name: string): unknown => {

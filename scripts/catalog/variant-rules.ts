@@ -10,6 +10,12 @@
  *   one solid colour, or the mono mark, when that is, in plain white (dark) or black (light).
  *   A brand with no solid single-colour mark keeps its colour artwork and is reported as below
  *   the floor.
+ * - A near-white colour mark (white or grey paint, no hue, that fails 3:1 on #ffffff and reaches
+ *   it on #121212: T3 Stack's) is made for dark surfaces: it is the `dark` variant, and `color`
+ *   (with `icon` when that is the same artwork) is the plain black mark that `light` is,
+ *   never the mark recoloured into a hue. A colour mark made for dark surfaces (any hue)
+ *   without a mono mark gets one flattened from it with its white paint as ink (`darkMono`),
+ *   so `light` can be that mark in black.
  * - Fidelity check: no derived variant may paint a hue the brand's own artwork lacks (white,
  *   black and greys aside). The palette is the hues of the brand's source artwork on pixels,
  *   or its brand colour when it has no chromatic artwork. A recoloured `color` with a foreign
@@ -24,6 +30,7 @@ import { recolor } from "./modes";
 import { sha256, withIdPrefix } from "./optimize";
 import {
   foreignHues,
+  GRAPHIC_MIN_CONTRAST,
   hueBin,
   MIN_VISIBLE_SHARE,
   type PaintFacts,
@@ -42,6 +49,8 @@ export interface RuleBrand {
   brandColor: string | null;
   /** the stored variants so far (chosen from sources, mono possibly flattened) */
   raw: Partial<Record<Variant, Art>>;
+  /** the mono mark is flattened from the wordmark (no other artwork): never made `color` */
+  monoOfWordmark?: boolean;
 }
 
 /** How a dark/light variant was decided. */
@@ -49,6 +58,10 @@ export type ModeRule = "source" | "colour" | "plain" | "below-floor";
 
 export interface RuleResult {
   color?: Art;
+  /** the icon, when a near-white colour mark that is also the icon became plain black */
+  icon?: Art;
+  /** a mono mark flattened here from a near-white colour mark */
+  mono?: Art;
   dark?: Art & { rule: ModeRule };
   light?: Art & { rule: ModeRule };
   /** one line per fallback: why the brand's colour mark was not used or made */
@@ -98,7 +111,7 @@ function plan(b: RuleBrand): Plan {
   const mono = b.raw.mono;
   let color = b.raw.color;
   let madeColor = false;
-  if (!color && mono && b.brandColor) {
+  if (!color && mono && b.brandColor && !b.monoOfWordmark) {
     color = { svg: recolor(mono.svg, b.brandColor), source: `recolored:${mono.source}` };
     madeColor = true;
   }
@@ -128,6 +141,17 @@ function palette(b: RuleBrand, facts: (svg: string) => PaintFacts | null): Set<n
   if (!hues.size && own !== null) hues.add(own);
   return hues;
 }
+
+/** A colour mark made for dark surfaces: under the floor on white, at it on #121212. */
+export const darkSurfaceMark = (f: PaintFacts): boolean =>
+  f.light < MIN_VISIBLE_SHARE && f.dark >= MIN_VISIBLE_SHARE;
+
+/**
+ * A near-white colour mark: made for dark surfaces, with no hue (white or grey paint) and a
+ * mean contrast under 3:1 on white. Its colour is no brand hue, so `color` is the black mark.
+ */
+export const nearWhite = (f: PaintFacts): boolean =>
+  darkSurfaceMark(f) && !f.hues.length && f.lightContrast < GRAPHIC_MIN_CONTRAST;
 
 function decide(b: RuleBrand, p: Plan, facts: (svg: string) => PaintFacts | null): RuleResult {
   const out: RuleResult = { fallbacks: [] };
@@ -194,12 +218,23 @@ function decide(b: RuleBrand, p: Plan, facts: (svg: string) => PaintFacts | null
       );
     }
   }
+  // a near-white colour mark is the dark variant; `color` is the plain black mark
+  if (color && !p.madeColor && colorFacts && nearWhite(colorFacts) && out.light?.rule === "plain") {
+    const black = { svg: out.light.svg, source: out.light.source };
+    out.fallbacks.push(
+      `color: near-white colour mark (${Math.round(colorFacts.light * 100)}% reaches 3:1 on white) is the dark variant; color is plain black`,
+    );
+    out.color = black;
+    if (icon?.svg === color.svg) out.icon = black;
+  }
   return out;
 }
 
 export interface RulesReport {
   /** brands with a `color` made from the mono mark in the brand colour */
   madeColor: number;
+  /** near-white colour marks: `color` is the plain black mark */
+  nearWhite: number;
   /** brands whose colour artwork was another design than the icon: the icon is `color` */
   iconColor: number;
   /** dark/light variants by rule */
@@ -223,6 +258,8 @@ export interface RulesReport {
 export async function applyVariantRules(
   brands: RuleBrand[],
   cache: { file: string; version: string },
+  /** the mono mark of a near-white colour mark, its white paint as ink (raw SVG), or null */
+  darkMono?: (slug: string, svg: string) => string | null,
 ): Promise<{ results: Map<string, RuleResult>; report: RulesReport; cache: string }> {
   const plans = brands.map(plan);
   const stored: Record<string, PaintFacts | null> = existsSync(cache.file)
@@ -241,16 +278,35 @@ export async function applyVariantRules(
     next[k] = fresh[i] ?? null;
   });
   const facts = (svg: string) => next[key(svg)] ?? null;
+  // brands without a mono mark whose colour mark is made for dark surfaces get one flattened
+  // from it (its white paint is ink, not negative space), and its candidates are measured too
+  const flattened = new Set<string>();
+  const more = new Map<string, string>();
+  brands.forEach((b, i) => {
+    const color = b.raw.color;
+    const f = color && !b.raw.mono && darkMono ? facts(color.svg) : null;
+    const svg = f && color && darkSurfaceMark(f) ? darkMono?.(b.slug, color.svg) : null;
+    if (!svg || !color) return;
+    b.raw.mono = { svg, source: `flattened:${color.source}` };
+    flattened.add(b.slug);
+    plans[i] = plan(b);
+    for (const s of measured(b, plans[i] as Plan)) if (!(key(s) in next)) more.set(key(s), s);
+  });
+  const moreFacts = await paintFactsAll([...more.values()].map((svg) => withIdPrefix(svg, "m")));
+  [...more.keys()].forEach((k, i) => {
+    next[k] = moreFacts[i] ?? null;
+  });
 
   const report: RulesReport = {
     madeColor: 0,
+    nearWhite: 0,
     iconColor: 0,
     rules: {
       dark: { source: 0, colour: 0, plain: 0, "below-floor": 0 },
       light: { source: 0, colour: 0, plain: 0, "below-floor": 0 },
     },
-    measured: wanted.size,
-    rendered: missing.length,
+    measured: wanted.size + more.size,
+    rendered: missing.length + more.size,
     checked: 0,
     foreign: 0,
     fallbacks: [],
@@ -259,8 +315,10 @@ export async function applyVariantRules(
   const results = new Map<string, RuleResult>();
   brands.forEach((b, i) => {
     const r = decide(b, plans[i] as Plan, facts);
+    if (flattened.has(b.slug)) r.mono = b.raw.mono;
     results.set(b.slug, r);
     if (r.color && plans[i]?.madeColor) report.madeColor++;
+    else if (r.color?.source.startsWith("recolored:")) report.nearWhite++;
     else if (r.color) report.iconColor++;
     for (const m of MODES) {
       const v = r[m.variant];

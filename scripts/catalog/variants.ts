@@ -92,6 +92,28 @@ export function svgAspect(svg: string): number {
   return w > 0 && h > 0 ? w / h : 1;
 }
 
+const DRAWING = /<(path|rect|circle|ellipse|line|polyline|polygon|text|use|image)\b/i;
+
+/**
+ * Why an SVG of any source draws nothing at any size, or null when it draws: a root viewBox of
+ * zero (or no) width or height (an export error upstream, logitech-g's thesvg mark), or no
+ * drawing element at all. Such artwork is left out before it becomes a variant.
+ */
+export function undrawable(svg: string): string | null {
+  const root = /<svg\b[^>]*>/.exec(svg)?.[0];
+  if (!root) return "no svg root";
+  const box = /\sviewBox="([^"]*)"/.exec(root)?.[1];
+  if (box !== undefined) {
+    const [, , w, h] = box
+      .trim()
+      .split(/[\s,]+/)
+      .map(Number);
+    if (!((w ?? 0) > 0 && (h ?? 0) > 0)) return "viewBox of zero size";
+  }
+  if (!DRAWING.test(svg)) return "nothing drawn";
+  return null;
+}
+
 /** black only (or no paint at all): a mono mark as simple-icons ships them */
 const blackOnly = (a: ChosenArtwork) =>
   !a.colors.multiColor &&

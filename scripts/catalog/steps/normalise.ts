@@ -11,7 +11,8 @@ import type { DraftBrand } from "../merge";
 import type { MonoResult } from "../mono";
 import { type OptimizeJob, type OptimizeStats, optimizeAll, sha256 } from "../optimize";
 import { THESVG_SOURCE } from "../thesvg";
-import { type ChosenArtwork, chooseVariants, skillTile } from "../variants";
+import type { Variant } from "../../../src/catalog/types";
+import { type ChosenArtwork, chooseVariants, skillTile, undrawable } from "../variants";
 import { type BuildPaths, writeAtomic } from "./context";
 import type { Fixtures } from "./load";
 
@@ -31,15 +32,27 @@ export const job = (art: { svg: string; source: string }, mono = false): Optimiz
   mono,
 });
 
-/** A brand without a mono mark gets one derived from its icon, else its colour artwork. */
-export const monoSources = (v: ChosenVariants): ChosenArtwork[] =>
-  v.mono ? [] : [...new Set([v.icon, v.color])].filter((a) => a !== undefined);
+/**
+ * A brand without a mono mark gets one derived from its icon, else its colour artwork; a brand
+ * whose only artwork is its wordmark (CrowdStrike, AstraZeneca), from the wordmark, so `mono`
+ * is a single-colour mark and not the coloured wordmark the fallback order would serve.
+ */
+export const monoSources = (v: ChosenVariants): ChosenArtwork[] => {
+  if (v.mono) return [];
+  const symbols = [...new Set([v.icon, v.color])].filter((a) => a !== undefined);
+  return symbols.length || !v.wordmark ? symbols : [v.wordmark];
+};
 
-/** The artwork of every draft per variant; drafts without usable artwork are left out. */
+/**
+ * The artwork of every draft per variant; artwork of any source that draws nothing
+ * (`undrawable`) is left out and listed ("slug variant source: reason"), and drafts without
+ * usable artwork are left out.
+ */
 export function chooseArtwork(
   drafts: DraftBrand[],
   artwork: Fixtures["artwork"],
-): { usable: Usable[]; dropped: number } {
+): { usable: Usable[]; dropped: number; undrawn: string[] } {
+  const undrawn: string[] = [];
   const chosen = drafts.map((draft) => {
     const variants = chooseVariants(draft);
     if (artwork[draft.slug]?.color === "skill-icons") {
@@ -48,10 +61,16 @@ export function chooseArtwork(
       variants.color = tile;
       variants.icon = tile;
     }
+    for (const [variant, art] of Object.entries(variants) as [Variant, ChosenArtwork][]) {
+      const why = undrawable(art.svg);
+      if (!why) continue;
+      undrawn.push(`${draft.slug} ${variant} ${art.source}: ${why}`);
+      delete variants[variant];
+    }
     return { draft, variants };
   });
   const usable = chosen.filter((c) => Object.keys(c.variants).length > 0);
-  return { usable, dropped: chosen.length - usable.length };
+  return { usable, dropped: chosen.length - usable.length, undrawn };
 }
 
 /** The optimize jobs of the chosen artwork, mono derivation flagged where needed. */

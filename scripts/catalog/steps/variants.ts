@@ -29,6 +29,10 @@ export const storedSvg = (rawSvg: string, variant: string, slug: string, source:
 export interface MonoReport {
   fromIcon: number;
   fromColor: number;
+  /** from the wordmark of a brand that has no other artwork */
+  fromWordmark: number;
+  /** from a near-white colour mark made for dark surfaces (variant-rules.ts) */
+  fromDarkSurface: number;
   forced: number;
   /** slug -> why no mono mark was derived */
   skipped: Map<string, string>;
@@ -63,7 +67,8 @@ export function derivedMono(
     if (mono && "svg" in mono) {
       if (force) report.forced++;
       else if (art === v.icon) report.fromIcon++;
-      else report.fromColor++;
+      else if (art === v.color) report.fromColor++;
+      else report.fromWordmark++;
       return { svg: mono.svg, source: `flattened:${art.source}` };
     }
     firstReason ??= mono?.skipped ?? "could not be processed";
@@ -109,6 +114,8 @@ export function assembleBrand(
     stored.mono = storedSvg(derived.svg, "mono", draft.slug, derived.source);
   }
   const monoRaw = raw.mono?.svg;
+  // a mono mark flattened from the wordmark never becomes `color` (a wordmark is never `color`)
+  const monoOfWordmark = derived !== null && !variants.icon && !variants.color;
   if (!Object.keys(stored).length) return null;
   let brandHex = draft.hex;
   let colorSource = "simple-icons";
@@ -137,7 +144,7 @@ export function assembleBrand(
     stored.icon = storedSvg(raw.icon.svg, "icon", draft.slug, raw.icon.source);
   }
   return {
-    rule: { slug: draft.slug, brandColor: colors?.brandColor ?? null, raw },
+    rule: { slug: draft.slug, brandColor: colors?.brandColor ?? null, raw, monoOfWordmark },
     colorFromArtwork,
     brand: {
       id,
@@ -218,7 +225,14 @@ export async function buildVariants(
   fixtures: Fixtures,
   phase: Phase,
 ): Promise<VariantsResult> {
-  const monoReport: MonoReport = { fromIcon: 0, fromColor: 0, forced: 0, skipped: new Map() };
+  const monoReport: MonoReport = {
+    fromIcon: 0,
+    fromColor: 0,
+    fromWordmark: 0,
+    fromDarkSurface: 0,
+    forced: 0,
+    skipped: new Map(),
+  };
   const brands: Brand[] = [];
   const ruleInputs: RuleBrand[] = [];
   let colorFromArtwork = 0;
@@ -229,15 +243,29 @@ export async function buildVariants(
     ruleInputs.push(made.rule);
     if (made.colorFromArtwork) colorFromArtwork++;
   }
-  const rules = await applyVariantRules(ruleInputs, {
-    file: paths.paintCacheFile,
-    version: versionOf(paths.root, ["scripts/catalog/paint.ts", "scripts/catalog/modes.ts"]),
-  });
+  // a colour mark made for dark surfaces without a mono mark: flattened with its white paint
+  // as ink, unless a mono override says skip
+  const darkSurfaceMono = (slug: string, svg: string) => {
+    if (fixtures.mono.skip[slug] !== undefined) return null;
+    const mono = deriveMono(svg, { darkSurface: true });
+    if (!("svg" in mono)) return null;
+    monoReport.skipped.delete(slug);
+    monoReport.fromDarkSurface++;
+    return mono.svg;
+  };
+  const rules = await applyVariantRules(
+    ruleInputs,
+    {
+      file: paths.paintCacheFile,
+      version: versionOf(paths.root, ["scripts/catalog/paint.ts", "scripts/catalog/modes.ts"]),
+    },
+    darkSurfaceMono,
+  );
   writeAtomic(paths.paintCacheFile, rules.cache);
   const toCheck: ColourCheck[] = [];
   for (const b of brands) {
     const r = rules.results.get(b.slug);
-    for (const variant of ["color", "dark", "light"] as const) {
+    for (const variant of ["color", "icon", "mono", "dark", "light"] as const) {
       const art = r?.[variant];
       if (art) b.variants[variant] = storedSvg(art.svg, variant, b.slug, art.source);
     }
@@ -261,7 +289,7 @@ export async function buildVariants(
   phase(
     "colors",
     `${brands.length} brands, ${colorFromArtwork} brand colours taken from artwork; ` +
-      `mono marks derived for ${monoReport.fromIcon + monoReport.fromColor + monoReport.forced}, skipped for ${monoReport.skipped.size}`,
+      `mono marks derived for ${monoReport.fromIcon + monoReport.fromColor + monoReport.fromWordmark + monoReport.fromDarkSurface + monoReport.forced}, skipped for ${monoReport.skipped.size}`,
   );
   return {
     brands,

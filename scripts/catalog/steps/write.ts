@@ -16,12 +16,14 @@ export interface BuildOutcome {
   merged: Pick<Merged, "stats" | "decisions"> & { thesvgExcluded?: Record<string, number> };
   variants: Omit<VariantsResult, "brands">;
   enriched: Enriched;
+  /** artwork of any source left out because it draws nothing: "slug variant source: reason" */
+  undrawn?: string[];
 }
 
 /** The report: a summary, then every contested domain, skipped mono, fallback, flag, decision. */
 export function buildReport(
   brands: Brand[],
-  { merged, variants, enriched }: BuildOutcome,
+  { merged, variants, enriched, undrawn = [] }: BuildOutcome,
 ): { summary: string[]; clashes: string[]; text: string } {
   const { monoReport, rules } = variants;
   const { domains: report, directory } = enriched;
@@ -53,8 +55,9 @@ export function buildReport(
           `@thesvg/icons merge: ${merged.stats.thesvgByDomain} by domain, ${merged.stats.thesvgByName} by name, ${merged.stats.thesvgNewBrands} new brands, ${merged.stats.thesvgClashes} namesakes or taken slugs and ${merged.stats.thesvgDuplicates} second icons of a brand left out`,
         ]
       : []),
+    `artwork that draws nothing (zero-size viewBox, no shape), left out: ${undrawn.length}${undrawn.length ? ` (${undrawn.join("; ")})` : ""}`,
     `render check of colour variants (32 px): ${variants.checked} rendered (${variants.misses} not cached), ${variants.renderFlags.length} flags (listed below)`,
-    `variant rules: ${rules.madeColor} colour marks made from the mono mark in the brand colour, ${rules.iconColor} replaced by the icon (another design); ` +
+    `variant rules: ${rules.madeColor} colour marks made from the mono mark in the brand colour, ${rules.iconColor} replaced by the icon (another design), ${rules.nearWhite} near-white colour marks made plain black (the mark is the dark variant); ` +
       (["dark", "light"] as const)
         .map(
           (m) =>
@@ -65,7 +68,7 @@ export function buildReport(
         .join("; "),
     `fidelity check: ${rules.checked} derived variants compared with the brand's own hues on pixels, ${rules.foreign} with a foreign hue; ${rules.fallbacks.length} fallbacks (listed below)`,
     `variants: ${VARIANTS.map((v) => `${v} ${count(v)}`).join(", ")}`,
-    `derived mono marks: ${monoReport.fromIcon} from the icon, ${monoReport.fromColor} from the colour artwork, ${monoReport.forced} by override`,
+    `derived mono marks: ${monoReport.fromIcon} from the icon, ${monoReport.fromColor} from the colour artwork, ${monoReport.fromDarkSurface} from a colour mark made for dark surfaces (white as ink), ${monoReport.fromWordmark} from the wordmark (no other artwork), ${monoReport.forced} by override`,
     `brands without a mono mark (derivation skipped): ${monoReport.skipped.size}`,
     ...[...byReason].sort((a, b) => b[1] - a[1]).map(([why, n]) => `  ${n} ${why}`),
     `brands with a brandColor: ${brands.filter((b) => b.brandColor).length}`,

@@ -39,11 +39,14 @@ test("the catalog, report and attribution are written with the inputs' version",
       monoReport: {
         fromIcon: 0,
         fromColor: 0,
+        fromWordmark: 0,
+        fromDarkSurface: 0,
         forced: 0,
         skipped: new Map([["acme", "override: x"]]),
       },
       rules: {
         madeColor: 0,
+        nearWhite: 0,
         iconColor: 0,
         rules: {
           dark: { source: 0, colour: 0, plain: 1, "below-floor": 0 },
