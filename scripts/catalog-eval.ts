@@ -5,6 +5,8 @@
  * search index run in process on the built catalog (no discovery).
  *
  *   bun scripts/catalog-eval.ts [catalog.json]      default build/catalog.json or $CATALOG_FILE
+ *   bun scripts/catalog-eval.ts --no-artwork          also list the resolved domains whose
+ *                                                     brand has no artwork, by section
  */
 import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
@@ -18,8 +20,12 @@ import { FileCatalogSource } from "../src/store/embedded/catalog";
 
 const ROOT = resolve(import.meta.dir, "..");
 const LISTS = join(ROOT, "tests", "catalog", "lists");
+const args = process.argv.slice(2);
+const listNoArtwork = args.includes("--no-artwork");
 const file = resolve(
-  process.argv[2] ?? process.env.CATALOG_FILE ?? join(ROOT, "build", "catalog.json"),
+  args.find((a) => !a.startsWith("--")) ??
+    process.env.CATALOG_FILE ??
+    join(ROOT, "build", "catalog.json"),
 );
 
 interface Entry {
@@ -68,6 +74,7 @@ const row = (label: string, list: Entry[]) => {
   let correct = 0;
   let art = 0;
   const wrong: string[] = [];
+  const noArtwork: string[] = [];
   for (const e of list) {
     const h = normalizeHost(e.input);
     const b = h.ok ? resolver.resolveHost(h.host) : null;
@@ -76,14 +83,20 @@ const row = (label: string, list: Entry[]) => {
     if (right(b, e)) correct++;
     else wrong.push(`${e.input} -> ${b.slug}`);
     if (hasArtwork(b)) art++;
+    else noArtwork.push(`${e.input} (${b.slug})`);
   }
   console.log(
     `| ${label} | ${pct(resolved, list.length)} | ${pct(correct, resolved)} | ${pct(art, resolved)} |`,
   );
-  return wrong;
+  return { wrong, noArtwork };
 };
-const wrongDomains = row("all", domains);
-for (const [section, list] of bySection(domains)) row(section, list);
+const wrongDomains = row("all", domains).wrong;
+const withoutArtwork: string[] = [];
+for (const [section, list] of bySection(domains)) {
+  const { noArtwork } = row(section, list);
+  if (noArtwork.length)
+    withoutArtwork.push(`${section} (${noArtwork.length}): ${noArtwork.join(", ")}`);
+}
 
 console.log("\n| queries | top-1 |\n|---|---:|");
 const misses: string[] = [];
@@ -100,3 +113,4 @@ top1("all", queries, true);
 for (const [section, list] of bySection(queries)) top1(section, list, false);
 console.log(`\nwrong domains: ${wrongDomains.join(", ") || "none"}`);
 console.log(`search misses: ${misses.join(", ")}`);
+if (listNoArtwork) console.log(`\nresolved without artwork:\n${withoutArtwork.join("\n")}`);

@@ -20,18 +20,15 @@
  *    least twice the next; else nobody gets the host.
  * 3. Merge into the catalog: by Wikidata id, then by a host the catalog brand already owns,
  *    then by name when the two agree (nameMergeAgrees; never for brands in `byDomainOnly`,
- *    see steps/enrich.ts); the
+ *    see steps/enrich.ts), then a second Wikidata item of a catalog brand by the same name
+ *    and the same Wikidata logo file (its websites become alias domains); the
  *    catalog brand gains the description, Wikidata id, links and the hosts nobody owns. Other
  *    candidates become directory entries (a namesake of a catalog brand gets the Wikidata id in
  *    its slug).
  */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import {
-  isCountrySuffix,
-  normalizeHost,
-  registrableDomain,
-} from "../../src/catalog/brand/domain";
+import { isCountrySuffix, normalizeHost, registrableDomain } from "../../src/catalog/brand/domain";
 import type { Brand } from "../../src/catalog/types";
 import { compactKey } from "./keys";
 
@@ -86,6 +83,7 @@ interface WikidataEntry {
   description?: string;
   identities?: Record<string, string>;
   officialWebsites?: string[];
+  logos?: Record<string, string>;
 }
 
 export interface Candidate {
@@ -101,6 +99,20 @@ export interface Candidate {
   hosts: string[];
   description?: string;
   links: Record<string, string>;
+  /** the Commons file Wikidata names as the logo ("shell wordmark 2019.svg"), lower case */
+  logo?: string;
+}
+
+/** The Commons file name of a Wikidata logo URL (FilePath or Special:Redirect form), lower case. */
+export function commonsFile(url: string | undefined): string | undefined {
+  if (!url) return undefined;
+  const m = /(?:FilePath\/|Redirect%2Ffile%2F|File:)([^?&#]+)/i.exec(url);
+  if (!m?.[1]) return undefined;
+  try {
+    return decodeURIComponent(m[1]).replace(/_/g, " ").trim().toLowerCase() || undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /**
@@ -214,6 +226,7 @@ export function loadCandidates(root: string): Candidate[] {
       hosts,
       description: w.description,
       links,
+      ...(commonsFile(w.logos?.wikidata) ? { logo: commonsFile(w.logos?.wikidata) } : {}),
     });
   }
   return out.sort((a, b) => b.weight - a.weight || a.qid.localeCompare(b.qid));
@@ -349,6 +362,7 @@ export function buildDirectory(
   const entries: Omit<Brand, "id">[] = [];
   let merged = 0;
   const claim = (host: string) => !owned.has(host);
+  const logoOf = new Map(candidates.flatMap((c) => (c.logo ? [[c.qid, c.logo] as const] : [])));
   for (const c of candidates) {
     const hosts = won.get(c.qid) ?? [];
     let target = byQid.get(c.qid);
@@ -384,6 +398,18 @@ export function buildDirectory(
       if (same.length === 1) {
         target = same[0];
         how = "name";
+      }
+    }
+    if (!target && c.logo) {
+      // the same brand under a second Wikidata item (Shell plc and Shell's fuel stations, Lidl
+      // Bulgaria): same name and the same logo file on Commons, as Wikidata states it; its
+      // websites become the brand's alias domains
+      const same = (byName.get(compactKey(c.name)) ?? []).filter(
+        (b) => b.wikidata && logoOf.get(b.wikidata) === c.logo,
+      );
+      if (same.length === 1) {
+        target = same[0];
+        how = "the same name and Wikidata logo";
       }
     }
     if (target) {

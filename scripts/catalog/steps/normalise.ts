@@ -5,13 +5,13 @@
  */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
+import type { Variant } from "../../../src/catalog/types";
 import { assignIds, formatIds, loadIds } from "../ids";
 import { packageVersion } from "../inputs";
 import type { DraftBrand } from "../merge";
 import type { MonoResult } from "../mono";
 import { type OptimizeJob, type OptimizeStats, optimizeAll, sha256 } from "../optimize";
 import { THESVG_SOURCE } from "../thesvg";
-import type { Variant } from "../../../src/catalog/types";
 import { type ChosenArtwork, chooseVariants, skillTile, undrawable } from "../variants";
 import { type BuildPaths, writeAtomic } from "./context";
 import type { Fixtures } from "./load";

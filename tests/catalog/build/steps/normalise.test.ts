@@ -42,8 +42,13 @@ test("artwork of any source that draws nothing is left out and listed", () => {
 });
 
 test("the real build lists logitech-g's zero-size thesvg mark as left out", () => {
-  const report = readFileSync(join(import.meta.dir, "../../../../build/catalog-report.txt"), "utf8");
-  expect(report).toMatch(/artwork that draws nothing .*left out: [1-9].*logitech-g color thesvg: viewBox of zero size/);
+  const report = readFileSync(
+    join(import.meta.dir, "../../../../build/catalog-report.txt"),
+    "utf8",
+  );
+  expect(report).toMatch(
+    /artwork that draws nothing .*left out: [1-9].*logitech-g color thesvg: viewBox of zero size/,
+  );
 });
 
 test("an artwork override naming a missing skill-icons tile fails the build", () => {
