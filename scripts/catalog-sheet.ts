@@ -66,7 +66,11 @@ function chosen(): Brand[] {
 
 /** A short name for where a variant's artwork came from. */
 function origin(stored: StoredSvg): string {
-  const fill = /^<svg[^>]*\sfill="#([0-9a-f]{6})"/.exec(stored.svg)?.[1];
+  // the root's fill, else the one colour every painted element has (a recoloured colour mark)
+  const fills = new Set([...stored.svg.matchAll(/\sfill="#([0-9a-f]{6})"/g)].map((m) => m[1]));
+  const fill =
+    /^<svg[^>]*\sfill="#([0-9a-f]{6})"/.exec(stored.svg)?.[1] ??
+    (fills.size === 1 ? [...fills][0] : undefined);
   if (stored.source.startsWith("recolored:")) {
     if (fill === "ffffff") return "white";
     if (fill === "000000") return "black";
