@@ -38,6 +38,16 @@ export interface MonoReport {
   skipped: Map<string, string>;
 }
 
+/** A mono report with nothing counted yet. */
+export const newMonoReport = (): MonoReport => ({
+  fromIcon: 0,
+  fromColor: 0,
+  fromWordmark: 0,
+  fromDarkSurface: 0,
+  forced: 0,
+  skipped: new Map(),
+});
+
 /**
  * The derived mono mark of a brand without one (ids still carry ID_TOKEN) and its source,
  * or null. The source is "flattened:<artwork source>", never "derived...": the runtime
@@ -225,14 +235,7 @@ export async function buildVariants(
   fixtures: Fixtures,
   phase: Phase,
 ): Promise<VariantsResult> {
-  const monoReport: MonoReport = {
-    fromIcon: 0,
-    fromColor: 0,
-    fromWordmark: 0,
-    fromDarkSurface: 0,
-    forced: 0,
-    skipped: new Map(),
-  };
+  const monoReport = newMonoReport();
   const brands: Brand[] = [];
   const ruleInputs: RuleBrand[] = [];
   let colorFromArtwork = 0;

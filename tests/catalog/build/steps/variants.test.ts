@@ -9,18 +9,11 @@ import {
   assembleBrand,
   checkOverrideSlugs,
   derivedMono,
-  type MonoReport,
+  newMonoReport,
 } from "../../../../scripts/catalog/steps/variants";
 import { draft } from "./draft";
 
-const report = (): MonoReport => ({
-  fromIcon: 0,
-  fromColor: 0,
-  fromWordmark: 0,
-  fromDarkSurface: 0,
-  forced: 0,
-  skipped: new Map(),
-});
+const report = newMonoReport;
 const noOverrides = { mono: { derive: {}, skip: {} }, colors: {}, artwork: {} };
 const optimizedSvg = `<svg viewBox="0 0 24 24"><path id="${ID_TOKEN}a" d="M0 0h24v24H0z"/></svg>`;
 
