@@ -217,6 +217,54 @@ describe("applyVariantRules", () => {
     expect(report.foreign).toBe(0);
   });
 
+  test("a near-white colour mark is the dark variant; color and icon are the plain black mark", async () => {
+    const nearWhite = { svg: svg("e2e8f0"), source: "thesvg" };
+    const yellow = { svg: svg("ffdb1e"), source: "iconify:logos" };
+    const { results, report } = await rules([
+      { slug: "t3", brandColor: "000000", raw: { mono, color: nearWhite, icon: nearWhite } },
+      // a hue that fails on white is the brand's: it stays `color`, only `light` is black
+      { slug: "lemon", brandColor: "ffdb1e", raw: { mono, color: yellow, icon: yellow } },
+    ]);
+    const t3 = results.get("t3");
+    expect(t3?.dark?.svg).toBe(nearWhite.svg);
+    expect(t3?.color?.svg).toContain('fill="#000000"');
+    expect(t3?.icon?.svg).toBe(t3?.color?.svg as string);
+    expect(t3?.light?.svg).toBe(t3?.color?.svg as string);
+    expect(results.get("lemon")?.color).toBeUndefined();
+    expect(results.get("lemon")?.light?.svg).toContain('fill="#000000"');
+    expect(report.nearWhite).toBe(1);
+  });
+
+  test("a mark made for dark surfaces without a mono mark gets one with its white as ink", async () => {
+    const pale = {
+      svg: '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 20 10"><circle cx="5" cy="5" r="4" fill="#ffffff"/><circle cx="15" cy="5" r="4" fill="#bfe8df"/></svg>',
+      source: "iconify:logos",
+    };
+    const asked: string[] = [];
+    const black = pale.svg.replace(/fill="#[0-9a-f]{6}"/g, 'fill="#000000"');
+    const { results } = await applyVariantRules(
+      [{ slug: "pale", brandColor: "bfe8df", raw: { color: pale, icon: pale } }],
+      { file: join(tempDir(), "paint.json"), version: "t" },
+      (slug) => {
+        asked.push(slug);
+        return black;
+      },
+    );
+    expect(asked).toEqual(["pale"]);
+    expect(results.get("pale")?.mono?.source).toBe("flattened:iconify:logos");
+    expect(results.get("pale")?.light?.svg).toContain('fill="#000000"');
+    expect(results.get("pale")?.light?.rule).toBe("plain");
+  });
+
+  test("a mono mark flattened from the wordmark never becomes `color`", async () => {
+    const { results } = await rules([
+      { slug: "w", brandColor: "ff0000", raw: { mono }, monoOfWordmark: true },
+    ]);
+    expect(results.get("w")?.color).toBeUndefined();
+    expect(results.get("w")?.dark?.svg).toContain('fill="#ffffff"');
+    expect(results.get("w")?.light?.svg).toContain('fill="#000000"');
+  });
+
   test("a colour artwork of another design than the icon gives way to the icon", async () => {
     const lockup = {
       svg: '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 10 20"><circle cx="5" cy="5" r="4" fill="#2e9e44"/><rect y="12" width="10" height="3" fill="#2e9e44"/><rect y="17" width="10" height="3" fill="#2e9e44"/></svg>',
