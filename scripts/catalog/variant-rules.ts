@@ -15,7 +15,8 @@
  *   (with `icon` when that is the same artwork) is the plain black mark that `light` is,
  *   never the mark recoloured into a hue. A colour mark made for dark surfaces (any hue)
  *   without a mono mark gets one flattened from it with its white paint as ink (`darkMono`),
- *   so `light` can be that mark in black.
+ *   so `light` can be that mark in black; a source's mono mark drawn in white or light grey is
+ *   that shape in black.
  * - Fidelity check: no derived variant may paint a hue the brand's own artwork lacks (white,
  *   black and greys aside). The palette is the hues of the brand's source artwork on pixels,
  *   or its brand colour when it has no chromatic artwork. A recoloured `color` with a foreign
@@ -60,7 +61,7 @@ export interface RuleResult {
   color?: Art;
   /** the icon, when a near-white colour mark that is also the icon became plain black */
   icon?: Art;
-  /** a mono mark flattened here from a near-white colour mark */
+  /** a mono mark made here: a white one in black, or one flattened from a dark-surface mark */
   mono?: Art;
   dark?: Art & { rule: ModeRule };
   light?: Art & { rule: ModeRule };
@@ -278,17 +279,28 @@ export async function applyVariantRules(
     next[k] = fresh[i] ?? null;
   });
   const facts = (svg: string) => next[key(svg)] ?? null;
-  // brands without a mono mark whose colour mark is made for dark surfaces get one flattened
-  // from it (its white paint is ink, not negative space), and its candidates are measured too
-  const flattened = new Set<string>();
+  // a source's mono mark drawn in white or a light grey (devicon's DataTables) is that shape in
+  // black; brands without a mono mark whose colour mark is made for dark surfaces get one
+  // flattened from it (its white paint is ink, not negative space); the new candidates are
+  // measured too
+  const newMono = new Set<string>();
   const more = new Map<string, string>();
   brands.forEach((b, i) => {
+    const mono = b.raw.mono;
     const color = b.raw.color;
-    const f = color && !b.raw.mono && darkMono ? facts(color.svg) : null;
-    const svg = f && color && darkSurfaceMark(f) ? darkMono?.(b.slug, color.svg) : null;
-    if (!svg || !color) return;
-    b.raw.mono = { svg, source: `flattened:${color.source}` };
-    flattened.add(b.slug);
+    const m = mono ? facts(mono.svg) : null;
+    const c = color && !mono && darkMono ? facts(color.svg) : null;
+    if (mono && m && !m.hues.length && darkSurfaceMark(m)) {
+      const svg = m.solid ? recolor(mono.svg, "000000") : darkMono?.(b.slug, mono.svg);
+      if (!svg) return;
+      const how = m.solid ? "recolored" : "flattened";
+      b.raw.mono = { svg, source: `${how}:${mono.source}` };
+    } else if (color && c && darkSurfaceMark(c)) {
+      const svg = darkMono?.(b.slug, color.svg);
+      if (!svg) return;
+      b.raw.mono = { svg, source: `flattened:${color.source}` };
+    } else return;
+    newMono.add(b.slug);
     plans[i] = plan(b);
     for (const s of measured(b, plans[i] as Plan)) if (!(key(s) in next)) more.set(key(s), s);
   });
@@ -315,7 +327,7 @@ export async function applyVariantRules(
   const results = new Map<string, RuleResult>();
   brands.forEach((b, i) => {
     const r = decide(b, plans[i] as Plan, facts);
-    if (flattened.has(b.slug)) r.mono = b.raw.mono;
+    if (newMono.has(b.slug)) r.mono = b.raw.mono;
     results.set(b.slug, r);
     if (r.color && plans[i]?.madeColor) report.madeColor++;
     else if (r.color?.source.startsWith("recolored:")) report.nearWhite++;

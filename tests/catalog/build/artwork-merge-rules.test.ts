@@ -52,6 +52,20 @@ describe("near-white colour marks", () => {
   }, 120_000);
 });
 
+test("no single-colour mono mark is white or light grey (DataTables' devicon mark is black)", async () => {
+  const withMono = brands.filter((b) => b.variants.mono);
+  const facts = await paintFactsAll(withMono.map((b) => b.variants.mono?.svg ?? ""));
+  const pale = withMono
+    .filter((_, i) => {
+      const f = facts[i];
+      return f?.solid && !f.hues.length && f.light < MIN_VISIBLE_SHARE;
+    })
+    .map((b) => b.slug);
+  expect(withMono.length).toBeGreaterThan(4000);
+  expect(pale).toEqual([]);
+  expect(brand("datatables").variants.mono?.source).toBe("recolored:iconify:devicon");
+}, 120_000);
+
 describe("wordmark-only brands", () => {
   const wordmarkOnly = brands.filter(
     (b) => b.variants.wordmark && !b.variants.color && !b.variants.icon,

@@ -256,6 +256,16 @@ describe("applyVariantRules", () => {
     expect(results.get("pale")?.light?.rule).toBe("plain");
   });
 
+  test("a source's mono mark drawn in white is that shape in black", async () => {
+    const white = { svg: svg("ffffff"), source: "iconify:devicon" };
+    const { results } = await rules([
+      { slug: "w", brandColor: "ffffff", raw: { mono: white, color: white, icon: white } },
+    ]);
+    expect(results.get("w")?.mono?.source).toBe("recolored:iconify:devicon");
+    expect(results.get("w")?.mono?.svg).toContain('fill="#000000"');
+    expect(results.get("w")?.color?.svg).toContain('fill="#000000"');
+  });
+
   test("a mono mark flattened from the wordmark never becomes `color`", async () => {
     const { results } = await rules([
       { slug: "w", brandColor: "ff0000", raw: { mono }, monoOfWordmark: true },
