@@ -69,19 +69,25 @@ function hostMaps(brands: readonly Brand[]): HostMaps {
       if (key && !byHost.has(key)) byHost.set(key, b.slug);
     }
   }
-  const byLabel = new Map<string, string>();
-  const clashing = new Set<string>();
+  // label -> the one brand whose registrable domains use it (null: several) and the countries
+  // of those domains that are national sites (null: one is not)
+  const labels = new Map<string, { slug: string | null; countries: Set<string> | null }>();
   for (const [host, slug] of byHost) {
     if (registrableDomain(host) !== host) continue;
-    const [label] = splitRegistrable(host);
-    if (!label || clashing.has(label)) continue;
-    const known = byLabel.get(label);
-    if (known === undefined) byLabel.set(label, slug);
-    else if (known !== slug) {
-      byLabel.delete(label);
-      clashing.add(label);
-    }
+    const [label, suffix] = splitRegistrable(host);
+    if (!label) continue;
+    const known = labels.get(label) ?? { slug, countries: new Set<string>() };
+    if (known.slug !== slug) known.slug = null;
+    else if (!isCountrySuffix(suffix)) known.countries = null;
+    else known.countries?.add(suffix.slice(suffix.lastIndexOf(".") + 1));
+    labels.set(label, known);
   }
+  // one country's site (otto.fi) speaks for that country alone: another country's namesake
+  // (otto.de) is not found through it; a brand under .com or two countries' suffixes is
+  // international
+  const byLabel = new Map<string, string>();
+  for (const [label, { slug, countries }] of labels)
+    if (slug !== null && (countries === null || countries.size > 1)) byLabel.set(label, slug);
   return { byHost, byLabel, signatures };
 }
 
@@ -131,8 +137,8 @@ export class BrandResolver {
       if (!key || byHost.has(key)) continue;
       byHost.set(key, b.slug);
       if (registrableDomain(key) !== key) continue;
-      const [label] = splitRegistrable(key);
-      if (label && !byLabel.has(label)) byLabel.set(label, b.slug);
+      const [label, suffix] = splitRegistrable(key);
+      if (label && !isCountrySuffix(suffix) && !byLabel.has(label)) byLabel.set(label, b.slug);
     }
   }
 
@@ -140,7 +146,9 @@ export class BrandResolver {
    * The brand of a normalized host: the exact host first, then its parents; failing those, a
    * domain under a country-code public suffix resolves to the brand that owns the same label under
    * .com (google.co.uk -> google.com's brand), else to the one brand whose registrable domains
-   * use that label (bmw.de -> bmw.com's brand); null otherwise. A domain a brand claims itself
+   * use that label when that brand is international: a domain under a generic suffix
+   * (zeta.io -> zeta.de) or national sites in two countries (lidl.de, lidl.fr -> lidl.bg). One
+   * country's site speaks for that country alone (otto.fi is not otto.de). Null otherwise. A domain a brand claims itself
    * always wins, since the exact chain is tried first.
    */
   resolveHost(host: string): Brand | null {

@@ -81,6 +81,11 @@ describe("the fallback rule on a catalog of its own", () => {
     brand(3, "zeta", ["zeta.io"]), // main domain not under .com
     brand(4, "twin1", ["twin.org"]),
     brand(5, "twin2", ["twin.net"]), // the label "twin" names two brands: no guess
+    brand(6, "otto-fi", ["otto.fi"]), // one country's site
+    brand(7, "lidl", ["lidl.de", "lidl.fr"]), // national sites in two countries
+    brand(8, "solo", ["solo.com.mk", "solo.mk"]), // two suffixes of one country
+    brand(9, "mixed", ["mixed.ch"]),
+    brand(10, "mixed2", ["mixed.at", "mixed.be"]), // the label names two brands: no guess
   ];
   const resolver = new BrandResolver({
     all: () => brands,
@@ -96,6 +101,13 @@ describe("the fallback rule on a catalog of its own", () => {
   test("else the one brand whose registrable domains use the label", () => {
     expect(resolve("zeta.de")).toBe("zeta");
     expect(resolve("twin.de")).toBeNull();
+  });
+  test("one country's site speaks for that country alone; sites in two countries are international", () => {
+    expect(resolve("otto.de")).toBeNull();
+    expect(resolve("lidl.bg")).toBe("lidl");
+    expect(resolve("lidl.co.uk")).toBe("lidl");
+    expect(resolve("solo.de")).toBeNull();
+    expect(resolve("mixed.de")).toBeNull();
   });
   test(".com itself never falls back", () => {
     expect(resolve("zeta.com")).toBeNull();
