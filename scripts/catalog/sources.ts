@@ -128,6 +128,13 @@ export const SOURCE_LICENCES: Record<string, SourceLicence> = {
     author: "thesvg.org contributors",
     attribution: true,
   },
+  web3icons: {
+    package: "@web3icons/core",
+    licence: "MIT",
+    url: "https://github.com/0xa3k5/web3icons",
+    author: "0xa3k5 and the web3icons contributors",
+    attribution: true,
+  },
   lobehub: {
     package: "@lobehub/icons-static-svg",
     licence: "MIT",
