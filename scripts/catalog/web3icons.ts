@@ -25,6 +25,7 @@
  */
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import { KEPT_LICENCES } from "./thesvg";
 
 export const WEB3_PACKAGE = "@web3icons/core";
 export const WEB3_META_PACKAGE = "@web3icons/common";
@@ -186,8 +187,26 @@ export interface Web3Load {
   total: number;
 }
 
+/**
+ * The installed packages' licence, checked like thesvg's per-icon licences (KEPT_LICENCES):
+ * the build stops rather than import artwork under a licence that changed.
+ */
+export function packageLicence(root: string, pkg: string): string {
+  const { license } = JSON.parse(
+    readFileSync(join(root, "node_modules", pkg, "package.json"), "utf8"),
+  ) as { license?: string };
+  if (!license || !KEPT_LICENCES.has(license)) {
+    throw new Error(
+      `${pkg}: licence ${license ?? "(none)"} does not allow redistributing modified files`,
+    );
+  }
+  return license;
+}
+
 /** Every kept entry of the installed packages: exchanges, wallets, networks, then tokens by rank. */
 export function loadWeb3Icons(root: string): Web3Load {
+  packageLicence(root, WEB3_PACKAGE);
+  packageLicence(root, WEB3_META_PACKAGE);
   const meta = join(root, "node_modules", WEB3_META_PACKAGE, "dist", "metadata");
   const svgs = join(root, "node_modules", WEB3_PACKAGE, "dist", "svgs");
   const icons: Web3Icon[] = [];
