@@ -24,7 +24,7 @@
  */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import type { ArtworkSource } from "../../src/catalog/types";
+import type { ArtworkSource, Variant } from "../../src/catalog/types";
 import { analyzeColors } from "./artwork";
 import { compactKey } from "./keys";
 import type { DraftBrand } from "./merge";
@@ -38,6 +38,7 @@ import {
   type Web3Icon,
   type Web3Kind,
   web3File,
+  whiteOnly,
 } from "./web3icons";
 
 /** One project: its entries, the colour mark of the first (exchange, wallet, network, token). */
@@ -241,22 +242,31 @@ const art = (svg: string): ChosenArtwork => ({
   colors: analyzeColors(svg),
 });
 
+/** The entry whose marks the brand takes: the first (exchange, wallet, network, token) in colour. */
+export const mainIcon = (project: Web3Brand): Web3Icon =>
+  project.icons.find((i) => !whiteOnly(i.svg)) ?? (project.icons[0] as Web3Icon);
+
 /**
  * The project's artwork in a draft's chosen variants (mutated): for a brand only web3icons
  * draws, the colour mark as `color` and `icon` and the black mono mark; for a brand other sets
- * draw, the colour mark only where it has no colour artwork. Records web3icons among the
- * draft's sources (after the other sets' variants were chosen, which read the sources).
+ * draw, the colour mark only where it has no colour artwork. A colour mark painted in white
+ * alone is made for dark surfaces (Arbitrum, Haven): it becomes the brand's own `dark`
+ * artwork, never `color` (the variant rules make the colour mark from the mono mark). Records
+ * web3icons among the draft's sources (after the other sets' variants were chosen, which read
+ * the sources).
  */
 export function addWeb3Artwork(
   draft: DraftBrand,
-  out: Partial<Record<"mono" | "color" | "icon", ChosenArtwork>>,
+  out: Partial<Record<Variant, ChosenArtwork>>,
 ): void {
   const project = draft.web3;
   if (!project) return;
-  const main = project.icons[0] as Web3Icon;
+  const main = mainIcon(project);
   const only = draft.sources.size === 1 && draft.sources.has(WEB3_SOURCE);
   draft.sources.add(WEB3_SOURCE);
-  if (only || !out.color) {
+  if (whiteOnly(main.svg)) {
+    if (only) out.dark ??= art(main.svg);
+  } else if (only || !out.color) {
     const color = art(main.svg);
     out.color ??= color;
     out.icon ??= color;
@@ -284,7 +294,7 @@ export function web3Provenance(
 ): void {
   const entry = artwork?.find((a) => a.source === WEB3_SOURCE);
   if (!entry || !project) return;
-  const main = project.icons[0] as Web3Icon;
+  const main = mainIcon(project);
   const monoOnly = entry.variants.every((v) => v === "mono");
   entry.url = web3FileUrl(version, main.kind, monoOnly ? "mono" : "branded", main.file);
 }

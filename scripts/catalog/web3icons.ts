@@ -109,16 +109,19 @@ export function parseSvgModule(text: string): string | null {
   return svg.replace(/^(<svg\b[^>]*?)\s+class="web3icons"/, "$1");
 }
 
+/** Painted in white alone (or nothing): a mono mark as web3icons ships it, or a mark made for dark surfaces. */
+export function whiteOnly(svg: string): boolean {
+  return [...svg.matchAll(/\s(?:fill|stroke|stop-color)="([^"]*)"/g)]
+    .map((m) => (m[1] ?? "").toLowerCase())
+    .every((p) => p === "none" || p === "#fff" || p === "#ffffff" || p === "white");
+}
+
 /**
  * The mono mark in black: web3icons draws its mono marks white (#fff) for its components to
  * recolour. Null when the mark has any other paint or is shaded by opacity.
  */
 export function blackMono(svg: string): string | null {
-  const paints = [...svg.matchAll(/\s(?:fill|stroke|stop-color)="([^"]*)"/g)].map((m) =>
-    (m[1] ?? "").toLowerCase(),
-  );
-  if (!paints.every((p) => p === "none" || p === "#fff" || p === "#ffffff" || p === "white"))
-    return null;
+  if (!whiteOnly(svg)) return null;
   // shading by opacity is not a single-colour mark (the plain white/black marks need one)
   if (/\s(?:fill-|stroke-)?opacity="/.test(svg)) return null;
   return svg.replace(/(\s(?:fill|stroke)=")(#fff|#ffffff|white)"/gi, '$1#000"');

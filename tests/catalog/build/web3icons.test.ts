@@ -30,7 +30,7 @@ const real = (file: string) => loaded.icons.find((i) => i.file === file) as Web3
 describe("web3icons modules", () => {
   test("metadata modules are read as data: quotes, bare keys, trailing commas", () => {
     const text = `const tokens = [\n  {\n    id: 'a-b',\n    filePath: 'token:AB',\n    symbol: 'ab',\n    name: "Bob's Coin",\n    marketCapRank: null,\n    addresses: { 'polygon-pos': '0x1', },\n    variants: ['branded', 'mono'],\n  },\n]\nexport { tokens }\n`;
-    expect(parseMetadataModule(text)).toEqual([
+    expect(parseMetadataModule(text) as unknown[]).toEqual([
       {
         id: "a-b",
         filePath: "token:AB",
