@@ -24,7 +24,7 @@
  */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import type { ArtworkSource, Variant } from "../../src/catalog/types";
+import type { ArtworkSource, Brand, Variant } from "../../src/catalog/types";
 import { analyzeColors } from "./artwork";
 import { compactKey } from "./keys";
 import type { DraftBrand } from "./merge";
@@ -334,5 +334,29 @@ export function web3Summary(w: Web3Import): string[] {
   return [
     `${WEB3_PACKAGE}: ${w.total} entries, ${w.kept} kept; left out: ${out}`,
     `${WEB3_PACKAGE} merge: ${w.merged} projects merged into catalog brands (reviewed), ${w.added} new brands (${w.namesakes} of them namesakes of a catalog brand, with a suffixed slug), ${w.taken} left out on a taken slug; ${w.symbolAliases} ticker symbols as aliases`,
+  ];
+}
+
+/** docs/attribution.md's section on @web3icons/core: brands per kind of upstream file. */
+export function web3AttributionSection(brands: Pick<Brand, "artwork">[]): string[] {
+  const kinds = new Map<string, number>();
+  for (const b of brands) {
+    const url = b.artwork?.find((a) => a.source === WEB3_SOURCE)?.url;
+    const kind = url && /\/dist\/svgs\/([a-z]+)\//.exec(url)?.[1];
+    if (kind) kinds.set(kind, (kinds.get(kind) ?? 0) + 1);
+  }
+  if (!kinds.size) return [];
+  return [
+    `## ${WEB3_PACKAGE}: the projects' own marks`,
+    "",
+    "The marks of crypto tokens, networks, wallets and exchanges, drawn by the projects and",
+    `collected by [web3icons](https://github.com/0xa3k5/web3icons) (MIT, one licence for the`,
+    "package). Each brand response's `artwork` entry for `web3icons` names the exact upstream",
+    "file its artwork was read from (`dist/svgs/<kind>/<branded|mono>/<file>.svg.js`).",
+    "",
+    "| kind of file | brands |",
+    "| --- | ---: |",
+    ...[...kinds].sort().map(([k, n]) => `| ${k} | ${n} |`),
+    "",
   ];
 }

@@ -177,7 +177,8 @@ describe("web3icons in the built catalog", () => {
       files.add(a.url);
     }
     const attribution = readFileSync(join(ROOT, "docs/attribution.md"), "utf8");
-    expect(attribution).toContain("@web3icons/core");
+    expect(attribution).toContain("## @web3icons/core: the projects' own marks");
+    expect(attribution).toMatch(/\| tokens \| \d{4} \|/);
   });
   test("merged brands keep their slug and id; namesakes stay apart", () => {
     expect(bySlug.get("ethereum")?.sources).toContain("web3icons");
