@@ -117,14 +117,25 @@ export function whiteOnly(svg: string): boolean {
 }
 
 /**
- * The mono mark in black: web3icons draws its mono marks white (#fff) for its components to
- * recolour. Null when the mark has any other paint or is shaded by opacity.
+ * The mono mark in black, as simple-icons ships mono marks (no fill attribute, so CSS `fill`
+ * recolours it): web3icons draws its mono marks white (#fff) for its components to recolour,
+ * under a root `fill="none"`. Null when the mark has any other paint or is shaded by opacity.
  */
 export function blackMono(svg: string): string | null {
   if (!whiteOnly(svg)) return null;
   // shading by opacity is not a single-colour mark (the plain white/black marks need one)
   if (/\s(?:fill-|stroke-)?opacity="/.test(svg)) return null;
-  return svg.replace(/(\s(?:fill|stroke)=")(#fff|#ffffff|white)"/gi, '$1#000"');
+  return (
+    svg
+      .replace(/^(<svg\b[^>]*?)\s+fill="none"/, "$1")
+      // a stroked shape without a fill of its own had the root's none: keep it unfilled
+      .replace(
+        /<(path|circle|rect|ellipse|polygon|polyline|line)\b(?![^>]*\sfill=)([^>]*\sstroke=)/g,
+        '<$1 fill="none"$2',
+      )
+      .replace(/\s+fill="(?:#fff|#ffffff|white)"/gi, "")
+      .replace(/(\sstroke=")(?:#fff|#ffffff|white)"/gi, '$1#000"')
+  );
 }
 
 /** "Degen (Base)" -> "Degen", "Loom Network (NEW)" -> "Loom Network" */

@@ -51,11 +51,13 @@ describe("web3icons modules", () => {
     expect(svg).not.toContain("\\n");
     expect(parseSvgModule("var X = 'not svg'")).toBeNull();
   });
-  test("mono marks drawn white become black; other paint or opacity shading is refused", () => {
+  test("mono marks drawn white become black without fill attributes; other paint is refused", () => {
     const white = '<svg viewBox="0 0 24 24" fill="none"><path fill="#fff" d="M0 0h9v9z"/></svg>';
-    expect(blackMono(white)).toBe(
-      '<svg viewBox="0 0 24 24" fill="none"><path fill="#000" d="M0 0h9v9z"/></svg>',
-    );
+    expect(blackMono(white)).toBe('<svg viewBox="0 0 24 24"><path d="M0 0h9v9z"/></svg>');
+    // a stroked outline keeps no fill; its stroke turns black
+    expect(
+      blackMono('<svg viewBox="0 0 24 24" fill="none"><path stroke="#fff" d="M1 1h9"/></svg>'),
+    ).toBe('<svg viewBox="0 0 24 24"><path fill="none" stroke="#000" d="M1 1h9"/></svg>');
     expect(blackMono(white.replace("#fff", "#F7931A"))).toBeNull();
     expect(blackMono(white.replace("/>", ' opacity=".4"/>'))).toBeNull();
   });
@@ -93,7 +95,7 @@ describe("web3icons modules", () => {
     expect(icons.length).toBeGreaterThan(1500);
     expect(icons.length + Object.values(excluded).reduce((a, b) => a + b, 0)).toBe(total);
     for (const i of icons) {
-      expect(i.mono).not.toMatch(/fill="#fff"/i);
+      expect(i.mono).not.toMatch(/fill="#fff"|^<svg[^>]* fill="none"/i);
       expect(i.svg).toStartWith("<svg");
     }
     expect(real("BTC").name).toBe("Bitcoin");
