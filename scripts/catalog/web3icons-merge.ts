@@ -33,6 +33,7 @@ import { type ListedCompany, loadListedCompanies } from "./tickers";
 import type { ChosenArtwork } from "./variants";
 import {
   loadWeb3Icons,
+  NO_MONO,
   WEB3_PACKAGE,
   WEB3_SOURCE,
   type Web3Icon,
@@ -87,6 +88,8 @@ export interface Web3Merge {
   namesakes: number;
   /** projects left out: their slug was taken even with the kind suffix */
   taken: number;
+  /** entries of projects left out for want of a mono mark (NO_MONO) */
+  noMono: number;
   symbolAliases: number;
   /** "web3icons x -> ..." lines for the build report */
   decisions: string[];
@@ -126,6 +129,7 @@ export function mergeWeb3(
     merged: 0,
     namesakes: 0,
     taken: 0,
+    noMono: 0,
     symbolAliases: 0,
     decisions: [],
   };
@@ -160,6 +164,12 @@ export function mergeWeb3(
       result.merged++;
       result.decisions.push(`${label} -> merged into ${brand.slug} (${brand.name}, reviewed)`);
     } else {
+      // a brand of its own needs a single-colour mark for its dark and light variants
+      if (!project.icons.some((i) => i.mono)) {
+        result.noMono += project.icons.length;
+        result.decisions.push(`${label} -> left out: ${NO_MONO}`);
+        continue;
+      }
       const base = directorySlug(project.name);
       const takenBy = (slug: string) => bySlug.has(slug) || companySlugs.has(slug);
       let slug = base;
@@ -271,7 +281,8 @@ export function addWeb3Artwork(
     out.color ??= color;
     out.icon ??= color;
   }
-  if (only) out.mono ??= art(main.mono);
+  const mono = main.mono ?? project.icons.find((i) => i.mono)?.mono;
+  if (only && mono) out.mono ??= art(mono);
 }
 
 /** The published file a variant was read from. */
@@ -322,7 +333,8 @@ export function importWeb3(
     companySlugs,
     stockTickers(loadListedCompanies(root)),
   );
-  return { ...merge, total, kept: icons.length, excluded };
+  if (merge.noMono) excluded[NO_MONO] = merge.noMono;
+  return { ...merge, total, kept: icons.length - merge.noMono, excluded };
 }
 
 /** The build report's lines: what was kept, left out and merged. */

@@ -17,10 +17,12 @@
  *   asset or the protocol that issues it);
  * - tokens marked "(Old)": the superseded contract of a project whose current token is listed;
  * - testnets ("Goerli Testnet"): the network's own mark again;
- * - entries without a single-colour (mono) mark, or with one painted in more than white: most
- *   are a disc in one brand colour with the symbol knocked out in white, which reads on only
- *   one of the dark and light surfaces, and no plain white/black mark can stand in for it (a
- *   derived mono mark would fill the symbol in; see docs/catalog-build.md, readability);
+ * - as a brand of its own (web3icons-merge.ts), a project without a single-colour (mono) mark,
+ *   or with one painted in more than white (NO_MONO): most are a disc in one brand colour with
+ *   the symbol knocked out in white, which reads on only one of the dark and light surfaces,
+ *   and no plain white/black mark can stand in for it (a derived mono mark would fill the
+ *   symbol in; see docs/catalog-build.md, readability). Joined to a catalog brand, which has
+ *   a mono mark of its own, such a project still gives its colour mark;
  * - entries whose metadata names a file the package does not ship.
  */
 import { existsSync, readFileSync } from "node:fs";
@@ -61,8 +63,8 @@ export interface Web3Icon {
   rank: number | null;
   /** the branded (colour) mark */
   svg: string;
-  /** the mono mark, recoloured black */
-  mono: string;
+  /** the mono mark, recoloured black; null when the package has none usable (see NO_MONO) */
+  mono: string | null;
 }
 
 const KIND_DIR: Record<Web3Kind, string> = {
@@ -146,6 +148,7 @@ export const displayName = (name: string) =>
     .trim();
 
 const DERIVATIVE = "wrapped, bridged or staked form of another asset";
+export const NO_MONO = "no single-colour (mono) mark in the package (as a new brand)";
 
 /** "Origin Ether" -> Origin, Ether */
 const nameWords = (name: string) => name.split(/[^A-Za-z0-9]+/).filter(Boolean);
@@ -258,10 +261,6 @@ export function loadWeb3Icons(root: string): Web3Load {
       seen.add(file);
       const monoSvg = m.variants.includes("mono") ? read("mono", file) : null;
       const mono = monoSvg ? blackMono(monoSvg) : null;
-      if (!mono) {
-        leaveOut("no single-colour (mono) mark in the package");
-        continue;
-      }
       const name = displayName(m.name);
       kept.push({
         kind,

@@ -95,9 +95,10 @@ describe("web3icons modules", () => {
     expect(icons.length).toBeGreaterThan(1500);
     expect(icons.length + Object.values(excluded).reduce((a, b) => a + b, 0)).toBe(total);
     for (const i of icons) {
-      expect(i.mono).not.toMatch(/fill="#fff"|^<svg[^>]* fill="none"/i);
+      if (i.mono) expect(i.mono).not.toMatch(/fill="#fff"|^<svg[^>]* fill="none"/i);
       expect(i.svg).toStartWith("<svg");
     }
+    expect(icons.filter((i) => i.mono).length).toBeGreaterThan(1500);
     expect(real("BTC").name).toBe("Bitcoin");
     expect(icons.some((i) => i.name === "Wrapped Bitcoin" || i.symbol === "RENBTC")).toBe(false);
   });
@@ -115,6 +116,18 @@ describe("web3icons merge", () => {
     expect(drafts).toHaveLength(1);
     expect(kucoin.web3?.icons).toHaveLength(3);
     expect(kucoin.aliases).toContain("KCS");
+  });
+  test("a project without a mono mark joins a reviewed brand but is never a brand of its own", () => {
+    const metamask = real("metamask");
+    expect(metamask.mono).toBeNull();
+    const drafts = [draft("metamask", { name: "MetaMask" })];
+    const joined = mergeWeb3(drafts, [metamask], { same: { metamask: "metamask" }, namesakes: {} });
+    expect(joined.merged).toBe(1);
+    const alone: ReturnType<typeof draft>[] = [];
+    const r = mergeWeb3(alone, [metamask], none);
+    expect(alone).toHaveLength(0);
+    expect(r.noMono).toBe(1);
+    expect(r.decisions[0]).toContain("left out: no single-colour (mono) mark");
   });
   test("an unreviewed name hit is a namesake: its own brand under a suffixed slug", () => {
     // the catalog's kraken is KrakenD; the exchange must not take its slug or its artwork
