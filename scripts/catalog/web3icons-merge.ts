@@ -160,7 +160,12 @@ export function mergeWeb3(
         continue;
       }
       brand.web3 = project;
-      for (const i of project.icons) brand.keys.add(compactKey(i.rawName));
+      for (const i of project.icons) {
+        brand.keys.add(compactKey(i.rawName));
+        // a reviewed project's other name finds the brand too ("Near Protocol" for NEAR)
+        const named = [brand.name, ...brand.aliases].map(compactKey);
+        if (!named.includes(compactKey(i.name))) brand.aliases.push(i.name);
+      }
       result.merged++;
       result.decisions.push(`${label} -> merged into ${brand.slug} (${brand.name}, reviewed)`);
     } else {

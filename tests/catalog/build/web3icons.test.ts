@@ -197,6 +197,10 @@ describe("web3icons in the built catalog", () => {
   });
   test("merged brands keep their slug and id; namesakes stay apart", () => {
     expect(bySlug.get("ethereum")?.sources).toContain("web3icons");
+    // named with a suffix the catalog brand lacks: Near Protocol is NEAR, not a second brand
+    expect(bySlug.get("near")?.sources).toContain("web3icons");
+    expect(bySlug.get("near")?.aliases).toContain("Near Protocol");
+    expect(bySlug.has("near-protocol")).toBe(false);
     expect(bySlug.get("coinbase")?.id).toBe(
       JSON.parse(readFileSync(join(ROOT, "fixtures/brand-ids.json"), "utf8")).coinbase,
     );
