@@ -24,11 +24,14 @@
  */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
+import { Resvg } from "@resvg/resvg-js";
+import { squareFrame } from "../../src/assets/render";
 import type { ArtworkSource, Brand, Variant } from "../../src/catalog/types";
 import { analyzeColors } from "./artwork";
 import { compactKey } from "./keys";
 import type { DraftBrand } from "./merge";
 import { directorySlug } from "./nsi";
+import { MIN_VISIBLE_SHARE, measureOptions, paintFactsOf } from "./paint";
 import { type ListedCompany, loadListedCompanies } from "./tickers";
 import type { ChosenArtwork } from "./variants";
 import {
@@ -169,8 +172,9 @@ export function mergeWeb3(
       result.merged++;
       result.decisions.push(`${label} -> merged into ${brand.slug} (${brand.name}, reviewed)`);
     } else {
-      // a brand of its own needs a single-colour mark for its dark and light variants
-      if (!project.icons.some((i) => i.mono)) {
+      // a brand of its own needs a single-colour mark for its dark and light variants, unless
+      // its colour mark reads on both surfaces as it is
+      if (!project.icons.some((i) => i.mono) && !readsOnBothSurfaces(mainIcon(project).svg)) {
         result.noMono += project.icons.length;
         result.decisions.push(`${label} -> left out: ${NO_MONO}`);
         continue;
@@ -256,6 +260,21 @@ const art = (svg: string): ChosenArtwork => ({
   source: WEB3_SOURCE,
   colors: analyzeColors(svg),
 });
+
+/**
+ * Whether a colour mark reaches the variant rules' floor on both the dark and the light
+ * surface as it is (MIN_VISIBLE_SHARE of its paint at 3:1, measured on pixels like the rules,
+ * scripts/catalog/paint.ts): then its dark and light variants are the mark itself.
+ */
+export function readsOnBothSurfaces(svg: string): boolean {
+  try {
+    const img = new Resvg(squareFrame(svg) ?? svg, measureOptions()).render();
+    const facts = paintFactsOf(img.pixels, img.width);
+    return facts.dark >= MIN_VISIBLE_SHARE && facts.light >= MIN_VISIBLE_SHARE;
+  } catch {
+    return false;
+  }
+}
 
 /** The entry whose marks the brand takes: the first (exchange, wallet, network, token) in colour. */
 export const mainIcon = (project: Web3Brand): Web3Icon =>

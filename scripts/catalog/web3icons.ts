@@ -18,11 +18,12 @@
  * - tokens marked "(Old)": the superseded contract of a project whose current token is listed;
  * - testnets ("Goerli Testnet"): the network's own mark again;
  * - as a brand of its own (web3icons-merge.ts), a project without a single-colour (mono) mark,
- *   or with one painted in more than white (NO_MONO): most are a disc in one brand colour with
- *   the symbol knocked out in white, which reads on only one of the dark and light surfaces,
- *   and no plain white/black mark can stand in for it (a derived mono mark would fill the
- *   symbol in; see docs/catalog-build.md, readability). Joined to a catalog brand, which has
- *   a mono mark of its own, such a project still gives its colour mark;
+ *   or with one painted in more than white (NO_MONO), whose colour mark does not read on both
+ *   the dark and the light surface: most are a disc in one brand colour with the symbol
+ *   knocked out in white, which reads on only one of them, and no plain white/black mark can
+ *   stand in for it (a derived mono mark would fill the symbol in; see docs/catalog-build.md,
+ *   readability). Joined to a catalog brand, which has a mono mark of its own, such a project
+ *   still gives its colour mark;
  * - entries whose metadata names a file the package does not ship.
  */
 import { existsSync, readFileSync } from "node:fs";

@@ -16,6 +16,7 @@ import {
 import {
   loadWeb3Decisions,
   mergeWeb3,
+  readsOnBothSurfaces,
   stockTickers,
 } from "../../../scripts/catalog/web3icons-merge";
 import { builtCatalog } from "../../support/catalog";
@@ -128,6 +129,30 @@ describe("web3icons merge", () => {
     expect(alone).toHaveLength(0);
     expect(r.noMono).toBe(1);
     expect(r.decisions[0]).toContain("left out: no single-colour (mono) mark");
+  });
+  test("without a mono mark, a new brand is kept only when its colour mark reads on both surfaces", () => {
+    // a mid red reaches 3:1 on white and on #121212; white on navy reads only on dark
+    const red =
+      '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 24 24" fill="none"><path fill="#d0342c" d="M2 2h20v20H2z"/></svg>';
+    const coin =
+      '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 24 24" fill="none"><circle cx="12" cy="12" r="11" fill="#0b1f4d"/><path fill="#fff" d="M9 6h6v12H9z"/></svg>';
+    expect(readsOnBothSurfaces(red)).toBe(true);
+    expect(readsOnBothSurfaces(coin)).toBe(false);
+    const icon = (name: string, svg: string): Web3Icon => ({
+      kind: "token",
+      id: name,
+      file: name.toUpperCase(),
+      name,
+      rawName: name,
+      symbol: name.toUpperCase(),
+      rank: 1000,
+      svg,
+      mono: null,
+    });
+    const drafts: ReturnType<typeof draft>[] = [];
+    const r = mergeWeb3(drafts, [icon("Redcoin", red), icon("Navycoin", coin)], none);
+    expect(drafts.map((d) => d.slug)).toEqual(["redcoin"]);
+    expect(r.noMono).toBe(1);
   });
   test("an unreviewed name hit is a namesake: its own brand under a suffixed slug", () => {
     // the catalog's kraken is KrakenD; the exchange must not take its slug or its artwork
