@@ -8,6 +8,7 @@ import type { Brand } from "../../src/catalog/types";
 import { packageVersion } from "./inputs";
 import { PER_ICON, SOURCE_LICENCES } from "./sources";
 import { THESVG_SOURCE } from "./thesvg";
+import { web3AttributionSection } from "./web3icons-merge";
 
 /** "recolored:flattened:iconify:logos" -> "iconify:logos" */
 export const baseSource = (source: string) =>
@@ -55,6 +56,7 @@ export function attributionMarkdown(root: string, brands: Brand[]): string {
     ...credited,
     "",
     ...perIconSection(brands, spdxLink),
+    ...web3AttributionSection(brands),
     "## Brand directory (names, domains, descriptions; no artwork)",
     "",
     `- **name-suggestion-index** ${packageVersion(root, "name-suggestion-index")} by the [name-suggestion-index contributors](https://github.com/osmlab/name-suggestion-index), code under [BSD-3-Clause](https://spdx.org/licenses/BSD-3-Clause.html): the brand names as mapped in [OpenStreetMap](https://www.openstreetmap.org/copyright) and the Wikidata labels, descriptions, official websites and social identities it ships ([Wikidata](https://www.wikidata.org), CC0-1.0). Used for ${brands.filter((b) => b.sources?.includes("name-suggestion-index")).length} brands (stored with source \`name-suggestion-index\`); its logo URLs are not fetched.`,

@@ -18,6 +18,8 @@ export const DATA_PACKAGES = [
   "@iconify-json/tabler",
   "@lobehub/icons-static-svg",
   "@thesvg/icons",
+  "@web3icons/core",
+  "@web3icons/common",
   "name-suggestion-index",
   "svgo",
   "tldts",

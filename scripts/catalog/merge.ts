@@ -15,6 +15,7 @@ import { ACRONYMS, DISPLAY_NAMES, SYNONYMS } from "./names";
 import { ICONIFY_SETS, loadSet, parseIconName, type SetId, sourceOf } from "./sources";
 import { loadTheSvg, type TheSvgIcon } from "./thesvg";
 import { type Directory, mergeTheSvg } from "./thesvg-merge";
+import type { Web3Brand } from "./web3icons-merge";
 
 export { ICONIFY_SETS, parseIconName, type SetId };
 
@@ -51,6 +52,8 @@ export interface DraftBrand {
   iconifyBase?: string;
   /** the @thesvg/icons icon merged into this brand (scripts/catalog/thesvg-merge.ts) */
   thesvg?: TheSvgIcon;
+  /** the @web3icons/core project merged into this brand (scripts/catalog/web3icons-merge.ts) */
+  web3?: Web3Brand;
 }
 
 interface SiIcon {

@@ -15,7 +15,8 @@
  * fa-brands / fa7-brands (the same marks as fa6-brands), cbi (Custom Brand Icons: CC BY-NC-SA,
  * non-commercial), arcticons (CC BY-SA line drawings of app icons, not the brands' marks),
  * token-branded / cryptocurrency-color (crypto tickers without names: "ACH", "AAG" ... as brands
- * would crowd search without being brands people look up).
+ * would crowd search; web3icons' artwork is read with its names from @web3icons/core instead,
+ * see web3icons.ts).
  */
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -126,6 +127,13 @@ export const SOURCE_LICENCES: Record<string, SourceLicence> = {
     licence: PER_ICON,
     url: "https://github.com/glincker/thesvg",
     author: "thesvg.org contributors",
+    attribution: true,
+  },
+  web3icons: {
+    package: "@web3icons/core",
+    licence: "MIT",
+    url: "https://github.com/0xa3k5/web3icons",
+    author: "0xa3k5 and the web3icons contributors",
     attribution: true,
   },
   lobehub: {

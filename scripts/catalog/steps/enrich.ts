@@ -11,6 +11,7 @@ import type { DraftBrand } from "../merge";
 import { buildDirectory, type Candidate, type DirectoryResult } from "../nsi";
 import { THESVG_SOURCE } from "../thesvg";
 import { attachTickers, loadListedCompanies, type TickerResult } from "../tickers";
+import { WEB3_SOURCE } from "../web3icons";
 import type { BuildPaths, Phase } from "./context";
 import type { Fixtures } from "./load";
 import { idsFor } from "./normalise";
@@ -78,7 +79,11 @@ export function addLegacyDomains(
  */
 export function directoryByDomainOnly(drafts: DraftBrand[]): Set<string> {
   return new Set(
-    drafts.filter((d) => d.sources.size === 1 && d.sources.has(THESVG_SOURCE)).map((d) => d.slug),
+    drafts
+      .filter(
+        (d) => d.sources.size === 1 && (d.sources.has(THESVG_SOURCE) || d.sources.has(WEB3_SOURCE)),
+      )
+      .map((d) => d.slug),
   );
 }
 

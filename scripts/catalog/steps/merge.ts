@@ -8,6 +8,7 @@ import { applyAliasOverrides } from "../aliases";
 import { type DraftBrand, loadAndMerge, type MergeResult } from "../merge";
 import { type Candidate, directorySlug, loadCandidates } from "../nsi";
 import type { Directory } from "../thesvg-merge";
+import { importWeb3, type Web3Import } from "../web3icons-merge";
 import type { Fixtures } from "./load";
 
 /**
@@ -32,6 +33,8 @@ export interface Merged extends MergeResult {
   aliasCount: number;
   /** the name-suggestion-index companies (read once; the enrich step builds the directory) */
   candidates: Candidate[];
+  /** the @web3icons/core import (scripts/catalog/web3icons-merge.ts) */
+  web3?: Web3Import;
 }
 
 /**
@@ -65,10 +68,15 @@ export function mergeSources(
   ids: Record<string, number>,
 ): Merged {
   const candidates = loadCandidates(root);
-  const merged = loadAndMerge(root, directoryIndex(candidates, ids));
+  const directory = directoryIndex(candidates, ids);
+  const merged = loadAndMerge(root, directory);
+  // @web3icons/core after every other set: its projects join reviewed brands only
+  const web3 = importWeb3(root, merged.brands, new Set(directory.slugs.keys()));
+  merged.decisions.push(...web3.decisions);
+  merged.stats.web3iconsNewBrands = web3.added;
   applyNameOverrides(merged.brands, fixtures.names);
   const aliasCount = applyAliasOverrides(merged.brands, fixtures.aliases);
-  return { ...merged, aliasCount, candidates };
+  return { ...merged, aliasCount, candidates, web3 };
 }
 
 /** The merge phase's progress line: brands per source. */
@@ -77,6 +85,6 @@ export function mergeSummary({ brands, stats }: Pick<MergeResult, "brands" | "st
     `${brands.length} brands: ${stats.simpleIcons} simple-icons, +${stats.logosNewBrands} logos, ` +
     `+${stats.deviconNewBrands} devicon, +${stats["skill-iconsNewBrands"]} skill-icons, ` +
     `+${stats.lobehubNewBrands} lobehub, +${stats.cibNewBrands} cib, +${stats["fa6-brandsNewBrands"]} fa6-brands, ` +
-    `+${stats.bxlNewBrands} bxl, +${stats["streamline-logosNewBrands"]} streamline-logos, +${stats.tablerNewBrands} tabler, +${stats.thesvgNewBrands ?? 0} thesvg only`
+    `+${stats.bxlNewBrands} bxl, +${stats["streamline-logosNewBrands"]} streamline-logos, +${stats.tablerNewBrands} tabler, +${stats.thesvgNewBrands ?? 0} thesvg only, +${stats.web3iconsNewBrands ?? 0} web3icons`
   );
 }

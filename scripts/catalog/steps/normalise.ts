@@ -13,6 +13,8 @@ import type { MonoResult } from "../mono";
 import { type OptimizeJob, type OptimizeStats, optimizeAll, sha256 } from "../optimize";
 import { THESVG_SOURCE } from "../thesvg";
 import { type ChosenArtwork, chooseVariants, skillTile, undrawable } from "../variants";
+import { WEB3_SOURCE } from "../web3icons";
+import { addWeb3Artwork } from "../web3icons-merge";
 import { type BuildPaths, writeAtomic } from "./context";
 import type { Fixtures } from "./load";
 
@@ -23,12 +25,13 @@ export interface Usable {
 }
 
 /**
- * simple-icons and thesvg's raw files get svgo's full preset; iconify bodies were
+ * simple-icons', thesvg's and web3icons' raw files get svgo's full preset; iconify bodies were
  * path-optimized by Iconify already
  */
 export const job = (art: { svg: string; source: string }, mono = false): OptimizeJob => ({
   svg: art.svg,
-  paths: art.source === "simple-icons" || art.source === THESVG_SOURCE,
+  paths:
+    art.source === "simple-icons" || art.source === THESVG_SOURCE || art.source === WEB3_SOURCE,
   mono,
 });
 
@@ -55,6 +58,7 @@ export function chooseArtwork(
   const undrawn: string[] = [];
   const chosen = drafts.map((draft) => {
     const variants = chooseVariants(draft);
+    addWeb3Artwork(draft, variants);
     if (artwork[draft.slug]?.color === "skill-icons") {
       const tile = skillTile(draft);
       if (!tile) throw new Error(`artwork override: ${draft.slug} has no skill-icons tile`);

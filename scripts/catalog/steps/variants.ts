@@ -16,6 +16,8 @@ import { artworkProvenance } from "../provenance";
 import { renderFlagsAll } from "../render-check";
 import { THESVG_PACKAGE } from "../thesvg";
 import { applyVariantRules, type RuleBrand, type RulesReport } from "../variant-rules";
+import { WEB3_PACKAGE } from "../web3icons";
+import { web3Provenance } from "../web3icons-merge";
 import { type BuildPaths, type Phase, writeAtomic } from "./context";
 import type { Fixtures } from "./load";
 import { type ChosenVariants, job, monoSources, type Optimized, type Usable } from "./normalise";
@@ -284,9 +286,12 @@ export async function buildVariants(
   brands.sort((a, b) => a.id - b.id);
   const thesvgVersion = packageVersion(paths.root, THESVG_PACKAGE);
   const iconOf = new Map(usable.map((u) => [u.draft.slug, u.draft.thesvg]));
+  const web3Version = packageVersion(paths.root, WEB3_PACKAGE);
+  const web3Of = new Map(usable.map((u) => [u.draft.slug, u.draft.web3]));
   for (const b of brands) {
     const icon = iconOf.get(b.slug);
     b.artwork = artworkProvenance(b, icon ? { icon, version: thesvgVersion } : undefined);
+    web3Provenance(b.artwork, web3Of.get(b.slug), web3Version);
   }
   const render = await renderCheck(paths, toCheck);
   phase(

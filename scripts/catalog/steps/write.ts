@@ -7,13 +7,16 @@ import { existsSync, readFileSync } from "node:fs";
 import { type Brand, VARIANTS } from "../../../src/catalog/types";
 import { attributionMarkdown } from "../attribution";
 import { inputsVersion } from "../inputs";
+import { web3Summary } from "../web3icons-merge";
 import { type BuildPaths, writeAtomic } from "./context";
 import type { Enriched } from "./enrich";
 import type { Merged } from "./merge";
 import type { VariantsResult } from "./variants";
 
 export interface BuildOutcome {
-  merged: Pick<Merged, "stats" | "decisions"> & { thesvgExcluded?: Record<string, number> };
+  merged: Pick<Merged, "stats" | "decisions" | "web3"> & {
+    thesvgExcluded?: Record<string, number>;
+  };
   variants: Omit<VariantsResult, "brands">;
   enriched: Enriched;
   /** artwork of any source left out because it draws nothing: "slug variant source: reason" */
@@ -56,6 +59,7 @@ export function buildReport(
         ]
       : []),
     `artwork that draws nothing (zero-size viewBox, no shape), left out: ${undrawn.length}${undrawn.length ? ` (${undrawn.join("; ")})` : ""}`,
+    ...(merged.web3 ? web3Summary(merged.web3) : []),
     `render check of colour variants (32 px): ${variants.checked} rendered (${variants.misses} not cached), ${variants.renderFlags.length} flags (listed below)`,
     `variant rules: ${rules.madeColor} colour marks made from the mono mark in the brand colour, ${rules.iconColor} replaced by the icon (another design), ${rules.nearWhite} near-white colour marks made plain black (the mark is the dark variant); ` +
       (["dark", "light"] as const)

@@ -22,5 +22,5 @@ test("the merge summary counts the brands each set added", () => {
   const stats = { simpleIcons: 2, logosNewBrands: 5, tablerNewBrands: 1 };
   const line = mergeSummary({ brands: [draft("a"), draft("b")], stats });
   expect(line).toStartWith("2 brands: 2 simple-icons, +5 logos");
-  expect(line).toEndWith("+1 tabler, +0 thesvg only");
+  expect(line).toEndWith("+1 tabler, +0 thesvg only, +0 web3icons");
 });
