@@ -1,6 +1,8 @@
-import { type AnyBulkWriteOperation, type Db, MongoBulkWriteError } from "mongodb";
+import { deflateRawSync, inflateRawSync } from "node:zlib";
+import { type AnyBulkWriteOperation, Binary, type Db, MongoBulkWriteError } from "mongodb";
 import { newId } from "../../platform/ids";
 import { log } from "../../platform/log";
+import type { Bucket } from "../../quota/limits";
 import {
   type Cell,
   type CellHint,
@@ -11,7 +13,7 @@ import {
   VIEWS,
   type View,
 } from "../../usage/analytics/cells";
-import { countInto, zeroCounts } from "../../usage/daily";
+import { countInto } from "../../usage/daily";
 import type {
   DailyCounts,
   DailyRow,
@@ -19,60 +21,88 @@ import type {
   UsageEvent,
   UsageEventStore,
 } from "../../usage/port";
-import { DUPLICATE_KEY } from "./errors";
+import { DUPLICATE_KEY, isDuplicate } from "./errors";
 import { ensureIndexes } from "./indexes";
 
 type EventDoc = UsageEvent & { _id: string };
-/**
- * A usage_daily row: the counts one writer folded for an account, day and bucket. `_id` is
- * "accountId|day|bucket|writer" (see dailyId); a rebuild writes one row without a writer.
- */
-type DailyDoc = DailyRow & { _id: string; writer?: string };
 
 /**
- * The usage_daily key of an account, day and bucket. A string `_id` makes the projection's
- * upserts point writes on MongoDB and on FerretDB (whose SQLite backend pushes down only a
- * filter on a string `_id`).
- */
-const dailyId = (r: { accountId: string; day: string; bucket: string }, writer?: string) =>
-  `${r.accountId}|${r.day}|${r.bucket}${writer ? `|${writer}` : ""}`;
-
-/**
- * A document of one writer's analytics cells of one account and view over a stretch of periods
- * (`p`: a third of a month, "YYYY-MM-1|2|3"; see docPeriod), or of its miss counts. `_id` is "accountId|p|writer". The cells are
- * one JSON text (`c`: period → cell key → [requests, errors, rateLimited, bin, n, bin, n, ...];
- * misses: day → miss → count), rewritten whole by its one writer, which keeps its documents in
- * memory (`v` changes at every write, so a document changed by a rebuild meanwhile is noticed).
- * FerretDB v1 (SQLite) pushes only an `_id` equality down and rebuilds every other document of
- * the collection from JSON for any other filter, at a cost per document more than per byte:
- * one view per collection, few documents (37 per account, writer and year, whatever the
- * view), one string field each instead of thousands of nested numbers.
+ * A document of one writer slot's analytics cells of one account and view over one month, its
+ * miss counts, or its usage_daily counts. `_id` is "accountId|YYYY-MM|slot" (see docId), so a
+ * read computes the `_id`s of the months it needs from the account and the writer registry and
+ * fetches each by exact `_id`: FerretDB v1 (SQLite) hands SQLite only an `_id` equality and
+ * decodes every document of the collection in Go for any other filter, so a filter costs the
+ * whole collection, an `_id` equality only a SQLite scan of its rows (about 1 ns per byte).
+ * The content is one deflated JSON text (`c`): cells, period → cell key → [requests, errors,
+ * rateLimited, bin, n, bin, n, ...]; misses, day → miss → count; daily, day → bucket →
+ * [requests, errors, rateLimited]. Few bytes: FerretDB spends about 30 ns per byte it returns.
+ * Its one writer rewrites it whole per batch and keeps it in memory (`v` changes at every write,
+ * so a document changed by a rebuild meanwhile is noticed).
  */
 interface CellDoc {
   _id: string;
   accountId: string;
+  /** the month, YYYY-MM */
   p: string;
+  /** the writer slot */
   w: string;
   /** a new id at every write */
   v: string;
-  c: string;
+  /** deflated JSON (a plain JSON text in documents of earlier versions) */
+  c: Binary | string;
+}
+
+/** A usage_daily row of earlier versions (one per account, day, bucket and writer). */
+type LegacyDailyDoc = DailyRow & { _id: string };
+
+/** A writer slot: held by one process at a time, renewed while it runs. */
+interface SlotDoc {
+  _id: string;
+  /** the process holding it */
+  w: string;
+  /** epoch ms the hold ends unless renewed */
+  until: number;
 }
 
 /** A period's cells as stored: cell key → [n, e, r, bin, count, ...]. */
 type StoredPeriod = Record<string, number[]>;
-/** A document's content: period → cells, or day → miss → count. */
+/** A document's content: period → cells, day → miss → count, or day → bucket → counts. */
 type StoredDoc = Record<string, StoredPeriod | Record<string, number>>;
 
-type CellGroupName = View | "miss";
+type CellGroupName = View | "miss" | "daily";
+const GROUPS: CellGroupName[] = [...VIEWS, "miss", "daily"];
 
-/** The collection of a view's documents (usage_view_day_bs, ...) or of the misses. */
-const cellsCollection = (g: CellGroupName) => `usage_view_${g.replace(".", "_")}`;
+/** The collection of a group's documents: usage_view_day_bs, ..., usage_view_miss, usage_daily. */
+const cellsCollection = (g: CellGroupName) =>
+  g === "daily" ? "usage_daily" : `usage_view_${g.replace(".", "_")}`;
 
-/** The document period of a day or hour: a third of its month. */
-function docPeriod(t: string): string {
-  const d = Number(t.slice(8, 10));
-  return `${t.slice(0, 7)}-${d <= 10 ? 1 : d <= 20 ? 2 : 3}`;
+/** The document period (month) of a day or hour. */
+const docPeriod = (t: string): string => t.slice(0, 7);
+
+/** The `_id` of a writer slot's document of an account and month. */
+const docId = (accountId: string, month: string, slot: string) => `${accountId}|${month}|${slot}`;
+
+/** The months from..to (days or hours). */
+function monthsOf(from: string, to: string): string[] {
+  const out: string[] = [];
+  let y = Number(from.slice(0, 4));
+  let m = Number(from.slice(5, 7));
+  const last = docPeriod(to);
+  for (;;) {
+    const month = `${y}-${String(m).padStart(2, "0")}`;
+    if (month > last) return out;
+    out.push(month);
+    if (++m > 12) {
+      m = 1;
+      y++;
+    }
+  }
 }
+
+const packDoc = (c: StoredDoc): Binary =>
+  new Binary(deflateRawSync(JSON.stringify(c), { level: 1 }));
+const unpackDoc = (c: Binary | string): StoredDoc =>
+  JSON.parse(typeof c === "string" ? c : inflateRawSync(c.buffer).toString()) as StoredDoc;
 
 /** Cells of a period in the stored form. */
 function storedPeriod(cells: PeriodCells): StoredPeriod {
@@ -125,23 +155,35 @@ const CACHED_DOCS = 20_000;
 /** The unique index of earlier versions (one row per account, day and bucket). */
 const OLD_UNIQUE_INDEX = "account_day_bucket";
 
+/** How long a writer slot stays held without renewal, and how often its holder renews it. */
+const SLOT_LEASE_MS = 10 * 60_000;
+const SLOT_RENEW_MS = 60_000;
+/** The slot of the documents `projections rebuild` writes (never held by a process). */
+const REBUILD_SLOT = "r";
+
 /**
  * MongoDB usage store.
  *  - `usage_events`: the append-only log. `_id` is the event id (UUIDv7), so the id is unique
  *    and a replayed event is a duplicate-key error that is ignored. Index `day` serves the
  *    per-day reads (counter rebuild).
- *  - `usage_daily`: the projection. Each process folds the events it inserted into rows of its
- *    own (`_id` "accountId|day|bucket|writer", `$inc`, one batch at a time), and `daily()` sums
- *    an account's rows per day and bucket (index `account_day_bucket_rows`). No two instances
- *    ever update one row, so none loses the other's counts where updates are not atomic
- *    (FerretDB v1 reads, then writes: concurrent `$inc`s on one document lose increments).
+ *  - `usage_daily` and `usage_view_*`: the projections, documents per account, month and
+ *    writer slot (see CellDoc). A process writes only the documents of the slot it holds
+ *    (`usage_writers`: "0", "1", ..., one per process running at once, taken over once its
+ *    holder stopped or stopped renewing it), so no two processes ever write one document and
+ *    none loses the other's counts where updates are not atomic (FerretDB v1 reads, then
+ *    writes). A read sums every slot's documents of the months it needs, fetched by `_id`.
  */
 export class MongoUsageStore implements UsageEventStore {
-  /** this process's rows in usage_daily and its analytics documents */
+  /** this process, as holder of its writer slot */
   private readonly writer = newId();
-  /** this writer's analytics documents (collection|_id → content and version), oldest first */
+  /** the slot this process writes (claimed on its first write) */
+  private slot: Promise<string> | null = null;
+  /** the slot was held before: its documents may exist without this process having made them */
+  private inherited = false;
+  private renewal: ReturnType<typeof setInterval> | null = null;
+  /** this writer's documents (collection|_id → content and version), oldest first */
   private docs = new Map<string, { v: string; c: StoredDoc }>();
-  /** collection|_id of every analytics document this writer created */
+  /** collection|_id of every document this writer created */
   private created = new Set<string>();
 
   constructor(private db: Db) {}
@@ -149,8 +191,8 @@ export class MongoUsageStore implements UsageEventStore {
   private get events() {
     return this.db.collection<EventDoc>("usage_events");
   }
-  private get dailyCol() {
-    return this.db.collection<DailyDoc>("usage_daily");
+  private get writers() {
+    return this.db.collection<SlotDoc>("usage_writers");
   }
   private cellsCol(g: CellGroupName) {
     return this.db.collection<CellDoc>(cellsCollection(g));
@@ -161,20 +203,82 @@ export class MongoUsageStore implements UsageEventStore {
       { key: { day: 1 }, name: "day" },
       { key: { accountId: 1, _id: 1 }, name: "account_id" },
     ]);
-    for (const view of VIEWS)
-      await ensureIndexes(db, cellsCollection(view), [
-        { key: { accountId: 1, p: 1 }, name: "account_p" },
-      ]);
-    await ensureIndexes(db, cellsCollection("miss"), [
-      { key: { accountId: 1, p: 1 }, name: "account_p" },
-      { key: { p: 1 }, name: "p" },
-    ]);
+    // the operators' miss list reads every account's documents of a range of months
+    await ensureIndexes(db, cellsCollection("miss"), [{ key: { p: 1 }, name: "p" }]);
     const daily = db.collection("usage_daily");
     const had = await daily.indexes().catch(() => [] as { name?: string }[]);
     if (had.some((i) => i.name === OLD_UNIQUE_INDEX)) await daily.dropIndex(OLD_UNIQUE_INDEX);
-    await ensureIndexes(db, "usage_daily", [
-      { key: { accountId: 1, day: 1, bucket: 1 }, name: "account_day_bucket_rows" },
-    ]);
+  }
+
+  /** The writer slot of this process: claimed once, then renewed in the background. */
+  private writerSlot(): Promise<string> {
+    this.slot ??= this.claimSlot().catch((err) => {
+      this.slot = null;
+      throw err;
+    });
+    return this.slot;
+  }
+
+  /**
+   * Take the lowest slot that is free: never used (an insert, which one process wins), or
+   * not renewed in time (a takeover: the insert of a claim named after the slot's last holder,
+   * which one process wins, then the slot is rewritten).
+   */
+  private async claimSlot(): Promise<string> {
+    for (let attempt = 0; attempt < 20; attempt++) {
+      const slots = await this.writers.find({}).toArray();
+      const now = Date.now();
+      const held = new Map(slots.map((s) => [s._id, s]));
+      let n = 0;
+      while (held.has(String(n)) && (held.get(String(n)) as SlotDoc).until > now) n++;
+      const _id = String(n);
+      const was = held.get(_id);
+      const mine: SlotDoc = { _id, w: this.writer, until: now + SLOT_LEASE_MS };
+      try {
+        if (!was) await this.writers.insertOne(mine);
+        else {
+          await this.db
+            .collection<{ _id: string }>("usage_writer_claims")
+            .insertOne({ _id: `${_id}|${was.w}` });
+          await this.writers.replaceOne({ _id }, mine);
+        }
+      } catch (err) {
+        if (isDuplicate(err)) continue; // another process was first: look again
+        throw err;
+      }
+      this.inherited = was !== undefined;
+      this.renewal = setInterval(() => void this.renewSlot(_id), SLOT_RENEW_MS);
+      this.renewal.unref?.();
+      return _id;
+    }
+    throw new Error("no usage writer slot could be claimed");
+  }
+
+  /** Extend the hold; a slot found taken over (this process stalled) is given up for a new one. */
+  private async renewSlot(_id: string) {
+    try {
+      const r = await this.writers.updateOne(
+        { _id, w: this.writer },
+        { $set: { until: Date.now() + SLOT_LEASE_MS } },
+      );
+      if (r.matchedCount === 0) this.dropSlot();
+    } catch (err) {
+      log("warn", "usage writer slot not renewed", { error: (err as Error).message });
+    }
+  }
+
+  private dropSlot() {
+    if (this.renewal) clearInterval(this.renewal);
+    this.renewal = null;
+    this.slot = null;
+    this.docs.clear();
+    this.created.clear();
+  }
+
+  /** Every writer slot that may hold documents (held or not), and the rebuild's. */
+  private async slotIds(): Promise<string[]> {
+    const slots = await this.writers.find({}, { projection: { _id: 1 } }).toArray();
+    return [...slots.map((s) => s._id), REBUILD_SLOT];
   }
 
   async append(events: UsageEvent[]): Promise<number> {
@@ -206,21 +310,29 @@ export class MongoUsageStore implements UsageEventStore {
   }
 
   async daily(accountId: string, from: string, to: string): Promise<DailyRow[]> {
-    const docs = await this.dailyCol
-      .find({ accountId, day: { $gte: from, $lte: to } }, { projection: { _id: 0, writer: 0 } })
-      .sort({ day: 1, bucket: 1 })
-      .toArray();
-    // one row per day and bucket: the sum of every writer's row
-    const rows: DailyRow[] = [];
-    for (const d of docs) {
-      const last = rows[rows.length - 1];
-      if (last && last.day === d.day && last.bucket === d.bucket) {
-        last.requests += d.requests;
-        last.errors += d.errors;
-        last.rateLimited += d.rateLimited;
-      } else rows.push({ ...d });
-    }
-    return rows;
+    // one row per day and bucket: the sum of every slot's counts
+    const sums = new Map<string, DailyRow>();
+    for (const [day, buckets] of await this.readDocs("daily", accountId, from, to))
+      for (const [bucket, c] of Object.entries(buckets as StoredPeriod)) {
+        const k = `${day}|${bucket}`;
+        const row = sums.get(k);
+        if (row) {
+          row.requests += c[0] as number;
+          row.errors += c[1] as number;
+          row.rateLimited += c[2] as number;
+        } else
+          sums.set(k, {
+            accountId,
+            day,
+            bucket: bucket as Bucket,
+            requests: c[0] as number,
+            errors: c[1] as number,
+            rateLimited: c[2] as number,
+          });
+      }
+    return [...sums.values()].sort((a, b) =>
+      a.day !== b.day ? (a.day < b.day ? -1 : 1) : a.bucket < b.bucket ? -1 : 1,
+    );
   }
 
   async cells(
@@ -251,18 +363,31 @@ export class MongoUsageStore implements UsageEventStore {
   }
 
   /**
-   * The stored periods from..to of one view (or the misses) of an account (or of all: null),
-   * one entry per writer's document and period.
+   * The stored periods from..to of one group of an account, one entry per slot's document and
+   * period: each document fetched by `_id` (months x writer slots). Of every account (null:
+   * the operators' miss list): a filter on the month.
    */
   private async readDocs(g: CellGroupName, accountId: string | null, from: string, to: string) {
-    const filter = {
-      ...(accountId === null ? {} : { accountId }),
-      p: { $gte: docPeriod(from), $lte: docPeriod(to) },
-    };
+    const col = this.cellsCol(g);
+    let docs: (CellDoc | null)[];
+    if (accountId === null)
+      docs = await col
+        .find({ p: { $gte: docPeriod(from), $lte: docPeriod(to) } }, { projection: { c: 1 } })
+        .toArray();
+    else {
+      const slots = await this.slotIds();
+      docs = await Promise.all(
+        monthsOf(from, to).flatMap((m) =>
+          slots.map((slot) =>
+            col.findOne({ _id: docId(accountId, m, slot) }, { projection: { c: 1 } }),
+          ),
+        ),
+      );
+    }
     const out: [string, StoredPeriod | Record<string, number>][] = [];
-    const cursor = this.cellsCol(g).find(filter, { projection: { c: 1 } });
-    for await (const d of cursor) {
-      const doc = JSON.parse(d.c) as StoredDoc;
+    for (const d of docs) {
+      if (!d?.c) continue;
+      const doc = unpackDoc(d.c);
       for (const t in doc) if (t >= from && t <= to) out.push([t, doc[t] as StoredPeriod]);
     }
     return out;
@@ -292,9 +417,9 @@ export class MongoUsageStore implements UsageEventStore {
     for await (const doc of cursor) yield doc as UsageEvent;
   }
 
-  /** Delete raw events of days before `beforeDay` (retention); their usage_daily rows stay. */
+  /** Delete raw events of days before `beforeDay` (retention); their usage_daily counts stay. */
   async prune(beforeDay: string) {
-    // usage_daily rows are maintained per batch, so they already hold these days: only the raw
+    // usage_daily is maintained per batch, so it already holds these days: only the raw
     // events go
     const days = await this.events.distinct("day", { day: { $lt: beforeDay } });
     const r = await this.events.deleteMany({ day: { $lt: beforeDay } });
@@ -302,14 +427,14 @@ export class MongoUsageStore implements UsageEventStore {
   }
 
   /**
-   * Recompute usage_daily from usage_events: the events are streamed and counted here (the
-   * common subset of MongoDB and FerretDB has no `$cond` in `$group`, nor `$out`), then the
-   * rows of the days still in the log are replaced by the recomputed ones. Rows of days whose
-   * raw events were pruned stay as they are.
+   * Recompute usage_daily and the analytics cells and misses from usage_events: the events are
+   * streamed and counted here (the common subset of MongoDB and FerretDB has no `$cond` in
+   * `$group`, nor `$out`), then every projection document is replaced (see rebuildDocs).
    */
   async rebuildDaily(progress?: (p: { day: string; events: number }) => void) {
-    const rows = new Map<string, DailyRow>();
     const cells = new CellProjection();
+    const daily = new Map<string, Map<string, StoredPeriod>>();
+    let rows = 0;
     let events = 0;
     let oldest: string | null = null;
     const cursor = this.events.find({}, { projection: { _id: 0 } }).batchSize(5000);
@@ -318,88 +443,135 @@ export class MongoUsageStore implements UsageEventStore {
       cells.add(e);
       if (progress && events % 100_000 === 0) progress({ day: e.day, events });
       if (oldest === null || e.day < oldest) oldest = e.day;
-      const _id = dailyId(e);
-      let row = rows.get(_id);
-      if (!row) {
-        row = { accountId: e.accountId, day: e.day, bucket: e.bucket, ...zeroCounts() };
-        rows.set(_id, row);
-      }
-      countInto(row, e.status, e.count ?? 1);
+      if (addDaily(daily, e)) rows++;
     }
-    // every row of the days still in the log goes (writers' included), then the rebuilt rows
-    // are inserted: inserts need no read, where FerretDB v1 scans the collection for each upsert
-    if (oldest !== null) await this.dailyCol.deleteMany({ day: { $gte: oldest } });
-    const all = [...rows.entries()].map(([_id, row]) => ({ _id, ...row }));
-    for (let i = 0; i < all.length; i += 5000)
-      await this.dailyCol.insertMany(all.slice(i, i + 5000), { ordered: false });
-    await this.rebuildCells(cells, oldest);
+    await this.rebuildDocs(cells, daily, oldest);
     if (progress && events % 100_000 !== 0) progress({ day: oldest ?? "", events });
-    return { events, rows: rows.size };
+    return { events, rows };
   }
 
-  async close() {}
+  /** Give up this process's writer slot (another process may take it at once). */
+  async close() {
+    const slot = this.slot;
+    this.dropSlot();
+    if (!slot) return;
+    const _id = await slot.catch(() => null);
+    if (_id !== null)
+      await this.writers.updateOne({ _id, w: this.writer }, { $set: { until: 0 } }).catch(() => {});
+  }
 
   /**
-   * Replace the analytics documents from a rebuilt projection: the periods still in the log
-   * (from `oldest` on) are taken out of every document (writers' included; a document left
-   * empty is deleted), then the rebuilt cells are inserted as documents of a writer of their
-   * own. Periods of pruned days stay as they are.
+   * Replace the projection documents with the rebuilt ones: every document of every group is
+   * read, its periods from `oldest` on (the days still in the log) dropped and the rest (pruned
+   * days, whose counts only the projection keeps) folded with the rebuilt counts into the
+   * documents of the rebuild's slot; every other document is deleted. So after a rebuild an
+   * account has one document per group and month, and documents of earlier layouts (other
+   * periods or `_id`s, usage_daily rows per day) are carried over.
    */
-  private async rebuildCells(cells: CellProjection, oldest: string | null) {
+  private async rebuildDocs(
+    cells: CellProjection,
+    daily: Map<string, Map<string, StoredPeriod>>,
+    oldest: string | null,
+  ) {
     if (oldest === null) return;
     this.docs.clear();
     this.created.clear();
-    for (const g of [...VIEWS, "miss" as const]) {
+    const built = new Map<CellGroupName, Map<string, DocPlan>>(GROUPS.map((g) => [g, new Map()]));
+    const put = (g: CellGroupName, accountId: string, t: string, add: StoredDoc[string]) =>
+      planAdd(built.get(g) as Map<string, DocPlan>, accountId, t, REBUILD_SLOT, add);
+    for (const [accountId, a] of cells.accounts) {
+      for (const [view, t, period] of cells.viewPeriods(a))
+        put(view, accountId, t, storedPeriod(period));
+      for (const [day, misses] of a.misses) put("miss", accountId, day, Object.fromEntries(misses));
+    }
+    for (const [accountId, days] of daily)
+      for (const [day, buckets] of days) put("daily", accountId, day, buckets);
+    for (const g of GROUPS) {
+      const plans = built.get(g) as Map<string, DocPlan>;
       const col = this.cellsCol(g);
-      const stale: string[] = [];
-      for await (const d of col.find({ p: { $gte: docPeriod(oldest) } })) {
-        const doc = JSON.parse(d.c) as StoredDoc;
-        const kept: StoredDoc = {};
-        for (const t in doc) if (t < oldest) kept[t] = doc[t] as StoredPeriod;
-        if (Object.keys(kept).length === 0) stale.push(d._id);
-        else await col.replaceOne({ _id: d._id }, { ...d, v: newId(), c: JSON.stringify(kept) });
+      const existing = new Set<string>();
+      for await (const d of col.find({})) {
+        existing.add(d._id);
+        const legacy = d as unknown as Partial<LegacyDailyDoc>;
+        if (g === "daily" && typeof legacy.day === "string") {
+          // a usage_daily row of an earlier version
+          if (legacy.day < oldest)
+            planAdd(plans, d.accountId, legacy.day, REBUILD_SLOT, {
+              [legacy.bucket as string]: [
+                legacy.requests ?? 0,
+                legacy.errors ?? 0,
+                legacy.rateLimited ?? 0,
+              ],
+            });
+          continue;
+        }
+        if (d.c === undefined) continue;
+        const doc = unpackDoc(d.c);
+        for (const t in doc)
+          if (t < oldest) planAdd(plans, d.accountId, t, REBUILD_SLOT, doc[t] as StoredDoc[string]);
       }
+      const ops: AnyBulkWriteOperation<CellDoc>[] = [];
+      for (const [_id, plan] of plans) {
+        const doc: CellDoc = {
+          _id,
+          accountId: plan.accountId,
+          p: plan.p,
+          w: REBUILD_SLOT,
+          v: newId(),
+          c: packDoc(plan.add),
+        };
+        ops.push(
+          existing.has(_id)
+            ? { replaceOne: { filter: { _id }, replacement: doc } }
+            : { insertOne: { document: doc } },
+        );
+      }
+      const stale = [...existing].filter((id) => !plans.has(id));
+      for (let i = 0; i < ops.length; i += 500)
+        await col.bulkWrite(ops.slice(i, i + 500), { ordered: false });
       for (let i = 0; i < stale.length; i += 1000)
         await col.deleteMany({ _id: { $in: stale.slice(i, i + 1000) } });
     }
-    await this.writeCells(cells, `rebuild-${newId()}`);
   }
 
   /**
-   * Fold newly inserted events into usage_daily. The events are already safe in the log, so a
-   * failure here is logged, not thrown (a retry would skip them as duplicates anyway); the
-   * projection is then repaired with `npm run admin -- projections rebuild`.
+   * Fold newly inserted events into the projections. The events are already safe in the log, so
+   * a failure here is logged, not thrown (a retry would skip them as duplicates anyway); the
+   * projections are then repaired with `npm run admin -- projections rebuild`.
    */
   private async project(events: UsageEvent[]) {
     if (events.length === 0) return;
-    const sums = new Map<string, { row: Omit<DailyRow, keyof DailyCounts>; c: DailyCounts }>();
-    for (const e of events) {
-      const k = `${e.accountId}\u0000${e.day}\u0000${e.bucket}`;
-      let s = sums.get(k);
-      if (!s) {
-        s = {
-          row: { accountId: e.accountId, day: e.day, bucket: e.bucket },
-          c: { requests: 0, errors: 0, rateLimited: 0 },
-        };
-        sums.set(k, s);
-      }
-      countInto(s.c, e.status, e.count ?? 1);
-    }
-    const ops: AnyBulkWriteOperation<DailyDoc>[] = [...sums.values()].map(({ row, c }) => ({
-      updateOne: {
-        filter: { _id: dailyId(row, this.writer) },
-        update: {
-          $setOnInsert: { ...row, writer: this.writer },
-          $inc: { requests: c.requests, errors: c.errors, rateLimited: c.rateLimited },
-        },
-        upsert: true,
-      },
-    }));
     try {
-      await this.dailyCol.bulkWrite(ops, { ordered: false });
+      const slot = await this.writerSlot();
+      const plans = new Map<CellGroupName, Map<string, DocPlan>>();
+      const put = (g: CellGroupName, accountId: string, t: string, add: StoredDoc[string]) => {
+        let docs = plans.get(g);
+        if (!docs) {
+          docs = new Map();
+          plans.set(g, docs);
+        }
+        planAdd(docs, accountId, t, slot, add);
+      };
+      const daily = new Map<string, Map<string, StoredPeriod>>();
+      for (const e of events) addDaily(daily, e);
+      for (const [accountId, days] of daily)
+        for (const [day, buckets] of days) put("daily", accountId, day, buckets);
       const delta = new CellProjection();
       delta.addAll(events);
-      await this.writeCells(delta, this.writer);
+      for (const [accountId, a] of delta.accounts) {
+        for (const [view, t, period] of delta.viewPeriods(a))
+          put(view, accountId, t, storedPeriod(period));
+        for (const [day, misses] of a.misses)
+          put("miss", accountId, day, Object.fromEntries(misses));
+      }
+      // one collection per group: their writes go in parallel
+      await Promise.all(
+        [...plans].map(async ([g, docs]) => {
+          const list = [...docs];
+          for (let i = 0; i < list.length; i += 500)
+            await this.writeDocs(g, slot, list.slice(i, i + 500));
+        }),
+      );
     } catch (err) {
       log("error", "usage projection update failed; run: npm run admin -- projections rebuild", {
         events: events.length,
@@ -409,67 +581,28 @@ export class MongoUsageStore implements UsageEventStore {
   }
 
   /**
-   * Fold cells into the documents of `writer` (this process's, or a rebuild's own): each
-   * document's new content is its cached one plus the cells, written whole. A document this
-   * writer never created is inserted; one it created but no longer caches is read back first.
-   * A write that finds the document changed or gone (a rebuild ran meanwhile) is redone from
-   * what is stored then.
+   * Fold additions into documents of this process's slot: each document's new content is its
+   * cached one plus the additions, written whole. A document this writer never created is
+   * inserted (read back first when the slot was held before); one it created but no longer
+   * caches is read back first. A write that finds the document changed or gone (a rebuild ran
+   * meanwhile) is redone from what is stored then.
    */
-  private async writeCells(cells: CellProjection, writer: string) {
-    const byDoc = new Map<
-      CellGroupName,
-      Map<string, { accountId: string; p: string; add: StoredDoc }>
-    >();
-    const put = (g: CellGroupName, accountId: string, t: string, add: StoredDoc[string]) => {
-      let docs = byDoc.get(g);
-      if (!docs) {
-        docs = new Map();
-        byDoc.set(g, docs);
-      }
-      const p = docPeriod(t);
-      const _id = `${accountId}|${p}|${writer}`;
-      let d = docs.get(_id);
-      if (!d) {
-        d = { accountId, p, add: {} };
-        docs.set(_id, d);
-      }
-      d.add[t] = add;
-    };
-    for (const [accountId, a] of cells.accounts) {
-      for (const [view, t, period] of cells.viewPeriods(a))
-        put(view, accountId, t, storedPeriod(period));
-      for (const [day, misses] of a.misses) put("miss", accountId, day, Object.fromEntries(misses));
-    }
-    // one collection per view: their writes go in parallel
-    await Promise.all(
-      [...byDoc].map(async ([g, docs]) => {
-        const list = [...docs];
-        for (let i = 0; i < list.length; i += 500)
-          await this.writeDocs(g, writer, list.slice(i, i + 500));
-      }),
-    );
-  }
-
-  private async writeDocs(
-    g: CellGroupName,
-    w: string,
-    list: [string, { accountId: string; p: string; add: StoredDoc }][],
-  ) {
+  private async writeDocs(g: CellGroupName, w: string, list: [string, DocPlan][]) {
     const col = this.cellsCol(g);
     const ops: AnyBulkWriteOperation<CellDoc>[] = [];
     const done: [string, { v: string; c: StoredDoc }][] = [];
     for (const [_id, { accountId, p, add }] of list) {
       const at = `${g}|${_id}`;
       let had = this.docs.get(at);
-      if (!had && this.created.has(at)) {
+      if (!had && (this.created.has(at) || this.inherited)) {
         const d = await col.findOne({ _id });
-        had = d ? { v: d.v, c: JSON.parse(d.c) as StoredDoc } : undefined;
+        had = d ? { v: d.v, c: unpackDoc(d.c) } : undefined;
       }
       // the cached content is updated in place: a failed write is redone from the stored one
       const c: StoredDoc = had ? had.c : {};
       mergeStored(c, add);
       const v = newId();
-      const doc: CellDoc = { _id, accountId, p, w, v, c: JSON.stringify(c) };
+      const doc: CellDoc = { _id, accountId, p, w, v, c: packDoc(c) };
       ops.push(
         had
           ? { replaceOne: { filter: { _id, v: had.v }, replacement: doc } }
@@ -495,10 +628,10 @@ export class MongoUsageStore implements UsageEventStore {
       const mine = this.docs.get(at);
       const d = await col.findOne({ _id });
       if (d && mine && d.v === mine.v) continue; // this one was written
-      const c: StoredDoc = d ? (JSON.parse(d.c) as StoredDoc) : {};
+      const c: StoredDoc = d ? unpackDoc(d.c) : {};
       mergeStored(c, add);
       const v = newId();
-      const doc: CellDoc = { _id, accountId, p, w, v, c: JSON.stringify(c) };
+      const doc: CellDoc = { _id, accountId, p, w, v, c: packDoc(c) };
       if (d) await col.replaceOne({ _id }, doc);
       else await col.insertOne(doc);
       this.remember(at, { v, c });
@@ -514,4 +647,57 @@ export class MongoUsageStore implements UsageEventStore {
       if (oldest !== undefined) this.docs.delete(oldest);
     }
   }
+}
+
+/** What a batch (or a rebuild) adds to one document. */
+interface DocPlan {
+  accountId: string;
+  p: string;
+  add: StoredDoc;
+}
+
+/** Add period `t`'s content to the plan of its document (account, month, slot). */
+function planAdd(
+  plans: Map<string, DocPlan>,
+  accountId: string,
+  t: string,
+  slot: string,
+  add: StoredDoc[string],
+) {
+  const p = docPeriod(t);
+  const _id = docId(accountId, p, slot);
+  let d = plans.get(_id);
+  if (!d) {
+    d = { accountId, p, add: {} };
+    plans.set(_id, d);
+  }
+  mergeStored(d.add, { [t]: add });
+}
+
+/**
+ * Count an event into usage_daily sums (account → day → bucket → [requests, errors,
+ * rateLimited]); true when it opened a new row.
+ */
+function addDaily(daily: Map<string, Map<string, StoredPeriod>>, e: UsageEvent): boolean {
+  let days = daily.get(e.accountId);
+  if (!days) {
+    days = new Map();
+    daily.set(e.accountId, days);
+  }
+  let buckets = days.get(e.day);
+  if (!buckets) {
+    buckets = {};
+    days.set(e.day, buckets);
+  }
+  const c: DailyCounts = { requests: 0, errors: 0, rateLimited: 0 };
+  countInto(c, e.status, e.count ?? 1);
+  const had = buckets[e.bucket];
+  if (had) {
+    had[0] = (had[0] as number) + c.requests;
+    had[1] = (had[1] as number) + c.errors;
+    had[2] = (had[2] as number) + c.rateLimited;
+    return false;
+  }
+  buckets[e.bucket] = [c.requests, c.errors, c.rateLimited];
+  return true;
 }
