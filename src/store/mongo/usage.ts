@@ -7,6 +7,8 @@ import {
   type Cell,
   type CellHint,
   CellProjection,
+  type Granularity,
+  groupOf,
   hintFilter,
   type PeriodCells,
   type PeriodRow,
@@ -46,6 +48,8 @@ interface CellDoc {
   p: string;
   /** the writer slot */
   w: string;
+  /** the split part (`*.all.b`, `*.all.k` documents) */
+  part?: number;
   /** a new id at every write */
   v: string;
   /** deflated JSON (a plain JSON text in documents of earlier versions) */
@@ -69,18 +73,54 @@ type StoredPeriod = Record<string, number[]>;
 /** A document's content: period → cells, day → miss → count, or day → bucket → counts. */
 type StoredDoc = Record<string, StoredPeriod | Record<string, number>>;
 
-type CellGroupName = View | "miss" | "daily";
-const GROUPS: CellGroupName[] = [...VIEWS, "miss", "daily"];
+/**
+ * The `all` rollup is kept twice more, split by a hash of the cell's brand (`day.all.b`: 16
+ * documents per account, month and slot) and of its key (`day.all.k`: 8), so a `brand=` or
+ * `key=` read fetches only the documents its value hashes to.
+ */
+const SPLITS = { b: { field: "brand", parts: 16 }, k: { field: "key", parts: 8 } } as const;
+type Split = keyof typeof SPLITS;
+type SplitView = `${Granularity}.all.${Split}`;
+const SPLIT_VIEWS: SplitView[] = ["day.all.b", "day.all.k", "hour.all.b", "hour.all.k"];
+
+type CellGroupName = View | SplitView | "miss" | "daily";
+const GROUPS: CellGroupName[] = [...VIEWS, ...SPLIT_VIEWS, "miss", "daily"];
 
 /** The collection of a group's documents: usage_view_day_bs, ..., usage_view_miss, usage_daily. */
 const cellsCollection = (g: CellGroupName) =>
-  g === "daily" ? "usage_daily" : `usage_view_${g.replace(".", "_")}`;
+  g === "daily" ? "usage_daily" : `usage_view_${g.replaceAll(".", "_")}`;
+
+/** The part (of SPLITS[split].parts) a brand or key value goes to: FNV-1a of its text. */
+function partOf(split: Split, value: string | null): number {
+  const text = value ?? "\u0000";
+  let h = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193);
+  return (h >>> 0) % SPLITS[split].parts;
+}
+
+/** An `all` period's stored cells split by brand or key part: part → cells. */
+function splitPeriod(split: Split, cells: StoredPeriod): Map<number, StoredPeriod> {
+  const out = new Map<number, StoredPeriod>();
+  const field = SPLITS[split].field;
+  for (const k in cells) {
+    const g = groupOf("all", k);
+    const part = partOf(split, (g[field] as string | null | undefined) ?? null);
+    let into = out.get(part);
+    if (!into) {
+      into = {};
+      out.set(part, into);
+    }
+    into[k] = cells[k] as number[];
+  }
+  return out;
+}
 
 /** The document period (month) of a day or hour. */
 const docPeriod = (t: string): string => t.slice(0, 7);
 
-/** The `_id` of a writer slot's document of an account and month. */
-const docId = (accountId: string, month: string, slot: string) => `${accountId}|${month}|${slot}`;
+/** The `_id` of a writer slot's document of an account and month (and split part). */
+const docId = (accountId: string, month: string, slot: string, part?: number) =>
+  `${accountId}|${month}|${slot}${part === undefined ? "" : `|${part}`}`;
 
 /** The months from..to (days or hours). */
 function monthsOf(from: string, to: string): string[] {
@@ -344,8 +384,18 @@ export class MongoUsageStore implements UsageEventStore {
   ): Promise<PeriodRow[]> {
     // a brand= or key= read of the `all` rollup makes cells of that brand or key only
     const keep = view.endsWith(".all") ? hintFilter(hint) : null;
+    const split: Split | null = !keep ? null : hint?.brand !== undefined ? "b" : "k";
+    const docs = split
+      ? this.readDocs(
+          `${view}.${split}` as SplitView,
+          accountId,
+          from,
+          to,
+          partOf(split, split === "b" ? (hint?.brand ?? null) : (hint?.key ?? "")),
+        )
+      : this.readDocs(view, accountId, from, to);
     const rows: PeriodRow[] = [];
-    for (const [t, stored] of await this.readDocs(view, accountId, from, to)) {
+    for (const [t, stored] of await docs) {
       const cells: PeriodCells = new Map();
       for (const k in stored)
         if (!keep || keep(k)) cells.set(k, cellOf((stored as StoredPeriod)[k] as number[]));
@@ -367,7 +417,13 @@ export class MongoUsageStore implements UsageEventStore {
    * period: each document fetched by `_id` (months x writer slots). Of every account (null:
    * the operators' miss list): a filter on the month.
    */
-  private async readDocs(g: CellGroupName, accountId: string | null, from: string, to: string) {
+  private async readDocs(
+    g: CellGroupName,
+    accountId: string | null,
+    from: string,
+    to: string,
+    part?: number,
+  ) {
     const col = this.cellsCol(g);
     let docs: (CellDoc | null)[];
     if (accountId === null)
@@ -379,7 +435,7 @@ export class MongoUsageStore implements UsageEventStore {
       docs = await Promise.all(
         monthsOf(from, to).flatMap((m) =>
           slots.map((slot) =>
-            col.findOne({ _id: docId(accountId, m, slot) }, { projection: { c: 1 } }),
+            col.findOne({ _id: docId(accountId, m, slot, part) }, { projection: { c: 1 } }),
           ),
         ),
       );
@@ -477,15 +533,12 @@ export class MongoUsageStore implements UsageEventStore {
     this.docs.clear();
     this.created.clear();
     const built = new Map<CellGroupName, Map<string, DocPlan>>(GROUPS.map((g) => [g, new Map()]));
-    const put = (g: CellGroupName, accountId: string, t: string, add: StoredDoc[string]) =>
-      planAdd(built.get(g) as Map<string, DocPlan>, accountId, t, REBUILD_SLOT, add);
-    for (const [accountId, a] of cells.accounts) {
-      for (const [view, t, period] of cells.viewPeriods(a))
-        put(view, accountId, t, storedPeriod(period));
-      for (const [day, misses] of a.misses) put("miss", accountId, day, Object.fromEntries(misses));
-    }
-    for (const [accountId, days] of daily)
-      for (const [day, buckets] of days) put("daily", accountId, day, buckets);
+    foldInto(
+      (g, accountId, t, add, part) =>
+        planAdd(built.get(g) as Map<string, DocPlan>, accountId, t, REBUILD_SLOT, add, part),
+      cells,
+      daily,
+    );
     for (const g of GROUPS) {
       const plans = built.get(g) as Map<string, DocPlan>;
       const col = this.cellsCol(g);
@@ -507,8 +560,10 @@ export class MongoUsageStore implements UsageEventStore {
         }
         if (d.c === undefined) continue;
         const doc = unpackDoc(d.c);
+        const part = d.part;
         for (const t in doc)
-          if (t < oldest) planAdd(plans, d.accountId, t, REBUILD_SLOT, doc[t] as StoredDoc[string]);
+          if (t < oldest)
+            planAdd(plans, d.accountId, t, REBUILD_SLOT, doc[t] as StoredDoc[string], part);
       }
       const ops: AnyBulkWriteOperation<CellDoc>[] = [];
       for (const [_id, plan] of plans) {
@@ -516,6 +571,7 @@ export class MongoUsageStore implements UsageEventStore {
           _id,
           accountId: plan.accountId,
           p: plan.p,
+          ...partField(plan.part),
           w: REBUILD_SLOT,
           v: newId(),
           c: packDoc(plan.add),
@@ -544,26 +600,22 @@ export class MongoUsageStore implements UsageEventStore {
     try {
       const slot = await this.writerSlot();
       const plans = new Map<CellGroupName, Map<string, DocPlan>>();
-      const put = (g: CellGroupName, accountId: string, t: string, add: StoredDoc[string]) => {
-        let docs = plans.get(g);
-        if (!docs) {
-          docs = new Map();
-          plans.set(g, docs);
-        }
-        planAdd(docs, accountId, t, slot, add);
-      };
       const daily = new Map<string, Map<string, StoredPeriod>>();
       for (const e of events) addDaily(daily, e);
-      for (const [accountId, days] of daily)
-        for (const [day, buckets] of days) put("daily", accountId, day, buckets);
       const delta = new CellProjection();
       delta.addAll(events);
-      for (const [accountId, a] of delta.accounts) {
-        for (const [view, t, period] of delta.viewPeriods(a))
-          put(view, accountId, t, storedPeriod(period));
-        for (const [day, misses] of a.misses)
-          put("miss", accountId, day, Object.fromEntries(misses));
-      }
+      foldInto(
+        (g, accountId, t, add, part) => {
+          let docs = plans.get(g);
+          if (!docs) {
+            docs = new Map();
+            plans.set(g, docs);
+          }
+          planAdd(docs, accountId, t, slot, add, part);
+        },
+        delta,
+        daily,
+      );
       // one collection per group: their writes go in parallel
       await Promise.all(
         [...plans].map(async ([g, docs]) => {
@@ -591,7 +643,7 @@ export class MongoUsageStore implements UsageEventStore {
     const col = this.cellsCol(g);
     const ops: AnyBulkWriteOperation<CellDoc>[] = [];
     const done: [string, { v: string; c: StoredDoc }][] = [];
-    for (const [_id, { accountId, p, add }] of list) {
+    for (const [_id, { accountId, p, part, add }] of list) {
       const at = `${g}|${_id}`;
       let had = this.docs.get(at);
       if (!had && (this.created.has(at) || this.inherited)) {
@@ -602,7 +654,7 @@ export class MongoUsageStore implements UsageEventStore {
       const c: StoredDoc = had ? had.c : {};
       mergeStored(c, add);
       const v = newId();
-      const doc: CellDoc = { _id, accountId, p, w, v, c: packDoc(c) };
+      const doc: CellDoc = { _id, accountId, p, w, ...partField(part), v, c: packDoc(c) };
       ops.push(
         had
           ? { replaceOne: { filter: { _id, v: had.v }, replacement: doc } }
@@ -623,7 +675,7 @@ export class MongoUsageStore implements UsageEventStore {
     }
     if (ok) return;
     // some document was changed or removed by someone else: redo each from what is stored
-    for (const [_id, { accountId, p, add }] of list) {
+    for (const [_id, { accountId, p, part, add }] of list) {
       const at = `${g}|${_id}`;
       const mine = this.docs.get(at);
       const d = await col.findOne({ _id });
@@ -631,7 +683,7 @@ export class MongoUsageStore implements UsageEventStore {
       const c: StoredDoc = d ? unpackDoc(d.c) : {};
       mergeStored(c, add);
       const v = newId();
-      const doc: CellDoc = { _id, accountId, p, w, v, c: packDoc(c) };
+      const doc: CellDoc = { _id, accountId, p, w, ...partField(part), v, c: packDoc(c) };
       if (d) await col.replaceOne({ _id }, doc);
       else await col.insertOne(doc);
       this.remember(at, { v, c });
@@ -653,25 +705,54 @@ export class MongoUsageStore implements UsageEventStore {
 interface DocPlan {
   accountId: string;
   p: string;
+  part?: number;
   add: StoredDoc;
 }
 
-/** Add period `t`'s content to the plan of its document (account, month, slot). */
+/** Add period `t`'s content to the plan of its document (account, month, slot, split part). */
 function planAdd(
   plans: Map<string, DocPlan>,
   accountId: string,
   t: string,
   slot: string,
   add: StoredDoc[string],
+  part?: number,
 ) {
   const p = docPeriod(t);
-  const _id = docId(accountId, p, slot);
+  const _id = docId(accountId, p, slot, part);
   let d = plans.get(_id);
   if (!d) {
-    d = { accountId, p, add: {} };
+    d = part === undefined ? { accountId, p, add: {} } : { accountId, p, part, add: {} };
     plans.set(_id, d);
   }
   mergeStored(d.add, { [t]: add });
+}
+
+const partField = (part: number | undefined) => (part === undefined ? {} : { part });
+
+type Put = (
+  g: CellGroupName,
+  accountId: string,
+  t: string,
+  add: StoredDoc[string],
+  part?: number,
+) => void;
+
+/** Hand every group's content of cells and usage_daily sums to `put`, per document period. */
+function foldInto(put: Put, cells: CellProjection, daily: Map<string, Map<string, StoredPeriod>>) {
+  for (const [accountId, a] of cells.accounts) {
+    for (const [view, t, period] of cells.viewPeriods(a)) {
+      const stored = storedPeriod(period);
+      put(view, accountId, t, stored);
+      if (view.endsWith(".all"))
+        for (const split of ["b", "k"] as const)
+          for (const [part, cells] of splitPeriod(split, stored))
+            put(`${view}.${split}` as SplitView, accountId, t, cells, part);
+    }
+    for (const [day, misses] of a.misses) put("miss", accountId, day, Object.fromEntries(misses));
+  }
+  for (const [accountId, days] of daily)
+    for (const [day, buckets] of days) put("daily", accountId, day, buckets);
 }
 
 /**
