@@ -56,6 +56,24 @@ interface CellDoc {
   c: Binary | string;
 }
 
+/**
+ * A writer slot's list of its documents of one account (`usage_manifests`, `_id`
+ * "accountId|slot"): `m` is the JSON of group → document key (month, or month|part) → version.
+ * Its writer rewrites it after the documents of each batch, so a read fetches the manifests
+ * (one per slot), then only documents that exist, and none whose version it holds already.
+ */
+interface ManifestDoc {
+  _id: string;
+  accountId: string;
+  w: string;
+  v: string;
+  m: string;
+}
+type Manifest = Record<string, Record<string, string>>;
+
+/** The key of a document in its manifest. */
+const docKey = (month: string, part?: number) => (part === undefined ? month : `${month}|${part}`);
+
 /** A usage_daily row of earlier versions (one per account, day, bucket and writer). */
 type LegacyDailyDoc = DailyRow & { _id: string };
 
@@ -139,10 +157,22 @@ function monthsOf(from: string, to: string): string[] {
   }
 }
 
+/** documents (as JSON characters) a reader keeps decoded, the least recently used going first */
+const READ_CACHE_CHARS = 64 * 1024 * 1024;
+
 const packDoc = (c: StoredDoc): Binary =>
   new Binary(deflateRawSync(JSON.stringify(c), { level: 1 }));
-const unpackDoc = (c: Binary | string): StoredDoc =>
-  JSON.parse(typeof c === "string" ? c : inflateRawSync(c.buffer).toString()) as StoredDoc;
+const unpackText = (c: Binary | string): string =>
+  typeof c === "string" ? c : inflateRawSync(c.buffer).toString();
+const unpackDoc = (c: Binary | string): StoredDoc => JSON.parse(unpackText(c)) as StoredDoc;
+
+/** The periods from..to of documents' contents, one entry per document and period. */
+function periodsOf(contents: (StoredDoc | null)[], from: string, to: string) {
+  const out: [string, StoredPeriod | Record<string, number>][] = [];
+  for (const doc of contents)
+    if (doc) for (const t in doc) if (t >= from && t <= to) out.push([t, doc[t] as StoredPeriod]);
+  return out;
+}
 
 /** Cells of a period in the stored form. */
 function storedPeriod(cells: PeriodCells): StoredPeriod {
@@ -225,11 +255,21 @@ export class MongoUsageStore implements UsageEventStore {
   private docs = new Map<string, { v: string; c: StoredDoc }>();
   /** collection|_id of every document this writer created */
   private created = new Set<string>();
+  /** this writer's manifests (accountId → content and version) */
+  private manifests = new Map<string, { v: string; m: Manifest }>();
+  /** accounts whose manifest this writer created */
+  private manifestMade = new Set<string>();
+  /** documents read (collection|_id → version, content, size in JSON characters) */
+  private readCache = new Map<string, { v: string; doc: StoredDoc; chars: number }>();
+  private readCacheChars = 0;
 
   constructor(private db: Db) {}
 
   private get events() {
     return this.db.collection<EventDoc>("usage_events");
+  }
+  private get manifestCol() {
+    return this.db.collection<ManifestDoc>("usage_manifests");
   }
   private get writers() {
     return this.db.collection<SlotDoc>("usage_writers");
@@ -313,6 +353,8 @@ export class MongoUsageStore implements UsageEventStore {
     this.slot = null;
     this.docs.clear();
     this.created.clear();
+    this.manifests.clear();
+    this.manifestMade.clear();
   }
 
   /** Every writer slot that may hold documents (held or not), and the rebuild's. */
@@ -425,28 +467,61 @@ export class MongoUsageStore implements UsageEventStore {
     part?: number,
   ) {
     const col = this.cellsCol(g);
-    let docs: (CellDoc | null)[];
+    let docs: CellDoc[] = [];
     if (accountId === null)
       docs = await col
         .find({ p: { $gte: docPeriod(from), $lte: docPeriod(to) } }, { projection: { c: 1 } })
         .toArray();
     else {
+      const months = monthsOf(from, to);
       const slots = await this.slotIds();
-      docs = await Promise.all(
-        monthsOf(from, to).flatMap((m) =>
-          slots.map((slot) =>
-            col.findOne({ _id: docId(accountId, m, slot, part) }, { projection: { c: 1 } }),
-          ),
-        ),
+      const manifests = await Promise.all(
+        slots.map((slot) => this.manifestCol.findOne({ _id: `${accountId}|${slot}` })),
       );
+      const wanted: { _id: string; v: string }[] = [];
+      for (const man of manifests) {
+        const versions = man ? (JSON.parse(man.m) as Manifest)[g] : undefined;
+        if (!man || !versions) continue;
+        for (const m of months) {
+          const v = versions[docKey(m, part)];
+          if (v) wanted.push({ _id: docId(accountId, m, man.w, part), v });
+        }
+      }
+      const contents = await Promise.all(wanted.map((w) => this.readDoc(g, w._id, w.v)));
+      return periodsOf(contents, from, to);
     }
-    const out: [string, StoredPeriod | Record<string, number>][] = [];
-    for (const d of docs) {
-      if (!d?.c) continue;
-      const doc = unpackDoc(d.c);
-      for (const t in doc) if (t >= from && t <= to) out.push([t, doc[t] as StoredPeriod]);
+    return periodsOf(
+      docs.map((d) => unpackDoc(d.c)),
+      from,
+      to,
+    );
+  }
+
+  /** One document's content: from the read cache when it holds version `v`, else fetched. */
+  private async readDoc(g: CellGroupName, _id: string, v: string): Promise<StoredDoc | null> {
+    const at = `${g}|${_id}`;
+    const had = this.readCache.get(at);
+    if (had && had.v === v) {
+      this.readCache.delete(at);
+      this.readCache.set(at, had);
+      return had.doc;
     }
-    return out;
+    const d = await this.cellsCol(g).findOne({ _id }, { projection: { c: 1, v: 1 } });
+    if (!d?.c) return null;
+    const text = unpackText(d.c);
+    const doc = JSON.parse(text) as StoredDoc;
+    if (had) {
+      this.readCache.delete(at);
+      this.readCacheChars -= had.chars;
+    }
+    this.readCache.set(at, { v: d.v, doc, chars: text.length });
+    this.readCacheChars += text.length;
+    for (const [k, old] of this.readCache) {
+      if (this.readCacheChars <= READ_CACHE_CHARS) break;
+      this.readCache.delete(k);
+      this.readCacheChars -= old.chars;
+    }
+    return doc;
   }
 
   async exportEvents(accountId: string, q: ExportQuery): Promise<UsageEvent[]> {
@@ -532,6 +607,9 @@ export class MongoUsageStore implements UsageEventStore {
     if (oldest === null) return;
     this.docs.clear();
     this.created.clear();
+    this.manifests.clear();
+    this.manifestMade.clear();
+    const manifests = new Map<string, Manifest>();
     const built = new Map<CellGroupName, Map<string, DocPlan>>(GROUPS.map((g) => [g, new Map()]));
     foldInto(
       (g, accountId, t, add, part) =>
@@ -576,6 +654,10 @@ export class MongoUsageStore implements UsageEventStore {
           v: newId(),
           c: packDoc(plan.add),
         };
+        const m = manifests.get(plan.accountId) ?? {};
+        manifests.set(plan.accountId, m);
+        m[g] ??= {};
+        (m[g] as Record<string, string>)[docKey(plan.p, plan.part)] = doc.v;
         ops.push(
           existing.has(_id)
             ? { replaceOne: { filter: { _id }, replacement: doc } }
@@ -588,6 +670,23 @@ export class MongoUsageStore implements UsageEventStore {
       for (let i = 0; i < stale.length; i += 1000)
         await col.deleteMany({ _id: { $in: stale.slice(i, i + 1000) } });
     }
+    // the manifests: the rebuild slot's list every document, every other slot's are gone
+    const col = this.manifestCol;
+    const had = new Set(
+      (await col.find({}, { projection: { _id: 1 } }).toArray()).map((d) => d._id),
+    );
+    const ops: AnyBulkWriteOperation<ManifestDoc>[] = [...manifests].map(([accountId, m]) => {
+      const _id = `${accountId}|${REBUILD_SLOT}`;
+      const doc = { _id, accountId, w: REBUILD_SLOT, v: newId(), m: JSON.stringify(m) };
+      return had.delete(_id)
+        ? { replaceOne: { filter: { _id }, replacement: doc } }
+        : { insertOne: { document: doc } };
+    });
+    for (let i = 0; i < ops.length; i += 500)
+      await col.bulkWrite(ops.slice(i, i + 500), { ordered: false });
+    const stale = [...had];
+    for (let i = 0; i < stale.length; i += 1000)
+      await col.deleteMany({ _id: { $in: stale.slice(i, i + 1000) } });
   }
 
   /**
@@ -616,14 +715,16 @@ export class MongoUsageStore implements UsageEventStore {
         delta,
         daily,
       );
-      // one collection per group: their writes go in parallel
+      // one collection per group: their writes go in parallel; then the manifests list them
+      const written: Written[] = [];
       await Promise.all(
         [...plans].map(async ([g, docs]) => {
           const list = [...docs];
           for (let i = 0; i < list.length; i += 500)
-            await this.writeDocs(g, slot, list.slice(i, i + 500));
+            written.push(...(await this.writeDocs(g, slot, list.slice(i, i + 500))));
         }),
       );
+      await this.writeManifests(slot, written);
     } catch (err) {
       log("error", "usage projection update failed; run: npm run admin -- projections rebuild", {
         events: events.length,
@@ -639,8 +740,20 @@ export class MongoUsageStore implements UsageEventStore {
    * caches is read back first. A write that finds the document changed or gone (a rebuild ran
    * meanwhile) is redone from what is stored then.
    */
-  private async writeDocs(g: CellGroupName, w: string, list: [string, DocPlan][]) {
+  private async writeDocs(
+    g: CellGroupName,
+    w: string,
+    list: [string, DocPlan][],
+  ): Promise<Written[]> {
     const col = this.cellsCol(g);
+    const written = (): Written[] =>
+      list.map(([_id, { accountId, p, part }]) => ({
+        accountId,
+        g,
+        key: docKey(p, part),
+        v: versions.get(_id) as string,
+      }));
+    const versions = new Map<string, string>();
     const ops: AnyBulkWriteOperation<CellDoc>[] = [];
     const done: [string, { v: string; c: StoredDoc }][] = [];
     for (const [_id, { accountId, p, part, add }] of list) {
@@ -661,6 +774,7 @@ export class MongoUsageStore implements UsageEventStore {
           : { insertOne: { document: doc } },
       );
       done.push([at, { v, c }]);
+      versions.set(_id, v);
     }
     let ok = false;
     try {
@@ -673,7 +787,7 @@ export class MongoUsageStore implements UsageEventStore {
       this.created.add(at);
       this.remember(at, d);
     }
-    if (ok) return;
+    if (ok) return written();
     // some document was changed or removed by someone else: redo each from what is stored
     for (const [_id, { accountId, p, part, add }] of list) {
       const at = `${g}|${_id}`;
@@ -687,6 +801,70 @@ export class MongoUsageStore implements UsageEventStore {
       if (d) await col.replaceOne({ _id }, doc);
       else await col.insertOne(doc);
       this.remember(at, { v, c });
+      versions.set(_id, v);
+    }
+    return written();
+  }
+
+  /**
+   * Record documents just written in their accounts' manifests of slot `w` (each rewritten
+   * whole, as the documents are; read back first when not cached and possibly stored).
+   */
+  private async writeManifests(w: string, written: Written[]) {
+    const byAccount = new Map<string, Written[]>();
+    for (const x of written) {
+      const list = byAccount.get(x.accountId);
+      if (list) list.push(x);
+      else byAccount.set(x.accountId, [x]);
+    }
+    const col = this.manifestCol;
+    const add = (m: Manifest, list: Written[]) => {
+      for (const x of list) {
+        m[x.g] ??= {};
+        (m[x.g] as Record<string, string>)[x.key] = x.v;
+      }
+    };
+    const ops: AnyBulkWriteOperation<ManifestDoc>[] = [];
+    const entries = [...byAccount];
+    for (const [accountId, list] of entries) {
+      const _id = `${accountId}|${w}`;
+      let had = this.manifests.get(accountId);
+      if (!had && (this.manifestMade.has(accountId) || this.inherited)) {
+        const d = await col.findOne({ _id });
+        had = d ? { v: d.v, m: JSON.parse(d.m) as Manifest } : undefined;
+      }
+      const m: Manifest = had ? had.m : {};
+      add(m, list);
+      const v = newId();
+      const doc: ManifestDoc = { _id, accountId, w, v, m: JSON.stringify(m) };
+      ops.push(
+        had
+          ? { replaceOne: { filter: { _id, v: had.v }, replacement: doc } }
+          : { insertOne: { document: doc } },
+      );
+      this.manifests.set(accountId, { v, m });
+      this.manifestMade.add(accountId);
+    }
+    let ok = false;
+    try {
+      const r = await col.bulkWrite(ops, { ordered: false });
+      ok = r.insertedCount + r.matchedCount === ops.length;
+    } catch (err) {
+      if (!(err instanceof MongoBulkWriteError)) throw err;
+    }
+    if (ok) return;
+    // changed or removed by someone else (a rebuild): redo each from what is stored
+    for (const [accountId, list] of entries) {
+      const _id = `${accountId}|${w}`;
+      const d = await col.findOne({ _id });
+      if (d && d.v === this.manifests.get(accountId)?.v) continue;
+      const m: Manifest = d ? (JSON.parse(d.m) as Manifest) : {};
+      add(m, list);
+      const v = newId();
+      const doc: ManifestDoc = { _id, accountId, w, v, m: JSON.stringify(m) };
+      if (d) await col.replaceOne({ _id }, doc);
+      else await col.insertOne(doc);
+      this.manifests.set(accountId, { v, m });
     }
   }
 
@@ -699,6 +877,14 @@ export class MongoUsageStore implements UsageEventStore {
       if (oldest !== undefined) this.docs.delete(oldest);
     }
   }
+}
+
+/** A document written: its account, group, key in the manifest and version. */
+interface Written {
+  accountId: string;
+  g: CellGroupName;
+  key: string;
+  v: string;
 }
 
 /** What a batch (or a rebuild) adds to one document. */
