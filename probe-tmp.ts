@@ -34,6 +34,8 @@ for (const g of ["usage_daily","usage_view_day_bs","usage_view_day_b","usage_vie
   const bytes = docs.reduce((a, d) => a + (d.c?.buffer?.length ?? 0), 0);
   console.log(g, "docs", docs.length, "packed bytes", bytes);
 }
+await store.append([eventOf({ at: Date.now(), accountId: "acct", keyId: "k1", tier: "pro", bucket: "svg", route: "/x", slug: "brand-3", variant: "mono", format: "svg", status: 200, latencyMs: 1 } as any)]);
+const cold = new MongoUsageStore(db);
 const P = { accountId: "acct", tier: "pro" } as any;
 const from = new Date(first).toISOString().slice(0,10), to = new Date(now).toISOString().slice(0,10);
 async function t(label: string, f: () => Promise<unknown>, n = 10) {
@@ -41,6 +43,7 @@ async function t(label: string, f: () => Promise<unknown>, n = 10) {
   ms.sort((a,b)=>a-b); console.log(label.padEnd(40), "p50", ms[n>>1].toFixed(1), "max", ms[n-1].toFixed(1));
 }
 const s: any = store;
+for (const [label, q] of [["cold none", { from, to, granularity: "day" }], ["cold brand,status_class", { from, to, group_by: "brand,status_class" }], ["cold brand=", { from, to, brand: "brand-3", group_by: "key" }], ["cold hist", null]] as const) { const s0 = performance.now(); q ? await usageSeries(cold, P, q as any) : await cold.daily("acct", from, to); console.log(label, (performance.now() - s0).toFixed(1)); }
 await t("slotIds", () => s.slotIds());
 await t("readDocs daily", () => s.readDocs("daily", "acct", from, to));
 await t("daily()", () => store.daily("acct", from, to));

@@ -158,7 +158,7 @@ function monthsOf(from: string, to: string): string[] {
 }
 
 /** documents (as JSON characters) a reader keeps decoded, the least recently used going first */
-const READ_CACHE_CHARS = 64 * 1024 * 1024;
+const READ_CACHE_CHARS = 32 * 1024 * 1024;
 
 const packDoc = (c: StoredDoc): Binary =>
   new Binary(deflateRawSync(JSON.stringify(c), { level: 1 }));
@@ -166,9 +166,24 @@ const unpackText = (c: Binary | string): string =>
   typeof c === "string" ? c : inflateRawSync(c.buffer).toString();
 const unpackDoc = (c: Binary | string): StoredDoc => JSON.parse(unpackText(c)) as StoredDoc;
 
+/** A document's content as read: period → cells (views), or as stored (misses, daily). */
+type ReadContent = Record<string, PeriodCells | StoredPeriod | Record<string, number>>;
+
+/** A view document's periods as cells. */
+function asCells(stored: Record<string, StoredPeriod>): ReadContent {
+  const out: ReadContent = {};
+  for (const t in stored) {
+    const cells: PeriodCells = new Map();
+    const period = stored[t] as StoredPeriod;
+    for (const k in period) cells.set(k, cellOf(period[k] as number[]));
+    out[t] = cells;
+  }
+  return out;
+}
+
 /** The periods from..to of documents' contents, one entry per document and period. */
-function periodsOf(contents: (StoredDoc | null)[], from: string, to: string) {
-  const out: [string, StoredPeriod | Record<string, number>][] = [];
+function periodsOf(contents: (ReadContent | null)[], from: string, to: string) {
+  const out: [string, ReadContent[string]][] = [];
   for (const doc of contents)
     if (doc) for (const t in doc) if (t >= from && t <= to) out.push([t, doc[t] as StoredPeriod]);
   return out;
@@ -260,7 +275,7 @@ export class MongoUsageStore implements UsageEventStore {
   /** accounts whose manifest this writer created */
   private manifestMade = new Set<string>();
   /** documents read (collection|_id → version, content, size in JSON characters) */
-  private readCache = new Map<string, { v: string; doc: StoredDoc; chars: number }>();
+  private readCache = new Map<string, { v: string; doc: ReadContent; chars: number }>();
   private readCacheChars = 0;
 
   constructor(private db: Db) {}
@@ -437,11 +452,16 @@ export class MongoUsageStore implements UsageEventStore {
         )
       : this.readDocs(view, accountId, from, to);
     const rows: PeriodRow[] = [];
-    for (const [t, stored] of await docs) {
-      const cells: PeriodCells = new Map();
-      for (const k in stored)
-        if (!keep || keep(k)) cells.set(k, cellOf((stored as StoredPeriod)[k] as number[]));
-      rows.push({ t, cells });
+    for (const [t, value] of await docs) {
+      const all = value as PeriodCells;
+      if (!keep) rows.push({ t, cells: all });
+      else {
+        const cells: PeriodCells = new Map();
+        all.forEach((c, k) => {
+          if (keep(k)) cells.set(k, c);
+        });
+        rows.push({ t, cells });
+      }
     }
     return rows;
   }
@@ -497,8 +517,12 @@ export class MongoUsageStore implements UsageEventStore {
     );
   }
 
-  /** One document's content: from the read cache when it holds version `v`, else fetched. */
-  private async readDoc(g: CellGroupName, _id: string, v: string): Promise<StoredDoc | null> {
+  /**
+   * One document's content, from the read cache when it holds version `v`, else fetched: a
+   * view's periods as cells (shared by every read: callers do not change them), misses and
+   * daily counts as stored.
+   */
+  private async readDoc(g: CellGroupName, _id: string, v: string): Promise<ReadContent | null> {
     const at = `${g}|${_id}`;
     const had = this.readCache.get(at);
     if (had && had.v === v) {
@@ -509,7 +533,9 @@ export class MongoUsageStore implements UsageEventStore {
     const d = await this.cellsCol(g).findOne({ _id }, { projection: { c: 1, v: 1 } });
     if (!d?.c) return null;
     const text = unpackText(d.c);
-    const doc = JSON.parse(text) as StoredDoc;
+    const stored = JSON.parse(text) as StoredDoc;
+    const doc: ReadContent =
+      g === "miss" || g === "daily" ? stored : asCells(stored as Record<string, StoredPeriod>);
     if (had) {
       this.readCache.delete(at);
       this.readCacheChars -= had.chars;
