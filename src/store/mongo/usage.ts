@@ -7,7 +7,6 @@ import {
   type Cell,
   type CellHint,
   CellProjection,
-  type Granularity,
   groupOf,
   hintFilter,
   type PeriodCells,
@@ -92,14 +91,15 @@ type StoredPeriod = Record<string, number[]>;
 type StoredDoc = Record<string, StoredPeriod | Record<string, number>>;
 
 /**
- * The `all` rollup is kept twice more, split by a hash of the cell's brand (`day.all.b`: 16
- * documents per account, month and slot) and of its key (`day.all.k`: 8), so a `brand=` or
- * `key=` read fetches only the documents its value hashes to.
+ * The daily `all` rollup is kept twice more, split by a hash of the cell's brand (`day.all.b`:
+ * 8 documents per account, month and slot) and of its key (`day.all.k`: 4), so a `brand=` or
+ * `key=` read of a year fetches only the documents its value hashes to. (An hourly read spans
+ * at most 7 days, one or two months of `hour.all`.)
  */
-const SPLITS = { b: { field: "brand", parts: 16 }, k: { field: "key", parts: 8 } } as const;
+const SPLITS = { b: { field: "brand", parts: 8 }, k: { field: "key", parts: 4 } } as const;
 type Split = keyof typeof SPLITS;
-type SplitView = `${Granularity}.all.${Split}`;
-const SPLIT_VIEWS: SplitView[] = ["day.all.b", "day.all.k", "hour.all.b", "hour.all.k"];
+type SplitView = `day.all.${Split}`;
+const SPLIT_VIEWS: SplitView[] = ["day.all.b", "day.all.k"];
 
 type CellGroupName = View | SplitView | "miss" | "daily";
 const GROUPS: CellGroupName[] = [...VIEWS, ...SPLIT_VIEWS, "miss", "daily"];
@@ -441,7 +441,8 @@ export class MongoUsageStore implements UsageEventStore {
   ): Promise<PeriodRow[]> {
     // a brand= or key= read of the `all` rollup makes cells of that brand or key only
     const keep = view.endsWith(".all") ? hintFilter(hint) : null;
-    const split: Split | null = !keep ? null : hint?.brand !== undefined ? "b" : "k";
+    const split: Split | null =
+      !keep || view !== "day.all" ? null : hint?.brand !== undefined ? "b" : "k";
     const docs = split
       ? this.readDocs(
           `${view}.${split}` as SplitView,
@@ -956,7 +957,7 @@ function foldInto(put: Put, cells: CellProjection, daily: Map<string, Map<string
     for (const [view, t, period] of cells.viewPeriods(a)) {
       const stored = storedPeriod(period);
       put(view, accountId, t, stored);
-      if (view.endsWith(".all"))
+      if (view === "day.all")
         for (const split of ["b", "k"] as const)
           for (const [part, cells] of splitPeriod(split, stored))
             put(`${view}.${split}` as SplitView, accountId, t, cells, part);
