@@ -303,6 +303,30 @@ export class MongoUsageStore implements UsageEventStore {
     const daily = db.collection("usage_daily");
     const had = await daily.indexes().catch(() => [] as { name?: string }[]);
     if (had.some((i) => i.name === OLD_UNIQUE_INDEX)) await daily.dropIndex(OLD_UNIQUE_INDEX);
+    await new MongoUsageStore(db).carryOver();
+  }
+
+  /**
+   * At start: a database of an earlier layout (usage_daily rows per day, view documents per
+   * third of a month) has its projection documents folded into the current layout, as a
+   * rebuild does but without reading the log, by the one process that claims the job first.
+   */
+  private async carryOver() {
+    const legacy =
+      (await this.db.collection("usage_daily").findOne({ day: { $exists: true } })) ??
+      (await this.cellsCol("miss").findOne({ p: { $regex: "^\\d{4}-\\d{2}-\\d$" } })) ??
+      (await this.cellsCol("day.bs").findOne({ p: { $regex: "^\\d{4}-\\d{2}-\\d$" } }));
+    if (!legacy) return;
+    try {
+      await this.db
+        .collection<{ _id: string }>("usage_writer_claims")
+        .insertOne({ _id: "layout-months" });
+    } catch (err) {
+      if (isDuplicate(err)) return; // another process does it
+      throw err;
+    }
+    log("info", "usage projections: carrying documents of an earlier layout over");
+    await this.rebuildDocs(new CellProjection(), new Map(), null);
   }
 
   /** The writer slot of this process: claimed once, then renewed in the background. */
@@ -629,9 +653,10 @@ export class MongoUsageStore implements UsageEventStore {
   private async rebuildDocs(
     cells: CellProjection,
     daily: Map<string, Map<string, StoredPeriod>>,
-    oldest: string | null,
+    oldestInLog: string | null,
   ) {
-    if (oldest === null) return;
+    // an empty log: every stored period is of a pruned day
+    const oldest = oldestInLog ?? "9999";
     this.docs.clear();
     this.created.clear();
     this.manifests.clear();

@@ -147,4 +147,55 @@ describe.skipIf(!mongo.url)(`MongoDB usage store layout ${skipNote(mongo)}`.trim
     expect(await new Store(db).daily(accountId, "2024-01-01", "2025-12-31")).toHaveLength(2);
     await s.close();
   });
+
+  test("at start, a database of the earlier layout is carried over without a rebuild", async () => {
+    const { MongoClient } = await import("mongodb");
+    const other = new MongoClient(mongo.url as string);
+    const old = other.db(testDbName("bapi_usage_carry"));
+    try {
+      const accountId = newId();
+      await old.collection<{ _id: string }>("usage_daily").insertMany([
+        {
+          _id: `${accountId}|2025-02-03|svg|w1`,
+          accountId,
+          day: "2025-02-03",
+          bucket: "svg",
+          requests: 4,
+          errors: 1,
+          rateLimited: 0,
+          writer: "w1",
+        },
+        {
+          _id: `${accountId}|2025-02-03|svg|w2`,
+          accountId,
+          day: "2025-02-03",
+          bucket: "svg",
+          requests: 2,
+          errors: 0,
+          rateLimited: 1,
+          writer: "w2",
+        },
+      ] as { _id: string }[]);
+      await old.collection<{ _id: string }>("usage_view_day_bs").insertOne({
+        _id: `${accountId}|2025-02-1|w1`,
+        accountId,
+        p: "2025-02-1",
+        w: "w1",
+        v: "x",
+        c: JSON.stringify({ "2025-02-03": { "svg|200": [4, 0, 0, 10, 4] } }),
+      } as { _id: string });
+      await Store.ensureIndexes(old);
+      // a second start finds nothing left to carry over
+      await Store.ensureIndexes(old);
+      const s = new Store(old);
+      expect(await s.daily(accountId, "2025-02-01", "2025-02-28")).toEqual([
+        { accountId, day: "2025-02-03", bucket: "svg", requests: 6, errors: 1, rateLimited: 1 },
+      ]);
+      const rows = await s.cells(accountId, "day.bs", "2025-02-01", "2025-02-28");
+      expect(rows.map((r) => [r.t, r.cells.get("svg|200")?.n])).toEqual([["2025-02-03", 4]]);
+    } finally {
+      await old.dropDatabase();
+      await other.close();
+    }
+  });
 });
