@@ -42,9 +42,9 @@ describe.skipIf(!mongo.url)(`MongoDB usage store layout ${skipNote(mongo)}`.trim
     const slots = await db.collection<{ _id: string }>("usage_writers").find({}).toArray();
     expect(slots.map((s) => s._id).sort()).toEqual(["0", "1"]);
     // each slot's documents of the month, by exact `_id`
-    const ids = (await db.collection("usage_daily").find({ accountId }).toArray()).map(
-      (d) => d._id,
-    );
+    const ids = (
+      await db.collection<{ _id: string }>("usage_daily").find({ accountId }).toArray()
+    ).map((d) => d._id);
     expect(ids.sort()).toEqual([`${accountId}|2025-10|0`, `${accountId}|2025-10|1`]);
 
     // a stops; c takes its slot over and adds to its documents
@@ -138,9 +138,9 @@ describe.skipIf(!mongo.url)(`MongoDB usage store layout ${skipNote(mongo)}`.trim
       new Map([["slug:gone", 3]]),
     );
     // one document per group and month, all of the rebuild's slot
-    const ids = (await db.collection("usage_daily").find({ accountId }).toArray()).map(
-      (d) => d._id,
-    );
+    const ids = (
+      await db.collection<{ _id: string }>("usage_daily").find({ accountId }).toArray()
+    ).map((d) => d._id);
     expect(ids.sort()).toEqual([`${accountId}|2024-01|r`, `${accountId}|2025-12|r`]);
     // idempotent
     await s.rebuildDaily();
