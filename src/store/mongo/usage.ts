@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import { deflateRawSync, inflateRawSync } from "node:zlib";
 import { type AnyBulkWriteOperation, Binary, type Db, MongoBulkWriteError } from "mongodb";
 import { newId } from "../../platform/ids";
@@ -56,10 +57,10 @@ interface CellDoc {
 }
 
 /**
- * A writer slot's list of its documents of one account (`usage_manifests`, `_id`
- * "accountId|slot"): `m` is the JSON of group → document key (month, or month|part) → version.
- * Its writer rewrites it after the documents of each batch, so a read fetches the manifests
- * (one per slot), then only documents that exist, and none whose version it holds already.
+ * A writer slot's list of its documents of one account in one group's collection (`_id`
+ * "accountId|m|slot"): `m` is the JSON of document key (month, or month|part) → version. Its
+ * writer rewrites it after the documents of each batch, so a read fetches the manifests (one
+ * per slot), then only documents that exist, and none whose version it holds already.
  */
 interface ManifestDoc {
   _id: string;
@@ -68,7 +69,11 @@ interface ManifestDoc {
   v: string;
   m: string;
 }
-type Manifest = Record<string, Record<string, string>>;
+/** document key → version */
+type Manifest = Record<string, string>;
+const manifestId = (accountId: string, slot: string) => `${accountId}|m|${slot}`;
+/** A document version: random, short (manifests list many). */
+const newVersion = () => randomBytes(6).toString("base64url");
 
 /** The key of a document in its manifest. */
 const docKey = (month: string, part?: number) => (part === undefined ? month : `${month}|${part}`);
@@ -270,9 +275,9 @@ export class MongoUsageStore implements UsageEventStore {
   private docs = new Map<string, { v: string; c: StoredDoc }>();
   /** collection|_id of every document this writer created */
   private created = new Set<string>();
-  /** this writer's manifests (accountId → content and version) */
+  /** this writer's manifests (group|accountId → content and version) */
   private manifests = new Map<string, { v: string; m: Manifest }>();
-  /** accounts whose manifest this writer created */
+  /** group|accountId of every manifest this writer created */
   private manifestMade = new Set<string>();
   /** documents read (collection|_id → version, content, size in JSON characters) */
   private readCache = new Map<string, { v: string; doc: ReadContent; chars: number }>();
@@ -283,8 +288,8 @@ export class MongoUsageStore implements UsageEventStore {
   private get events() {
     return this.db.collection<EventDoc>("usage_events");
   }
-  private get manifestCol() {
-    return this.db.collection<ManifestDoc>("usage_manifests");
+  private manifestCol(g: CellGroupName) {
+    return this.db.collection<ManifestDoc>(cellsCollection(g));
   }
   private get writers() {
     return this.db.collection<SlotDoc>("usage_writers");
@@ -521,12 +526,12 @@ export class MongoUsageStore implements UsageEventStore {
       const months = monthsOf(from, to);
       const slots = await this.slotIds();
       const manifests = await Promise.all(
-        slots.map((slot) => this.manifestCol.findOne({ _id: `${accountId}|${slot}` })),
+        slots.map((slot) => this.manifestCol(g).findOne({ _id: manifestId(accountId, slot) })),
       );
       const wanted: { _id: string; v: string }[] = [];
       for (const man of manifests) {
-        const versions = man ? (JSON.parse(man.m) as Manifest)[g] : undefined;
-        if (!man || !versions) continue;
+        if (!man) continue;
+        const versions = JSON.parse(man.m) as Manifest;
         for (const m of months) {
           const v = versions[docKey(m, part)];
           if (v) wanted.push({ _id: docId(accountId, m, man.w, part), v });
@@ -661,7 +666,6 @@ export class MongoUsageStore implements UsageEventStore {
     this.created.clear();
     this.manifests.clear();
     this.manifestMade.clear();
-    const manifests = new Map<string, Manifest>();
     const built = new Map<CellGroupName, Map<string, DocPlan>>(GROUPS.map((g) => [g, new Map()]));
     foldInto(
       (g, accountId, t, add, part) =>
@@ -695,50 +699,46 @@ export class MongoUsageStore implements UsageEventStore {
           if (t < oldest)
             planAdd(plans, d.accountId, t, REBUILD_SLOT, doc[t] as StoredDoc[string], part);
       }
-      const ops: AnyBulkWriteOperation<CellDoc>[] = [];
+      const ops: AnyBulkWriteOperation<CellDoc | ManifestDoc>[] = [];
+      const put = (doc: CellDoc | ManifestDoc) =>
+        ops.push(
+          existing.delete(doc._id)
+            ? { replaceOne: { filter: { _id: doc._id }, replacement: doc } }
+            : { insertOne: { document: doc } },
+        );
+      // the rebuild slot's manifests list every document
+      const manifests = new Map<string, Manifest>();
       for (const [_id, plan] of plans) {
-        const doc: CellDoc = {
+        const v = newVersion();
+        put({
           _id,
           accountId: plan.accountId,
           p: plan.p,
           ...partField(plan.part),
           w: REBUILD_SLOT,
-          v: newId(),
+          v,
           c: packDoc(plan.add),
-        };
+        });
         const m = manifests.get(plan.accountId) ?? {};
         manifests.set(plan.accountId, m);
-        m[g] ??= {};
-        (m[g] as Record<string, string>)[docKey(plan.p, plan.part)] = doc.v;
-        ops.push(
-          existing.has(_id)
-            ? { replaceOne: { filter: { _id }, replacement: doc } }
-            : { insertOne: { document: doc } },
-        );
+        m[docKey(plan.p, plan.part)] = v;
       }
-      const stale = [...existing].filter((id) => !plans.has(id));
+      for (const [accountId, m] of manifests)
+        put({
+          _id: manifestId(accountId, REBUILD_SLOT),
+          accountId,
+          w: REBUILD_SLOT,
+          v: newVersion(),
+          m: JSON.stringify(m),
+        });
+      // every other document and manifest goes
+      const stale = [...existing];
+      const all = this.db.collection<CellDoc | ManifestDoc>(cellsCollection(g));
       for (let i = 0; i < ops.length; i += 500)
-        await col.bulkWrite(ops.slice(i, i + 500), { ordered: false });
+        await all.bulkWrite(ops.slice(i, i + 500), { ordered: false });
       for (let i = 0; i < stale.length; i += 1000)
         await col.deleteMany({ _id: { $in: stale.slice(i, i + 1000) } });
     }
-    // the manifests: the rebuild slot's list every document, every other slot's are gone
-    const col = this.manifestCol;
-    const had = new Set(
-      (await col.find({}, { projection: { _id: 1 } }).toArray()).map((d) => d._id),
-    );
-    const ops: AnyBulkWriteOperation<ManifestDoc>[] = [...manifests].map(([accountId, m]) => {
-      const _id = `${accountId}|${REBUILD_SLOT}`;
-      const doc = { _id, accountId, w: REBUILD_SLOT, v: newId(), m: JSON.stringify(m) };
-      return had.delete(_id)
-        ? { replaceOne: { filter: { _id }, replacement: doc } }
-        : { insertOne: { document: doc } };
-    });
-    for (let i = 0; i < ops.length; i += 500)
-      await col.bulkWrite(ops.slice(i, i + 500), { ordered: false });
-    const stale = [...had];
-    for (let i = 0; i < stale.length; i += 1000)
-      await col.deleteMany({ _id: { $in: stale.slice(i, i + 1000) } });
   }
 
   /**
@@ -767,16 +767,17 @@ export class MongoUsageStore implements UsageEventStore {
         delta,
         daily,
       );
-      // one collection per group: their writes go in parallel; then the manifests list them
-      const written: Written[] = [];
+      // one collection per group: their writes go in parallel, each group's documents, then
+      // the manifests that list them
       await Promise.all(
         [...plans].map(async ([g, docs]) => {
           const list = [...docs];
+          const written: Written[] = [];
           for (let i = 0; i < list.length; i += 500)
             written.push(...(await this.writeDocs(g, slot, list.slice(i, i + 500))));
+          await this.writeManifests(g, slot, written);
         }),
       );
-      await this.writeManifests(slot, written);
     } catch (err) {
       log("error", "usage projection update failed; run: npm run admin -- projections rebuild", {
         events: events.length,
@@ -818,7 +819,7 @@ export class MongoUsageStore implements UsageEventStore {
       // the cached content is updated in place: a failed write is redone from the stored one
       const c: StoredDoc = had ? had.c : {};
       mergeStored(c, add);
-      const v = newId();
+      const v = newVersion();
       const doc: CellDoc = { _id, accountId, p, w, ...partField(part), v, c: packDoc(c) };
       ops.push(
         had
@@ -848,7 +849,7 @@ export class MongoUsageStore implements UsageEventStore {
       if (d && mine && d.v === mine.v) continue; // this one was written
       const c: StoredDoc = d ? unpackDoc(d.c) : {};
       mergeStored(c, add);
-      const v = newId();
+      const v = newVersion();
       const doc: CellDoc = { _id, accountId, p, w, ...partField(part), v, c: packDoc(c) };
       if (d) await col.replaceOne({ _id }, doc);
       else await col.insertOne(doc);
@@ -859,43 +860,42 @@ export class MongoUsageStore implements UsageEventStore {
   }
 
   /**
-   * Record documents just written in their accounts' manifests of slot `w` (each rewritten
-   * whole, as the documents are; read back first when not cached and possibly stored).
+   * Record documents of group `g` just written in their accounts' manifests of slot `w` (each
+   * rewritten whole, as the documents are; read back first when not cached and possibly
+   * stored; redone from what is stored when changed or removed meanwhile, by a rebuild).
    */
-  private async writeManifests(w: string, written: Written[]) {
+  private async writeManifests(g: CellGroupName, w: string, written: Written[]) {
     const byAccount = new Map<string, Written[]>();
     for (const x of written) {
       const list = byAccount.get(x.accountId);
       if (list) list.push(x);
       else byAccount.set(x.accountId, [x]);
     }
-    const col = this.manifestCol;
+    const col = this.manifestCol(g);
     const add = (m: Manifest, list: Written[]) => {
-      for (const x of list) {
-        m[x.g] ??= {};
-        (m[x.g] as Record<string, string>)[x.key] = x.v;
-      }
+      for (const x of list) m[x.key] = x.v;
     };
     const ops: AnyBulkWriteOperation<ManifestDoc>[] = [];
     const entries = [...byAccount];
     for (const [accountId, list] of entries) {
-      const _id = `${accountId}|${w}`;
-      let had = this.manifests.get(accountId);
-      if (!had && (this.manifestMade.has(accountId) || this.inherited)) {
+      const _id = manifestId(accountId, w);
+      const at = `${g}|${accountId}`;
+      let had = this.manifests.get(at);
+      if (!had && (this.manifestMade.has(at) || this.inherited)) {
         const d = await col.findOne({ _id });
         had = d ? { v: d.v, m: JSON.parse(d.m) as Manifest } : undefined;
       }
       const m: Manifest = had ? had.m : {};
       add(m, list);
-      const v = newId();
+      const v = newVersion();
       const doc: ManifestDoc = { _id, accountId, w, v, m: JSON.stringify(m) };
       ops.push(
         had
           ? { replaceOne: { filter: { _id, v: had.v }, replacement: doc } }
           : { insertOne: { document: doc } },
       );
-      this.manifests.set(accountId, { v, m });
-      this.manifestMade.add(accountId);
+      this.manifests.set(at, { v, m });
+      this.manifestMade.add(at);
     }
     let ok = false;
     try {
@@ -905,18 +905,18 @@ export class MongoUsageStore implements UsageEventStore {
       if (!(err instanceof MongoBulkWriteError)) throw err;
     }
     if (ok) return;
-    // changed or removed by someone else (a rebuild): redo each from what is stored
     for (const [accountId, list] of entries) {
-      const _id = `${accountId}|${w}`;
+      const _id = manifestId(accountId, w);
+      const at = `${g}|${accountId}`;
       const d = await col.findOne({ _id });
-      if (d && d.v === this.manifests.get(accountId)?.v) continue;
+      if (d && d.v === this.manifests.get(at)?.v) continue;
       const m: Manifest = d ? (JSON.parse(d.m) as Manifest) : {};
       add(m, list);
-      const v = newId();
+      const v = newVersion();
       const doc: ManifestDoc = { _id, accountId, w, v, m: JSON.stringify(m) };
       if (d) await col.replaceOne({ _id }, doc);
       else await col.insertOne(doc);
-      this.manifests.set(accountId, { v, m });
+      this.manifests.set(at, { v, m });
     }
   }
 

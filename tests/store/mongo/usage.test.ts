@@ -43,7 +43,10 @@ describe.skipIf(!mongo.url)(`MongoDB usage store layout ${skipNote(mongo)}`.trim
     expect(slots.map((s) => s._id).sort()).toEqual(["0", "1"]);
     // each slot's documents of the month, by exact `_id`
     const ids = (
-      await db.collection<{ _id: string }>("usage_daily").find({ accountId }).toArray()
+      await db
+        .collection<{ _id: string }>("usage_daily")
+        .find({ accountId, p: { $exists: true } })
+        .toArray()
     ).map((d) => d._id);
     expect(ids.sort()).toEqual([`${accountId}|2025-10|0`, `${accountId}|2025-10|1`]);
 
@@ -139,7 +142,10 @@ describe.skipIf(!mongo.url)(`MongoDB usage store layout ${skipNote(mongo)}`.trim
     );
     // one document per group and month, all of the rebuild's slot
     const ids = (
-      await db.collection<{ _id: string }>("usage_daily").find({ accountId }).toArray()
+      await db
+        .collection<{ _id: string }>("usage_daily")
+        .find({ accountId, p: { $exists: true } })
+        .toArray()
     ).map((d) => d._id);
     expect(ids.sort()).toEqual([`${accountId}|2024-01|r`, `${accountId}|2025-12|r`]);
     // idempotent
@@ -175,7 +181,7 @@ describe.skipIf(!mongo.url)(`MongoDB usage store layout ${skipNote(mongo)}`.trim
           rateLimited: 1,
           writer: "w2",
         },
-      ] as { _id: string }[]);
+      ] as never[]);
       await old.collection<{ _id: string }>("usage_view_day_bs").insertOne({
         _id: `${accountId}|2025-02-1|w1`,
         accountId,
