@@ -96,18 +96,20 @@ type StoredPeriod = Record<string, number[]>;
 type StoredDoc = Record<string, StoredPeriod | Record<string, number>>;
 
 /**
- * The daily `all` rollup is kept twice more, split by a hash of the cell's brand (`day.all.b`:
- * 8 documents per account, month and slot) and of its key (`day.all.k`: 4), so a `brand=` or
- * `key=` read of a year fetches only the documents its value hashes to. (An hourly read spans
- * at most 7 days, one or two months of `hour.all`.)
+ * A month's document of the daily `all` rollup with at least SPLIT_MIN_CELLS cells is also
+ * written split by a hash of the cell's brand (`day.all.b`, 8 parts) and of its key
+ * (`day.all.k`, 4 parts), derived whole from it at each write, and listed in the `day.all`
+ * manifest as "YYYY-MM|b3", so a `brand=` or `key=` read of a year fetches only the part its
+ * value hashes to. Smaller months are read whole (few cells), and their accounts add no
+ * documents to the split collections. (An hourly read spans at most 7 days: one or two months.)
  */
 const SPLITS = { b: { field: "brand", parts: 8 }, k: { field: "key", parts: 4 } } as const;
 type Split = keyof typeof SPLITS;
 type SplitView = `day.all.${Split}`;
-const SPLIT_VIEWS: SplitView[] = ["day.all.b", "day.all.k"];
+const SPLIT_MIN_CELLS = 4000;
 
 type CellGroupName = View | SplitView | "miss" | "daily";
-const GROUPS: CellGroupName[] = [...VIEWS, ...SPLIT_VIEWS, "miss", "daily"];
+const GROUPS: CellGroupName[] = [...VIEWS, "miss", "daily"];
 
 /** The collection of a group's documents: usage_view_day_bs, ..., usage_view_miss, usage_daily. */
 const cellsCollection = (g: CellGroupName) =>
@@ -121,19 +123,34 @@ function partOf(split: Split, value: string | null): number {
   return (h >>> 0) % SPLITS[split].parts;
 }
 
-/** An `all` period's stored cells split by brand or key part: part → cells. */
-function splitPeriod(split: Split, cells: StoredPeriod): Map<number, StoredPeriod> {
-  const out = new Map<number, StoredPeriod>();
+/**
+ * A `day.all` month's content split by brand or key part (part → content), or null when it has
+ * fewer than SPLIT_MIN_CELLS cells.
+ */
+function splitDoc(split: Split, content: StoredDoc): Map<number, StoredDoc> | null {
+  let cells = 0;
+  for (const t in content) cells += Object.keys(content[t] as StoredPeriod).length;
+  if (cells < SPLIT_MIN_CELLS) return null;
+  const out = new Map<number, StoredDoc>();
   const field = SPLITS[split].field;
-  for (const k in cells) {
-    const g = groupOf("all", k);
-    const part = partOf(split, (g[field] as string | null | undefined) ?? null);
-    let into = out.get(part);
-    if (!into) {
-      into = {};
-      out.set(part, into);
+  const partOfKey = new Map<string, number>();
+  for (const t in content) {
+    const period = content[t] as StoredPeriod;
+    for (const k in period) {
+      let part = partOfKey.get(k);
+      if (part === undefined) {
+        const g = groupOf("all", k);
+        part = partOf(split, (g[field] as string | null | undefined) ?? null);
+        partOfKey.set(k, part);
+      }
+      let doc = out.get(part);
+      if (!doc) {
+        doc = {};
+        out.set(part, doc);
+      }
+      doc[t] ??= {};
+      (doc[t] as StoredPeriod)[k] = period[k] as number[];
     }
-    into[k] = cells[k] as number[];
   }
   return out;
 }
@@ -472,15 +489,18 @@ export class MongoUsageStore implements UsageEventStore {
     const keep = view.endsWith(".all") ? hintFilter(hint) : null;
     const split: Split | null =
       !keep || view !== "day.all" ? null : hint?.brand !== undefined ? "b" : "k";
-    const docs = split
-      ? this.readDocs(
-          `${view}.${split}` as SplitView,
-          accountId,
-          from,
-          to,
-          partOf(split, split === "b" ? (hint?.brand ?? null) : (hint?.key ?? "")),
-        )
-      : this.readDocs(view, accountId, from, to);
+    const docs = this.readDocs(
+      view,
+      accountId,
+      from,
+      to,
+      split
+        ? {
+            split,
+            part: partOf(split, split === "b" ? (hint?.brand ?? null) : (hint?.key ?? "")),
+          }
+        : undefined,
+    );
     const rows: PeriodRow[] = [];
     for (const [t, value] of await docs) {
       const all = value as PeriodCells;
@@ -514,7 +534,8 @@ export class MongoUsageStore implements UsageEventStore {
     accountId: string | null,
     from: string,
     to: string,
-    part?: number,
+    /** day.all: the split part to read where the month was split */
+    only?: { split: Split; part: number },
   ) {
     const col = this.cellsCol(g);
     let docs: CellDoc[] = [];
@@ -528,16 +549,25 @@ export class MongoUsageStore implements UsageEventStore {
       const manifests = await Promise.all(
         slots.map((slot) => this.manifestCol(g).findOne({ _id: manifestId(accountId, slot) })),
       );
-      const wanted: { _id: string; v: string }[] = [];
+      const wanted: { g: CellGroupName; _id: string; v: string }[] = [];
       for (const man of manifests) {
         if (!man) continue;
         const versions = JSON.parse(man.m) as Manifest;
         for (const m of months) {
-          const v = versions[docKey(m, part)];
-          if (v) wanted.push({ _id: docId(accountId, m, man.w, part), v });
+          if (only && versions[`${m}|${only.split}`]) {
+            // a split month: its part, when that has cells
+            const v = versions[`${m}|${only.split}${only.part}`];
+            if (v)
+              wanted.push({
+                g: `day.all.${only.split}`,
+                _id: docId(accountId, m, man.w, only.part),
+                v,
+              });
+          } else if (versions[m])
+            wanted.push({ g, _id: docId(accountId, m, man.w), v: versions[m] });
         }
       }
-      const contents = await Promise.all(wanted.map((w) => this.readDoc(g, w._id, w.v)));
+      const contents = await Promise.all(wanted.map((w) => this.readDoc(w.g, w._id, w.v)));
       return periodsOf(contents, from, to);
     }
     return periodsOf(
@@ -708,6 +738,7 @@ export class MongoUsageStore implements UsageEventStore {
         );
       // the rebuild slot's manifests list every document
       const manifests = new Map<string, Manifest>();
+      const splitOut: Record<Split, CellDoc[]> = { b: [], k: [] };
       for (const [_id, plan] of plans) {
         const v = newVersion();
         put({
@@ -722,7 +753,13 @@ export class MongoUsageStore implements UsageEventStore {
         const m = manifests.get(plan.accountId) ?? {};
         manifests.set(plan.accountId, m);
         m[docKey(plan.p, plan.part)] = v;
+        if (g === "day.all") {
+          const split = splitDocs(plan.accountId, plan.p, REBUILD_SLOT, plan.add);
+          for (const { split: name, doc } of split.docs) splitOut[name].push(doc);
+          for (const [key, sv] of split.keys) m[key] = sv;
+        }
       }
+      if (g === "day.all") await this.replaceSplits(splitOut);
       for (const [accountId, m] of manifests)
         put({
           _id: manifestId(accountId, REBUILD_SLOT),
@@ -736,6 +773,26 @@ export class MongoUsageStore implements UsageEventStore {
       const all = this.db.collection<CellDoc | ManifestDoc>(cellsCollection(g));
       for (let i = 0; i < ops.length; i += 500)
         await all.bulkWrite(ops.slice(i, i + 500), { ordered: false });
+      for (let i = 0; i < stale.length; i += 1000)
+        await col.deleteMany({ _id: { $in: stale.slice(i, i + 1000) } });
+    }
+  }
+
+  /** A rebuild's split `day.all` documents: every other one of the split collections goes. */
+  private async replaceSplits(docs: Record<Split, CellDoc[]>) {
+    for (const split of ["b", "k"] as const) {
+      const col = this.cellsCol(`day.all.${split}`);
+      const existing = new Set(
+        (await col.find({}, { projection: { _id: 1 } }).toArray()).map((d) => d._id),
+      );
+      const ops: AnyBulkWriteOperation<CellDoc>[] = docs[split].map((doc) =>
+        existing.delete(doc._id)
+          ? { replaceOne: { filter: { _id: doc._id }, replacement: doc } }
+          : { insertOne: { document: doc } },
+      );
+      for (let i = 0; i < ops.length; i += 500)
+        await col.bulkWrite(ops.slice(i, i + 500), { ordered: false });
+      const stale = [...existing];
       for (let i = 0; i < stale.length; i += 1000)
         await col.deleteMany({ _id: { $in: stale.slice(i, i + 1000) } });
     }
@@ -840,7 +897,7 @@ export class MongoUsageStore implements UsageEventStore {
       this.created.add(at);
       this.remember(at, d);
     }
-    if (ok) return written();
+    if (ok) return this.withSplits(g, w, list, written());
     // some document was changed or removed by someone else: redo each from what is stored
     for (const [_id, { accountId, p, part, add }] of list) {
       const at = `${g}|${_id}`;
@@ -856,7 +913,40 @@ export class MongoUsageStore implements UsageEventStore {
       this.remember(at, { v, c });
       versions.set(_id, v);
     }
-    return written();
+    return this.withSplits(g, w, list, written());
+  }
+
+  /**
+   * After `day.all` documents were written: their split documents, derived whole from their
+   * content (see SPLITS), upserted (only this slot writes them), and listed with the rest.
+   */
+  private async withSplits(
+    g: CellGroupName,
+    w: string,
+    list: [string, DocPlan][],
+    written: Written[],
+  ): Promise<Written[]> {
+    if (g !== "day.all") return written;
+    const ops: Record<Split, AnyBulkWriteOperation<CellDoc>[]> = { b: [], k: [] };
+    for (const [_id, { accountId, p }] of list) {
+      const content = this.docs.get(`${g}|${_id}`)?.c;
+      if (!content) continue;
+      const split = splitDocs(accountId, p, w, content);
+      for (const { split: name, doc } of split.docs)
+        ops[name].push({
+          replaceOne: { filter: { _id: doc._id }, replacement: doc, upsert: true },
+        });
+      for (const [key, v] of split.keys) written.push({ accountId, g, key, v });
+    }
+    await Promise.all(
+      (["b", "k"] as const).map(async (name) => {
+        for (let i = 0; i < ops[name].length; i += 500)
+          await this.cellsCol(`day.all.${name}`).bulkWrite(ops[name].slice(i, i + 500), {
+            ordered: false,
+          });
+      }),
+    );
+    return written;
   }
 
   /**
@@ -931,6 +1021,30 @@ export class MongoUsageStore implements UsageEventStore {
   }
 }
 
+/**
+ * The split documents of a `day.all` month's content (none below SPLIT_MIN_CELLS), each with
+ * its manifest key ("YYYY-MM|b3"), plus a marker key per split ("YYYY-MM|b") saying the month
+ * is split (a part without cells has no document).
+ */
+function splitDocs(accountId: string, p: string, w: string, content: StoredDoc) {
+  const docs: { split: Split; doc: CellDoc }[] = [];
+  const keys: [string, string][] = [];
+  for (const split of ["b", "k"] as const) {
+    const parts = splitDoc(split, content);
+    if (!parts) continue;
+    keys.push([`${p}|${split}`, "1"]);
+    for (const [part, c] of parts) {
+      const v = newVersion();
+      docs.push({
+        split,
+        doc: { _id: docId(accountId, p, w, part), accountId, p, w, part, v, c: packDoc(c) },
+      });
+      keys.push([`${p}|${split}${part}`, v]);
+    }
+  }
+  return { docs, keys };
+}
+
 /** A document written: its account, group, key in the manifest and version. */
 interface Written {
   accountId: string;
@@ -982,10 +1096,6 @@ function foldInto(put: Put, cells: CellProjection, daily: Map<string, Map<string
     for (const [view, t, period] of cells.viewPeriods(a)) {
       const stored = storedPeriod(period);
       put(view, accountId, t, stored);
-      if (view === "day.all")
-        for (const split of ["b", "k"] as const)
-          for (const [part, cells] of splitPeriod(split, stored))
-            put(`${view}.${split}` as SplitView, accountId, t, cells, part);
     }
     for (const [day, misses] of a.misses) put("miss", accountId, day, Object.fromEntries(misses));
   }

@@ -75,36 +75,53 @@ describe.skipIf(!mongo.url)(`MongoDB usage store layout ${skipNote(mongo)}`.trim
     await Promise.all([b.close(), c.close()]);
   });
 
-  test("a brand= read fetches only its brand's part of the daily all rollup, with every cell of the brand", async () => {
+  test("a month of many cells is also split by brand and key: filtered reads fetch one part, live and rebuilt", async () => {
     const accountId = newId();
     const s = new Store(db);
     const brands = Array.from({ length: 40 }, (_, i) => `brand-${i}`);
-    await s.append(
-      brands.flatMap((slug, i) =>
-        Array.from({ length: 1 + (i % 3) }, (_, j) =>
-          at(`2025-11-0${1 + j}T10:00:00.000Z`, { accountId, slug, keyId: `k${i % 5}` }),
+    const day = (d: number) => `2025-11-${String(d).padStart(2, "0")}`;
+    // 30 days x 40 brands x 5 keys: 6,000 cells in November; one event in a small December
+    const events = Array.from({ length: 30 }, (_, d) =>
+      brands.flatMap((slug) =>
+        Array.from({ length: 5 }, (_, k) =>
+          at(`${day(d + 1)}T10:00:00.000Z`, { accountId, slug, keyId: `k${k}` }),
         ),
       ),
-    );
-    const parts = await db
-      .collection("usage_view_day_all_b")
-      .find({ accountId }, { projection: { _id: 1 } })
-      .toArray();
-    expect(parts.length).toBeGreaterThan(1);
-    for (const [i, slug] of brands.entries()) {
-      const rows = await s.cells(accountId, "day.all", "2025-11-01", "2025-11-30", { brand: slug });
-      const n = rows.reduce(
-        (sum, r) => sum + [...r.cells.values()].reduce((m, c) => m + c.n, 0),
-        0,
-      );
-      expect(n).toBe(1 + (i % 3));
-    }
-    const byKey = await s.cells(accountId, "day.all", "2025-11-01", "2025-11-30", { key: "k2" });
+    ).flat();
+    events.push(at("2025-12-02T10:00:00.000Z", { accountId, slug: "brand-1", keyId: "k2" }));
+    await s.append(events);
+    const parts = async (c: string) =>
+      (await db.collection(c).find({ accountId, p: "2025-11" }).toArray()).length;
+    expect(await parts("usage_view_day_all_b")).toBe(8);
+    expect(await parts("usage_view_day_all_k")).toBe(4);
     expect(
-      byKey.reduce((sum, r) => sum + [...r.cells.values()].reduce((m, c) => m + c.n, 0), 0),
-    ).toBe(brands.reduce((n, _, i) => n + (i % 5 === 2 ? 1 + (i % 3) : 0), 0));
+      await db.collection("usage_view_day_all_b").countDocuments({ accountId, p: "2025-12" }),
+    ).toBe(0);
+    const total = (rows: { cells: Map<string, { n: number }> }[]) =>
+      rows.reduce((sum, r) => sum + [...r.cells.values()].reduce((m, c) => m + c.n, 0), 0);
+    const check = async (store: MongoUsageStore) => {
+      for (const slug of brands)
+        expect(
+          total(
+            await store.cells(accountId, "day.all", "2025-11-01", "2025-12-31", { brand: slug }),
+          ),
+        ).toBe(slug === "brand-1" ? 151 : 150);
+      expect(
+        total(await store.cells(accountId, "day.all", "2025-11-01", "2025-12-31", { key: "k2" })),
+      ).toBe(1201);
+      expect(
+        total(
+          await store.cells(accountId, "day.all", "2025-11-01", "2025-12-31", { brand: "none" }),
+        ),
+      ).toBe(0);
+    };
+    await check(s);
+    await check(new Store(db));
+    await s.rebuildDaily();
+    expect(await parts("usage_view_day_all_b")).toBe(8);
+    await check(new Store(db));
     await s.close();
-  });
+  }, 60_000);
 
   test("rebuild carries usage_daily rows and view documents of an earlier layout over, then reads them by _id", async () => {
     const accountId = newId();
