@@ -57,8 +57,8 @@ interface CellDoc {
 }
 
 /**
- * A writer slot's list of its documents of one account in one group's collection (`_id`
- * "accountId|m|slot"): `m` is the JSON of document key (month, or month|part) → version. Its
+ * A writer slot's list of its documents of one account and group (`usage_manifest_<group>`,
+ * `_id` "accountId|m|slot"): `m` is the JSON of document key (month, or month|part) → version. Its
  * writer rewrites it after the documents of each batch, so a read fetches the manifests (one
  * per slot), then only documents that exist, and none whose version it holds already.
  */
@@ -114,6 +114,12 @@ const GROUPS: CellGroupName[] = [...VIEWS, "miss", "daily"];
 /** The collection of a group's documents: usage_view_day_bs, ..., usage_view_miss, usage_daily. */
 const cellsCollection = (g: CellGroupName) =>
   g === "daily" ? "usage_daily" : `usage_view_${g.replaceAll(".", "_")}`;
+
+/**
+ * The collection of a group's manifests (usage_manifest_day_bs, ...): apart from the documents,
+ * so a manifest lookup scans (on FerretDB v1) one small row per account and slot.
+ */
+const manifestCollection = (g: CellGroupName) => `usage_manifest_${g.replaceAll(".", "_")}`;
 
 /** The part (of SPLITS[split].parts) a brand or key value goes to: FNV-1a of its text. */
 function partOf(split: Split, value: string | null): number {
@@ -306,7 +312,7 @@ export class MongoUsageStore implements UsageEventStore {
     return this.db.collection<EventDoc>("usage_events");
   }
   private manifestCol(g: CellGroupName) {
-    return this.db.collection<ManifestDoc>(cellsCollection(g));
+    return this.db.collection<ManifestDoc>(manifestCollection(g));
   }
   private get writers() {
     return this.db.collection<SlotDoc>("usage_writers");
@@ -729,8 +735,8 @@ export class MongoUsageStore implements UsageEventStore {
           if (t < oldest)
             planAdd(plans, d.accountId, t, REBUILD_SLOT, doc[t] as StoredDoc[string], part);
       }
-      const ops: AnyBulkWriteOperation<CellDoc | ManifestDoc>[] = [];
-      const put = (doc: CellDoc | ManifestDoc) =>
+      const ops: AnyBulkWriteOperation<CellDoc>[] = [];
+      const put = (doc: CellDoc) =>
         ops.push(
           existing.delete(doc._id)
             ? { replaceOne: { filter: { _id: doc._id }, replacement: doc } }
@@ -760,22 +766,39 @@ export class MongoUsageStore implements UsageEventStore {
         }
       }
       if (g === "day.all") await this.replaceSplits(splitOut);
-      for (const [accountId, m] of manifests)
-        put({
-          _id: manifestId(accountId, REBUILD_SLOT),
-          accountId,
-          w: REBUILD_SLOT,
-          v: newVersion(),
-          m: JSON.stringify(m),
-        });
-      // every other document and manifest goes
+      // every other document goes
       const stale = [...existing];
-      const all = this.db.collection<CellDoc | ManifestDoc>(cellsCollection(g));
       for (let i = 0; i < ops.length; i += 500)
-        await all.bulkWrite(ops.slice(i, i + 500), { ordered: false });
+        await col.bulkWrite(ops.slice(i, i + 500), { ordered: false });
       for (let i = 0; i < stale.length; i += 1000)
         await col.deleteMany({ _id: { $in: stale.slice(i, i + 1000) } });
+      await this.replaceManifests(g, manifests);
     }
+  }
+
+  /** A rebuild's manifests of group `g` (of its slot): every other manifest goes. */
+  private async replaceManifests(g: CellGroupName, manifests: Map<string, Manifest>) {
+    const col = this.manifestCol(g);
+    const existing = new Set(
+      (await col.find({}, { projection: { _id: 1 } }).toArray()).map((d) => d._id),
+    );
+    const ops: AnyBulkWriteOperation<ManifestDoc>[] = [...manifests].map(([accountId, m]) => {
+      const doc: ManifestDoc = {
+        _id: manifestId(accountId, REBUILD_SLOT),
+        accountId,
+        w: REBUILD_SLOT,
+        v: newVersion(),
+        m: JSON.stringify(m),
+      };
+      return existing.delete(doc._id)
+        ? { replaceOne: { filter: { _id: doc._id }, replacement: doc } }
+        : { insertOne: { document: doc } };
+    });
+    for (let i = 0; i < ops.length; i += 500)
+      await col.bulkWrite(ops.slice(i, i + 500), { ordered: false });
+    const stale = [...existing];
+    for (let i = 0; i < stale.length; i += 1000)
+      await col.deleteMany({ _id: { $in: stale.slice(i, i + 1000) } });
   }
 
   /** A rebuild's split `day.all` documents: every other one of the split collections goes. */
