@@ -1,6 +1,12 @@
 import { randomBytes } from "node:crypto";
 import { deflateRawSync, inflateRawSync } from "node:zlib";
-import { type AnyBulkWriteOperation, Binary, type Db, MongoBulkWriteError } from "mongodb";
+import {
+  type AnyBulkWriteOperation,
+  Binary,
+  type Collection,
+  type Db,
+  MongoBulkWriteError,
+} from "mongodb";
 import { newId } from "../../platform/ids";
 import { log } from "../../platform/log";
 import type { Bucket } from "../../quota/limits";
@@ -901,21 +907,11 @@ export class MongoUsageStore implements UsageEventStore {
       mergeStored(c, add);
       const v = newVersion();
       const doc: CellDoc = { _id, accountId, p, w, ...partField(part), v, c: packDoc(c) };
-      ops.push(
-        had
-          ? { replaceOne: { filter: { _id, v: had.v }, replacement: doc } }
-          : { insertOne: { document: doc } },
-      );
+      ops.push(versionedWrite(doc, had?.v));
       done.push([at, { v, c }]);
       versions.set(_id, v);
     }
-    let ok = false;
-    try {
-      const r = await col.bulkWrite(ops, { ordered: false });
-      ok = r.insertedCount + r.matchedCount === ops.length;
-    } catch (err) {
-      if (!(err instanceof MongoBulkWriteError)) throw err;
-    }
+    const ok = await allWritten(col, ops);
     for (const [at, d] of done) {
       this.created.add(at);
       this.remember(at, d);
@@ -1002,21 +998,11 @@ export class MongoUsageStore implements UsageEventStore {
       add(m, list);
       const v = newVersion();
       const doc: ManifestDoc = { _id, accountId, w, v, m: JSON.stringify(m) };
-      ops.push(
-        had
-          ? { replaceOne: { filter: { _id, v: had.v }, replacement: doc } }
-          : { insertOne: { document: doc } },
-      );
+      ops.push(versionedWrite(doc, had?.v));
       this.manifests.set(at, { v, m });
       this.manifestMade.add(at);
     }
-    let ok = false;
-    try {
-      const r = await col.bulkWrite(ops, { ordered: false });
-      ok = r.insertedCount + r.matchedCount === ops.length;
-    } catch (err) {
-      if (!(err instanceof MongoBulkWriteError)) throw err;
-    }
+    const ok = await allWritten(col, ops);
     if (ok) return;
     for (const [accountId, list] of entries) {
       const _id = manifestId(accountId, w);
@@ -1074,6 +1060,30 @@ interface Written {
   g: CellGroupName;
   key: string;
   v: string;
+}
+
+/**
+ * The write of a whole document by its one writer: an insert, or a replace of the version it
+ * last wrote (so a change by someone else meanwhile, a rebuild, makes it miss).
+ */
+function versionedWrite<T extends { _id: string }>(doc: T, had?: string): AnyBulkWriteOperation<T> {
+  return had === undefined
+    ? { insertOne: { document: doc } as never }
+    : { replaceOne: { filter: { _id: doc._id, v: had } as never, replacement: doc as never } };
+}
+
+/** Run the writes; true when every one inserted or matched its document. */
+async function allWritten<T extends { _id: string }>(
+  col: Collection<T>,
+  ops: AnyBulkWriteOperation<T>[],
+): Promise<boolean> {
+  try {
+    const r = await col.bulkWrite(ops, { ordered: false });
+    return r.insertedCount + r.matchedCount === ops.length;
+  } catch (err) {
+    if (!(err instanceof MongoBulkWriteError)) throw err;
+    return false;
+  }
 }
 
 /** What a batch (or a rebuild) adds to one document. */

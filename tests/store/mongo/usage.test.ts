@@ -32,6 +32,16 @@ describe.skipIf(!mongo.url)(`MongoDB usage store layout ${skipNote(mongo)}`.trim
   });
 
   const at = (ts: string, over: Partial<UsageEvent> = {}) => event({ ts, ...over });
+  /** the `_id`s of an account's usage_daily documents, sorted */
+  const dailyIds = async (accountId: string) =>
+    (
+      await db
+        .collection<{ _id: string }>("usage_daily")
+        .find({ accountId, p: { $exists: true } })
+        .toArray()
+    )
+      .map((d) => d._id)
+      .sort();
 
   test("processes hold one writer slot each; a released slot is taken over and its counts kept", async () => {
     const accountId = newId();
@@ -42,13 +52,7 @@ describe.skipIf(!mongo.url)(`MongoDB usage store layout ${skipNote(mongo)}`.trim
     const slots = await db.collection<{ _id: string }>("usage_writers").find({}).toArray();
     expect(slots.map((s) => s._id).sort()).toEqual(["0", "1"]);
     // each slot's documents of the month, by exact `_id`
-    const ids = (
-      await db
-        .collection<{ _id: string }>("usage_daily")
-        .find({ accountId, p: { $exists: true } })
-        .toArray()
-    ).map((d) => d._id);
-    expect(ids.sort()).toEqual([`${accountId}|2025-10|0`, `${accountId}|2025-10|1`]);
+    expect(await dailyIds(accountId)).toEqual([`${accountId}|2025-10|0`, `${accountId}|2025-10|1`]);
 
     // a stops; c takes its slot over and adds to its documents
     await a.close();
@@ -158,13 +162,7 @@ describe.skipIf(!mongo.url)(`MongoDB usage store layout ${skipNote(mongo)}`.trim
       new Map([["slug:gone", 3]]),
     );
     // one document per group and month, all of the rebuild's slot
-    const ids = (
-      await db
-        .collection<{ _id: string }>("usage_daily")
-        .find({ accountId, p: { $exists: true } })
-        .toArray()
-    ).map((d) => d._id);
-    expect(ids.sort()).toEqual([`${accountId}|2024-01|r`, `${accountId}|2025-12|r`]);
+    expect(await dailyIds(accountId)).toEqual([`${accountId}|2024-01|r`, `${accountId}|2025-12|r`]);
     // idempotent
     await s.rebuildDaily();
     expect(await new Store(db).daily(accountId, "2024-01-01", "2025-12-31")).toHaveLength(2);
