@@ -895,11 +895,21 @@ export class MongoUsageStore implements UsageEventStore {
     const versions = new Map<string, string>();
     const ops: AnyBulkWriteOperation<CellDoc>[] = [];
     const done: [string, { v: string; c: StoredDoc }][] = [];
+    // documents that may be stored but are not cached are read back, in one query
+    const stored = await readBack(
+      col,
+      list
+        .map(([_id]) => _id)
+        .filter((_id) => {
+          const at = `${g}|${_id}`;
+          return !this.docs.has(at) && (this.created.has(at) || this.inherited);
+        }),
+    );
     for (const [_id, { accountId, p, part, add }] of list) {
       const at = `${g}|${_id}`;
       let had = this.docs.get(at);
-      if (!had && (this.created.has(at) || this.inherited)) {
-        const d = await col.findOne({ _id });
+      if (!had) {
+        const d = stored.get(_id);
         had = d ? { v: d.v, c: unpackDoc(d.c) } : undefined;
       }
       // the cached content is updated in place: a failed write is redone from the stored one
@@ -986,12 +996,21 @@ export class MongoUsageStore implements UsageEventStore {
     };
     const ops: AnyBulkWriteOperation<ManifestDoc>[] = [];
     const entries = [...byAccount];
+    const stored = await readBack(
+      col,
+      entries
+        .filter(([accountId]) => {
+          const at = `${g}|${accountId}`;
+          return !this.manifests.has(at) && (this.manifestMade.has(at) || this.inherited);
+        })
+        .map(([accountId]) => manifestId(accountId, w)),
+    );
     for (const [accountId, list] of entries) {
       const _id = manifestId(accountId, w);
       const at = `${g}|${accountId}`;
       let had = this.manifests.get(at);
-      if (!had && (this.manifestMade.has(at) || this.inherited)) {
-        const d = await col.findOne({ _id });
+      if (!had) {
+        const d = stored.get(_id);
         had = d ? { v: d.v, m: JSON.parse(d.m) as Manifest } : undefined;
       }
       const m: Manifest = had ? had.m : {};
@@ -1070,6 +1089,20 @@ function versionedWrite<T extends { _id: string }>(doc: T, had?: string): AnyBul
   return had === undefined
     ? { insertOne: { document: doc } as never }
     : { replaceOne: { filter: { _id: doc._id, v: had } as never, replacement: doc as never } };
+}
+
+/**
+ * The stored documents of `ids` (by `_id`): one `$in` query (FerretDB v1 decodes the
+ * collection once for it, where each `_id` lookup would scan it), none for no ids.
+ */
+async function readBack<T extends { _id: string }>(
+  col: Collection<T>,
+  ids: string[],
+): Promise<Map<string, T>> {
+  const out = new Map<string, T>();
+  if (ids.length === 0) return out;
+  for (const d of await col.find({ _id: { $in: ids } } as never).toArray()) out.set(d._id, d as T);
+  return out;
 }
 
 /** Run the writes; true when every one inserted or matched its document. */
