@@ -82,7 +82,6 @@ const manifestId = (accountId: string, slot: string) => `${accountId}|m|${slot}`
 const newVersion = () => randomBytes(6).toString("base64url");
 
 /** The key of a document in its manifest. */
-const docKey = (month: string, part?: number) => (part === undefined ? month : `${month}|${part}`);
 
 /** A usage_daily row of earlier versions (one per account, day, bucket and writer). */
 type LegacyDailyDoc = DailyRow & { _id: string };
@@ -710,8 +709,8 @@ export class MongoUsageStore implements UsageEventStore {
     this.manifestMade.clear();
     const built = new Map<CellGroupName, Map<string, DocPlan>>(GROUPS.map((g) => [g, new Map()]));
     foldInto(
-      (g, accountId, t, add, part) =>
-        planAdd(built.get(g) as Map<string, DocPlan>, accountId, t, REBUILD_SLOT, add, part),
+      (g, accountId, t, add) =>
+        planAdd(built.get(g) as Map<string, DocPlan>, accountId, t, REBUILD_SLOT, add),
       cells,
       daily,
     );
@@ -736,10 +735,8 @@ export class MongoUsageStore implements UsageEventStore {
         }
         if (d.c === undefined) continue;
         const doc = unpackDoc(d.c);
-        const part = d.part;
         for (const t in doc)
-          if (t < oldest)
-            planAdd(plans, d.accountId, t, REBUILD_SLOT, doc[t] as StoredDoc[string], part);
+          if (t < oldest) planAdd(plans, d.accountId, t, REBUILD_SLOT, doc[t] as StoredDoc[string]);
       }
       const ops: AnyBulkWriteOperation<CellDoc>[] = [];
       const put = (doc: CellDoc) =>
@@ -757,14 +754,13 @@ export class MongoUsageStore implements UsageEventStore {
           _id,
           accountId: plan.accountId,
           p: plan.p,
-          ...partField(plan.part),
           w: REBUILD_SLOT,
           v,
           c: packDoc(plan.add),
         });
         const m = manifests.get(plan.accountId) ?? {};
         manifests.set(plan.accountId, m);
-        m[docKey(plan.p, plan.part)] = v;
+        m[plan.p] = v;
         if (g === "day.all") {
           const split = splitDocs(plan.accountId, plan.p, REBUILD_SLOT, plan.add);
           for (const { split: name, doc } of split.docs) splitOut[name].push(doc);
@@ -842,13 +838,13 @@ export class MongoUsageStore implements UsageEventStore {
       const delta = new CellProjection();
       delta.addAll(events);
       foldInto(
-        (g, accountId, t, add, part) => {
+        (g, accountId, t, add) => {
           let docs = plans.get(g);
           if (!docs) {
             docs = new Map();
             plans.set(g, docs);
           }
-          planAdd(docs, accountId, t, slot, add, part);
+          planAdd(docs, accountId, t, slot, add);
         },
         delta,
         daily,
@@ -886,10 +882,10 @@ export class MongoUsageStore implements UsageEventStore {
   ): Promise<Written[]> {
     const col = this.cellsCol(g);
     const written = (): Written[] =>
-      list.map(([_id, { accountId, p, part }]) => ({
+      list.map(([_id, { accountId, p }]) => ({
         accountId,
         g,
-        key: docKey(p, part),
+        key: p,
         v: versions.get(_id) as string,
       }));
     const versions = new Map<string, string>();
@@ -905,7 +901,7 @@ export class MongoUsageStore implements UsageEventStore {
           return !this.docs.has(at) && (this.created.has(at) || this.inherited);
         }),
     );
-    for (const [_id, { accountId, p, part, add }] of list) {
+    for (const [_id, { accountId, p, add }] of list) {
       const at = `${g}|${_id}`;
       let had = this.docs.get(at);
       if (!had) {
@@ -916,7 +912,7 @@ export class MongoUsageStore implements UsageEventStore {
       const c: StoredDoc = had ? had.c : {};
       mergeStored(c, add);
       const v = newVersion();
-      const doc: CellDoc = { _id, accountId, p, w, ...partField(part), v, c: packDoc(c) };
+      const doc: CellDoc = { _id, accountId, p, w, v, c: packDoc(c) };
       ops.push(versionedWrite(doc, had?.v));
       done.push([at, { v, c }]);
       versions.set(_id, v);
@@ -928,7 +924,7 @@ export class MongoUsageStore implements UsageEventStore {
     }
     if (ok) return this.withSplits(g, w, list, written());
     // some document was changed or removed by someone else: redo each from what is stored
-    for (const [_id, { accountId, p, part, add }] of list) {
+    for (const [_id, { accountId, p, add }] of list) {
       const at = `${g}|${_id}`;
       const mine = this.docs.get(at);
       const d = await col.findOne({ _id });
@@ -936,7 +932,7 @@ export class MongoUsageStore implements UsageEventStore {
       const c: StoredDoc = d ? unpackDoc(d.c) : {};
       mergeStored(c, add);
       const v = newVersion();
-      const doc: CellDoc = { _id, accountId, p, w, ...partField(part), v, c: packDoc(c) };
+      const doc: CellDoc = { _id, accountId, p, w, v, c: packDoc(c) };
       if (d) await col.replaceOne({ _id }, doc);
       else await col.insertOne(doc);
       this.remember(at, { v, c });
@@ -1123,38 +1119,28 @@ async function allWritten<T extends { _id: string }>(
 interface DocPlan {
   accountId: string;
   p: string;
-  part?: number;
   add: StoredDoc;
 }
 
-/** Add period `t`'s content to the plan of its document (account, month, slot, split part). */
+/** Add period `t`'s content to the plan of its document (account, month, slot). */
 function planAdd(
   plans: Map<string, DocPlan>,
   accountId: string,
   t: string,
   slot: string,
   add: StoredDoc[string],
-  part?: number,
 ) {
   const p = docPeriod(t);
-  const _id = docId(accountId, p, slot, part);
+  const _id = docId(accountId, p, slot);
   let d = plans.get(_id);
   if (!d) {
-    d = part === undefined ? { accountId, p, add: {} } : { accountId, p, part, add: {} };
+    d = { accountId, p, add: {} };
     plans.set(_id, d);
   }
   mergeStored(d.add, { [t]: add });
 }
 
-const partField = (part: number | undefined) => (part === undefined ? {} : { part });
-
-type Put = (
-  g: CellGroupName,
-  accountId: string,
-  t: string,
-  add: StoredDoc[string],
-  part?: number,
-) => void;
+type Put = (g: CellGroupName, accountId: string, t: string, add: StoredDoc[string]) => void;
 
 /** Hand every group's content of cells and usage_daily sums to `put`, per document period. */
 function foldInto(put: Put, cells: CellProjection, daily: Map<string, Map<string, StoredPeriod>>) {
