@@ -96,13 +96,14 @@ export async function openMongoStore(
       reason: (err as Error).message,
     });
   }
+  const usage = new MongoUsageStore(db);
   return {
     kind: "mongodb",
     accounts: new MongoAccountStore(db),
     tokens: new MongoTokenStore(db),
     catalog,
     enrichment: new MongoEnrichmentStore(db),
-    usage: new MongoUsageStore(db),
+    usage,
     billing: new MongoBillingStore(db),
     visitors: new MongoVisitorStore(db),
     ping: async () => {
@@ -113,7 +114,10 @@ export async function openMongoStore(
         return false;
       }
     },
-    close: () => client.close(),
+    close: async () => {
+      await usage.close(); // gives up its usage writer slot
+      await client.close();
+    },
   };
 }
 

@@ -1,17 +1,27 @@
-import { type AnyBulkWriteOperation, type Db, MongoBulkWriteError } from "mongodb";
+import { randomBytes } from "node:crypto";
+import { deflateRawSync, inflateRawSync } from "node:zlib";
+import {
+  type AnyBulkWriteOperation,
+  Binary,
+  type Collection,
+  type Db,
+  MongoBulkWriteError,
+} from "mongodb";
 import { newId } from "../../platform/ids";
 import { log } from "../../platform/log";
+import type { Bucket } from "../../quota/limits";
 import {
   type Cell,
   type CellHint,
   CellProjection,
+  groupOf,
   hintFilter,
   type PeriodCells,
   type PeriodRow,
   VIEWS,
   type View,
 } from "../../usage/analytics/cells";
-import { countInto, zeroCounts } from "../../usage/daily";
+import { countInto } from "../../usage/daily";
 import type {
   DailyCounts,
   DailyRow,
@@ -19,59 +29,197 @@ import type {
   UsageEvent,
   UsageEventStore,
 } from "../../usage/port";
-import { DUPLICATE_KEY } from "./errors";
+import { DUPLICATE_KEY, isDuplicate } from "./errors";
 import { ensureIndexes } from "./indexes";
 
 type EventDoc = UsageEvent & { _id: string };
-/**
- * A usage_daily row: the counts one writer folded for an account, day and bucket. `_id` is
- * "accountId|day|bucket|writer" (see dailyId); a rebuild writes one row without a writer.
- */
-type DailyDoc = DailyRow & { _id: string; writer?: string };
 
 /**
- * The usage_daily key of an account, day and bucket. A string `_id` makes the projection's
- * upserts point writes on MongoDB and on FerretDB (whose SQLite backend pushes down only a
- * filter on a string `_id`).
- */
-const dailyId = (r: { accountId: string; day: string; bucket: string }, writer?: string) =>
-  `${r.accountId}|${r.day}|${r.bucket}${writer ? `|${writer}` : ""}`;
-
-/**
- * A document of one writer's analytics cells of one account and view over a stretch of periods
- * (`p`: a third of a month, "YYYY-MM-1|2|3"; see docPeriod), or of its miss counts. `_id` is "accountId|p|writer". The cells are
- * one JSON text (`c`: period → cell key → [requests, errors, rateLimited, bin, n, bin, n, ...];
- * misses: day → miss → count), rewritten whole by its one writer, which keeps its documents in
- * memory (`v` changes at every write, so a document changed by a rebuild meanwhile is noticed).
- * FerretDB v1 (SQLite) pushes only an `_id` equality down and rebuilds every other document of
- * the collection from JSON for any other filter, at a cost per document more than per byte:
- * one view per collection, few documents (37 per account, writer and year, whatever the
- * view), one string field each instead of thousands of nested numbers.
+ * A document of one writer slot's analytics cells of one account and view over one month, its
+ * miss counts, or its usage_daily counts. `_id` is "accountId|YYYY-MM|slot" (see docId), so a
+ * read computes the `_id`s of the months it needs from the account and the writer registry and
+ * fetches each by exact `_id`: FerretDB v1 (SQLite) hands SQLite only an `_id` equality and
+ * decodes every document of the collection in Go for any other filter, so a filter costs the
+ * whole collection, an `_id` equality only a SQLite scan of its rows (about 1 ns per byte).
+ * The content is one deflated JSON text (`c`): cells, period → cell key → [requests, errors,
+ * rateLimited, bin, n, bin, n, ...]; misses, day → miss → count; daily, day → bucket →
+ * [requests, errors, rateLimited]. Few bytes: FerretDB spends about 30 ns per byte it returns.
+ * Its one writer rewrites it whole per batch and keeps it in memory (`v` changes at every write,
+ * so a document changed by a rebuild meanwhile is noticed).
  */
 interface CellDoc {
   _id: string;
   accountId: string;
+  /** the month, YYYY-MM */
   p: string;
+  /** the writer slot */
   w: string;
+  /** the split part (`*.all.b`, `*.all.k` documents) */
+  part?: number;
   /** a new id at every write */
   v: string;
-  c: string;
+  /** deflated JSON (a plain JSON text in documents of earlier versions) */
+  c: Binary | string;
+}
+
+/**
+ * A writer slot's list of its documents of one account and group (`usage_manifest_<group>`,
+ * `_id` "accountId|m|slot"): `m` is the JSON of document key (month, or month|part) → version. Its
+ * writer rewrites it after the documents of each batch, so a read fetches the manifests (one
+ * per slot), then only documents that exist, and none whose version it holds already.
+ */
+interface ManifestDoc {
+  _id: string;
+  accountId: string;
+  w: string;
+  v: string;
+  m: string;
+}
+/** document key → version */
+type Manifest = Record<string, string>;
+const manifestId = (accountId: string, slot: string) => `${accountId}|m|${slot}`;
+/** A document version: random, short (manifests list many). */
+const newVersion = () => randomBytes(6).toString("base64url");
+
+/** The key of a document in its manifest. */
+
+/** A usage_daily row of earlier versions (one per account, day, bucket and writer). */
+type LegacyDailyDoc = DailyRow & { _id: string };
+
+/** A writer slot: held by one process at a time, renewed while it runs. */
+interface SlotDoc {
+  _id: string;
+  /** the process holding it */
+  w: string;
+  /** epoch ms the hold ends unless renewed */
+  until: number;
 }
 
 /** A period's cells as stored: cell key → [n, e, r, bin, count, ...]. */
 type StoredPeriod = Record<string, number[]>;
-/** A document's content: period → cells, or day → miss → count. */
+/** A document's content: period → cells, day → miss → count, or day → bucket → counts. */
 type StoredDoc = Record<string, StoredPeriod | Record<string, number>>;
 
-type CellGroupName = View | "miss";
+/**
+ * A month's document of the daily `all` rollup with at least SPLIT_MIN_CELLS cells is also
+ * written split by a hash of the cell's brand (`day.all.b`, 8 parts) and of its key
+ * (`day.all.k`, 4 parts), derived whole from it at each write, and listed in the `day.all`
+ * manifest as "YYYY-MM|b3", so a `brand=` or `key=` read of a year fetches only the part its
+ * value hashes to. Smaller months are read whole (few cells), and their accounts add no
+ * documents to the split collections. (An hourly read spans at most 7 days: one or two months.)
+ */
+const SPLITS = { b: { field: "brand", parts: 8 }, k: { field: "key", parts: 4 } } as const;
+type Split = keyof typeof SPLITS;
+type SplitView = `day.all.${Split}`;
+const SPLIT_MIN_CELLS = 4000;
 
-/** The collection of a view's documents (usage_view_day_bs, ...) or of the misses. */
-const cellsCollection = (g: CellGroupName) => `usage_view_${g.replace(".", "_")}`;
+type CellGroupName = View | SplitView | "miss" | "daily";
+const GROUPS: CellGroupName[] = [...VIEWS, "miss", "daily"];
 
-/** The document period of a day or hour: a third of its month. */
-function docPeriod(t: string): string {
-  const d = Number(t.slice(8, 10));
-  return `${t.slice(0, 7)}-${d <= 10 ? 1 : d <= 20 ? 2 : 3}`;
+/** The collection of a group's documents: usage_view_day_bs, ..., usage_view_miss, usage_daily. */
+const cellsCollection = (g: CellGroupName) =>
+  g === "daily" ? "usage_daily" : `usage_view_${g.replaceAll(".", "_")}`;
+
+/**
+ * The collection of a group's manifests (usage_manifest_day_bs, ...): apart from the documents,
+ * so a manifest lookup scans (on FerretDB v1) one small row per account and slot.
+ */
+const manifestCollection = (g: CellGroupName) => `usage_manifest_${g.replaceAll(".", "_")}`;
+
+/** The part (of SPLITS[split].parts) a brand or key value goes to: FNV-1a of its text. */
+function partOf(split: Split, value: string | null): number {
+  const text = value ?? "\u0000";
+  let h = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193);
+  return (h >>> 0) % SPLITS[split].parts;
+}
+
+/**
+ * A `day.all` month's content split by brand or key part (part → content), or null when it has
+ * fewer than SPLIT_MIN_CELLS cells.
+ */
+function splitDoc(split: Split, content: StoredDoc): Map<number, StoredDoc> | null {
+  let cells = 0;
+  for (const t in content) cells += Object.keys(content[t] as StoredPeriod).length;
+  if (cells < SPLIT_MIN_CELLS) return null;
+  const out = new Map<number, StoredDoc>();
+  const field = SPLITS[split].field;
+  const partOfKey = new Map<string, number>();
+  for (const t in content) {
+    const period = content[t] as StoredPeriod;
+    for (const k in period) {
+      let part = partOfKey.get(k);
+      if (part === undefined) {
+        const g = groupOf("all", k);
+        part = partOf(split, (g[field] as string | null | undefined) ?? null);
+        partOfKey.set(k, part);
+      }
+      let doc = out.get(part);
+      if (!doc) {
+        doc = {};
+        out.set(part, doc);
+      }
+      doc[t] ??= {};
+      (doc[t] as StoredPeriod)[k] = period[k] as number[];
+    }
+  }
+  return out;
+}
+
+/** The document period (month) of a day or hour. */
+const docPeriod = (t: string): string => t.slice(0, 7);
+
+/** The `_id` of a writer slot's document of an account and month (and split part). */
+const docId = (accountId: string, month: string, slot: string, part?: number) =>
+  `${accountId}|${month}|${slot}${part === undefined ? "" : `|${part}`}`;
+
+/** The months from..to (days or hours). */
+function monthsOf(from: string, to: string): string[] {
+  const out: string[] = [];
+  let y = Number(from.slice(0, 4));
+  let m = Number(from.slice(5, 7));
+  const last = docPeriod(to);
+  for (;;) {
+    const month = `${y}-${String(m).padStart(2, "0")}`;
+    if (month > last) return out;
+    out.push(month);
+    if (++m > 12) {
+      m = 1;
+      y++;
+    }
+  }
+}
+
+/** documents (as JSON characters) a reader keeps decoded, the least recently used going first */
+const READ_CACHE_CHARS = 32 * 1024 * 1024;
+
+const packDoc = (c: StoredDoc): Binary =>
+  new Binary(deflateRawSync(JSON.stringify(c), { level: 1 }));
+const unpackText = (c: Binary | string): string =>
+  typeof c === "string" ? c : inflateRawSync(c.buffer).toString();
+const unpackDoc = (c: Binary | string): StoredDoc => JSON.parse(unpackText(c)) as StoredDoc;
+
+/** A document's content as read: period → cells (views), or as stored (misses, daily). */
+type ReadContent = Record<string, PeriodCells | StoredPeriod | Record<string, number>>;
+
+/** A view document's periods as cells. */
+function asCells(stored: Record<string, StoredPeriod>): ReadContent {
+  const out: ReadContent = {};
+  for (const t in stored) {
+    const cells: PeriodCells = new Map();
+    const period = stored[t] as StoredPeriod;
+    for (const k in period) cells.set(k, cellOf(period[k] as number[]));
+    out[t] = cells;
+  }
+  return out;
+}
+
+/** The periods from..to of documents' contents, one entry per document and period. */
+function periodsOf(contents: (ReadContent | null)[], from: string, to: string) {
+  const out: [string, ReadContent[string]][] = [];
+  for (const doc of contents)
+    if (doc) for (const t in doc) if (t >= from && t <= to) out.push([t, doc[t] as StoredPeriod]);
+  return out;
 }
 
 /** Cells of a period in the stored form. */
@@ -125,32 +273,54 @@ const CACHED_DOCS = 20_000;
 /** The unique index of earlier versions (one row per account, day and bucket). */
 const OLD_UNIQUE_INDEX = "account_day_bucket";
 
+/** How long a writer slot stays held without renewal, and how often its holder renews it. */
+const SLOT_LEASE_MS = 10 * 60_000;
+const SLOT_RENEW_MS = 60_000;
+/** The slot of the documents `projections rebuild` writes (never held by a process). */
+const REBUILD_SLOT = "r";
+
 /**
  * MongoDB usage store.
  *  - `usage_events`: the append-only log. `_id` is the event id (UUIDv7), so the id is unique
  *    and a replayed event is a duplicate-key error that is ignored. Index `day` serves the
  *    per-day reads (counter rebuild).
- *  - `usage_daily`: the projection. Each process folds the events it inserted into rows of its
- *    own (`_id` "accountId|day|bucket|writer", `$inc`, one batch at a time), and `daily()` sums
- *    an account's rows per day and bucket (index `account_day_bucket_rows`). No two instances
- *    ever update one row, so none loses the other's counts where updates are not atomic
- *    (FerretDB v1 reads, then writes: concurrent `$inc`s on one document lose increments).
+ *  - `usage_daily` and `usage_view_*`: the projections, documents per account, month and
+ *    writer slot (see CellDoc). A process writes only the documents of the slot it holds
+ *    (`usage_writers`: "0", "1", ..., one per process running at once, taken over once its
+ *    holder stopped or stopped renewing it), so no two processes ever write one document and
+ *    none loses the other's counts where updates are not atomic (FerretDB v1 reads, then
+ *    writes). A read sums every slot's documents of the months it needs, fetched by `_id`.
  */
 export class MongoUsageStore implements UsageEventStore {
-  /** this process's rows in usage_daily and its analytics documents */
+  /** this process, as holder of its writer slot */
   private readonly writer = newId();
-  /** this writer's analytics documents (collection|_id → content and version), oldest first */
+  /** the slot this process writes (claimed on its first write) */
+  private slot: Promise<string> | null = null;
+  /** the slot was held before: its documents may exist without this process having made them */
+  private inherited = false;
+  private renewal: ReturnType<typeof setInterval> | null = null;
+  /** this writer's documents (collection|_id → content and version), oldest first */
   private docs = new Map<string, { v: string; c: StoredDoc }>();
-  /** collection|_id of every analytics document this writer created */
+  /** collection|_id of every document this writer created */
   private created = new Set<string>();
+  /** this writer's manifests (group|accountId → content and version) */
+  private manifests = new Map<string, { v: string; m: Manifest }>();
+  /** group|accountId of every manifest this writer created */
+  private manifestMade = new Set<string>();
+  /** documents read (collection|_id → version, content, size in JSON characters) */
+  private readCache = new Map<string, { v: string; doc: ReadContent; chars: number }>();
+  private readCacheChars = 0;
 
   constructor(private db: Db) {}
 
   private get events() {
     return this.db.collection<EventDoc>("usage_events");
   }
-  private get dailyCol() {
-    return this.db.collection<DailyDoc>("usage_daily");
+  private manifestCol(g: CellGroupName) {
+    return this.db.collection<ManifestDoc>(manifestCollection(g));
+  }
+  private get writers() {
+    return this.db.collection<SlotDoc>("usage_writers");
   }
   private cellsCol(g: CellGroupName) {
     return this.db.collection<CellDoc>(cellsCollection(g));
@@ -161,20 +331,108 @@ export class MongoUsageStore implements UsageEventStore {
       { key: { day: 1 }, name: "day" },
       { key: { accountId: 1, _id: 1 }, name: "account_id" },
     ]);
-    for (const view of VIEWS)
-      await ensureIndexes(db, cellsCollection(view), [
-        { key: { accountId: 1, p: 1 }, name: "account_p" },
-      ]);
-    await ensureIndexes(db, cellsCollection("miss"), [
-      { key: { accountId: 1, p: 1 }, name: "account_p" },
-      { key: { p: 1 }, name: "p" },
-    ]);
+    // the operators' miss list reads every account's documents of a range of months
+    await ensureIndexes(db, cellsCollection("miss"), [{ key: { p: 1 }, name: "p" }]);
     const daily = db.collection("usage_daily");
     const had = await daily.indexes().catch(() => [] as { name?: string }[]);
     if (had.some((i) => i.name === OLD_UNIQUE_INDEX)) await daily.dropIndex(OLD_UNIQUE_INDEX);
-    await ensureIndexes(db, "usage_daily", [
-      { key: { accountId: 1, day: 1, bucket: 1 }, name: "account_day_bucket_rows" },
-    ]);
+    await new MongoUsageStore(db).carryOver();
+  }
+
+  /**
+   * At start: a database of an earlier layout (usage_daily rows per day, view documents per
+   * third of a month) has its projection documents folded into the current layout, as a
+   * rebuild does but without reading the log, by the one process that claims the job first.
+   */
+  private async carryOver() {
+    const legacy =
+      (await this.db.collection("usage_daily").findOne({ day: { $exists: true } })) ??
+      (await this.cellsCol("miss").findOne({ p: { $regex: "^\\d{4}-\\d{2}-\\d$" } })) ??
+      (await this.cellsCol("day.bs").findOne({ p: { $regex: "^\\d{4}-\\d{2}-\\d$" } }));
+    if (!legacy) return;
+    try {
+      await this.db
+        .collection<{ _id: string }>("usage_writer_claims")
+        .insertOne({ _id: "layout-months" });
+    } catch (err) {
+      if (isDuplicate(err)) return; // another process does it
+      throw err;
+    }
+    log("info", "usage projections: carrying documents of an earlier layout over");
+    await this.rebuildDocs(new CellProjection(), new Map(), null);
+  }
+
+  /** The writer slot of this process: claimed once, then renewed in the background. */
+  private writerSlot(): Promise<string> {
+    this.slot ??= this.claimSlot().catch((err) => {
+      this.slot = null;
+      throw err;
+    });
+    return this.slot;
+  }
+
+  /**
+   * Take the lowest slot that is free: never used (an insert, which one process wins), or
+   * not renewed in time (a takeover: the insert of a claim named after the slot's last holder,
+   * which one process wins, then the slot is rewritten).
+   */
+  private async claimSlot(): Promise<string> {
+    for (let attempt = 0; attempt < 20; attempt++) {
+      const slots = await this.writers.find({}).toArray();
+      const now = Date.now();
+      const held = new Map(slots.map((s) => [s._id, s]));
+      let n = 0;
+      while (held.has(String(n)) && (held.get(String(n)) as SlotDoc).until > now) n++;
+      const _id = String(n);
+      const was = held.get(_id);
+      const mine: SlotDoc = { _id, w: this.writer, until: now + SLOT_LEASE_MS };
+      try {
+        if (!was) await this.writers.insertOne(mine);
+        else {
+          await this.db
+            .collection<{ _id: string }>("usage_writer_claims")
+            .insertOne({ _id: `${_id}|${was.w}` });
+          await this.writers.replaceOne({ _id }, mine);
+        }
+      } catch (err) {
+        if (isDuplicate(err)) continue; // another process was first: look again
+        throw err;
+      }
+      this.inherited = was !== undefined;
+      this.renewal = setInterval(() => void this.renewSlot(_id), SLOT_RENEW_MS);
+      this.renewal.unref?.();
+      return _id;
+    }
+    throw new Error("no usage writer slot could be claimed");
+  }
+
+  /** Extend the hold; a slot found taken over (this process stalled) is given up for a new one. */
+  private async renewSlot(_id: string) {
+    try {
+      const r = await this.writers.updateOne(
+        { _id, w: this.writer },
+        { $set: { until: Date.now() + SLOT_LEASE_MS } },
+      );
+      if (r.matchedCount === 0) this.dropSlot();
+    } catch (err) {
+      log("warn", "usage writer slot not renewed", { error: (err as Error).message });
+    }
+  }
+
+  private dropSlot() {
+    if (this.renewal) clearInterval(this.renewal);
+    this.renewal = null;
+    this.slot = null;
+    this.docs.clear();
+    this.created.clear();
+    this.manifests.clear();
+    this.manifestMade.clear();
+  }
+
+  /** Every writer slot that may hold documents (held or not), and the rebuild's. */
+  private async slotIds(): Promise<string[]> {
+    const slots = await this.writers.find({}, { projection: { _id: 1 } }).toArray();
+    return [...slots.map((s) => s._id), REBUILD_SLOT];
   }
 
   async append(events: UsageEvent[]): Promise<number> {
@@ -206,21 +464,29 @@ export class MongoUsageStore implements UsageEventStore {
   }
 
   async daily(accountId: string, from: string, to: string): Promise<DailyRow[]> {
-    const docs = await this.dailyCol
-      .find({ accountId, day: { $gte: from, $lte: to } }, { projection: { _id: 0, writer: 0 } })
-      .sort({ day: 1, bucket: 1 })
-      .toArray();
-    // one row per day and bucket: the sum of every writer's row
-    const rows: DailyRow[] = [];
-    for (const d of docs) {
-      const last = rows[rows.length - 1];
-      if (last && last.day === d.day && last.bucket === d.bucket) {
-        last.requests += d.requests;
-        last.errors += d.errors;
-        last.rateLimited += d.rateLimited;
-      } else rows.push({ ...d });
-    }
-    return rows;
+    // one row per day and bucket: the sum of every slot's counts
+    const sums = new Map<string, DailyRow>();
+    for (const [day, buckets] of await this.readDocs("daily", accountId, from, to))
+      for (const [bucket, c] of Object.entries(buckets as StoredPeriod)) {
+        const k = `${day}|${bucket}`;
+        const row = sums.get(k);
+        if (row) {
+          row.requests += c[0] as number;
+          row.errors += c[1] as number;
+          row.rateLimited += c[2] as number;
+        } else
+          sums.set(k, {
+            accountId,
+            day,
+            bucket: bucket as Bucket,
+            requests: c[0] as number,
+            errors: c[1] as number,
+            rateLimited: c[2] as number,
+          });
+      }
+    return [...sums.values()].sort((a, b) =>
+      a.day !== b.day ? (a.day < b.day ? -1 : 1) : a.bucket < b.bucket ? -1 : 1,
+    );
   }
 
   async cells(
@@ -232,12 +498,31 @@ export class MongoUsageStore implements UsageEventStore {
   ): Promise<PeriodRow[]> {
     // a brand= or key= read of the `all` rollup makes cells of that brand or key only
     const keep = view.endsWith(".all") ? hintFilter(hint) : null;
+    const split: Split | null =
+      !keep || view !== "day.all" ? null : hint?.brand !== undefined ? "b" : "k";
+    const docs = this.readDocs(
+      view,
+      accountId,
+      from,
+      to,
+      split
+        ? {
+            split,
+            part: partOf(split, split === "b" ? (hint?.brand ?? null) : (hint?.key ?? "")),
+          }
+        : undefined,
+    );
     const rows: PeriodRow[] = [];
-    for (const [t, stored] of await this.readDocs(view, accountId, from, to)) {
-      const cells: PeriodCells = new Map();
-      for (const k in stored)
-        if (!keep || keep(k)) cells.set(k, cellOf((stored as StoredPeriod)[k] as number[]));
-      rows.push({ t, cells });
+    for (const [t, value] of await docs) {
+      const all = value as PeriodCells;
+      if (!keep) rows.push({ t, cells: all });
+      else {
+        const cells: PeriodCells = new Map();
+        all.forEach((c, k) => {
+          if (keep(k)) cells.set(k, c);
+        });
+        rows.push({ t, cells });
+      }
     }
     return rows;
   }
@@ -251,21 +536,89 @@ export class MongoUsageStore implements UsageEventStore {
   }
 
   /**
-   * The stored periods from..to of one view (or the misses) of an account (or of all: null),
-   * one entry per writer's document and period.
+   * The stored periods from..to of one group of an account, one entry per slot's document and
+   * period: each document fetched by `_id` (months x writer slots). Of every account (null:
+   * the operators' miss list): a filter on the month.
    */
-  private async readDocs(g: CellGroupName, accountId: string | null, from: string, to: string) {
-    const filter = {
-      ...(accountId === null ? {} : { accountId }),
-      p: { $gte: docPeriod(from), $lte: docPeriod(to) },
-    };
-    const out: [string, StoredPeriod | Record<string, number>][] = [];
-    const cursor = this.cellsCol(g).find(filter, { projection: { c: 1 } });
-    for await (const d of cursor) {
-      const doc = JSON.parse(d.c) as StoredDoc;
-      for (const t in doc) if (t >= from && t <= to) out.push([t, doc[t] as StoredPeriod]);
+  private async readDocs(
+    g: CellGroupName,
+    accountId: string | null,
+    from: string,
+    to: string,
+    /** day.all: the split part to read where the month was split */
+    only?: { split: Split; part: number },
+  ) {
+    const col = this.cellsCol(g);
+    let docs: CellDoc[] = [];
+    if (accountId === null)
+      docs = await col
+        .find({ p: { $gte: docPeriod(from), $lte: docPeriod(to) } }, { projection: { c: 1 } })
+        .toArray();
+    else {
+      const months = monthsOf(from, to);
+      const slots = await this.slotIds();
+      const manifests = await Promise.all(
+        slots.map((slot) => this.manifestCol(g).findOne({ _id: manifestId(accountId, slot) })),
+      );
+      const wanted: { g: CellGroupName; _id: string; v: string }[] = [];
+      for (const man of manifests) {
+        if (!man) continue;
+        const versions = JSON.parse(man.m) as Manifest;
+        for (const m of months) {
+          if (only && versions[`${m}|${only.split}`]) {
+            // a split month: its part, when that has cells
+            const v = versions[`${m}|${only.split}${only.part}`];
+            if (v)
+              wanted.push({
+                g: `day.all.${only.split}`,
+                _id: docId(accountId, m, man.w, only.part),
+                v,
+              });
+          } else if (versions[m])
+            wanted.push({ g, _id: docId(accountId, m, man.w), v: versions[m] });
+        }
+      }
+      const contents = await Promise.all(wanted.map((w) => this.readDoc(w.g, w._id, w.v)));
+      return periodsOf(contents, from, to);
     }
-    return out;
+    return periodsOf(
+      docs.map((d) => unpackDoc(d.c)),
+      from,
+      to,
+    );
+  }
+
+  /**
+   * One document's content, from the read cache when it holds version `v`, else fetched: a
+   * view's periods as cells (shared by every read: callers do not change them), misses and
+   * daily counts as stored.
+   */
+  private async readDoc(g: CellGroupName, _id: string, v: string): Promise<ReadContent | null> {
+    const at = `${g}|${_id}`;
+    const had = this.readCache.get(at);
+    if (had && had.v === v) {
+      this.readCache.delete(at);
+      this.readCache.set(at, had);
+      return had.doc;
+    }
+    const d = await this.cellsCol(g).findOne({ _id }, { projection: { c: 1, v: 1 } });
+    if (!d?.c) return null;
+    const text = unpackText(d.c);
+    const stored = JSON.parse(text) as StoredDoc;
+    const doc: ReadContent =
+      g === "miss" || g === "daily" ? stored : asCells(stored as Record<string, StoredPeriod>);
+    if (had) {
+      this.readCache.delete(at);
+      this.readCacheChars -= had.chars;
+    }
+    this.readCache.set(at, { v: d.v, doc, chars: text.length });
+    this.readCacheChars += text.length;
+    for (const [k, old] of this.readCache) {
+      if (this.readCacheChars <= READ_CACHE_CHARS) break;
+      this.readCache.delete(k);
+      this.readCacheChars -= old.chars;
+    }
+    return doc;
   }
 
   async exportEvents(accountId: string, q: ExportQuery): Promise<UsageEvent[]> {
@@ -292,9 +645,9 @@ export class MongoUsageStore implements UsageEventStore {
     for await (const doc of cursor) yield doc as UsageEvent;
   }
 
-  /** Delete raw events of days before `beforeDay` (retention); their usage_daily rows stay. */
+  /** Delete raw events of days before `beforeDay` (retention); their usage_daily counts stay. */
   async prune(beforeDay: string) {
-    // usage_daily rows are maintained per batch, so they already hold these days: only the raw
+    // usage_daily is maintained per batch, so it already holds these days: only the raw
     // events go
     const days = await this.events.distinct("day", { day: { $lt: beforeDay } });
     const r = await this.events.deleteMany({ day: { $lt: beforeDay } });
@@ -302,14 +655,14 @@ export class MongoUsageStore implements UsageEventStore {
   }
 
   /**
-   * Recompute usage_daily from usage_events: the events are streamed and counted here (the
-   * common subset of MongoDB and FerretDB has no `$cond` in `$group`, nor `$out`), then the
-   * rows of the days still in the log are replaced by the recomputed ones. Rows of days whose
-   * raw events were pruned stay as they are.
+   * Recompute usage_daily and the analytics cells and misses from usage_events: the events are
+   * streamed and counted here (the common subset of MongoDB and FerretDB has no `$cond` in
+   * `$group`, nor `$out`), then every projection document is replaced (see rebuildDocs).
    */
   async rebuildDaily(progress?: (p: { day: string; events: number }) => void) {
-    const rows = new Map<string, DailyRow>();
     const cells = new CellProjection();
+    const daily = new Map<string, Map<string, StoredPeriod>>();
+    let rows = 0;
     let events = 0;
     let oldest: string | null = null;
     const cursor = this.events.find({}, { projection: { _id: 0 } }).batchSize(5000);
@@ -318,88 +671,195 @@ export class MongoUsageStore implements UsageEventStore {
       cells.add(e);
       if (progress && events % 100_000 === 0) progress({ day: e.day, events });
       if (oldest === null || e.day < oldest) oldest = e.day;
-      const _id = dailyId(e);
-      let row = rows.get(_id);
-      if (!row) {
-        row = { accountId: e.accountId, day: e.day, bucket: e.bucket, ...zeroCounts() };
-        rows.set(_id, row);
-      }
-      countInto(row, e.status, e.count ?? 1);
+      if (addDaily(daily, e)) rows++;
     }
-    // every row of the days still in the log goes (writers' included), then the rebuilt rows
-    // are inserted: inserts need no read, where FerretDB v1 scans the collection for each upsert
-    if (oldest !== null) await this.dailyCol.deleteMany({ day: { $gte: oldest } });
-    const all = [...rows.entries()].map(([_id, row]) => ({ _id, ...row }));
-    for (let i = 0; i < all.length; i += 5000)
-      await this.dailyCol.insertMany(all.slice(i, i + 5000), { ordered: false });
-    await this.rebuildCells(cells, oldest);
+    await this.rebuildDocs(cells, daily, oldest);
     if (progress && events % 100_000 !== 0) progress({ day: oldest ?? "", events });
-    return { events, rows: rows.size };
+    return { events, rows };
   }
 
-  async close() {}
+  /** Give up this process's writer slot (another process may take it at once). */
+  async close() {
+    const slot = this.slot;
+    this.dropSlot();
+    if (!slot) return;
+    const _id = await slot.catch(() => null);
+    if (_id !== null)
+      await this.writers.updateOne({ _id, w: this.writer }, { $set: { until: 0 } }).catch(() => {});
+  }
 
   /**
-   * Replace the analytics documents from a rebuilt projection: the periods still in the log
-   * (from `oldest` on) are taken out of every document (writers' included; a document left
-   * empty is deleted), then the rebuilt cells are inserted as documents of a writer of their
-   * own. Periods of pruned days stay as they are.
+   * Replace the projection documents with the rebuilt ones: every document of every group is
+   * read, its periods from `oldest` on (the days still in the log) dropped and the rest (pruned
+   * days, whose counts only the projection keeps) folded with the rebuilt counts into the
+   * documents of the rebuild's slot; every other document is deleted. So after a rebuild an
+   * account has one document per group and month, and documents of earlier layouts (other
+   * periods or `_id`s, usage_daily rows per day) are carried over.
    */
-  private async rebuildCells(cells: CellProjection, oldest: string | null) {
-    if (oldest === null) return;
+  private async rebuildDocs(
+    cells: CellProjection,
+    daily: Map<string, Map<string, StoredPeriod>>,
+    oldestInLog: string | null,
+  ) {
+    // an empty log: every stored period is of a pruned day
+    const oldest = oldestInLog ?? "9999";
     this.docs.clear();
     this.created.clear();
-    for (const g of [...VIEWS, "miss" as const]) {
+    this.manifests.clear();
+    this.manifestMade.clear();
+    const built = new Map<CellGroupName, Map<string, DocPlan>>(GROUPS.map((g) => [g, new Map()]));
+    foldInto(
+      (g, accountId, t, add) =>
+        planAdd(built.get(g) as Map<string, DocPlan>, accountId, t, REBUILD_SLOT, add),
+      cells,
+      daily,
+    );
+    for (const g of GROUPS) {
+      const plans = built.get(g) as Map<string, DocPlan>;
       const col = this.cellsCol(g);
-      const stale: string[] = [];
-      for await (const d of col.find({ p: { $gte: docPeriod(oldest) } })) {
-        const doc = JSON.parse(d.c) as StoredDoc;
-        const kept: StoredDoc = {};
-        for (const t in doc) if (t < oldest) kept[t] = doc[t] as StoredPeriod;
-        if (Object.keys(kept).length === 0) stale.push(d._id);
-        else await col.replaceOne({ _id: d._id }, { ...d, v: newId(), c: JSON.stringify(kept) });
+      const existing = new Set<string>();
+      for await (const d of col.find({})) {
+        existing.add(d._id);
+        const legacy = d as unknown as Partial<LegacyDailyDoc>;
+        if (g === "daily" && typeof legacy.day === "string") {
+          // a usage_daily row of an earlier version
+          if (legacy.day < oldest)
+            planAdd(plans, d.accountId, legacy.day, REBUILD_SLOT, {
+              [legacy.bucket as string]: [
+                legacy.requests ?? 0,
+                legacy.errors ?? 0,
+                legacy.rateLimited ?? 0,
+              ],
+            });
+          continue;
+        }
+        if (d.c === undefined) continue;
+        const doc = unpackDoc(d.c);
+        for (const t in doc)
+          if (t < oldest) planAdd(plans, d.accountId, t, REBUILD_SLOT, doc[t] as StoredDoc[string]);
       }
+      const ops: AnyBulkWriteOperation<CellDoc>[] = [];
+      const put = (doc: CellDoc) =>
+        ops.push(
+          existing.delete(doc._id)
+            ? { replaceOne: { filter: { _id: doc._id }, replacement: doc } }
+            : { insertOne: { document: doc } },
+        );
+      // the rebuild slot's manifests list every document
+      const manifests = new Map<string, Manifest>();
+      const splitOut: Record<Split, CellDoc[]> = { b: [], k: [] };
+      for (const [_id, plan] of plans) {
+        const v = newVersion();
+        put({
+          _id,
+          accountId: plan.accountId,
+          p: plan.p,
+          w: REBUILD_SLOT,
+          v,
+          c: packDoc(plan.add),
+        });
+        const m = manifests.get(plan.accountId) ?? {};
+        manifests.set(plan.accountId, m);
+        m[plan.p] = v;
+        if (g === "day.all") {
+          const split = splitDocs(plan.accountId, plan.p, REBUILD_SLOT, plan.add);
+          for (const { split: name, doc } of split.docs) splitOut[name].push(doc);
+          for (const [key, sv] of split.keys) m[key] = sv;
+        }
+      }
+      if (g === "day.all") await this.replaceSplits(splitOut);
+      // every other document goes
+      const stale = [...existing];
+      for (let i = 0; i < ops.length; i += 500)
+        await col.bulkWrite(ops.slice(i, i + 500), { ordered: false });
+      for (let i = 0; i < stale.length; i += 1000)
+        await col.deleteMany({ _id: { $in: stale.slice(i, i + 1000) } });
+      await this.replaceManifests(g, manifests);
+    }
+  }
+
+  /** A rebuild's manifests of group `g` (of its slot): every other manifest goes. */
+  private async replaceManifests(g: CellGroupName, manifests: Map<string, Manifest>) {
+    const col = this.manifestCol(g);
+    const existing = new Set(
+      (await col.find({}, { projection: { _id: 1 } }).toArray()).map((d) => d._id),
+    );
+    const ops: AnyBulkWriteOperation<ManifestDoc>[] = [...manifests].map(([accountId, m]) => {
+      const doc: ManifestDoc = {
+        _id: manifestId(accountId, REBUILD_SLOT),
+        accountId,
+        w: REBUILD_SLOT,
+        v: newVersion(),
+        m: JSON.stringify(m),
+      };
+      return existing.delete(doc._id)
+        ? { replaceOne: { filter: { _id: doc._id }, replacement: doc } }
+        : { insertOne: { document: doc } };
+    });
+    for (let i = 0; i < ops.length; i += 500)
+      await col.bulkWrite(ops.slice(i, i + 500), { ordered: false });
+    const stale = [...existing];
+    for (let i = 0; i < stale.length; i += 1000)
+      await col.deleteMany({ _id: { $in: stale.slice(i, i + 1000) } });
+  }
+
+  /** A rebuild's split `day.all` documents: every other one of the split collections goes. */
+  private async replaceSplits(docs: Record<Split, CellDoc[]>) {
+    for (const split of ["b", "k"] as const) {
+      const col = this.cellsCol(`day.all.${split}`);
+      const existing = new Set(
+        (await col.find({}, { projection: { _id: 1 } }).toArray()).map((d) => d._id),
+      );
+      const ops: AnyBulkWriteOperation<CellDoc>[] = docs[split].map((doc) =>
+        existing.delete(doc._id)
+          ? { replaceOne: { filter: { _id: doc._id }, replacement: doc } }
+          : { insertOne: { document: doc } },
+      );
+      for (let i = 0; i < ops.length; i += 500)
+        await col.bulkWrite(ops.slice(i, i + 500), { ordered: false });
+      const stale = [...existing];
       for (let i = 0; i < stale.length; i += 1000)
         await col.deleteMany({ _id: { $in: stale.slice(i, i + 1000) } });
     }
-    await this.writeCells(cells, `rebuild-${newId()}`);
   }
 
   /**
-   * Fold newly inserted events into usage_daily. The events are already safe in the log, so a
-   * failure here is logged, not thrown (a retry would skip them as duplicates anyway); the
-   * projection is then repaired with `npm run admin -- projections rebuild`.
+   * Fold newly inserted events into the projections. The events are already safe in the log, so
+   * a failure here is logged, not thrown (a retry would skip them as duplicates anyway); the
+   * projections are then repaired with `npm run admin -- projections rebuild`.
    */
   private async project(events: UsageEvent[]) {
     if (events.length === 0) return;
-    const sums = new Map<string, { row: Omit<DailyRow, keyof DailyCounts>; c: DailyCounts }>();
-    for (const e of events) {
-      const k = `${e.accountId}\u0000${e.day}\u0000${e.bucket}`;
-      let s = sums.get(k);
-      if (!s) {
-        s = {
-          row: { accountId: e.accountId, day: e.day, bucket: e.bucket },
-          c: { requests: 0, errors: 0, rateLimited: 0 },
-        };
-        sums.set(k, s);
-      }
-      countInto(s.c, e.status, e.count ?? 1);
-    }
-    const ops: AnyBulkWriteOperation<DailyDoc>[] = [...sums.values()].map(({ row, c }) => ({
-      updateOne: {
-        filter: { _id: dailyId(row, this.writer) },
-        update: {
-          $setOnInsert: { ...row, writer: this.writer },
-          $inc: { requests: c.requests, errors: c.errors, rateLimited: c.rateLimited },
-        },
-        upsert: true,
-      },
-    }));
     try {
-      await this.dailyCol.bulkWrite(ops, { ordered: false });
+      const slot = await this.writerSlot();
+      const plans = new Map<CellGroupName, Map<string, DocPlan>>();
+      const daily = new Map<string, Map<string, StoredPeriod>>();
+      for (const e of events) addDaily(daily, e);
       const delta = new CellProjection();
       delta.addAll(events);
-      await this.writeCells(delta, this.writer);
+      foldInto(
+        (g, accountId, t, add) => {
+          let docs = plans.get(g);
+          if (!docs) {
+            docs = new Map();
+            plans.set(g, docs);
+          }
+          planAdd(docs, accountId, t, slot, add);
+        },
+        delta,
+        daily,
+      );
+      // one collection per group: their writes go in parallel, each group's documents, then
+      // the manifests that list them
+      await Promise.all(
+        [...plans].map(async ([g, docs]) => {
+          const list = [...docs];
+          const written: Written[] = [];
+          for (let i = 0; i < list.length; i += 500)
+            written.push(...(await this.writeDocs(g, slot, list.slice(i, i + 500))));
+          await this.writeManifests(g, slot, written);
+        }),
+      );
     } catch (err) {
       log("error", "usage projection update failed; run: npm run admin -- projections rebuild", {
         events: events.length,
@@ -409,99 +869,168 @@ export class MongoUsageStore implements UsageEventStore {
   }
 
   /**
-   * Fold cells into the documents of `writer` (this process's, or a rebuild's own): each
-   * document's new content is its cached one plus the cells, written whole. A document this
-   * writer never created is inserted; one it created but no longer caches is read back first.
-   * A write that finds the document changed or gone (a rebuild ran meanwhile) is redone from
-   * what is stored then.
+   * Fold additions into documents of this process's slot: each document's new content is its
+   * cached one plus the additions, written whole. A document this writer never created is
+   * inserted (read back first when the slot was held before); one it created but no longer
+   * caches is read back first. A write that finds the document changed or gone (a rebuild ran
+   * meanwhile) is redone from what is stored then.
    */
-  private async writeCells(cells: CellProjection, writer: string) {
-    const byDoc = new Map<
-      CellGroupName,
-      Map<string, { accountId: string; p: string; add: StoredDoc }>
-    >();
-    const put = (g: CellGroupName, accountId: string, t: string, add: StoredDoc[string]) => {
-      let docs = byDoc.get(g);
-      if (!docs) {
-        docs = new Map();
-        byDoc.set(g, docs);
-      }
-      const p = docPeriod(t);
-      const _id = `${accountId}|${p}|${writer}`;
-      let d = docs.get(_id);
-      if (!d) {
-        d = { accountId, p, add: {} };
-        docs.set(_id, d);
-      }
-      d.add[t] = add;
-    };
-    for (const [accountId, a] of cells.accounts) {
-      for (const [view, t, period] of cells.viewPeriods(a))
-        put(view, accountId, t, storedPeriod(period));
-      for (const [day, misses] of a.misses) put("miss", accountId, day, Object.fromEntries(misses));
-    }
-    // one collection per view: their writes go in parallel
-    await Promise.all(
-      [...byDoc].map(async ([g, docs]) => {
-        const list = [...docs];
-        for (let i = 0; i < list.length; i += 500)
-          await this.writeDocs(g, writer, list.slice(i, i + 500));
-      }),
-    );
-  }
-
   private async writeDocs(
     g: CellGroupName,
     w: string,
-    list: [string, { accountId: string; p: string; add: StoredDoc }][],
-  ) {
+    list: [string, DocPlan][],
+  ): Promise<Written[]> {
     const col = this.cellsCol(g);
+    const written = (): Written[] =>
+      list.map(([_id, { accountId, p }]) => ({
+        accountId,
+        g,
+        key: p,
+        v: versions.get(_id) as string,
+      }));
+    const versions = new Map<string, string>();
     const ops: AnyBulkWriteOperation<CellDoc>[] = [];
     const done: [string, { v: string; c: StoredDoc }][] = [];
+    // documents that may be stored but are not cached are read back, in one query
+    const stored = await readBack(
+      col,
+      list
+        .map(([_id]) => _id)
+        .filter((_id) => {
+          const at = `${g}|${_id}`;
+          return !this.docs.has(at) && (this.created.has(at) || this.inherited);
+        }),
+    );
     for (const [_id, { accountId, p, add }] of list) {
       const at = `${g}|${_id}`;
       let had = this.docs.get(at);
-      if (!had && this.created.has(at)) {
-        const d = await col.findOne({ _id });
-        had = d ? { v: d.v, c: JSON.parse(d.c) as StoredDoc } : undefined;
+      if (!had) {
+        const d = stored.get(_id);
+        had = d ? { v: d.v, c: unpackDoc(d.c) } : undefined;
       }
       // the cached content is updated in place: a failed write is redone from the stored one
       const c: StoredDoc = had ? had.c : {};
       mergeStored(c, add);
-      const v = newId();
-      const doc: CellDoc = { _id, accountId, p, w, v, c: JSON.stringify(c) };
-      ops.push(
-        had
-          ? { replaceOne: { filter: { _id, v: had.v }, replacement: doc } }
-          : { insertOne: { document: doc } },
-      );
+      const v = newVersion();
+      const doc: CellDoc = { _id, accountId, p, w, v, c: packDoc(c) };
+      ops.push(versionedWrite(doc, had?.v));
       done.push([at, { v, c }]);
+      versions.set(_id, v);
     }
-    let ok = false;
-    try {
-      const r = await col.bulkWrite(ops, { ordered: false });
-      ok = r.insertedCount + r.matchedCount === ops.length;
-    } catch (err) {
-      if (!(err instanceof MongoBulkWriteError)) throw err;
-    }
+    const ok = await allWritten(col, ops);
     for (const [at, d] of done) {
       this.created.add(at);
       this.remember(at, d);
     }
-    if (ok) return;
+    if (ok) return this.withSplits(g, w, list, written());
     // some document was changed or removed by someone else: redo each from what is stored
     for (const [_id, { accountId, p, add }] of list) {
       const at = `${g}|${_id}`;
       const mine = this.docs.get(at);
       const d = await col.findOne({ _id });
       if (d && mine && d.v === mine.v) continue; // this one was written
-      const c: StoredDoc = d ? (JSON.parse(d.c) as StoredDoc) : {};
+      const c: StoredDoc = d ? unpackDoc(d.c) : {};
       mergeStored(c, add);
-      const v = newId();
-      const doc: CellDoc = { _id, accountId, p, w, v, c: JSON.stringify(c) };
+      const v = newVersion();
+      const doc: CellDoc = { _id, accountId, p, w, v, c: packDoc(c) };
       if (d) await col.replaceOne({ _id }, doc);
       else await col.insertOne(doc);
       this.remember(at, { v, c });
+      versions.set(_id, v);
+    }
+    return this.withSplits(g, w, list, written());
+  }
+
+  /**
+   * After `day.all` documents were written: their split documents, derived whole from their
+   * content (see SPLITS), upserted (only this slot writes them), and listed with the rest.
+   */
+  private async withSplits(
+    g: CellGroupName,
+    w: string,
+    list: [string, DocPlan][],
+    written: Written[],
+  ): Promise<Written[]> {
+    if (g !== "day.all") return written;
+    const ops: Record<Split, AnyBulkWriteOperation<CellDoc>[]> = { b: [], k: [] };
+    for (const [_id, { accountId, p }] of list) {
+      const content = this.docs.get(`${g}|${_id}`)?.c;
+      if (!content) continue;
+      const split = splitDocs(accountId, p, w, content);
+      for (const { split: name, doc } of split.docs)
+        ops[name].push({
+          replaceOne: { filter: { _id: doc._id }, replacement: doc, upsert: true },
+        });
+      for (const [key, v] of split.keys) written.push({ accountId, g, key, v });
+    }
+    await Promise.all(
+      (["b", "k"] as const).map(async (name) => {
+        for (let i = 0; i < ops[name].length; i += 500)
+          await this.cellsCol(`day.all.${name}`).bulkWrite(ops[name].slice(i, i + 500), {
+            ordered: false,
+          });
+      }),
+    );
+    return written;
+  }
+
+  /**
+   * Record documents of group `g` just written in their accounts' manifests of slot `w` (each
+   * rewritten whole, as the documents are; read back first when not cached and possibly
+   * stored; redone from what is stored when changed or removed meanwhile, by a rebuild).
+   */
+  private async writeManifests(g: CellGroupName, w: string, written: Written[]) {
+    const byAccount = new Map<string, Written[]>();
+    for (const x of written) {
+      const list = byAccount.get(x.accountId);
+      if (list) list.push(x);
+      else byAccount.set(x.accountId, [x]);
+    }
+    const col = this.manifestCol(g);
+    const add = (m: Manifest, list: Written[]) => {
+      for (const x of list) m[x.key] = x.v;
+    };
+    const ops: AnyBulkWriteOperation<ManifestDoc>[] = [];
+    const entries = [...byAccount];
+    const stored = await readBack(
+      col,
+      entries
+        .filter(([accountId]) => {
+          const at = `${g}|${accountId}`;
+          return !this.manifests.has(at) && (this.manifestMade.has(at) || this.inherited);
+        })
+        .map(([accountId]) => manifestId(accountId, w)),
+    );
+    for (const [accountId, list] of entries) {
+      const _id = manifestId(accountId, w);
+      const at = `${g}|${accountId}`;
+      let had = this.manifests.get(at);
+      if (!had) {
+        const d = stored.get(_id);
+        had = d ? { v: d.v, m: JSON.parse(d.m) as Manifest } : undefined;
+      }
+      const m: Manifest = had ? had.m : {};
+      add(m, list);
+      const v = newVersion();
+      const doc: ManifestDoc = { _id, accountId, w, v, m: JSON.stringify(m) };
+      ops.push(versionedWrite(doc, had?.v));
+      this.manifests.set(at, { v, m });
+      this.manifestMade.add(at);
+    }
+    const ok = await allWritten(col, ops);
+    if (ok) return;
+    for (const [accountId, list] of entries) {
+      const _id = manifestId(accountId, w);
+      const at = `${g}|${accountId}`;
+      const d = await col.findOne({ _id });
+      if (d && d.v === this.manifests.get(at)?.v) continue;
+      const m: Manifest = d ? (JSON.parse(d.m) as Manifest) : {};
+      add(m, list);
+      const v = newVersion();
+      const doc: ManifestDoc = { _id, accountId, w, v, m: JSON.stringify(m) };
+      if (d) await col.replaceOne({ _id }, doc);
+      else await col.insertOne(doc);
+      this.manifests.set(at, { v, m });
     }
   }
 
@@ -514,4 +1043,142 @@ export class MongoUsageStore implements UsageEventStore {
       if (oldest !== undefined) this.docs.delete(oldest);
     }
   }
+}
+
+/**
+ * The split documents of a `day.all` month's content (none below SPLIT_MIN_CELLS), each with
+ * its manifest key ("YYYY-MM|b3"), plus a marker key per split ("YYYY-MM|b") saying the month
+ * is split (a part without cells has no document).
+ */
+function splitDocs(accountId: string, p: string, w: string, content: StoredDoc) {
+  const docs: { split: Split; doc: CellDoc }[] = [];
+  const keys: [string, string][] = [];
+  for (const split of ["b", "k"] as const) {
+    const parts = splitDoc(split, content);
+    if (!parts) continue;
+    keys.push([`${p}|${split}`, "1"]);
+    for (const [part, c] of parts) {
+      const v = newVersion();
+      docs.push({
+        split,
+        doc: { _id: docId(accountId, p, w, part), accountId, p, w, part, v, c: packDoc(c) },
+      });
+      keys.push([`${p}|${split}${part}`, v]);
+    }
+  }
+  return { docs, keys };
+}
+
+/** A document written: its account, group, key in the manifest and version. */
+interface Written {
+  accountId: string;
+  g: CellGroupName;
+  key: string;
+  v: string;
+}
+
+/**
+ * The write of a whole document by its one writer: an insert, or a replace of the version it
+ * last wrote (so a change by someone else meanwhile, a rebuild, makes it miss).
+ */
+function versionedWrite<T extends { _id: string }>(doc: T, had?: string): AnyBulkWriteOperation<T> {
+  return had === undefined
+    ? { insertOne: { document: doc } as never }
+    : { replaceOne: { filter: { _id: doc._id, v: had } as never, replacement: doc as never } };
+}
+
+/**
+ * The stored documents of `ids` (by `_id`): one `$in` query (FerretDB v1 decodes the
+ * collection once for it, where each `_id` lookup would scan it), none for no ids.
+ */
+async function readBack<T extends { _id: string }>(
+  col: Collection<T>,
+  ids: string[],
+): Promise<Map<string, T>> {
+  const out = new Map<string, T>();
+  if (ids.length === 0) return out;
+  for (const d of await col.find({ _id: { $in: ids } } as never).toArray()) out.set(d._id, d as T);
+  return out;
+}
+
+/** Run the writes; true when every one inserted or matched its document. */
+async function allWritten<T extends { _id: string }>(
+  col: Collection<T>,
+  ops: AnyBulkWriteOperation<T>[],
+): Promise<boolean> {
+  try {
+    const r = await col.bulkWrite(ops, { ordered: false });
+    return r.insertedCount + r.matchedCount === ops.length;
+  } catch (err) {
+    if (!(err instanceof MongoBulkWriteError)) throw err;
+    return false;
+  }
+}
+
+/** What a batch (or a rebuild) adds to one document. */
+interface DocPlan {
+  accountId: string;
+  p: string;
+  add: StoredDoc;
+}
+
+/** Add period `t`'s content to the plan of its document (account, month, slot). */
+function planAdd(
+  plans: Map<string, DocPlan>,
+  accountId: string,
+  t: string,
+  slot: string,
+  add: StoredDoc[string],
+) {
+  const p = docPeriod(t);
+  const _id = docId(accountId, p, slot);
+  let d = plans.get(_id);
+  if (!d) {
+    d = { accountId, p, add: {} };
+    plans.set(_id, d);
+  }
+  mergeStored(d.add, { [t]: add });
+}
+
+type Put = (g: CellGroupName, accountId: string, t: string, add: StoredDoc[string]) => void;
+
+/** Hand every group's content of cells and usage_daily sums to `put`, per document period. */
+function foldInto(put: Put, cells: CellProjection, daily: Map<string, Map<string, StoredPeriod>>) {
+  for (const [accountId, a] of cells.accounts) {
+    for (const [view, t, period] of cells.viewPeriods(a)) {
+      const stored = storedPeriod(period);
+      put(view, accountId, t, stored);
+    }
+    for (const [day, misses] of a.misses) put("miss", accountId, day, Object.fromEntries(misses));
+  }
+  for (const [accountId, days] of daily)
+    for (const [day, buckets] of days) put("daily", accountId, day, buckets);
+}
+
+/**
+ * Count an event into usage_daily sums (account → day → bucket → [requests, errors,
+ * rateLimited]); true when it opened a new row.
+ */
+function addDaily(daily: Map<string, Map<string, StoredPeriod>>, e: UsageEvent): boolean {
+  let days = daily.get(e.accountId);
+  if (!days) {
+    days = new Map();
+    daily.set(e.accountId, days);
+  }
+  let buckets = days.get(e.day);
+  if (!buckets) {
+    buckets = {};
+    days.set(e.day, buckets);
+  }
+  const c: DailyCounts = { requests: 0, errors: 0, rateLimited: 0 };
+  countInto(c, e.status, e.count ?? 1);
+  const had = buckets[e.bucket];
+  if (had) {
+    had[0] = (had[0] as number) + c.requests;
+    had[1] = (had[1] as number) + c.errors;
+    had[2] = (had[2] as number) + c.rateLimited;
+    return false;
+  }
+  buckets[e.bucket] = [c.requests, c.errors, c.rateLimited];
+  return true;
 }
