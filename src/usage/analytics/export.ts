@@ -88,32 +88,64 @@ export async function exportPage(
     limit,
   };
   const csv = q.format === "csv";
-  // NDJSON from the stored lines when the store has them: no event object made per line
-  const lines =
-    !csv && store.exportLines
-      ? await store.exportLines(accountId, query)
-      : (await store.exportEvents(accountId, query)).map((e) =>
-          csv ? csvLine(e) : JSON.stringify(e),
-        );
-  if (csv) lines.unshift(CSV_COLUMNS.join(","));
   const encoder = new TextEncoder();
-  let i = 0;
-  const body = new ReadableStream<Uint8Array>({
-    pull(controller) {
-      if (i >= lines.length) {
-        controller.close();
-        return;
-      }
-      const chunk = lines.slice(i, i + CHUNK_EVENTS);
-      i += chunk.length;
-      controller.enqueue(encoder.encode(`${chunk.join("\n")}\n`));
-    },
-  });
-  const events = lines.length - (csv ? 1 : 0);
-  const last = events > 0 ? lines[lines.length - 1] : undefined;
+  const toCsv = (lines: string[]) => lines.map((l) => csvLine(JSON.parse(l) as UsageEvent));
+  let events: number;
+  let last: string | null;
+  let body: ReadableStream<Uint8Array>;
+  if (store.exportStream) {
+    // streamed from the store a chunk at a time: the page is never in memory whole
+    const page = await store.exportStream(accountId, query);
+    events = page.events;
+    last = page.last;
+    let head = csv;
+    body = new ReadableStream<Uint8Array>({
+      async pull(controller) {
+        if (head) {
+          head = false;
+          controller.enqueue(encoder.encode(`${CSV_COLUMNS.join(",")}\n`));
+          return;
+        }
+        for (;;) {
+          const lines = await page.next();
+          if (!lines) return controller.close();
+          if (lines.length === 0) continue;
+          controller.enqueue(encoder.encode(`${(csv ? toCsv(lines) : lines).join("\n")}\n`));
+          return;
+        }
+      },
+      cancel() {
+        page.close();
+      },
+    });
+  } else {
+    // NDJSON from the stored lines when the store has them: no event object made per line
+    const lines =
+      !csv && store.exportLines
+        ? await store.exportLines(accountId, query)
+        : (await store.exportEvents(accountId, query)).map((e) =>
+            csv ? csvLine(e) : JSON.stringify(e),
+          );
+    if (csv) lines.unshift(CSV_COLUMNS.join(","));
+    let i = 0;
+    body = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        if (i >= lines.length) {
+          controller.close();
+          return;
+        }
+        const chunk = lines.slice(i, i + CHUNK_EVENTS);
+        i += chunk.length;
+        controller.enqueue(encoder.encode(`${chunk.join("\n")}\n`));
+      },
+    });
+    events = lines.length - (csv ? 1 : 0);
+    const tail = events > 0 ? lines[lines.length - 1] : undefined;
+    last = tail === undefined ? null : lastId(tail, csv);
+  }
   return {
     contentType: csv ? "text/csv; charset=utf-8" : "application/x-ndjson",
-    next: events === limit && last !== undefined ? lastId(last, csv) : null,
+    next: events === limit ? last : null,
     body,
   };
 }

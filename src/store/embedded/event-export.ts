@@ -1,0 +1,237 @@
+import { closeSync, openSync, readSync } from "node:fs";
+import type { ExportQuery, ExportStream, UsageEvent } from "../../usage/port";
+import { type DayIndex, idMs } from "./event-index";
+import { IdHashSet, parseEvent } from "./event-scan";
+
+/** lines handed out per chunk of a page */
+const CHUNK_LINES = 2000;
+/** lines read (and checked) at a time while a page is chosen */
+const BATCH_LINES = 2000;
+/** two lines this close in the file are read in one call */
+const GAP_BYTES = 4096;
+/** bytes read in one call at most (a longer line is read alone) */
+const READ_BYTES = 1024 * 1024;
+
+/** A day file to read an account's lines from. */
+export interface ExportDay {
+  day: string;
+  path: string;
+  /** caught up with the file (every whole line indexed) */
+  index: DayIndex;
+}
+
+/** one line as read: its id and ts, and its event when it was not in canonical form */
+interface Line {
+  id: string;
+  ts: string;
+  event: UsageEvent | null;
+}
+
+const lit = (s: string) => Buffer.from(s);
+const HEAD = lit('{"id":"');
+const TS = lit('","ts":"');
+const DAY = lit('","day":"');
+const ACC = lit('","accountId":"');
+const has = (b: Buffer, at: number, l: Buffer, end: number) =>
+  at + l.length <= end && b.compare(l, 0, l.length, at, at + l.length) === 0;
+
+/**
+ * The line b[s..e) of `day` if it is an event of the account: a canonical line (id, ts, day,
+ * accountId lead it, as JsonlEncoder writes) is read by position, any other is parsed.
+ */
+function readLine(b: Buffer, s: number, e: number, day: Buffer, account: Buffer): Line | null {
+  if (
+    b[e - 1] === 125 /* } */ &&
+    has(b, s, HEAD, e) &&
+    has(b, s + 43, TS, e) &&
+    has(b, s + 75, DAY, e) &&
+    has(b, s + 84, day, e) &&
+    has(b, s + 94, ACC, e) &&
+    has(b, s + 109, account, e) &&
+    b[s + 109 + account.length] === 34 /* " */
+  )
+    return {
+      id: b.toString("latin1", s + 7, s + 43),
+      ts: b.toString("latin1", s + 51, s + 75),
+      event: null,
+    };
+  const ev = parseEvent(b.toString("utf8", s, e));
+  if (!ev || ev.accountId !== account.toString() || ev.day !== day.toString()) return null;
+  return { id: ev.id, ts: ev.ts, event: ev };
+}
+
+/**
+ * Read the lines `at[from..to)` of an index (positions into idx.off/len) with as few calls as
+ * possible; `each` gets the buffer and the line's span, and stops the reading by returning false.
+ */
+function readSpans(
+  fd: number,
+  off: ArrayLike<number>,
+  len: ArrayLike<number>,
+  at: ArrayLike<number>,
+  from: number,
+  to: number,
+  buf: { b: Buffer },
+  each: (b: Buffer, s: number, e: number, k: number) => boolean,
+): void {
+  for (let k = from; k < to; ) {
+    const first = at[k] as number;
+    const start = off[first] as number;
+    let end = start + (len[first] as number);
+    let last = k + 1;
+    while (last < to) {
+      const j = at[last] as number;
+      const o = off[j] as number;
+      const e = o + (len[j] as number);
+      if (o < start || o - end > GAP_BYTES || e - start > READ_BYTES) break;
+      end = Math.max(end, e);
+      last++;
+    }
+    if (buf.b.length < end - start) buf.b = Buffer.allocUnsafe(end - start);
+    const b = buf.b;
+    let got = 0;
+    while (got < end - start) {
+      const n = readSync(fd, b, got, end - start - got, start + got);
+      if (n <= 0) break;
+      got += n;
+    }
+    for (; k < last; k++) {
+      const j = at[k] as number;
+      const s = (off[j] as number) - start;
+      const e = s + (len[j] as number);
+      if (e > got) continue;
+      if (!each(b, s, e, k)) return;
+    }
+  }
+}
+
+/**
+ * One export page of an account read through the day indexes: only the account's lines are
+ * read. The page is chosen first (each day's lines in the order of the time their ids carry,
+ * read a batch at a time until the page is full; ids, offsets and lengths are kept, not the
+ * lines), then read out again a chunk at a time. The day files stay open until the page is read
+ * or closed, so retention removing one meanwhile changes nothing.
+ */
+export function exportStream(
+  accountId: string,
+  account: number | undefined,
+  days: ExportDay[],
+  q: ExportQuery,
+): ExportStream {
+  const accountBytes = Buffer.from(accountId);
+  const fds: number[] = [];
+  const dayOf: Buffer[] = [];
+  const pageFd: number[] = [];
+  const pageOff: number[] = [];
+  const pageLen: number[] = [];
+  let last: string | null = null;
+  const buf = { b: Buffer.allocUnsafe(64 * 1024) };
+  const afterMs = q.after !== null ? idMs(q.after) : Number.NaN;
+  try {
+    for (const { day, path, index: idx } of account === undefined ? [] : days) {
+      const need = q.limit - pageOff.length;
+      if (need <= 0) break;
+      // ids of an earlier time than the cursor's are before it
+      const prune = q.after !== null && !idx.odd && Number.isFinite(afterMs);
+      const afterT = afterMs - idx.start;
+      const cand: number[] = [];
+      const { acct, t } = idx;
+      for (let i = 0; i < idx.n; i++)
+        if (acct[i] === account && (!prune || (t[i] as number) >= afterT)) cand.push(i);
+      if (cand.length === 0) continue;
+      const ordered = !idx.odd;
+      if (ordered) {
+        let sorted = true;
+        for (let k = 1; k < cand.length && sorted; k++)
+          sorted = (t[cand[k - 1] as number] as number) <= (t[cand[k] as number] as number);
+        if (!sorted) cand.sort((x, y) => (t[x] as number) - (t[y] as number) || x - y);
+      }
+      const fd = openSync(path, "r");
+      const dayBytes = Buffer.from(day);
+      const seen = new IdHashSet();
+      const found: { id: string; off: number; len: number }[] = [];
+      let lastT = Number.NEGATIVE_INFINITY;
+      let done = false;
+      for (let k = 0; k < cand.length && !done; k += BATCH_LINES)
+        readSpans(
+          fd,
+          idx.off,
+          idx.len,
+          cand,
+          k,
+          Math.min(cand.length, k + BATCH_LINES),
+          buf,
+          (b, s, e, c) => {
+            const i = cand[c] as number;
+            // a page's worth read in time order: a line of a later time has a later id
+            if (ordered && found.length >= need && (t[i] as number) > lastT) {
+              done = true;
+              return false;
+            }
+            lastT = t[i] as number;
+            const line = readLine(b, s, e, dayBytes, accountBytes);
+            if (!line || line.ts >= q.before || (q.after !== null && line.id <= q.after))
+              return true;
+            if (seen.add(line.id))
+              found.push({ id: line.id, off: idx.off[i] as number, len: idx.len[i] as number });
+            return true;
+          },
+        );
+      let sorted = true;
+      for (let k = 1; k < found.length && sorted; k++)
+        sorted = (found[k - 1] as { id: string }).id < (found[k] as { id: string }).id;
+      if (!sorted) found.sort((a, b) => (a.id < b.id ? -1 : 1));
+      if (found.length === 0) {
+        closeSync(fd);
+        continue;
+      }
+      fds.push(fd);
+      dayOf.push(dayBytes);
+      for (const f of found.slice(0, need)) {
+        pageFd.push(fds.length - 1);
+        pageOff.push(f.off);
+        pageLen.push(f.len);
+        last = f.id;
+      }
+    }
+  } catch (err) {
+    for (const fd of fds) closeSync(fd);
+    throw err;
+  }
+
+  let pos = 0;
+  let closed = false;
+  const close = () => {
+    if (closed) return;
+    closed = true;
+    for (const fd of fds) closeSync(fd);
+  };
+  const order = pageOff.map((_, k) => k);
+  return {
+    events: pageOff.length,
+    last,
+    close,
+    async next() {
+      if (closed || pos >= pageOff.length) {
+        close();
+        return null;
+      }
+      const to = Math.min(pageOff.length, pos + CHUNK_LINES);
+      const lines: string[] = [];
+      // the chunk's lines of one file at a time (a page spans few days)
+      for (let k = pos; k < to; ) {
+        const f = pageFd[k] as number;
+        let end = k + 1;
+        while (end < to && pageFd[end] === f) end++;
+        readSpans(fds[f] as number, pageOff, pageLen, order, k, end, buf, (b, s, e) => {
+          const line = readLine(b, s, e, dayOf[f] as Buffer, accountBytes);
+          if (line) lines.push(line.event ? JSON.stringify(line.event) : b.toString("utf8", s, e));
+          return true;
+        });
+        k = end;
+      }
+      pos = to;
+      return lines;
+    },
+  };
+}
