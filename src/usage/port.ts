@@ -171,14 +171,17 @@ export interface UsageEventStore {
   close(): Promise<void>;
 }
 
-/** An export page read out a chunk of lines (each event's JSON) at a time, oldest first. */
+/** An export page read out a chunk at a time, oldest first. */
 export interface ExportStream {
   /** events in the page */
   events: number;
   /** the id of the page's last event (null: empty page) */
   last: string | null;
-  /** the next chunk of lines, or null at the end (then the stream has released what it held) */
-  next(): Promise<string[] | null>;
+  /**
+   * the next chunk of the page as NDJSON (UTF-8, whole lines, each ending in a newline), or null
+   * at the end (then the stream has released what it held)
+   */
+  next(): Promise<Uint8Array | null>;
   /** release what the stream holds when it is not read to the end */
   close(): void;
 }

@@ -1,5 +1,5 @@
 import { closeSync, openSync, readSync } from "node:fs";
-import type { ExportQuery, ExportStream, UsageEvent } from "../../usage/port";
+import type { ExportQuery, ExportStream } from "../../usage/port";
 import { type DayIndex, idMs } from "./event-index";
 import { IdHashSet, parseEvent } from "./event-scan";
 
@@ -20,44 +20,47 @@ export interface ExportDay {
   index: DayIndex;
 }
 
-/** one line as read: its id and ts, and its event when it was not in canonical form */
-interface Line {
-  id: string;
-  ts: string;
-  event: UsageEvent | null;
-}
-
 const lit = (s: string) => Buffer.from(s);
 const HEAD = lit('{"id":"');
 const TS = lit('","ts":"');
 const DAY = lit('","day":"');
 const ACC = lit('","accountId":"');
-const has = (b: Buffer, at: number, l: Buffer, end: number) =>
-  at + l.length <= end && b.compare(l, 0, l.length, at, at + l.length) === 0;
+
+/** b[at..at+l.length) holds the bytes of l (within the line, which ends at `end`) */
+function eq(b: Buffer, at: number, l: Uint8Array, end: number): boolean {
+  if (at + l.length > end) return false;
+  for (let i = 0; i < l.length; i++) if (b[at + i] !== l[i]) return false;
+  return true;
+}
+
+/** b[at..at+n) against the bytes of l, as strings compare (ASCII) */
+function cmp(b: Buffer, at: number, n: number, l: Uint8Array): number {
+  const m = Math.min(n, l.length);
+  for (let i = 0; i < m; i++) {
+    const d = (b[at + i] as number) - (l[i] as number);
+    if (d !== 0) return d;
+  }
+  return n - l.length;
+}
 
 /**
- * The line b[s..e) of `day` if it is an event of the account: a canonical line (id, ts, day,
- * accountId lead it, as JsonlEncoder writes) is read by position, any other is parsed.
+ * The line b[s..e) is a canonical event line (id, ts, day, accountId lead it, as JsonlEncoder
+ * writes) of `day` and the account: then its id is at s+7..s+43 and its ts at s+51..s+75.
  */
-function readLine(b: Buffer, s: number, e: number, day: Buffer, account: Buffer): Line | null {
-  if (
-    b[e - 1] === 125 /* } */ &&
-    has(b, s, HEAD, e) &&
-    has(b, s + 43, TS, e) &&
-    has(b, s + 75, DAY, e) &&
-    has(b, s + 84, day, e) &&
-    has(b, s + 94, ACC, e) &&
-    has(b, s + 109, account, e) &&
-    b[s + 109 + account.length] === 34 /* " */
-  )
-    return {
-      id: b.toString("latin1", s + 7, s + 43),
-      ts: b.toString("latin1", s + 51, s + 75),
-      event: null,
-    };
+const canonical = (b: Buffer, s: number, e: number, day: Uint8Array, account: Uint8Array) =>
+  b[e - 1] === 125 /* } */ &&
+  eq(b, s, HEAD, e) &&
+  eq(b, s + 43, TS, e) &&
+  eq(b, s + 75, DAY, e) &&
+  eq(b, s + 84, day, e) &&
+  eq(b, s + 94, ACC, e) &&
+  eq(b, s + 109, account, e) &&
+  b[s + 109 + account.length] === 34; /* " */
+
+/** any other line of the account and day, parsed (null: not one) */
+function parsed(b: Buffer, s: number, e: number, day: string, accountId: string) {
   const ev = parseEvent(b.toString("utf8", s, e));
-  if (!ev || ev.accountId !== account.toString() || ev.day !== day.toString()) return null;
-  return { id: ev.id, ts: ev.ts, event: ev };
+  return ev && ev.accountId === accountId && ev.day === day ? ev : null;
 }
 
 /**
@@ -120,13 +123,15 @@ export function exportStream(
 ): ExportStream {
   const accountBytes = Buffer.from(accountId);
   const fds: number[] = [];
-  const dayOf: Buffer[] = [];
+  const dayOf: string[] = [];
   const pageFd: number[] = [];
   const pageOff: number[] = [];
   const pageLen: number[] = [];
   let last: string | null = null;
   const buf = { b: Buffer.allocUnsafe(64 * 1024) };
   const afterMs = q.after !== null ? idMs(q.after) : Number.NaN;
+  const before = Buffer.from(q.before);
+  const after = q.after !== null ? Buffer.from(q.after) : null;
   try {
     for (const { day, path, index: idx } of account === undefined ? [] : days) {
       const need = q.limit - pageOff.length;
@@ -169,11 +174,18 @@ export function exportStream(
               return false;
             }
             lastT = t[i] as number;
-            const line = readLine(b, s, e, dayBytes, accountBytes);
-            if (!line || line.ts >= q.before || (q.after !== null && line.id <= q.after))
-              return true;
-            if (seen.add(line.id))
-              found.push({ id: line.id, off: idx.off[i] as number, len: idx.len[i] as number });
+            let id: string;
+            if (canonical(b, s, e, dayBytes, accountBytes)) {
+              if (cmp(b, s + 51, 24, before) >= 0 || (after && cmp(b, s + 7, 36, after) <= 0))
+                return true;
+              id = b.toString("latin1", s + 7, s + 43);
+            } else {
+              const ev = parsed(b, s, e, day, accountId);
+              if (!ev || ev.ts >= q.before || (q.after !== null && ev.id <= q.after)) return true;
+              id = ev.id;
+            }
+            if (seen.add(id))
+              found.push({ id, off: idx.off[i] as number, len: idx.len[i] as number });
             return true;
           },
         );
@@ -186,7 +198,7 @@ export function exportStream(
         continue;
       }
       fds.push(fd);
-      dayOf.push(dayBytes);
+      dayOf.push(day);
       for (const f of found.slice(0, need)) {
         pageFd.push(fds.length - 1);
         pageOff.push(f.off);
@@ -217,21 +229,42 @@ export function exportStream(
         return null;
       }
       const to = Math.min(pageOff.length, pos + CHUNK_LINES);
-      const lines: string[] = [];
+      let size = 0;
+      for (let k = pos; k < to; k++) size += (pageLen[k] as number) + 1;
+      let out = Buffer.allocUnsafe(size);
+      let w = 0;
+      const put = (src: Uint8Array, from: number, end: number) => {
+        if (w + end - from + 1 > out.length) {
+          const grown = Buffer.allocUnsafe(Math.max(out.length * 2, w + end - from + 1));
+          out.copy(grown, 0, 0, w);
+          out = grown;
+        }
+        out.set(src.subarray(from, end), w);
+        w += end - from;
+        out[w++] = 10;
+      };
       // the chunk's lines of one file at a time (a page spans few days)
       for (let k = pos; k < to; ) {
         const f = pageFd[k] as number;
+        const day = dayOf[f] as string;
+        const dayBytes = Buffer.from(day);
         let end = k + 1;
         while (end < to && pageFd[end] === f) end++;
         readSpans(fds[f] as number, pageOff, pageLen, order, k, end, buf, (b, s, e) => {
-          const line = readLine(b, s, e, dayOf[f] as Buffer, accountBytes);
-          if (line) lines.push(line.event ? JSON.stringify(line.event) : b.toString("utf8", s, e));
+          if (canonical(b, s, e, dayBytes, accountBytes)) put(b, s, e);
+          else {
+            const ev = parsed(b, s, e, day, accountId);
+            if (ev) {
+              const json = Buffer.from(JSON.stringify(ev));
+              put(json, 0, json.length);
+            }
+          }
           return true;
         });
         k = end;
       }
       pos = to;
-      return lines;
+      return out.subarray(0, w);
     },
   };
 }

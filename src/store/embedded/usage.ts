@@ -217,8 +217,10 @@ export class EmbeddedUsageStore implements UsageEventStore {
   async exportEvents(accountId: string, q: ExportQuery): Promise<UsageEvent[]> {
     const page = await this.exportStream(accountId, q);
     const out: UsageEvent[] = [];
-    for (let lines = await page.next(); lines; lines = await page.next())
-      for (const l of lines) out.push(JSON.parse(l) as UsageEvent);
+    const decoder = new TextDecoder();
+    for (let chunk = await page.next(); chunk; chunk = await page.next())
+      for (const l of decoder.decode(chunk).split("\n"))
+        if (l) out.push(JSON.parse(l) as UsageEvent);
     return out;
   }
 

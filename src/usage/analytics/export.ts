@@ -89,7 +89,14 @@ export async function exportPage(
   };
   const csv = q.format === "csv";
   const encoder = new TextEncoder();
-  const toCsv = (lines: string[]) => lines.map((l) => csvLine(JSON.parse(l) as UsageEvent));
+  const decoder = new TextDecoder();
+  const toCsv = (ndjson: Uint8Array) =>
+    decoder
+      .decode(ndjson)
+      .split("\n")
+      .filter(Boolean)
+      .map((l) => `${csvLine(JSON.parse(l) as UsageEvent)}\n`)
+      .join("");
   let events: number;
   let last: string | null;
   let body: ReadableStream<Uint8Array>;
@@ -107,10 +114,10 @@ export async function exportPage(
           return;
         }
         for (;;) {
-          const lines = await page.next();
-          if (!lines) return controller.close();
-          if (lines.length === 0) continue;
-          controller.enqueue(encoder.encode(`${(csv ? toCsv(lines) : lines).join("\n")}\n`));
+          const chunk = await page.next();
+          if (!chunk) return controller.close();
+          if (chunk.length === 0) continue;
+          controller.enqueue(csv ? encoder.encode(toCsv(chunk)) : chunk);
           return;
         }
       },

@@ -48,6 +48,8 @@ async function all(store: EmbeddedUsageStore, accountId: string, limit: number) 
 }
 
 const ids = (events: UsageEvent[]) => events.map((e) => e.id);
+/** the lines of an NDJSON chunk */
+const linesOf = (chunk: Uint8Array) => new TextDecoder().decode(chunk).split("\n").filter(Boolean);
 const sorted = (events: UsageEvent[]) => [...ids(events)].sort();
 
 /** n events of two accounts interleaved over days 10..12, a few per millisecond */
@@ -98,7 +100,7 @@ test("retention: a removed day is gone from the export; a page already chosen st
   const page = await store.exportStream("acc", { ...Q, limit: 100_000 });
   await store.prune("2025-03-11");
   const lines: string[] = [];
-  for (let c = await page.next(); c; c = await page.next()) lines.push(...c);
+  for (let c = await page.next(); c; c = await page.next()) lines.push(...linesOf(c));
   const mine = events.filter((e) => e.accountId === "acc");
   expect(lines.map((l) => (JSON.parse(l) as UsageEvent).id)).toEqual(sorted(mine));
   expect(ids(await all(store, "acc", 1000))).toEqual(
@@ -121,7 +123,7 @@ test("appends while a page is read and while the index catches up: nothing lost 
   const read: string[] = [];
   const appends: Promise<number>[] = [];
   for (let c = await page.next(), k = 0; c; c = await page.next(), k++) {
-    read.push(...c);
+    read.push(...linesOf(c));
     // each append races the next page's catch-up (not awaited before the export starts)
     const batch = [0, 1, 2].map((i) => ev("acc", `2025-03-12T2${k}:00:0${i}.000Z`));
     during.push(...batch);
