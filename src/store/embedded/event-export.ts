@@ -153,58 +153,95 @@ export function exportStream(
       }
       const fd = openSync(path, "r");
       const dayBytes = Buffer.from(day);
-      const seen = new IdHashSet();
-      const found: { id: string; off: number; len: number }[] = [];
-      let lastT = Number.NEGATIVE_INFINITY;
-      let done = false;
-      for (let k = 0; k < cand.length && !done; k += BATCH_LINES)
-        readSpans(
-          fd,
-          idx.off,
-          idx.len,
-          cand,
-          k,
-          Math.min(cand.length, k + BATCH_LINES),
-          buf,
-          (b, s, e, c) => {
-            const i = cand[c] as number;
-            // a page's worth read in time order: a line of a later time has a later id
-            if (ordered && found.length >= need && (t[i] as number) > lastT) {
-              done = true;
-              return false;
+      /**
+       * The day's first `need` lines after the cursor, oldest id first. `fast`: canonical lines
+       * found in strictly ascending id order (the usual case) are taken without making a string
+       * per line; null when a line breaks that (then the day is read again, not fast).
+       */
+      const choose = (fast: boolean) => {
+        const seen = fast ? null : new IdHashSet();
+        const found: { id: string; off: number; len: number }[] = [];
+        const offs: number[] = [];
+        const lens: number[] = [];
+        const prev = Buffer.alloc(36);
+        let hasPrev = false;
+        let failed = false;
+        let lastT = Number.NEGATIVE_INFINITY;
+        let done = false;
+        const each = (b: Buffer, s: number, e: number, c: number) => {
+          const i = cand[c] as number;
+          // a page's worth read in time order: a line of a later time has a later id
+          if (ordered && offs.length + found.length >= need && (t[i] as number) > lastT) {
+            done = true;
+            return false;
+          }
+          lastT = t[i] as number;
+          if (canonical(b, s, e, dayBytes, accountBytes)) {
+            if (cmp(b, s + 51, 24, before) >= 0 || (after && cmp(b, s + 7, 36, after) <= 0))
+              return true;
+            if (fast) {
+              if (hasPrev && cmp(b, s + 7, 36, prev) <= 0) {
+                failed = true;
+                return false;
+              }
+              // past a full page: only checked (a tie of the last time may still come before)
+              if (offs.length >= need) return true;
+              b.copy(prev, 0, s + 7, s + 43);
+              hasPrev = true;
+              offs.push(idx.off[i] as number);
+              lens.push(idx.len[i] as number);
+              return true;
             }
-            lastT = t[i] as number;
-            let id: string;
-            if (canonical(b, s, e, dayBytes, accountBytes)) {
-              if (cmp(b, s + 51, 24, before) >= 0 || (after && cmp(b, s + 7, 36, after) <= 0))
-                return true;
-              id = b.toString("latin1", s + 7, s + 43);
-            } else {
-              const ev = parsed(b, s, e, day, accountId);
-              if (!ev || ev.ts >= q.before || (q.after !== null && ev.id <= q.after)) return true;
-              id = ev.id;
-            }
-            if (seen.add(id))
+            const id = b.toString("latin1", s + 7, s + 43);
+            if (seen?.add(id))
               found.push({ id, off: idx.off[i] as number, len: idx.len[i] as number });
             return true;
-          },
-        );
-      let sorted = true;
-      for (let k = 1; k < found.length && sorted; k++)
-        sorted = (found[k - 1] as { id: string }).id < (found[k] as { id: string }).id;
-      if (!sorted) found.sort((a, b) => (a.id < b.id ? -1 : 1));
-      if (found.length === 0) {
+          }
+          if (fast) {
+            failed = true;
+            return false;
+          }
+          const ev = parsed(b, s, e, day, accountId);
+          if (!ev || ev.ts >= q.before || (q.after !== null && ev.id <= q.after)) return true;
+          if (seen?.add(ev.id))
+            found.push({ id: ev.id, off: idx.off[i] as number, len: idx.len[i] as number });
+          return true;
+        };
+        for (let k = 0; k < cand.length && !done && !failed; k += BATCH_LINES)
+          readSpans(
+            fd,
+            idx.off,
+            idx.len,
+            cand,
+            k,
+            Math.min(cand.length, k + BATCH_LINES),
+            buf,
+            each,
+          );
+        if (failed) return null;
+        if (fast) return { offs, lens, last: hasPrev ? prev.toString("latin1") : null };
+        found.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+        const taken = found.slice(0, need);
+        return {
+          offs: taken.map((f) => f.off),
+          lens: taken.map((f) => f.len),
+          last: taken[taken.length - 1]?.id ?? null,
+        };
+      };
+      const chosen = choose(true) ?? (choose(false) as NonNullable<ReturnType<typeof choose>>);
+      if (chosen.offs.length === 0) {
         closeSync(fd);
         continue;
       }
       fds.push(fd);
       dayOf.push(day);
-      for (const f of found.slice(0, need)) {
+      const n = Math.min(need, chosen.offs.length);
+      for (let k = 0; k < n; k++) {
         pageFd.push(fds.length - 1);
-        pageOff.push(f.off);
-        pageLen.push(f.len);
-        last = f.id;
+        pageOff.push(chosen.offs[k] as number);
+        pageLen.push(chosen.lens[k] as number);
       }
+      last = chosen.last;
     }
   } catch (err) {
     for (const fd of fds) closeSync(fd);
@@ -219,6 +256,8 @@ export function exportStream(
     for (const fd of fds) closeSync(fd);
   };
   const order = pageOff.map((_, k) => k);
+  /** the chunk handed out, reused by the next one */
+  let out = Buffer.allocUnsafe(0);
   return {
     events: pageOff.length,
     last,
@@ -231,7 +270,7 @@ export function exportStream(
       const to = Math.min(pageOff.length, pos + CHUNK_LINES);
       let size = 0;
       for (let k = pos; k < to; k++) size += (pageLen[k] as number) + 1;
-      let out = Buffer.allocUnsafe(size);
+      if (out.length < size) out = Buffer.allocUnsafe(Math.max(size, 2 * out.length));
       let w = 0;
       const put = (src: Uint8Array, from: number, end: number) => {
         if (w + end - from + 1 > out.length) {
