@@ -1,4 +1,5 @@
 import { closeSync, openSync, readSync } from "node:fs";
+import { requestGarbageCollection } from "../../platform/memory";
 import type { ExportQuery, ExportStream } from "../../usage/port";
 import { type DayIndex, idMs } from "./event-index";
 import { IdHashSet, parseEvent } from "./event-scan";
@@ -9,6 +10,8 @@ const CHUNK_LINES = 2000;
 const BATCH_LINES = 2000;
 /** two lines this close in the file are read in one call */
 const GAP_BYTES = 4096;
+/** a page that handed out more bytes than this asks for a garbage collection when it ends */
+const GC_AFTER_BYTES = 4 * 1024 * 1024;
 /** bytes read in one call at most (a longer line is read alone) */
 const READ_BYTES = 1024 * 1024;
 
@@ -250,14 +253,15 @@ export function exportStream(
 
   let pos = 0;
   let closed = false;
+  let sent = 0;
   const close = () => {
     if (closed) return;
     closed = true;
     for (const fd of fds) closeSync(fd);
+    // the chunks handed out are garbage now: several MB of buffers for a large page
+    if (sent > GC_AFTER_BYTES) requestGarbageCollection();
   };
   const order = pageOff.map((_, k) => k);
-  /** the chunk handed out, reused by the next one */
-  let out = Buffer.allocUnsafe(0);
   return {
     events: pageOff.length,
     last,
@@ -270,7 +274,8 @@ export function exportStream(
       const to = Math.min(pageOff.length, pos + CHUNK_LINES);
       let size = 0;
       for (let k = pos; k < to; k++) size += (pageLen[k] as number) + 1;
-      if (out.length < size) out = Buffer.allocUnsafe(Math.max(size, 2 * out.length));
+      // a new buffer per chunk: the body stream may still hold the one before
+      let out = Buffer.allocUnsafe(size);
       let w = 0;
       const put = (src: Uint8Array, from: number, end: number) => {
         if (w + end - from + 1 > out.length) {
@@ -303,6 +308,7 @@ export function exportStream(
         k = end;
       }
       pos = to;
+      sent += w;
       return out.subarray(0, w);
     },
   };

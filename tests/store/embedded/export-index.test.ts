@@ -3,6 +3,7 @@ import { appendFileSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { newId } from "../../../src/platform/ids";
 import { EmbeddedUsageStore } from "../../../src/store/embedded/usage";
+import { exportPage } from "../../../src/usage/analytics/export";
 import type { ExportQuery, UsageEvent } from "../../../src/usage/port";
 import { tempDir } from "../../support/temp";
 import { event } from "../../usage/util";
@@ -177,4 +178,28 @@ test("duplicate lines of one id (a replayed spill written twice by hand) are lis
   const file = join(dir, "events", "2025-03-10.jsonl");
   appendFileSync(file, readFileSync(file));
   expect(ids(await open(dir).exportEvents("acc", Q))).toEqual([e.id]);
+});
+
+test("exportPage over the store: pages of several chunks, NDJSON and CSV, each line whole", async () => {
+  const store = open(tempDir());
+  const events = traffic("acc", "other", 12_000);
+  await store.append(events);
+  const mine = sorted(events.filter((e) => e.accountId === "acc"));
+  const now = new Date("2025-04-01T00:00:00Z");
+  const q = { from: "2025-03-01", to: "2025-03-31", limit: 5000 };
+  const got: string[] = [];
+  let cursor: string | undefined;
+  for (;;) {
+    const page = await exportPage(store, "acc", { ...q, cursor }, 0, now);
+    const lines = (await new Response(page.body).text()).split("\n").filter(Boolean);
+    got.push(...lines.map((l) => (JSON.parse(l) as UsageEvent).id));
+    if (!page.next) break;
+    expect(page.next).toBe(got[got.length - 1] as string);
+    cursor = page.next;
+  }
+  expect(got).toEqual(mine);
+  const csv = await exportPage(store, "acc", { ...q, format: "csv" }, 0, now);
+  const rows = (await new Response(csv.body).text()).trim().split("\n");
+  expect(rows).toHaveLength(5001);
+  expect(rows.slice(1).map((r) => r.slice(0, r.indexOf(",")))).toEqual(mine.slice(0, 5000));
 });
