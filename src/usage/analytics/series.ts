@@ -10,6 +10,8 @@ import {
   type Granularity,
   groupOf,
   LAT_BINS,
+  type PeriodRow,
+  type Rollup,
   rollupFor,
 } from "./cells";
 import { type HistoryQuery, resolveRange } from "./service";
@@ -256,7 +258,42 @@ export async function usageSeries(
     all[all.length - 1] as string,
     brand !== undefined ? { brand } : q.key !== undefined ? { key: q.key } : undefined,
   );
+  return chartOf(rows, {
+    principal,
+    q,
+    from,
+    to,
+    granularity,
+    groupBy,
+    rollup,
+    brand,
+    limit,
+    at,
+    times,
+  });
+}
 
+/** What chartOf needs of the query. */
+interface ChartQuery {
+  principal: Principal;
+  q: SeriesQuery;
+  from: string;
+  to: string;
+  granularity: Granularity;
+  groupBy: GroupField[];
+  rollup: Rollup;
+  brand: string | undefined;
+  limit: number;
+  /** period → its position in the range */
+  at: Map<string, number>;
+  /** each period's start, ISO 8601 */
+  times: string[];
+}
+
+/** The series answer of the cells read. */
+function chartOf(rows: PeriodRow[], c: ChartQuery): UsageSeries {
+  const { principal, q, from, to, granularity, groupBy, rollup, brand, limit, at, times } = c;
+  const all = times;
   // each distinct cell key decoded once: null when the filters drop it, else its group (one
   // per id: several keys may fall in one, e.g. the statuses of a status class)
   const byId = new Map<string, Group>();
@@ -287,18 +324,19 @@ export async function usageSeries(
   for (const { t, cells } of rows) {
     const i = at.get(t);
     if (i === undefined) continue;
-    for (const [key, cell] of cells) {
-      const d = decode(key);
-      if (!d) continue;
-      d.n += cell.n;
-      let row = kept[i];
-      if (!row) {
-        row = { groups: [], cells: [] };
-        kept[i] = row;
-      }
-      row.groups.push(d);
-      row.cells.push(cell);
+    let row = kept[i];
+    if (!row) {
+      row = { groups: [], cells: [] };
+      kept[i] = row;
     }
+    const { groups, cells: list } = row;
+    cells.forEach((cell, key) => {
+      const d = decode(key);
+      if (!d) return;
+      d.n += cell.n;
+      groups.push(d);
+      list.push(cell);
+    });
   }
   const ranked =
     groupBy.length === 0
