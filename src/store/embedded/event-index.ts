@@ -42,19 +42,18 @@ export class DayIndex {
 
   private grow() {
     const cap = this.off.length * 2;
-    const off = new Float64Array(cap);
-    off.set(this.off);
-    this.off = off;
-    const len = new Uint32Array(cap);
-    len.set(this.len);
-    this.len = len;
-    const acct = new Uint32Array(cap);
-    acct.set(this.acct);
-    this.acct = acct;
-    const t = new Int32Array(cap);
-    t.set(this.t);
-    this.t = t;
+    this.off = grown(this.off, cap);
+    this.len = grown(this.len, cap);
+    this.acct = grown(this.acct, cap);
+    this.t = grown(this.t, cap);
   }
+}
+
+/** a copy of a typed array with room for `cap` elements */
+function grown<T extends Float64Array | Uint32Array | Int32Array>(a: T, cap: number): T {
+  const b = new (a.constructor as new (n: number) => T)(cap);
+  b.set(a);
+  return b;
 }
 
 /** Small numbers for account ids, so a DayIndex stores 4 bytes per line for its account. */
