@@ -62,10 +62,11 @@ const lastId = (line: string, csv: boolean): string =>
 
 /**
  * One page of the account's raw events, oldest id first: those of days from..to metered more
- * than `settleMs` ago, after the event id `cursor`. The page is read from the store, then
- * serialized as it is streamed (NDJSON: one stored event per line; CSV: a header line, then
- * CSV_COLUMNS). Ids are time-ordered and only settled events are listed, so a page never
- * misses or repeats an event when events are appended between two pages.
+ * than `settleMs` ago, after the event id `cursor`. Its body is streamed (NDJSON: one stored
+ * event per line; CSV: a header line, then CSV_COLUMNS): from the store a chunk at a time when
+ * it offers exportStream, else from the page it read whole. Ids are time-ordered and only
+ * settled events are listed, so a page never misses or repeats an event when events are
+ * appended between two pages.
  */
 export async function exportPage(
   store: UsageEventStore,
