@@ -21,10 +21,11 @@
  *    projection's own share;
  *  - p50/p95/p99 of each query kind below, --reads calls each after a first one (printed apart:
  *    on the embedded store it derives the rollup's cells of every period it reads);
- *  - GET /v1/analytics/events: every event in pages of 50,000 (events/s, RSS growth);
+ *  - GET /v1/analytics/events: every event of the account in pages of 50,000 (events/s, and the
+ *    RSS growth: the peak over the RSS before, sampled as the body arrives);
  *  - the projection rebuild (time, RSS before/after).
  *   bun scripts/bench/analytics-dash.ts [--events 200000] [--accounts 1] [--batch 20000] [--reads 30]
- *    [--mongo true|false] [--embedded true|false] [--export true|false]
+ *    [--mongo true|false] [--embedded true|false] [--queries true|false] [--export true|false]
  */
 import { parseArgs } from "node:util";
 import { createApp } from "../../src/app";
@@ -48,6 +49,8 @@ const { values } = parseArgs({
     reads: { type: "string", default: "30" },
     mongo: { type: "string", default: "true" },
     embedded: { type: "string", default: "true" },
+    /** "false": skip the query figures */
+    queries: { type: "string", default: "true" },
     /** "false": skip the export and rebuild figures */
     export: { type: "string", default: "true" },
     /** MongoDB: "rebuild" (default: the events inserted into the log, then the projections
@@ -227,7 +230,7 @@ async function bench(name: string, env: Record<string, string>, seed: "port" | "
     console.log(
       `  logging: append ${fmt(appendUs / recent.length, 2)} µs CPU/event (log, usage_daily and every projection), analytics cells ${fmt(cellsUs / recent.length, 2)} µs/event (best of 5)`,
     );
-    for (const [label, q] of QUERIES) {
+    for (const [label, q] of values.queries === "false" ? [] : QUERIES) {
       const path =
         q === "MISSES"
           ? `/v1/analytics/misses?from=${firstDay}&to=${today}`
@@ -259,16 +262,17 @@ async function bench(name: string, env: Record<string, string>, seed: "port" | "
       );
       cursor = r.headers.get("x-next-cursor");
       const reader = (r.body as ReadableStream<Uint8Array>).getReader();
-      for (;;) {
+      for (let chunks = 0; ; chunks++) {
         const { done, value } = await reader.read();
         if (done) break;
-        for (const b of value) if (b === 10) exported++;
+        for (let i = value.indexOf(10); i >= 0; i = value.indexOf(10, i + 1)) exported++;
+        if (chunks % 8 === 0) peak = Math.max(peak, rssMb());
       }
       peak = Math.max(peak, rssMb());
     } while (cursor);
     const s = (performance.now() - started) / 1000;
     console.log(
-      `  export (NDJSON, pages of 50,000): ${exported} events in ${fmt(s, 2)} s = ${fmt(exported / s / 1000, 1)}k events/s, RSS ${fmt(rss0, 0)} -> peak ${fmt(peak, 0)} MB`,
+      `  export (NDJSON, pages of 50,000): ${exported} events in ${fmt(s, 2)} s = ${fmt(exported / s / 1000, 1)}k events/s, RSS ${fmt(rss0, 0)} -> peak ${fmt(peak, 0)} MB (growth ${fmt(peak - rss0, 0)} MB)`,
     );
 
     Bun.gc(true);

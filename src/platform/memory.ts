@@ -7,3 +7,13 @@ export function collectGarbage(): void {
   const bun = (globalThis as { Bun?: { gc(force: boolean): void } }).Bun;
   bun?.gc(true);
 }
+
+/**
+ * Ask for a garbage collection without waiting for it (Bun.gc(false)): after a burst of
+ * short-lived buffers (an export page), so they are reclaimed before the collector's own
+ * heuristics would, which on a large heap let hundreds of MB of them stay resident.
+ */
+export function requestGarbageCollection(): void {
+  const bun = (globalThis as { Bun?: { gc(force: boolean): void } }).Bun;
+  bun?.gc(false);
+}

@@ -143,6 +143,11 @@ export interface UsageEventStore {
    * the adapter holds it already serialized.
    */
   exportLines?(accountId: string, q: ExportQuery): Promise<string[]>;
+  /**
+   * Optional: the same page streamed, so it is never held in memory whole: its size and last id
+   * are known before its lines are read out, a chunk at a time.
+   */
+  exportStream?(accountId: string, q: ExportQuery): Promise<ExportStream>;
   /** every stored event of one UTC day (each id once) */
   eventsOfDay(day: string): AsyncIterable<UsageEvent>;
   /**
@@ -164,6 +169,21 @@ export interface UsageEventStore {
    */
   prune(beforeDay: string): Promise<{ days: number; events: number }>;
   close(): Promise<void>;
+}
+
+/** An export page read out a chunk at a time, oldest first. */
+export interface ExportStream {
+  /** events in the page */
+  events: number;
+  /** the id of the page's last event (null: empty page) */
+  last: string | null;
+  /**
+   * the next chunk of the page as NDJSON (UTF-8, whole lines, each ending in a newline), or null
+   * at the end (then the stream has released what it held)
+   */
+  next(): Promise<Uint8Array | null>;
+  /** release what the stream holds when it is not read to the end */
+  close(): void;
 }
 
 export interface ExportQuery {

@@ -8,18 +8,16 @@ import { type CellHint, CellProjection, type View } from "../../usage/analytics/
 import { DailyProjection } from "../../usage/daily";
 import type { DailyRow, ExportQuery, UsageEvent, UsageEventStore } from "../../usage/port";
 import { JsonlEncoder } from "../../usage/serialize";
+import { exportStream } from "./event-export";
+import { AccountNumbers, addWritten, catchUp, DayIndex, idMs } from "./event-index";
 import { IdHashSet, lineChunks, parseEvent, tallyEventFile, warnUnreadable } from "./event-scan";
+import { JsonlLog } from "./jsonl";
 
 /** The UTC day of a UUIDv7 event id (its first 48 bits are the epoch ms). */
 const dayOfId = (id: string): string | null => {
-  const ms = Number.parseInt(id.replace(/-/g, "").slice(0, 12), 16);
+  const ms = idMs(id);
   return Number.isFinite(ms) ? new Date(ms).toISOString().slice(0, 10) : null;
 };
-
-import { JsonlLog } from "./jsonl";
-
-/** how a canonical line starts, up to its id; its ts is then at 51..75 */
-const CANONICAL_HEAD = '{"id":"';
 
 const DAY_FILE = /^(\d{4}-\d{2}-\d{2})\.jsonl$/;
 /** usage_daily rows of days whose event files retention removed (events/daily-archive.jsonl) */
@@ -43,6 +41,8 @@ interface DayFile {
   syncedAt: number;
   /** events written since the last fdatasync */
   unsynced: number;
+  /** the file's size: where the next append lands */
+  size: number;
 }
 
 /** Events by UTC day; a batch of one day (the usual case) is passed through as it is. */
@@ -170,6 +170,9 @@ export class EmbeddedUsageStore implements UsageEventStore {
   private analytics: CellProjection | null = null;
   private analyticsBuild: Promise<CellProjection> | null = null;
   private buildTimer: ReturnType<typeof setTimeout> | null = null;
+  /** where each account's lines are, per day file (built with the cells, kept by appends) */
+  private lineIndex = new Map<string, DayIndex>();
+  private accountNumbers = new AccountNumbers();
 
   constructor(dataDir: string, opts: EmbeddedUsageOptions = {}) {
     this.syncMs = opts.syncMs ?? 0;
@@ -210,66 +213,39 @@ export class EmbeddedUsageStore implements UsageEventStore {
     return (await this.cellProjection()).misses(accountId, from, to);
   }
 
-  /**
-   * Export page: the day files from..to are read in order (a day's ids all precede the next
-   * day's: an id carries its event's time); only lines naming the account are looked at.
-   */
+  /** Export page: the whole page read out of exportStream. */
   async exportEvents(accountId: string, q: ExportQuery): Promise<UsageEvent[]> {
-    return (await this.exportLines(accountId, q)).map((l) => JSON.parse(l) as UsageEvent);
+    const page = await this.exportStream(accountId, q);
+    const out: UsageEvent[] = [];
+    const decoder = new TextDecoder();
+    for (let chunk = await page.next(); chunk; chunk = await page.next())
+      for (const l of decoder.decode(chunk).split("\n"))
+        if (l) out.push(JSON.parse(l) as UsageEvent);
+    return out;
   }
 
   /**
-   * The export page as the stored JSON lines: a line in the encoder's canonical form is read by
-   * position (id, ts, day, accountId lead it) and passed on as it is; any other is parsed, checked
-   * and serialized again.
+   * Export page: the day files from..to (from the cursor's day on) in order, a day's ids all
+   * preceding the next day's (an id carries its event's time); of each, only the account's lines
+   * (the day's line index, caught up with the file first) are read.
    */
-  async exportLines(accountId: string, q: ExportQuery): Promise<string[]> {
-    const out: string[] = [];
+  async exportStream(accountId: string, q: ExportQuery) {
     const first = q.after && q.after.length >= 13 ? dayOfId(q.after) : null;
-    const marker = `"accountId":${JSON.stringify(accountId)}`;
-    const head = `","day":"`;
-    for (const day of this.days()) {
-      if (day < q.from || day > q.to || (first !== null && day < first)) continue;
-      const seen = new IdHashSet();
-      const found: { id: string; line: string }[] = [];
-      for (const { text } of lineChunks(this.path(day)))
-        for (const line of text.split("\n")) {
-          if (!line.includes(marker)) continue;
-          let id: string;
-          let ts: string;
-          let json = line;
-          // canonical: {"id":"<id>","ts":"<ts>","day":"<day>","accountId":<marker>...}
-          if (
-            line.startsWith(CANONICAL_HEAD) &&
-            line.endsWith("}") &&
-            line.startsWith(`","ts":"`, 43) &&
-            line.startsWith(head, 75) &&
-            line.startsWith(day, 84) &&
-            line.startsWith(`","accountId":"`, 94) &&
-            line.startsWith(marker, 96)
-          ) {
-            id = line.slice(7, 43);
-            ts = line.slice(51, 75);
-          } else {
-            const e = parseEvent(line);
-            if (!e || e.accountId !== accountId || e.day !== day) continue;
-            id = e.id;
-            ts = e.ts;
-            json = JSON.stringify(e);
-          }
-          if (ts >= q.before || (q.after !== null && id <= q.after) || !seen.add(id)) continue;
-          found.push({ id, line: json });
-        }
-      let sorted = true;
-      for (let i = 1; i < found.length && sorted; i++)
-        sorted = (found[i - 1] as { id: string }).id < (found[i] as { id: string }).id;
-      if (!sorted) found.sort((a, b) => (a.id < b.id ? -1 : 1));
-      for (const f of found) {
-        out.push(f.line);
-        if (out.length >= q.limit) return out;
-      }
+    const days = this.days()
+      .filter((d) => d >= q.from && d <= q.to && (first === null || d >= first))
+      .map((day) => ({ day, path: this.path(day), index: this.indexOf(day) }));
+    return exportStream(accountId, this.accountNumbers.find(accountId), days, q);
+  }
+
+  /** the day's line index, caught up with its file */
+  private indexOf(day: string): DayIndex {
+    let idx = this.lineIndex.get(day);
+    if (!idx) {
+      idx = new DayIndex(day);
+      this.lineIndex.set(day, idx);
     }
-    return out;
+    catchUp(this.path(day), idx, this.accountNumbers);
+    return idx;
   }
 
   tallyOfDay(day: string): CountableEvent[] | null {
@@ -293,6 +269,7 @@ export class EmbeddedUsageStore implements UsageEventStore {
     this.ids.clear();
     this.tally = new DayTally();
     this.eventCount = 0;
+    this.lineIndex.clear();
     this.replay();
     // the old cells go first: never two projections in memory at once
     this.analytics = null;
@@ -330,6 +307,7 @@ export class EmbeddedUsageStore implements UsageEventStore {
       const path = this.path(day);
       const seen = new IdHashSet(statSync(path).size / 240);
       let events = 0;
+      this.indexOf(day);
       for (const chunk of eventChunks(path))
         for (const e of chunk)
           if (seen.add(e.id)) {
@@ -383,6 +361,7 @@ export class EmbeddedUsageStore implements UsageEventStore {
         }
         unlinkSync(this.path(day));
         this.ids.delete(day);
+        this.lineIndex.delete(day);
         days++;
       }
     } finally {
@@ -432,7 +411,10 @@ export class EmbeddedUsageStore implements UsageEventStore {
           });
       if (toWrite.length === 0) continue;
       // fresh events come straight from eventOf: already in canonical form
-      await this.write(day, this.encoder.encode(toWrite, fresh), toWrite.length);
+      const bytes = this.encoder.encode(toWrite, fresh);
+      const at = await this.write(day, bytes, toWrite.length);
+      const idx = this.lineIndex.get(day) ?? (at === 0 ? this.newIndex(day) : undefined);
+      if (idx) addWritten(idx, this.accountNumbers, at, bytes, toWrite);
       if (ids) for (const e of toWrite) ids.add(e.id);
       this.projection.addAll(toWrite);
       this.analytics?.addAll(toWrite);
@@ -461,14 +443,28 @@ export class EmbeddedUsageStore implements UsageEventStore {
     for (const d of this.ids.keys()) if (!keep.includes(d)) this.ids.delete(d);
   }
 
-  private async write(day: string, buf: Uint8Array, events: number) {
+  /** a new day file's (empty) line index */
+  private newIndex(day: string): DayIndex {
+    const idx = new DayIndex(day);
+    this.lineIndex.set(day, idx);
+    return idx;
+  }
+
+  /** append to the day's file; resolves to the offset the bytes were written at */
+  private async write(day: string, buf: Uint8Array, events: number): Promise<number> {
     const f = await this.file(day);
+    const at = f.size;
     try {
       let off = 0;
-      while (off < buf.length) off += (await f.fh.write(buf, off)).bytesWritten;
+      while (off < buf.length) {
+        const n = (await f.fh.write(buf, off)).bytesWritten;
+        off += n;
+        f.size += n;
+      }
       f.unsynced += events;
       if (performance.now() - f.syncedAt >= this.syncMs) await this.sync(f);
       else this.armSync(f);
+      return at;
     } catch (err) {
       // reopen next time: the tail may now be a partial line, which reopening terminates
       this.files.delete(day);
@@ -537,18 +533,19 @@ export class EmbeddedUsageStore implements UsageEventStore {
     const open_ = this.files.get(day);
     if (open_) return open_;
     const fh = await open(this.path(day), "a+");
+    let size = 0;
     try {
-      const { size } = await fh.stat();
+      size = (await fh.stat()).size;
       if (size > 0) {
         const last = Buffer.alloc(1);
         await fh.read(last, 0, 1, size - 1);
-        if (last[0] !== 0x0a) await fh.write("\n");
+        if (last[0] !== 0x0a) size += (await fh.write("\n")).bytesWritten;
       }
     } catch (err) {
       await fh.close().catch(() => {});
       throw err;
     }
-    const f: DayFile = { fh, syncedAt: performance.now(), unsynced: 0 };
+    const f: DayFile = { fh, syncedAt: performance.now(), unsynced: 0, size };
     this.files.set(day, f);
     for (const d of [...this.files.keys()].sort()) {
       if (this.files.size <= OPEN_FILES) break;

@@ -62,10 +62,11 @@ const lastId = (line: string, csv: boolean): string =>
 
 /**
  * One page of the account's raw events, oldest id first: those of days from..to metered more
- * than `settleMs` ago, after the event id `cursor`. The page is read from the store, then
- * serialized as it is streamed (NDJSON: one stored event per line; CSV: a header line, then
- * CSV_COLUMNS). Ids are time-ordered and only settled events are listed, so a page never
- * misses or repeats an event when events are appended between two pages.
+ * than `settleMs` ago, after the event id `cursor`. Its body is streamed (NDJSON: one stored
+ * event per line; CSV: a header line, then CSV_COLUMNS): from the store a chunk at a time when
+ * it offers exportStream, else from the page it read whole. Ids are time-ordered and only
+ * settled events are listed, so a page never misses or repeats an event when events are
+ * appended between two pages.
  */
 export async function exportPage(
   store: UsageEventStore,
@@ -88,32 +89,71 @@ export async function exportPage(
     limit,
   };
   const csv = q.format === "csv";
-  // NDJSON from the stored lines when the store has them: no event object made per line
-  const lines =
-    !csv && store.exportLines
-      ? await store.exportLines(accountId, query)
-      : (await store.exportEvents(accountId, query)).map((e) =>
-          csv ? csvLine(e) : JSON.stringify(e),
-        );
-  if (csv) lines.unshift(CSV_COLUMNS.join(","));
   const encoder = new TextEncoder();
-  let i = 0;
-  const body = new ReadableStream<Uint8Array>({
-    pull(controller) {
-      if (i >= lines.length) {
-        controller.close();
-        return;
-      }
-      const chunk = lines.slice(i, i + CHUNK_EVENTS);
-      i += chunk.length;
-      controller.enqueue(encoder.encode(`${chunk.join("\n")}\n`));
-    },
-  });
-  const events = lines.length - (csv ? 1 : 0);
-  const last = events > 0 ? lines[lines.length - 1] : undefined;
+  const decoder = new TextDecoder();
+  const toCsv = (ndjson: Uint8Array) =>
+    decoder
+      .decode(ndjson)
+      .split("\n")
+      .filter(Boolean)
+      .map((l) => `${csvLine(JSON.parse(l) as UsageEvent)}\n`)
+      .join("");
+  let events: number;
+  let last: string | null;
+  let body: ReadableStream<Uint8Array>;
+  if (store.exportStream) {
+    // streamed from the store a chunk at a time: the page is never in memory whole
+    const page = await store.exportStream(accountId, query);
+    events = page.events;
+    last = page.last;
+    let head = csv;
+    body = new ReadableStream<Uint8Array>({
+      async pull(controller) {
+        if (head) {
+          head = false;
+          controller.enqueue(encoder.encode(`${CSV_COLUMNS.join(",")}\n`));
+          return;
+        }
+        for (;;) {
+          const chunk = await page.next();
+          if (!chunk) return controller.close();
+          if (chunk.length === 0) continue;
+          controller.enqueue(csv ? encoder.encode(toCsv(chunk)) : chunk);
+          return;
+        }
+      },
+      cancel() {
+        page.close();
+      },
+    });
+  } else {
+    // NDJSON from the stored lines when the store has them: no event object made per line
+    const lines =
+      !csv && store.exportLines
+        ? await store.exportLines(accountId, query)
+        : (await store.exportEvents(accountId, query)).map((e) =>
+            csv ? csvLine(e) : JSON.stringify(e),
+          );
+    if (csv) lines.unshift(CSV_COLUMNS.join(","));
+    let i = 0;
+    body = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        if (i >= lines.length) {
+          controller.close();
+          return;
+        }
+        const chunk = lines.slice(i, i + CHUNK_EVENTS);
+        i += chunk.length;
+        controller.enqueue(encoder.encode(`${chunk.join("\n")}\n`));
+      },
+    });
+    events = lines.length - (csv ? 1 : 0);
+    const tail = events > 0 ? lines[lines.length - 1] : undefined;
+    last = tail === undefined ? null : lastId(tail, csv);
+  }
   return {
     contentType: csv ? "text/csv; charset=utf-8" : "application/x-ndjson",
-    next: events === limit && last !== undefined ? lastId(last, csv) : null,
+    next: events === limit ? last : null,
     body,
   };
 }

@@ -10,6 +10,8 @@ import {
   type Granularity,
   groupOf,
   LAT_BINS,
+  type PeriodRow,
+  type Rollup,
   rollupFor,
 } from "./cells";
 import { type HistoryQuery, resolveRange } from "./service";
@@ -144,6 +146,24 @@ function periods(from: string, to: string, g: Granularity): string[] {
 const isoOf = (period: string) =>
   period.length === 10 ? `${period}T00:00:00Z` : `${period}:00:00Z`;
 
+/** A group of the answer: its id, values, requests (to rank it) and slot. */
+interface Group {
+  id: string;
+  values: GroupValues;
+  n: number;
+  slot: number;
+}
+
+const emptyPoint = (t: string): Point => ({
+  t,
+  requests: 0,
+  errors: 0,
+  rateLimited: 0,
+  p50: null,
+  p95: null,
+  p99: null,
+});
+
 /** Slots of a dense accumulator: requests, errors, rateLimited, then the latency bins. */
 const W = 3 + LAT_BINS;
 
@@ -193,18 +213,10 @@ function pointAt(acc: Float64Array, off: number, t?: string): Point {
   return { t, requests, errors, rateLimited, p50, p95, p99 };
 }
 
-/** The series and the whole-range summary of `slot` (periods of W numbers in `acc`). */
-function seriesOf(acc: Float64Array, slot: number, times: string[]) {
-  const total = new Float64Array(W);
-  const series: Point[] = new Array(times.length);
-  for (let i = 0; i < times.length; i++) {
-    const off = (slot * times.length + i) * W;
-    // a period without requests has nothing in any slot
-    if ((acc[off] as number) > 0)
-      for (let j = 0; j < W; j++) total[j] = (total[j] as number) + (acc[off + j] as number);
-    series[i] = pointAt(acc, off, times[i]);
-  }
-  return { summary: pointAt(total, 0) as Omit<Point, "t">, series };
+/** Add the W numbers at acc[off..] into into[at..] (a slot without requests holds none). */
+function addSlot(into: Float64Array, at: number, acc: Float64Array, off: number) {
+  if ((acc[off] as number) === 0) return;
+  for (let j = 0; j < W; j++) into[at + j] = (into[at + j] as number) + (acc[off + j] as number);
 }
 
 /**
@@ -246,9 +258,46 @@ export async function usageSeries(
     all[all.length - 1] as string,
     brand !== undefined ? { brand } : q.key !== undefined ? { key: q.key } : undefined,
   );
+  return chartOf(rows, {
+    principal,
+    q,
+    from,
+    to,
+    granularity,
+    groupBy,
+    rollup,
+    brand,
+    limit,
+    at,
+    times,
+  });
+}
 
-  // each distinct cell key decoded once: null when the filters drop it, else its group
-  const decoded = new Map<string, { id: string; values: GroupValues; slot?: number } | null>();
+/** What chartOf needs of the query. */
+interface ChartQuery {
+  principal: Principal;
+  q: SeriesQuery;
+  from: string;
+  to: string;
+  granularity: Granularity;
+  groupBy: GroupField[];
+  rollup: Rollup;
+  brand: string | undefined;
+  limit: number;
+  /** period → its position in the range */
+  at: Map<string, number>;
+  /** each period's start, ISO 8601 */
+  times: string[];
+}
+
+/** The series answer of the cells read. */
+function chartOf(rows: PeriodRow[], c: ChartQuery): UsageSeries {
+  const { principal, q, from, to, granularity, groupBy, rollup, brand, limit, at, times } = c;
+  const all = times;
+  // each distinct cell key decoded once: null when the filters drop it, else its group (one
+  // per id: several keys may fall in one, e.g. the statuses of a status class)
+  const byId = new Map<string, Group>();
+  const decoded = new Map<string, Group | null>();
   const decode = (key: string) => {
     let d = decoded.get(key);
     if (d !== undefined) return d;
@@ -257,55 +306,84 @@ export async function usageSeries(
       (q.bucket === undefined || g.bucket === q.bucket) &&
       (q.key === undefined || g.key === q.key) &&
       (brand === undefined || g.brand === brand);
-    const values: GroupValues = {};
-    d = kept ? { id: groupBy.map((f) => setField(values, g, f)).join("/"), values } : null;
+    d = null;
+    if (kept) {
+      const values: GroupValues = {};
+      const id = groupBy.map((f) => setField(values, g, f)).join("/");
+      d = byId.get(id) ?? { id, values, n: 0, slot: 0 };
+      byId.set(id, d);
+    }
     decoded.set(key, d);
     return d;
   };
 
-  // the top `limit` groups by requests get a slot each; the rest share the (other) slot
-  const requests = new Map<string, { values: GroupValues; n: number }>();
-  if (groupBy.length > 0)
-    for (const { cells } of rows)
-      cells.forEach((cell, key) => {
-        const d = decode(key);
-        if (!d) return;
-        const r = requests.get(d.id);
-        if (r) r.n += cell.n;
-        else requests.set(d.id, { values: d.values, n: cell.n });
-      });
-  const ranked = [...requests.entries()].sort(
-    ([a, x], [b, y]) => y.n - x.n || (a < b ? -1 : a > b ? 1 : 0),
-  );
-  const top = ranked.slice(0, limit);
-  const slotOf = new Map(top.map(([id], i) => [id, i]));
-  const slots = top.length + (ranked.length > limit ? 1 : 0);
-
-  const overall = new Float64Array(all.length * W);
-  const byGroup = new Float64Array(slots * all.length * W);
+  // each period's kept cells with their group, in one pass; then the top `limit` groups by
+  // requests get a slot each, the rest share the (other) slot
+  // (a period may come in several rows, one per writer: in any order)
+  const kept: ({ groups: Group[]; cells: Cell[] } | undefined)[] = new Array(all.length);
   for (const { t, cells } of rows) {
     const i = at.get(t);
     if (i === undefined) continue;
+    let row = kept[i];
+    if (!row) {
+      row = { groups: [], cells: [] };
+      kept[i] = row;
+    }
+    const { groups, cells: list } = row;
     cells.forEach((cell, key) => {
       const d = decode(key);
       if (!d) return;
-      addCell(overall, i * W, cell);
-      if (slots > 0) {
-        d.slot ??= slotOf.get(d.id) ?? top.length;
-        addCell(byGroup, (d.slot * all.length + i) * W, cell);
-      }
+      d.n += cell.n;
+      groups.push(d);
+      list.push(cell);
     });
   }
-
-  const groups: SeriesGroup[] = top.map(([id, { values }], slot) => {
-    const { summary, series } = seriesOf(byGroup, slot, times);
-    return { id, ...values, ...summary, series };
+  const ranked =
+    groupBy.length === 0
+      ? []
+      : [...byId.values()].sort((x, y) => y.n - x.n || (x.id < y.id ? -1 : x.id > y.id ? 1 : 0));
+  const top = ranked.slice(0, limit);
+  for (const g of ranked) g.slot = top.length;
+  top.forEach((g, slot) => {
+    g.slot = slot;
   });
-  if (slots > top.length) {
-    const { summary, series } = seriesOf(byGroup, top.length, times);
-    groups.push({ id: "(other)", other: true, ...summary, series });
+  const slots = Math.max(1, top.length + (ranked.length > limit ? 1 : 0));
+
+  // period by period: the period's cells summed per slot in a small scratch (slots x W numbers,
+  // reused), its points made from it, and the slot added into the slot's whole-range total
+  const scratch = new Float64Array((slots + 1) * W);
+  const totals = new Float64Array((slots + 1) * W);
+  const overallAt = slots * W;
+  const seriesOfSlot: Point[][] = Array.from({ length: slots + 1 }, () => new Array(all.length));
+  for (let i = 0; i < all.length; i++) {
+    const t = times[i] as string;
+    const row = kept[i];
+    if (row) {
+      scratch.fill(0);
+      for (let k = 0; k < row.cells.length; k++)
+        addCell(scratch, (row.groups[k] as Group).slot * W, row.cells[k] as Cell);
+      for (let slot = 0; slot < slots; slot++) addSlot(scratch, overallAt, scratch, slot * W);
+      for (let slot = 0; slot <= slots; slot++) addSlot(totals, slot * W, scratch, slot * W);
+    }
+    for (let slot = 0; slot <= slots; slot++)
+      (seriesOfSlot[slot] as Point[])[i] = row ? pointAt(scratch, slot * W, t) : emptyPoint(t);
   }
-  const { summary, series } = seriesOf(overall, 0, times);
+
+  const groups: SeriesGroup[] = top.map((g, slot) => ({
+    id: g.id,
+    ...g.values,
+    ...(pointAt(totals, slot * W) as Omit<Point, "t">),
+    series: seriesOfSlot[slot] as Point[],
+  }));
+  if (ranked.length > limit)
+    groups.push({
+      id: "(other)",
+      other: true,
+      ...(pointAt(totals, top.length * W) as Omit<Point, "t">),
+      series: seriesOfSlot[top.length] as Point[],
+    });
+  const series = seriesOfSlot[slots] as Point[];
+  const summary = pointAt(totals, overallAt) as Omit<Point, "t">;
   return {
     tier: principal.tier,
     from,
