@@ -28,14 +28,16 @@ const { values } = loadArgs(
 const EVENTS = Number(values.events);
 const ACCOUNTS = Number(values.accounts);
 const found = findFerretDb();
-if (!found.bin) {
+if (found.bin === null) {
   console.log(`skipped: ${found.reason}`);
   process.exit(0);
 }
 const server = await startMongoLocal({ bin: found.bin });
 const client = await MongoClient.connect(server.url);
 try {
-  const events = client.db("floor").collection("usage_events");
+  const events = client
+    .db("floor")
+    .collection<{ _id: string } & Record<string, unknown>>("usage_events");
   await events.createIndex({ accountId: 1, _id: 1 });
   const start = Date.now() - EVENTS * 1000;
   for (let i = 0; i < EVENTS; i += 10_000) {
