@@ -225,9 +225,17 @@ function mergeCell(into: Cell, c: Cell): void {
   for (let i = 0; i < c.h.length; i += 2) addToBin(into.h, c.h[i] as number, c.h[i + 1] as number);
 }
 
+/**
+ * Cell maps that never change once made (a period's derived rollups and brand/key subsets: a
+ * change of the period makes new ones), so a reader may keep what it computes from one.
+ */
+const sealed = new WeakSet<PeriodCells>();
+export const isSealed = (cells: PeriodCells): boolean => sealed.has(cells);
+
 /** Cells of rollup `r` summed from `all` cells (keys through `intern`: one copy each). */
 function derive(cells: PeriodCells, r: Rollup, intern: (k: string) => string): PeriodCells {
   const out: PeriodCells = new Map();
+  sealed.add(out);
   cells.forEach((c, key) => {
     const k = rollupKey(key, r);
     let into = out.get(k);
@@ -342,6 +350,8 @@ export class CellProjection {
         getOr(brand, brandPart(k), () => new Map()).set(k, c);
         getOr(key, keyPart(k), () => new Map()).set(k, c);
       }
+      for (const m of brand.values()) sealed.add(m);
+      for (const m of key.values()) sealed.add(m);
       p.index = { v: p.v, brand, key };
     }
     const none: PeriodCells = new Map();

@@ -4,12 +4,13 @@ import type { Bucket, Tier } from "../../quota/limits";
 import type { UsageEventStore } from "../port";
 import {
   binValue,
-  type Cell,
   type GroupField as CellField,
   type CellGroup,
   type Granularity,
   groupOf,
+  isSealed,
   LAT_BINS,
+  type PeriodCells,
   type PeriodRow,
   type Rollup,
   rollupFor,
@@ -167,17 +168,6 @@ const emptyPoint = (t: string): Point => ({
 /** Slots of a dense accumulator: requests, errors, rateLimited, then the latency bins. */
 const W = 3 + LAT_BINS;
 
-function addCell(acc: Float64Array, off: number, c: Cell) {
-  acc[off] = (acc[off] as number) + c.n;
-  acc[off + 1] = (acc[off + 1] as number) + c.e;
-  acc[off + 2] = (acc[off + 2] as number) + c.r;
-  const h = c.h;
-  for (let j = 0; j < h.length; j += 2) {
-    const i = off + 3 + (h[j] as number);
-    acc[i] = (acc[i] as number) + (h[j + 1] as number);
-  }
-}
-
 /** each bin's value (binValue), computed once */
 const BIN_VALUES = Array.from({ length: LAT_BINS }, (_, bin) => binValue(bin));
 
@@ -211,6 +201,67 @@ function pointAt(acc: Float64Array, off: number, t?: string): Point {
   }
   if (t === undefined) return { requests, errors, rateLimited, p50, p95, p99 } as Point;
   return { t, requests, errors, rateLimited, p50, p95, p99 };
+}
+
+/**
+ * A period's cells as flat arrays (keys in map order; counts; histogram pairs of cell i at
+ * hStart[i]..hStart[i + 1]): summing them walks contiguous memory, not one object and array per
+ * cell spread over the heap, which is most of a year-long grouped answer's cost.
+ */
+interface Packed {
+  keys: string[];
+  /** requests, errors, rateLimited of cell i at 3i..3i+2 */
+  counts: Float64Array;
+  hStart: Uint32Array;
+  /** bin, requests, bin, requests, ... */
+  hist: Float64Array;
+}
+
+function pack(cells: PeriodCells): Packed {
+  const keys: string[] = [];
+  const counts = new Float64Array(cells.size * 3);
+  const hStart = new Uint32Array(cells.size + 1);
+  let pairs = 0;
+  for (const c of cells.values()) pairs += c.h.length;
+  const hist = new Float64Array(pairs);
+  let i = 0;
+  let at = 0;
+  for (const [key, c] of cells) {
+    keys.push(key);
+    counts[3 * i] = c.n;
+    counts[3 * i + 1] = c.e;
+    counts[3 * i + 2] = c.r;
+    hStart[i] = at;
+    for (let j = 0; j < c.h.length; j++) hist[at++] = c.h[j] as number;
+    i++;
+  }
+  hStart[i] = at;
+  return { keys, counts, hStart, hist };
+}
+
+/** packed cells of maps that never change (isSealed), kept while the map lives */
+const packedOf = new WeakMap<PeriodCells, Packed>();
+function packedCells(cells: PeriodCells): Packed {
+  if (!isSealed(cells)) return pack(cells);
+  let p = packedOf.get(cells);
+  if (!p) {
+    p = pack(cells);
+    packedOf.set(cells, p);
+  }
+  return p;
+}
+
+/** Add packed cell `i` into the accumulator at `off`. */
+function addPacked(acc: Float64Array, off: number, p: Packed, i: number) {
+  const { counts, hist } = p;
+  acc[off] = (acc[off] as number) + (counts[3 * i] as number);
+  acc[off + 1] = (acc[off + 1] as number) + (counts[3 * i + 1] as number);
+  acc[off + 2] = (acc[off + 2] as number) + (counts[3 * i + 2] as number);
+  const end = p.hStart[i + 1] as number;
+  for (let j = p.hStart[i] as number; j < end; j += 2) {
+    const b = off + 3 + (hist[j] as number);
+    acc[b] = (acc[b] as number) + (hist[j + 1] as number);
+  }
 }
 
 /** Add the W numbers at acc[off..] into into[at..] (a slot without requests holds none). */
@@ -320,23 +371,24 @@ function chartOf(rows: PeriodRow[], c: ChartQuery): UsageSeries {
   // each period's kept cells with their group, in one pass; then the top `limit` groups by
   // requests get a slot each, the rest share the (other) slot
   // (a period may come in several rows, one per writer: in any order)
-  const kept: ({ groups: Group[]; cells: Cell[] } | undefined)[] = new Array(all.length);
+  const kept: { packed: Packed; groups: (Group | null)[] }[][] = new Array(all.length);
   for (const { t, cells } of rows) {
     const i = at.get(t);
     if (i === undefined) continue;
-    let row = kept[i];
-    if (!row) {
-      row = { groups: [], cells: [] };
-      kept[i] = row;
+    const packed = packedCells(cells);
+    const { keys, counts } = packed;
+    const groups: (Group | null)[] = new Array(keys.length);
+    for (let k = 0; k < keys.length; k++) {
+      const d = decode(keys[k] as string);
+      groups[k] = d;
+      if (d) d.n += counts[3 * k] as number;
     }
-    const { groups, cells: list } = row;
-    cells.forEach((cell, key) => {
-      const d = decode(key);
-      if (!d) return;
-      d.n += cell.n;
-      groups.push(d);
-      list.push(cell);
-    });
+    let parts = kept[i];
+    if (!parts) {
+      parts = [];
+      kept[i] = parts;
+    }
+    parts.push({ packed, groups });
   }
   const ranked =
     groupBy.length === 0
@@ -357,16 +409,19 @@ function chartOf(rows: PeriodRow[], c: ChartQuery): UsageSeries {
   const seriesOfSlot: Point[][] = Array.from({ length: slots + 1 }, () => new Array(all.length));
   for (let i = 0; i < all.length; i++) {
     const t = times[i] as string;
-    const row = kept[i];
-    if (row) {
+    const parts = kept[i];
+    if (parts) {
       scratch.fill(0);
-      for (let k = 0; k < row.cells.length; k++)
-        addCell(scratch, (row.groups[k] as Group).slot * W, row.cells[k] as Cell);
+      for (const { packed, groups } of parts)
+        for (let k = 0; k < groups.length; k++) {
+          const g = groups[k];
+          if (g) addPacked(scratch, g.slot * W, packed, k);
+        }
       for (let slot = 0; slot < slots; slot++) addSlot(scratch, overallAt, scratch, slot * W);
       for (let slot = 0; slot <= slots; slot++) addSlot(totals, slot * W, scratch, slot * W);
     }
     for (let slot = 0; slot <= slots; slot++)
-      (seriesOfSlot[slot] as Point[])[i] = row ? pointAt(scratch, slot * W, t) : emptyPoint(t);
+      (seriesOfSlot[slot] as Point[])[i] = parts ? pointAt(scratch, slot * W, t) : emptyPoint(t);
   }
 
   const groups: SeriesGroup[] = top.map((g, slot) => ({

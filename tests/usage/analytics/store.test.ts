@@ -210,6 +210,38 @@ for (const kind of await usageStoreKinds())
       ).toBe(0);
     });
 
+    test("a repeated query sees events appended to a period it has read", async () => {
+      const acc = newId();
+      await store.append([ev("2025-03-10T05:00:00.000Z", { accountId: acc, status: 404 })]);
+      const q = { from: "2025-03-01", to: "2025-03-31", group_by: "brand,status_class" };
+      const before = await series(acc, q);
+      expect([before.totals.requests, before.totals.errors]).toEqual([1, 1]);
+      const brandQ = { from: "2025-03-01", to: "2025-03-31", brand: "github", group_by: "key" };
+      expect((await series(acc, brandQ)).totals.requests).toBe(1);
+      // key and brand: the full-detail cells, which appends change in place
+      const allQ = { from: "2025-03-01", to: "2025-03-31", group_by: "key,brand" };
+      expect((await series(acc, allQ)).totals.requests).toBe(1);
+      await store.append([
+        ev("2025-03-10T06:00:00.000Z", { accountId: acc }),
+        ev("2025-03-10T07:00:00.000Z", { accountId: acc, slug: "stripe", latencyMs: 900 }),
+      ]);
+      const after = await series(acc, q);
+      expect([after.totals.requests, after.totals.errors]).toEqual([3, 1]);
+      expect(after.groups.map((g) => [g.brand, g.status_class, g.requests])).toEqual([
+        ["github", "2xx", 1],
+        ["github", "4xx", 1],
+        ["stripe", "2xx", 1],
+      ]);
+      expect(after.series.find((p) => p.t.startsWith("2025-03-10"))?.p99).toBe(
+        binValue(latencyBin(900)),
+      );
+      expect((await series(acc, brandQ)).totals.requests).toBe(2);
+      expect((await series(acc, allQ)).groups.map((g) => [g.brand, g.requests])).toEqual([
+        ["github", 2],
+        ["stripe", 1],
+      ]);
+    });
+
     test("events written before format was recorded: the image bucket is the format", async () => {
       const acc = newId();
       const old = ev("2025-03-16T05:00:00.000Z", { accountId: acc, bucket: "webp" });
