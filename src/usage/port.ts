@@ -139,11 +139,6 @@ export interface UsageEventStore {
    */
   exportEvents(accountId: string, q: ExportQuery): Promise<UsageEvent[]>;
   /**
-   * Optional: the same page as each event's JSON text (what the NDJSON export streams), when
-   * the adapter holds it already serialized.
-   */
-  exportLines?(accountId: string, q: ExportQuery): Promise<string[]>;
-  /**
    * Optional: the same page streamed, so it is never held in memory whole: its size and last id
    * are known before its lines are read out, a chunk at a time.
    */

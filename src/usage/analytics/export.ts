@@ -56,10 +56,6 @@ function csvField(v: unknown): string {
 const csvLine = (e: UsageEvent) =>
   CSV_COLUMNS.map((c) => csvField((e as unknown as Record<string, unknown>)[c])).join(",");
 
-/** The event id a line of the page starts with (NDJSON: `{"id":"...`, CSV: the first column). */
-const lastId = (line: string, csv: boolean): string =>
-  csv ? line.slice(0, line.indexOf(",")) : (JSON.parse(line) as { id: string }).id;
-
 /**
  * One page of the account's raw events, oldest id first: those of days from..to metered more
  * than `settleMs` ago, after the event id `cursor`. Its body is streamed (NDJSON: one stored
@@ -127,13 +123,8 @@ export async function exportPage(
       },
     });
   } else {
-    // NDJSON from the stored lines when the store has them: no event object made per line
-    const lines =
-      !csv && store.exportLines
-        ? await store.exportLines(accountId, query)
-        : (await store.exportEvents(accountId, query)).map((e) =>
-            csv ? csvLine(e) : JSON.stringify(e),
-          );
+    const page = await store.exportEvents(accountId, query);
+    const lines = page.map((e) => (csv ? csvLine(e) : JSON.stringify(e)));
     if (csv) lines.unshift(CSV_COLUMNS.join(","));
     let i = 0;
     body = new ReadableStream<Uint8Array>({
@@ -147,9 +138,8 @@ export async function exportPage(
         controller.enqueue(encoder.encode(`${chunk.join("\n")}\n`));
       },
     });
-    events = lines.length - (csv ? 1 : 0);
-    const tail = events > 0 ? lines[lines.length - 1] : undefined;
-    last = tail === undefined ? null : lastId(tail, csv);
+    events = page.length;
+    last = page.at(-1)?.id ?? null;
   }
   return {
     contentType: csv ? "text/csv; charset=utf-8" : "application/x-ndjson",
