@@ -77,13 +77,17 @@ const GENERIC_CCTLDS = new Set(
 );
 
 /**
- * Whether a public suffix is a country's ("de", "co.uk", "com.br"), the national sites of a
- * company, and not a generic one (".com", ".org") or a country code used generically (".io").
+ * The country of a public suffix that is a country's ("de", "co.uk" -> "uk", "com.br" -> "br"),
+ * the national sites of a company; null for a generic one (".com", ".org") or a country code
+ * used generically (".io").
  */
-export function isCountrySuffix(suffix: string): boolean {
+export function countryOf(suffix: string): string | null {
   const tld = suffix.slice(suffix.lastIndexOf(".") + 1);
-  return /^[a-z]{2}$/.test(tld) && !(suffix === tld && GENERIC_CCTLDS.has(tld));
+  return /^[a-z]{2}$/.test(tld) && !(suffix === tld && GENERIC_CCTLDS.has(tld)) ? tld : null;
 }
+
+/** Whether a public suffix is a country's (see countryOf). */
+export const isCountrySuffix = (suffix: string): boolean => countryOf(suffix) !== null;
 
 /**
  * The hosts to look a brand up under, most specific first: the host itself, then each parent

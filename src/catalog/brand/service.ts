@@ -8,7 +8,13 @@ import { frozenCache } from "../frozen";
 import { directoryFields } from "../model";
 import { contrastOf, cssVars, NOTICE } from "../service";
 import { type Brand, VARIANTS } from "../types";
-import { isCountrySuffix, lookupChain, normalizeHost, registrableDomain } from "./domain";
+import {
+  countryOf,
+  isCountrySuffix,
+  lookupChain,
+  normalizeHost,
+  registrableDomain,
+} from "./domain";
 import type { BrandResponse } from "./model";
 
 export interface BrandCatalog {
@@ -77,9 +83,10 @@ function hostMaps(brands: readonly Brand[]): HostMaps {
     const [label, suffix] = splitRegistrable(host);
     if (!label) continue;
     const known = labels.get(label) ?? { slug, countries: new Set<string>() };
+    const country = countryOf(suffix);
     if (known.slug !== slug) known.slug = null;
-    else if (!isCountrySuffix(suffix)) known.countries = null;
-    else known.countries?.add(suffix.slice(suffix.lastIndexOf(".") + 1));
+    else if (country === null) known.countries = null;
+    else known.countries?.add(country);
     labels.set(label, known);
   }
   // one country's site (otto.fi) speaks for that country alone: another country's namesake
