@@ -1,7 +1,7 @@
 import { closeSync, openSync, readSync } from "node:fs";
 import { requestGarbageCollection } from "../../platform/memory";
 import type { ExportQuery, ExportStream } from "../../usage/port";
-import { type DayIndex, idMs } from "./event-index";
+import { ACC, DAY, type DayIndex, eq, HEAD, idMs, TS } from "./event-index";
 import { IdHashSet, parseEvent } from "./event-scan";
 
 /** lines handed out per chunk of a page */
@@ -21,19 +21,6 @@ export interface ExportDay {
   path: string;
   /** caught up with the file (every whole line indexed) */
   index: DayIndex;
-}
-
-const lit = (s: string) => Buffer.from(s);
-const HEAD = lit('{"id":"');
-const TS = lit('","ts":"');
-const DAY = lit('","day":"');
-const ACC = lit('","accountId":"');
-
-/** b[at..at+l.length) holds the bytes of l (within the line, which ends at `end`) */
-function eq(b: Buffer, at: number, l: Uint8Array, end: number): boolean {
-  if (at + l.length > end) return false;
-  for (let i = 0; i < l.length; i++) if (b[at + i] !== l[i]) return false;
-  return true;
 }
 
 /** b[at..at+n) against the bytes of l, as strings compare (ASCII) */

@@ -107,13 +107,21 @@ export function idMs(id: string): number {
 }
 
 const CHUNK = 4 * 1024 * 1024;
-const HEAD = Buffer.from('{"id":"');
-const TS = Buffer.from('","ts":"');
-const DAY = Buffer.from('","day":"');
-const ACC = Buffer.from('","accountId":"');
+/**
+ * The fixed parts of a canonical event line (JsonlEncoder's form): `{"id":"<36>","ts":"<24>",
+ * "day":"<10>","accountId":"...`, so id at 7, ts at 51, day at 84 and the account at 109.
+ */
+export const HEAD = Buffer.from('{"id":"');
+export const TS = Buffer.from('","ts":"');
+export const DAY = Buffer.from('","day":"');
+export const ACC = Buffer.from('","accountId":"');
 
-const has = (b: Buffer, at: number, lit: Buffer) =>
-  b.length >= at + lit.length && b.compare(lit, 0, lit.length, at, at + lit.length) === 0;
+/** b[at..at+l.length) holds the bytes of l, within the line that ends at `end` */
+export function eq(b: Uint8Array, at: number, l: Uint8Array, end: number): boolean {
+  if (at + l.length > end) return false;
+  for (let i = 0; i < l.length; i++) if (b[at + i] !== l[i]) return false;
+  return true;
+}
 
 /**
  * Index the whole lines of the file past idx.indexedTo. Canonical lines (JsonlEncoder's form:
@@ -147,10 +155,10 @@ export function catchUp(path: string, idx: DayIndex, accounts: AccountNumbers): 
           let acc = -1;
           let ms = Number.NaN;
           if (
-            has(buf, p, HEAD) &&
-            has(buf, p + 43, TS) &&
-            has(buf, p + 75, DAY) &&
-            has(buf, p + 94, ACC)
+            eq(buf, p, HEAD, nl) &&
+            eq(buf, p + 43, TS, nl) &&
+            eq(buf, p + 75, DAY, nl) &&
+            eq(buf, p + 94, ACC, nl)
           ) {
             const a = p + 109;
             const q = buf.indexOf(34 /* " */, a);

@@ -239,11 +239,7 @@ export class EmbeddedUsageStore implements UsageEventStore {
 
   /** the day's line index, caught up with its file */
   private indexOf(day: string): DayIndex {
-    let idx = this.lineIndex.get(day);
-    if (!idx) {
-      idx = new DayIndex(day);
-      this.lineIndex.set(day, idx);
-    }
+    const idx = this.lineIndex.get(day) ?? this.newIndex(day);
     catchUp(this.path(day), idx, this.accountNumbers);
     return idx;
   }
