@@ -1,4 +1,5 @@
 import type { UsageEvent } from "../port";
+import { cellMap, dayNumber, dayOfNumber, type Packed, Segments } from "./packed";
 
 /**
  * The analytics projections, shared by both store adapters:
@@ -171,21 +172,35 @@ interface Period {
   derived?: Map<Rollup, { v: number; cells: PeriodCells }>;
   /** the `all` cells by brand and by key (encoded), for filtered reads of `all` */
   index?: { v: number; brand: Map<string, PeriodCells>; key: Map<string, PeriodCells> };
+  /** of a day: its hours' periods, by hour (packed with the day) */
+  hours?: Map<number, Period>;
 }
 
-/** One account's projections: periods by granularity; day → miss → count. */
+/**
+ * One account's projections: the periods that still change by granularity, the past ones
+ * packed; day → miss → count.
+ */
 export interface AccountCells {
+  /** days that still change, each with its hours */
   day: Map<string, Period>;
-  hour: Map<string, Period>;
+  /**
+   * the `all` cells of days before the last two the account had events on, and of their hours:
+   * packed once the account moves on (a late event takes its day back into `day` and `hour`)
+   */
+  past: Segments | null;
+  /** the highest day number in `past` */
+  pastMax: number;
+  /** other rollups of `past`, derived segment by segment when a read asks (same segments) */
+  pastRollups: Map<Rollup, Segments> | null;
   misses: Map<string, Map<string, number>>;
   /** the last day and hour counted into (events come in time order: most share them) */
   last: { day: string; dayP: Period | null; hour: string; hourP: Period | null };
 }
 
-/** A period's cells as read back for a query. */
+/** A period's cells as read back for a query: a map, or packed (a past period). */
 export interface PeriodRow {
   t: string;
-  cells: PeriodCells;
+  cells: PeriodCells | Packed;
 }
 
 /** Filters a read may apply early (encoded as in cell keys); the caller filters again. */
@@ -270,12 +285,18 @@ export function hintFilter(hint?: CellHint): ((allKey: string) => boolean) | nul
  * The cells and misses of events, in memory: the embedded store's projection, a batch's delta.
  * Appending an event updates two cells (its day's and its hour's `all` cell); the smaller
  * rollups are derived per period on first read and kept until the period changes, so a past
- * period is derived once.
+ * period is derived once. When an account's events move to a new day, its days before the
+ * previous one (and their hours) are packed into flat arrays: a year of cells is then a few
+ * arrays per account, which the garbage collector does not walk, rather than several objects
+ * per cell and period.
  */
 export class CellProjection {
   readonly accounts = new Map<string, AccountCells>();
-  /** one copy of each distinct cell key, shared by every period that has the cell */
-  private keys = new Map<string, string>();
+  /** each distinct cell key once: its id (its place in `table`) */
+  private keys = new Map<string, number>();
+  private table: string[] = [];
+  /** per rollup, the id of an `all` key's rollup key, plus one (0: not yet known) */
+  private rollupIds = new Map<Rollup, Int32Array>();
 
   addAll(events: readonly UsageEvent[]): void {
     for (const e of events) this.add(e);
@@ -286,7 +307,9 @@ export class CellProjection {
     if (!a) {
       a = {
         day: new Map(),
-        hour: new Map(),
+        past: null,
+        pastMax: Number.NEGATIVE_INFINITY,
+        pastRollups: null,
         misses: new Map(),
         last: { day: "", dayP: null, hour: "", hourP: null },
       };
@@ -296,13 +319,15 @@ export class CellProjection {
     const bin = latencyBin(typeof e.latencyMs === "number" ? e.latencyMs : 0);
     const last = a.last;
     if (last.day !== e.day || !last.dayP) {
+      if (last.day !== "" && e.day > last.day) this.packBefore(a, last.day);
       last.day = e.day;
-      last.dayP = getOr(a.day, e.day, newPeriod);
+      last.dayP = a.day.get(e.day) ?? this.unpack(a, e.day) ?? getOr(a.day, e.day, newPeriod);
     }
     const hour = e.ts.slice(0, 13);
     if (last.hour !== hour || !last.hourP) {
       last.hour = hour;
-      last.hourP = getOr(a.hour, hour, newPeriod);
+      last.dayP.hours ??= new Map();
+      last.hourP = getOr(last.dayP.hours, Number(hour.slice(11, 13)), newPeriod);
     }
     const key = allKey(e);
     const d = last.dayP;
@@ -328,7 +353,86 @@ export class CellProjection {
   }
 
   /** one copy of each key string, shared by every period that has the cell */
-  private intern = (key: string): string => getOr(this.keys, key, () => key);
+  private intern = (key: string): string => this.table[this.idOf(key)] as string;
+
+  private idOf(key: string): number {
+    let id = this.keys.get(key);
+    if (id === undefined) {
+      id = this.table.length;
+      this.table.push(key);
+      this.keys.set(key, id);
+    }
+    return id;
+  }
+
+  /** A map's cells as [key id, cell] pairs. */
+  private *byId(cells: PeriodCells): Generator<[number, Cell]> {
+    for (const [k, c] of cells) yield [this.idOf(k), c];
+  }
+
+  /** Pack the account's days before `day`, and their hours. */
+  private packBefore(a: AccountCells, day: string): void {
+    for (const [t, p] of a.day) {
+      if (t >= day) continue;
+      a.past ??= new Segments(this.table);
+      const n = dayNumber(t);
+      a.past.add(n, -1, this.byId(p.cells), p.cells.size);
+      for (const [h, hp] of p.hours ?? []) a.past.add(n, h, this.byId(hp.cells), hp.cells.size);
+      a.day.delete(t);
+      a.pastMax = Math.max(a.pastMax, n);
+    }
+  }
+
+  /** Take a packed day (and its hours) back into maps, for a late event: its period, if packed. */
+  private unpack(a: AccountCells, day: string): Period | undefined {
+    const n = dayNumber(day);
+    if (!a.past || n > a.pastMax) return undefined;
+    const segs = a.past.segmentsOf(n);
+    if (segs.length === 0) return undefined;
+    const dayP = newPeriod();
+    dayP.hours = new Map();
+    for (const s of segs) {
+      const p: Period = { cells: cellMap(a.past.slice(s)), v: 0 };
+      const h = a.past.segHour[s] as number;
+      if (h === -1) dayP.cells = p.cells;
+      else dayP.hours.set(h, p);
+      a.past.kill(s);
+      for (const r of a.pastRollups?.values() ?? []) if (s < r.segs) r.kill(s);
+    }
+    a.day.set(day, dayP);
+    return dayP;
+  }
+
+  /** The id of the rollup-`r` key of `all` key id `id`. */
+  private rollupId(r: Rollup, id: number): number {
+    let ids = this.rollupIds.get(r) ?? new Int32Array(0);
+    if (id >= ids.length) {
+      const grown = new Int32Array(Math.max(this.table.length, 2 * ids.length, 16));
+      grown.set(ids);
+      ids = grown;
+      this.rollupIds.set(r, ids);
+    }
+    let out = (ids[id] as number) - 1;
+    if (out < 0) {
+      out = this.idOf(rollupKey(this.table[id] as string, r));
+      ids[id] = out + 1;
+    }
+    return out;
+  }
+
+  /** The account's past segments in rollup `r`: derived for segments not derived yet. */
+  private pastRollup(a: AccountCells, past: Segments, r: Rollup): Segments {
+    if (r === "all") return past;
+    a.pastRollups ??= new Map();
+    const out = getOr(a.pastRollups, r, () => new Segments(this.table));
+    for (let s = out.segs; s < past.segs; s++) {
+      const sums = new Map<number, Cell>();
+      for (const [id, c] of past.cellsOf(s))
+        mergeCell(getOr(sums, this.rollupId(r, id), emptyCell), c);
+      out.add(past.segDay[s] as number, past.segHour[s] as number, sums, sums.size);
+    }
+    return out;
+  }
 
   /** The cells of one period in rollup `r` (derived once per change of the period). */
   private rollup(p: Period, r: Rollup): PeriodCells {
@@ -366,18 +470,78 @@ export class CellProjection {
   periods(accountId: string, view: View, from: string, to: string, hint?: CellHint): PeriodRow[] {
     const [g, r] = view.split(".") as [Granularity, Rollup];
     const out: PeriodRow[] = [];
+    const a = this.accounts.get(accountId);
+    if (!a) return out;
     const useHint = r === "all" && hint && (hint.brand !== undefined || hint.key !== undefined);
-    for (const [t, p] of this.accounts.get(accountId)?.[g] ?? [])
+    for (const [t, p] of this.live(a, g))
       if (t >= from && t <= to)
         out.push({ t, cells: useHint ? this.hinted(p, hint) : this.rollup(p, r) });
+    if (a.past) this.pastRows(a, a.past, g, r, from, to, useHint ? hint : undefined, out);
     return out;
+  }
+
+  /** The account's periods that still change, of one granularity: [period, its cells]. */
+  private *live(a: AccountCells, g: Granularity): Generator<[string, Period]> {
+    for (const [day, p] of a.day)
+      if (g === "day") yield [day, p];
+      else for (const [h, hp] of p.hours ?? []) yield [`${day}T${String(h).padStart(2, "0")}`, hp];
+  }
+
+  /** The packed periods from..to of a view (with a hint: only cells the hint keeps) into `out`. */
+  private pastRows(
+    a: AccountCells,
+    past: Segments,
+    g: Granularity,
+    r: Rollup,
+    from: string,
+    to: string,
+    hint: CellHint | undefined,
+    out: PeriodRow[],
+  ): void {
+    const src = this.pastRollup(a, past, r);
+    const lo = dayNumber(from.slice(0, 10));
+    const hi = dayNumber(to.slice(0, 10));
+    const filter = hintFilter(hint);
+    const kept = new Map<number, boolean>();
+    const keeps = (id: number) => getOr(kept, id, () => filter?.(this.table[id] as string) ?? true);
+    const sub = filter ? new Segments(this.table) : null;
+    const days = new Map<number, string>();
+    for (let s = 0; s < src.segs; s++) {
+      const n = src.segDay[s] as number;
+      const h = src.segHour[s] as number;
+      if (n < lo || n > hi || (g === "day") !== (h === -1)) continue;
+      const day = getOr(days, n, () => dayOfNumber(n));
+      const t = h === -1 ? day : `${day}T${String(h).padStart(2, "0")}`;
+      if (t < from || t > to) continue;
+      if (!sub) {
+        out.push({ t, cells: src.slice(s) });
+        continue;
+      }
+      const cells = [...src.cellsOf(s)].filter(([id]) => keeps(id));
+      sub.add(n, h, cells, cells.length);
+      out.push({ t, cells: sub.slice(sub.segs - 1) });
+    }
   }
 
   /** Every view's periods of one account: [view, period, cells]. */
   *viewPeriods(a: AccountCells): Generator<[View, string, PeriodCells]> {
     for (const g of ["day", "hour"] as const)
-      for (const [t, p] of a[g])
+      for (const [t, p] of this.live(a, g))
         for (const r of ROLLUP_NAMES) yield [`${g}.${r}`, t, this.rollup(p, r)];
+    const past = a.past;
+    if (!past) return;
+    for (const r of ROLLUP_NAMES) {
+      const src = this.pastRollup(a, past, r);
+      for (let s = 0; s < src.segs; s++) {
+        const n = src.segDay[s] as number;
+        if (n < 0) continue;
+        const h = src.segHour[s] as number;
+        const day = dayOfNumber(n);
+        const cells = cellMap(src.slice(s));
+        if (h === -1) yield [`day.${r}`, day, cells];
+        else yield [`hour.${r}`, `${day}T${String(h).padStart(2, "0")}`, cells];
+      }
+    }
   }
 
   /** Miss counts of days from..to: of one account, or of every account (null). */
@@ -395,5 +559,7 @@ export class CellProjection {
   clear(): void {
     this.accounts.clear();
     this.keys.clear();
+    this.table = [];
+    this.rollupIds.clear();
   }
 }

@@ -15,6 +15,7 @@ import {
   type Rollup,
   rollupFor,
 } from "./cells";
+import { isPacked, type Packed, pack } from "./packed";
 import { type HistoryQuery, resolveRange } from "./service";
 
 /** What group_by may name: the cell's fields, and the status as a class. */
@@ -203,45 +204,10 @@ function pointAt(acc: Float64Array, off: number, t?: string): Point {
   return { t, requests, errors, rateLimited, p50, p95, p99 };
 }
 
-/**
- * A period's cells as flat arrays (keys in map order; counts; histogram pairs of cell i at
- * hStart[i]..hStart[i + 1]): summing them walks contiguous memory, not one object and array per
- * cell spread over the heap, which is most of a year-long grouped answer's cost.
- */
-interface Packed {
-  keys: string[];
-  /** requests, errors, rateLimited of cell i at 3i..3i+2 */
-  counts: Float64Array;
-  hStart: Uint32Array;
-  /** bin, requests, bin, requests, ... */
-  hist: Float64Array;
-}
-
-function pack(cells: PeriodCells): Packed {
-  const keys: string[] = [];
-  const counts = new Float64Array(cells.size * 3);
-  const hStart = new Uint32Array(cells.size + 1);
-  let pairs = 0;
-  for (const c of cells.values()) pairs += c.h.length;
-  const hist = new Float64Array(pairs);
-  let i = 0;
-  let at = 0;
-  for (const [key, c] of cells) {
-    keys.push(key);
-    counts[3 * i] = c.n;
-    counts[3 * i + 1] = c.e;
-    counts[3 * i + 2] = c.r;
-    hStart[i] = at;
-    for (let j = 0; j < c.h.length; j++) hist[at++] = c.h[j] as number;
-    i++;
-  }
-  hStart[i] = at;
-  return { keys, counts, hStart, hist };
-}
-
 /** packed cells of maps that never change (isSealed), kept while the map lives */
 const packedOf = new WeakMap<PeriodCells, Packed>();
-function packedCells(cells: PeriodCells): Packed {
+function packedCells(cells: PeriodCells | Packed): Packed {
+  if (isPacked(cells)) return cells;
   if (!isSealed(cells)) return pack(cells);
   let p = packedOf.get(cells);
   if (!p) {
@@ -376,11 +342,11 @@ function chartOf(rows: PeriodRow[], c: ChartQuery): UsageSeries {
     const i = at.get(t);
     if (i === undefined) continue;
     const packed = packedCells(cells);
-    const { keys, counts } = packed;
-    const groups: (Group | null)[] = new Array(keys.length);
-    for (let k = 0; k < keys.length; k++) {
-      const d = decode(keys[k] as string);
-      groups[k] = d;
+    const { table, ids, counts, lo, hi } = packed;
+    const groups: (Group | null)[] = new Array(hi - lo);
+    for (let k = lo; k < hi; k++) {
+      const d = decode(table[ids[k] as number] as string);
+      groups[k - lo] = d;
       if (d) d.n += counts[3 * k] as number;
     }
     let parts = kept[i];
@@ -415,7 +381,7 @@ function chartOf(rows: PeriodRow[], c: ChartQuery): UsageSeries {
       for (const { packed, groups } of parts)
         for (let k = 0; k < groups.length; k++) {
           const g = groups[k];
-          if (g) addPacked(scratch, g.slot * W, packed, k);
+          if (g) addPacked(scratch, g.slot * W, packed, packed.lo + k);
         }
       for (let slot = 0; slot < slots; slot++) addSlot(scratch, overallAt, scratch, slot * W);
       for (let slot = 0; slot <= slots; slot++) addSlot(totals, slot * W, scratch, slot * W);

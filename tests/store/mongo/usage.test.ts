@@ -3,6 +3,8 @@ import type { Db, MongoClient } from "mongodb";
 import { newId } from "../../../src/platform/ids";
 import { setLogLevel } from "../../../src/platform/log";
 import type { MongoUsageStore } from "../../../src/store/mongo/usage";
+import type { PeriodRow } from "../../../src/usage/analytics/cells";
+import { cellMap } from "../../../src/usage/analytics/packed";
 import type { UsageEvent } from "../../../src/usage/port";
 import { mongoUrl, skipNote, testDbName } from "../../support/mongo";
 import { event } from "../../usage/util";
@@ -73,9 +75,9 @@ describe.skipIf(!mongo.url)(`MongoDB usage store layout ${skipNote(mongo)}`.trim
       await c.daily(accountId, "2025-10-01", "2025-10-31"),
     );
     const cells = await reader.cells(accountId, "day.bs", "2025-10-01", "2025-10-02");
-    expect(cells.reduce((n, r) => n + [...r.cells.values()].reduce((m, x) => m + x.n, 0), 0)).toBe(
-      4,
-    );
+    expect(
+      cells.reduce((n, r) => n + [...cellMap(r.cells).values()].reduce((m, x) => m + x.n, 0), 0),
+    ).toBe(4);
     await Promise.all([b.close(), c.close()]);
   });
 
@@ -101,8 +103,8 @@ describe.skipIf(!mongo.url)(`MongoDB usage store layout ${skipNote(mongo)}`.trim
     expect(
       await db.collection("usage_view_day_all_b").countDocuments({ accountId, p: "2025-12" }),
     ).toBe(0);
-    const total = (rows: { cells: Map<string, { n: number }> }[]) =>
-      rows.reduce((sum, r) => sum + [...r.cells.values()].reduce((m, c) => m + c.n, 0), 0);
+    const total = (rows: PeriodRow[]) =>
+      rows.reduce((sum, r) => sum + [...cellMap(r.cells).values()].reduce((m, c) => m + c.n, 0), 0);
     const check = async (store: MongoUsageStore) => {
       for (const slug of brands)
         expect(
@@ -213,7 +215,9 @@ describe.skipIf(!mongo.url)(`MongoDB usage store layout ${skipNote(mongo)}`.trim
         { accountId, day: "2025-02-03", bucket: "svg", requests: 6, errors: 1, rateLimited: 1 },
       ]);
       const rows = await s.cells(accountId, "day.bs", "2025-02-01", "2025-02-28");
-      expect(rows.map((r) => [r.t, r.cells.get("svg|200")?.n])).toEqual([["2025-02-03", 4]]);
+      expect(rows.map((r) => [r.t, cellMap(r.cells).get("svg|200")?.n])).toEqual([
+        ["2025-02-03", 4],
+      ]);
     } finally {
       await old.dropDatabase();
       await other.close();

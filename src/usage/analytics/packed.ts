@@ -1,0 +1,172 @@
+/**
+ * Cells as flat typed arrays. Summing them walks contiguous memory, not one object and array per
+ * cell spread over the heap; and an account's past periods kept this way are a handful of arrays
+ * that the garbage collector never has to walk, however many cells they hold.
+ */
+
+import type { Cell } from "./cells";
+
+/**
+ * Cells lo..hi-1 of flat arrays: cell i has the key table[ids[i]], requests, errors and
+ * rateLimited at counts[3i..3i+2], and histogram pairs hist[hStart[i]..hStart[i + 1]).
+ */
+export interface Packed {
+  table: readonly string[];
+  ids: Uint32Array;
+  counts: Float64Array;
+  hStart: Uint32Array;
+  hist: Float64Array;
+  lo: number;
+  hi: number;
+}
+
+/** Whether `cells` is packed (else it is a map of cell key → cell). */
+export const isPacked = (cells: object): cells is Packed => "ids" in cells;
+
+/** A map's cells packed (keys in map order). */
+export function pack(cells: ReadonlyMap<string, Cell>): Packed {
+  const table: string[] = [];
+  const ids = new Uint32Array(cells.size);
+  const counts = new Float64Array(cells.size * 3);
+  const hStart = new Uint32Array(cells.size + 1);
+  let pairs = 0;
+  for (const c of cells.values()) pairs += c.h.length;
+  const hist = new Float64Array(pairs);
+  let i = 0;
+  let at = 0;
+  for (const [key, c] of cells) {
+    table.push(key);
+    ids[i] = i;
+    counts[3 * i] = c.n;
+    counts[3 * i + 1] = c.e;
+    counts[3 * i + 2] = c.r;
+    hStart[i] = at;
+    for (let j = 0; j < c.h.length; j++) hist[at++] = c.h[j] as number;
+    i++;
+  }
+  hStart[i] = at;
+  return { table, ids, counts, hStart, hist, lo: 0, hi: i };
+}
+
+/** Cell i of packed arrays, as a cell object of its own. */
+function cellAt(p: Pick<Packed, "counts" | "hStart" | "hist">, i: number): Cell {
+  const { counts, hStart, hist } = p;
+  const h: number[] = [];
+  for (let j = hStart[i] as number; j < (hStart[i + 1] as number); j++) h.push(hist[j] as number);
+  return {
+    n: counts[3 * i] as number,
+    e: counts[3 * i + 1] as number,
+    r: counts[3 * i + 2] as number,
+    h,
+  };
+}
+
+/** Cells as a map of cell key → cell: a map as it is, packed cells copied out. */
+export function cellMap(cells: Map<string, Cell> | Packed): Map<string, Cell> {
+  if (!isPacked(cells)) return cells;
+  const out = new Map<string, Cell>();
+  for (let i = cells.lo; i < cells.hi; i++)
+    out.set(cells.table[cells.ids[i] as number] as string, cellAt(cells, i));
+  return out;
+}
+
+/** `a` with room for `need` items (doubled, contents kept). */
+function room<A extends Uint32Array | Float64Array | Int32Array | Int8Array>(
+  a: A,
+  need: number,
+): A {
+  if (need <= a.length) return a;
+  const b = new (a.constructor as new (n: number) => A)(Math.max(need, a.length * 2, 16));
+  b.set(a);
+  return b;
+}
+
+/** A segment's period that no longer lives here (its cells were taken back into a map). */
+const DEAD = -1;
+
+/**
+ * Segments of cells appended one after another: each segment is one period (a day number, and
+ * an hour or -1 for the whole day) of one account and one rollup. Segments are only appended,
+ * or dropped whole (`kill`); their cells stay where they are.
+ */
+export class Segments {
+  segs = 0;
+  segDay = new Int32Array(0);
+  segHour = new Int8Array(0);
+  /** cells of segment s: segStart[s]..segStart[s + 1] */
+  segStart = new Uint32Array(1);
+  ids = new Uint32Array(0);
+  counts = new Float64Array(0);
+  hStart = new Uint32Array(1);
+  hist = new Float64Array(0);
+
+  constructor(readonly table: readonly string[]) {}
+
+  get cells(): number {
+    return this.segStart[this.segs] as number;
+  }
+
+  /** Append a segment: the cells of period (day, hour), as [key id, cell] pairs. */
+  add(day: number, hour: number, cells: Iterable<readonly [number, Cell]>, size: number) {
+    const s = this.segs;
+    this.segDay = room(this.segDay, s + 1);
+    this.segHour = room(this.segHour, s + 1);
+    this.segStart = room(this.segStart, s + 2);
+    let i = this.segStart[s] as number;
+    this.ids = room(this.ids, i + size);
+    this.counts = room(this.counts, 3 * (i + size));
+    this.hStart = room(this.hStart, i + size + 1);
+    let at = this.hStart[i] as number;
+    for (const [id, c] of cells) {
+      this.hist = room(this.hist, at + c.h.length);
+      this.ids[i] = id;
+      this.counts[3 * i] = c.n;
+      this.counts[3 * i + 1] = c.e;
+      this.counts[3 * i + 2] = c.r;
+      for (let j = 0; j < c.h.length; j++) this.hist[at++] = c.h[j] as number;
+      this.hStart[++i] = at;
+    }
+    this.segDay[s] = day;
+    this.segHour[s] = hour;
+    this.segStart[s + 1] = i;
+    this.segs = s + 1;
+  }
+
+  /** Segment s's cells as [key id, cell] pairs. */
+  *cellsOf(s: number): Generator<[number, Cell]> {
+    for (let i = this.segStart[s] as number; i < (this.segStart[s + 1] as number); i++)
+      yield [this.ids[i] as number, cellAt(this, i)];
+  }
+
+  /** Drop segment s: no read sees it again. */
+  kill(s: number) {
+    this.segDay[s] = DEAD;
+  }
+
+  /** The live segments of `day` (any hour). */
+  segmentsOf(day: number): number[] {
+    const out: number[] = [];
+    for (let s = 0; s < this.segs; s++) if (this.segDay[s] === day) out.push(s);
+    return out;
+  }
+
+  /** Segment s as packed cells (the arrays as they are now: later appends do not change it). */
+  slice(s: number): Packed {
+    const { table, ids, counts, hStart, hist } = this;
+    return {
+      table,
+      ids,
+      counts,
+      hStart,
+      hist,
+      lo: this.segStart[s] as number,
+      hi: this.segStart[s + 1] as number,
+    };
+  }
+}
+
+/** Day number (days since 1970-01-01) of a UTC day "YYYY-MM-DD". */
+export const dayNumber = (day: string): number => Date.parse(`${day}T00:00:00Z`) / 86_400_000;
+/** The UTC day "YYYY-MM-DD" of a day number. */
+export const dayOfNumber = (n: number): string =>
+  new Date(n * 86_400_000).toISOString().slice(0, 10);
