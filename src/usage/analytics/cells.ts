@@ -156,6 +156,12 @@ export function groupOf(rollup: Rollup, key: string): Partial<CellGroup> {
 export const missesOf = (e: UsageEvent): string[] =>
   Array.isArray(e.miss) ? e.miss.filter((m): m is string => typeof m === "string") : [];
 
+/** Brand or key filters whose copies of an account's past cells are kept (the last asked). */
+const HINTS_KEPT = 8;
+
+/** What a key id maps to: a rollup's key, or the brand or key field alone. */
+type Part = Rollup | "brand" | "key";
+
 /** Cells of one period: cell key → cell. */
 export type PeriodCells = Map<string, Cell>;
 
@@ -187,11 +193,14 @@ export interface AccountCells {
    * the `all` cells of days before the last two the account had events on, and of their hours:
    * packed once the account moves on (a late event takes its day back into `day` and `hour`)
    */
-  past: Segments | null;
+  past: Record<Granularity, Segments> | null;
   /** the highest day number in `past` */
   pastMax: number;
-  /** other rollups of `past`, derived segment by segment when a read asks (same segments) */
-  pastRollups: Map<Rollup, Segments> | null;
+  /**
+   * copies of `past` made when a read asks, segment by segment (same segments): other rollups by
+   * view, and `all` cells of one brand or key ("day.all brand=acme"; the last HINTS_KEPT asked)
+   */
+  pastRollups: Map<string, Segments> | null;
   misses: Map<string, Map<string, number>>;
   /** the last day and hour counted into (events come in time order: most share them) */
   last: { day: string; dayP: Period | null; hour: string; hourP: Period | null };
@@ -295,8 +304,8 @@ export class CellProjection {
   /** each distinct cell key once: its id (its place in `table`) */
   private keys = new Map<string, number>();
   private table: string[] = [];
-  /** per rollup, the id of an `all` key's rollup key, plus one (0: not yet known) */
-  private rollupIds = new Map<Rollup, Int32Array>();
+  /** per rollup (and brand and key part), the id of an `all` key's part, plus one (0: not known) */
+  private partIds = new Map<Part, Int32Array>();
 
   addAll(events: readonly UsageEvent[]): void {
     for (const e of events) this.add(e);
@@ -374,10 +383,11 @@ export class CellProjection {
   private packBefore(a: AccountCells, day: string): void {
     for (const [t, p] of a.day) {
       if (t >= day) continue;
-      a.past ??= new Segments(this.table);
+      a.past ??= { day: new Segments(this.table), hour: new Segments(this.table) };
       const n = dayNumber(t);
-      a.past.add(n, -1, this.byId(p.cells), p.cells.size);
-      for (const [h, hp] of p.hours ?? []) a.past.add(n, h, this.byId(hp.cells), hp.cells.size);
+      a.past.day.add(n, -1, this.byId(p.cells), p.cells.size);
+      for (const [h, hp] of p.hours ?? [])
+        a.past.hour.add(n, h, this.byId(hp.cells), hp.cells.size);
       a.day.delete(t);
       a.pastMax = Math.max(a.pastMax, n);
     }
@@ -387,50 +397,86 @@ export class CellProjection {
   private unpack(a: AccountCells, day: string): Period | undefined {
     const n = dayNumber(day);
     if (!a.past || n > a.pastMax) return undefined;
-    const segs = a.past.segmentsOf(n);
-    if (segs.length === 0) return undefined;
-    const dayP = newPeriod();
-    dayP.hours = new Map();
-    for (const s of segs) {
-      const p: Period = { cells: cellMap(a.past.slice(s)), v: 0 };
-      const h = a.past.segHour[s] as number;
-      if (h === -1) dayP.cells = p.cells;
-      else dayP.hours.set(h, p);
-      a.past.kill(s);
-      for (const r of a.pastRollups?.values() ?? []) if (s < r.segs) r.kill(s);
+    const [s] = a.past.day.segmentsOf(n);
+    if (s === undefined) return undefined;
+    const dayP: Period = { cells: cellMap(a.past.day.slice(s)), v: 0, hours: new Map() };
+    this.kill(a, "day", s);
+    for (const s of a.past.hour.segmentsOf(n)) {
+      dayP.hours?.set(a.past.hour.segHour[s] as number, {
+        cells: cellMap(a.past.hour.slice(s)),
+        v: 0,
+      });
+      this.kill(a, "hour", s);
     }
     a.day.set(day, dayP);
     return dayP;
   }
 
-  /** The id of the rollup-`r` key of `all` key id `id`. */
-  private rollupId(r: Rollup, id: number): number {
-    let ids = this.rollupIds.get(r) ?? new Int32Array(0);
+  /** Drop past segment s of granularity g, and its copies in the derived rollups. */
+  private kill(a: AccountCells, g: Granularity, s: number): void {
+    a.past?.[g].kill(s);
+    for (const [name, copy] of a.pastRollups ?? [])
+      if (name.startsWith(`${g}.`) && s < copy.segs) copy.kill(s);
+  }
+
+  /** The id of a part of `all` key id `id`: its rollup-`part` key, or its brand or key field. */
+  private partId(part: Part, id: number): number {
+    let ids = this.partIds.get(part) ?? new Int32Array(0);
     if (id >= ids.length) {
       const grown = new Int32Array(Math.max(this.table.length, 2 * ids.length, 16));
       grown.set(ids);
       ids = grown;
-      this.rollupIds.set(r, ids);
+      this.partIds.set(part, ids);
     }
     let out = (ids[id] as number) - 1;
     if (out < 0) {
-      out = this.idOf(rollupKey(this.table[id] as string, r));
+      const key = this.table[id] as string;
+      out = this.idOf(
+        part === "brand" ? brandPart(key) : part === "key" ? keyPart(key) : rollupKey(key, part),
+      );
       ids[id] = out + 1;
     }
     return out;
   }
 
-  /** The account's past segments in rollup `r`: derived for segments not derived yet. */
-  private pastRollup(a: AccountCells, past: Segments, r: Rollup): Segments {
+  /** The account's past segments of a view: derived for segments not derived yet. */
+  private pastRollup(a: AccountCells, past: Segments, g: Granularity, r: Rollup): Segments {
     if (r === "all") return past;
-    a.pastRollups ??= new Map();
-    const out = getOr(a.pastRollups, r, () => new Segments(this.table));
-    for (let s = out.segs; s < past.segs; s++) {
+    return this.pastCopy(a, past, `${g}.${r}`, (out, s) => {
       const sums = new Map<number, Cell>();
       for (const [id, c] of past.cellsOf(s))
-        mergeCell(getOr(sums, this.rollupId(r, id), emptyCell), c);
+        mergeCell(getOr(sums, this.partId(r, id), emptyCell), c);
       out.add(past.segDay[s] as number, past.segHour[s] as number, sums, sums.size);
+    });
+  }
+
+  /** The account's past `all` segments of one brand or key (cells of other ones left out). */
+  private pastHinted(a: AccountCells, past: Segments, g: Granularity, hint: CellHint): Segments {
+    const part = hint.brand !== undefined ? "brand" : "key";
+    const want = part === "brand" ? enc(hint.brand ?? null) : enc(hint.key ?? "");
+    const keeps = (id: number) => this.table[this.partId(part, id)] === want;
+    return this.pastCopy(a, past, `${g}.all ${part}=${want}`, (out, s) => out.copy(past, s, keeps));
+  }
+
+  /** A copy of `past` by name, its new segments added by `addSegment`; hint copies kept few. */
+  private pastCopy(
+    a: AccountCells,
+    past: Segments,
+    name: string,
+    addSegment: (out: Segments, s: number) => void,
+  ): Segments {
+    a.pastRollups ??= new Map();
+    let out = a.pastRollups.get(name);
+    if (name.includes("=")) {
+      // most recently asked last; the oldest beyond HINTS_KEPT dropped
+      a.pastRollups.delete(name);
+      const hints = [...a.pastRollups.keys()].filter((k) => k.includes("="));
+      for (const k of hints.slice(0, Math.max(0, hints.length - HINTS_KEPT + 1)))
+        a.pastRollups.delete(k);
     }
+    out ??= new Segments(this.table);
+    a.pastRollups.set(name, out);
+    for (let s = out.segs; s < past.segs; s++) addSegment(out, s);
     return out;
   }
 
@@ -476,7 +522,7 @@ export class CellProjection {
     for (const [t, p] of this.live(a, g))
       if (t >= from && t <= to)
         out.push({ t, cells: useHint ? this.hinted(p, hint) : this.rollup(p, r) });
-    if (a.past) this.pastRows(a, a.past, g, r, from, to, useHint ? hint : undefined, out);
+    if (a.past) this.pastRows(a, a.past[g], g, r, from, to, useHint ? hint : undefined, out);
     return out;
   }
 
@@ -498,28 +544,17 @@ export class CellProjection {
     hint: CellHint | undefined,
     out: PeriodRow[],
   ): void {
-    const src = this.pastRollup(a, past, r);
+    const src = hint ? this.pastHinted(a, past, g, hint) : this.pastRollup(a, past, g, r);
     const lo = dayNumber(from.slice(0, 10));
     const hi = dayNumber(to.slice(0, 10));
-    const filter = hintFilter(hint);
-    const kept = new Map<number, boolean>();
-    const keeps = (id: number) => getOr(kept, id, () => filter?.(this.table[id] as string) ?? true);
-    const sub = filter ? new Segments(this.table) : null;
     const days = new Map<number, string>();
     for (let s = 0; s < src.segs; s++) {
       const n = src.segDay[s] as number;
       const h = src.segHour[s] as number;
-      if (n < lo || n > hi || (g === "day") !== (h === -1)) continue;
+      if (n < lo || n > hi) continue;
       const day = getOr(days, n, () => dayOfNumber(n));
       const t = h === -1 ? day : `${day}T${String(h).padStart(2, "0")}`;
-      if (t < from || t > to) continue;
-      if (!sub) {
-        out.push({ t, cells: src.slice(s) });
-        continue;
-      }
-      const cells = [...src.cellsOf(s)].filter(([id]) => keeps(id));
-      sub.add(n, h, cells, cells.length);
-      out.push({ t, cells: sub.slice(sub.segs - 1) });
+      if (t >= from && t <= to) out.push({ t, cells: src.slice(s) });
     }
   }
 
@@ -530,18 +565,18 @@ export class CellProjection {
         for (const r of ROLLUP_NAMES) yield [`${g}.${r}`, t, this.rollup(p, r)];
     const past = a.past;
     if (!past) return;
-    for (const r of ROLLUP_NAMES) {
-      const src = this.pastRollup(a, past, r);
-      for (let s = 0; s < src.segs; s++) {
-        const n = src.segDay[s] as number;
-        if (n < 0) continue;
-        const h = src.segHour[s] as number;
-        const day = dayOfNumber(n);
-        const cells = cellMap(src.slice(s));
-        if (h === -1) yield [`day.${r}`, day, cells];
-        else yield [`hour.${r}`, `${day}T${String(h).padStart(2, "0")}`, cells];
+    for (const g of ["day", "hour"] as const)
+      for (const r of ROLLUP_NAMES) {
+        const src = this.pastRollup(a, past[g], g, r);
+        for (let s = 0; s < src.segs; s++) {
+          const n = src.segDay[s] as number;
+          if (n < 0) continue;
+          const h = src.segHour[s] as number;
+          const day = dayOfNumber(n);
+          const t = h === -1 ? day : `${day}T${String(h).padStart(2, "0")}`;
+          yield [`${g}.${r}`, t, cellMap(src.slice(s))];
+        }
       }
-    }
   }
 
   /** Miss counts of days from..to: of one account, or of every account (null). */
@@ -560,6 +595,6 @@ export class CellProjection {
     this.accounts.clear();
     this.keys.clear();
     this.table = [];
-    this.rollupIds.clear();
+    this.partIds.clear();
   }
 }

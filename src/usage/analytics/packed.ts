@@ -132,6 +132,34 @@ export class Segments {
     this.segs = s + 1;
   }
 
+  /** Append segment s of `src` (same table), only its cells whose key id `keep` keeps. */
+  copy(src: Segments, s: number, keep: (id: number) => boolean) {
+    const t = this.segs;
+    this.segDay = room(this.segDay, t + 1);
+    this.segHour = room(this.segHour, t + 1);
+    this.segStart = room(this.segStart, t + 2);
+    let i = this.segStart[t] as number;
+    const hi = src.segStart[s + 1] as number;
+    for (let k = src.segStart[s] as number; k < hi; k++) {
+      if (!keep(src.ids[k] as number)) continue;
+      const h0 = src.hStart[k] as number;
+      const h1 = src.hStart[k + 1] as number;
+      this.ids = room(this.ids, i + 1);
+      this.counts = room(this.counts, 3 * (i + 1));
+      this.hStart = room(this.hStart, i + 2);
+      const at = this.hStart[i] as number;
+      this.hist = room(this.hist, at + h1 - h0);
+      this.ids[i] = src.ids[k] as number;
+      for (let j = 0; j < 3; j++) this.counts[3 * i + j] = src.counts[3 * k + j] as number;
+      for (let j = h0; j < h1; j++) this.hist[at + j - h0] = src.hist[j] as number;
+      this.hStart[++i] = at + h1 - h0;
+    }
+    this.segDay[t] = src.segDay[s] as number;
+    this.segHour[t] = src.segHour[s] as number;
+    this.segStart[t + 1] = i;
+    this.segs = t + 1;
+  }
+
   /** Segment s's cells as [key id, cell] pairs. */
   *cellsOf(s: number): Generator<[number, Cell]> {
     for (let i = this.segStart[s] as number; i < (this.segStart[s + 1] as number); i++)
