@@ -17,10 +17,13 @@
  *     of windows) about ±1, which is what a verdict needs there.
  *     The app runs on its defaults, so the embedded log fdatasyncs at most every 250 ms
  *     (USAGE_SYNC_MS, group commit); the events/s figures in (1) sync every batch.
+ *     --projections off: the same with the store's analytics cells and export line index left
+ *     out (the log and usage_daily only, as before the analytics projections): what logging
+ *     costs without them, the floor under the figure with them.
  *  3. --processes N: the older comparison of two server processes (logging / no-op recorder)
  *     in N ABBA rounds of 3 s, biased by the processes themselves (docs/usage-events.md).
  *   bun scripts/bench/usage-log.ts [--duration 120] [--window 500] [--connections 32]
- *     [--processes 0] [--events 200000]
+ *     [--processes 0] [--events 200000] [--projections on|off]
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -43,6 +46,9 @@ import { type LoadResult, load, loadGenerator } from "./load";
 import { removeTempDir, tempDir } from "./servers";
 import { fmt, fmtRounds, judged, percentile, roundRatios } from "./stats";
 
+/** whether the server keeps the analytics projections (--projections) */
+let projections: "on" | "off" = "on";
+
 const SLUGS = ["github", "stripe", "slack", "google", "apple", "microsoft", "openai", "figma"];
 
 if (process.argv.includes("--serve")) await serve();
@@ -56,6 +62,7 @@ async function serve() {
   const config = loadConfig({ LOG_LEVEL: "error", ...process.env, DATA_DIR: dataDir, PORT: "0" });
   const deps = await buildDeps(config);
   const recorder = deps.usage as BatchingRecorder;
+  if (process.env.BENCH_PROJECTIONS === "off") await withoutProjections(deps.store.usage);
   if (mode === "off") deps.usage = noopRecorder;
   if (mode === "toggle") deps.usage = toggling(recorder, Number(process.env.BENCH_WINDOW_MS));
   const app = createApp(deps);
@@ -72,6 +79,18 @@ async function serve() {
   process.on("SIGTERM", stop);
   // Ctrl-C reaches the whole process group: remove the temp DATA_DIR then too
   process.on("SIGINT", stop);
+}
+
+/**
+ * The embedded store with its analytics cells and export line index switched off, by reaching
+ * into it: a probe of this bench, not a setting of the app.
+ */
+async function withoutProjections(store: unknown) {
+  const s = store as EmbeddedUsageStore;
+  await s.misses(null, "1970-01-01", "1970-01-01"); // the cells' build at start has ended
+  const inside = s as unknown as { analytics: unknown; newIndex: () => undefined };
+  inside.analytics = null;
+  inside.newIndex = () => undefined;
 }
 
 /** One window of a toggling server: whether it logged, metered requests, CPU µs, wall ms. */
@@ -151,7 +170,12 @@ async function spawnApp(
   windowMs = 500,
 ): Promise<Server & { windows(): Promise<Window[]> }> {
   const proc = Bun.spawn([process.execPath, import.meta.path, "--serve"], {
-    env: { ...process.env, BENCH_USAGE_LOG: mode, BENCH_WINDOW_MS: String(windowMs) },
+    env: {
+      ...process.env,
+      BENCH_USAGE_LOG: mode,
+      BENCH_WINDOW_MS: String(windowMs),
+      BENCH_PROJECTIONS: projections,
+    },
     stdout: "pipe",
     stderr: "inherit",
   });
@@ -249,8 +273,10 @@ async function main() {
       window: { type: "string", default: "500" },
       processes: { type: "string", default: "0" },
       events: { type: "string", default: "200000" },
+      projections: { type: "string", default: "on" },
     },
   );
+  projections = values.projections === "off" ? "off" : "on";
   const windowMs = Number(values.window);
   const rounds = Number(values.processes);
   const events = Number(values.events);
@@ -293,7 +319,7 @@ async function main() {
       50,
     );
   console.log(
-    `GET /v1/${route}/{slug}, ${loadGenerator()}, ${connections} connections, ${duration} s of steady load on one server that logs in some ${windowMs} ms windows and not in the others`,
+    `GET /v1/${route}/{slug}, ${loadGenerator()}, ${connections} connections, ${duration} s of steady load on one server that logs in some ${windowMs} ms windows and not in the others${projections === "off" ? " (analytics cells and line index off)" : ""}`,
   );
   console.log(
     `  load: ${fmt(r.rps, 0)} req/s  p50 ${fmt(r.p50)} ms  p99 ${fmt(r.p99)} ms  non-2xx ${r.non2xx}; ${fromRps.length} pairs of windows`,
