@@ -191,7 +191,7 @@ export interface AccountCells {
   day: Map<string, Period>;
   /**
    * the `all` cells of days before the last two the account had events on, and of their hours:
-   * packed once the account moves on (a late event takes its day back into `day` and `hour`)
+   * packed once the account moves on (a late event takes its day and hours back into `day`)
    */
   past: Record<Granularity, Segments> | null;
   /** the highest day number in `past` */
@@ -277,17 +277,39 @@ const brandPart = (allKey: string): string => allKey.split("|")[2] as string;
 /** The key field (encoded) of an `all` cell key. */
 const keyPart = (allKey: string): string => allKey.split("|")[1] as string;
 
+/** The field a hint filters on and its encoded value (null: no filter). */
+function hintPart(hint?: CellHint): { part: "brand" | "key"; want: string } | null {
+  if (hint?.brand !== undefined) return { part: "brand", want: enc(hint.brand) };
+  if (hint?.key !== undefined) return { part: "key", want: enc(hint.key) };
+  return null;
+}
+
 /** Which `all` cell keys a hint keeps (null: every one). */
 export function hintFilter(hint?: CellHint): ((allKey: string) => boolean) | null {
-  if (hint?.brand !== undefined) {
-    const b = enc(hint.brand);
-    return (k) => brandPart(k) === b;
+  const h = hintPart(hint);
+  if (!h) return null;
+  const part = h.part === "brand" ? brandPart : keyPart;
+  return (k) => part(k) === h.want;
+}
+
+/** A period's name: the day, or (hour 0-23) the hour as YYYY-MM-DDTHH. */
+const periodName = (day: string, hour: number): string =>
+  hour === -1 ? day : `${day}T${String(hour).padStart(2, "0")}`;
+
+/** The live segments of day numbers lo..hi: [period name, segment] (dropped ones are day -1). */
+function* pastPeriods(src: Segments, lo = 0, hi = Number.POSITIVE_INFINITY) {
+  const days = new Map<number, string>();
+  for (let s = 0; s < src.segs; s++) {
+    const n = src.segDay[s] as number;
+    if (n < lo || n > hi) continue;
+    yield [
+      periodName(
+        getOr(days, n, () => dayOfNumber(n)),
+        src.segHour[s] as number,
+      ),
+      s,
+    ] as const;
   }
-  if (hint?.key !== undefined) {
-    const key = enc(hint.key);
-    return (k) => keyPart(k) === key;
-  }
-  return null;
 }
 
 /**
@@ -399,13 +421,11 @@ export class CellProjection {
     if (!a.past || n > a.pastMax) return undefined;
     const [s] = a.past.day.segmentsOf(n);
     if (s === undefined) return undefined;
-    const dayP: Period = { cells: cellMap(a.past.day.slice(s)), v: 0, hours: new Map() };
+    const hours = new Map<number, Period>();
+    const dayP: Period = { cells: cellMap(a.past.day.slice(s)), v: 0, hours };
     this.kill(a, "day", s);
     for (const s of a.past.hour.segmentsOf(n)) {
-      dayP.hours?.set(a.past.hour.segHour[s] as number, {
-        cells: cellMap(a.past.hour.slice(s)),
-        v: 0,
-      });
+      hours.set(a.past.hour.segHour[s] as number, { cells: cellMap(a.past.hour.slice(s)), v: 0 });
       this.kill(a, "hour", s);
     }
     a.day.set(day, dayP);
@@ -451,23 +471,31 @@ export class CellProjection {
   }
 
   /** The account's past `all` segments of one brand or key (cells of other ones left out). */
-  private pastHinted(a: AccountCells, past: Segments, g: Granularity, hint: CellHint): Segments {
-    const part = hint.brand !== undefined ? "brand" : "key";
-    const want = part === "brand" ? enc(hint.brand ?? null) : enc(hint.key ?? "");
+  private pastHinted(
+    a: AccountCells,
+    past: Segments,
+    g: Granularity,
+    { part, want }: { part: "brand" | "key"; want: string },
+  ): Segments {
     const keeps = (id: number) => this.table[this.partId(part, id)] === want;
-    return this.pastCopy(a, past, `${g}.all ${part}=${want}`, (out, s) => out.copy(past, s, keeps));
+    const name = `${g}.all ${part}=${want}`;
+    return this.pastCopy(a, past, name, (out, s) => out.copy(past, s, keeps), true);
   }
 
-  /** A copy of `past` by name, its new segments added by `addSegment`; hint copies kept few. */
+  /**
+   * A copy of `past` by name, its new segments added by `addSegment`; copies for a filter
+   * (`filtered`) are kept few.
+   */
   private pastCopy(
     a: AccountCells,
     past: Segments,
     name: string,
     addSegment: (out: Segments, s: number) => void,
+    filtered = false,
   ): Segments {
     a.pastRollups ??= new Map();
     let out = a.pastRollups.get(name);
-    if (name.includes("=")) {
+    if (filtered) {
       // most recently asked last; the oldest beyond HINTS_KEPT dropped
       a.pastRollups.delete(name);
       const hints = [...a.pastRollups.keys()].filter((k) => k.includes("="));
@@ -530,7 +558,7 @@ export class CellProjection {
   private *live(a: AccountCells, g: Granularity): Generator<[string, Period]> {
     for (const [day, p] of a.day)
       if (g === "day") yield [day, p];
-      else for (const [h, hp] of p.hours ?? []) yield [`${day}T${String(h).padStart(2, "0")}`, hp];
+      else for (const [h, hp] of p.hours ?? []) yield [periodName(day, h), hp];
   }
 
   /** The packed periods from..to of a view (with a hint: only cells the hint keeps) into `out`. */
@@ -544,18 +572,12 @@ export class CellProjection {
     hint: CellHint | undefined,
     out: PeriodRow[],
   ): void {
-    const src = hint ? this.pastHinted(a, past, g, hint) : this.pastRollup(a, past, g, r);
+    const h = hintPart(hint);
+    const src = h ? this.pastHinted(a, past, g, h) : this.pastRollup(a, past, g, r);
     const lo = dayNumber(from.slice(0, 10));
     const hi = dayNumber(to.slice(0, 10));
-    const days = new Map<number, string>();
-    for (let s = 0; s < src.segs; s++) {
-      const n = src.segDay[s] as number;
-      const h = src.segHour[s] as number;
-      if (n < lo || n > hi) continue;
-      const day = getOr(days, n, () => dayOfNumber(n));
-      const t = h === -1 ? day : `${day}T${String(h).padStart(2, "0")}`;
+    for (const [t, s] of pastPeriods(src, lo, hi))
       if (t >= from && t <= to) out.push({ t, cells: src.slice(s) });
-    }
   }
 
   /** Every view's periods of one account: [view, period, cells]. */
@@ -568,14 +590,7 @@ export class CellProjection {
     for (const g of ["day", "hour"] as const)
       for (const r of ROLLUP_NAMES) {
         const src = this.pastRollup(a, past[g], g, r);
-        for (let s = 0; s < src.segs; s++) {
-          const n = src.segDay[s] as number;
-          if (n < 0) continue;
-          const h = src.segHour[s] as number;
-          const day = dayOfNumber(n);
-          const t = h === -1 ? day : `${day}T${String(h).padStart(2, "0")}`;
-          yield [`${g}.${r}`, t, cellMap(src.slice(s))];
-        }
+        for (const [t, s] of pastPeriods(src)) yield [`${g}.${r}`, t, cellMap(src.slice(s))];
       }
   }
 

@@ -25,27 +25,15 @@ export const isPacked = (cells: object): cells is Packed => "ids" in cells;
 
 /** A map's cells packed (keys in map order). */
 export function pack(cells: ReadonlyMap<string, Cell>): Packed {
-  const table: string[] = [];
-  const ids = new Uint32Array(cells.size);
-  const counts = new Float64Array(cells.size * 3);
-  const hStart = new Uint32Array(cells.size + 1);
-  let pairs = 0;
-  for (const c of cells.values()) pairs += c.h.length;
-  const hist = new Float64Array(pairs);
+  const out = new Segments([...cells.keys()]);
+  out.add(0, -1, numbered(cells.values()), cells.size);
+  return out.slice(0);
+}
+
+/** Cells paired with their place: [0, first], [1, second], ... */
+function* numbered(cells: Iterable<Cell>): Generator<[number, Cell]> {
   let i = 0;
-  let at = 0;
-  for (const [key, c] of cells) {
-    table.push(key);
-    ids[i] = i;
-    counts[3 * i] = c.n;
-    counts[3 * i + 1] = c.e;
-    counts[3 * i + 2] = c.r;
-    hStart[i] = at;
-    for (let j = 0; j < c.h.length; j++) hist[at++] = c.h[j] as number;
-    i++;
-  }
-  hStart[i] = at;
-  return { table, ids, counts, hStart, hist, lo: 0, hi: i };
+  for (const c of cells) yield [i++, c];
 }
 
 /** Cell i of packed arrays, as a cell object of its own. */
@@ -102,17 +90,9 @@ export class Segments {
 
   constructor(readonly table: readonly string[]) {}
 
-  get cells(): number {
-    return this.segStart[this.segs] as number;
-  }
-
   /** Append a segment: the cells of period (day, hour), as [key id, cell] pairs. */
   add(day: number, hour: number, cells: Iterable<readonly [number, Cell]>, size: number) {
-    const s = this.segs;
-    this.segDay = room(this.segDay, s + 1);
-    this.segHour = room(this.segHour, s + 1);
-    this.segStart = room(this.segStart, s + 2);
-    let i = this.segStart[s] as number;
+    let i = this.open();
     this.ids = room(this.ids, i + size);
     this.counts = room(this.counts, 3 * (i + size));
     this.hStart = room(this.hStart, i + size + 1);
@@ -126,19 +106,12 @@ export class Segments {
       for (let j = 0; j < c.h.length; j++) this.hist[at++] = c.h[j] as number;
       this.hStart[++i] = at;
     }
-    this.segDay[s] = day;
-    this.segHour[s] = hour;
-    this.segStart[s + 1] = i;
-    this.segs = s + 1;
+    this.close(day, hour, i);
   }
 
   /** Append segment s of `src` (same table), only its cells whose key id `keep` keeps. */
   copy(src: Segments, s: number, keep: (id: number) => boolean) {
-    const t = this.segs;
-    this.segDay = room(this.segDay, t + 1);
-    this.segHour = room(this.segHour, t + 1);
-    this.segStart = room(this.segStart, t + 2);
-    let i = this.segStart[t] as number;
+    let i = this.open();
     const hi = src.segStart[s + 1] as number;
     for (let k = src.segStart[s] as number; k < hi; k++) {
       if (!keep(src.ids[k] as number)) continue;
@@ -154,10 +127,25 @@ export class Segments {
       for (let j = h0; j < h1; j++) this.hist[at + j - h0] = src.hist[j] as number;
       this.hStart[++i] = at + h1 - h0;
     }
-    this.segDay[t] = src.segDay[s] as number;
-    this.segHour[t] = src.segHour[s] as number;
-    this.segStart[t + 1] = i;
-    this.segs = t + 1;
+    this.close(src.segDay[s] as number, src.segHour[s] as number, i);
+  }
+
+  /** Room for one more segment: its first cell. */
+  private open(): number {
+    const s = this.segs;
+    this.segDay = room(this.segDay, s + 1);
+    this.segHour = room(this.segHour, s + 1);
+    this.segStart = room(this.segStart, s + 2);
+    return this.segStart[s] as number;
+  }
+
+  /** End the segment opened: period (day, hour), its cells up to `end`. */
+  private close(day: number, hour: number, end: number) {
+    const s = this.segs;
+    this.segDay[s] = day;
+    this.segHour[s] = hour;
+    this.segStart[s + 1] = end;
+    this.segs = s + 1;
   }
 
   /** Segment s's cells as [key id, cell] pairs. */
