@@ -13,20 +13,24 @@ export interface CounterStore {
   /**
    * Atomic check-and-increment: when `limit` is null or the counter is below `limit`, add 1.
    * Returns whether it was added and the counter's value afterwards. A refused call changes
-   * nothing, so a counter never passes its limit.
+   * nothing (but the raise to `floor`), so a counter never passes its limit.
    */
   consume(
     key: string,
     limit: number | null,
     expireAt: number,
-    /** a key whose absence the answer reports (`seeded: false`): the day's seed mark */
-    seedKey?: string,
+    opts?: ConsumeOptions,
   ): Promise<ConsumeResult>;
   /**
    * The same, answered synchronously: only stores in this process's memory have it (the
    * metered hot path then needs no promise at all).
    */
-  consumeNow?(key: string, limit: number | null, expireAt: number): ConsumeResult;
+  consumeNow?(
+    key: string,
+    limit: number | null,
+    expireAt: number,
+    opts?: ConsumeOptions,
+  ): ConsumeResult;
   /** subtract 1 (a refund), never below 0 */
   release(key: string): Promise<void>;
   /** current values, 0 for missing or expired keys, in the order asked */
@@ -36,6 +40,16 @@ export interface CounterStore {
   /** atomically raise each counter to at least `value` (never lowers one) */
   raiseTo(entries: { key: string; value: number }[], expireAt: number): Promise<void>;
   close(): Promise<void>;
+}
+
+export interface ConsumeOptions {
+  /** a key whose absence the answer reports (`seeded: false`): the day's seed mark */
+  seedKey?: string;
+  /**
+   * first raise the counter to at least this (in the same atomic step): what the caller knows
+   * was served already, so a store that lost its counters cannot count from 0 again
+   */
+  floor?: number;
 }
 
 export interface ConsumeResult {

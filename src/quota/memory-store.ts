@@ -1,4 +1,4 @@
-import type { ConsumeResult, CounterStore } from "./counter-store";
+import type { ConsumeOptions, ConsumeResult, CounterStore } from "./counter-store";
 
 interface Entry {
   count: number;
@@ -38,21 +38,36 @@ export class MemoryCounterStore implements CounterStore {
     this.map.set(key, { count, expires: expireAt * 1000 });
   }
 
-  async consume(key: string, limit: number | null, expireAt: number): Promise<ConsumeResult> {
-    return this.consumeNow(key, limit, expireAt);
+  async consume(
+    key: string,
+    limit: number | null,
+    expireAt: number,
+    opts?: ConsumeOptions,
+  ): Promise<ConsumeResult> {
+    return this.consumeNow(key, limit, expireAt, opts);
   }
 
-  consumeNow(key: string, limit: number | null, expireAt: number): ConsumeResult {
+  consumeNow(
+    key: string,
+    limit: number | null,
+    expireAt: number,
+    opts?: ConsumeOptions,
+  ): ConsumeResult {
     const t = this.now();
     this.sweep(t);
-    const e = this.live(key, t);
-    const count = e?.count ?? 0;
-    if (limit !== null && count >= limit) return { allowed: false, count };
-    if (e) {
-      e.count = count + 1;
+    const found = this.live(key, t);
+    const e = found ?? { count: 0, expires: 0 };
+    const before = e.count;
+    e.count = Math.max(before, opts?.floor ?? 0);
+    const allowed = limit === null || e.count < limit;
+    if (allowed) e.count += 1;
+    if (e.count !== before) {
       e.expires = expireAt * 1000;
-    } else this.write(key, 1, expireAt);
-    return { allowed: true, count: count + 1 };
+      if (!found) this.map.set(key, e);
+    }
+    const r: ConsumeResult = { allowed, count: e.count };
+    if (opts?.seedKey !== undefined) r.seeded = this.live(opts.seedKey, t) !== undefined;
+    return r;
   }
 
   async release(key: string): Promise<void> {

@@ -76,9 +76,10 @@ export class QuotaService implements QuotaGate {
   private reseeding: Promise<void> | null = null;
   private reseedAgain = false;
   /**
-   * Requests this process served today per counter key (remote stores only), so a store found
-   * empty cannot hand a capped key a fresh day while the re-seed runs: until it is done the
-   * larger of the store's count and this tally decides. Cleared when the UTC day changes.
+   * Requests this process served today per counter key (remote stores only), served unenforced
+   * during an outage included. Every consume raises the store's counter to at least it, so a
+   * store found empty cannot hand a capped key a fresh day, nor count the outage's requests as
+   * never served. Cleared when the UTC day changes.
    */
   private tally = new Map<string, number>();
   private tallyDay = "";
@@ -193,20 +194,8 @@ export class QuotaService implements QuotaGate {
         decided(bucket, "failed_open");
         return { allowed: true, limit: null, remaining: null, resetSeconds, counted: false };
       }
-      let { allowed, count } = r.value;
-      if (r.value.seeded === false && !this.reseeding)
-        this.reseed("counter store has no seeded counters");
-      // the store lost the day's counters and the re-seed has not finished: it may count from 0,
-      // so the larger of its count and the tally decides
-      const storeBefore = allowed ? count - 1 : count;
-      if ((r.value.seeded === false || this.reseeding) && before > storeBefore) {
-        if (allowed && limit !== null && before >= limit) {
-          // at the cap by this process's own count: refused, and the store's unit given back
-          allowed = false;
-          void this.call(() => this.store.release(key));
-        }
-        count = allowed ? before + 1 : before;
-      }
+      const { allowed, count, seeded } = r.value;
+      if (seeded === false && !this.reseeding) this.reseed("counter store has no seeded counters");
       if (allowed) tally?.set(key, before + 1);
       decided(bucket, allowed ? "allowed" : "limited");
       return {
@@ -217,9 +206,14 @@ export class QuotaService implements QuotaGate {
         counted: allowed,
       };
     };
-    // a remote store also tells whether the day's counters were seeded (it may restart empty)
-    const mark = this.reseeder ? seedKey(day.name) : undefined;
-    return this.call(() => this.store.consume(key, limit, day.expireAt, mark)).then(decide);
+    // a remote store also tells whether the day's counters were seeded (it may restart empty);
+    // the tally is sent as the counter's floor, so a store that lost the day's counters counts
+    // on from what this process served, in the same atomic step, even before the re-seed
+    const opts = {
+      seedKey: this.reseeder ? seedKey(day.name) : undefined,
+      floor: tally?.get(key) ?? 0,
+    };
+    return this.call(() => this.store.consume(key, limit, day.expireAt, opts)).then(decide);
   }
 
   /** The tally of `day` (null for a past day: nothing is kept for it). */

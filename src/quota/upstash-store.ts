@@ -1,17 +1,24 @@
 import { createHash } from "node:crypto";
 import { setImmediate } from "node:timers";
 import { Redis } from "@upstash/redis";
-import type { ConsumeResult, CounterStore } from "./counter-store";
+import type { ConsumeOptions, ConsumeResult, CounterStore } from "./counter-store";
 
 /**
  * Lua scripts: each operation is one atomic EVALSHA (EVAL the first time after a Redis restart,
  * when the script cache is empty), i.e. one HTTP round trip, batched with concurrent requests
  * by the client's auto-pipelining.
  */
+/** KEYS = counter[, seed mark]; ARGV = limit (-1: none), expireAt, floor */
 const CONSUME = `
 local seeded = 1
 if KEYS[2] then seeded = redis.call('EXISTS', KEYS[2]) end
 local n = tonumber(redis.call('GET', KEYS[1]) or '0')
+local floor = tonumber(ARGV[3])
+if floor > n then
+  n = floor
+  redis.call('SET', KEYS[1], n)
+  redis.call('EXPIREAT', KEYS[1], ARGV[2])
+end
 local limit = tonumber(ARGV[1])
 if limit >= 0 and n >= limit then return {0, n, seeded} end
 n = redis.call('INCR', KEYS[1])
@@ -108,11 +115,12 @@ export class UpstashCounterStore implements CounterStore {
     key: string,
     limit: number | null,
     expireAt: number,
-    seedKey?: string,
+    opts?: ConsumeOptions,
   ): Promise<ConsumeResult> {
     return new Promise((resolve, reject) => {
-      const keys = seedKey ? [key, seedKey] : [key];
-      this.queue.push({ keys, args: [String(limit ?? -1), String(expireAt)], resolve, reject });
+      const keys = opts?.seedKey ? [key, opts.seedKey] : [key];
+      const args = [String(limit ?? -1), String(expireAt), String(opts?.floor ?? 0)];
+      this.queue.push({ keys, args, resolve, reject });
       if (!this.flushScheduled) {
         this.flushScheduled = true;
         setImmediate(() => this.flush());

@@ -117,5 +117,51 @@ export function counterStoreContract(name: string, store: () => CounterStore) {
       expect(await store().consume(low, 4, later())).toEqual({ allowed: true, count: 4 });
       await store().raiseTo([], later());
     });
+
+    test("a floor raises the counter first, in the same step; a refusal keeps the raise", async () => {
+      const k = key("floor");
+      expect(await store().consume(k, 5, later(), { floor: 3 })).toEqual({
+        allowed: true,
+        count: 4,
+      });
+      // a floor below the counter changes nothing
+      expect(await store().consume(k, 5, later(), { floor: 2 })).toEqual({
+        allowed: true,
+        count: 5,
+      });
+      expect(await store().consume(k, 9, later(), { floor: 8 })).toEqual({
+        allowed: true,
+        count: 9,
+      });
+      expect(await store().consume(k, 5, later(), { floor: 12 })).toEqual({
+        allowed: false,
+        count: 12,
+      });
+      expect(await store().read([k])).toEqual([12]);
+      // concurrent consumes that carry the same floor count on from it, never past the limit
+      const c = key("floor-race");
+      const results = await Promise.all(
+        Array.from({ length: 10 }, () => store().consume(c, 6, later(), { floor: 4 })),
+      );
+      expect(results.filter((r) => r.allowed).map((r) => r.count)).toEqual([5, 6]);
+      expect(await store().read([c])).toEqual([6]);
+    });
+
+    test("a seed key asked about is reported as present or missing", async () => {
+      const k = key("seeded");
+      const mark = key("mark");
+      expect(await store().consume(k, null, later(), { seedKey: mark })).toEqual({
+        allowed: true,
+        count: 1,
+        seeded: false,
+      });
+      await store().raiseTo([{ key: mark, value: 1 }], later());
+      expect(await store().consume(k, null, later(), { seedKey: mark })).toEqual({
+        allowed: true,
+        count: 2,
+        seeded: true,
+      });
+      expect(await store().consume(k, null, later())).toEqual({ allowed: true, count: 3 });
+    });
   });
 }

@@ -62,6 +62,36 @@ describe("QuotaService", () => {
     expect([429, 500, 502, 503].some(countsAgainstQuota)).toBe(false);
   });
 
+  test("a remote store that lost the day's counters counts on from what this process served", async () => {
+    // a guarded store (the remote path) whose data is lost, a re-seed that finishes while the
+    // requests that found it empty are still arriving
+    const store = new MemoryCounterStore();
+    const q = new QuotaService(store, new CircuitBreaker({ timeoutMs: 1000 }));
+    const six: Principal = { ...free("k6"), tier: "enterprise", limits: { svg: 6 } };
+    let logged = 0;
+    const events = () =>
+      Array.from({ length: logged }, () => ({
+        keyId: "k6",
+        bucket: "svg" as const,
+        day: today,
+        status: 200,
+      }));
+    q.setReseeder(() => q.rebuildFromEvents(events(), { now }));
+    await q.reseed("start");
+    for (let i = 0; i < 4; i++) {
+      expect(await q.consume(six, "svg", now)).toMatchObject({ allowed: true, remaining: 5 - i });
+      logged++;
+    }
+    await store.close(); // the store restarts empty
+    const first = await q.consume(six, "svg", now); // finds the seed mark missing: re-seeds
+    expect(first).toMatchObject({ allowed: true, remaining: 1 });
+    await q.reseed("wait for it"); // the re-seed (from the 4 logged events) is done
+    const rest = await Promise.all(Array.from({ length: 9 }, () => q.consume(six, "svg", now)));
+    expect(rest.filter((d) => d.allowed)).toHaveLength(1);
+    expect(rest.map((d) => d.remaining)).toEqual(Array(9).fill(0));
+    expect((await q.counts(["k6"], now)).svg).toBe(6);
+  });
+
   test("rebuildFromEvents counts today's countable events and never lowers a counter", async () => {
     const store = new MemoryCounterStore();
     const q = new QuotaService(store);
