@@ -448,20 +448,26 @@ export class EnrichmentService {
   private async run(slug: string) {
     // a job is CPU work (svgo): yield first so waiting requests go ahead of it
     await new Promise((r) => setTimeout(r, 0));
-    const b = this.catalog.brand(slug);
-    if (!b || isEnriched(b)) return;
+    let b = this.catalog.brand(slug);
     try {
-      const saved = await this.store.save(await this.derive(b));
-      this.records.set(saved.brandId, saved);
-      const current = this.catalog.brand(slug);
-      const next = current && applyEnrichment(current, saved);
-      if (next) {
-        this.catalog.update(next);
-        this.applied.add(next.id);
+      while (b && !isEnriched(b)) {
+        const saved = await this.store.save(await this.derive(b));
+        this.records.set(saved.brandId, saved);
+        this.failedAt.delete(b.id);
+        const current = this.catalog.brand(slug);
+        const next = current && applyEnrichment(current, saved);
+        if (next) {
+          this.catalog.update(next);
+          this.applied.add(next.id);
+          return;
+        }
+        // the brand changed while it was derived (discovered artwork arrived, and its request
+        // found this job pending): derive again from the brand as it is now
+        if (current === b) return;
+        b = current;
       }
-      this.failedAt.delete(b.id);
     } catch (err) {
-      this.failedAt.set(b.id, Date.now());
+      if (b) this.failedAt.set(b.id, Date.now());
       log("warn", "enrichment job failed", { slug, error: String(err) });
     }
   }

@@ -217,6 +217,42 @@ describe("job queue", () => {
     expect(svc.needs(gh)).toBe(false); // cool-down after a failure
   });
 
+  test("a brand that changes while its job derives (new artwork) is derived again from the new one", async () => {
+    const dir = tempDir();
+    const store = new EmbeddedEnrichmentStore(dir);
+    const catalog = freshCatalog();
+    const svc = new EnrichmentService(store, catalog);
+    await svc.start();
+    // the first derivation waits until the brand has changed
+    let changed: () => void = () => {};
+    const gate = new Promise<void>((resolve) => (changed = resolve));
+    const derived: string[] = [];
+    svc.useDeriver(async (b) => {
+      derived.push(b.variants.mono?.sha256 ?? "");
+      if (derived.length === 1) await gate;
+      return deriveEnrichment(b);
+    });
+    const gh = catalog.brand("github") as Brand;
+    expect(svc.request(gh)).toBe(true);
+    while (!derived.length) await Bun.sleep(1);
+    // new artwork arrives (as a discovery applies it): another mono mark
+    const other = raw("gitlab").variants.mono as NonNullable<Brand["variants"]["mono"]>;
+    const updated: Brand = { ...gh, variants: { ...gh.variants, mono: other } };
+    catalog.update(updated);
+    expect(svc.request(catalog.brand("github") as Brand)).toBe(false); // the job is pending
+    changed();
+    await svc.idle();
+    expect(derived).toEqual([gh.variants.mono?.sha256, other.sha256]);
+    const after = catalog.brand("github") as Brand;
+    expect(isEnriched(after)).toBe(true);
+    expect(after.variants.mono).toBe(other);
+    expect(after.variants.dark?.source).toBe(DERIVED_SOURCE);
+    const expected = applyEnrichment(updated, deriveEnrichment(updated)) as Brand;
+    expect(after).toEqual({ ...expected, verifiedAt: after.verifiedAt });
+    store.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
   test("idle() resolves at once when nothing is queued", async () => {
     const svc = new EnrichmentService(
       { all: async () => [], save: async (r) => r },
