@@ -242,7 +242,7 @@ describe("job queue", () => {
     expect(svc.request(catalog.brand("github") as Brand)).toBe(false); // the job is pending
     changed();
     await svc.idle();
-    expect(derived).toEqual([gh.variants.mono?.sha256, other.sha256]);
+    expect(derived).toEqual([gh.variants.mono?.sha256 ?? "", other.sha256]);
     const after = catalog.brand("github") as Brand;
     expect(isEnriched(after)).toBe(true);
     expect(after.variants.mono).toBe(other);
