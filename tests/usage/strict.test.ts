@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { setLogLevel } from "../../src/platform/log";
 import { BatchingRecorder } from "../../src/usage/writer";
 import { makeApp, type TestApp, tempDir } from "../support/app";
-import { collect, SwitchableStore } from "./util";
+import { collect, SwitchableStore, until } from "./util";
 
 /**
  * USAGE_DURABILITY=strict through the app: a metered request is answered once its event is
@@ -68,7 +68,7 @@ describe("USAGE_DURABILITY=strict", () => {
     const key = await t.key("pro");
     // held in memory (the one event the bound allows): its answer waits
     const held = t.get("/v1/catalog/github", key);
-    await Bun.sleep(50);
+    await until(() => t.deps.usage.condition?.().held === 1, 10_000, "the first event held");
     const dropped = await t.get("/v1/catalog/github", key);
     expect(dropped.status).toBe(503);
     expect(await dropped.json()).toMatchObject({ error: "storage_unavailable" });
