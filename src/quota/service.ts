@@ -121,10 +121,6 @@ export class QuotaService implements QuotaGate {
       return this.reseeding;
     }
     const run = async () => {
-      // let requests already answered record their events first (the probe that found the store
-      // back is one): a unit consumed on the returning store but not yet in the log is lost to
-      // the re-seed, which raises counters to the log's count (never adds)
-      await new Promise((resolve) => setTimeout(resolve, 0));
       do {
         this.reseedAgain = false;
         const started = performance.now();

@@ -7,8 +7,9 @@ import type { ConsumeOptions, ConsumeResult, CounterStore } from "./counter-stor
  * Lua scripts: each operation is one atomic EVALSHA (EVAL the first time after a Redis restart,
  * when the script cache is empty), i.e. one HTTP round trip, batched with concurrent requests
  * by the client's auto-pipelining.
+ *
+ * CONSUME: KEYS = counter[, seed mark]; ARGV = limit (-1: none), expireAt, floor
  */
-/** KEYS = counter[, seed mark]; ARGV = limit (-1: none), expireAt, floor */
 const CONSUME = `
 local seeded = 1
 if KEYS[2] then seeded = redis.call('EXISTS', KEYS[2]) end
