@@ -4,6 +4,7 @@ import sharp from "sharp";
 import { RENDER_NICE } from "../../src/assets/model";
 import { OPTICAL_SQUARE, placement, renderRaster, squareFrame } from "../../src/assets/render";
 import { createRenderer, inlineRenderer } from "../../src/assets/render-pool";
+import { until } from "../usage/util";
 import { opaqueBox, pngSize } from "./util";
 
 const WIDE =
@@ -140,8 +141,7 @@ describe("renderers", () => {
     });
     const png = await broken.render(WIDE, 24, "png");
     expect(pngSize(png)).toEqual({ width: 24, height: 24 });
-    const end = Date.now() + 10_000;
-    while (broken.mode !== "inline" && Date.now() < end) await Bun.sleep(10);
+    await until(() => broken.mode === "inline", 10_000, "the fallback to inline");
     expect(broken.mode).toBe("inline");
     expect(pngSize(await broken.render(WIDE, 25, "png")).width).toBe(25);
     await broken.close();
