@@ -1,5 +1,5 @@
 import type { Static } from "@sinclair/typebox";
-import { useEffect, useRef, useState } from "preact/hooks";
+import { useEffect, useLayoutEffect, useRef, useState } from "preact/hooks";
 import uPlot from "uplot";
 import { BUCKETS } from "../quota/limits";
 import type { AnalyticsSeriesResponse } from "../usage/analytics/model";
@@ -79,7 +79,8 @@ function when(t: number, g: Granularity): string {
 function StackedChart(props: { data: Series; dark: boolean }) {
   const el = useRef<HTMLDivElement>(null);
   const { data, dark } = props;
-  useEffect(() => {
+  // drawn in the same commit as its data: the chart on screen never lags the page's numbers
+  useLayoutEffect(() => {
     const box = el.current;
     if (!box) return;
     const xs = data.series.map((p) => Date.parse(p.t) / 1000);
@@ -229,10 +230,23 @@ export function DashboardPage() {
   const [granularity, setGranularity] = useState<Granularity>("day");
   const [days, setDays] = useState(30);
   const [msg, setMsg] = useState({ text: "", error: false });
+  const [busy, setBusy] = useState(false);
+  const latest = useRef(0);
   const signedIn = session.loggedIn() || Boolean(session.get("apiKey"));
 
+  /** Reads today's use and the range's series; a load that a newer one overtook changes nothing. */
   const load = async () => {
+    const n = ++latest.current;
+    setBusy(true);
+    try {
+      await loadInto(() => n === latest.current);
+    } finally {
+      if (n === latest.current) setBusy(false);
+    }
+  };
+  const loadInto = async (current: () => boolean) => {
     const u = await api<Usage>("/v1/usage", { cred: "either" });
+    if (!current()) return;
     if (!u.ok) return setMsg({ text: u.message, error: true });
     setUsage(u.data);
     const q = (extra: Record<string, string>) =>
@@ -242,6 +256,7 @@ export function DashboardPage() {
       api<Series>(q({ group_by: "brand", limit: "10" }), { cred: "either" }),
       api<Series>(q({ group_by: "status_class" }), { cred: "either" }),
     ]);
+    if (!current()) return;
     const bad = [b, br, st].find((r) => !r.ok);
     if (bad) return setMsg({ text: bad.message, error: true });
     setByBucket(b.data);
@@ -267,7 +282,7 @@ export function DashboardPage() {
     setDays(g === "hour" ? Math.min(days, 7) : days === 1 || days === 3 ? 7 : days);
   };
   return (
-    <>
+    <div class="dashboard" aria-busy={busy ? "true" : "false"}>
       <div class="controls">
         <button type="button" onClick={() => void load()}>
           Refresh
@@ -357,6 +372,6 @@ export function DashboardPage() {
           </div>
         </section>
       )}
-    </>
+    </div>
   );
 }

@@ -81,6 +81,9 @@ function outboxLink(path: string): string {
 const usedToday = async (bucket: string) =>
   Number(((await page.locator(`[data-bucket="${bucket}"]`).textContent()) ?? "").split("/")[0]);
 
+/** Waits until the usage page has today's cards and no load in flight (a load redraws the chart). */
+const settled = () => page.locator('.dashboard[aria-busy="false"] [data-bucket="svg"]').waitFor();
+
 /** The chart legend's value for one series (uPlot's live legend: the hovered bar or the range total). */
 const legendValue = (label: string) =>
   page.evaluate((l) => {
@@ -234,24 +237,23 @@ describe.skipIf(!have)("web console in headless Chromium", () => {
 
   test("dashboard: today's cards move after API calls; stacked chart with day/hour switch, brands, status mix, latency; events CSV", async () => {
     await page.getByRole("link", { name: "Usage" }).click();
-    await page.locator('[data-bucket="svg"]').waitFor();
+    await settled();
     const before = await usedToday("svg");
     expect(before).toBeGreaterThanOrEqual(1); // the explorer's logo fetches
     for (const slug of ["github", "github", "slack"]) {
       const r = await fetch(`${base}/v1/svg/${slug}`, { headers: { "x-api-key": apiKey } });
       expect(r.status).toBe(200);
     }
-    await page.getByRole("button", { name: "Refresh" }).click();
-    await page.waitForFunction(
-      (n) =>
-        Number(document.querySelector('[data-bucket="svg"]')?.textContent?.split("/")[0]) === n,
-      before + 3,
-    );
-    // the history trails by one flush: refresh until the svg series' range total shows the calls
-    for (let i = 0; i < 10; i++) {
-      if (Number(await legendValue("svg")) >= before + 3) break;
-      await Bun.sleep(500);
+    const refresh = async () => {
       await page.getByRole("button", { name: "Refresh" }).click();
+      await settled();
+    };
+    await refresh();
+    expect(await usedToday("svg")).toBe(before + 3);
+    // the history trails by one flush: refresh until the svg series' range total shows the calls
+    for (let i = 0; i < 10 && Number(await legendValue("svg")) < before + 3; i++) {
+      await Bun.sleep(500);
+      await refresh();
     }
     expect(Number(await legendValue("svg"))).toBe(before + 3);
     // no filler in the legend: the x entry names the range, never "--"; the caption's grammar
@@ -317,7 +319,9 @@ describe.skipIf(!have)("web console in headless Chromium", () => {
         ? (Date.parse(m[2] as string) - Date.parse(m[1] as string)) / 86_400_000 === 6
         : false;
     });
-    await page.locator(".u-legend .u-label", { hasText: "Hour" }).waitFor();
+    // the chart follows the heading at once: its x entry is the hour
+    expect(await page.locator(".u-legend .u-label").first().textContent()).toBe("Hour");
+    await settled();
     expect(await page.locator("#range option").allTextContents()).toEqual([
       "today",
       "last 3 days",
@@ -338,6 +342,7 @@ describe.skipIf(!have)("web console in headless Chromium", () => {
     );
     expect(svgGithub.length).toBeGreaterThanOrEqual(2);
     await page.getByLabel("Per day").check();
+    await settled();
     await page.locator(".u-legend .u-label", { hasText: "Day" }).waitFor();
     expect(await page.getByText("No requests yet").count()).toBe(0);
     // at 360 px the chart follows the narrower box: no sideways scroll
@@ -357,6 +362,33 @@ describe.skipIf(!have)("web console in headless Chromium", () => {
     await axe("dashboard");
     await shot("console-dashboard", true);
   }, 90_000);
+
+  test("dashboard: an earlier load that answers last never overwrites the newer one", async () => {
+    // the hourly series answers slowly; switching back to days before it lands must keep days
+    const slow = (url: URL) =>
+      url.pathname === "/v1/analytics/usage" && url.searchParams.get("granularity") === "hour";
+    let held = 0;
+    await page.route(slow, async (route) => {
+      held++;
+      await Bun.sleep(1_500);
+      await route.continue();
+    });
+    try {
+      await page.getByRole("radio", { name: "Per hour" }).check();
+      await page.waitForFunction(() => document.querySelector(".dashboard[aria-busy=true]"));
+      await page.getByRole("radio", { name: "Per day" }).check();
+      await settled();
+      expect(held).toBe(1);
+      // the held answer has landed (past its delay) and the page still shows days
+      await Bun.sleep(2_000);
+      expect(await page.locator(".dashboard").getAttribute("aria-busy")).toBe("false");
+      expect(await page.getByRole("radio", { name: "Per day" }).isChecked()).toBe(true);
+      expect(await page.locator(".u-legend .u-label").first().textContent()).toBe("Day");
+      expect(await page.locator("#range option").allTextContents()).toContain("last 30 days");
+    } finally {
+      await page.unrouteAll({ behavior: "wait" });
+    }
+  }, 30_000);
 
   test("verify the e-mail through the outbox link: the GET does nothing, the button POSTs", async () => {
     const link = outboxLink("verify-email");
