@@ -514,7 +514,7 @@ describe.skipIf(!have)("web console in headless Chromium", () => {
     const refreshButton = page.getByRole("button", { name: "Refresh" });
     await Promise.all([refreshButton.click(), refreshButton.click()]);
     await page.waitForFunction(() => sessionStorage.getItem("accessToken") !== "not-a-jwt");
-    await page.getByText(/^Updated /).waitFor();
+    await settled();
     page.off("request", onRequest);
     expect(refreshes.length).toBe(1);
     expect(await page.evaluate(() => Boolean(sessionStorage.getItem("refreshToken")))).toBe(true);
