@@ -237,32 +237,30 @@ export function DashboardPage() {
   /** Reads today's use and the range's series; a load that a newer one overtook changes nothing. */
   const load = async () => {
     const n = ++latest.current;
+    const current = () => n === latest.current;
     setBusy(true);
     try {
-      await loadInto(() => n === latest.current);
+      const u = await api<Usage>("/v1/usage", { cred: "either" });
+      if (!current()) return;
+      if (!u.ok) return setMsg({ text: u.message, error: true });
+      setUsage(u.data);
+      const q = (extra: Record<string, string>) =>
+        `/v1/analytics/usage?${new URLSearchParams({ from: dayBefore(u.data.date, days - 1), to: u.data.date, ...extra })}`;
+      const [b, br, st] = await Promise.all([
+        api<Series>(q({ granularity, group_by: "bucket", limit: "7" }), { cred: "either" }),
+        api<Series>(q({ group_by: "brand", limit: "10" }), { cred: "either" }),
+        api<Series>(q({ group_by: "status_class" }), { cred: "either" }),
+      ]);
+      if (!current()) return;
+      const bad = [b, br, st].find((r) => !r.ok);
+      if (bad) return setMsg({ text: bad.message, error: true });
+      setByBucket(b.data);
+      setByBrand(br.data);
+      setByStatus(st.data);
+      setMsg({ text: `Updated ${new Date().toLocaleTimeString()}.`, error: false });
     } finally {
-      if (n === latest.current) setBusy(false);
+      if (current()) setBusy(false);
     }
-  };
-  const loadInto = async (current: () => boolean) => {
-    const u = await api<Usage>("/v1/usage", { cred: "either" });
-    if (!current()) return;
-    if (!u.ok) return setMsg({ text: u.message, error: true });
-    setUsage(u.data);
-    const q = (extra: Record<string, string>) =>
-      `/v1/analytics/usage?${new URLSearchParams({ from: dayBefore(u.data.date, days - 1), to: u.data.date, ...extra })}`;
-    const [b, br, st] = await Promise.all([
-      api<Series>(q({ granularity, group_by: "bucket", limit: "7" }), { cred: "either" }),
-      api<Series>(q({ group_by: "brand", limit: "10" }), { cred: "either" }),
-      api<Series>(q({ group_by: "status_class" }), { cred: "either" }),
-    ]);
-    if (!current()) return;
-    const bad = [b, br, st].find((r) => !r.ok);
-    if (bad) return setMsg({ text: bad.message, error: true });
-    setByBucket(b.data);
-    setByBrand(br.data);
-    setByStatus(st.data);
-    setMsg({ text: `Updated ${new Date().toLocaleTimeString()}.`, error: false });
   };
   useEffect(() => {
     if (signedIn) void load();
