@@ -227,7 +227,7 @@ function sampleEvent(i: number): UsageInput {
 
 async function storeThroughput(n: number) {
   const dir = tempDir("bench-usage-store-");
-  const store = new EmbeddedUsageStore(dir);
+  const store = EmbeddedUsageStore.open(dir);
   const t0 = performance.now();
   for (let i = 0; i < n; i += 500) {
     const batch: UsageEvent[] = [];
@@ -242,7 +242,7 @@ async function storeThroughput(n: number) {
 
 async function writerThroughput(n: number) {
   const dir = tempDir("bench-usage-writer-");
-  const store = new EmbeddedUsageStore(dir);
+  const store = EmbeddedUsageStore.open(dir);
   const writer = new BatchingRecorder(store, {
     flushMs: 250,
     flushEvents: 500,

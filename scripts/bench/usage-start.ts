@@ -36,7 +36,7 @@ if (values.measure) {
     peak = Math.max(peak, process.memoryUsage().rss);
   }, 20);
   const t0 = performance.now();
-  const store = new EmbeddedUsageStore(values.measure);
+  const store = EmbeddedUsageStore.open(values.measure);
   const t1 = performance.now();
   peak = Math.max(peak, process.memoryUsage().rss);
   const quota = new QuotaService(new MemoryCounterStore());

@@ -1,3 +1,4 @@
+import { join } from "node:path";
 import type { AccountStore, TokenStore } from "../accounts/port";
 import type { BillingStore } from "../billing/port";
 import type { DiscoveryStore, EnrichmentStore } from "../catalog/enrichment-port";
@@ -11,6 +12,7 @@ import { EmbeddedTokenStore } from "./embedded/accounts-tokens";
 import { EmbeddedBillingStore } from "./embedded/billing";
 import { FileCatalogSource } from "./embedded/catalog";
 import { EmbeddedEnrichmentStore } from "./embedded/enrichment";
+import { DB_FILE, Database } from "./embedded/db";
 import { EmbeddedUsageStore } from "./embedded/usage";
 import { EmbeddedVisitorStore } from "./embedded/visitors";
 
@@ -36,15 +38,16 @@ export interface Store {
 
 export function openEmbeddedStore(
   config: Pick<Config, "DATA_DIR" | "CATALOG_FILE"> &
-    Partial<Pick<Config, "USAGE_SYNC_MS" | "USAGE_DURABILITY">>,
+    Partial<Pick<Config, "USAGE_DURABILITY">>,
 ): Store {
   const accounts = new EmbeddedAccountStore(config.DATA_DIR);
   const tokens = new EmbeddedTokenStore(config.DATA_DIR);
   const enrichment = new EmbeddedEnrichmentStore(config.DATA_DIR);
-  // strict durability: every batch is fdatasync'd before its append resolves
-  const usage = new EmbeddedUsageStore(config.DATA_DIR, {
-    syncMs: config.USAGE_DURABILITY === "strict" ? 0 : config.USAGE_SYNC_MS,
+  // strict durability: every commit is on disk before it returns (synchronous=FULL)
+  const db = new Database(join(config.DATA_DIR, DB_FILE), {
+    synchronous: config.USAGE_DURABILITY === "strict" ? "full" : "normal",
   });
+  const usage = new EmbeddedUsageStore(db, { importFrom: config.DATA_DIR });
   const billing = new EmbeddedBillingStore(config.DATA_DIR);
   return {
     kind: "embedded",
@@ -58,6 +61,7 @@ export function openEmbeddedStore(
     ping: async () => true,
     close: async () => {
       await usage.close();
+      db.close();
       billing.close();
       accounts.close();
       tokens.close();

@@ -3,7 +3,7 @@ import { existsSync, readdirSync, rmSync } from "node:fs";
 import { connect, type Socket } from "node:net";
 import { join } from "node:path";
 import { Drain } from "../../src/http/drain";
-import { readEventFile } from "../../src/store/embedded/usage";
+import { readEventFile } from "../../src/store/embedded/usage-import";
 import { tempDir } from "../support/app";
 import { adminKey, startService } from "../support/service";
 

@@ -30,8 +30,8 @@ export async function usageStoreKinds(): Promise<UsageStoreKind[]> {
       async open() {
         const dir = tempDir("usage-a-");
         return {
-          store: new EmbeddedUsageStore(dir),
-          reopen: async () => new EmbeddedUsageStore(dir),
+          store: EmbeddedUsageStore.open(dir),
+          reopen: async () => EmbeddedUsageStore.open(dir),
           drop: async () => rmSync(dir, { recursive: true, force: true }),
         };
       },

@@ -14,7 +14,7 @@ const eventLine = (e: UsageEvent) => `${JSON.stringify(usageEvent(e.id, e.ts, e.
 const dirs: string[] = [];
 const stores: EmbeddedUsageStore[] = [];
 function open(dir: string, syncMs?: number) {
-  const s = new EmbeddedUsageStore(dir, { syncMs });
+  const s = EmbeddedUsageStore.open(dir, { syncMs });
   stores.push(s);
   return s;
 }
@@ -190,7 +190,7 @@ describe("embedded usage log", () => {
   test("close() fdatasyncs what the window still holds", async () => {
     const dir = tempDir("usage-e-");
     dirs.push(dir);
-    const s = new EmbeddedUsageStore(dir, { syncMs: 60_000 });
+    const s = EmbeddedUsageStore.open(dir, { syncMs: 60_000 });
     await s.append([event({ ts: "2025-05-03T00:00:00.000Z" })]);
     await s.append([event({ ts: "2025-05-04T00:00:00.000Z" })]);
     expect(s.syncStats).toEqual({ syncs: 0, unsynced: 2 });

@@ -1,7 +1,7 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { appendFileSync, existsSync, readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { readEventFile } from "../../src/store/embedded/usage";
+import { readEventFile } from "../../src/store/embedded/usage-import";
 import type { UsageEvent } from "../../src/usage/port";
 import { tempDir } from "../support/app";
 import { adminKey, startService } from "../support/service";

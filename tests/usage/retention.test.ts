@@ -26,7 +26,7 @@ describe("usage retention", () => {
   test("removes old day files, keeps their daily counts, and survives a restart", async () => {
     const dir = tempDir("usage-ret-");
     dirs.push(dir);
-    const store = new EmbeddedUsageStore(dir);
+    const store = EmbeddedUsageStore.open(dir);
     await store.append([at("2026-01-01"), at("2026-01-01", 429), at("2026-01-01", 404)]);
     await store.append([at("2026-02-10"), at("2026-02-10")]);
     await store.append([at("2026-03-01")]);
@@ -53,7 +53,7 @@ describe("usage retention", () => {
     await store.rebuildDaily();
     expect(await rows(store)).toEqual(expected);
     await store.close();
-    const again = new EmbeddedUsageStore(dir);
+    const again = EmbeddedUsageStore.open(dir);
     expect(await rows(again)).toEqual(expected);
     await again.close();
   });
@@ -62,7 +62,7 @@ describe("usage retention", () => {
     const dir = tempDir("usage-ret-app-");
     dirs.push(dir);
     const old = new Date(Date.now() - 10 * 86_400_000).toISOString().slice(0, 10);
-    const seed = new EmbeddedUsageStore(dir);
+    const seed = EmbeddedUsageStore.open(dir);
     await seed.append([at(old)]);
     await seed.close();
     const t = await makeApp({ DATA_DIR: dir, USAGE_RETENTION_DAYS: "5" });

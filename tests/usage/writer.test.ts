@@ -27,7 +27,7 @@ function rig<S extends SwitchableStore = SwitchableStore>(
   dir = tempDir("usage-w-"),
   wrap: (inner: EmbeddedUsageStore) => S = (inner) => new SwitchableStore(inner) as S,
 ): Rig<S> {
-  const inner = new EmbeddedUsageStore(dir);
+  const inner = EmbeddedUsageStore.open(dir);
   const store = wrap(inner);
   const spillDir = join(dir, "spill");
   const writer = new BatchingRecorder(store, {

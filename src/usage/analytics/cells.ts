@@ -72,7 +72,7 @@ export function addToBin(h: number[], bin: number, n: number): void {
 }
 
 /** Count `n` requests of one status and latency bin into a cell (the usage_daily rules). */
-function countCell(c: Cell, status: number, bin: number, n: number): void {
+export function countCell(c: Cell, status: number, bin: number, n: number): void {
   c.n += n;
   if (status === 429) c.r += n;
   else if (status >= 400) c.e += n;
@@ -131,7 +131,7 @@ export function rollupFor(fields: Iterable<GroupField>): Rollup {
  * The key of an event's `all` cell: its group fields (ROLLUPS.all order), encoded (slugs
  * lower-cased), joined by "|".
  */
-function allKey(e: UsageEvent): string {
+export function allKey(e: UsageEvent): string {
   const key = enc(typeof e.keyId === "string" ? e.keyId : "");
   const brand = enc(typeof e.slug === "string" ? e.slug.toLowerCase() : null);
   const variant = enc(typeof e.variant === "string" ? e.variant : null);
@@ -235,7 +235,7 @@ const PICK = Object.fromEntries(
 ) as Record<Rollup, number[]>;
 
 /** The key of an `all` cell in rollup `r`. */
-function rollupKey(allKey: string, r: Rollup): string {
+export function rollupKey(allKey: string, r: Rollup): string {
   if (r === "all") return allKey;
   const parts = allKey.split("|");
   return PICK[r].map((i) => parts[i]).join("|");
