@@ -11,8 +11,8 @@ import { EmbeddedAccountStore } from "./embedded/accounts";
 import { EmbeddedTokenStore } from "./embedded/accounts-tokens";
 import { EmbeddedBillingStore } from "./embedded/billing";
 import { FileCatalogSource } from "./embedded/catalog";
+import { Database, DB_FILE } from "./embedded/db";
 import { EmbeddedEnrichmentStore } from "./embedded/enrichment";
-import { DB_FILE, Database } from "./embedded/db";
 import { EmbeddedUsageStore } from "./embedded/usage";
 import { EmbeddedVisitorStore } from "./embedded/visitors";
 
@@ -37,8 +37,7 @@ export interface Store {
 }
 
 export function openEmbeddedStore(
-  config: Pick<Config, "DATA_DIR" | "CATALOG_FILE"> &
-    Partial<Pick<Config, "USAGE_DURABILITY">>,
+  config: Pick<Config, "DATA_DIR" | "CATALOG_FILE"> & Partial<Pick<Config, "USAGE_DURABILITY">>,
 ): Store {
   const accounts = new EmbeddedAccountStore(config.DATA_DIR);
   const tokens = new EmbeddedTokenStore(config.DATA_DIR);

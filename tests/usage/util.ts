@@ -1,3 +1,6 @@
+import { join } from "node:path";
+import { Database, DB_FILE } from "../../src/store/embedded/db";
+import { dayNumber } from "../../src/store/embedded/usage";
 import type { UsageEvent, UsageEventStore, UsageInput, UsageRecorder } from "../../src/usage/port";
 import type { BatchingRecorder } from "../../src/usage/writer";
 
@@ -91,4 +94,24 @@ export async function settle(usage: UsageRecorder, n: number) {
   const w = usage as BatchingRecorder;
   await until(() => w.stats().recorded >= n, 4_000, `${n} recorded events`);
   await w.flush();
+}
+
+/**
+ * The events in an embedded store's log (of one UTC day), ascending by id: of an open database,
+ * or of the database file under a DATA_DIR (opened and closed again).
+ */
+export function storedEvents(from: Database | string, day?: string): UsageEvent[] {
+  const db = typeof from === "string" ? new Database(join(from, DB_FILE)) : from;
+  try {
+    const rows =
+      day === undefined
+        ? db.all<{ e: string }>("SELECT e FROM usage_events ORDER BY id")
+        : db.all<{ e: string }>(
+            "SELECT e FROM usage_events WHERE day = ? ORDER BY id",
+            dayNumber(day),
+          );
+    return rows.map((r) => JSON.parse(r.e) as UsageEvent);
+  } finally {
+    if (typeof from === "string") db.close();
+  }
 }

@@ -2,11 +2,12 @@ import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test
 import { readdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { captureLogs, setLogLevel } from "../../src/platform/log";
-import { EmbeddedUsageStore, readEventFile } from "../../src/store/embedded/usage";
+import { EmbeddedUsageStore } from "../../src/store/embedded/usage";
+import { readEventFile } from "../../src/store/embedded/usage-import";
 import type { UsageEvent } from "../../src/usage/port";
 import { BatchingRecorder, type WriterOptions } from "../../src/usage/writer";
 import { tempDir } from "../support/app";
-import { input, SwitchableStore, until } from "./util";
+import { input, SwitchableStore, storedEvents, until } from "./util";
 
 const today = () => new Date().toISOString().slice(0, 10);
 
@@ -43,7 +44,7 @@ function rig<S extends SwitchableStore = SwitchableStore>(
     store,
     writer,
     spillDir,
-    onDisk: () => readEventFile(join(inner.dir, `${today()}.jsonl`)),
+    onDisk: () => storedEvents(inner.db, today()),
     spillFiles: () => readdirSync(spillDir).filter((f) => f.endsWith(".jsonl")),
   };
   open.push(r);
@@ -71,7 +72,7 @@ describe("BatchingRecorder", () => {
     expect(r.store.batches).toEqual([]);
     expect(r.writer.stats().buffered).toBe(2);
     await r.writer.flush();
-    const [late] = readEventFile(join(r.dir, "events", "2025-03-04.jsonl"));
+    const [late] = storedEvents(r.dir, "2025-03-04");
     expect(late).toMatchObject({ day: "2025-03-04", ts: "2025-03-04T23:59:59.999Z" });
     expect(late?.id).toMatch(
       /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/,

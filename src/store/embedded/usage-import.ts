@@ -81,7 +81,12 @@ function archiveRows(path: string): DailyRow[] {
       } catch {}
       if (!r || typeof r.accountId !== "string" || typeof r.day !== "string") continue;
       const k = `${r.accountId}\u0001${r.day}\u0001${r.bucket}`;
-      const into = rows.get(k) ?? { accountId: r.accountId, day: r.day, bucket: r.bucket, ...zeroCounts() };
+      const into = rows.get(k) ?? {
+        accountId: r.accountId,
+        day: r.day,
+        bucket: r.bucket,
+        ...zeroCounts(),
+      };
       addCounts(into, r);
       rows.set(k, into);
     }

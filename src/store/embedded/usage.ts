@@ -25,7 +25,7 @@ import type {
   UsageEvent,
   UsageEventStore,
 } from "../../usage/port";
-import { DB_FILE, Database } from "./db";
+import { Database, DB_FILE } from "./db";
 import { importLegacyUsage } from "./usage-import";
 
 /**
@@ -121,7 +121,10 @@ function histAdd(a: unknown, b: unknown): Uint8Array {
 /** One batch's counts, summed before they are written (one upsert per distinct row). */
 class Delta {
   daily = new Map<string, DailyRow>();
-  cells = new Map<string, { account: string; view: number; period: string; key: string; c: Cell }>();
+  cells = new Map<
+    string,
+    { account: string; view: number; period: string; key: string; c: Cell }
+  >();
   misses = new Map<string, { account: string; day: string; miss: string; n: number }>();
 
   add(e: UsageEvent, daily: boolean): void {
@@ -215,7 +218,13 @@ export class EmbeddedUsageStore implements UsageEventStore {
       const delta = new Delta();
       let stored = 0;
       for (const e of events) {
-        const r = insert.run(e.id, e.accountId, dayNumber(e.day), Date.parse(e.ts), JSON.stringify(e));
+        const r = insert.run(
+          e.id,
+          e.accountId,
+          dayNumber(e.day),
+          Date.parse(e.ts),
+          JSON.stringify(e),
+        );
         if (r.changes === 0) continue;
         stored++;
         delta.add(e, daily);
@@ -249,7 +258,13 @@ export class EmbeddedUsageStore implements UsageEventStore {
 
   async daily(accountId: string, from: string, to: string): Promise<DailyRow[]> {
     return this.db
-      .all<{ day: string; bucket: DailyRow["bucket"]; requests: number; errors: number; rl: number }>(
+      .all<{
+        day: string;
+        bucket: DailyRow["bucket"];
+        requests: number;
+        errors: number;
+        rl: number;
+      }>(
         `SELECT day, bucket, requests, errors, rate_limited AS rl FROM usage_daily
          WHERE account = ? AND day BETWEEN ? AND ? ORDER BY day, bucket`,
         accountId,
@@ -277,7 +292,14 @@ export class EmbeddedUsageStore implements UsageEventStore {
     const out: PeriodRow[] = [];
     let t = "";
     let cells: PeriodCells = new Map();
-    const rows = this.db.all<{ period: string; key: string; n: number; e: number; r: number; h: Uint8Array }>(
+    const rows = this.db.all<{
+      period: string;
+      key: string;
+      n: number;
+      e: number;
+      r: number;
+      h: Uint8Array;
+    }>(
       `SELECT period, key, n, e, r, h FROM usage_cells
        WHERE account = ? AND view = ? AND period BETWEEN ? AND ? ORDER BY period`,
       accountId,
@@ -463,8 +485,8 @@ export class EmbeddedUsageStore implements UsageEventStore {
     let days = 0;
     let events = 0;
     for (const n of this.days(dayNumber(beforeDay))) {
-      events += this.db.tx(
-        () => Number(this.db.run("DELETE FROM usage_events WHERE day = ?", n).changes),
+      events += this.db.tx(() =>
+        Number(this.db.run("DELETE FROM usage_events WHERE day = ?", n).changes),
       );
       days++;
       await new Promise((r) => setImmediate(r));
