@@ -3,9 +3,9 @@ import { existsSync, readdirSync, rmSync } from "node:fs";
 import { connect, type Socket } from "node:net";
 import { join } from "node:path";
 import { Drain } from "../../src/http/drain";
-import { readEventFile } from "../../src/store/embedded/usage-import";
 import { tempDir } from "../support/app";
 import { adminKey, startService } from "../support/service";
+import { storedEvents } from "../usage/util";
 
 /**
  * Graceful drain of the real entry point (`bun src/main.ts`): continuous load on 64 keep-alive
@@ -176,10 +176,7 @@ test("SIGTERM under load on 64 keep-alive connections: no reset, no lost request
   expect(probe.resets + probe.lostInFlight).toBe(0);
 
   // every answered metered request has its usage event on disk (the shutdown flush wrote them)
-  const dir = join(dataDir, "events");
-  const events = existsSync(dir)
-    ? readdirSync(dir).flatMap((f) => readEventFile(join(dir, f)))
-    : [];
+  const events = storedEvents(dataDir);
   expect(events.filter((e) => e.accountId === accountId)).toHaveLength(load.statuses[200] ?? -1);
 
   const logs = await new Response(proc.stdout as ReadableStream).text();

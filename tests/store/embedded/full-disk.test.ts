@@ -2,11 +2,12 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { captureLogs } from "../../../src/platform/log";
+import { DB_FILE } from "../../../src/store/embedded/db";
 import { readEventFile } from "../../../src/store/embedded/usage-import";
 import { BatchingRecorder } from "../../../src/usage/writer";
 import { ADMIN_TOKEN, makeApp, type TestApp, tempDir } from "../../support/app";
 import { adminKey, startService } from "../../support/service";
-import { until } from "../../usage/util";
+import { storedEvents, until } from "../../usage/util";
 
 /**
  * A full disk under DATA_DIR, for real: a 2 MiB tmpfs mounted for the test (needs root; skipped
@@ -147,6 +148,12 @@ describe.skipIf(!mounted)("a full disk under DATA_DIR", () => {
       let written = 0;
       for await (const e of events) if (e.accountId === account && e.status === 200) written++;
       expect(written).toBe(served + 1);
+      // counted once: usage_daily and the analytics cells hold every event, none twice
+      const [row] = await t.deps.store.usage.daily(account as string, today, today);
+      expect(row?.requests).toBe(served + 1);
+      const cells = await t.deps.store.usage.cells(account as string, "day.bs", today, today);
+      const n = cells.flatMap((p) => [...(p.cells as Map<string, { n: number }>).values()]);
+      expect(n.reduce((sum, c) => sum + c.n, 0)).toBe(served + 1);
       expect(t.deps.usage.condition?.().state).toBe("ok");
     } finally {
       logs.restore();
@@ -183,14 +190,12 @@ describe.skipIf(!bigMounted)("a full disk across a restart (real process)", () =
     Bun.spawnSync(["umount", bigMount]);
   });
 
-  /** ids of this account's events with status 200 in the day files */
+  /** ids of this account's events with status 200 in the log */
   function servedOnDisk(accountId: string): Set<string> {
-    const events = join(dir, "events");
     const ids = new Set<string>();
-    if (!existsSync(events)) return ids;
-    for (const f of readdirSync(events).filter((n) => /^\d{4}-\d{2}-\d{2}\.jsonl$/.test(n)))
-      for (const e of readEventFile(join(events, f)))
-        if (e.accountId === accountId && e.status === 200) ids.add(e.id);
+    if (!existsSync(join(dir, DB_FILE))) return ids;
+    for (const e of storedEvents(dir))
+      if (e.accountId === accountId && e.status === 200) ids.add(e.id);
     return ids;
   }
 
@@ -250,6 +255,14 @@ describe.skipIf(!bigMounted)("a full disk across a restart (real process)", () =
         await fetch(`${second.base}/v1/usage`, { headers: { "x-api-key": apiKey } })
       ).json()) as { endpoints: { catalog: { used: number } } };
       expect(u.endpoints.catalog.used).toBe(31);
+      // counted exactly once: usage_daily and the analytics cells
+      const day = new Date().toISOString().slice(0, 10);
+      const a = (await (
+        await fetch(`${second.base}/v1/analytics/usage?from=${day}&to=${day}&granularity=day`, {
+          headers: { "x-api-key": apiKey },
+        })
+      ).json()) as { totals: { requests: number } };
+      expect(a.totals.requests).toBe(31);
       expect(readdirSync(join(dir, "spill")).sort()).toEqual(["reserve"]);
     } finally {
       second.proc.kill("SIGTERM");
