@@ -1,210 +1,330 @@
 import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
-import { appendFileSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { appendFileSync, cpSync, existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { setLogLevel } from "../../src/platform/log";
-import { EmbeddedUsageStore, readEventFile } from "../../src/store/embedded/usage";
+import { captureLogs, setLogLevel } from "../../src/platform/log";
+import { Database, DB_FILE } from "../../src/store/embedded/db";
+import { JsonlLog } from "../../src/store/embedded/jsonl";
+import { EmbeddedUsageStore } from "../../src/store/embedded/usage";
+import type { Cell } from "../../src/usage/analytics/cells";
 import type { UsageEvent } from "../../src/usage/port";
-import { usageEvent } from "../../src/usage/serialize";
+import { BatchingRecorder } from "../../src/usage/writer";
 import { tempDir } from "../support/app";
-import { collect, event, until } from "./util";
+import { collect, event, storedEvents } from "./util";
 
-/** The event's line in a day file: its canonical JSON. */
-const eventLine = (e: UsageEvent) => `${JSON.stringify(usageEvent(e.id, e.ts, e.day, e))}\n`;
-
-const dirs: string[] = [];
+const ROOT = join(import.meta.dir, "../..");
 const stores: EmbeddedUsageStore[] = [];
-function open(dir: string, syncMs?: number) {
-  const s = EmbeddedUsageStore.open(dir, { syncMs });
+function open(dir: string, synchronous?: "normal" | "full") {
+  const s = EmbeddedUsageStore.open(dir, { synchronous });
   stores.push(s);
   return s;
 }
 
-/** Run `fn` capturing the warnings the log writes to stderr. */
-async function warnings(fn: () => unknown): Promise<Record<string, unknown>[]> {
-  const lines: string[] = [];
-  const original = console.error;
-  console.error = (line: string) => lines.push(String(line));
-  try {
-    await fn();
-  } finally {
-    console.error = original;
-  }
-  return lines.map((l) => JSON.parse(l));
-}
-
-beforeAll(() => setLogLevel("warn"));
+beforeAll(() => setLogLevel("error"));
 afterAll(() => setLogLevel("info"));
 afterEach(async () => {
   for (const s of stores.splice(0)) await s.close();
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
 
-describe("embedded usage log", () => {
-  test("one append-only JSONL file per UTC day under DATA_DIR/events", async () => {
-    const dir = tempDir("usage-e-");
-    dirs.push(dir);
-    const s = open(dir);
-    const a = event({ ts: "2025-01-31T23:59:59.999Z" });
-    const b = event({ ts: "2025-02-01T00:00:00.000Z" });
-    await s.append([a, b]);
-    expect(readdirSync(join(dir, "events")).sort()).toEqual([
-      "2025-01-31.jsonl",
-      "2025-02-01.jsonl",
-    ]);
-    const text = readFileSync(join(dir, "events", "2025-01-31.jsonl"), "utf8");
-    expect(text).toBe(eventLine(a));
-    const c = event({ ts: "2025-01-31T10:00:00.000Z" });
-    await s.append([c]);
-    expect(readFileSync(join(dir, "events", "2025-01-31.jsonl"), "utf8")).toBe(
-      `${eventLine(a)}${eventLine(c)}`,
-    );
-  });
+/** Requests counted by usage_daily, by the day.bs and hour.all cells, and events in the log. */
+async function totals(s: EmbeddedUsageStore, accountId: string, from: string, to: string) {
+  const sum = (rows: { cells: unknown }[]) =>
+    rows.flatMap((r) => [...(r.cells as Map<string, Cell>).values()]).reduce((n, c) => n + c.n, 0);
+  return {
+    log: storedEvents(s.db).filter((e) => e.accountId === accountId && e.day >= from && e.day <= to)
+      .length,
+    daily: (await s.daily(accountId, from, to)).reduce((n, r) => n + r.requests, 0),
+    day: sum(await s.cells(accountId, "day.bs", from, to)),
+    hour: sum(await s.cells(accountId, "hour.all", `${from}T00`, `${to}T23`)),
+  };
+}
 
-  test("a restart replays the files: same projection, same events, replays stay idempotent", async () => {
+describe("embedded usage log (SQLite)", () => {
+  test("a restart sees the same events, projections and export; replays stay idempotent", async () => {
     const dir = tempDir("usage-e-");
-    dirs.push(dir);
     const first = open(dir);
     const events = [
-      event({ ts: "2025-03-01T08:00:00.000Z", status: 200 }),
-      event({ ts: "2025-03-01T09:00:00.000Z", status: 429 }),
+      event({ ts: "2025-03-01T08:00:00.000Z", status: 200, miss: ["slug:nope"] }),
+      event({ ts: "2025-03-01T09:00:00.000Z", status: 429, count: 3 }),
       event({ ts: "2025-03-02T09:00:00.000Z", bucket: "png", status: 500 }),
     ];
     await first.append(events);
-    const daily = await first.daily("acc-1", "2025-03-01", "2025-03-31");
+    const q = { from: "2025-03-01", to: "2025-03-31", after: null, before: "2026-01-01T00:00:00Z" };
+    const before = {
+      daily: await first.daily("acc-1", "2025-03-01", "2025-03-31"),
+      cells: await first.cells("acc-1", "hour.all", "2025-03-01T00", "2025-03-02T23"),
+      misses: await first.misses(null, "2025-03-01", "2025-03-31"),
+      page: await first.exportEvents("acc-1", { ...q, limit: 10 }),
+    };
     await first.close();
 
     const second = open(dir);
     expect(second.size).toBe(3);
-    expect(await second.daily("acc-1", "2025-03-01", "2025-03-31")).toEqual(daily);
+    expect(await second.daily("acc-1", "2025-03-01", "2025-03-31")).toEqual(before.daily);
+    expect(await second.cells("acc-1", "hour.all", "2025-03-01T00", "2025-03-02T23")).toEqual(
+      before.cells,
+    );
+    expect(await second.misses(null, "2025-03-01", "2025-03-31")).toEqual(before.misses);
+    expect(before.page).toEqual(events);
+    expect(await second.exportEvents("acc-1", { ...q, limit: 10 })).toEqual(events);
     expect(await collect(second.eventsOfDay("2025-03-01"))).toEqual(events.slice(0, 2));
     expect(await second.append(events)).toBe(0);
-    expect(readEventFile(join(dir, "events", "2025-03-01.jsonl"))).toHaveLength(2);
+    expect(second.size).toBe(3);
+    expect(await totals(second, "acc-1", "2025-03-01", "2025-03-02")).toEqual({
+      log: 3,
+      daily: 5,
+      day: 5,
+      hour: 5,
+    });
   });
 
-  test("a torn last line (crash mid-write) is skipped with a warning, never fatal", async () => {
-    const dir = tempDir("usage-e-");
-    dirs.push(dir);
-    const first = open(dir);
-    const ok = [
-      event({ ts: "2025-04-01T01:00:00.000Z" }),
-      event({ ts: "2025-04-01T02:00:00.000Z" }),
-    ];
-    await first.append(ok);
-    await first.close();
-    const file = join(dir, "events", "2025-04-01.jsonl");
-    const torn = JSON.stringify(event({ ts: "2025-04-01T03:00:00.000Z" })).slice(0, 57);
-    appendFileSync(file, torn);
-
-    let second: EmbeddedUsageStore | undefined;
-    const warned = await warnings(() => {
-      second = open(dir);
-    });
-    expect(warned).toEqual([
-      expect.objectContaining({
-        level: "warn",
-        msg: "skipping unreadable line in usage event log",
-        file,
-        line: 3,
-        torn: true,
+  test("a retried batch counts once: usage_daily, cells and misses, also mixed with new events", async () => {
+    const s = open(tempDir("usage-e-"));
+    const batch = Array.from({ length: 50 }, (_, i) =>
+      event({
+        ts: `2025-04-01T0${i % 10}:00:00.000Z`,
+        status: i % 7 === 0 ? 404 : 200,
+        miss: ["domain:a.test"],
       }),
-    ]);
-    expect(second?.size).toBe(2);
-    expect((await second?.daily("acc-1", "2025-04-01", "2025-04-01"))?.[0]?.requests).toBe(2);
-
-    // the next append starts on a fresh line, so it is not glued to the torn one
-    const after = event({ ts: "2025-04-01T04:00:00.000Z" });
-    await second?.append([after]);
-    await second?.close();
-    const third = open(dir);
-    expect(third.size).toBe(3);
-    expect((await collect(third.eventsOfDay("2025-04-01"))).map((e) => e.id)).toEqual([
-      ...ok.map((e) => e.id),
-      after.id,
-    ]);
-    expect(readFileSync(file, "utf8")).toBe(
-      `${ok.map(eventLine).join("")}${torn}\n${eventLine(after)}`,
+    );
+    expect(await s.append(batch, { fresh: true })).toBe(50);
+    // the same batch again (its first answer lost), then with new events among the old
+    expect(await s.append(batch)).toBe(0);
+    const more = [event({ ts: "2025-04-01T11:00:00.000Z" }), ...batch];
+    expect(await s.append(more)).toBe(1);
+    expect(await totals(s, "acc-1", "2025-04-01", "2025-04-01")).toEqual({
+      log: 51,
+      daily: 51,
+      day: 51,
+      hour: 51,
+    });
+    expect(await s.misses("acc-1", "2025-04-01", "2025-04-01")).toEqual(
+      new Map([["domain:a.test", 50]]),
     );
   });
 
-  test("lines that are not usage events are skipped too", async () => {
+  test("a replayed spill file counts once, even replayed twice", async () => {
     const dir = tempDir("usage-e-");
-    dirs.push(dir);
-    const first = open(dir);
-    const ok = event({ ts: "2025-04-05T01:00:00.000Z" });
-    await first.append([ok]);
-    await first.close();
-    appendFileSync(join(dir, "events", "2025-04-05.jsonl"), '{"id":"x","bucket":"nope"}\n\n');
-    let second: EmbeddedUsageStore | undefined;
-    const warned = await warnings(() => {
-      second = open(dir);
-    });
-    expect(warned).toHaveLength(1);
-    expect(warned[0]).toMatchObject({ line: 2, torn: false });
-    expect(second?.size).toBe(1);
-  });
-
-  test("events of an older day are de-duplicated against that day's file", async () => {
-    const dir = tempDir("usage-e-");
-    dirs.push(dir);
     const s = open(dir);
-    const old = event({ ts: "2024-12-01T00:00:00.000Z" });
-    await s.append([old]);
-    // four newer days push the old day's ids out of memory
-    for (const d of ["2025-01-01", "2025-01-02", "2025-01-03", "2025-01-04"])
-      await s.append([event({ ts: `${d}T00:00:00.000Z` })]);
-    expect(await s.append([old])).toBe(0);
-    expect(readEventFile(join(dir, "events", "2024-12-01.jsonl"))).toHaveLength(1);
+    const events = Array.from({ length: 20 }, () => event({ ts: "2025-04-02T10:00:00.000Z" }));
+    await s.append(events.slice(0, 12));
+    // a spill file holding the written events and the rest (a crash after the spill, before
+    // the replay ended), copied so it is replayed twice
+    const spillDir = join(dir, "spill");
+    mkdirSync(spillDir, { recursive: true });
+    const spill = new JsonlLog<UsageEvent>(join(spillDir, "usage-1.jsonl"));
+    spill.append(events);
+    spill.close();
+    cpSync(join(spillDir, "usage-1.jsonl"), join(spillDir, "usage-2.jsonl"));
+    const writer = new BatchingRecorder(s, { flushMs: 10, flushEvents: 100, spillDir });
+    await writer.flush();
+    await writer.close();
+    expect(writer.stats().replayed).toBe(40);
+    expect(await totals(s, "acc-1", "2025-04-02", "2025-04-02")).toEqual({
+      log: 20,
+      daily: 20,
+      day: 20,
+      hour: 20,
+    });
   });
 
-  test("USAGE_SYNC_MS 0: every append is fdatasync'd before it resolves", async () => {
+  test("kill -9 in the middle of appends: every event in the log is counted, none twice", async () => {
     const dir = tempDir("usage-e-");
-    dirs.push(dir);
-    const s = open(dir, 0);
-    for (let i = 0; i < 3; i++) await s.append([event({ ts: "2025-05-01T00:00:00.000Z" })]);
-    expect(s.syncStats).toEqual({ syncs: 3, unsynced: 0 });
+    // a child process appending batches of 500 as fast as it can, killed under way
+    const script = join(dir, "append.ts");
+    writeFileSync(
+      script,
+      `import { EmbeddedUsageStore } from ${JSON.stringify(join(ROOT, "src/store/embedded/usage"))};
+       const s = EmbeddedUsageStore.open(${JSON.stringify(dir)});
+       for (let b = 0; ; b++) {
+         const t = Date.parse("2025-05-01T00:00:00Z") + b * 60_000;
+         const batch = Array.from({ length: 500 }, (_, i) => ({
+           id: Bun.randomUUIDv7(), ts: new Date(t + i).toISOString(), day: "2025-05-01",
+           accountId: "acc-" + (i % 7), keyId: "k" + (i % 3), tier: "pro", bucket: "svg",
+           route: "/v1/svg/:slug", slug: "b" + (i % 50), variant: null, status: i % 11 ? 200 : 404,
+           latencyMs: i % 40 }));
+         await s.append(batch);
+         if (b === 3) console.log("appending");
+       }`,
+    );
+    const child = Bun.spawn([process.execPath, script], { stdout: "pipe", stderr: "inherit" });
+    const reader = (child.stdout as ReadableStream<Uint8Array>).getReader();
+    await reader.read();
+    await Bun.sleep(150);
+    child.kill("SIGKILL");
+    await child.exited;
+
+    const s = open(dir);
+    expect(s.size).toBeGreaterThanOrEqual(2000);
+    expect(s.size % 500).toBe(0);
+    for (let a = 0; a < 7; a++) {
+      const t = await totals(s, `acc-${a}`, "2025-05-01", "2025-05-01");
+      expect(t).toEqual({ log: t.log, daily: t.log, day: t.log, hour: t.log });
+    }
+    expect(s.db.integrityCheck()).toEqual(["ok"]);
+  }, 20_000);
+
+  test("an export page: its size and last id first, then chunks of lines from the first byte", async () => {
+    const s = open(tempDir("usage-e-"));
+    const events = Array.from({ length: 2500 }, (_, i) =>
+      event({ ts: new Date(Date.parse("2025-06-01T00:00:00Z") + i * 1000).toISOString() }),
+    );
+    await s.append(events);
+    const page = await s.exportStream("acc-1", {
+      from: "2025-06-01",
+      to: "2025-06-01",
+      after: events[99]?.id ?? null,
+      before: "2025-06-01T00:40:00.000Z",
+      limit: 2000,
+    });
+    // 2,400 events before 00:40, 100 of them before the cursor: 2,000 of the 2,300 left
+    expect(page.events).toBe(2000);
+    expect(page.last).toBe(events[2099]?.id ?? "");
+    const first = new TextDecoder().decode((await page.next()) ?? new Uint8Array());
+    const lines = first.split("\n").filter(Boolean);
+    expect(lines.length).toBeLessThan(2000);
+    expect(JSON.parse(lines[0] as string)).toEqual(events[100]);
+    let n = lines.length;
+    for (let c = await page.next(); c; c = await page.next())
+      n += new TextDecoder().decode(c).split("\n").filter(Boolean).length;
+    expect(n).toBe(2000);
   });
 
-  test("group commit: appends inside the sync window are written at once and share one trailing fdatasync", async () => {
-    const dir = tempDir("usage-e-");
-    dirs.push(dir);
-    // a 1 s window: three small appends fit inside it even on a slow, shared CI machine
-    const s = open(dir, 1_000);
-    const file = join(dir, "events", "2025-05-02.jsonl");
-    const batches = [0, 1, 2].map(() => [
-      event({ ts: "2025-05-02T00:00:00.000Z" }),
-      event({ ts: "2025-05-02T00:00:01.000Z" }),
+  test("durability: batched is WAL with synchronous=NORMAL, strict synchronous=FULL", () => {
+    const sync = (s: EmbeddedUsageStore) =>
+      s.db.get<{ synchronous: number }>("PRAGMA synchronous")?.synchronous;
+    const batched = open(tempDir("usage-e-"));
+    const strict = open(tempDir("usage-e-"), "full");
+    expect([sync(batched), sync(strict)]).toEqual([1, 2]);
+    expect(batched.db.get<{ journal_mode: string }>("PRAGMA journal_mode")?.journal_mode).toBe(
+      "wal",
+    );
+  });
+});
+
+describe("import of an older DATA_DIR's JSONL usage log", () => {
+  const line = (e: UsageEvent) => `${JSON.stringify(e)}\n`;
+  const a = event({ ts: "2025-01-31T23:59:59.999Z", miss: ["slug:gone"] });
+  const b = event({ ts: "2025-02-01T00:00:00.000Z", status: 404 });
+  const c = event({ ts: "2025-02-01T10:00:00.000Z" });
+
+  /** a DATA_DIR as the JSONL store left it: two day files (a duplicate line, a torn last line, a
+   * line that is no event), the archive of a pruned day */
+  function legacy(): string {
+    const dir = tempDir("usage-legacy-");
+    const events = join(dir, "events");
+    mkdirSync(events, { recursive: true });
+    writeFileSync(join(events, "2025-01-31.jsonl"), line(a));
+    writeFileSync(
+      join(events, "2025-02-01.jsonl"),
+      `${line(b)}${line(c)}${line(b)}{"id":"x","bucket":"nope"}\n${line(c).slice(0, 40)}`,
+    );
+    const archived = { accountId: "acc-1", day: "2024-12-01", bucket: "svg" };
+    writeFileSync(
+      join(events, "daily-archive.jsonl"),
+      `${JSON.stringify({ ...archived, requests: 7, errors: 1, rateLimited: 2 })}\n`,
+    );
+    return dir;
+  }
+
+  test("every event once, projected; the archive's rows kept; events/ moved to events.imported/", async () => {
+    const dir = legacy();
+    const logs = captureLogs();
+    let s: EmbeddedUsageStore;
+    try {
+      s = open(dir);
+    } finally {
+      logs.restore();
+    }
+    expect(storedEvents(s.db)).toEqual([a, b, c]);
+    expect(existsSync(join(dir, "events"))).toBe(false);
+    expect(existsSync(join(dir, "events.imported", "2025-02-01.jsonl"))).toBe(true);
+    expect(await s.daily("acc-1", "2024-12-01", "2025-02-01")).toEqual([
+      {
+        accountId: "acc-1",
+        day: "2024-12-01",
+        bucket: "svg",
+        requests: 7,
+        errors: 1,
+        rateLimited: 2,
+      },
+      {
+        accountId: "acc-1",
+        day: "2025-01-31",
+        bucket: "svg",
+        requests: 1,
+        errors: 0,
+        rateLimited: 0,
+      },
+      {
+        accountId: "acc-1",
+        day: "2025-02-01",
+        bucket: "svg",
+        requests: 2,
+        errors: 1,
+        rateLimited: 0,
+      },
     ]);
-    for (const b of batches) await s.append(b);
-    // written (a crash of the process loses nothing) but not yet fdatasync'd
-    expect(readEventFile(file).map((e) => e.id)).toEqual(batches.flat().map((e) => e.id));
-    expect(s.syncStats).toEqual({ syncs: 0, unsynced: 6 });
-    // the trailing sync comes when the window ends, without another append
-    await until(() => s.syncStats.syncs === 1, 5_000, "the trailing fdatasync");
-    expect(s.syncStats.unsynced).toBe(0);
-    // the window has passed: the next append syncs before it resolves
-    await Bun.sleep(1_050);
-    await s.append([event({ ts: "2025-05-02T00:00:02.000Z" })]);
-    expect(s.syncStats).toEqual({ syncs: 2, unsynced: 0 });
-  });
-
-  test("close() fdatasyncs what the window still holds", async () => {
-    const dir = tempDir("usage-e-");
-    dirs.push(dir);
-    const s = EmbeddedUsageStore.open(dir, { syncMs: 60_000 });
-    await s.append([event({ ts: "2025-05-03T00:00:00.000Z" })]);
-    await s.append([event({ ts: "2025-05-04T00:00:00.000Z" })]);
-    expect(s.syncStats).toEqual({ syncs: 0, unsynced: 2 });
+    expect(await totals(s, "acc-1", "2025-01-31", "2025-02-01")).toEqual({
+      log: 3,
+      daily: 3,
+      day: 3,
+      hour: 3,
+    });
+    expect(await s.misses("acc-1", "2025-01-01", "2025-02-28")).toEqual(
+      new Map([["slug:gone", 1]]),
+    );
+    const msgs = logs.lines.map((l) => l.msg);
+    expect(msgs.filter((m) => m === "imported usage events")).toHaveLength(2);
+    expect(msgs.filter((m) => m === "skipped an unreadable usage event line")).toHaveLength(2);
+    // a restart imports nothing again
     await s.close();
-    expect(s.syncStats).toEqual({ syncs: 2, unsynced: 0 });
+    const again = open(dir);
+    expect(again.size).toBe(3);
   });
 
-  test("a day file closed to make room for a newer day is fdatasync'd first", async () => {
-    const dir = tempDir("usage-e-");
-    dirs.push(dir);
-    const s = open(dir, 60_000);
-    for (const d of ["2025-06-01", "2025-06-02", "2025-06-03"])
-      await s.append([event({ ts: `${d}T00:00:00.000Z` })]);
-    // two files stay open; the oldest was synced as it was closed
-    expect(s.syncStats).toEqual({ syncs: 1, unsynced: 2 });
-  });
+  test("idempotent: an import killed under way, then run to its end and run again, stores and counts each event once", async () => {
+    const dir = legacy();
+    // a big day file, so the kill lands inside the import
+    const big = Array.from({ length: 60_000 }, (_, i) =>
+      event({
+        ts: new Date(Date.parse("2025-03-15T00:00:00Z") + i * 1000).toISOString(),
+        accountId: `acc-${i % 5}`,
+        slug: `brand-${i % 20}`,
+      }),
+    );
+    writeFileSync(join(dir, "events", "2025-03-15.jsonl"), big.map(line).join(""));
+    const copy = join(dir, "events-copy");
+    cpSync(join(dir, "events"), copy, { recursive: true });
+    const script = join(dir, "open.ts");
+    writeFileSync(
+      script,
+      `import { EmbeddedUsageStore } from ${JSON.stringify(join(ROOT, "src/store/embedded/usage"))};
+       EmbeddedUsageStore.open(${JSON.stringify(dir)});`,
+    );
+    const child = Bun.spawn([process.execPath, script], { stdout: "pipe", stderr: "pipe" });
+    const reader = (child.stdout as ReadableStream<Uint8Array>).getReader();
+    // the first file's line is out: the big file is under way
+    await reader.read();
+    child.kill("SIGKILL");
+    await child.exited;
+
+    const logs = captureLogs();
+    try {
+      // the restart imports what is left; then the folder comes back (a crash before the
+      // rename) and a third start finds every event there already
+      await open(dir).close();
+      cpSync(copy, join(dir, "events"), { recursive: true });
+    } finally {
+      logs.restore();
+    }
+    const s = open(dir);
+    expect(s.size).toBe(big.length + 3);
+    expect(existsSync(join(dir, "events.imported.2"))).toBe(true);
+    expect((await s.daily("acc-1", "2024-12-01", "2024-12-01"))[0]?.requests).toBe(7);
+    for (let i = 0; i < 5; i++) {
+      const t = await totals(s, `acc-${i}`, "2025-03-15", "2025-03-15");
+      expect(t).toEqual({ log: 12_000, daily: 12_000, day: 12_000, hour: 12_000 });
+    }
+    rmSync(copy, { recursive: true });
+  }, 30_000);
 });

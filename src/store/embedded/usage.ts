@@ -199,7 +199,8 @@ export class EmbeddedUsageStore implements UsageEventStore {
     return this.db.get<{ n: number }>("SELECT count(*) AS n FROM usage_events")?.n ?? 0;
   }
 
-  async append(events: UsageEvent[]): Promise<number> {
+  /** (`fresh` needs no shortcut here: the primary key finds a repeated id at no extra cost) */
+  async append(events: UsageEvent[], _opts?: { fresh?: boolean }): Promise<number> {
     return this.ingest(events);
   }
 
