@@ -2,7 +2,7 @@
 /**
  * Usage event log benchmark. Prints figures only.
  *  1. Events/s the embedded log sustains: EmbeddedUsageStore.append in batches of 500 (each
- *     batch written and fdatasync'd), and the BatchingRecorder in front of it (default
+ *     batch one SQLite transaction with its projections, WAL, synchronous=NORMAL), and the BatchingRecorder in front of it (default
  *     flush settings) fed as fast as one producer can.
  *  2. Cost of event logging on a metered route, in one server under steady wrk load for
  *     --duration seconds: it hands its events to the real batching recorder in some --window
@@ -15,15 +15,11 @@
  *     interval (distribution-free, from order statistics): MET only when the whole interval is
  *     under 10%. On a shared 2-vCPU machine 120 s gives about ±3 points; 900 s (about 450 pairs
  *     of windows) about ±1, which is what a verdict needs there.
- *     The app runs on its defaults, so the embedded log fdatasyncs at most every 250 ms
- *     (USAGE_SYNC_MS, group commit); the events/s figures in (1) sync every batch.
- *     --projections off: the same with the store's analytics cells and export line index left
- *     out (the log and usage_daily only, as before the analytics projections): what logging
- *     costs without them, the floor under the figure with them.
+ *     The app runs on its defaults (USAGE_DURABILITY=batched: WAL, synchronous=NORMAL).
  *  3. --processes N: the older comparison of two server processes (logging / no-op recorder)
  *     in N ABBA rounds of 3 s, biased by the processes themselves (docs/usage-events.md).
  *   bun scripts/bench/usage-log.ts [--duration 120] [--window 500] [--connections 32]
- *     [--processes 0] [--events 200000] [--projections on|off]
+ *     [--processes 0] [--events 200000]
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -46,9 +42,6 @@ import { type LoadResult, load, loadGenerator } from "./load";
 import { removeTempDir, tempDir } from "./servers";
 import { fmt, fmtRounds, judged, percentile, roundRatios } from "./stats";
 
-/** whether the server keeps the analytics projections (--projections) */
-let projections: "on" | "off" = "on";
-
 const SLUGS = ["github", "stripe", "slack", "google", "apple", "microsoft", "openai", "figma"];
 
 if (process.argv.includes("--serve")) await serve();
@@ -62,7 +55,6 @@ async function serve() {
   const config = loadConfig({ LOG_LEVEL: "error", ...process.env, DATA_DIR: dataDir, PORT: "0" });
   const deps = await buildDeps(config);
   const recorder = deps.usage as BatchingRecorder;
-  if (process.env.BENCH_PROJECTIONS === "off") await withoutProjections(deps.store.usage);
   if (mode === "off") deps.usage = noopRecorder;
   if (mode === "toggle") deps.usage = toggling(recorder, Number(process.env.BENCH_WINDOW_MS));
   const app = createApp(deps);
@@ -79,18 +71,6 @@ async function serve() {
   process.on("SIGTERM", stop);
   // Ctrl-C reaches the whole process group: remove the temp DATA_DIR then too
   process.on("SIGINT", stop);
-}
-
-/**
- * The embedded store with its analytics cells and export line index switched off, by reaching
- * into it: a probe of this bench, not a setting of the app.
- */
-async function withoutProjections(store: unknown) {
-  const s = store as EmbeddedUsageStore;
-  await s.misses(null, "1970-01-01", "1970-01-01"); // the cells' build at start has ended
-  const inside = s as unknown as { analytics: unknown; newIndex: () => undefined };
-  inside.analytics = null;
-  inside.newIndex = () => undefined;
 }
 
 /** One window of a toggling server: whether it logged, metered requests, CPU µs, wall ms. */
@@ -174,7 +154,6 @@ async function spawnApp(
       ...process.env,
       BENCH_USAGE_LOG: mode,
       BENCH_WINDOW_MS: String(windowMs),
-      BENCH_PROJECTIONS: projections,
     },
     stdout: "pipe",
     stderr: "inherit",
@@ -273,10 +252,8 @@ async function main() {
       window: { type: "string", default: "500" },
       processes: { type: "string", default: "0" },
       events: { type: "string", default: "200000" },
-      projections: { type: "string", default: "on" },
     },
   );
-  projections = values.projections === "off" ? "off" : "on";
   const windowMs = Number(values.window);
   const rounds = Number(values.processes);
   const events = Number(values.events);
@@ -286,7 +263,7 @@ async function main() {
   const w = await writerThroughput(events);
   console.log(`Embedded usage log, ${events} events`);
   console.log(
-    `  store.append (batches of 500, fdatasync each): ${fmt(s.eps, 0)} events/s (${fmt(s.ms, 0)} ms)`,
+    `  store.append (batches of 500, one transaction each): ${fmt(s.eps, 0)} events/s (${fmt(s.ms, 0)} ms)`,
   );
   console.log(
     `  BatchingRecorder (250 ms / 500 events)       : ${fmt(w.eps, 0)} events/s (${fmt(w.ms, 0)} ms; written ${w.stats.written}, spilled ${w.stats.spilled}, dropped ${w.stats.dropped})`,
@@ -319,7 +296,7 @@ async function main() {
       50,
     );
   console.log(
-    `GET /v1/${route}/{slug}, ${loadGenerator()}, ${connections} connections, ${duration} s of steady load on one server that logs in some ${windowMs} ms windows and not in the others${projections === "off" ? " (analytics cells and line index off)" : ""}`,
+    `GET /v1/${route}/{slug}, ${loadGenerator()}, ${connections} connections, ${duration} s of steady load on one server that logs in some ${windowMs} ms windows and not in the others`,
   );
   console.log(
     `  load: ${fmt(r.rps, 0)} req/s  p50 ${fmt(r.p50)} ms  p99 ${fmt(r.p99)} ms  non-2xx ${r.non2xx}; ${fromRps.length} pairs of windows`,

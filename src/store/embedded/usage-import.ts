@@ -104,7 +104,8 @@ export function importLegacyUsage(store: EmbeddedUsageStore, dataDir: string): v
   db.tx(() => {
     for (const r of archived)
       db.run(
-        "INSERT INTO usage_daily VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+        `INSERT INTO usage_daily (account, day, bucket, requests, errors, rate_limited)
+         VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
         r.accountId,
         r.day,
         r.bucket,

@@ -34,11 +34,14 @@ import { importLegacyUsage } from "./usage-import";
  *    columns reads filter by: account, day number, ts in epoch ms), clustered by id (UUIDv7,
  *    time-sortable, so appends land at the end of the table);
  *  - usage_daily, usage_cells (the analytics views of usage/analytics/cells.ts: one row per
- *    account, view, period and cell key, the latency histogram as a BLOB) and usage_misses:
+ *    view, period, account and cell key, the latency histogram as a BLOB) and usage_misses:
  *    updated in the same transaction as the events they count, so an event is in the log and
  *    counted, or neither.
- * Each batch's counts are summed in JS first: one upsert per distinct row per batch. Nothing of
- * the projections is held in memory between calls.
+ * Each batch's counts are summed in JS first: one upsert per distinct row per batch. The
+ * projections' keys lead with the period, so a batch's upserts land in the pages of the current
+ * day and hour, not scattered over the whole table; a read of one account seeks each period of
+ * its range (json_each of the periods). Nothing of the projections is held in memory between
+ * calls.
  */
 
 const SCHEMA = `
@@ -52,46 +55,64 @@ CREATE TABLE IF NOT EXISTS usage_events (
 CREATE INDEX IF NOT EXISTS usage_events_account ON usage_events (account, id, day, ts);
 CREATE INDEX IF NOT EXISTS usage_events_day ON usage_events (day);
 CREATE TABLE IF NOT EXISTS usage_daily (
-  account TEXT NOT NULL,
   day TEXT NOT NULL,
+  account TEXT NOT NULL,
   bucket TEXT NOT NULL,
   requests INTEGER NOT NULL,
   errors INTEGER NOT NULL,
   rate_limited INTEGER NOT NULL,
-  PRIMARY KEY (account, day, bucket)
+  PRIMARY KEY (day, account, bucket)
 ) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS usage_daily_day ON usage_daily (day);
 CREATE TABLE IF NOT EXISTS usage_cells (
-  account TEXT NOT NULL,
   view INTEGER NOT NULL,
   period TEXT NOT NULL,
+  account TEXT NOT NULL,
   key TEXT NOT NULL,
   n INTEGER NOT NULL,
   e INTEGER NOT NULL,
   r INTEGER NOT NULL,
   h BLOB NOT NULL,
-  PRIMARY KEY (account, view, period, key)
+  PRIMARY KEY (view, period, account, key)
 ) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS usage_cells_period ON usage_cells (period);
 CREATE TABLE IF NOT EXISTS usage_misses (
-  account TEXT NOT NULL,
   day TEXT NOT NULL,
+  account TEXT NOT NULL,
   miss TEXT NOT NULL,
   n INTEGER NOT NULL,
-  PRIMARY KEY (account, day, miss)
+  PRIMARY KEY (day, account, miss)
 ) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS usage_misses_day ON usage_misses (day);
 `;
 
 /** rows read per query by the export and eventsOfDay (a chunk of the stream) */
 const CHUNK_ROWS = 1000;
 const DAY_MS = 86_400_000;
+/** most periods one read asks for (ten years of days; of hours, five months) */
+const MAX_PERIODS = 3660;
 /** the view number stored in usage_cells: its place in VIEWS */
 const VIEW_NO = new Map(VIEWS.map((v, i) => [v, i]));
 const DAY_K = VIEW_NO.get("day.k") as number;
 
 export const dayNumber = (day: string): number => Date.parse(`${day}T00:00:00Z`) / DAY_MS;
 const dayOfNumber = (n: number): string => new Date(n * DAY_MS).toISOString().slice(0, 10);
+
+/**
+ * The periods from..to as a JSON array: days (YYYY-MM-DD), or hours (YYYY-MM-DDTHH); at most
+ * MAX_PERIODS (no query of the service asks for more).
+ */
+function periodList(from: string, to: string, hourly: boolean): string {
+  const out: string[] = [];
+  const step = hourly ? 3_600_000 : DAY_MS;
+  const start = Date.parse(
+    hourly ? `${from.slice(0, 13)}:00:00Z` : `${from.slice(0, 10)}T00:00:00Z`,
+  );
+  if (!Number.isFinite(start)) return "[]";
+  for (let t = start; out.length < MAX_PERIODS; t += step) {
+    const p = new Date(t).toISOString().slice(0, hourly ? 13 : 10);
+    if (p > to) break;
+    out.push(p);
+  }
+  return JSON.stringify(out);
+}
 
 /** A latency histogram (bin, requests pairs) as a BLOB: little-endian uint32 pairs. */
 function histBlob(h: readonly number[]): Uint8Array {
@@ -238,21 +259,24 @@ export class EmbeddedUsageStore implements UsageEventStore {
   /** Upsert a delta's rows (inside the caller's transaction). */
   private write(delta: Delta): void {
     const daily = this.db.stmt(
-      `INSERT INTO usage_daily VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO UPDATE SET
+      `INSERT INTO usage_daily (account, day, bucket, requests, errors, rate_limited)
+       VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO UPDATE SET
          requests = requests + excluded.requests, errors = errors + excluded.errors,
          rate_limited = rate_limited + excluded.rate_limited`,
     );
     for (const r of delta.daily.values())
       daily.run(r.accountId, r.day, r.bucket, r.requests, r.errors, r.rateLimited);
     const cell = this.db.stmt(
-      `INSERT INTO usage_cells VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO UPDATE SET
+      `INSERT INTO usage_cells (account, view, period, key, n, e, r, h)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO UPDATE SET
          n = n + excluded.n, e = e + excluded.e, r = r + excluded.r,
          h = usage_hist_add(h, excluded.h)`,
     );
     for (const { account, view, period, key, c } of delta.cells.values())
       cell.run(account, view, period, key, c.n, c.e, c.r, histBlob(c.h));
     const miss = this.db.stmt(
-      "INSERT INTO usage_misses VALUES (?, ?, ?, ?) ON CONFLICT DO UPDATE SET n = n + excluded.n",
+      `INSERT INTO usage_misses (account, day, miss, n) VALUES (?, ?, ?, ?)
+       ON CONFLICT DO UPDATE SET n = n + excluded.n`,
     );
     for (const m of delta.misses.values()) miss.run(m.account, m.day, m.miss, m.n);
   }
@@ -267,10 +291,9 @@ export class EmbeddedUsageStore implements UsageEventStore {
         rl: number;
       }>(
         `SELECT day, bucket, requests, errors, rate_limited AS rl FROM usage_daily
-         WHERE account = ? AND day BETWEEN ? AND ? ORDER BY day, bucket`,
+         WHERE day IN (SELECT value FROM json_each(?)) AND account = ? ORDER BY day, bucket`,
+        periodList(from, to, false),
         accountId,
-        from,
-        to,
       )
       .map((r) => ({
         accountId,
@@ -302,11 +325,11 @@ export class EmbeddedUsageStore implements UsageEventStore {
       h: Uint8Array;
     }>(
       `SELECT period, key, n, e, r, h FROM usage_cells
-       WHERE account = ? AND view = ? AND period BETWEEN ? AND ? ORDER BY period`,
-      accountId,
+       WHERE view = ? AND period IN (SELECT value FROM json_each(?)) AND account = ?
+       ORDER BY period`,
       VIEW_NO.get(view) ?? -1,
-      from,
-      to,
+      periodList(from, to, view.startsWith("hour.")),
+      accountId,
     );
     for (const c of rows) {
       if (keep && !keep(c.key)) continue;
@@ -330,10 +353,9 @@ export class EmbeddedUsageStore implements UsageEventStore {
           )
         : this.db.all<{ miss: string; n: number }>(
             `SELECT miss, sum(n) AS n FROM usage_misses
-             WHERE account = ? AND day BETWEEN ? AND ? GROUP BY miss`,
+             WHERE day IN (SELECT value FROM json_each(?)) AND account = ? GROUP BY miss`,
+            periodList(from, to, false),
             accountId,
-            from,
-            to,
           );
     return new Map(rows.map((r) => [r.miss, r.n]));
   }
@@ -461,7 +483,13 @@ export class EmbeddedUsageStore implements UsageEventStore {
       const day = dayOfNumber(n);
       const events = this.db.tx(() => {
         this.db.run("DELETE FROM usage_daily WHERE day = ?", day);
-        this.db.run("DELETE FROM usage_cells WHERE period >= ? AND period < ?", day, `${day}U`);
+        for (let v = 0; v < VIEWS.length; v++)
+          this.db.run(
+            "DELETE FROM usage_cells WHERE view = ? AND period >= ? AND period < ?",
+            v,
+            day,
+            `${day}U`,
+          );
         this.db.run("DELETE FROM usage_misses WHERE day = ?", day);
         const delta = new Delta();
         let count = 0;
