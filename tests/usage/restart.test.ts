@@ -154,8 +154,27 @@ describe("usage log across process restarts (embedded store)", () => {
       await svc.proc.exited;
       const events = eventsOnDisk(dataDir, accountId);
       lost[durability] = statuses.length - events.length;
-      if (durability === "strict")
-        expect(tally(events.map((e) => e.status))).toEqual(tally(statuses));
+      if (durability !== "strict") continue;
+      expect(tally(events.map((e) => e.status))).toEqual(tally(statuses));
+      // and the analytics count every answered request, from the same transactions
+      const again = await start(dataDir);
+      try {
+        const day = new Date().toISOString().slice(0, 10);
+        const r = await fetch(
+          `${again.base}/v1/analytics/usage?from=${day}&to=${day}&granularity=hour`,
+          {
+            headers: { "x-api-key": apiKey },
+          },
+        );
+        const { totals } = (await r.json()) as { totals: { requests: number; errors: number } };
+        expect(totals).toMatchObject({
+          requests: statuses.length,
+          errors: statuses.filter((s) => s >= 400).length,
+        });
+      } finally {
+        again.proc.kill("SIGTERM");
+        await again.proc.exited;
+      }
     }
     expect(lost).toEqual({ strict: 0, batched: 120 });
   }, 60_000);
