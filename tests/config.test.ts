@@ -10,7 +10,6 @@ describe("config", () => {
     expect(c.MONGODB_URL).toBeUndefined();
     expect(c.COUNTER_TIMEOUT_MS).toBe(150);
     expect(c.TRUST_PROXY).toBe(false);
-    expect(c.USAGE_SYNC_MS).toBe(250);
   });
 
   test("parses numbers and booleans", () => {
@@ -28,7 +27,7 @@ describe("config", () => {
     ["TRUST_PROXY", "maybe"],
     ["ADMIN_TOKEN", "short"],
     ["LOG_LEVEL", "loud"],
-    ["USAGE_SYNC_MS", "-1"],
+    ["USAGE_DURABILITY", "sometimes"],
   ])("a bad %s stops start-up with a one-line message naming it", (name, value) => {
     let err: unknown;
     try {
