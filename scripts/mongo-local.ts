@@ -1,26 +1,34 @@
 /**
  * A local MongoDB-wire server for tests, benchmarks and trying the MongoDB store without a
- * MongoDB install: FerretDB v1 with its SQLite backend (no other server needed), on 127.0.0.1,
- * data in a temp dir that is removed on stop.
+ * MongoDB install: FerretDB v1 on 127.0.0.1, with its data in a temp dir removed on stop.
  *
- * The binary is found at FERRETDB_BIN, else ~/.cache/brand-api/bin/ferretdb (where
+ * Backend (FERRETDB_BACKEND): `pg` (the default) starts a throwaway PostgreSQL cluster for
+ * FerretDB (initdb into the temp dir, `postgres` on a unix socket there, no TCP port); `sqlite`
+ * needs no other server. Without PostgreSQL server binaries the default falls back to SQLite and
+ * says why, once. Debian's `postgresql` package has them (`bash .ci/postgres.sh`).
+ *
+ * The FerretDB binary is found at FERRETDB_BIN, else ~/.cache/brand-api/bin/ferretdb (where
  * `.ci/mongo.sh` builds it), else `ferretdb` on PATH. Build it with `bash .ci/mongo.sh`.
  *
  * Run: `bun scripts/mongo-local.ts` (MONGO_LOCAL_PORT, default a free port) prints
- * `{"url":"mongodb://127.0.0.1:<port>/"}` and serves until Ctrl-C / SIGTERM.
+ * `{"url":"mongodb://127.0.0.1:<port>/","backend":"pg"}` and serves until Ctrl-C / SIGTERM.
  */
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { connect } from "node:net";
 import { homedir, tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
+import type { Subprocess } from "bun";
 import { freePort } from "./lib/net";
+
+export type FerretBackend = "pg" | "sqlite";
 
 export interface MongoLocal {
   /** mongodb:// URL of the server */
   url: string;
   port: number;
   pid: number;
-  /** stop the server (SIGTERM, then SIGKILL) and remove its data dir */
+  backend: FerretBackend;
+  /** stop the server (SIGTERM, then SIGKILL), its PostgreSQL cluster, and remove their data */
   stop(): Promise<void>;
 }
 
@@ -42,6 +50,47 @@ export function findFerretDb(): { bin: string } | { bin: null; reason: string } 
   };
 }
 
+/**
+ * The directory holding PostgreSQL's `initdb` and `postgres`: Debian's
+ * /usr/lib/postgresql/<newest version>/bin, else the one of `initdb` on PATH.
+ */
+export function findPostgres(): { dir: string } | { dir: null; reason: string } {
+  const has = (dir: string) => existsSync(join(dir, "initdb")) && existsSync(join(dir, "postgres"));
+  const root = "/usr/lib/postgresql";
+  const versions = existsSync(root)
+    ? readdirSync(root)
+        .filter((v) => has(join(root, v, "bin")))
+        .sort((a, b) => Number.parseFloat(b) - Number.parseFloat(a))
+    : [];
+  if (versions[0]) return { dir: join(root, versions[0], "bin") };
+  const initdb = Bun.which("initdb");
+  if (initdb && has(dirname(initdb))) return { dir: dirname(initdb) };
+  return {
+    dir: null,
+    reason: `no PostgreSQL server binaries (looked at ${root}/*/bin, PATH); install them with: bash .ci/postgres.sh`,
+  };
+}
+
+let fallbackNoted = false;
+
+/** The backend FERRETDB_BACKEND asks for, or PostgreSQL when found, else SQLite (noted once). */
+function chooseBackend(): { backend: "sqlite" } | { backend: "pg"; pgBin: string } {
+  const asked = process.env.FERRETDB_BACKEND;
+  if (asked === "sqlite") return { backend: "sqlite" };
+  if (asked !== undefined && asked !== "pg" && asked !== "") {
+    throw new Error(`FERRETDB_BACKEND=${asked}: expected pg or sqlite`);
+  }
+  const pg = findPostgres();
+  if (pg.dir) return { backend: "pg", pgBin: pg.dir };
+  const reason = (pg as { reason: string }).reason;
+  if (asked === "pg") throw new Error(`FERRETDB_BACKEND=pg: ${reason}`);
+  if (!fallbackNoted) {
+    fallbackNoted = true;
+    console.warn(`FerretDB on its SQLite backend: ${reason}`);
+  }
+  return { backend: "sqlite" };
+}
+
 function answers(port: number): Promise<boolean> {
   return new Promise((resolve) => {
     const s = connect({ port, host: "127.0.0.1" }, () => {
@@ -52,52 +101,165 @@ function answers(port: number): Promise<boolean> {
   });
 }
 
-/** Start FerretDB (SQLite backend) on a loopback port; resolves once it accepts connections. */
+async function logTail(file: string): Promise<string> {
+  const text = await Bun.file(file)
+    .text()
+    .catch(() => "");
+  return text.trim().slice(-500);
+}
+
+/** Polls `ready` until it holds; throws with the log's tail when `proc` exits or 15 s pass. */
+async function waitFor(what: string, proc: Subprocess, log: string, ready: () => Promise<boolean>) {
+  const until = Date.now() + 15_000;
+  while (!(await ready())) {
+    if (proc.exitCode !== null || Date.now() > until) {
+      throw new Error(`${what} did not start: ${await logTail(log)}`);
+    }
+    await Bun.sleep(20);
+  }
+}
+
+/** Signals `proc`, then SIGKILL after 3 s; resolves when it has exited. */
+async function terminate(proc: Subprocess, signal: NodeJS.Signals): Promise<void> {
+  proc.kill(signal);
+  const killer = setTimeout(() => proc.kill("SIGKILL"), 3000);
+  await proc.exited;
+  clearTimeout(killer);
+}
+
+/**
+ * The command prefix that runs PostgreSQL's programs, which refuse to run as root: as root, they
+ * run as the `postgres` OS user (Debian's package creates it) and `dir` is handed to that user.
+ */
+function asPostgresUser(dir: string): string[] {
+  if (process.getuid?.() !== 0) return [];
+  const entry = readFileSync("/etc/passwd", "utf8")
+    .split("\n")
+    .find((l) => l.startsWith("postgres:"));
+  if (!entry) throw new Error("running as root and there is no postgres OS user to run PostgreSQL");
+  const [, , uid, gid] = entry.split(":");
+  chownSync(dir, Number(uid), Number(gid));
+  // setpriv execs the program itself, so the spawned pid is postgres and signals reach it
+  return ["setpriv", "--reuid=postgres", "--regid=postgres", "--init-groups", "--"];
+}
+
+/**
+ * A throwaway PostgreSQL cluster in `dir`, listening only on a unix socket in `dir`; resolves
+ * with its connection URL once it accepts connections.
+ */
+async function startPostgres(pgBin: string, dir: string) {
+  const as = asPostgresUser(dir);
+  const data = join(dir, "pgdata");
+  const log = join(dir, "postgres.log");
+  const initdb = Bun.spawn(
+    [
+      ...as,
+      join(pgBin, "initdb"),
+      `--pgdata=${data}`,
+      "--username=postgres",
+      "--auth=trust",
+      "--encoding=UTF8",
+      "--locale=C",
+      "--no-sync",
+    ],
+    { cwd: dir, stdout: Bun.file(join(dir, "initdb.log")), stderr: "pipe" },
+  );
+  if ((await initdb.exited) !== 0) {
+    throw new Error(`initdb failed: ${(await new Response(initdb.stderr).text()).trim()}`);
+  }
+  const proc = Bun.spawn(
+    [
+      ...as,
+      join(pgBin, "postgres"),
+      `-D${data}`,
+      `-k${dir}`,
+      "-clisten_addresses=",
+      // a test server whose data is thrown away: no crash safety, so no waiting for the disk
+      "-cfsync=off",
+      "-csynchronous_commit=off",
+      "-cfull_page_writes=off",
+    ],
+    { cwd: dir, stdout: "ignore", stderr: Bun.file(log) },
+  );
+  // the postmaster writes "ready" on the 8th line of postmaster.pid once it accepts connections
+  const pidFile = join(data, "postmaster.pid");
+  const ready = async () =>
+    (
+      await Bun.file(pidFile)
+        .text()
+        .catch(() => "")
+    )
+      .split("\n")[7]
+      ?.trim() === "ready";
+  try {
+    await waitFor("PostgreSQL", proc, log, ready);
+  } catch (err) {
+    proc.kill("SIGKILL");
+    throw err;
+  }
+  return { proc, url: `postgres://postgres@/postgres?host=${encodeURIComponent(dir)}` };
+}
+
+/**
+ * Start FerretDB on a loopback port, on PostgreSQL or SQLite (FERRETDB_BACKEND, see above);
+ * resolves once it accepts connections.
+ */
 export async function startMongoLocal(opts: { port?: number; bin?: string } = {}) {
   const found = opts.bin ? { bin: opts.bin } : findFerretDb();
   if (!found.bin) throw new Error((found as { reason: string }).reason);
+  const choice = chooseBackend();
   const port = opts.port ?? (await freePort());
   const dir = mkdtempSync(join(tmpdir(), "bapi-ferretdb-"));
-  const proc = Bun.spawn(
-    [
-      found.bin,
-      "--handler=sqlite",
-      `--sqlite-url=file:${dir}/`,
-      `--state-dir=${dir}`,
-      `--listen-addr=127.0.0.1:${port}`,
-      "--debug-addr=-",
-      "--telemetry=disable",
-      "--log-level=ERROR",
-    ],
-    { stdout: "ignore", stderr: Bun.file(join(dir, "ferretdb.log")) },
-  );
-  const until = Date.now() + 15_000;
-  while (!(await answers(port))) {
-    if (proc.exitCode !== null || Date.now() > until) {
-      proc.kill("SIGKILL");
-      const err = await Bun.file(join(dir, "ferretdb.log"))
-        .text()
-        .catch(() => "");
-      rmSync(dir, { recursive: true, force: true });
-      throw new Error(`FerretDB did not start on port ${port}: ${err.trim().slice(0, 500)}`);
+  const log = join(dir, "ferretdb.log");
+  let pg: Subprocess | null = null;
+  let proc: Subprocess | null = null;
+  try {
+    let backendArgs = ["--handler=sqlite", `--sqlite-url=file:${dir}/`];
+    if (choice.backend === "pg") {
+      const cluster = await startPostgres(choice.pgBin, dir);
+      pg = cluster.proc;
+      backendArgs = ["--handler=pg", `--postgresql-url=${cluster.url}`];
     }
-    await Bun.sleep(50);
+    proc = Bun.spawn(
+      [
+        found.bin,
+        ...backendArgs,
+        `--state-dir=${dir}`,
+        `--listen-addr=127.0.0.1:${port}`,
+        "--debug-addr=-",
+        "--telemetry=disable",
+        "--log-level=ERROR",
+      ],
+      { stdout: "ignore", stderr: Bun.file(log) },
+    );
+    await waitFor(`FerretDB on port ${port}`, proc, log, () => answers(port));
+  } catch (err) {
+    proc?.kill("SIGKILL");
+    if (pg) await terminate(pg, "SIGQUIT");
+    rmSync(dir, { recursive: true, force: true });
+    throw err;
   }
-  // never outlive the process that started it
-  const orphan = () => proc.kill("SIGKILL");
+  const ferret = proc;
+  const postgres = pg;
+  // never outlive the process that started it (SIGQUIT: PostgreSQL's immediate shutdown, which
+  // also ends its backends)
+  const orphan = () => {
+    ferret.kill("SIGKILL");
+    postgres?.kill("SIGQUIT");
+  };
   process.once("exit", orphan);
   let stopped: Promise<void> | null = null;
   const local: MongoLocal = {
     url: `mongodb://127.0.0.1:${port}/`,
     port,
-    pid: proc.pid,
+    pid: ferret.pid,
+    backend: choice.backend,
     stop() {
       stopped ??= (async () => {
         process.off("exit", orphan);
-        proc.kill("SIGTERM");
-        const killer = setTimeout(() => proc.kill("SIGKILL"), 3000);
-        await proc.exited;
-        clearTimeout(killer);
+        await terminate(ferret, "SIGTERM");
+        // the data is thrown away, so the immediate shutdown
+        if (postgres) await terminate(postgres, "SIGQUIT");
         rmSync(dir, { recursive: true, force: true });
       })();
       return stopped;
@@ -109,7 +271,7 @@ export async function startMongoLocal(opts: { port?: number; bin?: string } = {}
 if (import.meta.main) {
   const port = process.env.MONGO_LOCAL_PORT ? Number(process.env.MONGO_LOCAL_PORT) : undefined;
   const local = await startMongoLocal({ port });
-  console.log(JSON.stringify({ url: local.url }));
+  console.log(JSON.stringify({ url: local.url, backend: local.backend }));
   const stop = async () => {
     await local.stop();
     process.exit(0);
