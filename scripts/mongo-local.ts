@@ -28,6 +28,8 @@ export interface MongoLocal {
   port: number;
   pid: number;
   backend: FerretBackend;
+  /** the temp dir holding FerretDB's and PostgreSQL's data, removed by stop() */
+  dir: string;
   /** stop the server (SIGTERM, then SIGKILL), its PostgreSQL cluster, and remove their data */
   stop(): Promise<void>;
 }
@@ -51,11 +53,17 @@ export function findFerretDb(): { bin: string } | { bin: null; reason: string } 
 }
 
 /**
- * The directory holding PostgreSQL's `initdb` and `postgres`: Debian's
+ * The directory holding PostgreSQL's `initdb` and `postgres`: POSTGRES_BIN_DIR, else Debian's
  * /usr/lib/postgresql/<newest version>/bin, else the one of `initdb` on PATH.
  */
 export function findPostgres(): { dir: string } | { dir: null; reason: string } {
   const has = (dir: string) => existsSync(join(dir, "initdb")) && existsSync(join(dir, "postgres"));
+  const env = process.env.POSTGRES_BIN_DIR;
+  if (env) {
+    return has(env)
+      ? { dir: env }
+      : { dir: null, reason: `POSTGRES_BIN_DIR=${env} has no initdb and postgres` };
+  }
   const root = "/usr/lib/postgresql";
   const versions = existsSync(root)
     ? readdirSync(root)
@@ -67,15 +75,16 @@ export function findPostgres(): { dir: string } | { dir: null; reason: string } 
   if (initdb && has(dirname(initdb))) return { dir: dirname(initdb) };
   return {
     dir: null,
-    reason: `no PostgreSQL server binaries (looked at ${root}/*/bin, PATH); install them with: bash .ci/postgres.sh`,
+    reason: `no PostgreSQL server binaries (looked at POSTGRES_BIN_DIR, ${root}/*/bin, PATH); install them with: bash .ci/postgres.sh`,
   };
 }
 
 let fallbackNoted = false;
 
-/** The backend FERRETDB_BACKEND asks for, or PostgreSQL when found, else SQLite (noted once). */
-function chooseBackend(): { backend: "sqlite" } | { backend: "pg"; pgBin: string } {
-  const asked = process.env.FERRETDB_BACKEND;
+/** The backend asked for, or PostgreSQL when found, else SQLite (noted once). */
+function chooseBackend(
+  asked: string | undefined,
+): { backend: "sqlite" } | { backend: "pg"; pgBin: string } {
   if (asked === "sqlite") return { backend: "sqlite" };
   if (asked !== undefined && asked !== "pg" && asked !== "") {
     throw new Error(`FERRETDB_BACKEND=${asked}: expected pg or sqlite`);
@@ -201,13 +210,15 @@ async function startPostgres(pgBin: string, dir: string) {
 }
 
 /**
- * Start FerretDB on a loopback port, on PostgreSQL or SQLite (FERRETDB_BACKEND, see above);
- * resolves once it accepts connections.
+ * Start FerretDB on a loopback port, on `opts.backend`, else FERRETDB_BACKEND's, else PostgreSQL
+ * when found, else SQLite; resolves once it accepts connections.
  */
-export async function startMongoLocal(opts: { port?: number; bin?: string } = {}) {
+export async function startMongoLocal(
+  opts: { port?: number; bin?: string; backend?: FerretBackend } = {},
+) {
   const found = opts.bin ? { bin: opts.bin } : findFerretDb();
   if (!found.bin) throw new Error((found as { reason: string }).reason);
-  const choice = chooseBackend();
+  const choice = chooseBackend(opts.backend ?? process.env.FERRETDB_BACKEND);
   const port = opts.port ?? (await freePort());
   const dir = mkdtempSync(join(tmpdir(), "bapi-ferretdb-"));
   const log = join(dir, "ferretdb.log");
@@ -254,6 +265,7 @@ export async function startMongoLocal(opts: { port?: number; bin?: string } = {}
     port,
     pid: ferret.pid,
     backend: choice.backend,
+    dir,
     stop() {
       stopped ??= (async () => {
         process.off("exit", orphan);
