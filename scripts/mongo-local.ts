@@ -11,7 +11,8 @@
  * `.ci/mongo.sh` builds it), else `ferretdb` on PATH. Build it with `bash .ci/mongo.sh`.
  *
  * Run: `bun scripts/mongo-local.ts` (MONGO_LOCAL_PORT, default a free port) prints
- * `{"url":"mongodb://127.0.0.1:<port>/","backend":"pg"}` and serves until Ctrl-C / SIGTERM.
+ * `{"url":"mongodb://127.0.0.1:<port>/","backend":"pg","dir":...}` and serves until Ctrl-C /
+ * SIGTERM. Where setpriv (util-linux) is found, the servers also end when this process is killed.
  */
 import { chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { connect } from "node:net";
@@ -137,19 +138,33 @@ async function terminate(proc: Subprocess, signal: NodeJS.Signals): Promise<void
 }
 
 /**
- * The command prefix that runs PostgreSQL's programs, which refuse to run as root: as root, they
- * run as the `postgres` OS user (Debian's package creates it) and `dir` is handed to that user.
+ * The command prefix for a server this process starts: with setpriv (util-linux), the server gets
+ * `signal` when this process dies, so a killed run leaves no server behind; `user` runs it as
+ * that OS user (as root). setpriv execs the program, so the spawned pid is the server's.
  */
-function asPostgresUser(dir: string): string[] {
-  if (process.getuid?.() !== 0) return [];
+function serverPrefix(signal: NodeJS.Signals, user?: string): string[] {
+  const setpriv = Bun.which("setpriv");
+  if (!setpriv) {
+    if (user) throw new Error(`running as root: setpriv (util-linux) is needed to run as ${user}`);
+    return [];
+  }
+  const as = user ? [`--reuid=${user}`, `--regid=${user}`, "--init-groups"] : [];
+  return [setpriv, ...as, `--pdeathsig=${signal}`, "--"];
+}
+
+/**
+ * PostgreSQL's programs refuse to run as root: as root, they run as the `postgres` OS user
+ * (Debian's package creates it), and `dir` is handed to that user.
+ */
+function postgresUser(dir: string): string | undefined {
+  if (process.getuid?.() !== 0) return undefined;
   const entry = readFileSync("/etc/passwd", "utf8")
     .split("\n")
     .find((l) => l.startsWith("postgres:"));
   if (!entry) throw new Error("running as root and there is no postgres OS user to run PostgreSQL");
   const [, , uid, gid] = entry.split(":");
   chownSync(dir, Number(uid), Number(gid));
-  // setpriv execs the program itself, so the spawned pid is postgres and signals reach it
-  return ["setpriv", "--reuid=postgres", "--regid=postgres", "--init-groups", "--"];
+  return "postgres";
 }
 
 /**
@@ -157,7 +172,8 @@ function asPostgresUser(dir: string): string[] {
  * with its connection URL once it accepts connections.
  */
 async function startPostgres(pgBin: string, dir: string) {
-  const as = asPostgresUser(dir);
+  // SIGQUIT: PostgreSQL's immediate shutdown, which also ends its backends
+  const as = serverPrefix("SIGQUIT", postgresUser(dir));
   const data = join(dir, "pgdata");
   const log = join(dir, "postgres.log");
   const initdb = Bun.spawn(
@@ -233,6 +249,7 @@ export async function startMongoLocal(
     }
     proc = Bun.spawn(
       [
+        ...serverPrefix("SIGTERM"),
         found.bin,
         ...backendArgs,
         `--state-dir=${dir}`,
@@ -252,8 +269,7 @@ export async function startMongoLocal(
   }
   const ferret = proc;
   const postgres = pg;
-  // never outlive the process that started it (SIGQUIT: PostgreSQL's immediate shutdown, which
-  // also ends its backends)
+  // never outlive the process that started it, also where setpriv is missing
   const orphan = () => {
     ferret.kill("SIGKILL");
     postgres?.kill("SIGQUIT");
@@ -283,7 +299,7 @@ export async function startMongoLocal(
 if (import.meta.main) {
   const port = process.env.MONGO_LOCAL_PORT ? Number(process.env.MONGO_LOCAL_PORT) : undefined;
   const local = await startMongoLocal({ port });
-  console.log(JSON.stringify({ url: local.url, backend: local.backend }));
+  console.log(JSON.stringify({ url: local.url, backend: local.backend, dir: local.dir }));
   const stop = async () => {
     await local.stop();
     process.exit(0);

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { MongoClient } from "mongodb";
 import { findFerretDb, findPostgres, startMongoLocal } from "../../../scripts/mongo-local";
@@ -22,8 +22,14 @@ function alive(pid: number): boolean {
   }
 }
 
-/** `bun scripts/mongo-local.ts` with `env`: its first stdout line, then SIGINT and its exit. */
-async function runCli(env: Record<string, string>) {
+/** Whether a process with this pid is running (a zombie, dead but not yet reaped, is not). */
+function running(pid: number): boolean {
+  const stat = existsSync(`/proc/${pid}/stat`) ? readFileSync(`/proc/${pid}/stat`, "utf8") : "";
+  return stat !== "" && stat.split(") ")[1]?.[0] !== "Z";
+}
+
+/** `bun scripts/mongo-local.ts` with `env`, and the JSON line it prints (null if none). */
+async function startCli(env: Record<string, string>) {
   const proc = Bun.spawn([process.execPath, "scripts/mongo-local.ts"], {
     env: { ...process.env, FERRETDB_BACKEND: "", ...env },
     stdout: "pipe",
@@ -36,7 +42,13 @@ async function runCli(env: Record<string, string>) {
     if (done) break;
     out += new TextDecoder().decode(value);
   }
-  const printed = JSON.parse(out || "null") as { url: string; backend: string } | null;
+  const printed = JSON.parse(out || "null") as { url: string; backend: string; dir: string } | null;
+  return { proc, printed };
+}
+
+/** The command line with `env`: what it printed and stored, then SIGINT and its exit. */
+async function runCli(env: Record<string, string>) {
+  const { proc, printed } = await startCli(env);
   let stored: unknown[] = [];
   if (printed) {
     const client = await MongoClient.connect(printed.url);
@@ -101,6 +113,25 @@ describe.skipIf(!!reason)(
       expect(pgCli.printed?.backend).toBe("pg");
       expect(pgCli.stored).toEqual([{ n: 1 }]);
       expect(pgCli.code).toBe(0);
+    });
+
+    test("the command line killed with SIGKILL leaves no server running", async () => {
+      const { proc, printed } = await startCli({});
+      expect(printed?.backend).toBe("pg");
+      const dir = printed?.dir as string;
+      const postgresPid = Number(
+        readFileSync(join(dir, "pgdata", "postmaster.pid"), "utf8").split("\n")[0],
+      );
+      expect(running(postgresPid)).toBe(true);
+      proc.kill("SIGKILL");
+      await proc.exited;
+      const until = Date.now() + 5000;
+      while (running(postgresPid) && Date.now() < until) await Bun.sleep(50);
+      expect(running(postgresPid)).toBe(false);
+      const client = new MongoClient(printed?.url as string, { serverSelectionTimeoutMS: 1000 });
+      await expect(client.connect()).rejects.toThrow();
+      await client.close();
+      rmSync(dir, { recursive: true, force: true });
     });
 
     test("asking for PostgreSQL without its binaries, or for an unknown backend, fails with the reason", async () => {
