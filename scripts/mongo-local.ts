@@ -111,19 +111,18 @@ function answers(port: number): Promise<boolean> {
   });
 }
 
-async function logTail(file: string): Promise<string> {
-  const text = await Bun.file(file)
+/** A file's text, or "" while it does not exist. */
+const readText = (file: string): Promise<string> =>
+  Bun.file(file)
     .text()
     .catch(() => "");
-  return text.trim().slice(-500);
-}
 
 /** Polls `ready` until it holds; throws with the log's tail when `proc` exits or 15 s pass. */
 async function waitFor(what: string, proc: Subprocess, log: string, ready: () => Promise<boolean>) {
   const until = Date.now() + 15_000;
   while (!(await ready())) {
     if (proc.exitCode !== null || Date.now() > until) {
-      throw new Error(`${what} did not start: ${await logTail(log)}`);
+      throw new Error(`${what} did not start: ${(await readText(log)).trim().slice(-500)}`);
     }
     await Bun.sleep(20);
   }
@@ -208,14 +207,7 @@ async function startPostgres(pgBin: string, dir: string) {
   );
   // the postmaster writes "ready" on the 8th line of postmaster.pid once it accepts connections
   const pidFile = join(data, "postmaster.pid");
-  const ready = async () =>
-    (
-      await Bun.file(pidFile)
-        .text()
-        .catch(() => "")
-    )
-      .split("\n")[7]
-      ?.trim() === "ready";
+  const ready = async () => (await readText(pidFile)).split("\n")[7]?.trim() === "ready";
   try {
     await waitFor("PostgreSQL", proc, log, ready);
   } catch (err) {
