@@ -10,6 +10,6 @@ if ! found; then
   $SUDO mkdir -p /etc/postgresql-common/createcluster.d
   echo "create_main_cluster = false" | $SUDO tee /etc/postgresql-common/createcluster.d/brand-api.conf >/dev/null
   $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq postgresql >/dev/null
+  $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null
 fi
 "$(ls /usr/lib/postgresql/*/bin/postgres | sort -V | tail -1)" --version
