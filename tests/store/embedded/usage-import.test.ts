@@ -1,0 +1,113 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { cpSync, existsSync, readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { captureLogs } from "../../../src/platform/log";
+import type { EmbeddedUsageStore } from "../../../src/store/embedded/usage";
+import { makeApp, type TestApp, tempDir } from "../../support/app";
+import { storedEvents } from "../../usage/util";
+
+/**
+ * The SQLite store started on a DATA_DIR the JSONL store wrote (tests/fixtures/legacy-data-dir,
+ * made through the real app): every usage event is imported once, and the usage routes answer
+ * what the old store answered (expected.json).
+ */
+const FIXTURE = join(import.meta.dir, "../../fixtures/legacy-data-dir");
+const DATA = join(FIXTURE, "data");
+const present = existsSync(DATA);
+if (!present)
+  console.warn("skipping the legacy import test: tests/fixtures/legacy-data-dir/data is missing");
+
+type Who = "free" | "pro" | "user";
+const WHO: Who[] = ["free", "pro", "user"];
+
+describe.skipIf(!present)("a JSONL DATA_DIR imported into the SQLite store", () => {
+  const expected = present
+    ? JSON.parse(readFileSync(join(FIXTURE, "expected.json"), "utf8"))
+    : { day: "", keys: {} };
+  const day: string = expected.day;
+  const dir = tempDir("legacy-import-");
+  let t: TestApp;
+  let logs: ReturnType<typeof captureLogs>;
+  beforeAll(async () => {
+    cpSync(DATA, dir, { recursive: true });
+    logs = captureLogs();
+    try {
+      t = await makeApp({ DATA_DIR: dir });
+    } finally {
+      logs.restore();
+    }
+  });
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  const json = async (who: Who, path: string) => {
+    const r = await t.get(path, expected.keys[who]);
+    expect(r.status).toBe(200);
+    return r.json();
+  };
+
+  /** the answers the fixture recorded, read from `t` */
+  async function answers(who: Who) {
+    const exported = await t.get(
+      `/v1/analytics/events?from=${day}&to=${day}&limit=50000`,
+      expected.keys[who],
+    );
+    return {
+      analytics: await json(
+        who,
+        `/v1/analytics/usage?from=${day}&to=${day}&group_by=bucket,status`,
+      ),
+      misses: await json(who, `/v1/analytics/misses?from=${day}&to=${day}`),
+      exported: (await exported.text()).split("\n").filter(Boolean).length,
+    };
+  }
+
+  test("every event once, events/ kept as events.imported/, one log line per day file", async () => {
+    const files = readdirSync(join(DATA, "events")).filter((f) =>
+      /^\d{4}-\d{2}-\d{2}\.jsonl$/.test(f),
+    );
+    const imported = logs.lines.filter((l) => l.msg === "imported usage events");
+    expect(imported).toHaveLength(files.length);
+    expect(existsSync(join(dir, "events"))).toBe(false);
+    expect(readdirSync(join(dir, "events.imported")).sort()).toEqual(
+      readdirSync(join(DATA, "events")).sort(),
+    );
+    const events = storedEvents((t.deps.store.usage as EmbeddedUsageStore).db);
+    expect(new Set(events.map((e) => e.id)).size).toBe(events.length);
+    const total = WHO.reduce((n, w) => n + expected.exportCounts[w], 0);
+    expect(events.length).toBeGreaterThanOrEqual(total);
+  });
+
+  test("/v1/analytics/usage, misses and the export answer as the old store did", async () => {
+    for (const who of WHO) {
+      const a = await answers(who);
+      expect(a.analytics).toEqual(expected.analytics[who]);
+      expect(a.misses).toEqual(expected.misses[who]);
+      expect(a.exported).toBe(expected.exportCounts[who]);
+    }
+  });
+
+  test.skipIf(day !== new Date().toISOString().slice(0, 10))(
+    "/v1/usage (today's counters, rebuilt from the imported events) as the old store answered",
+    async () => {
+      for (const who of WHO) {
+        const u = (await json(who, "/v1/usage")) as { endpoints: unknown };
+        expect(u.endpoints).toMatchObject(expected.usage[who]);
+      }
+    },
+  );
+
+  test("a restart imports nothing again and answers the same", async () => {
+    const before = await answers("free");
+    await t.close();
+    const logs2 = captureLogs();
+    try {
+      t = await makeApp({ DATA_DIR: dir });
+    } finally {
+      logs2.restore();
+    }
+    expect(logs2.lines.filter((l) => l.msg === "imported usage events")).toEqual([]);
+    expect(await answers("free")).toEqual(before);
+  });
+});
