@@ -243,8 +243,10 @@ export class EmbeddedUsageStore implements UsageEventStore {
         const r = insert.run(
           e.id,
           e.accountId,
-          dayNumber(e.day),
-          Date.parse(e.ts),
+          dayNumber(e.day) || 0,
+          // an unreadable ts (only a hand-made event has one) sorts first rather than failing
+          // the whole batch
+          Date.parse(e.ts) || 0,
           JSON.stringify(e),
         );
         if (r.changes === 0) continue;
