@@ -1,13 +1,13 @@
 /**
- * Start-up with a large usage log (prints figures, no assertions).
+ * Start-up on an older DATA_DIR with a large JSONL usage log (prints figures, no assertions).
  *
  *   bun scripts/bench/usage-start.ts [--events 1000000] [--accounts 1000]
  *
  * Writes `events` usage events of today (real event shape, `accounts` accounts with one key
- * each, 5% refusals) into a temp DATA_DIR's day file, then, in a fresh child process, does what
- * start-up does with them: opens the embedded store (replays the log into usage_daily) and
- * rebuilds today's quota counters from the log (in-memory counter store). Prints the time and
- * the RSS added. Issue target, for 6,000,000 events: under 3 s and 300 MB.
+ * each, 5% refusals) into a temp DATA_DIR's JSONL day file, then, in a fresh child process, does
+ * what the first start-up does with them: opens the embedded store (imports the day file into
+ * SQLite, projections included) and rebuilds today's quota counters (in-memory counter store,
+ * from the store's tally). Prints the time and the RSS added.
  */
 import { closeSync, mkdirSync, openSync, statSync, writeSync } from "node:fs";
 import { join } from "node:path";
@@ -112,9 +112,9 @@ const r = JSON.parse(out) as {
 };
 const total = (r.replayMs + r.rebuildMs) / 1000;
 console.log(
-  `start-up: usage_daily replay ${fmt(r.replayMs / 1000, 2)} s + counter rebuild ${fmt(r.rebuildMs / 1000, 2)} s = ${fmt(total, 2)} s; RSS +${fmt(r.peakExtraMb, 0)} MB at peak (${r.events.toLocaleString()} events, ${r.counted.toLocaleString()} counted)`,
+  `start-up: import ${fmt(r.replayMs / 1000, 2)} s + counter rebuild ${fmt(r.rebuildMs / 1000, 2)} s = ${fmt(total, 2)} s; RSS +${fmt(r.peakExtraMb, 0)} MB at peak (${r.events.toLocaleString()} events, ${r.counted.toLocaleString()} counted)`,
 );
 const scale = 6_000_000 / n;
 console.log(
-  `scaled to 6,000,000 events (linear): ${fmt(total * scale, 1)} s, +${fmt(r.peakExtraMb * scale, 0)} MB (target: under 3 s and 300 MB)`,
+  `scaled to 6,000,000 events (linear): ${fmt(total * scale, 1)} s, +${fmt(r.peakExtraMb * scale, 0)} MB`,
 );

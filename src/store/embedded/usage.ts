@@ -148,6 +148,30 @@ class Delta {
   >();
   misses = new Map<string, { account: string; day: string; miss: string; n: number }>();
 
+  /** an event group's (account, day, hour, `all` key) cells in every view, looked up once */
+  private groups = new Map<string, Cell[]>();
+
+  /** The cells of one event group in the ten views (day and hour × rollup), made if new. */
+  private cellsOf(account: string, periods: string[], all: string, group: string): Cell[] {
+    const keys = ROLLUP_NAMES.map((r) => rollupKey(all, r));
+    const out: Cell[] = [];
+    for (let g = 0; g < periods.length; g++)
+      for (let r = 0; r < keys.length; r++) {
+        const view = g * ROLLUP_NAMES.length + r;
+        const period = periods[g] as string;
+        const key = keys[r] as string;
+        const ck = `${view}\u0001${period}\u0001${account}\u0001${key}`;
+        let cell = this.cells.get(ck);
+        if (!cell) {
+          cell = { account, view, period, key, c: emptyCell() };
+          this.cells.set(ck, cell);
+        }
+        out.push(cell.c);
+      }
+    this.groups.set(group, out);
+    return out;
+  }
+
   add(e: UsageEvent, daily: boolean): void {
     const n = e.count ?? 1;
     if (daily) {
@@ -161,20 +185,10 @@ class Delta {
     }
     const bin = latencyBin(typeof e.latencyMs === "number" ? e.latencyMs : 0);
     const all = allKey(e);
-    const periods = [e.day, e.ts.slice(0, 13)];
-    for (let g = 0; g < 2; g++)
-      for (let r = 0; r < ROLLUP_NAMES.length; r++) {
-        const view = g * ROLLUP_NAMES.length + r;
-        const key = rollupKey(all, ROLLUP_NAMES[r] as (typeof ROLLUP_NAMES)[number]);
-        const period = periods[g] as string;
-        const ck = `${e.accountId}\u0001${view}\u0001${period}\u0001${key}`;
-        let cell = this.cells.get(ck);
-        if (!cell) {
-          cell = { account: e.accountId, view, period, key, c: emptyCell() };
-          this.cells.set(ck, cell);
-        }
-        countCell(cell.c, e.status, bin, n);
-      }
+    const hour = e.ts.slice(0, 13);
+    const group = `${e.accountId}\u0001${e.day}\u0001${hour}\u0001${all}`;
+    const cells = this.groups.get(group) ?? this.cellsOf(e.accountId, [e.day, hour], all, group);
+    for (const c of cells) countCell(c, e.status, bin, n);
     for (const miss of missesOf(e)) {
       const mk = `${e.accountId}\u0001${e.day}\u0001${miss}`;
       const m = this.misses.get(mk);
