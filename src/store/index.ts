@@ -1,3 +1,4 @@
+import { join } from "node:path";
 import type { AccountStore, TokenStore } from "../accounts/port";
 import type { BillingStore } from "../billing/port";
 import type { DiscoveryStore, EnrichmentStore } from "../catalog/enrichment-port";
@@ -10,7 +11,9 @@ import { EmbeddedAccountStore } from "./embedded/accounts";
 import { EmbeddedTokenStore } from "./embedded/accounts-tokens";
 import { EmbeddedBillingStore } from "./embedded/billing";
 import { FileCatalogSource } from "./embedded/catalog";
+import { Database, DB_FILE } from "./embedded/db";
 import { EmbeddedEnrichmentStore } from "./embedded/enrichment";
+import { importLegacyFiles } from "./embedded/legacy-import";
 import { EmbeddedUsageStore } from "./embedded/usage";
 import { EmbeddedVisitorStore } from "./embedded/visitors";
 
@@ -29,6 +32,8 @@ export interface Store {
   billing: BillingStore;
   /** the public visitor counter's total */
   visitors: VisitorCountStore;
+  /** the embedded store's SQLite database (absent on MongoDB) */
+  db?: Database;
   /** true when the backing store answers */
   ping(): Promise<boolean>;
   close(): Promise<void>;
@@ -38,14 +43,17 @@ export function openEmbeddedStore(
   config: Pick<Config, "DATA_DIR" | "CATALOG_FILE"> &
     Partial<Pick<Config, "USAGE_SYNC_MS" | "USAGE_DURABILITY">>,
 ): Store {
-  const accounts = new EmbeddedAccountStore(config.DATA_DIR);
-  const tokens = new EmbeddedTokenStore(config.DATA_DIR);
-  const enrichment = new EmbeddedEnrichmentStore(config.DATA_DIR);
+  const db = new Database(join(config.DATA_DIR, DB_FILE));
+  const accounts = new EmbeddedAccountStore(db);
+  const tokens = new EmbeddedTokenStore(db);
+  const enrichment = new EmbeddedEnrichmentStore(db);
+  const billing = new EmbeddedBillingStore(db);
+  const visitors = new EmbeddedVisitorStore(db);
+  importLegacyFiles(db, config.DATA_DIR, { accounts, tokens, billing, enrichment, visitors });
   // strict durability: every batch is fdatasync'd before its append resolves
   const usage = new EmbeddedUsageStore(config.DATA_DIR, {
     syncMs: config.USAGE_DURABILITY === "strict" ? 0 : config.USAGE_SYNC_MS,
   });
-  const billing = new EmbeddedBillingStore(config.DATA_DIR);
   return {
     kind: "embedded",
     accounts,
@@ -54,14 +62,12 @@ export function openEmbeddedStore(
     enrichment,
     usage,
     billing,
-    visitors: new EmbeddedVisitorStore(config.DATA_DIR),
+    visitors,
+    db,
     ping: async () => true,
     close: async () => {
       await usage.close();
-      billing.close();
-      accounts.close();
-      tokens.close();
-      await enrichment.close();
+      db.close();
     },
   };
 }

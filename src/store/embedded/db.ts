@@ -85,6 +85,8 @@ export class Database {
       this.db.exec("PRAGMA journal_mode = WAL");
       this.db.exec(`PRAGMA synchronous = ${opts.synchronous === "full" ? "FULL" : "NORMAL"}`);
       this.db.exec("PRAGMA foreign_keys = ON");
+      // deleted rows are overwritten with zeros in their page (crypto-shredding of data keys)
+      this.db.exec("PRAGMA secure_delete = ON");
       // readers never wait on the WAL growing without bound between checkpoints
       this.db.exec("PRAGMA wal_autocheckpoint = 1000");
     } catch (err) {
@@ -173,6 +175,14 @@ export class Database {
     } finally {
       this.depth = 0;
     }
+  }
+
+  /**
+   * Copy the WAL into the database file and truncate it to zero bytes (best effort: a reader on
+   * an older snapshot keeps its frames until the next checkpoint).
+   */
+  checkpoint(): void {
+    this.get("PRAGMA wal_checkpoint(TRUNCATE)");
   }
 
   /** `PRAGMA integrity_check`: "ok", or the problems SQLite lists (at most `max`). */
