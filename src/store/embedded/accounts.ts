@@ -173,7 +173,7 @@ export class EmbeddedAccountStore implements AccountStore {
   }
 
   /**
-   * The row goes, its bytes are overwritten in the page (secure_delete, see db.ts), and the WAL
+   * The row goes, its bytes are zeroed in the page (secure_delete, see db.ts), and the WAL
    * holding the page's earlier versions is checkpointed and truncated: no copy of the key stays
    * in a file under DATA_DIR (a reader holding an old snapshot can delay the truncation until
    * the next one).
