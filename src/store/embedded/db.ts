@@ -1,4 +1,4 @@
-import { mkdirSync } from "node:fs";
+import { closeSync, mkdirSync, openSync } from "node:fs";
 import { dirname } from "node:path";
 import { DatabaseSync, type SQLInputValue, type StatementSync } from "node:sqlite";
 
@@ -78,7 +78,12 @@ export class Database {
     readonly path: string,
     opts: DatabaseOptions = {},
   ) {
-    if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
+    if (path !== ":memory:") {
+      mkdirSync(dirname(path), { recursive: true });
+      // it holds data keys and server secrets: the owner's only (SQLite gives its -wal and
+      // -shm files the database file's mode)
+      closeSync(openSync(path, "a", 0o600));
+    }
     try {
       this.db = new DatabaseSync(path);
       this.db.exec(`PRAGMA busy_timeout = ${opts.busyTimeoutMs ?? 5000}`);
