@@ -64,7 +64,14 @@ export function openEmbeddedStore(
     billing,
     visitors,
     db,
-    ping: async () => true,
+    ping: async () => {
+      try {
+        db.get("SELECT 1 FROM sqlite_schema LIMIT 1");
+        return true;
+      } catch {
+        return false;
+      }
+    },
     close: async () => {
       await usage.close();
       db.close();
