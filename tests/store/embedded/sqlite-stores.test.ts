@@ -6,6 +6,7 @@
 import { afterEach, expect, test } from "bun:test";
 import type { AccountEvent } from "../../../src/accounts/model";
 import type { TokenRecord } from "../../../src/accounts/port";
+import { emptyRecord } from "../../../src/catalog/discovery/service";
 import type { DiscoveryRecord } from "../../../src/catalog/enrichment-port";
 import { newId } from "../../../src/platform/ids";
 import { EmbeddedAccountStore } from "../../../src/store/embedded/accounts";
@@ -126,22 +127,11 @@ test("two connections: an account written by one (the admin CLI) is found by the
 test("discoveries: a poll sees a record another connection stored after `since`, even with an older `at`; a takedown is final", async () => {
   const [a, b] = connections(2) as [Database, Database];
   const [ea, eb] = [new EmbeddedEnrichmentStore(a), new EmbeddedEnrichmentStore(b)];
-  const rec = (domain: string, at: string, status: DiscoveryRecord["status"] = "nothing") =>
-    ({
-      domain,
-      status,
-      at,
-      reason: null,
-      brandId: null,
-      slug: null,
-      created: false,
-      name: null,
-      brandColor: null,
-      pageUrl: null,
-      aliases: [],
-      variants: {},
-      assets: [],
-    }) satisfies DiscoveryRecord;
+  const rec = (domain: string, at: string, status: DiscoveryRecord["status"] = "nothing") => ({
+    ...emptyRecord(domain, null),
+    at,
+    status,
+  });
   const ago = (ms: number) => new Date(Date.now() - ms).toISOString();
   await ea.saveDiscovery(rec("one.test", ago(1000)));
   await Bun.sleep(5);

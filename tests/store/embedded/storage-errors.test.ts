@@ -38,8 +38,8 @@ const createKey = () =>
     body: JSON.stringify({ tier: "free" }),
   });
 
-/** Two writes (an operator's, a user's) refused with 503; the log lines they wrote. */
-async function refusedWrites() {
+/** Two writes (an operator's, a user's) refused with 503, each logged once with `code` and `cause`. */
+async function refusedWrites(code: string, cause: string) {
   const logs = captureLogs();
   try {
     const admin = await createKey();
@@ -61,19 +61,21 @@ async function refusedWrites() {
   } finally {
     logs.restore();
   }
-  return logs.lines.filter((l) => l.msg === "storage unavailable: write refused, answered 503");
+  const lines = logs.lines.filter(
+    (l) => l.msg === "storage unavailable: write refused, answered 503",
+  );
+  expect(lines).toHaveLength(2);
+  for (const l of lines) {
+    expect(l).toMatchObject({ level: "error", code });
+    expect(String(l.error)).toContain(cause);
+  }
 }
 
 test("another process holds the write lock: 503 storage_unavailable, logged as EBUSY; writes work once it lets go", async () => {
   const other = new DatabaseSync(join(t.deps.config.DATA_DIR, DB_FILE));
   other.exec("BEGIN IMMEDIATE");
   try {
-    const lines = await refusedWrites();
-    expect(lines).toHaveLength(2);
-    for (const l of lines) {
-      expect(l).toMatchObject({ level: "error", code: "EBUSY" });
-      expect(String(l.error)).toContain("another process holds the database's write lock");
-    }
+    await refusedWrites("EBUSY", "another process holds the database's write lock");
   } finally {
     other.exec("ROLLBACK");
     other.close();
@@ -85,12 +87,7 @@ test("a read-only database: 503 storage_unavailable, logged as EROFS; writes wor
   const db = t.deps.store.db;
   db?.exec("PRAGMA query_only = ON");
   try {
-    const lines = await refusedWrites();
-    expect(lines).toHaveLength(2);
-    for (const l of lines) {
-      expect(l).toMatchObject({ level: "error", code: "EROFS" });
-      expect(String(l.error)).toContain("read-only");
-    }
+    await refusedWrites("EROFS", "read-only");
   } finally {
     db?.exec("PRAGMA query_only = OFF");
   }
