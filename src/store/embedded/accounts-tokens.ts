@@ -40,7 +40,7 @@ export class EmbeddedTokenStore implements TokenStore {
     const t = now();
     // checked first: a database that is read-only or locked at open still serves reads
     if (db.get("SELECT 1 FROM auth_tokens WHERE expires_at <= ? LIMIT 1", t))
-      db.tx(() => db.run("DELETE FROM auth_tokens WHERE expires_at <= ?", t));
+      db.write("DELETE FROM auth_tokens WHERE expires_at <= ?", t);
   }
 
   async put(record: TokenRecord) {
@@ -49,20 +49,18 @@ export class EmbeddedTokenStore implements TokenStore {
 
   /** `IGNORE` keeps a stored token with the same hash as it is (an idempotent import) */
   putSync(r: TokenRecord, onConflict: "REPLACE" | "IGNORE") {
-    this.db.tx(() =>
-      this.db.run(
-        `INSERT OR ${onConflict} INTO auth_tokens
+    this.db.write(
+      `INSERT OR ${onConflict} INTO auth_tokens
          (hash, kind, account_id, family, created_at, expires_at, used_at, revoked_at)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-        r.hash,
-        r.kind,
-        r.accountId,
-        r.family,
-        r.createdAt,
-        r.expiresAt,
-        r.usedAt,
-        r.revokedAt,
-      ),
+      r.hash,
+      r.kind,
+      r.accountId,
+      r.family,
+      r.createdAt,
+      r.expiresAt,
+      r.usedAt,
+      r.revokedAt,
     );
   }
 
@@ -82,27 +80,23 @@ export class EmbeddedTokenStore implements TokenStore {
   }
 
   async use(hash: string, at: number) {
-    const { changes } = this.db.tx(() =>
-      this.db.run(
-        "UPDATE auth_tokens SET used_at = ? WHERE hash = ? AND used_at IS NULL AND revoked_at IS NULL",
-        at,
-        hash,
-      ),
+    const { changes } = this.db.write(
+      "UPDATE auth_tokens SET used_at = ? WHERE hash = ? AND used_at IS NULL AND revoked_at IS NULL",
+      at,
+      hash,
     );
     return changes === 1;
   }
 
   async revokeFamily(family: string, at: number) {
-    this.db.tx(() =>
-      this.db.run(
-        "UPDATE auth_tokens SET revoked_at = ? WHERE family = ? AND revoked_at IS NULL",
-        at,
-        family,
-      ),
+    this.db.write(
+      "UPDATE auth_tokens SET revoked_at = ? WHERE family = ? AND revoked_at IS NULL",
+      at,
+      family,
     );
   }
 
   async removeAccount(accountId: string) {
-    this.db.tx(() => this.db.run("DELETE FROM auth_tokens WHERE account_id = ?", accountId));
+    this.db.write("DELETE FROM auth_tokens WHERE account_id = ?", accountId);
   }
 }

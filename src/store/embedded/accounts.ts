@@ -87,7 +87,7 @@ export class EmbeddedAccountStore implements AccountStore {
         added++;
       }
       return added;
-    });
+    }, true);
   }
 
   private read(accountId: string): Account | null {
@@ -145,13 +145,11 @@ export class EmbeddedAccountStore implements AccountStore {
   /** false when the account already has a key or the e-mail index is taken */
   putDataKeySync(record: DataKeyRecord): boolean {
     return (
-      this.db.tx(() =>
-        this.db.run(
-          "INSERT OR IGNORE INTO account_data_keys (account_id, key, email_index) VALUES (?, ?, ?)",
-          record.accountId,
-          record.key,
-          record.emailIndex,
-        ),
+      this.db.write(
+        "INSERT OR IGNORE INTO account_data_keys (account_id, key, email_index) VALUES (?, ?, ?)",
+        record.accountId,
+        record.key,
+        record.emailIndex,
       ).changes === 1
     );
   }
@@ -180,7 +178,7 @@ export class EmbeddedAccountStore implements AccountStore {
    * process's read in progress; account deletions are rare.
    */
   async deleteDataKey(accountId: string) {
-    this.db.tx(() => this.db.run("DELETE FROM account_data_keys WHERE account_id = ?", accountId));
+    this.db.write("DELETE FROM account_data_keys WHERE account_id = ?", accountId);
     try {
       this.db.checkpoint();
     } catch (err) {
@@ -210,7 +208,7 @@ export class EmbeddedAccountStore implements AccountStore {
           fresh,
         );
         return read() as string;
-      })
+      }, true)
     );
   }
 }

@@ -59,7 +59,7 @@ export class EmbeddedBillingStore implements BillingStore {
 
   /** REPLACE deletes and inserts: the saved link gets the highest rowid (see byCustomer) */
   async saveLink(l: BillingLink) {
-    this.db.tx(() => this.insertLink(l, "REPLACE"));
+    this.db.tx(() => this.insertLink(l, "REPLACE"), true);
   }
 
   private insertLink(l: BillingLink, onConflict: "REPLACE" | "IGNORE") {
@@ -84,18 +84,19 @@ export class EmbeddedBillingStore implements BillingStore {
           id,
           created,
         );
-    });
+    }, true);
   }
 
   async claimEvent(eventId: string) {
-    const { changes } = this.db.tx(() =>
-      this.db.run("INSERT OR IGNORE INTO billing_events (id) VALUES (?)", eventId),
+    const { changes } = this.db.write(
+      "INSERT OR IGNORE INTO billing_events (id) VALUES (?)",
+      eventId,
     );
     return changes === 1;
   }
 
   async releaseEvent(eventId: string) {
-    this.db.tx(() => this.db.run("DELETE FROM billing_events WHERE id = ?", eventId));
+    this.db.write("DELETE FROM billing_events WHERE id = ?", eventId);
   }
 
   async advanceSubscription(subscriptionId: string, created: number) {
@@ -112,6 +113,6 @@ export class EmbeddedBillingStore implements BillingStore {
           created,
         );
       return true;
-    });
+    }, true);
   }
 }

@@ -58,7 +58,7 @@ export class EmbeddedEnrichmentStore implements EnrichmentStore, DiscoveryStore 
         JSON.stringify(record),
       );
       return record;
-    });
+    }, true);
   }
 
   async discoveries(since?: string) {
@@ -106,6 +106,6 @@ export class EmbeddedEnrichmentStore implements EnrichmentStore, DiscoveryStore 
         JSON.stringify(record),
       );
       return record;
-    });
+    }, true);
   }
 }

@@ -177,7 +177,7 @@ export function importLegacyFiles(
       stores.visitors.importSync(v.total ?? 0, v.secret ?? "");
       counts.visitors = v.total ?? 0;
     }
-  });
+  }, true);
   log("info", "imported the files of the earlier embedded store into the database", {
     file: db.path,
     ...counts,

@@ -29,7 +29,7 @@ export class EmbeddedVisitorStore implements VisitorCountStore {
           "UPDATE visitor_counter SET total = total + 1 RETURNING total",
         ) as { total: number }
       ).total;
-    });
+    }, true);
   }
 
   async secret() {
@@ -44,17 +44,15 @@ export class EmbeddedVisitorStore implements VisitorCountStore {
           secret: string;
         }
       ).secret;
-    });
+    }, true);
   }
 
   /** the counter of an earlier DATA_DIR, unless this database has one (an idempotent import) */
   importSync(total: number, secret: string) {
-    this.db.tx(() =>
-      this.db.run(
-        "INSERT OR IGNORE INTO visitor_counter (id, total, secret) VALUES (1, ?, ?)",
-        total,
-        secret,
-      ),
+    this.db.write(
+      "INSERT OR IGNORE INTO visitor_counter (id, total, secret) VALUES (1, ?, ?)",
+      total,
+      secret,
     );
   }
 }
