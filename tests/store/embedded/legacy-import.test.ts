@@ -154,13 +154,12 @@ test("an earlier DATA_DIR is imported at start: keys authenticate, the user logs
     });
     expect(await t.deps.store.enrichment.all()).toEqual([enrichment]);
     expect(await t.deps.store.visitors.total()).toBe(expected.visitors);
-    // each imported file kept under a new name; the usage event files are not touched here
+    // each imported file kept under a new name
     const names = readdirSync(dir);
     for (const f of LEGACY_FILES.filter((f) => f !== "discoveries.jsonl")) {
       expect(names).toContain(`${f}.imported`);
       expect(names).not.toContain(f);
     }
-    expect(readdirSync(join(dir, "events"))).toEqual(["2026-11-28.jsonl"]);
   } finally {
     await t.deps.close();
   }
