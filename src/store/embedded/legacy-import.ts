@@ -127,13 +127,15 @@ export function importLegacyFiles(
     if (has("account-keys")) {
       counts.dataKeys = 0;
       for (const name of readdirSync(path("account-keys")).filter((n) => n.endsWith(".json"))) {
+        let record: DataKeyRecord;
         try {
-          const r = JSON.parse(readFileSync(join(path("account-keys"), name), "utf8"));
-          stores.accounts.putDataKeySync(r as DataKeyRecord);
-          counts.dataKeys++;
+          record = JSON.parse(readFileSync(join(path("account-keys"), name), "utf8"));
         } catch {
           log("warn", "skipping unreadable account data key file", { file: name });
+          continue;
         }
+        stores.accounts.putDataKeySync(record);
+        counts.dataKeys++;
       }
     }
     const secrets: [string, string][] = has("secrets")

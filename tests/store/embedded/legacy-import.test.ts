@@ -6,7 +6,15 @@
  * a re-run after a crash between the commit and the renames gives the same database.
  */
 import { afterEach, expect, test } from "bun:test";
-import { appendFileSync, cpSync, existsSync, readdirSync, readFileSync, renameSync } from "node:fs";
+import {
+  appendFileSync,
+  cpSync,
+  existsSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  writeFileSync,
+} from "node:fs";
 import { join } from "node:path";
 import { jwtVerify } from "jose";
 import { hashKey } from "../../../src/accounts/keys";
@@ -199,13 +207,15 @@ test("a re-run after a crash between the commit and the renames changes nothing"
   expect(logs.lines.filter((l) => String(l.msg).startsWith("imported the files"))).toHaveLength(2);
 });
 
-test("a torn last line is skipped with a warning; the lines before it are imported", async () => {
+test("a torn last line and an unreadable data key file are skipped with a warning; the rest is imported", async () => {
   const dir = legacyDataDir();
   appendFileSync(join(dir, "accounts.jsonl"), '{"id":"torn","accountId":"x","ts":"2026');
+  writeFileSync(join(dir, "account-keys", "cut-short.json"), '{"accountId":"');
   const logs = captureLogs();
   try {
     const s = open(dir);
     expect(s.db?.get<{ n: number }>("SELECT count(*) AS n FROM account_events")?.n).toBe(7);
+    expect(s.db?.get<{ n: number }>("SELECT count(*) AS n FROM account_data_keys")?.n).toBe(1);
   } finally {
     logs.restore();
   }
@@ -214,6 +224,13 @@ test("a torn last line is skipped with a warning; the lines before it are import
       level: "warn",
       msg: "skipping unreadable line in event log",
       torn: true,
+    }),
+  );
+  expect(logs.lines).toContainEqual(
+    expect.objectContaining({
+      level: "warn",
+      msg: "skipping unreadable account data key file",
+      file: "cut-short.json",
     }),
   );
   expect(existsSync(join(dir, "accounts.jsonl.imported"))).toBe(true);
