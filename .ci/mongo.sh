@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # CI / developer machines: build the MongoDB-wire server the tests start (tests/support/mongo.ts,
-# scripts/mongo-local.ts): FerretDB v1 (SQLite backend) at a pinned release, with `go build` from
-# the Go module proxy into ~/.cache/brand-api/bin/ferretdb. Reused when that binary is present.
+# scripts/mongo-local.ts): FerretDB v1 (on PostgreSQL from .ci/postgres.sh, or SQLite) at a pinned
+# release, with `go build` from the Go module proxy into ~/.cache/brand-api/bin/ferretdb. Reused
+# when that binary is present.
 # Exports nothing: the test harness looks for the binary there (or FERRETDB_BIN, or PATH).
 set -euo pipefail
 

@@ -7,8 +7,9 @@
  *   bun scripts/test.ts --fast          # the files that need no external server or process
  *
  * Shared servers, each skipped (and its tests skipped with a one-line reason) when its binary is
- * missing: FerretDB (TEST_MONGODB_URL, unless MONGODB_URL names a server), stripe-mock
- * (TEST_STRIPE_MOCK_URL) and Debian's Chromium (TEST_CHROMIUM_WS, a playwright browser server).
+ * missing: FerretDB on PostgreSQL or SQLite (scripts/mongo-local.ts; TEST_MONGODB_URL, unless
+ * MONGODB_URL names a server), stripe-mock (TEST_STRIPE_MOCK_URL) and Debian's Chromium
+ * (TEST_CHROMIUM_WS, a playwright browser server).
  * redis-server is started per suite (tests/support/redis.ts): suites wipe it.
  * See docs/testing.md.
  */

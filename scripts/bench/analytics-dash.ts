@@ -298,7 +298,7 @@ else {
   const mongo = await startMongoLocal({ bin: found.bin });
   try {
     await bench(
-      "MongoDB (FerretDB v1, SQLite)",
+      `MongoDB (FerretDB v1, ${mongo.backend})`,
       {
         MONGODB_URL: mongo.url,
         MONGODB_DB: "bench_dash",

@@ -1,6 +1,6 @@
 #!/usr/bin/env bun
 /**
- * The floor of an event export on the test MongoDB (FerretDB v1, SQLite backend): how fast the
+ * The floor of an event export on the test MongoDB (FerretDB v1, scripts/mongo-local.ts): how fast the
  * plainest reads stream one account's events, with nothing of the app in between. Compare with
  * the app's export in analytics-dash.ts. Prints figures only.
  *
@@ -71,7 +71,7 @@ try {
     console.log(`  ${label.padEnd(58)} ${n} events in ${fmt(s, 2)} s = ${fmt(n / s, 0)} events/s`);
   };
   console.log(
-    `FerretDB v1 (SQLite), ${EVENTS} events over ${ACCOUNTS} account(s); one account holds ${Math.ceil(EVENTS / ACCOUNTS)}`,
+    `FerretDB v1 (${server.backend}), ${EVENTS} events over ${ACCOUNTS} account(s); one account holds ${Math.ceil(EVENTS / ACCOUNTS)}`,
   );
   await read(
     "find({accountId}).sort({_id: 1}), one cursor",

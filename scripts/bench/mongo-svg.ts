@@ -61,7 +61,7 @@ try {
     `Metered GET /v1/svg/{slug}  ${loadGenerator()}, ${connections} connections, ${rounds} interleaved rounds of ${duration}s, medians`,
   );
   console.log(row("embedded + in-memory counters", embRuns));
-  console.log(row("MongoDB (FerretDB) + Upstash (redis)", prodRuns));
+  console.log(row(`MongoDB (FerretDB, ${mongo.backend}) + Upstash (redis)`, prodRuns));
   console.log(
     `MongoDB+Upstash / embedded: ${fmt(percentile(pct, 50), 0)}%  per round: ${fmtRounds(pct)}`,
   );

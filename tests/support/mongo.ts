@@ -5,9 +5,10 @@
  *   describe.skipIf(!mongo.url)(`... ${skipNote(mongo)}`, ...)
  *
  * MONGODB_URL, when set, is used as is (a real MongoDB 6+); so is TEST_MONGODB_URL, the FerretDB
- * that `npm test` starts for the whole run (scripts/test.ts). Otherwise ONE FerretDB (SQLite
- * backend, scripts/mongo-local.ts) is started on first use in this process and stopped by
- * tests/setup.ts after the last test file. Without a FerretDB binary the answer carries the one-line reason to skip.
+ * that `npm test` starts for the whole run (scripts/test.ts). Otherwise ONE FerretDB
+ * (scripts/mongo-local.ts: on a throwaway PostgreSQL cluster, or SQLite with FERRETDB_BACKEND=sqlite
+ * or without PostgreSQL) is started on first use in this process and stopped by tests/setup.ts
+ * after the last test file. Without a FerretDB binary the answer carries the one-line reason to skip.
  * Each caller should use its own database (`testDbName`), dropped when it is done.
  */
 import { findFerretDb, type MongoLocal, startMongoLocal } from "../../scripts/mongo-local";
