@@ -1,4 +1,4 @@
-import { closeSync, mkdirSync, openSync } from "node:fs";
+import { closeSync, existsSync, mkdirSync, openSync } from "node:fs";
 import { dirname } from "node:path";
 import { DatabaseSync, type SQLInputValue, type StatementSync } from "node:sqlite";
 
@@ -83,7 +83,7 @@ export class Database {
       mkdirSync(dirname(path), { recursive: true });
       // it holds data keys and server secrets: the owner's only (SQLite gives its -wal and
       // -shm files the database file's mode)
-      closeSync(openSync(path, "a", 0o600));
+      if (!existsSync(path)) closeSync(openSync(path, "a", 0o600));
     }
     try {
       this.db = new DatabaseSync(path);
