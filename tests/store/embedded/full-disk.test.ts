@@ -112,6 +112,13 @@ describe.skipIf(!mounted)("a full disk under DATA_DIR", () => {
       });
       expect(register.status).toBe(503);
       expect(((await register.json()) as { error: string }).error).toBe("storage_unavailable");
+      expect(logs.lines).toContainEqual(
+        expect.objectContaining({
+          level: "error",
+          msg: "storage unavailable: write refused, answered 503",
+          code: "ENOSPC",
+        }),
+      );
       // nothing half-written: no temp file, no new file with content, no file grown (but the
       // database's WAL: a refused commit may leave frames past the last committed one, which
       // are never read and which the next write overwrites), nothing committed, no damage
