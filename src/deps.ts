@@ -146,7 +146,9 @@ async function accountParts(
   accounts: AccountService,
   limiter: RateLimiter,
 ) {
-  const access = await AccessTokens.create(jwtSettings(config));
+  const access = await AccessTokens.create(
+    await jwtSettings(config, (name) => s.accounts.serverSecret(name)),
+  );
   const mail: MailSender = config.SMTP_URL
     ? new SmtpMailer(config.SMTP_URL, config.MAIL_FROM)
     : new OutboxMailer(join(config.DATA_DIR, "outbox"), config.MAIL_FROM);

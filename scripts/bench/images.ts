@@ -6,10 +6,12 @@
  * (valid, and refused) over many calls. Prints figures only.
  *   bun scripts/bench/images.ts [--duration 4] [--connections 32] [--rounds 3]
  */
+import { join } from "node:path";
 import { AccountService } from "../../src/accounts/service";
 import { splitUrl } from "../../src/images/options";
 import { ImageSigner } from "../../src/images/service";
 import { EmbeddedAccountStore } from "../../src/store/embedded/accounts";
+import { Database, DB_FILE } from "../../src/store/embedded/db";
 import { loadArgs } from "./args";
 import { type LoadResult, load, loadGenerator } from "./load";
 import { startApp, tempDir } from "./servers";
@@ -54,7 +56,8 @@ await app.stop();
 
 // ---- in process: one signature check ----
 const dir = tempDir("bench-images-");
-const store = new EmbeddedAccountStore(dir);
+const db = new Database(join(dir, DB_FILE));
+const store = new EmbeddedAccountStore(db);
 const accounts = new AccountService(store);
 const { keyId } = await accounts.createAccountWithKey({ tier: "internal" });
 const signer = new ImageSigner(accounts, () => store.serverSecret("image-url-signing"));
@@ -78,7 +81,7 @@ await timeVerify(good, 2000);
 await timeVerify(bad, 2000);
 const goodTimes = await timeVerify(good, 20_000);
 const badTimes = await timeVerify(bad, 20_000);
-store.close();
+db.close();
 
 const row = (name: string, runs: LoadResult[]) =>
   `| ${name} | ${fmt(

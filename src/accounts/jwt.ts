@@ -1,5 +1,4 @@
 import { createPrivateKey, createPublicKey, randomBytes, randomUUID } from "node:crypto";
-import { join } from "node:path";
 import {
   calculateJwkThumbprint,
   exportJWK,
@@ -9,7 +8,6 @@ import {
   SignJWT,
 } from "jose";
 import type { Tier } from "../quota/limits";
-import { readOrCreateSecret } from "../store/embedded/secret-file";
 
 export type JwtAlg = "HS256" | "EdDSA" | "ES256";
 
@@ -107,24 +105,29 @@ export class AccessTokens {
   }
 }
 
+/** The store's server secret that signs access tokens when no JWT_SECRET is configured. */
+export const JWT_SECRET_NAME = "jwt";
+
 /**
  * The signing settings from configuration. Without JWT_SECRET or JWT_PRIVATE_KEY (embedded store
- * only; config.ts refuses it with MONGODB_URL), a secret is generated once into
- * DATA_DIR/jwt-secret (mode 0600) so `npm start` needs no setup.
+ * only; config.ts refuses it with MONGODB_URL), the store's server secret `jwt` (generated once)
+ * signs, so `npm start` needs no setup.
  */
-export function jwtSettings(config: {
-  DATA_DIR: string;
-  JWT_SECRET?: string;
-  JWT_PRIVATE_KEY?: string;
-  JWT_ISSUER: string;
-  JWT_AUDIENCE: string;
-  JWT_ACCESS_TTL: number;
-}): JwtSettings {
+export async function jwtSettings(
+  config: {
+    JWT_SECRET?: string;
+    JWT_PRIVATE_KEY?: string;
+    JWT_ISSUER: string;
+    JWT_AUDIENCE: string;
+    JWT_ACCESS_TTL: number;
+  },
+  serverSecret: (name: string) => Promise<string>,
+): Promise<JwtSettings> {
   const privateKeyPem = config.JWT_PRIVATE_KEY?.replaceAll("\\n", "\n");
   return {
     secret: privateKeyPem
       ? undefined
-      : (config.JWT_SECRET ?? readOrCreateSecret(join(config.DATA_DIR, "jwt-secret"))),
+      : (config.JWT_SECRET ?? (await serverSecret(JWT_SECRET_NAME))),
     privateKeyPem,
     issuer: config.JWT_ISSUER,
     audience: config.JWT_AUDIENCE,

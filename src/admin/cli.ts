@@ -1,3 +1,5 @@
+import { existsSync } from "node:fs";
+import { join } from "node:path";
 import { Command, CommanderError, InvalidArgumentError } from "commander";
 import { MAX_ORIGINS, ORIGIN_PATTERN, publishableView } from "../accounts/model";
 import { AccountNotFound, AccountService, KeyNotFound } from "../accounts/service";
@@ -7,6 +9,7 @@ import { ApiError } from "../http/errors";
 import type { BucketLimits, Tier } from "../quota/limits";
 import { limitsProblem, MAX_DAILY_LIMIT, TIERS } from "../quota/limits";
 import { openStore, type Store } from "../store";
+import { Database, DB_FILE } from "../store/embedded/db";
 import { missesReport, projectionsRebuild } from "../usage/admin-commands";
 import { MISS_KINDS, type MissKind } from "../usage/analytics/misses";
 import { countersRebuild } from "../usage/counters";
@@ -55,20 +58,53 @@ function intArg(value: string): number {
 
 const print = (value: unknown) => console.log(JSON.stringify(value, null, 2));
 
-/** Opens the configured store for one command and closes it afterwards. */
-export async function withStore<T>(f: (store: Store, accounts: AccountService) => Promise<T>) {
-  let store: Store;
+/** The configuration from the environment; a bad one is a CliError. */
+function cliConfig() {
   try {
-    store = await openStore(loadConfig(process.env));
+    return loadConfig(process.env);
   } catch (err) {
     if (err instanceof ConfigError) throw new CliError(`Configuration error: ${err.message}`);
     throw err;
   }
+}
+
+/** Opens the configured store for one command and closes it afterwards. */
+export async function withStore<T>(f: (store: Store, accounts: AccountService) => Promise<T>) {
+  const store = await openStore(cliConfig());
   try {
     return await f(store, new AccountService(store.accounts));
   } finally {
     await store.close();
   }
+}
+
+/**
+ * The embedded database's integrity check. The database is opened on its own, without the
+ * adapters (which would write their tables), so a damaged file is reported, not refused.
+ */
+function dbCheck() {
+  const config = cliConfig();
+  if (config.MONGODB_URL)
+    throw new CliError("db check: only for the embedded store (MONGODB_URL is set)");
+  const path = join(config.DATA_DIR, DB_FILE);
+  if (!existsSync(path)) throw new CliError(`db check: no database at ${path}`);
+  let problems: string[];
+  try {
+    const db = new Database(path);
+    try {
+      problems = db.integrityCheck();
+    } finally {
+      db.close();
+    }
+  } catch (err) {
+    problems = [(err as Error).message];
+  }
+  if (problems.length === 1 && problems[0] === "ok") {
+    console.log("ok");
+    return;
+  }
+  for (const p of problems) console.log(p);
+  throw new CliError(`db check: ${path} has problems (${problems.length} listed above)`);
 }
 
 function program(): Command {
@@ -219,6 +255,12 @@ function program(): Command {
         console.log(await countersRebuild(store, loadConfig(process.env))),
       ),
     );
+  root
+    .command("db")
+    .description("The embedded store's SQLite database (DATA_DIR/brand-api.sqlite)")
+    .command("check")
+    .description("PRAGMA integrity_check: prints ok, or the problems found (exit 1)")
+    .action(() => dbCheck());
   registerDiscoveryCommands(root);
   return root;
 }

@@ -46,10 +46,18 @@ export const errorPlugin = new Elysia({ name: "error-plugin" }).onError(
     const unwrapped = cause instanceof ApiError ? cause : thrown;
     // a slug over the length cap, or not decodable, names no catalog entry: 404 like any
     // other unknown slug (credentials were checked before validation)
+    const storage = isStorageFull(unwrapped);
+    // the operator's line: what the store said (with what to do about it), once per refusal
+    if (storage)
+      log("error", "storage unavailable: write refused, answered 503", {
+        path: new URL(request.url).pathname,
+        code: (unwrapped as { code?: string }).code,
+        error: (unwrapped as Error).message,
+      });
     const error =
       code === "VALIDATION" && isSlugParam(unwrapped)
         ? serviceNotFound()
-        : isStorageFull(unwrapped)
+        : storage
           ? storageUnavailable()
           : unwrapped;
     let status = 500;

@@ -67,7 +67,11 @@ export const invalidApiKey = () =>
   );
 
 /** Errors of a disk that is full, over quota or read-only: the service cannot store data. */
-const STORAGE_FULL = new Set(["ENOSPC", "EDQUOT", "EROFS"]);
+/**
+ * A full disk or quota, a read-only file, a database lock held past the wait, a damaged or
+ * unreadable file (the codes store/embedded/db.ts gives SQLite's errors)
+ */
+const STORAGE_FULL = new Set(["ENOSPC", "EDQUOT", "EROFS", "EBUSY", "EIO"]);
 
 /** Whether `err` (or its cause) is a storage failure a retry later may get past. */
 export function isStorageFull(err: unknown): boolean {

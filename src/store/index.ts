@@ -13,6 +13,7 @@ import { EmbeddedBillingStore } from "./embedded/billing";
 import { FileCatalogSource } from "./embedded/catalog";
 import { Database, DB_FILE } from "./embedded/db";
 import { EmbeddedEnrichmentStore } from "./embedded/enrichment";
+import { importLegacyFiles } from "./embedded/legacy-import";
 import { EmbeddedUsageStore } from "./embedded/usage";
 import { EmbeddedVisitorStore } from "./embedded/visitors";
 
@@ -31,6 +32,8 @@ export interface Store {
   billing: BillingStore;
   /** the public visitor counter's total */
   visitors: VisitorCountStore;
+  /** the embedded store's SQLite database (absent on MongoDB) */
+  db?: Database;
   /** true when the backing store answers */
   ping(): Promise<boolean>;
   close(): Promise<void>;
@@ -39,15 +42,17 @@ export interface Store {
 export function openEmbeddedStore(
   config: Pick<Config, "DATA_DIR" | "CATALOG_FILE"> & Partial<Pick<Config, "USAGE_DURABILITY">>,
 ): Store {
-  const accounts = new EmbeddedAccountStore(config.DATA_DIR);
-  const tokens = new EmbeddedTokenStore(config.DATA_DIR);
-  const enrichment = new EmbeddedEnrichmentStore(config.DATA_DIR);
   // strict durability: every commit is on disk before it returns (synchronous=FULL)
   const db = new Database(join(config.DATA_DIR, DB_FILE), {
     synchronous: config.USAGE_DURABILITY === "strict" ? "full" : "normal",
   });
+  const accounts = new EmbeddedAccountStore(db);
+  const tokens = new EmbeddedTokenStore(db);
+  const enrichment = new EmbeddedEnrichmentStore(db);
+  const billing = new EmbeddedBillingStore(db);
+  const visitors = new EmbeddedVisitorStore(db);
+  importLegacyFiles(db, config.DATA_DIR, { accounts, tokens, billing, enrichment, visitors });
   const usage = new EmbeddedUsageStore(db, { importFrom: config.DATA_DIR });
-  const billing = new EmbeddedBillingStore(config.DATA_DIR);
   return {
     kind: "embedded",
     accounts,
@@ -56,15 +61,19 @@ export function openEmbeddedStore(
     enrichment,
     usage,
     billing,
-    visitors: new EmbeddedVisitorStore(config.DATA_DIR),
-    ping: async () => true,
+    visitors,
+    db,
+    ping: async () => {
+      try {
+        db.get("SELECT 1 FROM sqlite_schema LIMIT 1");
+        return true;
+      } catch {
+        return false;
+      }
+    },
     close: async () => {
       await usage.close();
       db.close();
-      billing.close();
-      accounts.close();
-      tokens.close();
-      await enrichment.close();
     },
   };
 }

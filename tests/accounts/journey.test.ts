@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
+import { DB_FILE } from "../../src/store/embedded/db";
 import { type AuthTestApp, filesUnder, makeAuthApp, PASSWORD, type Pair } from "./helpers";
 
 // argon2id hashing is CPU-bound: leave room on a loaded machine
@@ -99,6 +100,8 @@ test("register, use the key, verify, log in, bearer, refresh, regenerate, reset,
   const after = await t.login(email, newPassword);
 
   // delete: a wrong password is refused; then login is refused and the address is gone from disk
+  const dataKey = (await t.deps.store.accounts.getDataKey(reg.accountId))?.key as string;
+  expect(dataKey).toBeString();
   const wrong = await t.json(
     "/auth/me",
     { password: PASSWORD },
@@ -118,11 +121,13 @@ test("register, use the key, verify, log in, bearer, refresh, regenerate, reset,
 
   await t.deps.usage.flush();
   const files = filesUnder(t.deps.config.DATA_DIR);
-  expect(files.some((f) => f.path.endsWith("accounts.jsonl"))).toBe(true);
+  expect(files.some((f) => f.path.endsWith(DB_FILE))).toBe(true);
   for (const f of files) {
-    const text = f.bytes.toString("utf8").toLowerCase();
-    expect(text.includes("dev.journey@example.com") ? f.path : "").toBe("");
+    const text = f.bytes.toString("latin1");
+    expect(text.toLowerCase().includes("dev.journey@example.com") ? f.path : "").toBe("");
     expect(text.includes("$argon2id$") ? f.path : "").toBe("");
+    // crypto-shredding: no copy of the data key is left in any file (database, WAL, ...)
+    expect(text.includes(dataKey) ? f.path : "").toBe("");
   }
   // usage history stays, under the account id only
   const usageFiles = files.filter((f) => f.path.includes("/events/"));

@@ -1,18 +1,28 @@
 import { afterEach, describe, expect, test } from "bun:test";
-import { readFileSync, rmSync } from "node:fs";
+import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { generateKey, hashKey, parseKeyId, sameHash } from "../../src/accounts/keys";
 import { AccountService } from "../../src/accounts/service";
 import { EmbeddedAccountStore } from "../../src/store/embedded/accounts";
+import { Database, DB_FILE } from "../../src/store/embedded/db";
 import { tempDir } from "../support/app";
+import { databaseBytes } from "../support/db";
 
 const dirs: string[] = [];
+const dbs: Database[] = [];
 const dir = () => {
   const d = tempDir();
   dirs.push(d);
   return d;
 };
+/** an account store on the database under `d` (each call its own connection, like a process) */
+const store = (d: string) => {
+  const db = new Database(join(d, DB_FILE));
+  dbs.push(db);
+  return new EmbeddedAccountStore(db);
+};
 afterEach(() => {
+  for (const db of dbs.splice(0)) db.close();
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
 
@@ -45,11 +55,11 @@ describe("API keys", () => {
 
   test("only the hash is stored, the key verifies, a wrong secret does not", async () => {
     const d = dir();
-    const svc = new AccountService(new EmbeddedAccountStore(d));
+    const svc = new AccountService(store(d));
     const issued = await svc.createAccountWithKey({ tier: "pro", email: "ops@acme.test" });
-    const log = readFileSync(join(d, "accounts.jsonl"), "utf8");
-    expect(log).not.toContain(issued.apiKey);
-    expect(log).toContain(hashKey(issued.apiKey));
+    const bytes = databaseBytes(d);
+    expect(bytes).not.toContain(issued.apiKey);
+    expect(bytes).toContain(hashKey(issued.apiKey));
 
     const p = await svc.verifyKey(issued.apiKey);
     expect(p).toEqual({
@@ -63,15 +73,15 @@ describe("API keys", () => {
     expect(await svc.verifyKey(undefined)).toBeNull();
   });
 
-  test("accounts and keys survive a restart (replayed from the JSONL log)", async () => {
+  test("accounts and keys survive a restart (the database reopened)", async () => {
     const d = dir();
-    const first = new EmbeddedAccountStore(d);
+    const first = store(d);
     const issued = await new AccountService(first).createAccountWithKey({
       tier: "enterprise",
       limits: { svg: 5 },
     });
-    first.close();
-    const again = new AccountService(new EmbeddedAccountStore(d));
+    for (const db of dbs.splice(0)) db.close();
+    const again = new AccountService(store(d));
     expect(await again.verifyKey(issued.apiKey)).toMatchObject({
       tier: "enterprise",
       limits: { svg: 5 },
@@ -80,14 +90,14 @@ describe("API keys", () => {
 
   test("a key issued by another process (admin CLI) is seen without a restart", async () => {
     const d = dir();
-    const server = new AccountService(new EmbeddedAccountStore(d));
-    const cli = new AccountService(new EmbeddedAccountStore(d));
+    const server = new AccountService(store(d));
+    const cli = new AccountService(store(d));
     const issued = await cli.createAccountWithKey({ tier: "free" });
     expect(await server.verifyKey(issued.apiKey)).toMatchObject({ accountId: issued.accountId });
   });
 
   test("regenerating revokes the old key at once and issues a working new one", async () => {
-    const svc = new AccountService(new EmbeddedAccountStore(dir()));
+    const svc = new AccountService(store(dir()));
     const issued = await svc.createAccountWithKey({ tier: "free" });
     expect(await svc.verifyKey(issued.apiKey)).not.toBeNull();
     const fresh = await svc.regenerateKey(issued.accountId);
@@ -97,7 +107,7 @@ describe("API keys", () => {
   });
 
   test("tier changes apply to the key's next check", async () => {
-    const svc = new AccountService(new EmbeddedAccountStore(dir()));
+    const svc = new AccountService(store(dir()));
     const issued = await svc.createAccountWithKey({ tier: "free" });
     await svc.verifyKey(issued.apiKey);
     await svc.changeTier(issued.accountId, "pro", null);
@@ -105,12 +115,12 @@ describe("API keys", () => {
   });
 
   test("the key cache keeps repeated checks off the store", async () => {
-    const store = new EmbeddedAccountStore(dir());
+    const accounts = store(dir());
     let lookups = 0;
-    const counting = Object.assign(Object.create(store), {
+    const counting = Object.assign(Object.create(accounts), {
       findByKeyId: (id: string) => {
         lookups++;
-        return store.findByKeyId(id);
+        return accounts.findByKeyId(id);
       },
     });
     const svc = new AccountService(counting, 30_000);
@@ -120,7 +130,7 @@ describe("API keys", () => {
   });
 
   test("cachedKey answers from the cache only, and forgets regenerated keys", async () => {
-    const svc = new AccountService(new EmbeddedAccountStore(dir()), 30_000);
+    const svc = new AccountService(store(dir()), 30_000);
     const issued = await svc.createAccountWithKey({ tier: "pro" });
     expect(svc.cachedKey(issued.apiKey)).toBeUndefined();
     await svc.verifyKey(issued.apiKey);
@@ -137,7 +147,7 @@ describe("API keys", () => {
 
   test("cache entries expire after the TTL", async () => {
     let t = 1_000_000;
-    const svc = new AccountService(new EmbeddedAccountStore(dir()), 30_000, () => t);
+    const svc = new AccountService(store(dir()), 30_000, () => t);
     const issued = await svc.createAccountWithKey({ tier: "free" });
     await svc.verifyKey(issued.apiKey);
     t += 29_999;

@@ -4,6 +4,7 @@ import { statSync } from "node:fs";
 import { join } from "node:path";
 import { createLocalJWKSet, decodeJwt, jwtVerify, SignJWT } from "jose";
 import { ConfigError, loadConfig } from "../../src/config";
+import { DB_FILE } from "../../src/store/embedded/db";
 import { CATALOG_FILE, tempDir } from "../support/app";
 import { type AuthTestApp, makeAuthApp } from "./helpers";
 
@@ -164,14 +165,14 @@ describe.each([
 });
 
 describe("the signing secret", () => {
-  test("embedded without JWT_SECRET: generated once into DATA_DIR (mode 0600), kept across restarts", async () => {
+  test("embedded without JWT_SECRET: generated once into the database (mode 0600), kept across restarts", async () => {
     const dataDir = tempDir();
     const first = await makeAuthApp({ DATA_DIR: dataDir });
     await first.register("restart@example.com");
     const pair = await first.login("restart@example.com");
+    for (const f of [DB_FILE, `${DB_FILE}-wal`, `${DB_FILE}-shm`])
+      expect({ f, mode: statSync(join(dataDir, f)).mode & 0o777 }).toEqual({ f, mode: 0o600 });
     await first.deps.close();
-    const file = join(dataDir, "jwt-secret");
-    expect(statSync(file).mode & 0o777).toBe(0o600);
     const second = await makeAuthApp({ DATA_DIR: dataDir });
     expect((await second.bearer("/auth/me", pair.accessToken)).status).toBe(200);
     expect((await second.json("/auth/refresh", { refreshToken: pair.refreshToken })).status).toBe(

@@ -1,5 +1,8 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { makeApp, runAdmin, type TestApp } from "../support/app";
+import { closeSync, openSync, writeSync } from "node:fs";
+import { join } from "node:path";
+import { Database, DB_FILE } from "../../src/store/embedded/db";
+import { makeApp, runAdmin, type TestApp, tempDir } from "../support/app";
 
 // spawns processes or builds several apps: slow on a loaded machine (bun's default is 5 s)
 setDefaultTimeout(60_000);
@@ -34,6 +37,7 @@ const COMMANDS: [string[], string[]][] = [
   [["publishable-keys", "revoke"], ["<keyId>"]],
   [["projections", "rebuild"], []],
   [["misses"], ["--since", "--kind", "--limit"]],
+  [["db", "check"], []],
 ];
 
 describe("admin CLI --help", () => {
@@ -149,5 +153,31 @@ describe("admin CLI commands", () => {
     const config = await admin(["accounts", "list"], { PORT: "abc" });
     expect(config.code).toBe(1);
     expect(config.err.trim()).toMatch(/^error: Configuration error: PORT: /);
+  });
+
+  test("db check: ok on a sound database; on a damaged one the problems, exit 1", async () => {
+    const ok = await admin(["db", "check"]);
+    expect(ok).toMatchObject({ code: 0, out: "ok\n", err: "" });
+
+    // a database with one page overwritten (as a failing disk would leave it)
+    const dir = tempDir();
+    const path = join(dir, DB_FILE);
+    const db = new Database(path);
+    db.exec("CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT)");
+    db.tx(() => {
+      for (let i = 0; i < 2000; i++) db.run("INSERT INTO t (v) VALUES (?)", `value ${i}`);
+    });
+    db.close();
+    const fd = openSync(path, "r+");
+    writeSync(fd, Buffer.alloc(200, 0x41), 0, 200, 4096 * 5 + 100);
+    closeSync(fd);
+    const bad = await admin(["db", "check"], { DATA_DIR: dir });
+    expect(bad.code).toBe(1);
+    expect(bad.out).toMatch(/page 6/);
+    expect(bad.err.trim()).toMatch(/^error: db check: .*brand-api\.sqlite has problems/);
+
+    const none = await admin(["db", "check"], { DATA_DIR: tempDir() });
+    expect(none.code).toBe(1);
+    expect(none.err.trim()).toMatch(/^error: db check: no database at /);
   });
 });

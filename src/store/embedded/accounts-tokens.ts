@@ -1,87 +1,102 @@
-import { join } from "node:path";
 import type { TokenRecord, TokenStore } from "../../accounts/port";
-import { JsonlLog } from "./jsonl";
-import { writePrivateFile } from "./secret-file";
+import type { Database } from "./db";
 
-/** a token log longer than this, and 4x its live tokens, is rewritten at start */
-export const COMPACT_MIN_LINES = 1000;
-
-type TokenOp =
-  | { op: "put"; record: TokenRecord }
-  | { op: "use"; hash: string; at: number }
-  | { op: "revokeFamily"; family: string; at: number }
-  | { op: "removeAccount"; accountId: string };
+interface TokenRow {
+  hash: string;
+  kind: TokenRecord["kind"];
+  account_id: string;
+  family: string | null;
+  created_at: number;
+  expires_at: number;
+  used_at: number | null;
+  revoked_at: number | null;
+}
 
 /**
- * Embedded token store: token operations appended to DATA_DIR/tokens.jsonl (only hashes and
- * account ids, no personal data) and replayed into memory at start; expired tokens are dropped
- * on replay, and a log mostly made of dead entries is rewritten with the live tokens only.
+ * Embedded token store: one row per token in `auth_tokens` (only hashes and account ids, no
+ * personal data). A use is one conditional UPDATE, so of concurrent uses (in this or another
+ * process) exactly one wins. Expired tokens are deleted at open.
  */
 export class EmbeddedTokenStore implements TokenStore {
-  private log: JsonlLog<TokenOp>;
-  private tokens = new Map<string, TokenRecord>();
-
   constructor(
-    dataDir: string,
-    private now: () => number = Date.now,
+    private db: Database,
+    now: () => number = Date.now,
   ) {
-    const path = join(dataDir, "tokens.jsonl");
-    this.log = new JsonlLog(path);
-    const ops = this.log.readAll();
-    for (const op of ops) this.apply(op);
-    const t = this.now();
-    for (const [hash, r] of this.tokens) if (r.expiresAt <= t) this.tokens.delete(hash);
-    if (ops.length > COMPACT_MIN_LINES && ops.length > 4 * this.tokens.size) {
-      this.log.close();
-      const live = [...this.tokens.values()].map((record) => ({ op: "put", record }));
-      writePrivateFile(path, live.map((op) => `${JSON.stringify(op)}\n`).join(""));
-      this.log = new JsonlLog(path);
-    }
+    db.exec(`
+      CREATE TABLE IF NOT EXISTS auth_tokens (
+        hash TEXT PRIMARY KEY,
+        kind TEXT NOT NULL,
+        account_id TEXT NOT NULL,
+        family TEXT,
+        created_at INTEGER NOT NULL,
+        expires_at INTEGER NOT NULL,
+        used_at INTEGER,
+        revoked_at INTEGER
+      );
+      CREATE INDEX IF NOT EXISTS auth_tokens_by_account ON auth_tokens (account_id);
+      CREATE INDEX IF NOT EXISTS auth_tokens_by_family ON auth_tokens (family);
+      CREATE INDEX IF NOT EXISTS auth_tokens_by_expiry ON auth_tokens (expires_at);
+    `);
+    const t = now();
+    // checked first: a database that is read-only or locked at open still serves reads
+    if (db.get("SELECT 1 FROM auth_tokens WHERE expires_at <= ? LIMIT 1", t))
+      db.write("DELETE FROM auth_tokens WHERE expires_at <= ?", t);
   }
 
   async put(record: TokenRecord) {
-    this.write({ op: "put", record });
+    this.putSync(record, "REPLACE");
   }
 
-  async get(hash: string) {
-    const r = this.tokens.get(hash);
-    return r ? { ...r } : null;
+  /** `IGNORE` keeps a stored token with the same hash as it is (an idempotent import) */
+  putSync(r: TokenRecord, onConflict: "REPLACE" | "IGNORE") {
+    this.db.write(
+      `INSERT OR ${onConflict} INTO auth_tokens
+         (hash, kind, account_id, family, created_at, expires_at, used_at, revoked_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+      r.hash,
+      r.kind,
+      r.accountId,
+      r.family,
+      r.createdAt,
+      r.expiresAt,
+      r.usedAt,
+      r.revokedAt,
+    );
+  }
+
+  async get(hash: string): Promise<TokenRecord | null> {
+    const r = this.db.get<TokenRow>("SELECT * FROM auth_tokens WHERE hash = ?", hash);
+    if (!r) return null;
+    return {
+      hash: r.hash,
+      kind: r.kind,
+      accountId: r.account_id,
+      family: r.family,
+      createdAt: r.created_at,
+      expiresAt: r.expires_at,
+      usedAt: r.used_at,
+      revokedAt: r.revoked_at,
+    };
   }
 
   async use(hash: string, at: number) {
-    const r = this.tokens.get(hash);
-    if (!r || r.usedAt !== null || r.revokedAt !== null) return false;
-    this.write({ op: "use", hash, at });
-    return true;
+    const { changes } = this.db.write(
+      "UPDATE auth_tokens SET used_at = ? WHERE hash = ? AND used_at IS NULL AND revoked_at IS NULL",
+      at,
+      hash,
+    );
+    return changes === 1;
   }
 
   async revokeFamily(family: string, at: number) {
-    this.write({ op: "revokeFamily", family, at });
+    this.db.write(
+      "UPDATE auth_tokens SET revoked_at = ? WHERE family = ? AND revoked_at IS NULL",
+      at,
+      family,
+    );
   }
 
   async removeAccount(accountId: string) {
-    this.write({ op: "removeAccount", accountId });
-  }
-
-  close() {
-    this.log.close();
-  }
-
-  private write(op: TokenOp) {
-    this.log.append([op]);
-    this.apply(op);
-  }
-
-  private apply(op: TokenOp) {
-    if (op.op === "put") this.tokens.set(op.record.hash, { ...op.record });
-    else if (op.op === "use") {
-      const r = this.tokens.get(op.hash);
-      if (r && r.usedAt === null) r.usedAt = op.at;
-    } else if (op.op === "revokeFamily") {
-      for (const r of this.tokens.values())
-        if (r.family === op.family && r.revokedAt === null) r.revokedAt = op.at;
-    } else
-      for (const [hash, r] of this.tokens)
-        if (r.accountId === op.accountId) this.tokens.delete(hash);
+    this.db.write("DELETE FROM auth_tokens WHERE account_id = ?", accountId);
   }
 }

@@ -1,143 +1,214 @@
-import { existsSync, readdirSync, readFileSync, rmSync } from "node:fs";
-import { join } from "node:path";
+import { randomBytes } from "node:crypto";
 import { type Account, type AccountEvent, applyAccountEvent } from "../../accounts/model";
 import type { AccountStore, DataKeyRecord } from "../../accounts/port";
 import { log } from "../../platform/log";
-import { JsonlLog } from "./jsonl";
-import { readOrCreateSecret, writePrivateFile } from "./secret-file";
+import type { Database } from "./db";
 
 /**
- * Embedded account store: events in DATA_DIR/accounts.jsonl, projection replayed into memory.
- * Data keys (crypto-shredding) live outside the log, one file per account under
- * DATA_DIR/account-keys/ (mode 0600), deleted with the account; server secrets under
- * DATA_DIR/secrets/.
+ * Embedded account store on the shared SQLite database: `account_events` is the append-only log
+ * (unique event id, so a replayed append is idempotent), `accounts` its projection (one JSON row
+ * per account), `account_key_ids` the lookup of API and publishable key ids; each append writes
+ * the events and the projection in one transaction. Data keys (crypto-shredding) live outside the
+ * log in `account_data_keys`, deleted with the account; `server_secrets` holds shared secrets.
+ * Every read goes to the database, so writes by another process on the same DATA_DIR (the admin
+ * CLI) are seen at once.
  */
 export class EmbeddedAccountStore implements AccountStore {
-  private log: JsonlLog<AccountEvent>;
-  private accounts = new Map<string, Account>();
-  private byKey = new Map<string, string>();
-  private byPublishable = new Map<string, string>();
-  private eventsByAccount = new Map<string, AccountEvent[]>();
-  private seen = new Set<string>();
-  private keysDir: string;
-  private dataKeys = new Map<string, DataKeyRecord>();
-  private byEmailIndex = new Map<string, string>();
-
-  constructor(private dataDir: string) {
-    this.log = new JsonlLog(join(dataDir, "accounts.jsonl"));
-    for (const e of this.log.readAll()) this.apply(e);
-    this.keysDir = join(dataDir, "account-keys");
-    this.loadDataKeys();
-  }
-
-  async putDataKey(record: DataKeyRecord): Promise<boolean> {
-    if (record.emailIndex) {
-      if (!this.byEmailIndex.has(record.emailIndex)) this.loadDataKeys();
-      if (this.byEmailIndex.has(record.emailIndex)) return false;
-    }
-    // on disk first: a write that fails (a full disk) reserves nothing in memory either
-    writePrivateFile(this.keyFile(record.accountId), JSON.stringify(record));
-    if (record.emailIndex) this.byEmailIndex.set(record.emailIndex, record.accountId);
-    this.dataKeys.set(record.accountId, record);
-    return true;
-  }
-
-  async getDataKey(accountId: string) {
-    if (!this.dataKeys.has(accountId)) this.loadDataKeys();
-    return this.dataKeys.get(accountId) ?? null;
-  }
-
-  async findByEmailIndex(emailIndex: string) {
-    if (!this.byEmailIndex.has(emailIndex)) this.loadDataKeys();
-    return this.byEmailIndex.get(emailIndex) ?? null;
-  }
-
-  async deleteDataKey(accountId: string) {
-    const record = this.dataKeys.get(accountId);
-    if (record?.emailIndex) this.byEmailIndex.delete(record.emailIndex);
-    this.dataKeys.delete(accountId);
-    rmSync(this.keyFile(accountId), { force: true });
-  }
-
-  async serverSecret(name: string) {
-    return readOrCreateSecret(join(this.dataDir, "secrets", name.replace(/[^a-z0-9-]/gi, "_")));
-  }
-
-  private keyFile(accountId: string) {
-    return join(this.keysDir, `${accountId.replace(/[^0-9a-f-]/gi, "_")}.json`);
-  }
-
-  /** Read data key files not yet known (at start, and those another process wrote since). */
-  private loadDataKeys() {
-    if (!existsSync(this.keysDir)) return;
-    for (const name of readdirSync(this.keysDir)) {
-      if (!name.endsWith(".json") || this.dataKeys.has(name.slice(0, -5))) continue;
-      try {
-        const record = JSON.parse(readFileSync(join(this.keysDir, name), "utf8")) as DataKeyRecord;
-        this.dataKeys.set(record.accountId, record);
-        if (record.emailIndex) this.byEmailIndex.set(record.emailIndex, record.accountId);
-      } catch {
-        log("warn", "skipping unreadable account data key file", { file: name });
-      }
-    }
+  constructor(private db: Database) {
+    db.exec(`
+      CREATE TABLE IF NOT EXISTS account_events (
+        seq INTEGER PRIMARY KEY,
+        id TEXT NOT NULL UNIQUE,
+        account_id TEXT NOT NULL,
+        event TEXT NOT NULL
+      );
+      CREATE INDEX IF NOT EXISTS account_events_by_account ON account_events (account_id, seq);
+      CREATE TABLE IF NOT EXISTS accounts (
+        id TEXT PRIMARY KEY,
+        created_at TEXT NOT NULL,
+        account TEXT NOT NULL
+      );
+      CREATE INDEX IF NOT EXISTS accounts_by_created ON accounts (created_at, id);
+      CREATE TABLE IF NOT EXISTS account_key_ids (
+        kind TEXT NOT NULL,
+        key_id TEXT NOT NULL,
+        account_id TEXT NOT NULL,
+        PRIMARY KEY (kind, key_id)
+      ) WITHOUT ROWID;
+      CREATE TABLE IF NOT EXISTS account_data_keys (
+        account_id TEXT PRIMARY KEY,
+        key TEXT NOT NULL,
+        email_index TEXT UNIQUE
+      );
+      CREATE TABLE IF NOT EXISTS server_secrets (
+        name TEXT PRIMARY KEY,
+        value TEXT NOT NULL
+      );
+    `);
   }
 
   async append(events: AccountEvent[]): Promise<void> {
-    const fresh = events.filter((e) => !this.seen.has(e.id));
-    this.log.append(fresh);
-    for (const e of fresh) this.apply(e);
-  }
-
-  async getAccount(accountId: string) {
-    if (!this.accounts.has(accountId)) this.catchUp();
-    return this.accounts.get(accountId) ?? null;
+    this.appendSync(events);
   }
 
   /**
-   * Catches up on every call (a stat when nothing changed): key checks reach the store only
-   * when the key cache misses, and they must see keys the admin CLI revoked since.
+   * Append in one transaction: events already stored (by id) are skipped, an event for an
+   * account that was never registered is dropped, and the projection is updated with them.
    */
+  appendSync(events: AccountEvent[]): number {
+    if (events.length === 0) return 0;
+    return this.db.tx(() => {
+      let added = 0;
+      for (const e of events) {
+        if (this.db.get("SELECT 1 FROM account_events WHERE id = ?", e.id)) continue;
+        const next = applyAccountEvent(this.read(e.accountId), e);
+        if (!next) continue;
+        this.db.run(
+          "INSERT INTO account_events (id, account_id, event) VALUES (?, ?, ?)",
+          e.id,
+          e.accountId,
+          JSON.stringify(e),
+        );
+        this.db.run(
+          "INSERT OR REPLACE INTO accounts (id, created_at, account) VALUES (?, ?, ?)",
+          next.id,
+          next.createdAt,
+          JSON.stringify(next),
+        );
+        const kind =
+          e.type === "key.issued" ? "api" : e.type === "publishable.issued" ? "publishable" : null;
+        if (kind)
+          this.db.run(
+            "INSERT OR IGNORE INTO account_key_ids (kind, key_id, account_id) VALUES (?, ?, ?)",
+            kind,
+            (e.data as { keyId: string }).keyId,
+            next.id,
+          );
+        added++;
+      }
+      return added;
+    }, true);
+  }
+
+  private read(accountId: string): Account | null {
+    const row = this.db.get<{ account: string }>(
+      "SELECT account FROM accounts WHERE id = ?",
+      accountId,
+    );
+    return row ? (JSON.parse(row.account) as Account) : null;
+  }
+
+  private byKeyId(kind: "api" | "publishable", keyId: string): Account | null {
+    const row = this.db.get<{ account: string }>(
+      `SELECT a.account FROM account_key_ids k JOIN accounts a ON a.id = k.account_id
+       WHERE k.kind = ? AND k.key_id = ?`,
+      kind,
+      keyId,
+    );
+    return row ? (JSON.parse(row.account) as Account) : null;
+  }
+
+  async getAccount(accountId: string) {
+    return this.read(accountId);
+  }
+
   async findByKeyId(keyId: string) {
-    this.catchUp();
-    const id = this.byKey.get(keyId);
-    return id ? (this.accounts.get(id) ?? null) : null;
+    return this.byKeyId("api", keyId);
   }
 
   async findByPublishableKeyId(keyId: string) {
-    this.catchUp();
-    const id = this.byPublishable.get(keyId);
-    return id ? (this.accounts.get(id) ?? null) : null;
+    return this.byKeyId("publishable", keyId);
   }
 
   async listAccounts(query: { limit: number }) {
-    this.catchUp();
-    const all = [...this.accounts.values()];
-    return all.sort((a, b) => a.createdAt.localeCompare(b.createdAt)).slice(0, query.limit);
-  }
-
-  /** Apply events another process (the admin CLI) appended since we last read. */
-  private catchUp() {
-    for (const e of this.log.readNew()) this.apply(e);
+    return this.db
+      .all<{ account: string }>(
+        "SELECT account FROM accounts ORDER BY created_at, id LIMIT ?",
+        Number.isFinite(query.limit) ? query.limit : -1,
+      )
+      .map((r) => JSON.parse(r.account) as Account);
   }
 
   async events(accountId: string) {
-    return [...(this.eventsByAccount.get(accountId) ?? [])];
+    return this.db
+      .all<{ event: string }>(
+        "SELECT event FROM account_events WHERE account_id = ? ORDER BY seq",
+        accountId,
+      )
+      .map((r) => JSON.parse(r.event) as AccountEvent);
   }
 
-  close() {
-    this.log.close();
+  async putDataKey(record: DataKeyRecord): Promise<boolean> {
+    return this.putDataKeySync(record);
   }
 
-  private apply(e: AccountEvent) {
-    if (this.seen.has(e.id)) return;
-    this.seen.add(e.id);
-    const next = applyAccountEvent(this.accounts.get(e.accountId) ?? null, e);
-    if (!next) return;
-    this.accounts.set(next.id, next);
-    if (e.type === "key.issued") this.byKey.set(e.data.keyId, next.id);
-    if (e.type === "publishable.issued") this.byPublishable.set(e.data.keyId, next.id);
-    const list = this.eventsByAccount.get(e.accountId) ?? [];
-    list.push(e);
-    this.eventsByAccount.set(e.accountId, list);
+  /** false when the account already has a key or the e-mail index is taken */
+  putDataKeySync(record: DataKeyRecord): boolean {
+    return (
+      this.db.write(
+        "INSERT OR IGNORE INTO account_data_keys (account_id, key, email_index) VALUES (?, ?, ?)",
+        record.accountId,
+        record.key,
+        record.emailIndex,
+      ).changes === 1
+    );
+  }
+
+  async getDataKey(accountId: string) {
+    const row = this.db.get<{ key: string; email_index: string | null }>(
+      "SELECT key, email_index FROM account_data_keys WHERE account_id = ?",
+      accountId,
+    );
+    return row ? { accountId, key: row.key, emailIndex: row.email_index } : null;
+  }
+
+  async findByEmailIndex(emailIndex: string) {
+    return (
+      this.db.get<{ account_id: string }>(
+        "SELECT account_id FROM account_data_keys WHERE email_index = ?",
+        emailIndex,
+      )?.account_id ?? null
+    );
+  }
+
+  /**
+   * The row goes, its bytes are zeroed in the page (secure_delete, see db.ts), and the WAL
+   * holding the page's earlier versions is checkpointed and truncated: no copy of the key stays
+   * in a file under DATA_DIR. The truncation waits (up to the busy timeout) for another
+   * process's read in progress; account deletions are rare.
+   */
+  async deleteDataKey(accountId: string) {
+    this.db.write("DELETE FROM account_data_keys WHERE account_id = ?", accountId);
+    try {
+      this.db.checkpoint();
+    } catch (err) {
+      // the key is gone from the table; its old page stays in the WAL until a later checkpoint
+      log("warn", "data key deleted, but the WAL could not be truncated", {
+        reason: (err as Error).message,
+      });
+    }
+  }
+
+  async serverSecret(name: string) {
+    return this.serverSecretSync(name, randomBytes(32).toString("base64url"));
+  }
+
+  /** the secret stored under `name`, `fresh` stored first when there is none (first one wins) */
+  serverSecretSync(name: string, fresh: string): string {
+    const read = () =>
+      this.db.get<{ value: string }>("SELECT value FROM server_secrets WHERE name = ?", name)
+        ?.value;
+    // read first: a stored secret needs no write (and no write lock)
+    return (
+      read() ??
+      this.db.tx(() => {
+        this.db.run(
+          "INSERT OR IGNORE INTO server_secrets (name, value) VALUES (?, ?)",
+          name,
+          fresh,
+        );
+        return read() as string;
+      }, true)
+    );
   }
 }

@@ -1,88 +1,118 @@
-import { join } from "node:path";
 import type { BillingLink, BillingStore } from "../../billing/port";
-import { JsonlLog } from "./jsonl";
+import type { Database } from "./db";
 
-type BillingRecord =
-  | ({ type: "link" } & BillingLink)
-  | { type: "event"; id: string }
-  | { type: "event.released"; id: string }
-  | { type: "subscription"; id: string; created: number };
+interface LinkRow {
+  account_id: string;
+  customer_id: string;
+  subscription_id: string | null;
+  updated_at: string;
+}
+
+const link = (r: LinkRow | undefined): BillingLink | null =>
+  r
+    ? {
+        accountId: r.account_id,
+        customerId: r.customer_id,
+        subscriptionId: r.subscription_id,
+        updatedAt: r.updated_at,
+      }
+    : null;
 
 /**
- * Embedded billing store: every change appended to DATA_DIR/billing.jsonl (fdatasync'd before
- * it is acknowledged) and replayed into memory at start. One process owns DATA_DIR, so the
- * check-and-set operations are atomic here (JavaScript runs them without interleaving).
+ * Embedded billing store on the shared SQLite database: `billing_links` (one per account; a
+ * customer id names the account whose link was saved last), `billing_events` (claimed provider
+ * event ids) and `billing_subscriptions` (the newest event time applied per subscription). Each
+ * check-and-set runs in one write transaction, so it is atomic across processes too.
  */
 export class EmbeddedBillingStore implements BillingStore {
-  private log: JsonlLog<BillingRecord>;
-  private links = new Map<string, BillingLink>();
-  private customers = new Map<string, string>();
-  private events = new Set<string>();
-  private subscriptions = new Map<string, number>();
-
-  constructor(dataDir: string) {
-    this.log = new JsonlLog(join(dataDir, "billing.jsonl"));
-    for (const r of this.log.readAll()) this.apply(r);
-  }
-
-  private apply(r: BillingRecord) {
-    switch (r.type) {
-      case "link": {
-        const { type, ...link } = r;
-        const before = this.links.get(link.accountId);
-        if (before) this.customers.delete(before.customerId);
-        this.links.set(link.accountId, link);
-        this.customers.set(link.customerId, link.accountId);
-        break;
-      }
-      case "event":
-        this.events.add(r.id);
-        break;
-      case "event.released":
-        this.events.delete(r.id);
-        break;
-      case "subscription":
-        this.subscriptions.set(r.id, r.created);
-        break;
-    }
-  }
-
-  private write(r: BillingRecord) {
-    this.log.append([r]);
-    this.apply(r);
+  constructor(private db: Database) {
+    db.exec(`
+      CREATE TABLE IF NOT EXISTS billing_links (
+        account_id TEXT PRIMARY KEY,
+        customer_id TEXT NOT NULL,
+        subscription_id TEXT,
+        updated_at TEXT NOT NULL
+      );
+      CREATE INDEX IF NOT EXISTS billing_links_by_customer ON billing_links (customer_id);
+      CREATE TABLE IF NOT EXISTS billing_events (id TEXT PRIMARY KEY) WITHOUT ROWID;
+      CREATE TABLE IF NOT EXISTS billing_subscriptions (
+        id TEXT PRIMARY KEY,
+        created INTEGER NOT NULL
+      ) WITHOUT ROWID;
+    `);
   }
 
   async byAccount(accountId: string) {
-    return this.links.get(accountId) ?? null;
+    return link(
+      this.db.get<LinkRow>("SELECT * FROM billing_links WHERE account_id = ?", accountId),
+    );
   }
 
   async byCustomer(customerId: string) {
-    const accountId = this.customers.get(customerId);
-    return accountId ? (this.links.get(accountId) ?? null) : null;
+    return link(
+      this.db.get<LinkRow>(
+        "SELECT * FROM billing_links WHERE customer_id = ? ORDER BY rowid DESC LIMIT 1",
+        customerId,
+      ),
+    );
   }
 
-  async saveLink(link: BillingLink) {
-    this.write({ type: "link", ...link });
+  /** REPLACE deletes and inserts: the saved link gets the highest rowid (see byCustomer) */
+  async saveLink(l: BillingLink) {
+    this.db.tx(() => this.insertLink(l, "REPLACE"), true);
+  }
+
+  private insertLink(l: BillingLink, onConflict: "REPLACE" | "IGNORE") {
+    this.db.run(
+      `INSERT OR ${onConflict} INTO billing_links (account_id, customer_id, subscription_id, updated_at) VALUES (?, ?, ?, ?)`,
+      l.accountId,
+      l.customerId,
+      l.subscriptionId,
+      l.updatedAt,
+    );
+  }
+
+  /** links, claimed events and subscriptions of an earlier DATA_DIR; stored ones are kept */
+  importSync(links: BillingLink[], eventIds: string[], subscriptions: Map<string, number>) {
+    this.db.tx(() => {
+      for (const l of links) this.insertLink(l, "IGNORE");
+      for (const id of eventIds)
+        this.db.run("INSERT OR IGNORE INTO billing_events (id) VALUES (?)", id);
+      for (const [id, created] of subscriptions)
+        this.db.run(
+          "INSERT OR IGNORE INTO billing_subscriptions (id, created) VALUES (?, ?)",
+          id,
+          created,
+        );
+    }, true);
   }
 
   async claimEvent(eventId: string) {
-    if (this.events.has(eventId)) return false;
-    this.write({ type: "event", id: eventId });
-    return true;
+    const { changes } = this.db.write(
+      "INSERT OR IGNORE INTO billing_events (id) VALUES (?)",
+      eventId,
+    );
+    return changes === 1;
   }
 
   async releaseEvent(eventId: string) {
-    if (this.events.has(eventId)) this.write({ type: "event.released", id: eventId });
+    this.db.write("DELETE FROM billing_events WHERE id = ?", eventId);
   }
 
   async advanceSubscription(subscriptionId: string, created: number) {
-    const last = this.subscriptions.get(subscriptionId);
-    if (last !== undefined && last > created) return false;
-    if (last !== created) this.write({ type: "subscription", id: subscriptionId, created });
-    return true;
-  }
-
-  close() {
-    this.log.close();
+    return this.db.tx(() => {
+      const last = this.db.get<{ created: number }>(
+        "SELECT created FROM billing_subscriptions WHERE id = ?",
+        subscriptionId,
+      )?.created;
+      if (last !== undefined && last > created) return false;
+      if (last !== created)
+        this.db.run(
+          "INSERT OR REPLACE INTO billing_subscriptions (id, created) VALUES (?, ?)",
+          subscriptionId,
+          created,
+        );
+      return true;
+    }, true);
   }
 }

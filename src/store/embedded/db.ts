@@ -1,4 +1,4 @@
-import { mkdirSync } from "node:fs";
+import { closeSync, existsSync, mkdirSync, openSync } from "node:fs";
 import { dirname } from "node:path";
 import { DatabaseSync, type SQLInputValue, type StatementSync } from "node:sqlite";
 
@@ -73,18 +73,29 @@ export class Database {
   readonly db: DatabaseSync;
   private statements = new Map<string, StatementSync>();
   private depth = 0;
+  private synchronous: "FULL" | "NORMAL" = "NORMAL";
 
   constructor(
     readonly path: string,
     opts: DatabaseOptions = {},
   ) {
-    if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
+    if (path !== ":memory:") {
+      mkdirSync(dirname(path), { recursive: true });
+      // it holds data keys and server secrets: the owner's only (SQLite gives its -wal and
+      // -shm files the database file's mode)
+      if (!existsSync(path)) closeSync(openSync(path, "a", 0o600));
+    }
     try {
       this.db = new DatabaseSync(path);
       this.db.exec(`PRAGMA busy_timeout = ${opts.busyTimeoutMs ?? 5000}`);
       this.db.exec("PRAGMA journal_mode = WAL");
-      this.db.exec(`PRAGMA synchronous = ${opts.synchronous === "full" ? "FULL" : "NORMAL"}`);
+      this.synchronous = opts.synchronous === "full" ? "FULL" : "NORMAL";
+      this.db.exec(`PRAGMA synchronous = ${this.synchronous}`);
       this.db.exec("PRAGMA foreign_keys = ON");
+      // a deleted row is overwritten with zeros in its page, which the delete writes anyway
+      // (crypto-shredding of data keys; FAST: freed overflow pages, which small rows never
+      // have, are left as they are)
+      this.db.exec("PRAGMA secure_delete = FAST");
       // readers never wait on the WAL growing without bound between checkpoints
       this.db.exec("PRAGMA wal_autocheckpoint = 1000");
     } catch (err) {
@@ -142,9 +153,11 @@ export class Database {
   /**
    * Run `fn` in one write transaction (BEGIN IMMEDIATE: the write lock is taken first, so two
    * processes never deadlock upgrading a read). All of it commits or none of it does; a nested
-   * call joins the outer transaction.
+   * call joins the outer transaction (whose `durable` counts). `durable`: the commit is on disk
+   * (the WAL fsync'd, synchronous=FULL for this one) before `tx` returns, whatever the
+   * connection's own setting.
    */
-  tx<T>(fn: () => T): T {
+  tx<T>(fn: () => T, durable = false): T {
     if (this.depth > 0) {
       this.depth++;
       try {
@@ -153,9 +166,12 @@ export class Database {
         this.depth--;
       }
     }
+    const sync = durable && this.synchronous !== "FULL";
     try {
+      if (sync) this.db.exec("PRAGMA synchronous = FULL");
       this.db.exec("BEGIN IMMEDIATE");
     } catch (err) {
+      if (sync) this.db.exec(`PRAGMA synchronous = ${this.synchronous}`);
       throw storageError(err);
     }
     this.depth = 1;
@@ -172,7 +188,21 @@ export class Database {
       throw storageError(err);
     } finally {
       this.depth = 0;
+      if (sync) this.db.exec(`PRAGMA synchronous = ${this.synchronous}`);
     }
+  }
+
+  /** One statement in its own durable write transaction (see tx). */
+  write(sql: string, ...params: SQLInputValue[]) {
+    return this.tx(() => this.run(sql, ...params), true);
+  }
+
+  /**
+   * Copy the WAL into the database file and truncate it to zero bytes. It waits (up to the busy
+   * timeout) for readers on an older snapshot; past that, their frames stay until a later one.
+   */
+  checkpoint(): void {
+    this.get("PRAGMA wal_checkpoint(TRUNCATE)");
   }
 
   /** `PRAGMA integrity_check`: "ok", or the problems SQLite lists (at most `max`). */

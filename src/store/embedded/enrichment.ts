@@ -1,75 +1,111 @@
-import { join } from "node:path";
 import type {
   DiscoveryRecord,
   DiscoveryStore,
   EnrichmentRecord,
   EnrichmentStore,
 } from "../../catalog/enrichment-port";
-import { JsonlLog } from "./jsonl";
+import type { Database } from "./db";
 
 /**
- * Embedded enrichment store: records appended to DATA_DIR/enrichment.jsonl (fdatasync'd on the
- * thread pool, so a burst of background jobs never holds the request thread), the
- * latest per brand kept in memory and replayed over the catalog at start. Discovery records go
- * to DATA_DIR/discoveries.jsonl the same way (latest per domain); lines another process (the
- * admin CLI) appended are read in when polled (`discoveries(since)`).
+ * Embedded enrichment store on the shared SQLite database: `enrichment`, the latest record per
+ * brand, and `discoveries`, the latest record per domain (a taken-down one is never replaced).
+ * Each record is one JSON row; `stored_at` (when this row was written) lets a poll see a record
+ * another process stored after the poll's `since` even when the record's own `at` is older.
  */
 export class EmbeddedEnrichmentStore implements EnrichmentStore, DiscoveryStore {
-  private log: JsonlLog<EnrichmentRecord>;
-  private latest = new Map<number, EnrichmentRecord>();
-  private found: JsonlLog<DiscoveryRecord>;
-  private byDomain = new Map<string, DiscoveryRecord>();
-
-  constructor(dataDir: string) {
-    this.log = new JsonlLog(join(dataDir, "enrichment.jsonl"));
-    for (const r of this.log.readAll()) this.latest.set(r.brandId, r);
-    this.found = new JsonlLog(join(dataDir, "discoveries.jsonl"));
-    for (const r of this.found.readAll()) this.keep(r);
+  constructor(private db: Database) {
+    db.exec(`
+      CREATE TABLE IF NOT EXISTS enrichment (
+        brand_id INTEGER PRIMARY KEY,
+        basis TEXT NOT NULL,
+        record TEXT NOT NULL
+      );
+      CREATE TABLE IF NOT EXISTS discoveries (
+        domain TEXT PRIMARY KEY,
+        status TEXT NOT NULL,
+        at TEXT NOT NULL,
+        stored_at TEXT NOT NULL,
+        record TEXT NOT NULL
+      );
+      CREATE INDEX IF NOT EXISTS discoveries_by_at ON discoveries (at);
+      CREATE INDEX IF NOT EXISTS discoveries_by_stored_at ON discoveries (stored_at);
+    `);
   }
 
   async all() {
-    return [...this.latest.values()];
+    return this.db
+      .all<{ record: string }>("SELECT record FROM enrichment ORDER BY brand_id")
+      .map((r) => JSON.parse(r.record) as EnrichmentRecord);
   }
 
   async save(record: EnrichmentRecord) {
-    const stored = this.latest.get(record.brandId);
-    if (stored && stored.basis === record.basis) return stored;
-    this.latest.set(record.brandId, record);
-    await this.log.appendAsync([record]);
-    return record;
+    return this.saveSync(record, false);
   }
 
-  /** the latest record per domain; a taken-down record is never replaced */
-  private keep(r: DiscoveryRecord): boolean {
-    if (this.byDomain.get(r.domain)?.status === "taken_down") return false;
-    this.byDomain.set(r.domain, r);
-    return true;
+  /** `keepAny`: a stored record of the brand is kept whatever its basis (an idempotent import) */
+  saveSync(record: EnrichmentRecord, keepAny: boolean): EnrichmentRecord {
+    return this.db.tx(() => {
+      const stored = this.db.get<{ basis: string; record: string }>(
+        "SELECT basis, record FROM enrichment WHERE brand_id = ?",
+        record.brandId,
+      );
+      if (stored && (keepAny || stored.basis === record.basis))
+        return JSON.parse(stored.record) as EnrichmentRecord;
+      this.db.run(
+        "INSERT OR REPLACE INTO enrichment (brand_id, basis, record) VALUES (?, ?, ?)",
+        record.brandId,
+        record.basis,
+        JSON.stringify(record),
+      );
+      return record;
+    }, true);
   }
 
   async discoveries(since?: string) {
-    const fresh = this.found.readNew().filter((r) => this.keep(r));
-    if (since === undefined) return [...this.byDomain.values()];
-    return [...this.byDomain.values()].filter((r) => r.at > since || fresh.includes(r));
+    const rows =
+      since === undefined
+        ? this.db.all<{ record: string }>("SELECT record FROM discoveries")
+        : this.db.all<{ record: string }>(
+            "SELECT record FROM discoveries WHERE at > ? OR stored_at > ?",
+            since,
+            since,
+          );
+    return rows.map((r) => JSON.parse(r.record) as DiscoveryRecord);
   }
 
   async discovery(domain: string) {
-    return this.byDomain.get(domain) ?? null;
+    const row = this.db.get<{ record: string }>(
+      "SELECT record FROM discoveries WHERE domain = ?",
+      domain,
+    );
+    return row ? (JSON.parse(row.record) as DiscoveryRecord) : null;
+  }
+
+  async saveDiscovery(record: DiscoveryRecord) {
+    return this.saveDiscoverySync(record, false);
   }
 
   /**
-   * A takedown another process appended and this one has not read yet is still final: on
-   * replay, keep() never lets a later line replace a taken-down record.
+   * A taken-down record is final, also one another process stored. `keepAny`: any stored
+   * record of the domain is kept (an idempotent import).
    */
-  async saveDiscovery(record: DiscoveryRecord) {
-    const stored = this.byDomain.get(record.domain);
-    if (stored?.status === "taken_down") return stored;
-    this.byDomain.set(record.domain, record);
-    await this.found.appendAsync([record]);
-    return record;
-  }
-
-  /** Waits for appends in flight, then closes both files. */
-  async close() {
-    await Promise.all([this.log.closeAsync(), this.found.closeAsync()]);
+  saveDiscoverySync(record: DiscoveryRecord, keepAny: boolean): DiscoveryRecord {
+    return this.db.tx(() => {
+      const stored = this.db.get<{ status: string; record: string }>(
+        "SELECT status, record FROM discoveries WHERE domain = ?",
+        record.domain,
+      );
+      if (stored && (keepAny || stored.status === "taken_down"))
+        return JSON.parse(stored.record) as DiscoveryRecord;
+      this.db.run(
+        "INSERT OR REPLACE INTO discoveries (domain, status, at, stored_at, record) VALUES (?, ?, ?, ?, ?)",
+        record.domain,
+        record.status,
+        record.at,
+        new Date().toISOString(),
+        JSON.stringify(record),
+      );
+      return record;
+    }, true);
   }
 }

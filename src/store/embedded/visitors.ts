@@ -1,62 +1,58 @@
 import { randomBytes } from "node:crypto";
-import {
-  closeSync,
-  existsSync,
-  fsyncSync,
-  mkdirSync,
-  openSync,
-  readFileSync,
-  renameSync,
-  writeSync,
-} from "node:fs";
-import { join } from "node:path";
 import type { VisitorCountStore } from "../../visitor-counter/port";
-
-interface State {
-  total: number;
-  secret: string;
-}
+import type { Database } from "./db";
 
 /**
- * Embedded visitor counter: DATA_DIR/visitor-counter.json, replaced atomically (written to a
- * temporary file, fsync'd, renamed) on every change, so a crash keeps the old or the new total.
+ * Embedded visitor counter: one row in `visitor_counter` on the shared SQLite database; an
+ * increment is one UPDATE ... RETURNING, atomic across processes.
  */
 export class EmbeddedVisitorStore implements VisitorCountStore {
-  private path: string;
-  private state: State;
-
-  constructor(private dataDir: string) {
-    this.path = join(dataDir, "visitor-counter.json");
-    this.state = existsSync(this.path)
-      ? (JSON.parse(readFileSync(this.path, "utf8")) as State)
-      : { total: 0, secret: "" };
+  constructor(private db: Database) {
+    db.exec(`
+      CREATE TABLE IF NOT EXISTS visitor_counter (
+        id INTEGER PRIMARY KEY CHECK (id = 1),
+        total INTEGER NOT NULL,
+        secret TEXT NOT NULL
+      );
+    `);
   }
 
   async total() {
-    return this.state.total;
+    return this.db.get<{ total: number }>("SELECT total FROM visitor_counter")?.total ?? 0;
   }
 
   async increment() {
-    this.save({ ...this.state, total: this.state.total + 1 });
-    return this.state.total;
+    return this.db.tx(() => {
+      this.db.run("INSERT OR IGNORE INTO visitor_counter (id, total, secret) VALUES (1, 0, '')");
+      return (
+        this.db.get<{ total: number }>(
+          "UPDATE visitor_counter SET total = total + 1 RETURNING total",
+        ) as { total: number }
+      ).total;
+    }, true);
   }
 
   async secret() {
-    if (!this.state.secret) this.save({ ...this.state, secret: randomBytes(32).toString("hex") });
-    return this.state.secret;
+    const stored = this.db.get<{ secret: string }>("SELECT secret FROM visitor_counter")?.secret;
+    if (stored) return stored;
+    const fresh = randomBytes(32).toString("hex");
+    return this.db.tx(() => {
+      this.db.run("INSERT OR IGNORE INTO visitor_counter (id, total, secret) VALUES (1, 0, '')");
+      this.db.run("UPDATE visitor_counter SET secret = ? WHERE secret = ''", fresh);
+      return (
+        this.db.get<{ secret: string }>("SELECT secret FROM visitor_counter") as {
+          secret: string;
+        }
+      ).secret;
+    }, true);
   }
 
-  private save(next: State) {
-    mkdirSync(this.dataDir, { recursive: true });
-    const tmp = `${this.path}.tmp`;
-    const fd = openSync(tmp, "w");
-    try {
-      writeSync(fd, JSON.stringify(next));
-      fsyncSync(fd);
-    } finally {
-      closeSync(fd);
-    }
-    renameSync(tmp, this.path);
-    this.state = next;
+  /** the counter of an earlier DATA_DIR, unless this database has one (an idempotent import) */
+  importSync(total: number, secret: string) {
+    this.db.write(
+      "INSERT OR IGNORE INTO visitor_counter (id, total, secret) VALUES (1, ?, ?)",
+      total,
+      secret,
+    );
   }
 }

@@ -4,7 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createHash } from "node:crypto";
-import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { contrastRatio, DARK_SURFACE } from "../../../src/catalog/colors";
 import {
@@ -16,13 +16,14 @@ import {
   isEnriched,
   recolorMono,
 } from "../../../src/catalog/enrichment";
-import type { EnrichmentRecord, EnrichmentStore } from "../../../src/catalog/enrichment-port";
+import type { EnrichmentStore } from "../../../src/catalog/enrichment-port";
 import { CatalogService } from "../../../src/catalog/service";
 import type { Brand, BuiltCatalog } from "../../../src/catalog/types";
 import { setLogLevel } from "../../../src/platform/log";
 import { FileCatalogSource } from "../../../src/store/embedded/catalog";
 import { EmbeddedEnrichmentStore } from "../../../src/store/embedded/enrichment";
 import { CATALOG_FILE, makeApp, tempDir } from "../../support/app";
+import { openDatabase } from "../../support/db";
 
 let built: BuiltCatalog;
 const raw = (slug: string) => built.brands.find((b) => b.slug === slug) as Brand;
@@ -152,7 +153,8 @@ describe("derivation", () => {
 describe("job queue", () => {
   test("deduplicated per brand, result applied to the catalog and stored", async () => {
     const dir = tempDir();
-    const store = new EmbeddedEnrichmentStore(dir);
+    const storeDb = openDatabase(dir);
+    const store = new EmbeddedEnrichmentStore(storeDb);
     const catalog = freshCatalog();
     const svc = new EnrichmentService(store, catalog);
     await svc.start();
@@ -169,13 +171,14 @@ describe("job queue", () => {
     expect(after.verifiedAt).not.toBeNull();
     expect(svc.request(after)).toBe(false);
     expect((await store.all()).map((r) => r.slug)).toEqual(["github"]);
-    store.close();
+    storeDb.close();
     rmSync(dir, { recursive: true, force: true });
   });
 
   test("bounded concurrency", async () => {
     const dir = tempDir();
-    const inner = new EmbeddedEnrichmentStore(dir);
+    const innerDb = openDatabase(dir);
+    const inner = new EmbeddedEnrichmentStore(innerDb);
     let inFlight = 0;
     let maxInFlight = 0;
     const gated: EnrichmentStore = {
@@ -196,7 +199,7 @@ describe("job queue", () => {
     await svc.idle();
     expect(maxInFlight).toBe(2);
     for (const b of brands) expect(catalog.brand(b.slug)?.variants.dark).toBeDefined();
-    inner.close();
+    innerDb.close();
     rmSync(dir, { recursive: true, force: true });
   });
 
@@ -219,7 +222,8 @@ describe("job queue", () => {
 
   test("a brand that changes while its job derives (new artwork) is derived again from the new one", async () => {
     const dir = tempDir();
-    const store = new EmbeddedEnrichmentStore(dir);
+    const storeDb = openDatabase(dir);
+    const store = new EmbeddedEnrichmentStore(storeDb);
     const catalog = freshCatalog();
     const svc = new EnrichmentService(store, catalog);
     await svc.start();
@@ -249,7 +253,7 @@ describe("job queue", () => {
     expect(after.variants.dark?.source).toBe(DERIVED_SOURCE);
     const expected = applyEnrichment(updated, deriveEnrichment(updated)) as Brand;
     expect(after).toEqual({ ...expected, verifiedAt: after.verifiedAt });
-    store.close();
+    storeDb.close();
     rmSync(dir, { recursive: true, force: true });
   });
 
@@ -267,20 +271,20 @@ describe("job queue", () => {
 describe("persistence and replay", () => {
   test("records are replayed at start and after a reload, and go stale when inputs change", async () => {
     const dir = tempDir();
-    const first = new EmbeddedEnrichmentStore(dir);
+    const firstDb = openDatabase(dir);
+    const first = new EmbeddedEnrichmentStore(firstDb);
     const c1 = freshCatalog();
     const s1 = new EnrichmentService(first, c1);
     await s1.start();
     s1.request(c1.brand("stripe") as Brand);
     await s1.idle();
-    first.close();
-    const lines = readFileSync(join(dir, "enrichment.jsonl"), "utf8").trim().split("\n");
-    expect(lines).toHaveLength(1);
-    expect((JSON.parse(lines[0] as string) as EnrichmentRecord).slug).toBe("stripe");
+    firstDb.close();
 
     // a restart: a new store and catalog over the same DATA_DIR
-    const second = new EmbeddedEnrichmentStore(dir);
+    const secondDb = openDatabase(dir);
+    const second = new EmbeddedEnrichmentStore(secondDb);
     const c2 = freshCatalog();
+    expect((await second.all()).map((r) => r.slug)).toEqual(["stripe"]);
     const s2 = new EnrichmentService(second, c2);
     await s2.start();
     const stripe = c2.brand("stripe") as Brand;
@@ -298,13 +302,14 @@ describe("persistence and replay", () => {
     const changed = c2.brand("stripe") as Brand;
     expect(changed.variants.dark).toBeUndefined();
     expect(s2.needs(changed)).toBe(true);
-    second.close();
+    secondDb.close();
     rmSync(dir, { recursive: true, force: true });
   });
 
   test("the store keeps the first record for the same inputs", async () => {
     const dir = tempDir();
-    const store = new EmbeddedEnrichmentStore(dir);
+    const storeDb = openDatabase(dir);
+    const store = new EmbeddedEnrichmentStore(storeDb);
     const gh = raw("github");
     const a = await store.save(deriveEnrichment(gh, new Date("2026-01-01T00:00:00Z")));
     const b = await store.save(deriveEnrichment(gh, new Date("2026-02-01T00:00:00Z")));
@@ -312,7 +317,7 @@ describe("persistence and replay", () => {
     const other = await store.save(deriveEnrichment({ ...gh, brandColor: "010203" }));
     expect(other.basis).not.toBe(a.basis);
     expect((await store.all()).map((r) => r.basis)).toEqual([other.basis]);
-    store.close();
+    storeDb.close();
     rmSync(dir, { recursive: true, force: true });
   });
 });
@@ -348,7 +353,7 @@ describe("through GET /v1/brand", () => {
     expect(second.variants.length).toBe(first.variants.length + 2);
     expect(second.verified).toBe(true);
     expect(new Date(second.verifiedAt).toISOString()).toBe(second.verifiedAt);
-    expect(existsSync(join(app.deps.config.DATA_DIR, "enrichment.jsonl"))).toBe(true);
+    expect((await app.deps.store.enrichment.all()).map((r) => r.slug)).toContain("github");
     // the SVG route serves the derived variant now
     const dark = await app.get("/v1/svg/github?variant=dark", key);
     expect(dark.status).toBe(200);

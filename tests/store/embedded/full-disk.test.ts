@@ -92,6 +92,7 @@ describe.skipIf(!mounted)("a full disk under DATA_DIR", () => {
       const sizes = Object.fromEntries(
         before.map((f) => [f, statSync(join(dataDir, f)).size] as const),
       );
+      const accounts = await t.deps.store.accounts.listAccounts({ limit: Infinity });
       fillDisk(ballast);
 
       const admin = await t.req("/admin/keys", {
@@ -112,12 +113,23 @@ describe.skipIf(!mounted)("a full disk under DATA_DIR", () => {
       });
       expect(register.status).toBe(503);
       expect(((await register.json()) as { error: string }).error).toBe("storage_unavailable");
-      // nothing half-written: no temp file, no new file with content, no file grown
+      expect(logs.lines).toContainEqual(
+        expect.objectContaining({
+          level: "error",
+          msg: "storage unavailable: write refused, answered 503",
+          code: "ENOSPC",
+        }),
+      );
+      // nothing half-written: no temp file, no new file with content, no file grown (but the
+      // database's WAL: a refused commit may leave frames past the last committed one, which
+      // are never read and which the next write overwrites), nothing committed, no damage
       const after = filesUnder(dataDir);
       expect(after.filter((f) => f.endsWith(".tmp"))).toEqual([]);
+      expect(await t.deps.store.accounts.listAccounts({ limit: Infinity })).toEqual(accounts);
+      expect(t.deps.store.db?.integrityCheck()).toEqual(["ok"]);
       for (const f of after) {
         const size = statSync(join(dataDir, f)).size;
-        if (statSync(join(dataDir, f)).isDirectory()) continue;
+        if (statSync(join(dataDir, f)).isDirectory() || f.endsWith("-wal")) continue;
         expect({ f, size }).toEqual({ f, size: sizes[f] ?? 0 });
       }
 
