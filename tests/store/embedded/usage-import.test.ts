@@ -100,7 +100,8 @@ describe.skipIf(!present)("a JSONL DATA_DIR imported into the SQLite store", () 
 
   test("a restart imports nothing again and answers the same", async () => {
     const before = await answers("free");
-    await t.close();
+    // the deps only: TestApp.close() would remove the DATA_DIR
+    await t.deps.close();
     const logs2 = captureLogs();
     try {
       t = await makeApp({ DATA_DIR: dir });
