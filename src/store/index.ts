@@ -42,17 +42,18 @@ export interface Store {
 export function openEmbeddedStore(
   config: Pick<Config, "DATA_DIR" | "CATALOG_FILE"> & Partial<Pick<Config, "USAGE_DURABILITY">>,
 ): Store {
-  // strict durability: every commit is on disk before it returns (synchronous=FULL)
-  const db = new Database(join(config.DATA_DIR, DB_FILE), {
-    synchronous: config.USAGE_DURABILITY === "strict" ? "full" : "normal",
-  });
+  const db = new Database(join(config.DATA_DIR, DB_FILE));
   const accounts = new EmbeddedAccountStore(db);
   const tokens = new EmbeddedTokenStore(db);
   const enrichment = new EmbeddedEnrichmentStore(db);
   const billing = new EmbeddedBillingStore(db);
   const visitors = new EmbeddedVisitorStore(db);
   importLegacyFiles(db, config.DATA_DIR, { accounts, tokens, billing, enrichment, visitors });
-  const usage = new EmbeddedUsageStore(db, { importFrom: config.DATA_DIR });
+  // strict durability: each batch's commit is on disk before its append resolves
+  const usage = new EmbeddedUsageStore(db, {
+    importFrom: config.DATA_DIR,
+    durable: config.USAGE_DURABILITY === "strict",
+  });
   return {
     kind: "embedded",
     accounts,

@@ -99,8 +99,8 @@ export interface DailyRow extends DailyCounts {
 
 /**
  * The usage event log plus its usage_daily projection. Adapters: store/embedded/usage.ts
- * (JSONL per UTC day under DATA_DIR/events) and store/mongo/usage.ts (usage_events,
- * usage_daily).
+ * (usage_events and its projections in the embedded SQLite database) and store/mongo/usage.ts
+ * (usage_events, usage_daily).
  */
 export interface UsageEventStore {
   /**

@@ -199,8 +199,12 @@ class Delta {
 }
 
 export interface EmbeddedUsageOptions {
-  /** the database file's synchronous mode: `full` for USAGE_DURABILITY=strict */
-  synchronous?: "normal" | "full";
+  /**
+   * USAGE_DURABILITY=strict: each batch's transaction is on disk (synchronous=FULL for it)
+   * before its append resolves; else a commit survives a crash of the process, and a power
+   * loss may take the last ones (WAL, synchronous=NORMAL)
+   */
+  durable?: boolean;
   /** import an old DATA_DIR's events/ day files at open (see usage-import.ts) */
   importFrom?: string;
 }
@@ -209,11 +213,13 @@ export interface EmbeddedUsageOptions {
 export class EmbeddedUsageStore implements UsageEventStore {
   /** the store opened its own database (open()) and closes it */
   private owned = false;
+  private readonly durable: boolean;
 
   constructor(
     readonly db: Database,
     opts: EmbeddedUsageOptions = {},
   ) {
+    this.durable = opts.durable === true;
     db.db.function("usage_hist_add", { deterministic: true }, histAdd);
     db.exec(SCHEMA);
     if (opts.importFrom) importLegacyUsage(this, opts.importFrom);
@@ -221,10 +227,10 @@ export class EmbeddedUsageStore implements UsageEventStore {
 
   /** A store on its own database file under `dataDir` (tests, scripts), old events imported. */
   static open(dataDir: string, opts: Omit<EmbeddedUsageOptions, "importFrom"> = {}) {
-    const store = new EmbeddedUsageStore(
-      new Database(join(dataDir, DB_FILE), { synchronous: opts.synchronous }),
-      { importFrom: dataDir },
-    );
+    const store = new EmbeddedUsageStore(new Database(join(dataDir, DB_FILE)), {
+      ...opts,
+      importFrom: dataDir,
+    });
     store.owned = true;
     return store;
   }
@@ -269,7 +275,7 @@ export class EmbeddedUsageStore implements UsageEventStore {
       }
       this.write(delta);
       return stored;
-    });
+    }, this.durable);
   }
 
   /** Upsert a delta's rows (inside the caller's transaction). */

@@ -7,8 +7,9 @@ import { cellMap, dayNumber, dayOfNumber, type Packed, Segments } from "./packed
  *    fields (bucket, key, brand, variant, format, exact status), the counts (requests, errors,
  *    rateLimited: the usage_daily rules) and a fixed latency histogram;
  *  - misses: per account, UTC day and miss (`domain:acme.test`, `slug:acme`, ...), the count.
- * The embedded store keeps them in memory; the MongoDB store folds each batch's delta into
- * documents of its own (one per account, view, third of a month and writer).
+ * The embedded store keeps them as rows of usage_cells and usage_misses (SQLite); the MongoDB
+ * store folds each batch's delta into documents of its own (one per account, view, month and
+ * writer).
  */
 
 /** A projection cell: counts and a latency histogram (bin index → requests). */
@@ -313,7 +314,7 @@ function* pastPeriods(src: Segments, lo = 0, hi = Number.POSITIVE_INFINITY) {
 }
 
 /**
- * The cells and misses of events, in memory: the embedded store's projection, a batch's delta.
+ * The cells and misses of events, in memory: a batch's delta (the MongoDB store).
  * Appending an event updates two cells (its day's and its hour's `all` cell); the smaller
  * rollups are derived per period on first read and kept until the period changes, so a past
  * period is derived once. When an account's events move to a new day, its days before the
