@@ -1,7 +1,6 @@
 import { afterAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { existsSync, readdirSync, rmSync } from "node:fs";
+import { rmSync } from "node:fs";
 import { connect, type Socket } from "node:net";
-import { join } from "node:path";
 import { Drain } from "../../src/http/drain";
 import { tempDir } from "../support/app";
 import { adminKey, startService } from "../support/service";

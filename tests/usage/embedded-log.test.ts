@@ -37,6 +37,19 @@ async function totals(s: EmbeddedUsageStore, accountId: string, from: string, to
   };
 }
 
+/** `log` events in the log, counted as `requests` by usage_daily and the day and hour cells. */
+async function expectCounted(
+  s: EmbeddedUsageStore,
+  accountId: string,
+  from: string,
+  to: string,
+  log: number,
+  requests = log,
+) {
+  const t = await totals(s, accountId, from, to);
+  expect(t).toEqual({ log, daily: requests, day: requests, hour: requests });
+}
+
 describe("embedded usage log (SQLite)", () => {
   test("a restart sees the same events, projections and export; replays stay idempotent", async () => {
     const dir = tempDir("usage-e-");
@@ -68,12 +81,7 @@ describe("embedded usage log (SQLite)", () => {
     expect(await collect(second.eventsOfDay("2025-03-01"))).toEqual(events.slice(0, 2));
     expect(await second.append(events)).toBe(0);
     expect(second.size).toBe(3);
-    expect(await totals(second, "acc-1", "2025-03-01", "2025-03-02")).toEqual({
-      log: 3,
-      daily: 5,
-      day: 5,
-      hour: 5,
-    });
+    await expectCounted(second, "acc-1", "2025-03-01", "2025-03-02", 3, 5);
   });
 
   test("a retried batch counts once: usage_daily, cells and misses, also mixed with new events", async () => {
@@ -90,12 +98,7 @@ describe("embedded usage log (SQLite)", () => {
     expect(await s.append(batch)).toBe(0);
     const more = [event({ ts: "2025-04-01T11:00:00.000Z" }), ...batch];
     expect(await s.append(more)).toBe(1);
-    expect(await totals(s, "acc-1", "2025-04-01", "2025-04-01")).toEqual({
-      log: 51,
-      daily: 51,
-      day: 51,
-      hour: 51,
-    });
+    await expectCounted(s, "acc-1", "2025-04-01", "2025-04-01", 51);
     expect(await s.misses("acc-1", "2025-04-01", "2025-04-01")).toEqual(
       new Map([["domain:a.test", 50]]),
     );
@@ -118,12 +121,7 @@ describe("embedded usage log (SQLite)", () => {
     await writer.flush();
     await writer.close();
     expect(writer.stats().replayed).toBe(40);
-    expect(await totals(s, "acc-1", "2025-04-02", "2025-04-02")).toEqual({
-      log: 20,
-      daily: 20,
-      day: 20,
-      hour: 20,
-    });
+    await expectCounted(s, "acc-1", "2025-04-02", "2025-04-02", 20);
   });
 
   test("kill -9 in the middle of appends: every event in the log is counted, none twice", async () => {
@@ -265,12 +263,7 @@ describe("import of an older DATA_DIR's JSONL usage log", () => {
         rateLimited: 0,
       },
     ]);
-    expect(await totals(s, "acc-1", "2025-01-31", "2025-02-01")).toEqual({
-      log: 3,
-      daily: 3,
-      day: 3,
-      hour: 3,
-    });
+    await expectCounted(s, "acc-1", "2025-01-31", "2025-02-01", 3);
     expect(await s.misses("acc-1", "2025-01-01", "2025-02-28")).toEqual(
       new Map([["slug:gone", 1]]),
     );
