@@ -84,6 +84,18 @@ describe("embedded usage log (SQLite)", () => {
     await expectCounted(second, "acc-1", "2025-03-01", "2025-03-02", 3, 5);
   });
 
+  test("a replayed event is stored in the stored field order, id first, unknown fields dropped; any text round-trips", async () => {
+    const s = open(tempDir("usage-e-"));
+    const base = event({ ts: "2025-03-05T10:00:00.000Z", slug: 'x"},{"id":\n\\ bücher\u0001' });
+    const { id, ...rest } = base;
+    const replayed = { ...rest, id, secret: "x" } as UsageEvent;
+    expect(await s.append([replayed])).toBe(1);
+    const row = s.db.get<{ e: string }>("SELECT e FROM usage_events WHERE id = ?", id);
+    expect(row?.e).toBe(JSON.stringify(base));
+    const q = { from: "2025-03-05", to: "2025-03-05", after: null, before: "2026-01-01T00:00:00Z" };
+    expect(await s.exportEvents("acc-1", { ...q, limit: 5 })).toEqual([base]);
+  });
+
   test("a retried batch counts once: usage_daily, cells and misses, also mixed with new events", async () => {
     const s = open(tempDir("usage-e-"));
     const batch = Array.from({ length: 50 }, (_, i) =>

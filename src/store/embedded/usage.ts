@@ -25,6 +25,7 @@ import type {
   UsageEvent,
   UsageEventStore,
 } from "../../usage/port";
+import { usageEvent } from "../../usage/serialize";
 import { Database, DB_FILE } from "./db";
 import { importLegacyUsage } from "./usage-import";
 
@@ -240,9 +241,12 @@ export class EmbeddedUsageStore implements UsageEventStore {
     return this.db.get<{ n: number }>("SELECT count(*) AS n FROM usage_events")?.n ?? 0;
   }
 
-  /** (`fresh` needs no shortcut here: the primary key finds a repeated id at no extra cost) */
-  async append(events: UsageEvent[], _opts?: { fresh?: boolean }): Promise<number> {
-    return this.ingest(events);
+  /**
+   * `fresh` events come from eventOf, already in the stored field order; others (retries, spill
+   * replays) are put in it (usageEvent). A repeated id is found by the primary key either way.
+   */
+  async append(events: UsageEvent[], opts: { fresh?: boolean } = {}): Promise<number> {
+    return this.ingest(events, { fresh: opts.fresh });
   }
 
   /**
@@ -250,7 +254,7 @@ export class EmbeddedUsageStore implements UsageEventStore {
    * transaction; `daily: false` leaves usage_daily alone (the import of days whose rows were
    * archived). Returns how many were new.
    */
-  ingest(events: readonly UsageEvent[], opts: { daily?: boolean } = {}): number {
+  ingest(events: readonly UsageEvent[], opts: { daily?: boolean; fresh?: boolean } = {}): number {
     if (events.length === 0) return 0;
     const daily = opts.daily ?? true;
     return this.db.tx(() => {
@@ -259,7 +263,8 @@ export class EmbeddedUsageStore implements UsageEventStore {
       );
       const delta = new Delta();
       let stored = 0;
-      for (const e of events) {
+      for (const given of events) {
+        const e = opts.fresh ? given : usageEvent(given.id, given.ts, given.day, given);
         const r = insert.run(
           e.id,
           e.accountId,
