@@ -2,7 +2,7 @@ import { newId } from "../platform/ids";
 import type { UsageEvent, UsageInput } from "./port";
 
 /**
- * An event with its stored fields in the stored order (`id` first: see JsonlEncoder). Built
+ * An event with its stored fields in the stored order (`id` first, as the export sends it). Built
  * field by field: an object spread takes the engine's slow generic copy, and this runs once per
  * event when a batch is written.
  */
@@ -12,7 +12,7 @@ export const usageEvent = (
   day: string,
   e: Omit<UsageEvent, "id" | "ts" | "day">,
 ): UsageEvent => {
-  // optional fields sit between variant and status (the order event-scan's fast path reads)
+  // optional fields sit between variant and status
   const out: UsageEvent =
     e.miss !== undefined
       ? withMiss(id, ts, day, e)
