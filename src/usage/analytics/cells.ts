@@ -7,8 +7,8 @@ import { cellMap, dayNumber, dayOfNumber, type Packed, Segments } from "./packed
  *    fields (bucket, key, brand, variant, format, exact status), the counts (requests, errors,
  *    rateLimited: the usage_daily rules) and a fixed latency histogram;
  *  - misses: per account, UTC day and miss (`domain:acme.test`, `slug:acme`, ...), the count.
- * The embedded store keeps them in memory; the MongoDB store folds each batch's delta into
- * documents of its own (one per account, view, third of a month and writer).
+ * The embedded store keeps them in memory; the MongoDB store keeps one rollup document per cell
+ * (src/store/mongo/usage-rollups.ts).
  */
 
 /** A projection cell: counts and a latency histogram (bin index → requests). */
@@ -131,7 +131,9 @@ export function rollupFor(fields: Iterable<GroupField>): Rollup {
  * The key of an event's `all` cell: its group fields (ROLLUPS.all order), encoded (slugs
  * lower-cased), joined by "|".
  */
-function allKey(e: UsageEvent): string {
+export function allKey(
+  e: Pick<UsageEvent, "keyId" | "slug" | "variant" | "format" | "bucket" | "status">,
+): string {
   const key = enc(typeof e.keyId === "string" ? e.keyId : "");
   const brand = enc(typeof e.slug === "string" ? e.slug.toLowerCase() : null);
   const variant = enc(typeof e.variant === "string" ? e.variant : null);
@@ -235,7 +237,7 @@ const PICK = Object.fromEntries(
 ) as Record<Rollup, number[]>;
 
 /** The key of an `all` cell in rollup `r`. */
-function rollupKey(allKey: string, r: Rollup): string {
+export function rollupKey(allKey: string, r: Rollup): string {
   if (r === "all") return allKey;
   const parts = allKey.split("|");
   return PICK[r].map((i) => parts[i]).join("|");
