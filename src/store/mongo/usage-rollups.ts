@@ -20,7 +20,8 @@ import { DUPLICATE_KEY } from "./errors";
 
 /**
  * The MongoDB usage store's documents (see docs/mongodb.md):
- *  - `usage_events`: one document per event (EventDoc);
+ *  - `usage_events`: one document per event (EventDoc), never changed;
+ *  - `usage_batches`: one per batch whose events may not be counted yet (BatchDoc);
  *  - `usage_rollups`: one document per analytics cell (account, view, period, cell key);
  *  - `usage_daily`: one per account, day and bucket; `usage_misses`: one per account, day, miss.
  * A projection document is only ever changed by `$inc` upserts carrying the id of the batch
@@ -36,8 +37,6 @@ export interface EventDoc extends Omit<UsageEvent, "id" | "ts"> {
   ts: Date;
   /** the batch that first stored it (kept when a retry stores it again) */
   b: ObjectId;
-  /** counted into the projections */
-  p: boolean;
   /** its latency bin (latencyBin), so a rebuild can `$group` by it */
   lb: number;
   /** its UTC hour, "HH" */
@@ -59,7 +58,6 @@ export const docOf = (e: UsageEvent, b: ObjectId): EventDoc => {
     status: e.status,
     latencyMs: e.latencyMs,
     b,
-    p: false,
     lb: latencyBin(typeof e.latencyMs === "number" ? e.latencyMs : 0),
     hr: e.ts.slice(11, 13),
   };
@@ -72,6 +70,11 @@ export const docOf = (e: UsageEvent, b: ObjectId): EventDoc => {
 /** The event of a stored document, fields in the stored order (as the embedded store's). */
 export const eventOfDoc = (d: EventDoc): UsageEvent =>
   usageEvent(d._id, d.ts.toISOString(), d.day, d);
+
+/** A batch not known to be counted: made before its events are stored, removed once counted. */
+export interface BatchDoc {
+  _id: ObjectId;
+}
 
 /** An analytics cell as stored: counts and the latency histogram as `h.<bin>` counters. */
 export interface RollupDoc {

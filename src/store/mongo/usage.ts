@@ -6,6 +6,7 @@ import {
   allKey,
   type CellHint,
   hintFilter,
+  missesOf,
   type PeriodCells,
   type PeriodRow,
   type View,
@@ -23,6 +24,7 @@ import {
   addCounted,
   applyChecked,
   applyMarked,
+  type BatchDoc,
   cellOfDoc,
   countedOf,
   type DailyDoc,
@@ -69,15 +71,15 @@ export interface MongoUsageOptions {
 /**
  * MongoDB usage store (docs/mongodb.md).
  *  - `usage_events`: the log, one document per event, `_id` the event id: a replayed event is a
- *    duplicate-key error, ignored. Each stores the batch `b` that first stored it and `p`, false
- *    until the batch was counted into the projections.
+ *    duplicate-key error, ignored. Each stores the batch `b` that first stored it.
+ *  - `usage_batches`: the batches not known to be counted yet.
  *  - `usage_rollups`, `usage_daily`, `usage_misses`: one document per cell, changed only by `$inc`
  *    upserts that carry their batch's id as a marker (see usage-rollups.ts), so a batch applied
  *    again (a retry, a recovery pass, two processes at once) is counted once.
- *  - exactly once: `append` inserts the events, counts their batch into the projections, then
- *    sets `p`. A process that dies in between leaves `p: false` events, which the next recovery
- *    pass of any process counts with the same batch id (every RECOVER_EVERY_MS, for events older
- *    than RECOVER_AFTER_MS, and once at start).
+ *  - exactly once: `append` records its batch as pending, inserts the events, counts them into
+ *    the projections, then removes the pending batch. A process that dies in between leaves it
+ *    pending, and the next recovery pass of any process counts its events with the same batch id
+ *    (every RECOVER_EVERY_MS, batches older than RECOVER_AFTER_MS, and once at start).
  */
 export class MongoUsageStore implements UsageEventStore {
   private readonly owner = newId();
@@ -103,6 +105,9 @@ export class MongoUsageStore implements UsageEventStore {
   private get events() {
     return this.db.collection<EventDoc>("usage_events");
   }
+  private get batches() {
+    return this.db.collection<BatchDoc>("usage_batches");
+  }
   private get rollups() {
     return this.db.collection<RollupDoc>(PROJECTIONS.rollups);
   }
@@ -119,7 +124,7 @@ export class MongoUsageStore implements UsageEventStore {
   /**
    * The indexes (docs/mongodb.md). `retentionDays` (USAGE_RETENTION_DAYS) makes the `ts` index a
    * TTL index that removes events a day after the retention's daily prune would. FerretDB v1 has
-   * neither TTL nor partial indexes: there both are plain indexes (`prune` still removes events).
+   * no TTL indexes: there it is a plain index (`prune` still removes the events).
    */
   static async ensureIndexes(db: Db, opts: { retentionDays?: number } = {}) {
     const ferret = await isFerretDb(db);
@@ -128,11 +133,7 @@ export class MongoUsageStore implements UsageEventStore {
     await ensureIndexes(db, "usage_events", [
       { key: { day: 1 }, name: "day" },
       { key: { accountId: 1, _id: 1 }, name: "account_id" },
-      {
-        key: { p: 1, b: 1 },
-        name: "unprojected",
-        ...(ferret ? {} : { partialFilterExpression: { p: false } }),
-      },
+      { key: { b: 1 }, name: "batch" },
       {
         key: { ts: 1 },
         name: "ts",
@@ -214,6 +215,8 @@ export class MongoUsageStore implements UsageEventStore {
   async append(events: UsageEvent[]): Promise<number> {
     if (events.length === 0) return 0;
     const b = new ObjectId();
+    // the batch is pending before any of its events is stored, and until they are counted
+    await this.batches.insertOne({ _id: b });
     let stored = events;
     let again: string[] = [];
     try {
@@ -222,7 +225,8 @@ export class MongoUsageStore implements UsageEventStore {
         { ordered: false },
       );
     } catch (err) {
-      // nothing is known to be written but duplicates: the caller retries the batch
+      // nothing is known to be written but duplicates: the caller retries the batch (and a
+      // recovery pass counts what this attempt stored)
       if (!(err instanceof MongoBulkWriteError)) throw err;
       const errors = writeErrorsOf(err);
       if (errors.length === 0 || errors.some((w) => w.code !== DUPLICATE_KEY)) throw err;
@@ -230,31 +234,33 @@ export class MongoUsageStore implements UsageEventStore {
       stored = events.filter((_, i) => !dup.has(i));
       again = events.filter((_, i) => dup.has(i)).map((e) => e.id);
     }
-    if (stored.length > 0) await this.project(b, stored);
+    await this.project(b, stored);
     if (again.length > 0) {
-      // stored before, by a batch that may not have been counted (it failed or its process
-      // died): counted now, as that batch
-      const pending = await this.events
-        .find({ _id: { $in: again }, p: false }, { projection: { b: 1 } })
-        .toArray();
-      for (const older of batchesOf(pending)) if (!older.equals(b)) await this.project(older);
+      // stored before, by a batch that may still be pending (it failed, or its process died):
+      // counted now, as that batch
+      const older = batchesOf(
+        await this.events.find({ _id: { $in: again } }, { projection: { b: 1 } }).toArray(),
+      ).filter((x) => !x.equals(b));
+      if (older.length > 0)
+        for (const p of await this.batches.find({ _id: { $in: older } }).toArray())
+          await this.project(p._id);
     }
     return stored.length;
   }
 
   /**
-   * Count batch `b` into the projections, then flag its events counted. `events`: the batch's
-   * events when the caller just stored all of them; else its unflagged events are read back.
+   * Count batch `b` into the projections, then remove it from the pending batches. `events`: all
+   * of the batch's events when the caller just stored them; else they are read back.
    */
   private project(b: ObjectId, events?: UsageEvent[]): Promise<number> {
     return this.serialized(async () => {
-      const list =
-        events ?? (await this.events.find({ p: false, b }).toArray()).map((d) => eventOfDoc(d));
-      if (list.length === 0) return 0;
-      const deltas = noDeltas();
-      for (const e of list) addCounted(deltas, countedOf(e));
-      await this.applyDeltas(deltas, b);
-      await this.events.updateMany({ p: false, b }, { $set: { p: true } });
+      const list = events ?? (await this.events.find({ b }).toArray()).map((d) => eventOfDoc(d));
+      if (list.length > 0) {
+        const deltas = noDeltas();
+        for (const e of list) addCounted(deltas, countedOf(e));
+        await this.applyDeltas(deltas, b);
+      }
+      await this.batches.deleteOne({ _id: b });
       return list.length;
     });
   }
@@ -273,23 +279,22 @@ export class MongoUsageStore implements UsageEventStore {
   }
 
   /**
-   * Count every batch made more than `olderMs` ago whose events are still unprojected (their
-   * process died or its write failed), each with its own batch id; 0: every such batch. Resolves
-   * to the events counted.
+   * Count every batch made more than `olderMs` ago that is still pending (its process died or
+   * its write failed), each with its own batch id; 0: every pending batch. Resolves to the
+   * events counted.
    */
   async recover(olderMs = RECOVER_AFTER_MS): Promise<number> {
     let counted = 0;
     for (;;) {
       // a batch id carries the second it was made in
       const made = Math.floor((Date.now() - olderMs) / 1000);
-      const pending = await this.events
-        .find(
-          olderMs > 0 ? { p: false, b: { $lt: ObjectId.createFromTime(made) } } : { p: false },
-          { projection: { b: 1 }, limit: 1000 },
-        )
+      const pending = await this.batches
+        .find(olderMs > 0 ? { _id: { $lt: ObjectId.createFromTime(made) } } : {}, {
+          limit: 1000,
+        })
         .toArray();
       if (pending.length === 0) return counted;
-      for (const b of batchesOf(pending)) counted += await this.project(b);
+      for (const { _id } of pending) counted += await this.project(_id);
     }
   }
 
@@ -436,7 +441,7 @@ export class MongoUsageStore implements UsageEventStore {
 
   /**
    * Delete raw events of days before `beforeDay` (retention); their projection documents stay.
-   * Unprojected events are counted first, so none goes uncounted.
+   * Pending batches are counted first, so no event goes uncounted.
    */
   async prune(beforeDay: string) {
     await this.recover(0);
@@ -538,17 +543,21 @@ export class MongoUsageStore implements UsageEventStore {
         misses: [],
       });
     }
-    const misses = this.events.aggregate<{ _id: { a: string; miss: string; count?: number }; docs: number }>([
+    // grouped by the whole list (FerretDB v1's $unwind drops the other fields), split here
+    const misses = this.events.aggregate<{
+      _id: { a: string; miss: string[]; count?: number };
+      docs: number;
+    }>([
       { $match: { day, miss: { $exists: true } } },
-      { $unwind: "$miss" },
       { $group: { _id: { a: "$accountId", miss: "$miss", count: "$count" }, docs: { $sum: 1 } } },
     ]);
-    for await (const { _id: g, docs } of misses) {
-      const _id = `${g.a}|${day}|${g.miss}`;
-      const d = deltas.misses.get(_id) ?? { set: { a: g.a, day, miss: g.miss }, inc: { n: 0 } };
-      d.inc.n = (d.inc.n ?? 0) + docs * (g.count ?? 1);
-      deltas.misses.set(_id, d);
-    }
+    for await (const { _id: g, docs } of misses)
+      for (const miss of missesOf({ miss: g.miss } as UsageEvent)) {
+        const _id = `${g.a}|${day}|${miss}`;
+        const d = deltas.misses.get(_id) ?? { set: { a: g.a, day, miss }, inc: { n: 0 } };
+        d.inc.n = (d.inc.n ?? 0) + docs * (g.count ?? 1);
+        deltas.misses.set(_id, d);
+      }
     return events;
   }
 
