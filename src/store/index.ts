@@ -68,7 +68,8 @@ export function openEmbeddedStore(
 
 /** MongoDB store (official driver, loaded only when MONGODB_URL is set). Seeds the catalog. */
 export async function openMongoStore(
-  config: Pick<Config, "CATALOG_FILE" | "MONGODB_DB"> & Partial<Pick<Config, "USAGE_RETENTION_DAYS">>,
+  config: Pick<Config, "CATALOG_FILE" | "MONGODB_DB"> &
+    Partial<Pick<Config, "USAGE_RETENTION_DAYS">>,
   url: string,
 ): Promise<Store> {
   const { MongoClient } = await import("mongodb");

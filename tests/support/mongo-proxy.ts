@@ -9,7 +9,7 @@
  *   proxy.dropReplyTo("insert", "usage_events");   // the next such command's reply is lost
  *   new MongoClient(proxy.url, { retryWrites: false });
  */
-import { createServer, type Socket, connect } from "node:net";
+import { connect, createServer, type Socket } from "node:net";
 import { BSON } from "mongodb";
 
 const OP_MSG = 2013;

@@ -14,8 +14,8 @@ import {
   rollupKey,
   type View,
 } from "../../usage/analytics/cells";
-import { usageEvent } from "../../usage/serialize";
 import type { UsageEvent } from "../../usage/port";
+import { usageEvent } from "../../usage/serialize";
 import { DUPLICATE_KEY } from "./errors";
 
 /**
@@ -204,8 +204,11 @@ export function addCounted(d: Deltas, c: Counted): void {
   else if (errors) add(day, "errors", c.n);
   for (const miss of c.misses)
     add(
-      deltaOf(d.misses, `${c.accountId}|${c.day}|${miss}`, () => ({ a: c.accountId, day: c.day, miss }))
-        .inc,
+      deltaOf(d.misses, `${c.accountId}|${c.day}|${miss}`, () => ({
+        a: c.accountId,
+        day: c.day,
+        miss,
+      })).inc,
       "n",
       c.n,
     );

@@ -30,17 +30,17 @@ import {
   type DailyDoc,
   type Deltas,
   docOf,
-  wholeDoc,
   type EventDoc,
   eventOfDoc,
-  markedOps,
   type MissDoc,
+  markedOps,
   noDeltas,
   PROJECTION_NAMES,
   PROJECTIONS,
   type Projection,
   type RollupDoc,
   rollupPrefix,
+  wholeDoc,
   writeErrorsOf,
 } from "./usage-rollups";
 
@@ -327,9 +327,7 @@ export class MongoUsageStore implements UsageEventStore {
         errors: d.errors ?? 0,
         rateLimited: d.rateLimited ?? 0,
       }))
-      .sort((x, y) =>
-        x.day !== y.day ? (x.day < y.day ? -1 : 1) : x.bucket < y.bucket ? -1 : 1,
-      );
+      .sort((x, y) => (x.day !== y.day ? (x.day < y.day ? -1 : 1) : x.bucket < y.bucket ? -1 : 1));
   }
 
   async cells(
@@ -406,8 +404,7 @@ export class MongoUsageStore implements UsageEventStore {
             skip: events - 1,
           });
     const last = end?._id ?? null;
-    if (last === null)
-      return { events: 0, last: null, next: async () => null, close: () => {} };
+    if (last === null) return { events: 0, last: null, next: async () => null, close: () => {} };
     const cursor = this.events
       .find({ ...filter, _id: { ...(filter._id as object), $lte: last } })
       .sort({ _id: 1 })

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { BSON, type Db, MongoClient, ObjectId } from "mongodb";
 import { newId } from "../../../src/platform/ids";
 import { setLogLevel } from "../../../src/platform/log";
-import { type MongoUsageStore, isFerretDb } from "../../../src/store/mongo/usage";
+import { isFerretDb, type MongoUsageStore } from "../../../src/store/mongo/usage";
 import {
   applyMarked,
   type BatchDoc,
@@ -82,10 +82,7 @@ describe.skipIf(!mongo.url)(`MongoDB usage store ${skipNote(mongo)}`.trim(), () 
         .slice(0, 8) + new ObjectId().toHexString().slice(8),
     );
   /** Store events as a process that died right after inserting them leaves them. */
-  const crashedBatch = async (
-    events: UsageEvent[],
-    b = minuteOld(),
-  ) => {
+  const crashedBatch = async (events: UsageEvent[], b = minuteOld()) => {
     await db.collection<BatchDoc>("usage_batches").insertOne({ _id: b });
     await db.collection<EventDoc>("usage_events").insertMany(events.map((e) => docOf(e, b)));
     return b;
@@ -240,7 +237,10 @@ describe.skipIf(!mongo.url)(`MongoDB usage store ${skipNote(mongo)}`.trim(), () 
           latencyMs: 0.05 * 1.2 ** (i % 80),
         }),
       ]);
-    const docs = await db.collection<{ m: ObjectId[] }>("usage_rollups").find({ a: accountId }).toArray();
+    const docs = await db
+      .collection<{ m: ObjectId[] }>("usage_rollups")
+      .find({ a: accountId })
+      .toArray();
     const sizes = docs.map((d) => BSON.calculateObjectSize(d));
     expect(Math.max(...sizes)).toBeLessThan(64 * 1024);
     expect(Math.max(...docs.map((d) => d.m.length))).toBe(MARKERS);
