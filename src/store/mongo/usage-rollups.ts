@@ -43,29 +43,20 @@ export interface EventDoc extends Omit<UsageEvent, "id" | "ts"> {
   hr: string;
 }
 
-export const docOf = (e: UsageEvent, b: ObjectId): EventDoc => {
+export function docOf(e: UsageEvent, b: ObjectId): EventDoc {
+  const { id, ts, ...fields } = e;
   const doc: EventDoc = {
-    _id: e.id,
-    ts: new Date(e.ts),
-    day: e.day,
-    accountId: e.accountId,
-    keyId: e.keyId,
-    tier: e.tier,
-    bucket: e.bucket,
-    route: e.route,
-    slug: e.slug,
-    variant: e.variant,
-    status: e.status,
-    latencyMs: e.latencyMs,
+    _id: id,
+    ts: new Date(ts),
+    ...fields,
     b,
     lb: latencyBin(typeof e.latencyMs === "number" ? e.latencyMs : 0),
-    hr: e.ts.slice(11, 13),
+    hr: ts.slice(11, 13),
   };
-  if (e.format !== undefined) doc.format = e.format;
-  if (e.miss !== undefined) doc.miss = e.miss;
-  if (e.count !== undefined) doc.count = e.count;
+  // an absent optional field stays absent (the driver would store undefined as null)
+  for (const k in doc) if (doc[k as keyof EventDoc] === undefined) delete doc[k as keyof EventDoc];
   return doc;
-};
+}
 
 /** The event of a stored document, fields in the stored order (as the embedded store's). */
 export const eventOfDoc = (d: EventDoc): UsageEvent =>
