@@ -388,22 +388,19 @@ export class MongoUsageStore implements UsageEventStore {
   }
 
   /**
-   * The page's size and last id from two small queries (a count bounded by the limit, then the
-   * id at the page's end), then its events from one cursor, EXPORT_CHUNK at a time: the first
-   * chunk is sent while the rest is still read.
+   * The page's size and last id from a query for the page's ids alone (the same bounds and
+   * order), then its events from one cursor, EXPORT_CHUNK at a time: the first chunk is sent
+   * while the rest is still read.
    */
   async exportStream(accountId: string, q: ExportQuery): Promise<ExportStream> {
     const filter = this.exportFilter(accountId, q);
-    const events = await this.events.countDocuments(filter, { limit: q.limit });
-    const end =
-      events === 0
-        ? null
-        : await this.events.findOne(filter, {
-            projection: { _id: 1 },
-            sort: { _id: 1 },
-            skip: events - 1,
-          });
-    const last = end?._id ?? null;
+    const ids = await this.events
+      .find(filter, { projection: { _id: 1 } })
+      .sort({ _id: 1 })
+      .limit(q.limit)
+      .toArray();
+    const events = ids.length;
+    const last = ids.at(-1)?._id ?? null;
     if (last === null) return { events: 0, last: null, next: async () => null, close: () => {} };
     const cursor = this.events
       .find({ ...filter, _id: { ...(filter._id as object), $lte: last } })
