@@ -52,6 +52,8 @@ export const RECOVER_AFTER_MS = 5_000;
 export const RECOVER_EVERY_MS = 5_000;
 /** FerretDB only: how long the projection lease is held at most without being released. */
 const LEASE_MS = 30_000;
+/** Days of the log a rebuild groups in one aggregation (its documents are held until written). */
+const REBUILD_DAYS = 31;
 /** Events per NDJSON chunk of an export stream. */
 const EXPORT_CHUNK = 1000;
 
@@ -446,9 +448,9 @@ export class MongoUsageStore implements UsageEventStore {
 
   /**
    * Recompute the projections of every day in the log (documents of earlier, pruned days stay):
-   * pending batches are counted first; then each day's events are grouped by the server
-   * (`$group` on the fields that make a cell, and on each miss) and the groups written as the
-   * day's documents, replacing what was there. Run it while no writer appends (an admin command):
+   * pending batches are counted first; then the events of up to REBUILD_DAYS days at a time are
+   * grouped by the server (`$group` on the fields that make a cell, and on each miss list) and
+   * the groups written as those days' documents, replacing what was there. Run it while no writer appends (an admin command):
    * a batch counted into a day while it is rebuilt may be counted twice or not at all.
    */
   async rebuildDaily(progress?: (p: { day: string; events: number }) => void) {
@@ -466,11 +468,12 @@ export class MongoUsageStore implements UsageEventStore {
     );
     let events = 0;
     let rows = 0;
-    for (const day of days) {
+    for (let i = 0; i < days.length; i += REBUILD_DAYS) {
+      const span = days.slice(i, i + REBUILD_DAYS);
       const deltas = noDeltas();
-      events += await this.groupDay(day, deltas);
+      events += await this.groupDays(span[0] as string, span.at(-1) as string, deltas);
       rows += deltas.daily.size;
-      // the day's documents are new (removed above): inserted whole
+      // the days' documents are new (removed above): inserted whole
       await this.serialized(() =>
         Promise.all(
           PROJECTION_NAMES.map(async (name) => {
@@ -480,16 +483,17 @@ export class MongoUsageStore implements UsageEventStore {
           }),
         ),
       );
-      progress?.({ day, events });
+      progress?.({ day: span.at(-1) as string, events });
     }
     return { events, rows };
   }
 
-  /** A day's events grouped by the server, counted into `deltas`; resolves to the events. */
-  private async groupDay(day: string, deltas: Deltas): Promise<number> {
+  /** Events of days from..to grouped by the server, counted into `deltas`; resolves to the events. */
+  private async groupDays(from: string, to: string, deltas: Deltas): Promise<number> {
     type Group = {
       _id: {
         a: string;
+        day: string;
         hr: string;
         bucket: string;
         keyId: string;
@@ -504,11 +508,12 @@ export class MongoUsageStore implements UsageEventStore {
     };
     let events = 0;
     const groups = this.events.aggregate<Group>([
-      { $match: { day } },
+      { $match: { day: { $gte: from, $lte: to } } },
       {
         $group: {
           _id: {
             a: "$accountId",
+            day: "$day",
             hr: "$hr",
             bucket: "$bucket",
             keyId: "$keyId",
@@ -527,8 +532,8 @@ export class MongoUsageStore implements UsageEventStore {
       events += docs;
       addCounted(deltas, {
         accountId: g.a,
-        day,
-        hour: `${day}T${g.hr}`,
+        day: g.day,
+        hour: `${g.day}T${g.hr}`,
         bucket: g.bucket,
         status: g.status,
         key: allKey({ ...g, bucket: g.bucket as Bucket }),
@@ -539,16 +544,21 @@ export class MongoUsageStore implements UsageEventStore {
     }
     // grouped by the whole list (FerretDB v1's $unwind drops the other fields), split here
     const misses = this.events.aggregate<{
-      _id: { a: string; miss: string[]; count?: number };
+      _id: { a: string; day: string; miss: string[]; count?: number };
       docs: number;
     }>([
-      { $match: { day, miss: { $exists: true } } },
-      { $group: { _id: { a: "$accountId", miss: "$miss", count: "$count" }, docs: { $sum: 1 } } },
+      { $match: { day: { $gte: from, $lte: to }, miss: { $exists: true } } },
+      {
+        $group: {
+          _id: { a: "$accountId", day: "$day", miss: "$miss", count: "$count" },
+          docs: { $sum: 1 },
+        },
+      },
     ]);
     for await (const { _id: g, docs } of misses)
       for (const miss of missesOf({ miss: g.miss } as UsageEvent)) {
-        const _id = `${g.a}|${day}|${miss}`;
-        const d = deltas.misses.get(_id) ?? { set: { a: g.a, day, miss }, inc: { n: 0 } };
+        const _id = `${g.a}|${g.day}|${miss}`;
+        const d = deltas.misses.get(_id) ?? { set: { a: g.a, day: g.day, miss }, inc: { n: 0 } };
         d.inc.n = (d.inc.n ?? 0) + docs * (g.count ?? 1);
         deltas.misses.set(_id, d);
       }
