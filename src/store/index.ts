@@ -81,7 +81,8 @@ export function openEmbeddedStore(
 
 /** MongoDB store (official driver, loaded only when MONGODB_URL is set). Seeds the catalog. */
 export async function openMongoStore(
-  config: Pick<Config, "CATALOG_FILE" | "MONGODB_DB">,
+  config: Pick<Config, "CATALOG_FILE" | "MONGODB_DB"> &
+    Partial<Pick<Config, "USAGE_RETENTION_DAYS">>,
   url: string,
 ): Promise<Store> {
   const { MongoClient } = await import("mongodb");
@@ -96,7 +97,7 @@ export async function openMongoStore(
   const db = client.db(config.MONGODB_DB);
   await MongoAccountStore.ensureIndexes(db);
   await MongoCatalogSource.ensureIndexes(db);
-  await MongoUsageStore.ensureIndexes(db);
+  await MongoUsageStore.ensureIndexes(db, { retentionDays: config.USAGE_RETENTION_DAYS });
   await MongoBillingStore.ensureIndexes(db);
   await MongoEnrichmentStore.ensureIndexes(db);
   const catalog = new MongoCatalogSource(db);
@@ -128,7 +129,7 @@ export async function openMongoStore(
       }
     },
     close: async () => {
-      await usage.close(); // gives up its usage writer slot
+      await usage.close(); // stops its recovery passes
       await client.close();
     },
   };

@@ -64,8 +64,12 @@ describe.skipIf(!mongo.url)(`HTTP on the MongoDB store ${skipNote(mongo)}`.trim(
     expect(await names("account_events")).toEqual(expect.arrayContaining(["id_unique"]));
     expect(await names("brands")).toEqual(expect.arrayContaining(["slug_unique", "domains"]));
     expect(await names("assets")).toEqual(expect.arrayContaining(["brand_variant"]));
-    expect(await names("usage_events")).toEqual(expect.arrayContaining(["day"]));
-    expect(await names("usage_view_miss")).toEqual(expect.arrayContaining(["p"]));
+    expect(await names("usage_events")).toEqual(
+      expect.arrayContaining(["day", "account_id", "batch", "ts"]),
+    );
+    expect(await names("usage_rollups")).toEqual(expect.arrayContaining(["a_v_p"]));
+    expect(await names("usage_daily")).toEqual(expect.arrayContaining(["a_day"]));
+    expect(await names("usage_misses")).toEqual(expect.arrayContaining(["a_day", "day"]));
   }, 60_000);
 
   test("POST /admin/keys stores the account and its key; the key authenticates", async () => {

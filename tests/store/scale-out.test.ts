@@ -252,5 +252,74 @@ describe.skipIf(!mongo.url || !HAS_REDIS)(
         await r.arrayBuffer();
       }
     }, 90_000);
+
+    test("kill -9 of A in the middle of a usage write: every event in the log is counted once", async () => {
+      const { accountId, apiKey } = await adminKey(a.base, "internal");
+      const client = new MongoClient(mongo.url as string);
+      const db = client.db(dbName);
+      const pendingBatches = () => db.collection("usage_batches").countDocuments({});
+      try {
+        let answered = 0;
+        // until a kill lands while A has a batch stored but not yet counted (at most 3 tries)
+        let leftPending = 0;
+        for (let attempt = 0; attempt < 3 && leftPending === 0; attempt++) {
+          let stopLoad = false;
+          const load = async () => {
+            while (!stopLoad) {
+              try {
+                await status(`${a.base}/v1/svg/github`, apiKey);
+                answered++;
+              } catch {
+                await Bun.sleep(20); // A is gone
+              }
+            }
+          };
+          const workers = Array.from({ length: 8 }, load);
+          const from = answered;
+          await poll(
+            20_000,
+            async () => answered > from + 200 && (await pendingBatches()) > 0,
+            Boolean,
+            5,
+          );
+          a.proc.kill("SIGKILL");
+          await a.proc.exited;
+          stopLoad = true;
+          await Promise.all(workers);
+          leftPending = await pendingBatches();
+          a = await start(a.port, a.dataDir);
+        }
+        expect(leftPending).toBeGreaterThan(0);
+
+        // the events A stored before it died (plus any its restart replays from its spill files)
+        const inLog = async () => {
+          const [row] = await db
+            .collection("usage_events")
+            .aggregate<{ n: number }>([
+              { $match: { accountId } },
+              { $group: { _id: null, n: { $sum: 1 } } },
+            ])
+            .toArray();
+          return row?.n ?? 0;
+        };
+        const seen = await poll(
+          // the pending batch is counted by the next recovery pass (B's or the restarted A's);
+          // on FerretDB a projection lease A held runs out first (30 s)
+          75_000,
+          async () => ({
+            log: await inLog(),
+            counted: (await analytics(b.base, apiKey)).requests,
+            pending: await pendingBatches(),
+          }),
+          (v) => v.log > 0 && v.counted === v.log && v.pending === 0,
+          1_500,
+        );
+        expect(seen.counted).toBe(seen.log);
+        expect(seen.log).toBeLessThanOrEqual(answered + 24);
+        expect(seen.pending).toBe(0);
+      } finally {
+        await client.close();
+      }
+    }, 200_000);
   },
 );

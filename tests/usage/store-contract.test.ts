@@ -150,7 +150,7 @@ describe.skipIf(!mongo.url)(
         await MongoUsageStore.ensureIndexes(db);
         const indexes = (await db.collection("usage_daily").indexes()).map((i) => i.name);
         expect(indexes).not.toContain("account_day_bucket");
-        const accounts = Array.from({ length: 30 }, () => newId());
+        const accounts = Array.from({ length: 12 }, () => newId());
         // each account's first events reach both instances' writers together
         for (const accountId of accounts)
           for (let round = 0; round < 3; round++)
@@ -177,6 +177,6 @@ describe.skipIf(!mongo.url)(
         await clients[0]?.db(name).dropDatabase();
         await Promise.all(clients.map((c) => c.close()));
       }
-    }, 90_000); // 180 appends, each folding usage_daily and the analytics cells: slow on FerretDB under load
+    }, 90_000); // 72 appends, each upserting ~20 cell documents: FerretDB runs them one by one
   },
 );

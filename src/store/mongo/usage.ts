@@ -1,270 +1,335 @@
-import { type AnyBulkWriteOperation, type Db, MongoBulkWriteError } from "mongodb";
+import { type Db, type Filter, MongoBulkWriteError, ObjectId } from "mongodb";
 import { newId } from "../../platform/ids";
 import { log } from "../../platform/log";
 import type { Bucket } from "../../quota/limits";
 import {
+  allKey,
   type CellHint,
-  CellProjection,
   hintFilter,
+  missesOf,
   type PeriodCells,
   type PeriodRow,
   type View,
 } from "../../usage/analytics/cells";
-import type { DailyRow, ExportQuery, UsageEvent, UsageEventStore } from "../../usage/port";
+import type {
+  DailyRow,
+  ExportQuery,
+  ExportStream,
+  UsageEvent,
+  UsageEventStore,
+} from "../../usage/port";
 import { DUPLICATE_KEY, isDuplicate } from "./errors";
 import { ensureIndexes } from "./indexes";
 import {
-  addDaily,
-  allWritten,
-  asCells,
-  CACHED_DOCS,
-  type CellDoc,
-  type CellGroupName,
-  cellsCollection,
-  type DocPlan,
-  docId,
-  docPeriod,
+  addCounted,
+  applyChecked,
+  applyMarked,
+  type BatchDoc,
+  cellOfDoc,
+  countedOf,
+  type DailyDoc,
+  type Deltas,
+  docOf,
   type EventDoc,
-  foldInto,
-  GROUPS,
-  type LegacyDailyDoc,
-  type Manifest,
-  type ManifestDoc,
-  manifestCollection,
-  manifestId,
-  mergeStored,
-  monthsOf,
-  newVersion,
-  OLD_UNIQUE_INDEX,
-  packDoc,
-  partOf,
-  periodsOf,
-  planAdd,
-  READ_CACHE_CHARS,
-  REBUILD_SLOT,
-  type ReadContent,
-  readBack,
-  SLOT_LEASE_MS,
-  SLOT_RENEW_MS,
-  type SlotDoc,
-  type Split,
-  type StoredDoc,
-  type StoredPeriod,
-  splitDocs,
-  unpackDoc,
-  unpackText,
-  versionedWrite,
-  type Written,
-} from "./usage-docs";
+  eventOfDoc,
+  type MissDoc,
+  markedOps,
+  noDeltas,
+  PROJECTION_NAMES,
+  PROJECTIONS,
+  type Projection,
+  type RollupDoc,
+  rollupPrefix,
+  wholeDoc,
+  writeErrorsOf,
+} from "./usage-rollups";
+
+/** The unique index usage_daily had in an earlier layout (it would refuse today's documents). */
+const OLD_UNIQUE_INDEX = "account_day_bucket";
+/** A recovery pass counts events left unprojected for longer than this... */
+export const RECOVER_AFTER_MS = 5_000;
+/** ...and runs this often (and once at start). */
+export const RECOVER_EVERY_MS = 5_000;
+/** FerretDB only: how long the projection lease is held at most without being released. */
+const LEASE_MS = 30_000;
+/** Days of the log a rebuild groups in one aggregation (its documents are held until written). */
+const REBUILD_DAYS = 31;
+/** Events per NDJSON chunk of an export stream. */
+const EXPORT_CHUNK = 1000;
+
+type Lease = { _id: string; owner: string; until: number };
+
+/** Whether the server is FerretDB (it names its version in buildInfo). */
+export async function isFerretDb(db: Db): Promise<boolean> {
+  const info = await db.command({ buildInfo: 1 });
+  return typeof info.ferretdbVersion === "string";
+}
+
+export interface MongoUsageOptions {
+  /** ms between recovery passes (0: none, and none at start) */
+  recoverEveryMs?: number;
+}
 
 /**
- * MongoDB usage store.
- *  - `usage_events`: the append-only log. `_id` is the event id (UUIDv7), so the id is unique
- *    and a replayed event is a duplicate-key error that is ignored. Index `day` serves the
- *    per-day reads (counter rebuild).
- *  - `usage_daily` and `usage_view_*`: the projections, documents per account, month and
- *    writer slot (see CellDoc). A process writes only the documents of the slot it holds
- *    (`usage_writers`: "0", "1", ..., one per process running at once, taken over once its
- *    holder stopped or stopped renewing it), so no two processes ever write one document and
- *    none loses the other's counts where updates are not atomic (FerretDB v1 reads, then
- *    writes). A read sums every slot's documents of the months it needs, fetched by `_id`.
+ * MongoDB usage store (docs/mongodb.md).
+ *  - `usage_events`: the log, one document per event, `_id` the event id: a replayed event is a
+ *    duplicate-key error, ignored. Each stores the batch `b` that first stored it.
+ *  - `usage_batches`: the batches not known to be counted yet.
+ *  - `usage_rollups`, `usage_daily`, `usage_misses`: one document per cell, changed only by `$inc`
+ *    upserts that carry their batch's id as a marker (see usage-rollups.ts), so a batch applied
+ *    again (a retry, a recovery pass, two processes at once) is counted once.
+ *  - exactly once: `append` records its batch as pending, inserts the events, counts them into
+ *    the projections, then removes the pending batch. A process that dies in between leaves it
+ *    pending, and the next recovery pass of any process counts its events with the same batch id
+ *    (every RECOVER_EVERY_MS, batches older than RECOVER_AFTER_MS, and once at start).
  */
 export class MongoUsageStore implements UsageEventStore {
-  /** this process, as holder of its writer slot */
-  private readonly writer = newId();
-  /** the slot this process writes (claimed on its first write) */
-  private slot: Promise<string> | null = null;
-  /** the slot was held before: its documents may exist without this process having made them */
-  private inherited = false;
-  private renewal: ReturnType<typeof setInterval> | null = null;
-  /** this writer's documents (collection|_id → content and version), oldest first */
-  private docs = new Map<string, { v: string; c: StoredDoc }>();
-  /** collection|_id of every document this writer created */
-  private created = new Set<string>();
-  /** this writer's manifests (group|accountId → content and version) */
-  private manifests = new Map<string, { v: string; m: Manifest }>();
-  /** group|accountId of every manifest this writer created */
-  private manifestMade = new Set<string>();
-  /** documents read (collection|_id → version, content, size in JSON characters) */
-  private readCache = new Map<string, { v: string; doc: ReadContent; chars: number }>();
-  private readCacheChars = 0;
+  private readonly owner = newId();
+  private ferret: Promise<boolean> | null = null;
+  /** FerretDB: this process's projection writes, one after another */
+  private queue: Promise<unknown> = Promise.resolve();
+  private timer: ReturnType<typeof setInterval> | null = null;
+  private pass: Promise<unknown> | null = null;
+  private closed = false;
 
-  constructor(private db: Db) {}
+  constructor(
+    private db: Db,
+    opts: MongoUsageOptions = {},
+  ) {
+    const every = opts.recoverEveryMs ?? RECOVER_EVERY_MS;
+    if (every > 0) {
+      this.timer = setInterval(() => this.recoveryPass(), every);
+      this.timer.unref?.();
+      setTimeout(() => this.recoveryPass(), 0).unref?.();
+    }
+  }
 
   private get events() {
     return this.db.collection<EventDoc>("usage_events");
   }
-  private manifestCol(g: CellGroupName) {
-    return this.db.collection<ManifestDoc>(manifestCollection(g));
+  private get batches() {
+    return this.db.collection<BatchDoc>("usage_batches");
   }
-  private get writers() {
-    return this.db.collection<SlotDoc>("usage_writers");
+  private get rollups() {
+    return this.db.collection<RollupDoc>(PROJECTIONS.rollups);
   }
-  private cellsCol(g: CellGroupName) {
-    return this.db.collection<CellDoc>(cellsCollection(g));
+  private get dailyDocs() {
+    return this.db.collection<DailyDoc>(PROJECTIONS.daily);
+  }
+  private get missDocs() {
+    return this.db.collection<MissDoc>(PROJECTIONS.misses);
+  }
+  private projection(p: Projection) {
+    return this.db.collection<{ _id: string }>(PROJECTIONS[p]);
   }
 
-  static async ensureIndexes(db: Db) {
+  /**
+   * The indexes (docs/mongodb.md). `retentionDays` (USAGE_RETENTION_DAYS) makes the `ts` index a
+   * TTL index that removes events a day after the retention's daily prune would. FerretDB v1 has
+   * no TTL indexes: there it is a plain index (`prune` still removes the events).
+   */
+  static async ensureIndexes(db: Db, opts: { retentionDays?: number } = {}) {
+    const ferret = await isFerretDb(db);
+    const ttl = ferret ? undefined : opts.retentionDays;
+    const expireAfterSeconds = ttl === undefined ? undefined : (ttl + 1) * 86_400;
     await ensureIndexes(db, "usage_events", [
       { key: { day: 1 }, name: "day" },
       { key: { accountId: 1, _id: 1 }, name: "account_id" },
+      { key: { b: 1 }, name: "batch" },
+      {
+        key: { ts: 1 },
+        name: "ts",
+        ...(expireAfterSeconds === undefined ? {} : { expireAfterSeconds }),
+      },
     ]);
-    // the operators' miss list reads every account's documents of a range of months
-    await ensureIndexes(db, cellsCollection("miss"), [{ key: { p: 1 }, name: "p" }]);
-    const daily = db.collection("usage_daily");
+    if (expireAfterSeconds !== undefined) {
+      const ts = (await db.collection("usage_events").indexes()).find((i) => i.name === "ts");
+      if (ts && ts.expireAfterSeconds !== expireAfterSeconds)
+        await db.command({ collMod: "usage_events", index: { name: "ts", expireAfterSeconds } });
+    }
+    await ensureIndexes(db, PROJECTIONS.rollups, [{ key: { a: 1, v: 1, p: 1 }, name: "a_v_p" }]);
+    const daily = db.collection(PROJECTIONS.daily);
     const had = await daily.indexes().catch(() => [] as { name?: string }[]);
     if (had.some((i) => i.name === OLD_UNIQUE_INDEX)) await daily.dropIndex(OLD_UNIQUE_INDEX);
-    await new MongoUsageStore(db).carryOver();
+    await ensureIndexes(db, PROJECTIONS.daily, [{ key: { a: 1, day: 1 }, name: "a_day" }]);
+    await ensureIndexes(db, PROJECTIONS.misses, [
+      { key: { a: 1, day: 1 }, name: "a_day" },
+      { key: { day: 1 }, name: "day" },
+    ]);
   }
 
-  /**
-   * At start: a database of an earlier layout (usage_daily rows per day, view documents per
-   * third of a month) has its projection documents folded into the current layout, as a
-   * rebuild does but without reading the log, by the one process that claims the job first.
-   */
-  private async carryOver() {
-    const legacy =
-      (await this.db.collection("usage_daily").findOne({ day: { $exists: true } })) ??
-      (await this.cellsCol("miss").findOne({ p: { $regex: "^\\d{4}-\\d{2}-\\d$" } })) ??
-      (await this.cellsCol("day.bs").findOne({ p: { $regex: "^\\d{4}-\\d{2}-\\d$" } }));
-    if (!legacy) return;
-    try {
-      await this.db
-        .collection<{ _id: string }>("usage_writer_claims")
-        .insertOne({ _id: "layout-months" });
-    } catch (err) {
-      if (isDuplicate(err)) return; // another process does it
-      throw err;
-    }
-    log("info", "usage projections: carrying documents of an earlier layout over");
-    await this.rebuildDocs(new CellProjection(), new Map(), null);
-  }
-
-  /** The writer slot of this process: claimed once, then renewed in the background. */
-  private writerSlot(): Promise<string> {
-    this.slot ??= this.claimSlot().catch((err) => {
-      this.slot = null;
+  private isFerret(): Promise<boolean> {
+    this.ferret ??= isFerretDb(this.db).catch((err) => {
+      this.ferret = null;
       throw err;
     });
-    return this.slot;
+    return this.ferret;
   }
 
   /**
-   * Take the lowest slot that is free: never used (an insert, which one process wins), or
-   * not renewed in time (a takeover: the insert of a claim named after the slot's last holder,
-   * which one process wins, then the slot is rewritten).
+   * Run projection writes. MongoDB applies each update to a document atomically: they run at
+   * once. FerretDB v1 applies an update as a read, then a write of the whole document, so two
+   * writers of one document can lose one's change: there they run one at a time, in this process
+   * (a queue) and across processes (a lease document in `usage_locks`).
    */
-  private async claimSlot(): Promise<string> {
-    for (let attempt = 0; attempt < 20; attempt++) {
-      const slots = await this.writers.find({}).toArray();
-      const now = Date.now();
-      const held = new Map(slots.map((s) => [s._id, s]));
-      let n = 0;
-      while (held.has(String(n)) && (held.get(String(n)) as SlotDoc).until > now) n++;
-      const _id = String(n);
-      const was = held.get(_id);
-      const mine: SlotDoc = { _id, w: this.writer, until: now + SLOT_LEASE_MS };
+  private async serialized<T>(fn: () => Promise<T>): Promise<T> {
+    if (!(await this.isFerret())) return fn();
+    const run = this.queue.then(async () => {
+      await this.lease();
       try {
-        if (!was) await this.writers.insertOne(mine);
-        else {
-          await this.db
-            .collection<{ _id: string }>("usage_writer_claims")
-            .insertOne({ _id: `${_id}|${was.w}` });
-          await this.writers.replaceOne({ _id }, mine);
-        }
-      } catch (err) {
-        if (isDuplicate(err)) continue; // another process was first: look again
-        throw err;
+        return await fn();
+      } finally {
+        await this.release();
       }
-      this.inherited = was !== undefined;
-      this.renewal = setInterval(() => void this.renewSlot(_id), SLOT_RENEW_MS);
-      this.renewal.unref?.();
-      return _id;
+    });
+    this.queue = run.catch(() => {});
+    return run;
+  }
+
+  private get leases() {
+    return this.db.collection<Lease>("usage_locks");
+  }
+
+  private async lease() {
+    for (;;) {
+      try {
+        await this.leases.insertOne({
+          _id: "projection",
+          owner: this.owner,
+          until: Date.now() + LEASE_MS,
+        });
+        return;
+      } catch (err) {
+        if (!isDuplicate(err)) throw err;
+      }
+      const held = await this.leases.findOne({ _id: "projection" });
+      // a holder that died: its lease is removed once it ran out
+      if (held && held.until < Date.now())
+        await this.leases.deleteOne({ _id: "projection", owner: held.owner, until: held.until });
+      else await new Promise((r) => setTimeout(r, 2 + Math.random() * 8));
     }
-    throw new Error("no usage writer slot could be claimed");
   }
 
-  /** Extend the hold; a slot found taken over (this process stalled) is given up for a new one. */
-  private async renewSlot(_id: string) {
-    try {
-      const r = await this.writers.updateOne(
-        { _id, w: this.writer },
-        { $set: { until: Date.now() + SLOT_LEASE_MS } },
-      );
-      if (r.matchedCount === 0) this.dropSlot();
-    } catch (err) {
-      log("warn", "usage writer slot not renewed", { error: (err as Error).message });
-    }
-  }
-
-  private dropSlot() {
-    if (this.renewal) clearInterval(this.renewal);
-    this.renewal = null;
-    this.slot = null;
-    this.docs.clear();
-    this.created.clear();
-    this.manifests.clear();
-    this.manifestMade.clear();
-  }
-
-  /** Every writer slot that may hold documents (held or not), and the rebuild's. */
-  private async slotIds(): Promise<string[]> {
-    const slots = await this.writers.find({}, { projection: { _id: 1 } }).toArray();
-    return [...slots.map((s) => s._id), REBUILD_SLOT];
+  private async release() {
+    await this.leases.deleteOne({ _id: "projection", owner: this.owner });
   }
 
   async append(events: UsageEvent[]): Promise<number> {
     if (events.length === 0) return 0;
-    let inserted: UsageEvent[] = events;
-    let failure: unknown = null;
+    const b = new ObjectId();
+    // the batch is pending before any of its events is stored, and until they are counted
+    await this.batches.insertOne({ _id: b });
+    let stored = events;
+    let again: string[] = [];
     try {
       await this.events.insertMany(
-        events.map((e) => ({ _id: e.id, ...e })),
+        events.map((e) => docOf(e, b)),
         { ordered: false },
       );
     } catch (err) {
-      // anything but a bulk write error: nothing is known to be written, the caller retries
+      // nothing is known to be written but duplicates: the caller retries the batch (and a
+      // recovery pass counts what this attempt stored)
       if (!(err instanceof MongoBulkWriteError)) throw err;
-      const writeErrors = err.writeErrors
-        ? Array.isArray(err.writeErrors)
-          ? err.writeErrors
-          : [err.writeErrors]
-        : [];
-      const failed = new Set(writeErrors.map((w) => w.index));
-      inserted = events.filter((_, i) => !failed.has(i));
-      // duplicates (already stored) are success; any other failure is retried by the caller,
-      // and the retry sees the events inserted now as duplicates
-      if (writeErrors.some((w) => w.code !== DUPLICATE_KEY) || err.err) failure = err;
+      const errors = writeErrorsOf(err);
+      if (errors.length === 0 || errors.some((w) => w.code !== DUPLICATE_KEY)) throw err;
+      const dup = new Set(errors.map((w) => w.index));
+      stored = events.filter((_, i) => !dup.has(i));
+      again = events.filter((_, i) => dup.has(i)).map((e) => e.id);
     }
-    await this.project(inserted);
-    if (failure) throw failure;
-    return inserted.length;
+    await this.project(b, stored);
+    if (again.length > 0) {
+      // stored before, by a batch that may still be pending (it failed, or its process died):
+      // counted now, as that batch
+      const older = batchesOf(
+        await this.events.find({ _id: { $in: again } }, { projection: { b: 1 } }).toArray(),
+      ).filter((x) => !x.equals(b));
+      if (older.length > 0)
+        for (const p of await this.batches.find({ _id: { $in: older } }).toArray())
+          await this.project(p._id);
+    }
+    return stored.length;
+  }
+
+  /**
+   * Count batch `b` into the projections, then remove it from the pending batches. `events`: all
+   * of the batch's events when the caller just stored them; else they are read back.
+   */
+  private project(b: ObjectId, events?: UsageEvent[]): Promise<number> {
+    return this.serialized(async () => {
+      const list = events ?? (await this.events.find({ b }).toArray()).map((d) => eventOfDoc(d));
+      if (list.length > 0) {
+        const deltas = noDeltas();
+        for (const e of list) addCounted(deltas, countedOf(e));
+        await this.applyDeltas(deltas, b);
+      }
+      await this.batches.deleteOne({ _id: b });
+      return list.length;
+    });
+  }
+
+  private async applyDeltas(deltas: Deltas, b: ObjectId) {
+    const ferret = await this.isFerret();
+    await Promise.all(
+      PROJECTION_NAMES.map(async (name) => {
+        const d = deltas[name];
+        if (d.size === 0) return;
+        const col = this.projection(name);
+        if (ferret) await applyChecked(col, d, b);
+        else await applyMarked(col, markedOps(d, b));
+      }),
+    );
+  }
+
+  /**
+   * Count every batch made more than `olderMs` ago that is still pending (its process died or
+   * its write failed), each with its own batch id; 0: every pending batch. Resolves to the
+   * events counted.
+   */
+  async recover(olderMs = RECOVER_AFTER_MS): Promise<number> {
+    let counted = 0;
+    for (;;) {
+      // a batch id carries the second it was made in
+      const made = Math.floor((Date.now() - olderMs) / 1000);
+      const pending = await this.batches
+        .find(olderMs > 0 ? { _id: { $lt: ObjectId.createFromTime(made) } } : {}, {
+          limit: 1000,
+        })
+        .toArray();
+      if (pending.length === 0) return counted;
+      for (const { _id } of pending) counted += await this.project(_id);
+    }
+  }
+
+  /** One background recovery pass (none while one runs); a failure is retried by the next. */
+  private recoveryPass() {
+    if (this.pass || this.closed) return;
+    this.pass = this.recover()
+      .then((n) => {
+        if (n > 0) log("warn", "usage events of an unfinished batch counted", { events: n });
+      })
+      .catch((err) => {
+        if (this.closed) return;
+        log("warn", "usage recovery pass failed; retried", { error: (err as Error).message });
+      })
+      .finally(() => {
+        this.pass = null;
+      });
   }
 
   async daily(accountId: string, from: string, to: string): Promise<DailyRow[]> {
-    // one row per day and bucket: the sum of every slot's counts
-    const sums = new Map<string, DailyRow>();
-    for (const [day, buckets] of await this.readDocs("daily", accountId, from, to))
-      for (const [bucket, c] of Object.entries(buckets as StoredPeriod)) {
-        const k = `${day}|${bucket}`;
-        const row = sums.get(k);
-        if (row) {
-          row.requests += c[0] as number;
-          row.errors += c[1] as number;
-          row.rateLimited += c[2] as number;
-        } else
-          sums.set(k, {
-            accountId,
-            day,
-            bucket: bucket as Bucket,
-            requests: c[0] as number,
-            errors: c[1] as number,
-            rateLimited: c[2] as number,
-          });
-      }
-    return [...sums.values()].sort((a, b) =>
-      a.day !== b.day ? (a.day < b.day ? -1 : 1) : a.bucket < b.bucket ? -1 : 1,
-    );
+    const docs = await this.dailyDocs
+      .find({ a: accountId, day: { $gte: from, $lte: to } }, { projection: { m: 0 } })
+      .toArray();
+    return docs
+      .map((d) => ({
+        accountId,
+        day: d.day,
+        bucket: d.bucket as Bucket,
+        requests: d.requests ?? 0,
+        errors: d.errors ?? 0,
+        rateLimited: d.rateLimited ?? 0,
+      }))
+      .sort((x, y) => (x.day !== y.day ? (x.day < y.day ? -1 : 1) : x.bucket < y.bucket ? -1 : 1));
   }
 
   async cells(
@@ -274,551 +339,244 @@ export class MongoUsageStore implements UsageEventStore {
     to: string,
     hint?: CellHint,
   ): Promise<PeriodRow[]> {
-    // a brand= or key= read of the `all` rollup makes cells of that brand or key only
+    // a brand= or key= read of the `all` rollup keeps cells of that brand or key only
     const keep = view.endsWith(".all") ? hintFilter(hint) : null;
-    const split: Split | null =
-      !keep || view !== "day.all" ? null : hint?.brand !== undefined ? "b" : "k";
-    const docs = this.readDocs(
-      view,
-      accountId,
-      from,
-      to,
-      split
-        ? {
-            split,
-            part: partOf(split, split === "b" ? (hint?.brand ?? null) : (hint?.key ?? "")),
-          }
-        : undefined,
+    const periods = new Map<string, PeriodCells>();
+    const cursor = this.rollups.find(
+      { a: accountId, v: view, p: { $gte: from, $lte: to } },
+      { projection: { m: 0, a: 0, v: 0 } },
     );
-    const rows: PeriodRow[] = [];
-    for (const [t, value] of await docs) {
-      const all = value as PeriodCells;
-      if (!keep) rows.push({ t, cells: all });
-      else {
-        const cells: PeriodCells = new Map();
-        all.forEach((c, k) => {
-          if (keep(k)) cells.set(k, c);
-        });
-        rows.push({ t, cells });
+    for await (const d of cursor) {
+      const key = d._id.slice(rollupPrefix(accountId, view, d.p).length);
+      if (keep && !keep(key)) continue;
+      let cells = periods.get(d.p);
+      if (!cells) {
+        cells = new Map();
+        periods.set(d.p, cells);
       }
+      cells.set(key, cellOfDoc(d));
     }
-    return rows;
+    return [...periods].map(([t, cells]) => ({ t, cells }));
   }
 
   async misses(accountId: string | null, from: string, to: string) {
+    const match: Filter<MissDoc> = { day: { $gte: from, $lte: to } };
+    if (accountId !== null) match.a = accountId;
     const out = new Map<string, number>();
-    for (const [, misses] of await this.readDocs("miss", accountId, from, to))
-      for (const [miss, n] of Object.entries(misses as Record<string, number>))
-        out.set(miss, (out.get(miss) ?? 0) + n);
+    const rows = this.missDocs.aggregate<{ _id: string; n: number }>([
+      { $match: match },
+      { $group: { _id: "$miss", n: { $sum: "$n" } } },
+    ]);
+    for await (const r of rows) out.set(r._id, r.n);
     return out;
   }
 
-  /**
-   * The stored periods from..to of one group of an account, one entry per slot's document and
-   * period: each document fetched by `_id` (months x writer slots). Of every account (null:
-   * the operators' miss list): a filter on the month.
-   */
-  private async readDocs(
-    g: CellGroupName,
-    accountId: string | null,
-    from: string,
-    to: string,
-    /** day.all: the split part to read where the month was split */
-    only?: { split: Split; part: number },
-  ) {
-    const col = this.cellsCol(g);
-    let docs: CellDoc[] = [];
-    if (accountId === null)
-      docs = await col
-        .find({ p: { $gte: docPeriod(from), $lte: docPeriod(to) } }, { projection: { c: 1 } })
-        .toArray();
-    else {
-      const months = monthsOf(from, to);
-      const slots = await this.slotIds();
-      const manifests = await Promise.all(
-        slots.map((slot) => this.manifestCol(g).findOne({ _id: manifestId(accountId, slot) })),
-      );
-      const wanted: { g: CellGroupName; _id: string; v: string }[] = [];
-      for (const man of manifests) {
-        if (!man) continue;
-        const versions = JSON.parse(man.m) as Manifest;
-        for (const m of months) {
-          if (only && versions[`${m}|${only.split}`]) {
-            // a split month: its part, when that has cells
-            const v = versions[`${m}|${only.split}${only.part}`];
-            if (v)
-              wanted.push({
-                g: `day.all.${only.split}`,
-                _id: docId(accountId, m, man.w, only.part),
-                v,
-              });
-          } else if (versions[m])
-            wanted.push({ g, _id: docId(accountId, m, man.w), v: versions[m] });
-        }
-      }
-      const contents = await Promise.all(wanted.map((w) => this.readDoc(w.g, w._id, w.v)));
-      return periodsOf(contents, from, to);
-    }
-    return periodsOf(
-      docs.map((d) => unpackDoc(d.c)),
-      from,
-      to,
-    );
-  }
-
-  /**
-   * One document's content, from the read cache when it holds version `v`, else fetched: a
-   * view's periods as cells (shared by every read: callers do not change them), misses and
-   * daily counts as stored.
-   */
-  private async readDoc(g: CellGroupName, _id: string, v: string): Promise<ReadContent | null> {
-    const at = `${g}|${_id}`;
-    const had = this.readCache.get(at);
-    if (had && had.v === v) {
-      this.readCache.delete(at);
-      this.readCache.set(at, had);
-      return had.doc;
-    }
-    const d = await this.cellsCol(g).findOne({ _id }, { projection: { c: 1, v: 1 } });
-    if (!d?.c) return null;
-    const text = unpackText(d.c);
-    const stored = JSON.parse(text) as StoredDoc;
-    const doc: ReadContent =
-      g === "miss" || g === "daily" ? stored : asCells(stored as Record<string, StoredPeriod>);
-    if (had) {
-      this.readCache.delete(at);
-      this.readCacheChars -= had.chars;
-    }
-    this.readCache.set(at, { v: d.v, doc, chars: text.length });
-    this.readCacheChars += text.length;
-    for (const [k, old] of this.readCache) {
-      if (this.readCacheChars <= READ_CACHE_CHARS) break;
-      this.readCache.delete(k);
-      this.readCacheChars -= old.chars;
-    }
-    return doc;
+  private exportFilter(accountId: string, q: ExportQuery): Filter<EventDoc> {
+    return {
+      accountId,
+      ...(q.after === null ? {} : { _id: { $gt: q.after } }),
+      day: { $gte: q.from, $lte: q.to },
+      ts: { $lt: new Date(q.before) },
+    };
   }
 
   async exportEvents(accountId: string, q: ExportQuery): Promise<UsageEvent[]> {
     const docs = await this.events
-      .find(
-        {
-          accountId,
-          ...(q.after === null ? {} : { _id: { $gt: q.after } }),
-          day: { $gte: q.from, $lte: q.to },
-          ts: { $lt: q.before },
-        },
-        { projection: { _id: 0 } },
-      )
+      .find(this.exportFilter(accountId, q))
       .sort({ _id: 1 })
       .limit(q.limit)
       .toArray();
-    return docs as UsageEvent[];
+    return docs.map((d) => eventOfDoc(d));
+  }
+
+  /**
+   * The page's size and last id from a query for the page's ids alone (the same bounds and
+   * order), then its events from one cursor, EXPORT_CHUNK at a time: the first chunk is sent
+   * while the rest is still read.
+   */
+  async exportStream(accountId: string, q: ExportQuery): Promise<ExportStream> {
+    const filter = this.exportFilter(accountId, q);
+    const ids = await this.events
+      .find(filter, { projection: { _id: 1 } })
+      .sort({ _id: 1 })
+      .limit(q.limit)
+      .toArray();
+    const events = ids.length;
+    const last = ids.at(-1)?._id ?? null;
+    if (last === null) return { events: 0, last: null, next: async () => null, close: () => {} };
+    const cursor = this.events
+      .find({ ...filter, _id: { ...(filter._id as object), $lte: last } })
+      .sort({ _id: 1 })
+      .batchSize(EXPORT_CHUNK);
+    const encoder = new TextEncoder();
+    return {
+      events,
+      last,
+      async next() {
+        let text = "";
+        for (let i = 0; i < EXPORT_CHUNK; i++) {
+          const d = await cursor.next();
+          if (!d) break;
+          text += `${JSON.stringify(eventOfDoc(d))}\n`;
+        }
+        if (text === "") {
+          await cursor.close();
+          return null;
+        }
+        return encoder.encode(text);
+      },
+      close: () => void cursor.close().catch(() => {}),
+    };
   }
 
   async *eventsOfDay(day: string): AsyncIterable<UsageEvent> {
-    // unsorted: the port asks for each event once, in no order (a sort of a busy day would
-    // have to happen in memory)
-    const cursor = this.events.find({ day }, { projection: { _id: 0 } }).batchSize(5000);
-    for await (const doc of cursor) yield doc as UsageEvent;
+    // unsorted: the port asks for each event once, in no order
+    const cursor = this.events.find({ day }).batchSize(5000);
+    for await (const doc of cursor) yield eventOfDoc(doc);
   }
 
-  /** Delete raw events of days before `beforeDay` (retention); their usage_daily counts stay. */
+  /**
+   * Delete raw events of days before `beforeDay` (retention); their projection documents stay.
+   * Pending batches are counted first, so no event goes uncounted.
+   */
   async prune(beforeDay: string) {
-    // usage_daily is maintained per batch, so it already holds these days: only the raw
-    // events go
+    await this.recover(0);
     const days = await this.events.distinct("day", { day: { $lt: beforeDay } });
     const r = await this.events.deleteMany({ day: { $lt: beforeDay } });
     return { days: days.length, events: r.deletedCount };
   }
 
   /**
-   * Recompute usage_daily and the analytics cells and misses from usage_events: the events are
-   * streamed and counted here (the common subset of MongoDB and FerretDB has no `$cond` in
-   * `$group`, nor `$out`), then every projection document is replaced (see rebuildDocs).
+   * Recompute the projections of every day in the log (documents of earlier, pruned days stay):
+   * pending batches are counted first; then the events of up to REBUILD_DAYS days at a time are
+   * grouped by the server (`$group` on the fields that make a cell, and on each miss list) and
+   * the groups written as those days' documents, replacing what was there. Run it while no writer appends (an admin command):
+   * a batch counted into a day while it is rebuilt may be counted twice or not at all.
    */
   async rebuildDaily(progress?: (p: { day: string; events: number }) => void) {
-    const cells = new CellProjection();
-    const daily = new Map<string, Map<string, StoredPeriod>>();
-    let rows = 0;
+    await this.recover(0);
+    const days = (await this.events.distinct("day")).sort();
+    const first = days[0];
+    if (first === undefined) return { events: 0, rows: 0 };
+    // the documents of every day in the log go: they are written again below
+    await this.serialized(() =>
+      Promise.all([
+        this.rollups.deleteMany({ p: { $gte: first } }),
+        this.dailyDocs.deleteMany({ day: { $gte: first } }),
+        this.missDocs.deleteMany({ day: { $gte: first } }),
+      ]),
+    );
     let events = 0;
-    let oldest: string | null = null;
-    const cursor = this.events.find({}, { projection: { _id: 0 } }).batchSize(5000);
-    for await (const e of cursor) {
-      events++;
-      cells.add(e);
-      if (progress && events % 100_000 === 0) progress({ day: e.day, events });
-      if (oldest === null || e.day < oldest) oldest = e.day;
-      if (addDaily(daily, e)) rows++;
+    let rows = 0;
+    for (let i = 0; i < days.length; i += REBUILD_DAYS) {
+      const span = days.slice(i, i + REBUILD_DAYS);
+      const deltas = noDeltas();
+      events += await this.groupDays(span[0] as string, span.at(-1) as string, deltas);
+      rows += deltas.daily.size;
+      // the days' documents are new (removed above): inserted whole
+      await this.serialized(() =>
+        Promise.all(
+          PROJECTION_NAMES.map(async (name) => {
+            const docs = [...deltas[name]].map(([_id, d]) => wholeDoc(_id, d));
+            for (let i = 0; i < docs.length; i += 1000)
+              await this.projection(name).insertMany(docs.slice(i, i + 1000), { ordered: false });
+          }),
+        ),
+      );
+      progress?.({ day: span.at(-1) as string, events });
     }
-    await this.rebuildDocs(cells, daily, oldest);
-    if (progress && events % 100_000 !== 0) progress({ day: oldest ?? "", events });
     return { events, rows };
   }
 
-  /** Give up this process's writer slot (another process may take it at once). */
-  async close() {
-    const slot = this.slot;
-    this.dropSlot();
-    if (!slot) return;
-    const _id = await slot.catch(() => null);
-    if (_id !== null)
-      await this.writers.updateOne({ _id, w: this.writer }, { $set: { until: 0 } }).catch(() => {});
-  }
-
-  /**
-   * Replace the projection documents with the rebuilt ones: every document of every group is
-   * read, its periods from `oldest` on (the days still in the log) dropped and the rest (pruned
-   * days, whose counts only the projection keeps) folded with the rebuilt counts into the
-   * documents of the rebuild's slot; every other document is deleted. So after a rebuild an
-   * account has one document per group and month, and documents of earlier layouts (other
-   * periods or `_id`s, usage_daily rows per day) are carried over.
-   */
-  private async rebuildDocs(
-    cells: CellProjection,
-    daily: Map<string, Map<string, StoredPeriod>>,
-    oldestInLog: string | null,
-  ) {
-    // an empty log: every stored period is of a pruned day
-    const oldest = oldestInLog ?? "9999";
-    this.docs.clear();
-    this.created.clear();
-    this.manifests.clear();
-    this.manifestMade.clear();
-    const built = new Map<CellGroupName, Map<string, DocPlan>>(GROUPS.map((g) => [g, new Map()]));
-    foldInto(
-      (g, accountId, t, add) =>
-        planAdd(built.get(g) as Map<string, DocPlan>, accountId, t, REBUILD_SLOT, add),
-      cells,
-      daily,
-    );
-    for (const g of GROUPS) {
-      const plans = built.get(g) as Map<string, DocPlan>;
-      const col = this.cellsCol(g);
-      const existing = new Set<string>();
-      for await (const d of col.find({})) {
-        existing.add(d._id);
-        const legacy = d as unknown as Partial<LegacyDailyDoc>;
-        if (g === "daily" && typeof legacy.day === "string") {
-          // a usage_daily row of an earlier version
-          if (legacy.day < oldest)
-            planAdd(plans, d.accountId, legacy.day, REBUILD_SLOT, {
-              [legacy.bucket as string]: [
-                legacy.requests ?? 0,
-                legacy.errors ?? 0,
-                legacy.rateLimited ?? 0,
-              ],
-            });
-          continue;
-        }
-        if (d.c === undefined) continue;
-        const doc = unpackDoc(d.c);
-        for (const t in doc)
-          if (t < oldest) planAdd(plans, d.accountId, t, REBUILD_SLOT, doc[t] as StoredDoc[string]);
-      }
-      const ops: AnyBulkWriteOperation<CellDoc>[] = [];
-      const put = (doc: CellDoc) =>
-        ops.push(
-          existing.delete(doc._id)
-            ? { replaceOne: { filter: { _id: doc._id }, replacement: doc } }
-            : { insertOne: { document: doc } },
-        );
-      // the rebuild slot's manifests list every document
-      const manifests = new Map<string, Manifest>();
-      const splitOut: Record<Split, CellDoc[]> = { b: [], k: [] };
-      for (const [_id, plan] of plans) {
-        const v = newVersion();
-        put({
-          _id,
-          accountId: plan.accountId,
-          p: plan.p,
-          w: REBUILD_SLOT,
-          v,
-          c: packDoc(plan.add),
-        });
-        const m = manifests.get(plan.accountId) ?? {};
-        manifests.set(plan.accountId, m);
-        m[plan.p] = v;
-        if (g === "day.all") {
-          const split = splitDocs(plan.accountId, plan.p, REBUILD_SLOT, plan.add);
-          for (const { split: name, doc } of split.docs) splitOut[name].push(doc);
-          for (const [key, sv] of split.keys) m[key] = sv;
-        }
-      }
-      if (g === "day.all") await this.replaceSplits(splitOut);
-      // every other document goes
-      const stale = [...existing];
-      for (let i = 0; i < ops.length; i += 500)
-        await col.bulkWrite(ops.slice(i, i + 500), { ordered: false });
-      for (let i = 0; i < stale.length; i += 1000)
-        await col.deleteMany({ _id: { $in: stale.slice(i, i + 1000) } });
-      await this.replaceManifests(g, manifests);
-    }
-  }
-
-  /** A rebuild's manifests of group `g` (of its slot): every other manifest goes. */
-  private async replaceManifests(g: CellGroupName, manifests: Map<string, Manifest>) {
-    const col = this.manifestCol(g);
-    const existing = new Set(
-      (await col.find({}, { projection: { _id: 1 } }).toArray()).map((d) => d._id),
-    );
-    const ops: AnyBulkWriteOperation<ManifestDoc>[] = [...manifests].map(([accountId, m]) => {
-      const doc: ManifestDoc = {
-        _id: manifestId(accountId, REBUILD_SLOT),
-        accountId,
-        w: REBUILD_SLOT,
-        v: newVersion(),
-        m: JSON.stringify(m),
+  /** Events of days from..to grouped by the server, counted into `deltas`; resolves to the events. */
+  private async groupDays(from: string, to: string, deltas: Deltas): Promise<number> {
+    type Group = {
+      _id: {
+        a: string;
+        day: string;
+        hr: string;
+        bucket: string;
+        keyId: string;
+        slug: string | null;
+        variant: string | null;
+        format?: string;
+        status: number;
+        lb: number;
+        count?: number;
       };
-      return existing.delete(doc._id)
-        ? { replaceOne: { filter: { _id: doc._id }, replacement: doc } }
-        : { insertOne: { document: doc } };
-    });
-    for (let i = 0; i < ops.length; i += 500)
-      await col.bulkWrite(ops.slice(i, i + 500), { ordered: false });
-    const stale = [...existing];
-    for (let i = 0; i < stale.length; i += 1000)
-      await col.deleteMany({ _id: { $in: stale.slice(i, i + 1000) } });
-  }
-
-  /** A rebuild's split `day.all` documents: every other one of the split collections goes. */
-  private async replaceSplits(docs: Record<Split, CellDoc[]>) {
-    for (const split of ["b", "k"] as const) {
-      const col = this.cellsCol(`day.all.${split}`);
-      const existing = new Set(
-        (await col.find({}, { projection: { _id: 1 } }).toArray()).map((d) => d._id),
-      );
-      const ops: AnyBulkWriteOperation<CellDoc>[] = docs[split].map((doc) =>
-        existing.delete(doc._id)
-          ? { replaceOne: { filter: { _id: doc._id }, replacement: doc } }
-          : { insertOne: { document: doc } },
-      );
-      for (let i = 0; i < ops.length; i += 500)
-        await col.bulkWrite(ops.slice(i, i + 500), { ordered: false });
-      const stale = [...existing];
-      for (let i = 0; i < stale.length; i += 1000)
-        await col.deleteMany({ _id: { $in: stale.slice(i, i + 1000) } });
-    }
-  }
-
-  /**
-   * Fold newly inserted events into the projections. The events are already safe in the log, so
-   * a failure here is logged, not thrown (a retry would skip them as duplicates anyway); the
-   * projections are then repaired with `npm run admin -- projections rebuild`.
-   */
-  private async project(events: UsageEvent[]) {
-    if (events.length === 0) return;
-    try {
-      const slot = await this.writerSlot();
-      const plans = new Map<CellGroupName, Map<string, DocPlan>>();
-      const daily = new Map<string, Map<string, StoredPeriod>>();
-      for (const e of events) addDaily(daily, e);
-      const delta = new CellProjection();
-      delta.addAll(events);
-      foldInto(
-        (g, accountId, t, add) => {
-          let docs = plans.get(g);
-          if (!docs) {
-            docs = new Map();
-            plans.set(g, docs);
-          }
-          planAdd(docs, accountId, t, slot, add);
+      docs: number;
+    };
+    let events = 0;
+    const groups = this.events.aggregate<Group>([
+      { $match: { day: { $gte: from, $lte: to } } },
+      {
+        $group: {
+          _id: {
+            a: "$accountId",
+            day: "$day",
+            hr: "$hr",
+            bucket: "$bucket",
+            keyId: "$keyId",
+            slug: "$slug",
+            variant: "$variant",
+            format: "$format",
+            status: "$status",
+            lb: "$lb",
+            count: "$count",
+          },
+          docs: { $sum: 1 },
         },
-        delta,
-        daily,
-      );
-      // one collection per group: their writes go in parallel, each group's documents, then
-      // the manifests that list them
-      await Promise.all(
-        [...plans].map(async ([g, docs]) => {
-          const list = [...docs];
-          const written: Written[] = [];
-          for (let i = 0; i < list.length; i += 500)
-            written.push(...(await this.writeDocs(g, slot, list.slice(i, i + 500))));
-          await this.writeManifests(g, slot, written);
-        }),
-      );
-    } catch (err) {
-      log("error", "usage projection update failed; run: npm run admin -- projections rebuild", {
-        events: events.length,
-        error: (err as Error).message,
+      },
+    ]);
+    for await (const { _id: g, docs } of groups) {
+      events += docs;
+      addCounted(deltas, {
+        accountId: g.a,
+        day: g.day,
+        hour: `${g.day}T${g.hr}`,
+        bucket: g.bucket,
+        status: g.status,
+        key: allKey({ ...g, bucket: g.bucket as Bucket }),
+        bin: g.lb,
+        n: docs * (g.count ?? 1),
+        misses: [],
       });
     }
-  }
-
-  /**
-   * Fold additions into documents of this process's slot: each document's new content is its
-   * cached one plus the additions, written whole. A document this writer never created is
-   * inserted (read back first when the slot was held before); one it created but no longer
-   * caches is read back first. A write that finds the document changed or gone (a rebuild ran
-   * meanwhile) is redone from what is stored then.
-   */
-  private async writeDocs(
-    g: CellGroupName,
-    w: string,
-    list: [string, DocPlan][],
-  ): Promise<Written[]> {
-    const col = this.cellsCol(g);
-    const written = (): Written[] =>
-      list.map(([_id, { accountId, p }]) => ({
-        accountId,
-        g,
-        key: p,
-        v: versions.get(_id) as string,
-      }));
-    const versions = new Map<string, string>();
-    const ops: AnyBulkWriteOperation<CellDoc>[] = [];
-    const done: [string, { v: string; c: StoredDoc }][] = [];
-    // documents that may be stored but are not cached are read back, in one query
-    const stored = await readBack(
-      col,
-      list
-        .map(([_id]) => _id)
-        .filter((_id) => {
-          const at = `${g}|${_id}`;
-          return !this.docs.has(at) && (this.created.has(at) || this.inherited);
-        }),
-    );
-    for (const [_id, { accountId, p, add }] of list) {
-      const at = `${g}|${_id}`;
-      let had = this.docs.get(at);
-      if (!had) {
-        const d = stored.get(_id);
-        had = d ? { v: d.v, c: unpackDoc(d.c) } : undefined;
+    // grouped by the whole list (FerretDB v1's $unwind drops the other fields), split here
+    const misses = this.events.aggregate<{
+      _id: { a: string; day: string; miss: string[]; count?: number };
+      docs: number;
+    }>([
+      { $match: { day: { $gte: from, $lte: to }, miss: { $exists: true } } },
+      {
+        $group: {
+          _id: { a: "$accountId", day: "$day", miss: "$miss", count: "$count" },
+          docs: { $sum: 1 },
+        },
+      },
+    ]);
+    for await (const { _id: g, docs } of misses)
+      for (const miss of missesOf({ miss: g.miss } as UsageEvent)) {
+        const _id = `${g.a}|${g.day}|${miss}`;
+        const d = deltas.misses.get(_id) ?? { set: { a: g.a, day: g.day, miss }, inc: { n: 0 } };
+        d.inc.n = (d.inc.n ?? 0) + docs * (g.count ?? 1);
+        deltas.misses.set(_id, d);
       }
-      // the cached content is updated in place: a failed write is redone from the stored one
-      const c: StoredDoc = had ? had.c : {};
-      mergeStored(c, add);
-      const v = newVersion();
-      const doc: CellDoc = { _id, accountId, p, w, v, c: packDoc(c) };
-      ops.push(versionedWrite(doc, had?.v));
-      done.push([at, { v, c }]);
-      versions.set(_id, v);
-    }
-    const ok = await allWritten(col, ops);
-    for (const [at, d] of done) {
-      this.created.add(at);
-      this.remember(at, d);
-    }
-    if (ok) return this.withSplits(g, w, list, written());
-    // some document was changed or removed by someone else: redo each from what is stored
-    for (const [_id, { accountId, p, add }] of list) {
-      const at = `${g}|${_id}`;
-      const mine = this.docs.get(at);
-      const d = await col.findOne({ _id });
-      if (d && mine && d.v === mine.v) continue; // this one was written
-      const c: StoredDoc = d ? unpackDoc(d.c) : {};
-      mergeStored(c, add);
-      const v = newVersion();
-      const doc: CellDoc = { _id, accountId, p, w, v, c: packDoc(c) };
-      if (d) await col.replaceOne({ _id }, doc);
-      else await col.insertOne(doc);
-      this.remember(at, { v, c });
-      versions.set(_id, v);
-    }
-    return this.withSplits(g, w, list, written());
+    return events;
   }
 
-  /**
-   * After `day.all` documents were written: their split documents, derived whole from their
-   * content (see SPLITS), upserted (only this slot writes them), and listed with the rest.
-   */
-  private async withSplits(
-    g: CellGroupName,
-    w: string,
-    list: [string, DocPlan][],
-    written: Written[],
-  ): Promise<Written[]> {
-    if (g !== "day.all") return written;
-    const ops: Record<Split, AnyBulkWriteOperation<CellDoc>[]> = { b: [], k: [] };
-    for (const [_id, { accountId, p }] of list) {
-      const content = this.docs.get(`${g}|${_id}`)?.c;
-      if (!content) continue;
-      const split = splitDocs(accountId, p, w, content);
-      for (const { split: name, doc } of split.docs)
-        ops[name].push({
-          replaceOne: { filter: { _id: doc._id }, replacement: doc, upsert: true },
-        });
-      for (const [key, v] of split.keys) written.push({ accountId, g, key, v });
-    }
-    await Promise.all(
-      (["b", "k"] as const).map(async (name) => {
-        for (let i = 0; i < ops[name].length; i += 500)
-          await this.cellsCol(`day.all.${name}`).bulkWrite(ops[name].slice(i, i + 500), {
-            ordered: false,
-          });
-      }),
-    );
-    return written;
+  /** Stop the recovery passes (waiting for one under way). */
+  async close() {
+    this.closed = true;
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    await this.pass;
   }
+}
 
-  /**
-   * Record documents of group `g` just written in their accounts' manifests of slot `w` (each
-   * rewritten whole, as the documents are; read back first when not cached and possibly
-   * stored; redone from what is stored when changed or removed meanwhile, by a rebuild).
-   */
-  private async writeManifests(g: CellGroupName, w: string, written: Written[]) {
-    const byAccount = new Map<string, Written[]>();
-    for (const x of written) {
-      const list = byAccount.get(x.accountId);
-      if (list) list.push(x);
-      else byAccount.set(x.accountId, [x]);
-    }
-    const col = this.manifestCol(g);
-    const add = (m: Manifest, list: Written[]) => {
-      for (const x of list) m[x.key] = x.v;
-    };
-    const ops: AnyBulkWriteOperation<ManifestDoc>[] = [];
-    const entries = [...byAccount];
-    const stored = await readBack(
-      col,
-      entries
-        .filter(([accountId]) => {
-          const at = `${g}|${accountId}`;
-          return !this.manifests.has(at) && (this.manifestMade.has(at) || this.inherited);
-        })
-        .map(([accountId]) => manifestId(accountId, w)),
-    );
-    for (const [accountId, list] of entries) {
-      const _id = manifestId(accountId, w);
-      const at = `${g}|${accountId}`;
-      let had = this.manifests.get(at);
-      if (!had) {
-        const d = stored.get(_id);
-        had = d ? { v: d.v, m: JSON.parse(d.m) as Manifest } : undefined;
-      }
-      const m: Manifest = had ? had.m : {};
-      add(m, list);
-      const v = newVersion();
-      const doc: ManifestDoc = { _id, accountId, w, v, m: JSON.stringify(m) };
-      ops.push(versionedWrite(doc, had?.v));
-      this.manifests.set(at, { v, m });
-      this.manifestMade.add(at);
-    }
-    const ok = await allWritten(col, ops);
-    if (ok) return;
-    for (const [accountId, list] of entries) {
-      const _id = manifestId(accountId, w);
-      const at = `${g}|${accountId}`;
-      const d = await col.findOne({ _id });
-      if (d && d.v === this.manifests.get(at)?.v) continue;
-      const m: Manifest = d ? (JSON.parse(d.m) as Manifest) : {};
-      add(m, list);
-      const v = newVersion();
-      const doc: ManifestDoc = { _id, accountId, w, v, m: JSON.stringify(m) };
-      if (d) await col.replaceOne({ _id }, doc);
-      else await col.insertOne(doc);
-      this.manifests.set(at, { v, m });
-    }
-  }
-
-  /** keep a document of this writer in memory (the least recently written go first) */
-  private remember(at: string, d: { v: string; c: StoredDoc }) {
-    this.docs.delete(at);
-    this.docs.set(at, d);
-    if (this.docs.size > CACHED_DOCS) {
-      const oldest = this.docs.keys().next().value;
-      if (oldest !== undefined) this.docs.delete(oldest);
-    }
-  }
+/** The distinct batch ids of event documents. */
+function batchesOf(docs: Pick<EventDoc, "b">[]): ObjectId[] {
+  const seen = new Map<string, ObjectId>();
+  for (const d of docs) if (d.b) seen.set(d.b.toHexString(), d.b);
+  return [...seen.values()];
 }

@@ -8,8 +8,7 @@ import { cellMap, dayNumber, dayOfNumber, type Packed, Segments } from "./packed
  *    rateLimited: the usage_daily rules) and a fixed latency histogram;
  *  - misses: per account, UTC day and miss (`domain:acme.test`, `slug:acme`, ...), the count.
  * The embedded store keeps them as rows of usage_cells and usage_misses (SQLite); the MongoDB
- * store folds each batch's delta into documents of its own (one per account, view, month and
- * writer).
+ * store keeps one rollup document per cell (src/store/mongo/usage-rollups.ts).
  */
 
 /** A projection cell: counts and a latency histogram (bin index → requests). */
@@ -132,7 +131,9 @@ export function rollupFor(fields: Iterable<GroupField>): Rollup {
  * The key of an event's `all` cell: its group fields (ROLLUPS.all order), encoded (slugs
  * lower-cased), joined by "|".
  */
-export function allKey(e: UsageEvent): string {
+export function allKey(
+  e: Pick<UsageEvent, "keyId" | "slug" | "variant" | "format" | "bucket" | "status">,
+): string {
   const key = enc(typeof e.keyId === "string" ? e.keyId : "");
   const brand = enc(typeof e.slug === "string" ? e.slug.toLowerCase() : null);
   const variant = enc(typeof e.variant === "string" ? e.variant : null);
