@@ -28,6 +28,7 @@ import type {
 import { usageEvent } from "../../usage/serialize";
 import { Database, DB_FILE } from "./db";
 import { importLegacyUsage } from "./usage-import";
+import { UsageThread, UsageThreadDied } from "./usage-thread";
 
 /**
  * The embedded usage event log and its projections, in the embedded store's SQLite database:
@@ -208,13 +209,24 @@ export interface EmbeddedUsageOptions {
   durable?: boolean;
   /** import an old DATA_DIR's events/ day files at open (see usage-import.ts) */
   importFrom?: string;
+  /**
+   * where appends, prune and rebuildDaily write: `worker` (the default for a database file) a
+   * thread with its own connection (usage-thread.ts), so a batch's transaction never blocks the
+   * request thread; `inline` the store's connection, on the calling thread
+   */
+  writer?: "worker" | "inline";
 }
+
+/** events serialized between two yields to the event loop (a big batch is posted in one piece) */
+const ENCODE_SLICE = 2000;
 
 /** Embedded usage event store on the embedded store's SQLite database (see the top of the file). */
 export class EmbeddedUsageStore implements UsageEventStore {
   /** the store opened its own database (open()) and closes it */
   private owned = false;
   private readonly durable: boolean;
+  /** the write thread (null: writes run on this store's connection) */
+  readonly thread: UsageThread | null;
 
   constructor(
     readonly db: Database,
@@ -224,6 +236,30 @@ export class EmbeddedUsageStore implements UsageEventStore {
     db.db.function("usage_hist_add", { deterministic: true }, histAdd);
     db.exec(SCHEMA);
     if (opts.importFrom) importLegacyUsage(this, opts.importFrom);
+    this.thread =
+      (opts.writer ?? "worker") === "worker" && db.path !== ":memory:"
+        ? new UsageThread(db.path, this.durable)
+        : null;
+  }
+
+  /**
+   * Run a write on the thread; inline when it is unavailable (could not start). A thread that
+   * died mid-write is replaced and the write sent once more: a write that had committed is
+   * found again by its ids and not counted twice.
+   */
+  private async onThread<T>(
+    post: (t: UsageThread) => Promise<T>,
+    inline: () => T | Promise<T>,
+  ): Promise<T> {
+    for (let attempt = 0; this.thread && !this.thread.unavailable; attempt++) {
+      try {
+        return await post(this.thread);
+      } catch (err) {
+        if (!(err instanceof UsageThreadDied) || (attempt > 0 && !this.thread.unavailable))
+          throw err;
+      }
+    }
+    return inline();
   }
 
   /** A store on its own database file under `dataDir` (tests, scripts), old events imported. */
@@ -246,7 +282,17 @@ export class EmbeddedUsageStore implements UsageEventStore {
    * replays) are put in it (usageEvent). A repeated id is found by the primary key either way.
    */
   async append(events: UsageEvent[], opts: { fresh?: boolean } = {}): Promise<number> {
-    return this.ingest(events, { fresh: opts.fresh });
+    if (events.length === 0) return 0;
+    let lines: string | null = null;
+    return this.onThread(
+      async (t) => {
+        // a resend after the thread died is not fresh: its events may be stored already
+        const fresh = lines === null && opts.fresh === true;
+        lines ??= await encodeLines(events, opts.fresh === true);
+        return t.request<number>({ op: "append", lines, fresh });
+      },
+      () => this.ingest(events, { fresh: opts.fresh }),
+    );
   }
 
   /**
@@ -256,15 +302,41 @@ export class EmbeddedUsageStore implements UsageEventStore {
    */
   ingest(events: readonly UsageEvent[], opts: { daily?: boolean; fresh?: boolean } = {}): number {
     if (events.length === 0) return 0;
-    const daily = opts.daily ?? true;
+    const stored = opts.fresh ? events : events.map(storedOrder);
+    return this.store(
+      stored,
+      stored.map((e) => JSON.stringify(e)),
+      opts.daily ?? true,
+    );
+  }
+
+  /**
+   * ingest for events as the JSON lines usage_events stores (encodeLines; the write thread):
+   * each line is stored as it is. Not `fresh`: lines whose events are not in the stored field
+   * order are re-serialized in it.
+   */
+  ingestLines(lines: readonly string[], opts: { fresh?: boolean } = {}): number {
+    const events = lines.map((l) => JSON.parse(l) as UsageEvent);
+    if (opts.fresh) return this.store(events, lines, true);
+    const stored = events.map(storedOrder);
+    return this.store(
+      stored,
+      stored.map((e) => JSON.stringify(e)),
+      true,
+    );
+  }
+
+  /** Insert events (`texts[i]` is events[i] as stored) and count the new ones, in one transaction. */
+  private store(events: readonly UsageEvent[], texts: readonly string[], daily: boolean): number {
+    if (events.length === 0) return 0;
     return this.db.tx(() => {
       const insert = this.db.stmt(
         "INSERT OR IGNORE INTO usage_events (id, account, day, ts, e) VALUES (?, ?, ?, ?, ?)",
       );
       const delta = new Delta();
       let stored = 0;
-      for (const given of events) {
-        const e = opts.fresh ? given : usageEvent(given.id, given.ts, given.day, given);
+      for (let i = 0; i < events.length; i++) {
+        const e = events[i] as UsageEvent;
         const r = insert.run(
           e.id,
           e.accountId,
@@ -272,7 +344,7 @@ export class EmbeddedUsageStore implements UsageEventStore {
           // an unreadable ts (only a hand-made event has one) sorts first rather than failing
           // the whole batch
           Date.parse(e.ts) || 0,
-          JSON.stringify(e),
+          texts[i] as string,
         );
         if (r.changes === 0) continue;
         stored++;
@@ -504,7 +576,17 @@ export class EmbeddedUsageStore implements UsageEventStore {
    * Each day with events: its usage_daily rows, cells (day and hours) and misses recomputed from
    * its events in one transaction; rows of days without events (pruned) are kept.
    */
-  async rebuildDaily(progress?: (p: { day: string; events: number }) => void) {
+  async rebuildDaily(
+    progress?: (p: { day: string; events: number }) => void,
+  ): Promise<{ events: number; rows: number }> {
+    return this.onThread(
+      (t) => t.request({ op: "rebuild" }, progress),
+      () => this.rebuildHere(progress),
+    );
+  }
+
+  /** rebuildDaily on this store's connection */
+  private async rebuildHere(progress?: (p: { day: string; events: number }) => void) {
     let total = 0;
     for (const n of this.days()) {
       const day = dayOfNumber(n);
@@ -537,7 +619,15 @@ export class EmbeddedUsageStore implements UsageEventStore {
   }
 
   /** Retention: the events of each day before `beforeDay` deleted, a day per transaction. */
-  async prune(beforeDay: string) {
+  async prune(beforeDay: string): Promise<{ days: number; events: number }> {
+    return this.onThread(
+      (t) => t.request({ op: "prune", beforeDay }),
+      () => this.pruneHere(beforeDay),
+    );
+  }
+
+  /** prune on this store's connection */
+  private async pruneHere(beforeDay: string) {
     let days = 0;
     let events = 0;
     for (const n of this.days(dayNumber(beforeDay))) {
@@ -551,6 +641,25 @@ export class EmbeddedUsageStore implements UsageEventStore {
   }
 
   async close() {
+    await this.thread?.close();
     if (this.owned) this.db.close();
   }
+}
+
+/** An event in the stored field order (a retry, a replay: see usageEvent). */
+const storedOrder = (e: UsageEvent): UsageEvent => usageEvent(e.id, e.ts, e.day, e);
+
+/**
+ * A batch as the JSON lines usage_events stores, `\n`-separated (JSON text has no raw
+ * newline): one string, the cheapest message to post. Not `fresh`: put in the stored field
+ * order first. A big batch yields to the event loop every ENCODE_SLICE events.
+ */
+async function encodeLines(events: readonly UsageEvent[], fresh: boolean): Promise<string> {
+  let out = "";
+  for (let i = 0; i < events.length; i++) {
+    if (i > 0 && i % ENCODE_SLICE === 0) await new Promise((r) => setImmediate(r));
+    const e = events[i] as UsageEvent;
+    out += `${i > 0 ? "\n" : ""}${JSON.stringify(fresh ? e : storedOrder(e))}`;
+  }
+  return out;
 }
