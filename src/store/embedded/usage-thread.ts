@@ -34,6 +34,9 @@ interface Pending {
 /** The thread ended (or could not start) before it answered: the write may or may not be in. */
 export class UsageThreadDied extends Error {}
 
+/** events per message of an append (about 1-2 ms of serializing) */
+const APPEND_PART = 1000;
+
 /** The source and the bundle's entry (`npm run build`: dist/store/embedded/usage-worker.js). */
 const WORKER_SCRIPTS = [
   "./usage-worker.ts",
@@ -48,28 +51,76 @@ export class UsageThread {
   /** the running thread answered at least once */
   private alive = false;
   unavailable = false;
+  private readonly url: URL | null;
 
   constructor(
     private readonly path: string,
     private readonly durable: boolean,
-    private readonly url = typeof Worker === "undefined"
-      ? null
-      : findWorkerScript(WORKER_SCRIPTS, import.meta.url),
+    url?: URL,
   ) {
-    if (!url) this.fail("no Worker or worker script");
+    this.url =
+      typeof Worker === "undefined"
+        ? null
+        : (url ?? findWorkerScript(WORKER_SCRIPTS, import.meta.url));
+    if (!this.url) this.fail("no Worker or worker script");
   }
 
   /** Post a write; resolves with its result once committed, rejects with its error. */
   request<T>(req: Request, progress?: Pending["progress"]): Promise<T> {
-    if (this.unavailable)
-      return Promise.reject(new UsageThreadDied("usage write thread unavailable"));
-    const worker = this.worker ?? this.start();
+    const call = this.call<T>(progress);
+    call.worker?.postMessage({ ...req, id: call.id } as UsageWriteRequest);
+    return call.done;
+  }
+
+  /**
+   * Append events, posted as their stored JSON lines (`encode`) in parts of APPEND_PART events,
+   * yielding to the event loop between parts: the request thread serializes and posts a big
+   * batch a slice at a time; the thread stores all of it in one transaction.
+   */
+  async append<E>(events: readonly E[], encode: (e: E) => string, fresh: boolean) {
+    const { worker, id, done } = this.call<number>();
+    for (let i = 0; worker && i < events.length; i += APPEND_PART) {
+      if (i > 0) {
+        await new Promise((r) => setImmediate(r));
+        // it died meanwhile: `done` has failed
+        if (this.worker !== worker) break;
+      }
+      const lines = events
+        .slice(i, i + APPEND_PART)
+        .map(encode)
+        .join("\n");
+      worker.postMessage(
+        i + APPEND_PART >= events.length
+          ? { id, op: "append", lines, fresh }
+          : { id, op: "part", lines },
+      );
+    }
+    return done;
+  }
+
+  /** A new call's id and answer, on the running thread (started if none). */
+  private call<T>(progress?: Pending["progress"]): {
+    worker: WorkerLike | null;
+    id: number;
+    done: Promise<T>;
+  } {
     const id = this.nextId++;
-    return new Promise<T>((resolve, reject) => {
+    if (this.unavailable)
+      return { worker: null, id, done: Promise.reject(new UsageThreadDied("unavailable")) };
+    let worker: WorkerLike;
+    try {
+      worker = this.worker ?? this.start();
+    } catch (err) {
+      this.fail(err instanceof Error ? err.message : String(err));
+      return { worker: null, id, done: Promise.reject(new UsageThreadDied("unavailable")) };
+    }
+    const done = new Promise<T>((resolve, reject) => {
       this.pending.set(id, { resolve: resolve as (v: unknown) => void, reject, progress });
-      worker.ref?.();
-      worker.postMessage({ ...req, id } as UsageWriteRequest);
     });
+    // an append still posting its parts awaits `done` only after: its failure is handled there
+    done.catch(() => {});
+    worker.ref?.();
+    return { worker, id, done };
   }
 
   private start(): WorkerLike {

@@ -8,6 +8,7 @@ import { EmbeddedUsageStore } from "./usage";
 
 export type UsageWriteRequest = { id: number } & (
   | { op: "open"; path: string; durable: boolean }
+  | { op: "part"; lines: string }
   | { op: "append"; lines: string; fresh: boolean }
   | { op: "prune"; beforeDay: string }
   | { op: "rebuild" }
@@ -26,6 +27,8 @@ const scope = globalThis as unknown as {
 };
 
 let store: EmbeddedUsageStore | null = null;
+/** the lines of appends posted in parts, by request id, until their last part */
+const parts = new Map<number, string[]>();
 
 async function handle(m: UsageWriteRequest): Promise<unknown> {
   if (m.op === "open") {
@@ -34,8 +37,11 @@ async function handle(m: UsageWriteRequest): Promise<unknown> {
   }
   if (!store) throw new Error("usage write thread: database not open");
   switch (m.op) {
-    case "append":
-      return store.ingestLines(m.lines.split("\n"), { fresh: m.fresh });
+    case "append": {
+      const lines = (parts.get(m.id) ?? []).concat(m.lines.split("\n"));
+      parts.delete(m.id);
+      return store.ingestLines(lines, { fresh: m.fresh });
+    }
     case "prune":
       return store.prune(m.beforeDay);
     case "rebuild":
@@ -49,6 +55,13 @@ async function handle(m: UsageWriteRequest): Promise<unknown> {
 
 scope.onmessage = async (event) => {
   const m = event.data;
+  if (m.op === "part") {
+    const lines = m.lines.split("\n");
+    const got = parts.get(m.id);
+    if (got) for (const l of lines) got.push(l);
+    else parts.set(m.id, lines);
+    return;
+  }
   try {
     scope.postMessage({ id: m.id, ok: await handle(m) });
   } catch (err) {

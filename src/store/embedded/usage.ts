@@ -215,10 +215,9 @@ export interface EmbeddedUsageOptions {
    * request thread; `inline` the store's connection, on the calling thread
    */
   writer?: "worker" | "inline";
+  /** the write thread's script (tests; default: usage-worker beside this module) */
+  workerUrl?: URL;
 }
-
-/** events serialized between two yields to the event loop (a big batch is posted in one piece) */
-const ENCODE_SLICE = 2000;
 
 /** Embedded usage event store on the embedded store's SQLite database (see the top of the file). */
 export class EmbeddedUsageStore implements UsageEventStore {
@@ -238,7 +237,7 @@ export class EmbeddedUsageStore implements UsageEventStore {
     if (opts.importFrom) importLegacyUsage(this, opts.importFrom);
     this.thread =
       (opts.writer ?? "worker") === "worker" && db.path !== ":memory:"
-        ? new UsageThread(db.path, this.durable)
+        ? new UsageThread(db.path, this.durable, opts.workerUrl)
         : null;
   }
 
@@ -283,13 +282,13 @@ export class EmbeddedUsageStore implements UsageEventStore {
    */
   async append(events: UsageEvent[], opts: { fresh?: boolean } = {}): Promise<number> {
     if (events.length === 0) return 0;
-    let lines: string | null = null;
+    let fresh = opts.fresh === true;
     return this.onThread(
-      async (t) => {
+      (t) => {
+        const sent = t.append(events, fresh ? stringify : storedLine, fresh);
         // a resend after the thread died is not fresh: its events may be stored already
-        const fresh = lines === null && opts.fresh === true;
-        lines ??= await encodeLines(events, opts.fresh === true);
-        return t.request<number>({ op: "append", lines, fresh });
+        fresh = false;
+        return sent;
       },
       () => this.ingest(events, { fresh: opts.fresh }),
     );
@@ -649,17 +648,6 @@ export class EmbeddedUsageStore implements UsageEventStore {
 /** An event in the stored field order (a retry, a replay: see usageEvent). */
 const storedOrder = (e: UsageEvent): UsageEvent => usageEvent(e.id, e.ts, e.day, e);
 
-/**
- * A batch as the JSON lines usage_events stores, `\n`-separated (JSON text has no raw
- * newline): one string, the cheapest message to post. Not `fresh`: put in the stored field
- * order first. A big batch yields to the event loop every ENCODE_SLICE events.
- */
-async function encodeLines(events: readonly UsageEvent[], fresh: boolean): Promise<string> {
-  let out = "";
-  for (let i = 0; i < events.length; i++) {
-    if (i > 0 && i % ENCODE_SLICE === 0) await new Promise((r) => setImmediate(r));
-    const e = events[i] as UsageEvent;
-    out += `${i > 0 ? "\n" : ""}${JSON.stringify(fresh ? e : storedOrder(e))}`;
-  }
-  return out;
-}
+const stringify = (e: UsageEvent): string => JSON.stringify(e);
+/** an event as the JSON line usage_events stores (put in the stored field order) */
+const storedLine = (e: UsageEvent): string => JSON.stringify(storedOrder(e));
