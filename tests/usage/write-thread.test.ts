@@ -59,9 +59,10 @@ describe("usage write thread", () => {
     expect(inline.size).toBe(50_000);
     // inline, the whole transaction (hundreds of ms) runs between two ticks
     expect(inlineStall).toBeGreaterThan(150);
-    // on the thread only the serializing runs here, a slice at a time (a loaded machine's
-    // scheduling jitter allowed for)
-    expect(stall).toBeLessThan(50);
+    // on the thread only the serializing runs here, a slice at a time: a few ms. A shared
+    // machine under load may leave a runnable thread unscheduled for tens of ms, which stretches
+    // the inline stall as much: the bound is the larger of 50 ms and a quarter of it.
+    expect(stall).toBeLessThan(Math.max(50, inlineStall / 4));
   });
 
   test("a thread killed mid-batch: nothing acknowledged is lost, the batch is resent and counted once", async () => {

@@ -33,8 +33,9 @@ import { UsageThread, UsageThreadDied } from "./usage-thread";
 /**
  * The embedded usage event log and its projections, in the embedded store's SQLite database:
  *  - usage_events: the append-only log, one row per event (the event as JSON text, plus the
- *    columns reads filter by: account, day number, ts in epoch ms), clustered by id (UUIDv7,
- *    time-sortable, so appends land at the end of the table);
+ *    columns reads filter by: account, day number, ts in epoch ms), in append order (rowid),
+ *    with two indexes: (account, id), which finds a repeated id and serves the export, and
+ *    (day), which serves eventsOfDay, prune and rebuild;
  *  - usage_daily, usage_cells (the analytics views of usage/analytics/cells.ts: one row per
  *    view, period, account and cell key, the latency histogram as a BLOB) and usage_misses:
  *    updated in the same transaction as the events they count, so an event is in the log and
@@ -46,15 +47,18 @@ import { UsageThread, UsageThreadDied } from "./usage-thread";
  * calls.
  */
 
-const SCHEMA = `
-CREATE TABLE IF NOT EXISTS usage_events (
-  id TEXT PRIMARY KEY,
+/** the events table: rows in append order (rowid); ids unique per account, the dedupe's key */
+const EVENTS_TABLE = (name: string) => `
+CREATE TABLE IF NOT EXISTS ${name} (
+  id TEXT NOT NULL,
   account TEXT NOT NULL,
   day INTEGER NOT NULL,
   ts INTEGER NOT NULL,
-  e TEXT NOT NULL
-) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS usage_events_account ON usage_events (account, id, day, ts);
+  e TEXT NOT NULL,
+  UNIQUE (account, id)
+);`;
+
+const SCHEMA = `${EVENTS_TABLE("usage_events")}
 CREATE INDEX IF NOT EXISTS usage_events_day ON usage_events (day);
 CREATE TABLE IF NOT EXISTS usage_daily (
   day TEXT NOT NULL,
@@ -233,6 +237,7 @@ export class EmbeddedUsageStore implements UsageEventStore {
   ) {
     this.durable = opts.durable === true;
     db.db.function("usage_hist_add", { deterministic: true }, histAdd);
+    migrateEvents(db);
     db.exec(SCHEMA);
     if (opts.importFrom) importLegacyUsage(this, opts.importFrom);
     this.thread =
@@ -469,7 +474,7 @@ export class EmbeddedUsageStore implements UsageEventStore {
   }
 
   /**
-   * Export page: its size and last id from the (account, id, day, ts) index alone, then its
+   * Export page: its size and last id by the (account, id) index, then its
    * lines CHUNK_ROWS at a time, each chunk one query resuming after the last id sent (no
    * statement stays open between chunks, so a stream never read to the end holds nothing).
    */
@@ -547,16 +552,17 @@ export class EmbeddedUsageStore implements UsageEventStore {
 
   async *eventsOfDay(day: string): AsyncIterable<UsageEvent> {
     const n = dayNumber(day);
-    let after = "";
+    // in append order: the (day) index holds each day's rows by rowid
+    let after = 0;
     for (;;) {
-      const rows = this.db.all<{ id: string; e: string }>(
-        "SELECT id, e FROM usage_events WHERE day = ? AND id > ? ORDER BY id LIMIT ?",
+      const rows = this.db.all<{ r: number; e: string }>(
+        "SELECT rowid AS r, e FROM usage_events WHERE day = ? AND rowid > ? ORDER BY rowid LIMIT ?",
         n,
         after,
         CHUNK_ROWS,
       );
       if (rows.length === 0) return;
-      after = (rows[rows.length - 1] as { id: string }).id;
+      after = (rows[rows.length - 1] as { r: number }).r;
       for (const r of rows) yield JSON.parse(r.e) as UsageEvent;
     }
   }
@@ -643,6 +649,24 @@ export class EmbeddedUsageStore implements UsageEventStore {
     await this.thread?.close();
     if (this.owned) this.db.close();
   }
+}
+
+/**
+ * An events table of the older layout (clustered by id, WITHOUT ROWID, three B-trees per row)
+ * copied into the current one (rows in id order), in one transaction at open.
+ */
+function migrateEvents(db: Database): void {
+  const old = db.get<{ sql: string }>(
+    "SELECT sql FROM sqlite_schema WHERE type = 'table' AND name = 'usage_events'",
+  );
+  if (!old || !/WITHOUT ROWID/i.test(old.sql)) return;
+  db.tx(() => {
+    db.exec(`DROP TABLE IF EXISTS usage_events_new;${EVENTS_TABLE("usage_events_new")}
+      INSERT INTO usage_events_new (id, account, day, ts, e)
+        SELECT id, account, day, ts, e FROM usage_events ORDER BY id;
+      DROP TABLE usage_events;
+      ALTER TABLE usage_events_new RENAME TO usage_events;`);
+  }, true);
 }
 
 /** An event in the stored field order (a retry, a replay: see usageEvent). */
