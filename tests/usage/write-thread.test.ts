@@ -1,9 +1,11 @@
 import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
+import { join } from "node:path";
 import { captureLogs, setLogLevel } from "../../src/platform/log";
-import { EmbeddedUsageStore } from "../../src/store/embedded/usage";
+import { Database, DB_FILE } from "../../src/store/embedded/db";
+import { dayNumber, EmbeddedUsageStore } from "../../src/store/embedded/usage";
 import type { UsageEvent } from "../../src/usage/port";
 import { tempDir } from "../support/temp";
-import { event } from "./util";
+import { collect, event } from "./util";
 
 const stores: EmbeddedUsageStore[] = [];
 function open(opts: Parameters<typeof EmbeddedUsageStore.open>[1] = {}) {
@@ -120,4 +122,38 @@ describe("usage write thread", () => {
       s.db.db.exec("ROLLBACK");
     }
   }, 20_000);
+});
+
+describe("usage_events of the older layout (clustered by id, WITHOUT ROWID)", () => {
+  test("is copied into the current one at open: every event kept, a repeated id still ignored", async () => {
+    const dir = tempDir("usage-migrate-");
+    const old = new Database(join(dir, DB_FILE));
+    old.exec(`CREATE TABLE usage_events (id TEXT PRIMARY KEY, account TEXT NOT NULL,
+      day INTEGER NOT NULL, ts INTEGER NOT NULL, e TEXT NOT NULL) WITHOUT ROWID;
+      CREATE INDEX usage_events_account ON usage_events (account, id, day, ts);
+      CREATE INDEX usage_events_day ON usage_events (day);`);
+    const events = batch(3);
+    for (const e of events)
+      old.run(
+        "INSERT INTO usage_events VALUES (?, ?, ?, ?, ?)",
+        e.id,
+        e.accountId,
+        dayNumber(e.day),
+        Date.parse(e.ts),
+        JSON.stringify(e),
+      );
+    old.close();
+
+    const s = EmbeddedUsageStore.open(dir);
+    stores.push(s);
+    const sql = s.db.get<{ sql: string }>(
+      "SELECT sql FROM sqlite_schema WHERE type = 'table' AND name = 'usage_events'",
+    )?.sql;
+    expect(sql).not.toMatch(/WITHOUT ROWID/i);
+    expect(s.size).toBe(3);
+    expect((await collect(s.eventsOfDay(DAY))).map((e) => e.id)).toEqual(events.map((e) => e.id));
+    expect(await s.append(events)).toBe(0);
+    expect(await s.append(batch(2), { fresh: true })).toBe(2);
+    expect(s.size).toBe(5);
+  });
 });
