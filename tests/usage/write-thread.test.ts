@@ -1,24 +1,15 @@
-import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { join } from "node:path";
-import { captureLogs, setLogLevel } from "../../src/platform/log";
+import { captureLogs } from "../../src/platform/log";
 import { Database, DB_FILE } from "../../src/store/embedded/db";
-import { dayNumber, EmbeddedUsageStore } from "../../src/store/embedded/usage";
+import { dayNumber, type EmbeddedUsageStore } from "../../src/store/embedded/usage";
 import type { UsageEvent } from "../../src/usage/port";
 import { tempDir } from "../support/temp";
-import { collect, event } from "./util";
+import { collect, event, storeOpener } from "./util";
 
-const stores: EmbeddedUsageStore[] = [];
-function open(opts: Parameters<typeof EmbeddedUsageStore.open>[1] = {}) {
-  const s = EmbeddedUsageStore.open(tempDir("usage-thread-"), opts);
-  stores.push(s);
-  return s;
-}
-
-beforeAll(() => setLogLevel("error"));
-afterAll(() => setLogLevel("info"));
-afterEach(async () => {
-  for (const s of stores.splice(0)) await s.close();
-});
+const openStore = storeOpener();
+const open = (opts: Parameters<typeof EmbeddedUsageStore.open>[1] = {}) =>
+  openStore(tempDir("usage-thread-"), opts);
 
 const DAY = "2025-06-01";
 const batch = (n: number): UsageEvent[] =>
@@ -144,8 +135,7 @@ describe("usage_events of the older layout (clustered by id, WITHOUT ROWID)", ()
       );
     old.close();
 
-    const s = EmbeddedUsageStore.open(dir);
-    stores.push(s);
+    const s = openStore(dir);
     const sql = s.db.get<{ sql: string }>(
       "SELECT sql FROM sqlite_schema WHERE type = 'table' AND name = 'usage_events'",
     )?.sql;
