@@ -5,10 +5,9 @@
  * Workers are unavailable or the worker script cannot start (e.g. a bundle without it), the
  * pool falls back to rendering on the calling thread. `workerUrl` is for tests.
  */
-import { existsSync } from "node:fs";
 import { availableParallelism } from "node:os";
-import { fileURLToPath } from "node:url";
 import { log } from "../platform/log";
+import { findWorkerScript } from "../platform/worker-script";
 import type { RenderFormat } from "./model";
 import type { Layout } from "./render";
 import type { RenderReply, RenderRequest } from "./render-worker";
@@ -302,7 +301,7 @@ export class WorkerPool implements Renderer {
 export function createRenderer(opts: PoolOptions = {}): Renderer {
   const workers = opts.workers ?? defaultWorkerCount();
   if (workers <= 0 || typeof Worker === "undefined") return inlineRenderer;
-  const url = opts.workerUrl ?? findWorkerScript();
+  const url = opts.workerUrl ?? findWorkerScript(WORKER_SCRIPTS, import.meta.url);
   if (!url) {
     log("warn", "render worker script not found; rendering on the request thread", {
       looked: WORKER_SCRIPTS,
@@ -318,11 +317,3 @@ export function createRenderer(opts: PoolOptions = {}): Renderer {
  * puts it at dist/assets/render-worker.js beside dist/main.js).
  */
 const WORKER_SCRIPTS = ["./render-worker.ts", "./render-worker.js", "./assets/render-worker.js"];
-
-function findWorkerScript(): URL | null {
-  for (const rel of WORKER_SCRIPTS) {
-    const url = new URL(rel, import.meta.url);
-    if (url.protocol !== "file:" || existsSync(fileURLToPath(url))) return url;
-  }
-  return null;
-}

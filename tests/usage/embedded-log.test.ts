@@ -1,28 +1,18 @@
-import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { cpSync, existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { captureLogs, setLogLevel } from "../../src/platform/log";
+import { captureLogs } from "../../src/platform/log";
 import { JsonlLog } from "../../src/store/embedded/jsonl";
-import { EmbeddedUsageStore } from "../../src/store/embedded/usage";
+import type { EmbeddedUsageStore } from "../../src/store/embedded/usage";
 import type { Cell } from "../../src/usage/analytics/cells";
 import type { UsageEvent } from "../../src/usage/port";
 import { BatchingRecorder } from "../../src/usage/writer";
 import { tempDir } from "../support/app";
-import { collect, event, storedEvents } from "./util";
+import { collect, event, storedEvents, storeOpener } from "./util";
 
 const ROOT = join(import.meta.dir, "../..");
-const stores: EmbeddedUsageStore[] = [];
-function open(dir: string, durable?: boolean) {
-  const s = EmbeddedUsageStore.open(dir, { durable });
-  stores.push(s);
-  return s;
-}
-
-beforeAll(() => setLogLevel("error"));
-afterAll(() => setLogLevel("info"));
-afterEach(async () => {
-  for (const s of stores.splice(0)) await s.close();
-});
+const openStore = storeOpener();
+const open = (dir: string, durable?: boolean) => openStore(dir, { durable });
 
 /** Requests counted by usage_daily, by the day.bs and hour.all cells, and events in the log. */
 async function totals(s: EmbeddedUsageStore, accountId: string, from: string, to: string) {

@@ -1,6 +1,7 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { existsSync, readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
+import { readEventFile } from "../../src/store/embedded/usage-import";
 import type { UsageEvent } from "../../src/usage/port";
 import { tempDir } from "../support/app";
 import { adminKey, startService } from "../support/service";
@@ -43,6 +44,23 @@ async function traffic(base: string, apiKey: string, n: number): Promise<number[
 /** The account's events in the log of the database under `dataDir` (the process has exited). */
 const eventsOnDisk = (dataDir: string, accountId: string): UsageEvent[] =>
   storedEvents(dataDir).filter((e) => e.accountId === accountId);
+
+/**
+ * The account's events a restart keeps: those in the log and those spilled to DATA_DIR/spill
+ * (a writer behind the traffic spills; the restart replays the files), each id once.
+ */
+function eventsKept(dataDir: string, accountId: string): UsageEvent[] {
+  const spill = join(dataDir, "spill");
+  const spilled = existsSync(spill)
+    ? readdirSync(spill)
+        .filter((f) => f.endsWith(".jsonl"))
+        .flatMap((f) => readEventFile(join(spill, f)))
+    : [];
+  const byId = new Map<string, UsageEvent>();
+  for (const e of [...eventsOnDisk(dataDir, accountId), ...spilled])
+    if (e.accountId === accountId) byId.set(e.id, e);
+  return [...byId.values()];
+}
 
 const tally = (xs: number[]) => {
   const m: Record<string, number> = {};
@@ -95,11 +113,17 @@ describe("usage log across process restarts (embedded store)", () => {
     await Promise.all(load);
 
     const day = new Date().toISOString().slice(0, 10);
-    const onDisk = eventsOnDisk(dataDir, accountId);
-    expect(onDisk.length).toBeGreaterThan(40);
-    expect(new Set(onDisk.map((e) => e.id)).size).toBe(onDisk.length);
+    const logged = eventsOnDisk(dataDir, accountId);
+    expect(logged.length).toBeGreaterThan(40);
+    expect(new Set(logged.map((e) => e.id)).size).toBe(logged.length);
+    const onDisk = eventsKept(dataDir, accountId);
     const second = await start(dataDir);
     try {
+      await until(
+        () => eventsOnDisk(dataDir, accountId).length === onDisk.length,
+        10_000,
+        "the spill replay",
+      );
       const expected = {
         requests: onDisk.length,
         errors: onDisk.filter((e) => e.status >= 400 && e.status !== 429).length,

@@ -1,6 +1,8 @@
+import { afterAll, afterEach, beforeAll } from "bun:test";
 import { join } from "node:path";
+import { setLogLevel } from "../../src/platform/log";
 import { Database, DB_FILE } from "../../src/store/embedded/db";
-import { dayNumber } from "../../src/store/embedded/usage";
+import { dayNumber, EmbeddedUsageStore } from "../../src/store/embedded/usage";
 import type { UsageEvent, UsageEventStore, UsageInput, UsageRecorder } from "../../src/usage/port";
 import type { BatchingRecorder } from "../../src/usage/writer";
 
@@ -114,4 +116,22 @@ export function storedEvents(from: Database | string, day?: string): UsageEvent[
   } finally {
     if (typeof from === "string") db.close();
   }
+}
+
+/**
+ * `open(dir, opts)`: an EmbeddedUsageStore on `dir`, closed after the test; the file's tests
+ * run at log level error.
+ */
+export function storeOpener() {
+  const stores: EmbeddedUsageStore[] = [];
+  beforeAll(() => setLogLevel("error"));
+  afterAll(() => setLogLevel("info"));
+  afterEach(async () => {
+    for (const s of stores.splice(0)) await s.close();
+  });
+  return (dir: string, opts: Parameters<typeof EmbeddedUsageStore.open>[1] = {}) => {
+    const s = EmbeddedUsageStore.open(dir, opts);
+    stores.push(s);
+    return s;
+  };
 }

@@ -28,12 +28,14 @@ import type {
 import { usageEvent } from "../../usage/serialize";
 import { Database, DB_FILE } from "./db";
 import { importLegacyUsage } from "./usage-import";
+import { UsageThread, UsageThreadDied } from "./usage-thread";
 
 /**
  * The embedded usage event log and its projections, in the embedded store's SQLite database:
  *  - usage_events: the append-only log, one row per event (the event as JSON text, plus the
- *    columns reads filter by: account, day number, ts in epoch ms), clustered by id (UUIDv7,
- *    time-sortable, so appends land at the end of the table);
+ *    columns reads filter by: account, day number, ts in epoch ms), in append order (rowid),
+ *    with two indexes: (account, id), which finds a repeated id and serves the export, and
+ *    (day), which serves eventsOfDay, prune and rebuild;
  *  - usage_daily, usage_cells (the analytics views of usage/analytics/cells.ts: one row per
  *    view, period, account and cell key, the latency histogram as a BLOB) and usage_misses:
  *    updated in the same transaction as the events they count, so an event is in the log and
@@ -45,15 +47,16 @@ import { importLegacyUsage } from "./usage-import";
  * calls.
  */
 
+/** the events table: rows in append order (rowid); ids unique per account, the dedupe's key */
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS usage_events (
-  id TEXT PRIMARY KEY,
+  id TEXT NOT NULL,
   account TEXT NOT NULL,
   day INTEGER NOT NULL,
   ts INTEGER NOT NULL,
-  e TEXT NOT NULL
-) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS usage_events_account ON usage_events (account, id, day, ts);
+  e TEXT NOT NULL,
+  UNIQUE (account, id)
+);
 CREATE INDEX IF NOT EXISTS usage_events_day ON usage_events (day);
 CREATE TABLE IF NOT EXISTS usage_daily (
   day TEXT NOT NULL,
@@ -208,6 +211,14 @@ export interface EmbeddedUsageOptions {
   durable?: boolean;
   /** import an old DATA_DIR's events/ day files at open (see usage-import.ts) */
   importFrom?: string;
+  /**
+   * where appends, prune and rebuildDaily write: `worker` (the default for a database file) a
+   * thread with its own connection (usage-thread.ts), so a batch's transaction never blocks the
+   * request thread; `inline` the store's connection, on the calling thread
+   */
+  writer?: "worker" | "inline";
+  /** the write thread's script (tests; default: usage-worker beside this module) */
+  workerUrl?: URL;
 }
 
 /** Embedded usage event store on the embedded store's SQLite database (see the top of the file). */
@@ -215,6 +226,8 @@ export class EmbeddedUsageStore implements UsageEventStore {
   /** the store opened its own database (open()) and closes it */
   private owned = false;
   private readonly durable: boolean;
+  /** the write thread (null: writes run on this store's connection) */
+  readonly thread: UsageThread | null;
 
   constructor(
     readonly db: Database,
@@ -224,6 +237,30 @@ export class EmbeddedUsageStore implements UsageEventStore {
     db.db.function("usage_hist_add", { deterministic: true }, histAdd);
     db.exec(SCHEMA);
     if (opts.importFrom) importLegacyUsage(this, opts.importFrom);
+    this.thread =
+      (opts.writer ?? "worker") === "worker" && db.path !== ":memory:"
+        ? new UsageThread(db.path, this.durable, opts.workerUrl)
+        : null;
+  }
+
+  /**
+   * Run a write on the thread; inline when it is unavailable (could not start). A thread that
+   * died mid-write is replaced and the write sent once more: a write that had committed is
+   * found again by its ids and not counted twice.
+   */
+  private async onThread<T>(
+    post: (t: UsageThread) => Promise<T>,
+    inline: () => T | Promise<T>,
+  ): Promise<T> {
+    for (let attempt = 0; this.thread && !this.thread.unavailable; attempt++) {
+      try {
+        return await post(this.thread);
+      } catch (err) {
+        if (!(err instanceof UsageThreadDied) || (attempt > 0 && !this.thread.unavailable))
+          throw err;
+      }
+    }
+    return inline();
   }
 
   /** A store on its own database file under `dataDir` (tests, scripts), old events imported. */
@@ -246,7 +283,17 @@ export class EmbeddedUsageStore implements UsageEventStore {
    * replays) are put in it (usageEvent). A repeated id is found by the primary key either way.
    */
   async append(events: UsageEvent[], opts: { fresh?: boolean } = {}): Promise<number> {
-    return this.ingest(events, { fresh: opts.fresh });
+    if (events.length === 0) return 0;
+    let fresh = opts.fresh === true;
+    return this.onThread(
+      (t) => {
+        const sent = t.append(events, fresh ? stringify : storedLine, fresh);
+        // a resend after the thread died is not fresh: its events may be stored already
+        fresh = false;
+        return sent;
+      },
+      () => this.ingest(events, { fresh: opts.fresh }),
+    );
   }
 
   /**
@@ -256,15 +303,41 @@ export class EmbeddedUsageStore implements UsageEventStore {
    */
   ingest(events: readonly UsageEvent[], opts: { daily?: boolean; fresh?: boolean } = {}): number {
     if (events.length === 0) return 0;
-    const daily = opts.daily ?? true;
+    const stored = opts.fresh ? events : events.map(storedOrder);
+    return this.store(
+      stored,
+      stored.map((e) => JSON.stringify(e)),
+      opts.daily ?? true,
+    );
+  }
+
+  /**
+   * ingest for events as the JSON lines usage_events stores (encodeLines; the write thread):
+   * each line is stored as it is. Not `fresh`: lines whose events are not in the stored field
+   * order are re-serialized in it.
+   */
+  ingestLines(lines: readonly string[], opts: { fresh?: boolean } = {}): number {
+    const events = lines.map((l) => JSON.parse(l) as UsageEvent);
+    if (opts.fresh) return this.store(events, lines, true);
+    const stored = events.map(storedOrder);
+    return this.store(
+      stored,
+      stored.map((e) => JSON.stringify(e)),
+      true,
+    );
+  }
+
+  /** Insert events (`texts[i]` is events[i] as stored) and count the new ones, in one transaction. */
+  private store(events: readonly UsageEvent[], texts: readonly string[], daily: boolean): number {
+    if (events.length === 0) return 0;
     return this.db.tx(() => {
       const insert = this.db.stmt(
         "INSERT OR IGNORE INTO usage_events (id, account, day, ts, e) VALUES (?, ?, ?, ?, ?)",
       );
       const delta = new Delta();
       let stored = 0;
-      for (const given of events) {
-        const e = opts.fresh ? given : usageEvent(given.id, given.ts, given.day, given);
+      for (let i = 0; i < events.length; i++) {
+        const e = events[i] as UsageEvent;
         const r = insert.run(
           e.id,
           e.accountId,
@@ -272,7 +345,7 @@ export class EmbeddedUsageStore implements UsageEventStore {
           // an unreadable ts (only a hand-made event has one) sorts first rather than failing
           // the whole batch
           Date.parse(e.ts) || 0,
-          JSON.stringify(e),
+          texts[i] as string,
         );
         if (r.changes === 0) continue;
         stored++;
@@ -398,7 +471,7 @@ export class EmbeddedUsageStore implements UsageEventStore {
   }
 
   /**
-   * Export page: its size and last id from the (account, id, day, ts) index alone, then its
+   * Export page: its size and last id by the (account, id) index, then its
    * lines CHUNK_ROWS at a time, each chunk one query resuming after the last id sent (no
    * statement stays open between chunks, so a stream never read to the end holds nothing).
    */
@@ -476,16 +549,17 @@ export class EmbeddedUsageStore implements UsageEventStore {
 
   async *eventsOfDay(day: string): AsyncIterable<UsageEvent> {
     const n = dayNumber(day);
-    let after = "";
+    // in append order: the (day) index holds each day's rows by rowid
+    let after = 0;
     for (;;) {
-      const rows = this.db.all<{ id: string; e: string }>(
-        "SELECT id, e FROM usage_events WHERE day = ? AND id > ? ORDER BY id LIMIT ?",
+      const rows = this.db.all<{ r: number; e: string }>(
+        "SELECT rowid AS r, e FROM usage_events WHERE day = ? AND rowid > ? ORDER BY rowid LIMIT ?",
         n,
         after,
         CHUNK_ROWS,
       );
       if (rows.length === 0) return;
-      after = (rows[rows.length - 1] as { id: string }).id;
+      after = (rows[rows.length - 1] as { r: number }).r;
       for (const r of rows) yield JSON.parse(r.e) as UsageEvent;
     }
   }
@@ -504,7 +578,17 @@ export class EmbeddedUsageStore implements UsageEventStore {
    * Each day with events: its usage_daily rows, cells (day and hours) and misses recomputed from
    * its events in one transaction; rows of days without events (pruned) are kept.
    */
-  async rebuildDaily(progress?: (p: { day: string; events: number }) => void) {
+  async rebuildDaily(
+    progress?: (p: { day: string; events: number }) => void,
+  ): Promise<{ events: number; rows: number }> {
+    return this.onThread(
+      (t) => t.request({ op: "rebuild" }, progress),
+      () => this.rebuildHere(progress),
+    );
+  }
+
+  /** rebuildDaily on this store's connection */
+  private async rebuildHere(progress?: (p: { day: string; events: number }) => void) {
     let total = 0;
     for (const n of this.days()) {
       const day = dayOfNumber(n);
@@ -537,7 +621,15 @@ export class EmbeddedUsageStore implements UsageEventStore {
   }
 
   /** Retention: the events of each day before `beforeDay` deleted, a day per transaction. */
-  async prune(beforeDay: string) {
+  async prune(beforeDay: string): Promise<{ days: number; events: number }> {
+    return this.onThread(
+      (t) => t.request({ op: "prune", beforeDay }),
+      () => this.pruneHere(beforeDay),
+    );
+  }
+
+  /** prune on this store's connection */
+  private async pruneHere(beforeDay: string) {
     let days = 0;
     let events = 0;
     for (const n of this.days(dayNumber(beforeDay))) {
@@ -551,6 +643,14 @@ export class EmbeddedUsageStore implements UsageEventStore {
   }
 
   async close() {
+    await this.thread?.close();
     if (this.owned) this.db.close();
   }
 }
+
+/** An event in the stored field order (a retry, a replay: see usageEvent). */
+const storedOrder = (e: UsageEvent): UsageEvent => usageEvent(e.id, e.ts, e.day, e);
+
+const stringify = (e: UsageEvent): string => JSON.stringify(e);
+/** an event as the JSON line usage_events stores (put in the stored field order) */
+const storedLine = (e: UsageEvent): string => JSON.stringify(storedOrder(e));
