@@ -47,7 +47,7 @@ import { UsageThread, UsageThreadDied } from "./usage-thread";
  * calls.
  */
 
-/** the events table: rows in append order (rowid); ids unique per account, the dedupe's key */
+/** usage_events: rows in append order (rowid), ids unique per account (the dedupe's key); the projections */
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS usage_events (
   id TEXT NOT NULL,
