@@ -15,12 +15,10 @@
  *
  * Measured over a real socket (the app listening on 127.0.0.1, sequential fetches; the
  * per-minute rate limits run on a clock that moves a minute per call so they never refuse):
- *  - the first series query (embedded: it waits for the cells' build from the log, started in
- *    the background at start, when that has not ended);
- *  - logging once the cells exist: CPU per event of a 20,000-event append, and the analytics
- *    projection's own share;
+ *  - the first series query;
+ *  - logging once the cells exist: CPU per event of a 20,000-event append;
  *  - p50/p95/p99 of each query kind below, --reads calls each after a first one (printed apart:
- *    on the embedded store it derives the rollup's cells of every period it reads);
+ *    it reads pages of the database not yet in its cache);
  *  - GET /v1/analytics/events: every event of the account in pages of 50,000 (events/s, and the
  *    RSS growth: the peak over the RSS before, sampled as the body arrives);
  *  - the projection rebuild (time, RSS before/after).
@@ -33,7 +31,6 @@ import { loadConfig } from "../../src/config";
 import { buildDeps } from "../../src/deps";
 import { MemoryCounterStore } from "../../src/quota/memory-store";
 import { RateLimiter } from "../../src/quota/rate-limit";
-import { CellProjection } from "../../src/usage/analytics/cells";
 import type { UsageEvent } from "../../src/usage/port";
 import { eventOf } from "../../src/usage/serialize";
 import { findFerretDb, startMongoLocal } from "../mongo-local";
@@ -213,29 +210,20 @@ async function bench(name: string, env: Record<string, string>, seed: "port" | "
     console.log(
       `  first series query  ${fmt(performance.now() - started, 0)} ms, ${check.totals.requests} requests counted`,
     );
-    // logging once the cells exist: appends of fresh events (the last minute), and the
-    // analytics projection's own share (the same events counted into an empty projection)
+    // logging once the cells exist: appends of fresh events (the last minute)
     const recent = [...batches(accountId, keys, 20_000, now - 60_000, now)].flat();
     const cpu = process.cpuUsage();
     await deps.store.usage.append(recent, { fresh: true });
     const used = process.cpuUsage(cpu);
-    const appendUs = used.user + used.system;
-    // best of 5 (a single pass may take a garbage collection of the whole heap)
-    let cellsUs = Number.POSITIVE_INFINITY;
-    for (let i = 0; i < 5; i++) {
-      const t0 = performance.now();
-      new CellProjection().addAll(recent);
-      cellsUs = Math.min(cellsUs, (performance.now() - t0) * 1000);
-    }
     console.log(
-      `  logging: append ${fmt(appendUs / recent.length, 2)} µs CPU/event (log, usage_daily and every projection), analytics cells ${fmt(cellsUs / recent.length, 2)} µs/event (best of 5)`,
+      `  logging: append ${fmt((used.user + used.system) / recent.length, 2)} µs CPU/event (log, usage_daily, cells and misses)`,
     );
     for (const [label, q] of values.queries === "false" ? [] : QUERIES) {
       const path =
         q === "MISSES"
           ? `/v1/analytics/misses?from=${firstDay}&to=${today}`
           : `/v1/analytics/usage?${q}`;
-      // the first call of a kind derives its rollup's cells of every period read (embedded)
+      // the first call of a kind reads pages not yet in the database's cache
       let t = performance.now();
       await (await get(path)).arrayBuffer();
       const firstMs = performance.now() - t;

@@ -4,18 +4,16 @@ import type { Bucket, Tier } from "../../quota/limits";
 import type { UsageEventStore } from "../port";
 import {
   binValue,
+  type Cell,
   type GroupField as CellField,
   type CellGroup,
   type Granularity,
   groupOf,
-  isSealed,
   LAT_BINS,
-  type PeriodCells,
   type PeriodRow,
   type Rollup,
   rollupFor,
 } from "./cells";
-import { isPacked, type Packed, pack } from "./packed";
 import { type HistoryQuery, resolveRange } from "./service";
 
 /** What group_by may name: the cell's fields, and the status as a class. */
@@ -204,29 +202,15 @@ function pointAt(acc: Float64Array, off: number, t?: string): Point {
   return { t, requests, errors, rateLimited, p50, p95, p99 };
 }
 
-/** packed cells of maps that never change (isSealed), kept while the map lives */
-const packedOf = new WeakMap<PeriodCells, Packed>();
-function packedCells(cells: PeriodCells | Packed): Packed {
-  if (isPacked(cells)) return cells;
-  if (!isSealed(cells)) return pack(cells);
-  let p = packedOf.get(cells);
-  if (!p) {
-    p = pack(cells);
-    packedOf.set(cells, p);
-  }
-  return p;
-}
-
-/** Add packed cell `i` into the accumulator at `off`. */
-function addPacked(acc: Float64Array, off: number, p: Packed, i: number) {
-  const { counts, hist } = p;
-  acc[off] = (acc[off] as number) + (counts[3 * i] as number);
-  acc[off + 1] = (acc[off + 1] as number) + (counts[3 * i + 1] as number);
-  acc[off + 2] = (acc[off + 2] as number) + (counts[3 * i + 2] as number);
-  const end = p.hStart[i + 1] as number;
-  for (let j = p.hStart[i] as number; j < end; j += 2) {
-    const b = off + 3 + (hist[j] as number);
-    acc[b] = (acc[b] as number) + (hist[j + 1] as number);
+/** Add cell `c` into the accumulator at `off`. */
+function addCell(acc: Float64Array, off: number, c: Cell) {
+  acc[off] = (acc[off] as number) + c.n;
+  acc[off + 1] = (acc[off + 1] as number) + c.e;
+  acc[off + 2] = (acc[off + 2] as number) + c.r;
+  const h = c.h;
+  for (let j = 0; j < h.length; j += 2) {
+    const b = off + 3 + (h[j] as number);
+    acc[b] = (acc[b] as number) + (h[j + 1] as number);
   }
 }
 
@@ -336,25 +320,22 @@ function chartOf(rows: PeriodRow[], c: ChartQuery): UsageSeries {
 
   // each period's kept cells with their group, in one pass; then the top `limit` groups by
   // requests get a slot each, the rest share the (other) slot
-  // (a period may come in several rows, one per writer: in any order)
-  const kept: { packed: Packed; groups: (Group | null)[] }[][] = new Array(all.length);
+  const kept: { cells: Cell[]; groups: Group[] }[] = new Array(all.length);
   for (const { t, cells } of rows) {
     const i = at.get(t);
     if (i === undefined) continue;
-    const packed = packedCells(cells);
-    const { table, ids, counts, lo, hi } = packed;
-    const groups: (Group | null)[] = new Array(hi - lo);
-    for (let k = lo; k < hi; k++) {
-      const d = decode(table[ids[k] as number] as string);
-      groups[k - lo] = d;
-      if (d) d.n += counts[3 * k] as number;
+    let part = kept[i];
+    if (!part) {
+      part = { cells: [], groups: [] };
+      kept[i] = part;
     }
-    let parts = kept[i];
-    if (!parts) {
-      parts = [];
-      kept[i] = parts;
+    for (const [key, cell] of cells) {
+      const d = decode(key);
+      if (!d) continue;
+      d.n += cell.n;
+      part.cells.push(cell);
+      part.groups.push(d);
     }
-    parts.push({ packed, groups });
   }
   const ranked =
     groupBy.length === 0
@@ -375,19 +356,17 @@ function chartOf(rows: PeriodRow[], c: ChartQuery): UsageSeries {
   const seriesOfSlot: Point[][] = Array.from({ length: slots + 1 }, () => new Array(all.length));
   for (let i = 0; i < all.length; i++) {
     const t = times[i] as string;
-    const parts = kept[i];
-    if (parts) {
+    const part = kept[i];
+    if (part) {
       scratch.fill(0);
-      for (const { packed, groups } of parts)
-        for (let k = 0; k < groups.length; k++) {
-          const g = groups[k];
-          if (g) addPacked(scratch, g.slot * W, packed, packed.lo + k);
-        }
+      const { cells, groups } = part;
+      for (let k = 0; k < cells.length; k++)
+        addCell(scratch, (groups[k] as Group).slot * W, cells[k] as Cell);
       for (let slot = 0; slot < slots; slot++) addSlot(scratch, overallAt, scratch, slot * W);
       for (let slot = 0; slot <= slots; slot++) addSlot(totals, slot * W, scratch, slot * W);
     }
     for (let slot = 0; slot <= slots; slot++)
-      (seriesOfSlot[slot] as Point[])[i] = parts ? pointAt(scratch, slot * W, t) : emptyPoint(t);
+      (seriesOfSlot[slot] as Point[])[i] = part ? pointAt(scratch, slot * W, t) : emptyPoint(t);
   }
 
   const groups: SeriesGroup[] = top.map((g, slot) => ({

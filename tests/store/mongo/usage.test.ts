@@ -13,7 +13,6 @@ import {
   markedOps,
 } from "../../../src/store/mongo/usage-rollups";
 import type { PeriodRow } from "../../../src/usage/analytics/cells";
-import { cellMap } from "../../../src/usage/analytics/packed";
 import type { UsageEvent } from "../../../src/usage/port";
 import { mongoUrl, skipNote, testDbName } from "../../support/mongo";
 import { startMongoProxy } from "../../support/mongo-proxy";
@@ -54,7 +53,7 @@ describe.skipIf(!mongo.url)(`MongoDB usage store ${skipNote(mongo)}`.trim(), () 
 
   const at = (ts: string, over: Partial<UsageEvent> = {}) => event({ ts, ...over });
   const total = (rows: PeriodRow[]) =>
-    rows.reduce((sum, r) => sum + [...cellMap(r.cells).values()].reduce((m, c) => m + c.n, 0), 0);
+    rows.reduce((sum, r) => sum + [...r.cells.values()].reduce((m, c) => m + c.n, 0), 0);
   /** what the projections say about an account's day: daily requests, view totals, misses */
   const counts = async (s: MongoUsageStore, accountId: string, day: string) => ({
     daily: (await s.daily(accountId, day, day)).reduce((n, r) => n + r.requests, 0),
