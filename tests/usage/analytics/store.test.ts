@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Principal } from "../../../src/accounts/model";
 import { newId } from "../../../src/platform/ids";
 import { setLogLevel } from "../../../src/platform/log";
-import { binValue, latencyBin } from "../../../src/usage/analytics/cells";
+import { binValue, groupOf, latencyBin } from "../../../src/usage/analytics/cells";
 import { usageSeries } from "../../../src/usage/analytics/series";
 import type { UsageEvent, UsageEventStore } from "../../../src/usage/port";
 import { type OpenedUsageStore, usageStoreKinds } from "../../support/usage-stores";
@@ -54,6 +54,41 @@ for (const kind of await usageStoreKinds())
 
     const series = (accountId: string, q: Parameters<typeof usageSeries>[2]) =>
       usageSeries(store, principal(accountId), q, NOW);
+
+    test("a brand or key hint on the all rollup returns only that brand's or key's cells", async () => {
+      const acc = newId();
+      const day = "2025-03-20";
+      await store.append([
+        ev(`${day}T09:00:00Z`, { accountId: acc, slug: "GitHub" }),
+        ev(`${day}T10:00:00Z`, { accountId: acc, slug: "gitlab", keyId: "key-b" }),
+        ev(`${day}T11:00:00Z`, { accountId: acc, slug: "a.b c", status: 404 }),
+        ev(`${day}T12:00:00Z`, { accountId: acc, slug: null, bucket: "search", keyId: null }),
+      ]);
+      for (const view of ["day.all", "hour.all"] as const) {
+        const every = await store.cells(acc, view, day, `${day}T23`);
+        expect(every.reduce((n, r) => n + r.cells.size, 0)).toBe(4);
+        for (const hint of [
+          { brand: "github" },
+          { brand: "a.b c" },
+          { brand: null },
+          { key: "key-b" },
+          { key: "" },
+        ]) {
+          const field = "brand" in hint ? "brand" : "key";
+          const want = every
+            .map((r) => ({
+              t: r.t,
+              cells: new Map(
+                [...r.cells].filter(([k]) => groupOf("all", k)[field] === Object.values(hint)[0]),
+              ),
+            }))
+            .filter((r) => r.cells.size > 0);
+          const got = await store.cells(acc, view, day, `${day}T23`, hint);
+          expect(got.filter((r) => r.cells.size > 0)).toEqual(want);
+          expect(want.length).toBe(1);
+        }
+      }
+    });
 
     test("day series grouped by bucket: counts, zero-filled days, latency quantiles", async () => {
       const acc = newId();
