@@ -62,7 +62,7 @@ for (const kind of await usageStoreKinds())
         ev(`${day}T09:00:00Z`, { accountId: acc, slug: "GitHub" }),
         ev(`${day}T10:00:00Z`, { accountId: acc, slug: "gitlab", keyId: "key-b" }),
         ev(`${day}T11:00:00Z`, { accountId: acc, slug: "a.b c", status: 404 }),
-        ev(`${day}T12:00:00Z`, { accountId: acc, slug: null, bucket: "search", keyId: null }),
+        ev(`${day}T12:00:00Z`, { accountId: acc, slug: null, bucket: "search", keyId: undefined }),
       ]);
       for (const view of ["day.all", "hour.all"] as const) {
         const every = await store.cells(acc, view, day, `${day}T23`);
