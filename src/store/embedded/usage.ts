@@ -8,6 +8,7 @@ import {
   emptyCell,
   groupOf,
   hintFilter,
+  hintNeedle,
   latencyBin,
   missesOf,
   type PeriodCells,
@@ -412,7 +413,10 @@ export class EmbeddedUsageStore implements UsageEventStore {
     to: string,
     hint?: CellHint,
   ): Promise<PeriodRow[]> {
-    const keep = view.endsWith(".all") ? hintFilter(hint) : null;
+    const all = view.endsWith(".all");
+    const keep = all ? hintFilter(hint) : null;
+    // a brand= or key= read of `all` leaves other brands' and keys' rows in SQLite
+    const needle = all ? hintNeedle(hint) : null;
     const out: PeriodRow[] = [];
     let t = "";
     let cells: PeriodCells = new Map();
@@ -426,10 +430,13 @@ export class EmbeddedUsageStore implements UsageEventStore {
     }>(
       `SELECT period, key, n, e, r, h FROM usage_cells
        WHERE view = ? AND period IN (SELECT value FROM json_each(?)) AND account = ?
+         AND (? IS NULL OR instr(key, ?) > 0)
        ORDER BY period`,
       VIEW_NO.get(view) ?? -1,
       periodList(from, to, view.startsWith("hour.")),
       accountId,
+      needle,
+      needle,
     );
     for (const c of rows) {
       if (keep && !keep(c.key)) continue;

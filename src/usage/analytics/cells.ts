@@ -204,3 +204,14 @@ export function hintFilter(hint?: CellHint): ((allKey: string) => boolean) | nul
   }
   return null;
 }
+
+/**
+ * What every `all` cell key a hint keeps contains: its encoded value between two separators
+ * (brand and key are inner fields). A store may pre-select keys holding it (a superset: the
+ * value may also stand in another field), then hintFilter decides. null: no hint.
+ */
+export function hintNeedle(hint?: CellHint): string | null {
+  if (hint?.brand !== undefined) return `|${enc(hint.brand)}|`;
+  if (hint?.key !== undefined) return `|${enc(hint.key)}|`;
+  return null;
+}
