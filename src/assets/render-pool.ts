@@ -7,7 +7,7 @@
  */
 import { availableParallelism } from "node:os";
 import { log } from "../platform/log";
-import { findWorkerScript } from "../platform/worker-script";
+import { findWorkerScript, startWorker, type WorkerLike } from "../platform/worker-script";
 import type { RenderFormat } from "./model";
 import type { Layout } from "./render";
 import type { RenderReply, RenderRequest } from "./render-worker";
@@ -64,16 +64,8 @@ interface Job {
   cost: number;
 }
 
-interface WorkerLike {
-  postMessage(message: RenderRequest): void;
-  terminate(): void;
-  addEventListener(type: string, listener: (event: Event) => void): void;
-  ref?(): void;
-  unref?(): void;
-}
-
 interface Slot {
-  worker: WorkerLike;
+  worker: WorkerLike<RenderRequest>;
   /** the render running on this worker (one at a time: the queue stays here, not in the port) */
   job: Job | null;
   started: number;
@@ -204,7 +196,7 @@ export class WorkerPool implements Renderer {
   }
 
   private spawn(): Slot {
-    const worker = new Worker(this.workerUrl, { type: "module" }) as unknown as WorkerLike;
+    const worker = startWorker<RenderRequest>(this.workerUrl);
     const slot: Slot = { worker, job: null, started: 0, timer: null, alive: false, pixels: 0 };
     worker.unref?.();
     worker.addEventListener("message", (event) => {

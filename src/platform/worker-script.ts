@@ -14,3 +14,16 @@ export function findWorkerScript(candidates: readonly string[], base: string): U
   }
   return null;
 }
+
+/** What the pools use of a web-standard Worker (Bun's and Deno's alike). */
+export interface WorkerLike<M = unknown> {
+  postMessage(message: M): void;
+  terminate(): void;
+  addEventListener(type: string, listener: (event: Event) => void): void;
+  ref?(): void;
+  unref?(): void;
+}
+
+/** Start a module worker from `url`. */
+export const startWorker = <M>(url: URL): WorkerLike<M> =>
+  new Worker(url, { type: "module" }) as unknown as WorkerLike<M>;

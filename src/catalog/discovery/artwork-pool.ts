@@ -6,9 +6,8 @@
  * processes inline. A job that takes longer than JOB_TIMEOUT_MS fails (and the worker is
  * replaced).
  */
-import { existsSync } from "node:fs";
-import { fileURLToPath } from "node:url";
 import { log } from "../../platform/log";
+import { findWorkerScript, startWorker, type WorkerLike } from "../../platform/worker-script";
 import type { EnrichmentRecord } from "../enrichment-port";
 import type { Brand } from "../types";
 import { type Artwork, type ArtworkJob, runWorkerJob, type WorkerJob } from "./artwork";
@@ -19,22 +18,6 @@ const SCRIPTS = [
   "./artwork-worker.js",
   "./catalog/discovery/artwork-worker.js",
 ];
-
-interface WorkerLike {
-  postMessage(message: unknown): void;
-  addEventListener(type: string, listener: (event: Event) => void): void;
-  terminate(): void;
-  ref?(): void;
-  unref?(): void;
-}
-
-function workerScript(): URL | null {
-  for (const rel of SCRIPTS) {
-    const url = new URL(rel, import.meta.url);
-    if (url.protocol !== "file:" || existsSync(fileURLToPath(url))) return url;
-  }
-  return null;
-}
 
 type Pending = {
   resolve: (a: unknown) => void;
@@ -79,12 +62,12 @@ export class ArtworkPool {
   }
 
   private start(): WorkerLike | null {
-    const url = workerScript();
+    const url = findWorkerScript(SCRIPTS, import.meta.url);
     if (!url) {
       this.inline = true;
       return null;
     }
-    const worker = new Worker(url, { type: "module" }) as unknown as WorkerLike;
+    const worker = startWorker(url);
     worker.unref?.();
     worker.addEventListener("message", (event) => {
       const { id, ...reply } = (

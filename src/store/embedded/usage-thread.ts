@@ -7,7 +7,7 @@
  * writes with UsageThreadDied; the next write starts a new one.
  */
 import { log } from "../../platform/log";
-import { findWorkerScript } from "../../platform/worker-script";
+import { findWorkerScript, startWorker, type WorkerLike } from "../../platform/worker-script";
 import type { UsageWriteReply, UsageWriteRequest } from "./usage-worker";
 
 /** Distributes Omit over the request union (each op keeps its own fields). */
@@ -16,14 +16,6 @@ type Request = UsageWriteRequest extends infer R
     ? Omit<R, "id">
     : never
   : never;
-
-interface WorkerLike {
-  postMessage(message: UsageWriteRequest): void;
-  terminate(): void;
-  addEventListener(type: string, listener: (event: Event) => void): void;
-  ref?(): void;
-  unref?(): void;
-}
 
 interface Pending {
   resolve(value: unknown): void;
@@ -45,7 +37,7 @@ const WORKER_SCRIPTS = [
 ] as const;
 
 export class UsageThread {
-  private worker: WorkerLike | null = null;
+  private worker: WorkerLike<UsageWriteRequest> | null = null;
   private pending = new Map<number, Pending>();
   private nextId = 1;
   /** the running thread answered at least once */
@@ -100,14 +92,14 @@ export class UsageThread {
 
   /** A new call's id and answer, on the running thread (started if none). */
   private call<T>(progress?: Pending["progress"]): {
-    worker: WorkerLike | null;
+    worker: WorkerLike<UsageWriteRequest> | null;
     id: number;
     done: Promise<T>;
   } {
     const id = this.nextId++;
     if (this.unavailable)
       return { worker: null, id, done: Promise.reject(new UsageThreadDied("unavailable")) };
-    let worker: WorkerLike;
+    let worker: WorkerLike<UsageWriteRequest>;
     try {
       worker = this.worker ?? this.start();
     } catch (err) {
@@ -123,8 +115,8 @@ export class UsageThread {
     return { worker, id, done };
   }
 
-  private start(): WorkerLike {
-    const worker = new Worker(this.url as URL, { type: "module" }) as unknown as WorkerLike;
+  private start(): WorkerLike<UsageWriteRequest> {
+    const worker = startWorker<UsageWriteRequest>(this.url as URL);
     this.worker = worker;
     this.alive = false;
     worker.addEventListener("message", (event) =>
@@ -159,7 +151,7 @@ export class UsageThread {
    * The thread ended: its pending writes fail with UsageThreadDied. One that never answered
    * (or could not open the database) disables the thread for good.
    */
-  private died(worker: WorkerLike | null, reason: string, cannotOpen = false) {
+  private died(worker: WorkerLike<UsageWriteRequest> | null, reason: string, cannotOpen = false) {
     if (!worker || worker !== this.worker) return;
     this.worker = null;
     try {
