@@ -305,7 +305,7 @@ describe.skipIf(!mongo.url || !HAS_REDIS)(
         const seen = await poll(
           // the pending batch is counted by the next recovery pass (B's or the restarted A's);
           // on FerretDB a projection lease A held runs out first (30 s); room for a slow machine
-          150_000,
+          240_000,
           async () => ({
             log: await inLog(),
             counted: (await analytics(b.base, apiKey)).requests,
@@ -320,6 +320,6 @@ describe.skipIf(!mongo.url || !HAS_REDIS)(
       } finally {
         await client.close();
       }
-    }, 280_000);
+    }, 360_000);
   },
 );
