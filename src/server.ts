@@ -3,8 +3,12 @@ import { type Config, ConfigError, loadConfig } from "./config";
 import { buildDeps, type Deps } from "./deps";
 import type { Listener } from "./http/drain";
 import { log, setLogLevel } from "./platform/log";
+import { storageCode } from "./store/embedded/db";
 
-/** Shared start-up for every runtime: config, stores, catalog, app. Exits on a bad config. */
+/**
+ * Shared start-up for every runtime: config, stores, catalog, app. Exits with one log line on a
+ * bad config or a database it cannot open (corrupt, read-only, full, locked by another process).
+ */
 export async function boot(env: Record<string, string | undefined>) {
   let config: Config;
   try {
@@ -18,7 +22,15 @@ export async function boot(env: Record<string, string | undefined>) {
   }
   setLogLevel(config.LOG_LEVEL);
   const started = performance.now();
-  const deps: Deps = await buildDeps(config);
+  let deps: Deps;
+  try {
+    deps = await buildDeps(config);
+  } catch (err) {
+    const code = storageCode(err);
+    if (!code) throw err;
+    log("error", "cannot start: the database refused", { code, error: (err as Error).message });
+    process.exit(1);
+  }
   deps.catalog.watch(30_000);
   const app = createApp(deps);
   log("info", "catalog loaded", {

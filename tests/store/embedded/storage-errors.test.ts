@@ -2,15 +2,18 @@
  * The embedded database refusing writes, through the real app: another process holding the
  * write lock past the wait, and a read-only database. Writes answer 503 storage_unavailable
  * (never a 500) with one log line saying why; reads go on; once the condition is gone, writes
- * work again. (A full disk: full-disk.test.ts, on a real tmpfs.)
+ * work again. A database file that is not a database stops the start-up with one log line.
+ * (A full disk: full-disk.test.ts, on a real tmpfs.)
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { captureLogs } from "../../../src/platform/log";
 import { DB_FILE } from "../../../src/store/embedded/db";
 import { makeAuthApp } from "../../accounts/helpers";
 import { ADMIN_TOKEN } from "../../support/app";
+import { tempDir } from "../../support/temp";
 
 let t: Awaited<ReturnType<typeof makeAuthApp>>;
 let key: string;
@@ -93,3 +96,29 @@ test("a read-only database: 503 storage_unavailable, logged as EROFS; writes wor
   }
   expect((await createKey()).status).toBe(201);
 });
+
+test("a corrupt database file: the service does not start, and says why in one log line", async () => {
+  const dir = tempDir();
+  writeFileSync(join(dir, DB_FILE), Buffer.alloc(64 * 1024, 0x5a));
+  const proc = Bun.spawn([process.execPath, "src/main.ts"], {
+    env: { ...process.env, DATA_DIR: dir, PORT: "0", HOST: "127.0.0.1", LOG_LEVEL: "info" },
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  expect(await proc.exited).toBe(1);
+  const out = `${await new Response(proc.stdout).text()}${await new Response(proc.stderr).text()}`;
+  const lines = out
+    .split("\n")
+    .filter((l) => l.startsWith("{"))
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
+  expect(lines).toEqual([
+    expect.objectContaining({
+      level: "error",
+      msg: "cannot start: the database refused",
+      code: "EIO",
+      error: expect.stringContaining("npm run admin -- db check"),
+    }),
+  ]);
+  // no stack trace, nothing but that line
+  expect(out).not.toContain("    at ");
+}, 30_000);
