@@ -9,6 +9,7 @@ import {
 import type { CatalogSource } from "../../catalog/port";
 import type { Brand, BuiltCatalog, StoredSvg, Variant } from "../../catalog/types";
 import { DUPLICATE_KEY } from "./errors";
+import { FERRET_UPDATES_PER_BULK, isFerretDb } from "./ferret";
 import { ensureIndexes } from "./indexes";
 
 /** A brand without its artwork; `_id` is the brand id as a string. */
@@ -86,14 +87,19 @@ export class MongoCatalogSource implements CatalogSource {
         ...(svg as StoredSvg),
       })),
     );
-    await syncCollection(this.db.collection<BrandDoc>("brands"), brandDocs, (a, b) =>
-      isDeepStrictEqual(a, b),
+    const perBulk = (await isFerretDb(this.db)) ? FERRET_UPDATES_PER_BULK : CHUNK;
+    await syncCollection(
+      this.db.collection<BrandDoc>("brands"),
+      brandDocs,
+      (a, b) => isDeepStrictEqual(a, b),
+      perBulk,
     );
     // an asset is the same when its sha256 and source are
     await syncCollection(
       this.db.collection<AssetDoc>("assets"),
       assetDocs,
       (a, b) => a.sha256 === b.sha256 && a.source === b.source,
+      perBulk,
       { _id: 1, sha256: 1, source: 1 },
     );
     await this.db
@@ -109,11 +115,15 @@ export class MongoCatalogSource implements CatalogSource {
 
 const CHUNK = 500;
 
-/** Make a collection hold exactly `docs` (by _id), writing only the differences. */
+/**
+ * Make a collection hold exactly `docs` (by _id), writing only the differences, at most
+ * `perBulk` replacements per bulk write.
+ */
 async function syncCollection<T extends { _id: string }>(
   col: Collection<T>,
   docs: T[],
   same: (stored: T, wanted: T) => boolean,
+  perBulk: number,
   projection?: Record<string, 1>,
 ) {
   const stored = new Map<string, T>();
@@ -138,9 +148,9 @@ async function syncCollection<T extends { _id: string }>(
       if (codes.length === 0 || codes.some((w) => w.code !== DUPLICATE_KEY)) throw err;
     }
   }
-  for (let i = 0; i < changed.length; i += CHUNK)
+  for (let i = 0; i < changed.length; i += perBulk)
     await col.bulkWrite(
-      changed.slice(i, i + CHUNK).map((d) => ({
+      changed.slice(i, i + perBulk).map((d) => ({
         replaceOne: { filter: { _id: d._id } as Filter<T>, replacement: d, upsert: true },
       })),
       { ordered: false },

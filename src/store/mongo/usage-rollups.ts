@@ -17,6 +17,7 @@ import {
 import type { UsageEvent } from "../../usage/port";
 import { usageEvent } from "../../usage/serialize";
 import { DUPLICATE_KEY } from "./errors";
+import { FERRET_UPDATES_PER_BULK } from "./ferret";
 
 /**
  * The MongoDB usage store's documents (see docs/mongodb.md):
@@ -291,7 +292,7 @@ export async function applyMarked<T extends { _id: string }>(
  * with the marker would read the whole collection per update: here the documents' markers are
  * read first (one query), documents that hold `b` are left out, and the rest are updated by
  * `_id` alone, their markers cut to the newest MARKERS in the same update (FerretDB ignores
- * `$slice`).
+ * `$slice`), FERRET_UPDATES_PER_BULK per bulk write.
  */
 export async function applyChecked<T extends { _id: string; m?: ObjectId[] }>(
   col: Collection<T>,
@@ -302,7 +303,10 @@ export async function applyChecked<T extends { _id: string; m?: ObjectId[] }>(
   const had = new Map<string, ObjectId[]>();
   for (let i = 0; i < ids.length; i += CHUNK)
     for (const d of await col
-      .find({ _id: { $in: ids.slice(i, i + CHUNK) } } as never, { projection: { m: 1 } })
+      .find({ _id: { $in: ids.slice(i, i + CHUNK) } } as never, {
+        projection: { m: 1 },
+        batchSize: CHUNK,
+      })
       .toArray())
       had.set(d._id, d.m ?? []);
   const ops: AnyBulkWriteOperation<T>[] = [];
@@ -321,6 +325,6 @@ export async function applyChecked<T extends { _id: string; m?: ObjectId[] }>(
       },
     });
   }
-  for (let i = 0; i < ops.length; i += CHUNK)
-    await col.bulkWrite(ops.slice(i, i + CHUNK), { ordered: false });
+  for (let i = 0; i < ops.length; i += FERRET_UPDATES_PER_BULK)
+    await col.bulkWrite(ops.slice(i, i + FERRET_UPDATES_PER_BULK), { ordered: false });
 }

@@ -19,6 +19,7 @@ import type {
   UsageEventStore,
 } from "../../usage/port";
 import { DUPLICATE_KEY, isDuplicate } from "./errors";
+import { isFerretDb } from "./ferret";
 import { ensureIndexes } from "./indexes";
 import {
   addCounted,
@@ -58,12 +59,6 @@ const REBUILD_DAYS = 31;
 const EXPORT_CHUNK = 1000;
 
 type Lease = { _id: string; owner: string; until: number };
-
-/** Whether the server is FerretDB (it names its version in buildInfo). */
-export async function isFerretDb(db: Db): Promise<boolean> {
-  const info = await db.command({ buildInfo: 1 });
-  return typeof info.ferretdbVersion === "string";
-}
 
 export interface MongoUsageOptions {
   /** ms between recovery passes (0: none, and none at start) */

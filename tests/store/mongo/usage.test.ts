@@ -2,7 +2,8 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { BSON, type Db, MongoClient, ObjectId } from "mongodb";
 import { newId } from "../../../src/platform/ids";
 import { setLogLevel } from "../../../src/platform/log";
-import { isFerretDb, type MongoUsageStore } from "../../../src/store/mongo/usage";
+import { isFerretDb } from "../../../src/store/mongo/ferret";
+import type { MongoUsageStore } from "../../../src/store/mongo/usage";
 import {
   applyMarked,
   type BatchDoc,
@@ -268,6 +269,29 @@ describe.skipIf(!mongo.url)(`MongoDB usage store ${skipNote(mongo)}`.trim(), () 
     expect(Math.max(...sizes)).toBeLessThan(64 * 1024);
     expect(Math.max(...docs.map((d) => d.m.length))).toBe(MARKERS);
     expect(total(await s.cells(accountId, "day.all", "2025-10-06", "2025-10-06"))).toBe(batches);
+  }, 120_000);
+
+  test("a batch that updates hundreds of existing rollup documents completes and counts once", async () => {
+    const accountId = newId();
+    const s = open();
+    const day = "2025-10-07";
+    // 120 brands x 2 statuses: hundreds of cells per view, each one updated by the second batch
+    const wide = () =>
+      Array.from({ length: 240 }, (_, i) =>
+        at(`${day}T0${i % 4}:00:00.000Z`, {
+          accountId,
+          slug: `wide-${i % 120}`,
+          status: i % 2 ? 200 : 404,
+        }),
+      );
+    await s.append(wide());
+    await s.append(wide());
+    const rollups = await db.collection("usage_rollups").countDocuments({ a: accountId });
+    expect(rollups).toBeGreaterThan(200);
+    expect(await counts(s, accountId, day)).toMatchObject({
+      daily: 480,
+      views: [480, 480, 480, 480],
+    });
   }, 120_000);
 
   test("export stream: size and last id first, then chunks of at most 1,000 events", async () => {
