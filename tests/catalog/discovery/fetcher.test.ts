@@ -171,15 +171,16 @@ describe("guarded fetcher through the loopback proxy", () => {
     );
     expect(www.url).toBe("https://www.secure.test/");
     expect(www.body.toString()).toBe("<p>secure www</p>");
-    // a certificate the fetcher does not trust is a failed connection, never accepted: the
-    // home page falls back to http
-    const untrusted = await fetcher().homepage("secure.test", opts());
-    expect(untrusted.url).toBe("http://secure.test/");
-    const err = await fetcher()
-      .get("https://secure.test/", opts())
+    // a certificate the fetcher does not trust is a TLS failure: never accepted, and the
+    // home page is not fetched again over http://
+    const before2 = web.proxied.length;
+    const untrusted = await fetcher()
+      .homepage("secure.test", opts())
       .catch((e) => e);
-    expect(err).toBeInstanceOf(FetchError);
-    expect(err.code).toBe("connect");
+    expect(untrusted).toBeInstanceOf(FetchError);
+    expect(untrusted.code).toBe("tls");
+    expect(untrusted.message).toMatch(/SELF_SIGNED|CERT/);
+    expect(web.proxied.slice(before2)).toEqual(["CONNECT secure.test:443"]);
   });
 
   test("redirect chains are followed and re-checked; more than 5 is an error", async () => {
