@@ -5,6 +5,8 @@
  * The real app (embedded store, real catalog) with every request through the loopback proxy.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
 import sharp from "sharp";
 import type { DiscoveryRecord } from "../../../src/catalog/enrichment-port";
 import type { Deps } from "../../../src/deps";
@@ -299,5 +301,45 @@ describe("pages discovery got wrong", () => {
     expect(by.color).toMatchObject({ sourceUrl: "http://bestof.test/icon-512.png", width: 512 });
     expect(by.wordmark).toMatchObject({ sourceUrl: "http://bestof.test/wordmark.svg" });
     expect(rec.variants.wordmark?.source).toBe("web:svg");
+  });
+});
+
+describe("behind an egress proxy that resolves (DISCOVERY_PROXY_RESOLVES, DISCOVERY_CA_FILE)", () => {
+  test("a host without DNS discovers through the proxy, https included", async () => {
+    const dir = tempDir();
+    const caFile = join(dir, "proxy-ca.pem");
+    writeFileSync(caFile, FIXTURE_TLS.cert);
+    const lookups: string[] = [];
+    const app = await makeApp(
+      {
+        DISCOVERY: "on",
+        DISCOVERY_PROXY: web.proxyUrl,
+        DISCOVERY_PROXY_RESOLVES: "on",
+        DISCOVERY_CA_FILE: caFile,
+        DATA_DIR: dir,
+      },
+      {
+        customize: (deps: Deps) => {
+          deps.discovery.fetcher.resolve = async (host) => {
+            lookups.push(host);
+            throw new Error(`getaddrinfo EAI_AGAIN ${host}`);
+          };
+        },
+      },
+    );
+    try {
+      const key = await app.key("internal");
+      expect((await app.get("/v1/brand?domain=secure.test", key)).status).toBe(404);
+      await app.deps.discovery.idle();
+      await app.deps.enrichment.idle();
+      const r = await app.get("/v1/brand?domain=secure.test", key);
+      expect(r.status).toBe(200);
+      expect(((await r.json()) as { name: string }).name).toBe("Secure Co");
+      const rec = await app.deps.store.enrichment.discovery("secure.test");
+      expect(rec?.assets[0]?.sourceUrl).toBe("https://secure.test/i.svg");
+      expect(lookups).toEqual([]);
+    } finally {
+      await app.close();
+    }
   });
 });
