@@ -128,6 +128,8 @@ export class DiscoveryService {
   /** domain -> epoch ms of its last attempt that found nothing, failed or was refused */
   private attempted = new Map<string, number>();
   private waiters: (() => void)[] = [];
+  /** domain -> callbacks run when its queued or running job ends (GET /v1/brand?wait=) */
+  private jobWaiters = new Map<string, Set<() => void>>();
   private closed = false;
   readonly counts: DiscoveryStats = {
     queued: 0,
@@ -244,12 +246,36 @@ export class DiscoveryService {
         )
         .finally(() => {
           this.pending.delete(job.domain);
+          for (const w of this.jobWaiters.get(job.domain) ?? []) w();
           this.running--;
           this.pump();
           if (this.running === 0 && this.queue.length === 0)
             for (const w of this.waiters.splice(0)) w();
         });
     }
+  }
+
+  /**
+   * Waits at most `ms` for the queued or running job of `host`'s registrable domain: true
+   * when it ended (its result is applied to the catalog), false when it did not in time or
+   * none is queued. A promise on the job: no thread or worker is held.
+   */
+  waitFor(host: string, ms: number): Promise<boolean> {
+    const domain = registrableDomain(host);
+    if (!domain || !this.pending.has(domain) || ms <= 0) return Promise.resolve(false);
+    return new Promise((resolve) => {
+      const waiters = this.jobWaiters.get(domain) ?? new Set<() => void>();
+      this.jobWaiters.set(domain, waiters);
+      const settle = (ended: boolean) => {
+        clearTimeout(timer);
+        waiters.delete(done);
+        if (!waiters.size) this.jobWaiters.delete(domain);
+        resolve(ended);
+      };
+      const done = () => settle(true);
+      const timer = setTimeout(() => settle(false), ms);
+      waiters.add(done);
+    });
   }
 
   /** Resolves once no job is queued or running. */
@@ -261,6 +287,7 @@ export class DiscoveryService {
   async close() {
     this.closed = true;
     this.queue.length = 0;
+    for (const d of this.pending) for (const w of this.jobWaiters.get(d) ?? []) w();
     this.pending.clear();
     await this.idle();
   }
