@@ -75,6 +75,7 @@ deps.discovery.fetcher.resolve = async (host) => {
   if (host.endsWith(".test")) return ["127.0.0.1"];
   throw new Error(`no fixture for ${host}`);
 };
+deps.discovery.txt = null; // no BIMI lookups: the fixture names resolve nowhere
 const app = createApp(deps);
 const server = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: app.fetch });
 const base = `http://127.0.0.1:${server.port}`;

@@ -2,7 +2,8 @@
  * Fixture websites on loopback for discovery tests and benchmarks:
  *
  *   const web = await startFixtureWeb({ "acme.test": { "/": html(...), "/logo.svg": svg(...) } });
- *   // discovery with DISCOVERY_PROXY=web.proxyUrl, DISCOVERY_ALLOW_PRIVATE=on, fetcher.resolve = web.resolve
+ *   // discovery with DISCOVERY_PROXY=web.proxyUrl, DISCOVERY_ALLOW_PRIVATE=on,
+ *   // fetcher.resolve = web.resolve, discovery.txt = web.resolveTxt
  *   await web.stop();
  *
  * One Bun.serve on 127.0.0.1 answers every fixture host (by Host header), and a small HTTP
@@ -25,6 +26,9 @@ export interface FixtureWeb {
   /** every request line the proxy received, in order ("GET http://acme.test/" or "CONNECT acme.test:443") */
   proxied: string[];
   resolve: (host: string) => Promise<string[]>;
+  /** TXT records by name (BIMI tests set them); resolveTxt answers them, [] for other names */
+  txt: Record<string, string[]>;
+  resolveTxt: (name: string) => Promise<string[]>;
   /** add or replace sites while running */
   sites: Record<string, Site>;
   stop(): Promise<void>;
@@ -116,6 +120,7 @@ export async function startFixtureWeb(
     client.on("data", onData);
   });
   await new Promise<void>((r) => proxy.listen(0, "127.0.0.1", r));
+  const txt: Record<string, string[]> = {};
   const proxyPort = (proxy.address() as net.AddressInfo).port;
   return {
     proxyUrl: `http://127.0.0.1:${proxyPort}`,
@@ -127,6 +132,8 @@ export async function startFixtureWeb(
     set sites(v) {
       state.sites = v;
     },
+    txt,
+    resolveTxt: async (name) => txt[name] ?? [],
     resolve: async (host) => {
       const fixed = dns[host];
       if (fixed) return fixed;

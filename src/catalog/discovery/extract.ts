@@ -11,6 +11,7 @@ type Document = ReturnType<typeof parseDocument>;
 type Element = Parameters<typeof DomUtils.getAttributeValue>[0];
 
 export type CandidateOrigin =
+  | "bimi"
   | "link-icon-svg"
   | "inline-svg"
   | "img-logo-svg"
@@ -28,6 +29,7 @@ export type CandidateOrigin =
 
 /** Base score per origin: vector sources first, then large raster icons, then the rest. */
 export const CANDIDATE_SCORES: Record<CandidateOrigin, number> = {
+  bimi: 110,
   "link-icon-svg": 100,
   "inline-svg": 96,
   "img-logo-svg": 94,

@@ -28,7 +28,24 @@ import { type Brand, type StoredSvg, VARIANTS, type Variant } from "../types";
 import { Refused } from "./address";
 import { type Artwork, MIN_RASTER_SIDE, rasterSide, rasterSource, sha256 } from "./artwork";
 import { ArtworkPool } from "./artwork-pool";
-import { applyManifest, type Candidate, extractPage, type PageFacts, rootIcons } from "./extract";
+import {
+  BIMI_PEM_MAX_BYTES,
+  BIMI_SVG_MAX_BYTES,
+  certificateSvg,
+  dohTxt,
+  parseBimi,
+  systemTxt,
+  type TxtResolver,
+  tinyPsProblem,
+} from "./bimi";
+import {
+  applyManifest,
+  CANDIDATE_SCORES,
+  type Candidate,
+  extractPage,
+  type PageFacts,
+  rootIcons,
+} from "./extract";
 import { FetchError, GuardedFetcher, HTML_MAX_BYTES, IMAGE_MAX_BYTES } from "./fetcher";
 
 export const DOMAIN_BUDGET_MS = 15_000;
@@ -128,6 +145,8 @@ export class DiscoveryService {
   /** domain -> epoch ms of its last attempt that found nothing, failed or was refused */
   private attempted = new Map<string, number>();
   private waiters: (() => void)[] = [];
+  /** TXT lookups for BIMI records (system DNS or DoH); null: BIMI is not tried */
+  txt: TxtResolver | null = null;
   /** domain -> callbacks run when its queued or running job ends (GET /v1/brand?wait=) */
   private jobWaiters = new Map<string, Set<() => void>>();
   private closed = false;
@@ -407,7 +426,8 @@ export class DiscoveryService {
         const why = page.status === 200 ? "" : `home page answered HTTP ${page.status}; `;
         return { ...base, at: at(), reason: `${why}the site names no brand` };
       }
-      const art = await this.artwork(facts.candidates, page.url, deadline, job.trail);
+      const bimi = await this.bimi(job.domain, deadline, job.trail);
+      const art = await this.artwork(facts.candidates, page.url, deadline, job.trail, bimi);
       if (!art.color && !art.mono)
         return { ...base, at: at(), reason: art.reason ?? "no usable logo" };
       // a brand discovery made earlier (rediscovery) stays a discovered brand
@@ -438,6 +458,73 @@ export class DiscoveryService {
         return { ...base, status: "refused", at: at(), reason: err.message };
       const reason = err instanceof FetchError ? `${err.code}: ${err.message}` : String(err);
       return { ...base, status: "failed", at: at(), reason };
+    }
+  }
+
+  /**
+   * The domain's BIMI logo, tried before the page's candidates: its TXT record, the SVG it
+   * names (https, at most 32 KB, SVG Tiny PS-like: square viewBox, no script), and, when the
+   * record names a mark certificate, whether the certificate carries the same SVG. Null when
+   * there is none or it is unusable (the reason goes to the trail); an address the SSRF rules
+   * refuse refuses the domain, as for any candidate.
+   */
+  private async bimi(domain: string, deadline: number, trail?: TrailEntry[]) {
+    if (!this.txt) return null;
+    let record: ReturnType<typeof parseBimi>;
+    try {
+      record = parseBimi(await this.txt(`default._bimi.${domain}`));
+    } catch {
+      return null; // no DNS answer: as if there were no record
+    }
+    if (!record?.logo) return null;
+    const entry: TrailEntry = {
+      origin: "bimi",
+      url: record.logo,
+      score: CANDIDATE_SCORES.bimi,
+      outcome: "",
+    };
+    trail?.push(entry);
+    const get = (url: string, maxBytes: number, accept: string) =>
+      this.fetcher.get(url, { maxBytes, deadline, accept });
+    try {
+      if (!record.logo.startsWith("https://")) throw new Error("l= is not an https URL");
+      const r = await get(record.logo, BIMI_SVG_MAX_BYTES, "image/svg+xml");
+      if (r.status !== 200) throw new Error(`HTTP ${r.status}`);
+      const text = r.body.toString("utf8");
+      const problem = tinyPsProblem(text);
+      if (problem) throw new Error(problem);
+      const artwork = await this.artworkPool.process({
+        kind: "svg",
+        text,
+        idPrefix: `w${sha256(record.logo).slice(0, 6)}`,
+        forceMono: false,
+      });
+      let verifiedMark: boolean | undefined;
+      if (record.certificate) {
+        if (!record.certificate.startsWith("https://")) throw new Error("a= is not an https URL");
+        const pem = await get(record.certificate, BIMI_PEM_MAX_BYTES, "application/x-pem-file");
+        if (pem.status !== 200) throw new Error(`certificate: HTTP ${pem.status}`);
+        let carried: string | null = null;
+        try {
+          carried = certificateSvg(pem.body.toString("utf8"));
+        } catch {}
+        verifiedMark = carried !== null && carried.trim() === text.trim();
+      }
+      const c: Candidate = {
+        origin: "bimi",
+        score: CANDIDATE_SCORES.bimi,
+        url: record.logo,
+        declared: 0,
+      };
+      const asset = this.asset(c, r.url, new Date().toISOString(), sha256(r.body), artwork);
+      return {
+        artwork,
+        asset: verifiedMark === undefined ? asset : { ...asset, verifiedMark },
+      } satisfies Found;
+    } catch (err) {
+      if (err instanceof Refused) throw err;
+      entry.outcome = `failed: ${(err as Error).message}`;
+      return null;
     }
   }
 
@@ -507,8 +594,9 @@ export class DiscoveryService {
     pageUrl: string,
     deadline: number,
     trail: TrailEntry[] = [],
+    first: Found | null = null,
   ) {
-    let color: Found | null = null;
+    let color: Found | null = first;
     let mono: Found | null = null;
     let wordmark: Found | null = null;
     let reason: string | null = null;
@@ -568,6 +656,7 @@ export class DiscoveryService {
           `lost: ${sizeText(color)}, smaller than ${sizeText(found)}`;
       color = found;
     }
+    if (first) entries.set(first, trail.find((e) => e.origin === "bimi") as TrailEntry);
     // no square artwork: the wordmark serves as the colour artwork too
     color ??= wordmark;
     if (!mono && color?.artwork.single) mono = color;
@@ -714,6 +803,7 @@ export function createDiscovery(
     | "DISCOVERY_ALLOW_PRIVATE"
     | "DISCOVERY_PROXY_RESOLVES"
     | "DISCOVERY_CA_FILE"
+    | "DISCOVERY_DOH_URL"
     | "DISCOVERY_WORKERS"
     | "DISCOVERY_QUEUE"
     | "PUBLIC_URL"
@@ -737,7 +827,7 @@ export function createDiscovery(
     proxyResolves: config.DISCOVERY_PROXY_RESOLVES,
     ...(config.DISCOVERY_CA_FILE ? { ca: trustedCas(config.DISCOVERY_CA_FILE) } : {}),
   });
-  return new DiscoveryService(
+  const service = new DiscoveryService(
     store,
     enrichment,
     catalog,
@@ -749,6 +839,14 @@ export function createDiscovery(
     },
     artworkPool,
   );
+  // BIMI records: over DoH when configured, else the system's DNS unless the proxy resolves
+  // (then this host has no DNS to ask)
+  service.txt = config.DISCOVERY_DOH_URL
+    ? dohTxt(config.DISCOVERY_DOH_URL, fetcher)
+    : config.DISCOVERY_PROXY && config.DISCOVERY_PROXY_RESOLVES
+      ? null
+      : systemTxt();
+  return service;
 }
 
 /**

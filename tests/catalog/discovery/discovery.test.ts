@@ -27,6 +27,7 @@ const env = () => ({
 });
 const useFixtures = (deps: Deps) => {
   deps.discovery.fetcher.resolve = web.resolve;
+  deps.discovery.txt = web.resolveTxt;
   deps.discovery.fetcher.requestTimeoutMs = 1000;
 };
 

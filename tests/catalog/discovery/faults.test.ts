@@ -174,6 +174,7 @@ beforeAll(async () => {
     {
       customize: (deps: Deps) => {
         deps.discovery.fetcher.resolve = web.resolve;
+        deps.discovery.txt = web.resolveTxt;
         deps.discovery.fetcher.requestTimeoutMs = 2000;
       },
     },
@@ -320,6 +321,7 @@ describe("behind an egress proxy that resolves (DISCOVERY_PROXY_RESOLVES, DISCOV
       },
       {
         customize: (deps: Deps) => {
+          deps.discovery.txt = web.resolveTxt;
           deps.discovery.fetcher.resolve = async (host) => {
             lookups.push(host);
             throw new Error(`getaddrinfo EAI_AGAIN ${host}`);

@@ -25,6 +25,7 @@ const discoveryEnv = () => ({
 });
 const useFixtures = (deps: Deps) => {
   deps.discovery.fetcher.resolve = web.resolve;
+  deps.discovery.txt = web.resolveTxt;
   deps.discovery.fetcher.requestTimeoutMs = 1000;
 };
 
@@ -48,6 +49,7 @@ async function cli(args: string[], env: Record<string, string>) {
   console.error = () => {};
   discoveryHooks.configure = (d) => {
     d.fetcher.resolve = web.resolve;
+    d.txt = web.resolveTxt;
     d.fetcher.requestTimeoutMs = 1000;
   };
   try {

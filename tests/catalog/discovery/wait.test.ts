@@ -6,7 +6,13 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Deps } from "../../../src/deps";
 import { makeApp, type TestApp, tempDir } from "../../support/app";
 import { ICON_SVG } from "../../support/logo-sites";
-import { bytes, type FixtureWeb, html, type Site, startFixtureWeb } from "../../support/web-fixtures";
+import {
+  bytes,
+  type FixtureWeb,
+  html,
+  type Site,
+  startFixtureWeb,
+} from "../../support/web-fixtures";
 
 let web: FixtureWeb;
 let t: TestApp;
@@ -43,6 +49,7 @@ beforeAll(async () => {
     {
       customize: (deps: Deps) => {
         deps.discovery.fetcher.resolve = web.resolve;
+        deps.discovery.txt = web.resolveTxt;
         deps.discovery.fetcher.requestTimeoutMs = 3000;
       },
     },
