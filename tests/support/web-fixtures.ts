@@ -44,6 +44,28 @@ export const redirect = (location: string, status = 302): Route => {
   return () => new Response(null, { status, headers: { location } });
 };
 
+/** The env of an app whose discovery goes through `web`'s proxy (plus `extra`). */
+export const fixtureDiscoveryEnv = (web: FixtureWeb, extra: Record<string, string> = {}) => ({
+  DISCOVERY: "on",
+  DISCOVERY_PROXY: web.proxyUrl,
+  DISCOVERY_ALLOW_PRIVATE: "on",
+  ...extra,
+});
+
+/** A makeApp `customize` pointing discovery's DNS (addresses and TXT) at `web`. */
+export const useFixtureWeb =
+  (web: FixtureWeb, requestTimeoutMs = 1000) =>
+  (deps: {
+    discovery: {
+      fetcher: { resolve: FixtureWeb["resolve"]; requestTimeoutMs: number };
+      txt: FixtureWeb["resolveTxt"] | null;
+    };
+  }) => {
+    deps.discovery.fetcher.resolve = web.resolve;
+    deps.discovery.txt = web.resolveTxt;
+    deps.discovery.fetcher.requestTimeoutMs = requestTimeoutMs;
+  };
+
 export async function startFixtureWeb(
   sites: Record<string, Site>,
   dns: Record<string, string[]> = {},

@@ -16,10 +16,12 @@ import { FIXTURE_TLS } from "../../support/tls-fixture";
 import {
   bytes,
   type FixtureWeb,
+  fixtureDiscoveryEnv,
   html,
   type Route,
   redirect,
   startFixtureWeb,
+  useFixtureWeb,
 } from "../../support/web-fixtures";
 
 let web: FixtureWeb;
@@ -164,21 +166,9 @@ beforeAll(async () => {
     },
   };
   web = await startFixtureWeb(sites, {}, FIXTURE_TLS);
-  t = await makeApp(
-    {
-      DISCOVERY: "on",
-      DISCOVERY_PROXY: web.proxyUrl,
-      DISCOVERY_ALLOW_PRIVATE: "on",
-      DATA_DIR: tempDir(),
-    },
-    {
-      customize: (deps: Deps) => {
-        deps.discovery.fetcher.resolve = web.resolve;
-        deps.discovery.txt = web.resolveTxt;
-        deps.discovery.fetcher.requestTimeoutMs = 2000;
-      },
-    },
-  );
+  t = await makeApp(fixtureDiscoveryEnv(web, { DATA_DIR: tempDir() }), {
+    customize: useFixtureWeb(web, 2000),
+  });
   ent = await t.key("internal");
   pro = await t.key("pro");
 });

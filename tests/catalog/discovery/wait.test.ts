@@ -3,15 +3,16 @@
  * discovery instead of answering 404 (the real app, fixture sites behind the loopback proxy).
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import type { Deps } from "../../../src/deps";
 import { makeApp, type TestApp, tempDir } from "../../support/app";
 import { ICON_SVG } from "../../support/logo-sites";
 import {
   bytes,
   type FixtureWeb,
+  fixtureDiscoveryEnv,
   html,
   type Site,
   startFixtureWeb,
+  useFixtureWeb,
 } from "../../support/web-fixtures";
 
 let web: FixtureWeb;
@@ -38,22 +39,9 @@ beforeAll(async () => {
   };
   for (let i = 0; i < 5; i++) sites[`busy${i}.test`] = site(`Busy ${i}`, 1200);
   web = await startFixtureWeb(sites);
-  t = await makeApp(
-    {
-      DISCOVERY: "on",
-      DISCOVERY_PROXY: web.proxyUrl,
-      DISCOVERY_ALLOW_PRIVATE: "on",
-      DISCOVERY_WORKERS: "8",
-      DATA_DIR: tempDir(),
-    },
-    {
-      customize: (deps: Deps) => {
-        deps.discovery.fetcher.resolve = web.resolve;
-        deps.discovery.txt = web.resolveTxt;
-        deps.discovery.fetcher.requestTimeoutMs = 3000;
-      },
-    },
-  );
+  t = await makeApp(fixtureDiscoveryEnv(web, { DISCOVERY_WORKERS: "8", DATA_DIR: tempDir() }), {
+    customize: useFixtureWeb(web, 3000),
+  });
   key = await t.key("internal");
 });
 afterAll(async () => {
