@@ -55,8 +55,6 @@ export interface Candidate {
   svg?: string;
   /** declared size (sizes="192x192"), 0 when unknown */
   declared: number;
-  /** declared width / height (an <img> or inline SVG with both), 0 when unknown */
-  aspect?: number;
 }
 
 export interface PageFacts {
@@ -274,38 +272,15 @@ function isLogoImg(el: Element): boolean {
   return (p.header || p.home) && (p.logoish || /logo/i.test(file));
 }
 
-/** width / height of an element that declares both (an <img>, an inline SVG's viewBox). */
-function aspectOf(el: Element): number {
-  const vb = attr(el, "viewBox")
-    .split(/[\s,]+/)
-    .map(Number);
-  const w = vb.length === 4 ? (vb[2] as number) : Number(attr(el, "width")) || 0;
-  const h = vb.length === 4 ? (vb[3] as number) : Number(attr(el, "height")) || 0;
-  return w > 0 && h > 0 ? w / h : 0;
-}
-
 export function extractPage(html: string, pageUrl: string, domain: string): PageFacts {
   const doc = parseDocument(html, { lowerCaseTags: true, lowerCaseAttributeNames: false });
   const candidates: Candidate[] = [];
-  const add = (
-    origin: CandidateOrigin,
-    url: string | null,
-    declared = 0,
-    svg?: string,
-    aspect = 0,
-  ) => {
+  const add = (origin: CandidateOrigin, url: string | null, declared = 0, svg?: string) => {
     if (!url && !svg) return;
     if (url && isGenericIcon(url)) return;
     const raster = !origin.endsWith("-svg") && origin !== "inline-svg" && origin !== "mask-icon";
     const score = CANDIDATE_SCORES[origin] + (raster ? sizeBonus(declared) : 0);
-    candidates.push({
-      origin,
-      score,
-      url,
-      declared,
-      ...(svg ? { svg } : {}),
-      ...(aspect ? { aspect } : {}),
-    });
+    candidates.push({ origin, score, url, declared, ...(svg ? { svg } : {}) });
   };
   // links resolve against <base href> (the page URL when there is none)
   const base = baseUrl(doc, pageUrl);
@@ -345,11 +320,11 @@ export function extractPage(html: string, pageUrl: string, domain: string): Page
     const url = absolute(attr(img, "src") || attr(img, "data-src"), base);
     if (!url) continue;
     const declared = Math.max(Number(attr(img, "width")) || 0, Number(attr(img, "height")) || 0);
-    add(isSvgUrl(url) ? "img-logo-svg" : "img-logo", url, declared, undefined, aspectOf(img));
+    add(isSvgUrl(url) ? "img-logo-svg" : "img-logo", url, declared);
   }
   for (const svg of elements(doc, (el) => el.name === "svg" && isHeaderLogo(el)).slice(0, 2)) {
     const markup = DomUtils.getOuterHTML(svg, { xmlMode: true });
-    if (markup.length < 200_000) add("inline-svg", null, 0, markup, aspectOf(svg));
+    if (markup.length < 200_000) add("inline-svg", null, 0, markup);
   }
   const linked = candidates.length;
 
