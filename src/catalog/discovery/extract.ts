@@ -117,7 +117,8 @@ function baseUrl(doc: Document, pageUrl: string): string {
 
 /**
  * Icons every site may serve at its root without linking them: /favicon.ico and the
- * apple-touch-icon files iOS asks for (180 px when not declared).
+ * apple-touch-icon files iOS asks for. Sizes are assumed (180 px, and 64 px for an ICO): a
+ * candidate assumed no larger than the artwork in hand is not fetched.
  */
 export function rootIcons(pageUrl: string): Candidate[] {
   const at = (path: string) => new URL(path, pageUrl).href;
@@ -139,7 +140,7 @@ export function rootIcons(pageUrl: string): Candidate[] {
       origin: "favicon.ico",
       score: CANDIDATE_SCORES["favicon.ico"],
       url: at("/favicon.ico"),
-      declared: 0,
+      declared: 64,
     },
   ];
 }
