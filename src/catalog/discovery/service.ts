@@ -410,6 +410,9 @@ export class DiscoveryService {
       job.brandId === null ? null : (this.ownerOf(job.domain) ?? this.brandById(job.brandId));
     const base = emptyRecord(job.domain, brand?.id ?? null);
     const deadline = Date.now() + (this.options.budgetMs ?? DOMAIN_BUDGET_MS);
+    // BIMI is looked up while the home page loads (its result is used first)
+    const bimi = this.bimi(job.domain, deadline, job.trail);
+    bimi.catch(() => {}); // awaited below; a home page failure leaves it unread
     try {
       const page = await this.fetcher.homepage(job.domain, {
         maxBytes: HTML_MAX_BYTES,
@@ -426,8 +429,7 @@ export class DiscoveryService {
         const why = page.status === 200 ? "" : `home page answered HTTP ${page.status}; `;
         return { ...base, at: at(), reason: `${why}the site names no brand` };
       }
-      const bimi = await this.bimi(job.domain, deadline, job.trail);
-      const art = await this.artwork(facts.candidates, page.url, deadline, job.trail, bimi);
+      const art = await this.artwork(facts.candidates, page.url, deadline, job.trail, await bimi);
       if (!art.color && !art.mono)
         return { ...base, at: at(), reason: art.reason ?? "no usable logo" };
       // a brand discovery made earlier (rediscovery) stays a discovered brand
