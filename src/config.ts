@@ -63,6 +63,9 @@ const Env = T.Object({
   DISCOVERY: T.Boolean({ default: false }),
   DISCOVERY_PROXY: T.Optional(T.String({ pattern: "^http://[^/\\s@]+:[0-9]{1,5}/?$" })),
   DISCOVERY_ALLOW_PRIVATE: T.Boolean({ default: false }),
+  DISCOVERY_PROXY_RESOLVES: T.Boolean({ default: false }),
+  DISCOVERY_CA_FILE: T.Optional(T.String({ minLength: 1 })),
+  DISCOVERY_DOH_URL: T.Optional(T.String({ pattern: "^https?://[^\\s]+$" })),
   DISCOVERY_WORKERS: T.Integer({ minimum: 1, maximum: 64, default: 4 }),
   DISCOVERY_QUEUE: T.Integer({ minimum: 1, maximum: 100_000, default: 1000 }),
 });
@@ -81,6 +84,7 @@ const BOOLEAN = new Set([
   "VISITOR_COUNTER_ENABLED",
   "DISCOVERY",
   "DISCOVERY_ALLOW_PRIVATE",
+  "DISCOVERY_PROXY_RESOLVES",
 ]);
 
 /** Parse config from an env-like record. Throws ConfigError("VAR: reason") on the first bad value. */

@@ -13,6 +13,8 @@ const server = Bun.serve({
   // a backstop for bodies sent without Content-Length (the routes answer a JSON 413 past
   // 64 KiB; past this the runtime answers 413 itself, with an empty body)
   maxRequestBodySize: RUNTIME_BODY_LIMIT,
+  // GET /v1/brand?wait= may answer up to 10 s after the request: past Bun's default 10 s
+  idleTimeout: 30,
   fetch: (req, srv) => {
     rememberClientAddress(req, srv.requestIP(req)?.address);
     return deps.drain.respond(req, app.fetch);

@@ -54,6 +54,10 @@ export interface DiscoveredAsset {
   score: number;
   /** where in the page it was found: "link-icon-svg", "apple-touch-icon", "favicon.ico", ... */
   origin: string;
+  /** a raster under 32 px kept because the site has nothing larger (replaced when it does) */
+  lowRes?: boolean;
+  /** BIMI: whether the mark certificate carries the same SVG (absent without a certificate) */
+  verifiedMark?: boolean;
 }
 
 /**
@@ -81,6 +85,8 @@ export interface DiscoveryRecord {
   pageUrl: string | null;
   /** other registrable domains the site redirected to (recorded, not claimed) */
   aliases: string[];
+  /** the home page's redirect chain (each URL that redirected), absent when it did not */
+  redirects?: string[];
   variants: Partial<Record<Variant, StoredSvg>>;
   assets: DiscoveredAsset[];
 }

@@ -2,7 +2,8 @@
  * Fixture websites on loopback for discovery tests and benchmarks:
  *
  *   const web = await startFixtureWeb({ "acme.test": { "/": html(...), "/logo.svg": svg(...) } });
- *   // discovery with DISCOVERY_PROXY=web.proxyUrl, DISCOVERY_ALLOW_PRIVATE=on, fetcher.resolve = web.resolve
+ *   // discovery with DISCOVERY_PROXY=web.proxyUrl, DISCOVERY_ALLOW_PRIVATE=on,
+ *   // fetcher.resolve = web.resolve, discovery.txt = web.resolveTxt
  *   await web.stop();
  *
  * One Bun.serve on 127.0.0.1 answers every fixture host (by Host header), and a small HTTP
@@ -25,6 +26,9 @@ export interface FixtureWeb {
   /** every request line the proxy received, in order ("GET http://acme.test/" or "CONNECT acme.test:443") */
   proxied: string[];
   resolve: (host: string) => Promise<string[]>;
+  /** TXT records by name (BIMI tests set them); resolveTxt answers them, [] for other names */
+  txt: Record<string, string[]>;
+  resolveTxt: (name: string) => Promise<string[]>;
   /** add or replace sites while running */
   sites: Record<string, Site>;
   stop(): Promise<void>;
@@ -39,6 +43,28 @@ export const bytes = (data: Uint8Array<ArrayBuffer> | string, type: string): Rou
 export const redirect = (location: string, status = 302): Route => {
   return () => new Response(null, { status, headers: { location } });
 };
+
+/** The env of an app whose discovery goes through `web`'s proxy (plus `extra`). */
+export const fixtureDiscoveryEnv = (web: FixtureWeb, extra: Record<string, string> = {}) => ({
+  DISCOVERY: "on",
+  DISCOVERY_PROXY: web.proxyUrl,
+  DISCOVERY_ALLOW_PRIVATE: "on",
+  ...extra,
+});
+
+/** A makeApp `customize` pointing discovery's DNS (addresses and TXT) at `web`. */
+export const useFixtureWeb =
+  (web: FixtureWeb, requestTimeoutMs = 1000) =>
+  (deps: {
+    discovery: {
+      fetcher: { resolve: FixtureWeb["resolve"]; requestTimeoutMs: number };
+      txt: FixtureWeb["resolveTxt"] | null;
+    };
+  }) => {
+    deps.discovery.fetcher.resolve = web.resolve;
+    deps.discovery.txt = web.resolveTxt;
+    deps.discovery.fetcher.requestTimeoutMs = requestTimeoutMs;
+  };
 
 export async function startFixtureWeb(
   sites: Record<string, Site>,
@@ -116,6 +142,7 @@ export async function startFixtureWeb(
     client.on("data", onData);
   });
   await new Promise<void>((r) => proxy.listen(0, "127.0.0.1", r));
+  const txt: Record<string, string[]> = {};
   const proxyPort = (proxy.address() as net.AddressInfo).port;
   return {
     proxyUrl: `http://127.0.0.1:${proxyPort}`,
@@ -127,6 +154,8 @@ export async function startFixtureWeb(
     set sites(v) {
       state.sites = v;
     },
+    txt,
+    resolveTxt: async (name) => txt[name] ?? [],
     resolve: async (host) => {
       const fixed = dns[host];
       if (fixed) return fixed;

@@ -1,9 +1,10 @@
 import { Elysia } from "elysia";
 import { type AuthDeps, authPlugin } from "../../http/auth-macros";
-import { ErrorBody, RateLimitedBody } from "../../http/errors";
+import { ApiError, ErrorBody, RateLimitedBody } from "../../http/errors";
 import { noteMeter } from "../../http/meter";
 import type { DiscoveryService } from "../discovery/service";
 import type { EnrichmentService } from "../enrichment";
+import type { Brand } from "../types";
 import { lookupBrand } from "./lookup";
 import { BrandQuery, BrandResponse } from "./model";
 import { type BrandResolver, toBrandView } from "./service";
@@ -16,7 +17,10 @@ An e-mail address resolves through its domain the same way, unless it is malform
 
 Errors: neither or both parameters, domain outside 3..253 characters or not a host name (an IP address included), email over 254 characters: 422 validation_error. No brand for the domain: 404 domain_not_found.
 
-The response carries Cache-Control: public, max-age=300. When web discovery is on (DISCOVERY=on), a lookup of a domain no brand has (404) or of a brand without artwork queues a background read of that domain's website; once it finds a name and a logo, the domain's brand exists (or the brand has artwork) and later lookups show it. When a matched brand still lacks data the service can derive (dark and light variants from its mono mark, color roles, verifiedAt), the response is sent at once and a background job fills the gap; later requests show more variants. Counts against the domain bucket (every authenticated answer except 429 and 5xx).`;
+The response carries Cache-Control: public, max-age=300. When web discovery is on (DISCOVERY=on), a lookup of a domain no brand has (404) or of a brand without artwork queues a background read of that domain's website; once it finds a name and a logo, the domain's brand exists (or the brand has artwork) and later lookups show it. With wait=<ms> (0..10000), a lookup that would answer 404 while that discovery is queued or running waits for it instead, up to wait ms: 200 with the brand when it found one, else the same 404. At most 4 waits per API key at a time (a lookup past them answers at once, as without wait); a wait holds no worker. When a matched brand still lacks data the service can derive (dark and light variants from its mono mark, color roles, verifiedAt), the response is sent at once and a background job fills the gap; later requests show more variants. Counts against the domain bucket (every authenticated answer except 429 and 5xx).`;
+
+/** Concurrent `wait`s one API key may hold; a lookup past them answers at once. */
+export const MAX_WAITS_PER_KEY = 4;
 
 /** GET /v1/brand */
 export function brandController(
@@ -27,13 +31,42 @@ export function brandController(
   },
 ) {
   const { brands, enrichment, discovery } = deps;
+  /** waits held per key id (or account, for bearer callers) */
+  const waits = new Map<string, number>();
+  /**
+   * The brand once the domain's queued or running discovery ends (within `ms`), or the
+   * lookup's 404 again. At most MAX_WAITS_PER_KEY per key at a time.
+   */
+  async function waitForDiscovery(key: string, host: string, ms: number, miss: ApiError) {
+    const held = waits.get(key) ?? 0;
+    if (!discovery || held >= MAX_WAITS_PER_KEY) throw miss;
+    waits.set(key, held + 1);
+    try {
+      if (!(await discovery.waitFor(host, ms))) throw miss;
+    } finally {
+      const left = (waits.get(key) ?? 1) - 1;
+      if (left) waits.set(key, left);
+      else waits.delete(key);
+    }
+    return brands.resolveHost(host) ?? Promise.reject(miss);
+  }
+
   return new Elysia({ prefix: "/v1", tags: ["brand"] }).use(authPlugin(deps)).get(
     "/brand",
-    ({ query, request, set }) => {
-      const brand = lookupBrand(brands, query, (host, kind) => {
-        noteMeter(request, { miss: [`${kind}:${host}`] });
-        discovery?.requestDomain(host);
-      });
+    async ({ query, request, set, principal }) => {
+      let missed = null as string | null;
+      let brand: Brand;
+      try {
+        brand = lookupBrand(brands, query, (host, kind) => {
+          missed = host;
+          noteMeter(request, { miss: [`${kind}:${host}`] });
+          discovery?.requestDomain(host);
+        });
+      } catch (err) {
+        if (!query.wait || missed === null || !(err instanceof ApiError)) throw err;
+        const key = principal.keyId ?? principal.accountId;
+        brand = await waitForDiscovery(key, missed, query.wait, err);
+      }
       noteMeter(request, { slug: brand.slug });
       enrichment.request(brand);
       discovery?.requestBrand(brand);

@@ -20,6 +20,15 @@ export const BrandQuery = t.Object({
       error: "Invalid query parameter email: must be at most 254 characters",
     }),
   ),
+  wait: t.Optional(
+    t.Integer({
+      minimum: 0,
+      maximum: 10_000,
+      description:
+        "Milliseconds (0 to 10000) to wait, when no brand has the domain yet and web discovery of it is queued or running, for that discovery to end: 200 with the brand when it found one, else the same 404. At most 4 waits per API key at a time; a lookup past that answers at once. Without discovery queued (DISCOVERY off, or the domain tried today) it answers at once.",
+      error: "Invalid query parameter wait: must be an integer from 0 to 10000 (milliseconds)",
+    }),
+  ),
 });
 
 export const BrandResponse = t.Object(

@@ -5,7 +5,8 @@
  *   handlers, foreignObject, external references), needs a frame (viewBox or width/height) and
  *   at least one drawing element, and must render to some visible pixels (resvg).
  * - Raster (PNG, JPEG, WebP, GIF, AVIF, and ICO through decode-ico, largest image): decoded
- *   by sharp (at most 4096x4096 pixels), at least MIN_RASTER_SIDE on its shorter side, shrunk
+ *   by sharp (at most 4096x4096 pixels), at least LOW_RES_SIDE on its shorter side (under
+ *   MIN_RASTER_SIDE it is flagged lowRes: the caller keeps it only when nothing better), shrunk
  *   to fit STORED_RASTER_SIDE, and re-encoded as PNG. It is stored as an SVG that draws the
  *   PNG (data: URI) at its pixel size, so every asset route serves it like any mark; the PNG
  *   and WebP routes never draw it larger than twice its pixels (Layout.maxScale).
@@ -19,6 +20,8 @@ import { sanitizeAndOptimizeSvg } from "../sanitize";
 import type { Brand } from "../types";
 
 export const MIN_RASTER_SIDE = 32;
+/** Smallest raster kept at all: under MIN_RASTER_SIDE it is low-resolution artwork. */
+export const LOW_RES_SIDE = 16;
 export const STORED_RASTER_SIDE = 256;
 const MAX_INPUT_PIXELS = 4096 * 4096;
 const RASTER_FORMATS = new Set(["png", "jpeg", "webp", "gif", "avif", "heif"]);
@@ -36,6 +39,8 @@ export interface Artwork {
   single: string | null;
   /** the artwork's dominant chromatic colour, or null */
   dominant: string | null;
+  /** a raster under MIN_RASTER_SIDE (kept only when a site has nothing larger) */
+  lowRes?: boolean;
 }
 
 export const sha256 = (data: string | Uint8Array) =>
@@ -170,8 +175,8 @@ export async function rasterArtwork(bytes: Uint8Array): Promise<Artwork> {
     throw new Error(`image format ${meta.format} is not accepted`);
   const w = meta.width ?? 0;
   const h = meta.height ?? 0;
-  if (Math.min(w, h) < MIN_RASTER_SIDE)
-    throw new Error(`image is ${w}x${h}, under ${MIN_RASTER_SIDE} px`);
+  if (Math.min(w, h) < LOW_RES_SIDE)
+    throw new Error(`image is ${w}x${h}, under ${LOW_RES_SIDE} px`);
   const { data, info } = await input
     .ensureAlpha()
     .resize(STORED_RASTER_SIDE, STORED_RASTER_SIDE, { fit: "inside", withoutEnlargement: true })
@@ -190,6 +195,7 @@ export async function rasterArtwork(bytes: Uint8Array): Promise<Artwork> {
     source: { width: w, height: h },
     single: null,
     dominant: dominantColor([rgbToHex([d.r, d.g, d.b])]),
+    ...(Math.min(w, h) < MIN_RASTER_SIDE ? { lowRes: true } : {}),
   };
 }
 

@@ -2,6 +2,7 @@
  * Admin CLI commands for web logo discovery (registered by src/admin/cli.ts):
  *
  *   discover <domain...> | --file domains.txt | --directory [--force]
+ *   discover --report <domain...>
  *   discoveries list [--status found]
  *   discoveries rediscover <domain>
  *   discoveries takedown <domain>
@@ -18,7 +19,7 @@ import { loadConfig } from "../../config";
 import type { Store } from "../../store";
 import type { DiscoveryRecord } from "../enrichment-port";
 import { CatalogService, hasArtwork } from "../service";
-import type { DiscoveryService } from "./service";
+import type { DiscoveryService, TrailEntry } from "./service";
 
 /** Tests point the CLI's discovery at their fixtures (DNS) here. */
 export const discoveryHooks: { configure?: (d: DiscoveryService) => void } = {};
@@ -42,6 +43,28 @@ export function summaryTable(records: DiscoveryRecord[]): string {
     ...rows.map(([l, n]) => line(l, n)),
     line("total", records.length),
   ].join("\n");
+}
+
+/**
+ * One domain's report: its outcome, then every logo candidate in the order tried with its
+ * score and what became of it (chosen as which variant, or why it lost).
+ */
+export function reportTable(r: DiscoveryRecord, trail: TrailEntry[]): string {
+  const head = `${r.domain}  ${r.status}${r.slug ? `  ${r.slug}` : ""}${r.reason ? `  (${r.reason})` : ""}`;
+  if (!trail.length)
+    return `${head}
+  no candidates`;
+  const rows = [
+    ["origin", "score", "outcome", "url"],
+    ...trail.map((e) => [e.origin, String(e.score), e.outcome, e.url]),
+  ];
+  const widths = [0, 1, 2].map((i) => Math.max(...rows.map((row) => (row[i] as string).length)));
+  const line = (row: string[]) =>
+    `  ${row
+      .slice(0, 3)
+      .map((c, i) => c.padEnd(widths[i] as number))
+      .join("  ")}  ${row[3]}`;
+  return [head, ...rows.map(line)].join("\n");
 }
 
 function progress(done: number, total: number, found: number) {
@@ -139,15 +162,38 @@ export function registerDiscoveryCommands(root: Command) {
     .option("--file <path>", "also every domain in this file (one a line, # comments)")
     .option("--directory", "also every catalog brand without artwork")
     .option("--force", "fetch again domains found before or tried today")
-    .action((args: string[], o: { file?: string; directory?: boolean; force?: boolean }) =>
-      withDiscovery(async (d) => {
-        const domains = domainsFrom(o, args, d);
-        if (!domains.length) throw new CliError("no domains: pass some, or --file, or --directory");
-        const records = await discoverAll(d, domains, o.force ?? false);
-        for (const r of records)
-          console.error(`${r.domain}\t${r.status}\t${r.slug ?? ""}\t${r.reason ?? ""}`);
-        console.log(summaryTable(records));
-      }, true),
+    .option(
+      "--report",
+      "fetch each domain now (as --force) and print its candidates: found, chosen, why the others lost",
+    )
+    .action(
+      (
+        args: string[],
+        o: { file?: string; directory?: boolean; force?: boolean; report?: boolean },
+      ) =>
+        withDiscovery(async (d) => {
+          const domains = domainsFrom(o, args, d);
+          if (!domains.length)
+            throw new CliError("no domains: pass some, or --file, or --directory");
+          if (o.report) {
+            for (const domain of domains) {
+              const trail: TrailEntry[] = [];
+              const r = await d.discovery.discover(domain, { force: true, trail }).catch(
+                (err): DiscoveryRecord => ({
+                  ...d.svc.emptyRecord(domain, null),
+                  status: "failed",
+                  reason: (err as Error).message,
+                }),
+              );
+              console.log(`${reportTable(r, trail)}\n`);
+            }
+            return;
+          }
+          const records = await discoverAll(d, domains, o.force ?? false);
+          for (const r of records)
+            console.error(`${r.domain}\t${r.status}\t${r.slug ?? ""}\t${r.reason ?? ""}`);
+          console.log(summaryTable(records));
+        }, true),
     );
 
   const group = root.command("discoveries").description("Discovered brands");

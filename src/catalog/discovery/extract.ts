@@ -11,6 +11,7 @@ type Document = ReturnType<typeof parseDocument>;
 type Element = Parameters<typeof DomUtils.getAttributeValue>[0];
 
 export type CandidateOrigin =
+  | "bimi"
   | "link-icon-svg"
   | "inline-svg"
   | "img-logo-svg"
@@ -22,11 +23,13 @@ export type CandidateOrigin =
   | "manifest"
   | "apple-touch-icon"
   | "link-icon"
+  | "apple-touch-icon-root"
   | "favicon.ico"
   | "og:image";
 
 /** Base score per origin: vector sources first, then large raster icons, then the rest. */
 export const CANDIDATE_SCORES: Record<CandidateOrigin, number> = {
+  bimi: 110,
   "link-icon-svg": 100,
   "inline-svg": 96,
   "img-logo-svg": 94,
@@ -38,6 +41,7 @@ export const CANDIDATE_SCORES: Record<CandidateOrigin, number> = {
   manifest: 56,
   "apple-touch-icon": 54,
   "link-icon": 40,
+  "apple-touch-icon-root": 38,
   "favicon.ico": 20,
   "og:image": 10,
 };
@@ -103,6 +107,54 @@ function absolute(href: string, base: string): string | null {
   } catch {
     return null;
   }
+}
+
+/** The URL relative links resolve against: the page's <base href> when it has one. */
+function baseUrl(doc: Document, pageUrl: string): string {
+  const base = elements(doc, (el) => el.name === "base" && attr(el, "href") !== "")[0];
+  return (base && absolute(attr(base, "href"), pageUrl)) || pageUrl;
+}
+
+/**
+ * Icons every site may serve at its root without linking them: /favicon.ico and the
+ * apple-touch-icon files iOS asks for. Sizes are assumed (180 px, and 64 px for an ICO): a
+ * candidate assumed no larger than the artwork in hand is not fetched.
+ */
+export function rootIcons(pageUrl: string): Candidate[] {
+  const at = (path: string) => new URL(path, pageUrl).href;
+  const touch = CANDIDATE_SCORES["apple-touch-icon-root"] + sizeBonus(180);
+  return [
+    {
+      origin: "apple-touch-icon-root",
+      score: touch,
+      url: at("/apple-touch-icon.png"),
+      declared: 180,
+    },
+    {
+      origin: "apple-touch-icon-root",
+      score: touch - 1,
+      url: at("/apple-touch-icon-precomposed.png"),
+      declared: 180,
+    },
+    {
+      origin: "favicon.ico",
+      score: CANDIDATE_SCORES["favicon.ico"],
+      url: at("/favicon.ico"),
+      declared: 64,
+    },
+  ];
+}
+
+/** Candidates best first, each URL (or inline markup) once, with its best score. */
+export function rankCandidates(candidates: Candidate[]): Candidate[] {
+  const sorted = [...candidates].sort((a, b) => b.score - a.score);
+  const seen = new Set<string>();
+  return sorted.filter((c) => {
+    const key = c.url ?? `svg:${c.svg}`;
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
 }
 
 /** The largest side in a sizes attribute ("16x16 32x32" -> 32, "any" -> 0). */
@@ -176,25 +228,49 @@ function jsonLd(doc: Document): { name: string | null; logo: string | null } {
   return out;
 }
 
-/** Inside a header or a link to the home page, with "logo" or "brand" around it. */
-function isHeaderLogo(el: Element): boolean {
+/** Where an element sits: "logo"/"brand" said around it, in a header or nav, linked home. */
+function placeOf(el: Element): { logoish: boolean; header: boolean; home: boolean } {
   let node: Element | null = el;
-  let logoish = false;
-  let home = false;
+  const out = { logoish: false, header: false, home: false };
   for (let depth = 0; node && depth < 6; depth++) {
     const hint = `${attr(node, "class")} ${attr(node, "id")} ${attr(node, "aria-label")}`;
-    if (/logo|brand/i.test(hint)) logoish = true;
+    if (/logo|brand/i.test(hint)) out.logoish = true;
     if (node.name === "a" && /^(?:\/|\.\/|https?:\/\/[^/]+\/?)$/.test(attr(node, "href")))
-      home = true;
-    if (node.name === "header" || attr(node, "role") === "banner") home = true;
+      out.home = true;
+    if (node.name === "header" || node.name === "nav" || attr(node, "role") === "banner")
+      out.header = true;
     node = node.parent as Element | null;
   }
-  return logoish && home;
+  return out;
 }
 
+/** Inside a header or a link to the home page, with "logo" or "brand" around it. */
+function isHeaderLogo(el: Element): boolean {
+  const p = placeOf(el);
+  return p.logoish && (p.home || p.header);
+}
+
+/** Names of pictures that are not the logo even when "logo" is in them. */
+const NOT_LOGO =
+  /hero|banner|slide|carousel|og[-_]?image|\bog[-_.]|social|share|cover|background|\bbg[-_.]|promo|poster|thumbnail/i;
+
+/**
+ * An <img> that is the site's logo: not named like a hero, banner or social image; not a
+ * declared wide strip (over 8:1) or a page-sized picture; and either its own alt, class or id
+ * says logo (WordPress custom-logo included), or it sits in the header, nav or home link with
+ * "logo" in its file name or around it. A file name alone is not enough.
+ */
 function isLogoImg(el: Element): boolean {
-  const hint = `${attr(el, "class")} ${attr(el, "id")} ${attr(el, "alt")} ${attr(el, "src")}`;
-  return /logo|custom-logo|site-logo|brand/i.test(hint) || isHeaderLogo(el);
+  const src = attr(el, "src") || attr(el, "data-src");
+  const file = src.split(/[?#]/)[0]?.split("/").pop() ?? "";
+  const own = `${attr(el, "class")} ${attr(el, "id")} ${attr(el, "alt")}`;
+  if (NOT_LOGO.test(`${file} ${own}`)) return false;
+  const w = Number(attr(el, "width")) || 0;
+  const h = Number(attr(el, "height")) || 0;
+  if (w && h && (Math.max(w, h) / Math.min(w, h) > 8 || Math.min(w, h) > 600)) return false;
+  if (/logo|brand/i.test(own)) return true;
+  const p = placeOf(el);
+  return (p.header || p.home) && (p.logoish || /logo/i.test(file));
 }
 
 export function extractPage(html: string, pageUrl: string, domain: string): PageFacts {
@@ -207,13 +283,15 @@ export function extractPage(html: string, pageUrl: string, domain: string): Page
     const score = CANDIDATE_SCORES[origin] + (raster ? sizeBonus(declared) : 0);
     candidates.push({ origin, score, url, declared, ...(svg ? { svg } : {}) });
   };
+  // links resolve against <base href> (the page URL when there is none)
+  const base = baseUrl(doc, pageUrl);
 
   let manifestUrl: string | null = null;
   let themeColor: string | null = null;
   const names: [string, string][] = [];
   for (const link of elements(doc, (el) => el.name === "link")) {
     const rel = words(link, "rel");
-    const url = absolute(attr(link, "href"), pageUrl);
+    const url = absolute(attr(link, "href"), base);
     if (!url) continue;
     const type = attr(link, "type").toLowerCase();
     const size = largestSize(attr(link, "sizes"));
@@ -231,16 +309,16 @@ export function extractPage(html: string, pageUrl: string, domain: string): Page
     if (key === "theme-color" && !themeColor) themeColor = normalizeHex(content);
     else if (key === "og:site_name") names.push(["og:site_name", content]);
     else if (key === "application-name") names.push(["application-name", content]);
-    else if (key === "og:image") add("og:image", absolute(content, pageUrl));
+    else if (key === "og:image") add("og:image", absolute(content, base));
   }
   const ld = jsonLd(doc);
   if (ld.name) names.unshift(["json-ld", ld.name]);
   if (ld.logo) {
-    const url = absolute(ld.logo, pageUrl);
+    const url = absolute(ld.logo, base);
     if (url) add(isSvgUrl(url) ? "json-ld-svg" : "json-ld", url);
   }
   for (const img of elements(doc, (el) => el.name === "img" && isLogoImg(el))) {
-    const url = absolute(attr(img, "src") || attr(img, "data-src"), pageUrl);
+    const url = absolute(attr(img, "src") || attr(img, "data-src"), base);
     if (!url) continue;
     const declared = Math.max(Number(attr(img, "width")) || 0, Number(attr(img, "height")) || 0);
     add(isSvgUrl(url) ? "img-logo-svg" : "img-logo", url, declared);
@@ -249,7 +327,7 @@ export function extractPage(html: string, pageUrl: string, domain: string): Page
     const markup = DomUtils.getOuterHTML(svg, { xmlMode: true });
     if (markup.length < 200_000) add("inline-svg", null, 0, markup);
   }
-  add("favicon.ico", absolute("/favicon.ico", pageUrl));
+  const linked = candidates.length;
 
   const titleEl = elements(doc, (el) => el.name === "title")[0];
   const title = titleEl ? DomUtils.textContent(titleEl).trim() : "";
@@ -265,16 +343,15 @@ export function extractPage(html: string, pageUrl: string, domain: string): Page
     noBrand = "parked or for-sale page";
   else if (DEFAULT_PAGE.test(title) || (!title && DEFAULT_PAGE.test(text.slice(0, 60))))
     noBrand = "server default or error page";
-  else if (text.length < 20 && candidates.length <= 1 && !names.length) noBrand = "empty page";
+  else if (text.length < 20 && linked === 0 && !names.length) noBrand = "empty page";
 
   const [nameSource, name] = names.find(([, n]) => n.length >= 2 && n.length <= 80) ?? [null, null];
-  candidates.sort((a, b) => b.score - a.score);
   return {
     name: name ? name.replace(/\s+/g, " ").trim() : null,
     nameSource,
     themeColor: themeColor && !isNearGrey(themeColor) ? themeColor : null,
     manifestUrl,
-    candidates,
+    candidates: rankCandidates([...candidates, ...rootIcons(pageUrl)]),
     noBrand,
   };
 }
@@ -302,14 +379,13 @@ export function applyManifest(facts: PageFacts, manifest: unknown, manifestUrl: 
     const score = CANDIDATE_SCORES[origin] + (svg ? 0 : sizeBonus(declared));
     candidates.push({ origin, score, url, declared });
   }
-  candidates.sort((a, b) => b.score - a.score);
   const manifestName =
     typeof m.name === "string" ? m.name : typeof m.short_name === "string" ? m.short_name : null;
   const theme = typeof m.theme_color === "string" ? normalizeHex(m.theme_color) : null;
   const useName = manifestName && (!facts.name || facts.nameSource === "title");
   return {
     ...facts,
-    candidates,
+    candidates: rankCandidates(candidates),
     name: useName ? manifestName.trim() : facts.name,
     nameSource: useName ? "manifest" : facts.nameSource,
     themeColor: facts.themeColor ?? (theme && !isNearGrey(theme) ? theme : null),

@@ -8,7 +8,11 @@
  *   so a DNS answer cannot change between the check and the connect.
  * - With a proxy (DISCOVERY_PROXY=http://host:port) the same checks run first, then http://
  *   URLs are sent to the proxy in absolute form and https:// URLs through a CONNECT tunnel
- *   (TLS to the site, the certificate checked against the site's name).
+ *   (TLS to the site, the certificate checked against the site's name). With `proxyResolves`
+ *   (DISCOVERY_PROXY_RESOLVES) the host is not resolved here: the proxy gets the name and
+ *   resolves and enforces itself; the checks that need no DNS (checkUrl) still run first.
+ * - A TLS failure (an untrusted, expired or misnamed certificate, a failed handshake) is a
+ *   FetchError "tls": never retried over http://.
  * - Bodies are read up to `maxBytes` after decoding (gzip, deflate, br): a Content-Length over
  *   the cap, or a body (or decompression bomb) that grows past it, is cut off. Each request
  *   has REQUEST_TIMEOUT_MS (headers and body together) and never outlives `deadline`.
@@ -27,7 +31,21 @@ export const REQUEST_TIMEOUT_MS = 5_000;
 export const HTML_MAX_BYTES = 2 * 1024 * 1024;
 export const IMAGE_MAX_BYTES = 1024 * 1024;
 
-export type FetchErrorCode = "connect" | "timeout" | "too_large" | "redirects" | "protocol";
+export type FetchErrorCode = "connect" | "tls" | "timeout" | "too_large" | "redirects" | "protocol";
+
+/** Error codes of a failed certificate check or TLS handshake (OpenSSL's, Node's, Bun's). */
+const TLS_ERROR = /CERT|SELF_SIGNED|UNABLE_TO_|ERR_TLS|ERR_SSL|EPROTO|HANDSHAKE|TLS/i;
+
+/** A request error as a FetchError: "tls" for certificate and handshake failures. */
+function requestError(url: URL, err: Error): FetchError {
+  if (err instanceof FetchError) return err;
+  const code = String((err as { code?: string }).code ?? "");
+  const tlsFailed = url.protocol === "https:" && TLS_ERROR.test(code);
+  return new FetchError(
+    tlsFailed ? "tls" : "connect",
+    `${url.href}: ${code ? `${code} ` : ""}${err.message}`,
+  );
+}
 
 /** A request that was allowed but did not give a body (network, time, size). */
 export class FetchError extends Error {
@@ -58,7 +76,9 @@ export interface FetcherOptions {
   resolve?: Resolver;
   requestTimeoutMs?: number;
   /** certificates trusted for https instead of the system's (tests; a TLS-inspecting proxy) */
-  ca?: string;
+  ca?: string | string[];
+  /** with a proxy: send host names unresolved and let the proxy resolve them */
+  proxyResolves?: boolean;
 }
 
 export interface GetOptions {
@@ -150,11 +170,15 @@ export class GuardedFetcher {
   private async hop(url: URL, opts: GetOptions): Promise<Hop> {
     const remaining = () => Math.min(this.requestTimeoutMs, opts.deadline - Date.now());
     if (remaining() <= 0) throw new FetchError("timeout", "the domain's time budget is spent");
-    const addresses = await withTimeout(
-      resolveChecked(url, this.resolve, this.allowLoopback),
-      remaining(),
-      `DNS lookup of ${url.hostname} timed out`,
-    );
+    // the proxy resolves (and enforces) itself: no local DNS, which an egress-only host lacks
+    const addresses =
+      this.proxy && this.options.proxyResolves
+        ? []
+        : await withTimeout(
+            resolveChecked(url, this.resolve, this.allowLoopback),
+            remaining(),
+            `DNS lookup of ${url.hostname} timed out`,
+          );
     const ms = remaining();
     if (ms <= 0) throw new FetchError("timeout", "the domain's time budget is spent");
     const cleanup: (() => void)[] = [];
@@ -172,11 +196,7 @@ export class GuardedFetcher {
         cleanup.push(() => fail(new FetchError("timeout", `${url.href} took over ${ms} ms`)));
         this.open(url, addresses, opts.accept, cleanup).then((req) => {
           cleanup.push(() => req.destroy());
-          req.on("error", (err) =>
-            fail(
-              err instanceof FetchError ? err : new FetchError("connect", `${url.href}: ${err}`),
-            ),
-          );
+          req.on("error", (err) => fail(requestError(url, err)));
           req.on("response", (res) => {
             cleanup.push(() => res.destroy());
             readResponse(res, url, opts.maxBytes, cleanup).then((hop) => {

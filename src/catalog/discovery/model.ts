@@ -31,6 +31,18 @@ export const DiscoveredAssetView = t.Object({
     description:
       "Where in the page it was found (link-icon-svg, apple-touch-icon, favicon.ico, ...)",
   }),
+  lowRes: t.Optional(
+    t.Boolean({
+      description:
+        "true for a raster under 32 px, kept because the site has nothing larger; replaced when it does",
+    }),
+  ),
+  verifiedMark: t.Optional(
+    t.Boolean({
+      description:
+        "BIMI only: whether the mark certificate named by the record carries the same SVG",
+    }),
+  ),
 });
 
 export const DiscoveryView = t.Object({
@@ -45,6 +57,12 @@ export const DiscoveryView = t.Object({
   brandColor: t.Union([t.String(), t.Null()]),
   pageUrl: t.Union([t.String(), t.Null()]),
   aliases: t.Array(t.String(), { description: "Other registrable domains the site redirected to" }),
+  redirects: t.Optional(
+    t.Array(t.String(), {
+      description:
+        "The home page's redirect chain, each URL that redirected; what is found belongs to the domain's own brand wherever it leads",
+    }),
+  ),
   variants: t.Array(Variant),
   assets: t.Array(DiscoveredAssetView),
 });

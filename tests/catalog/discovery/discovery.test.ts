@@ -27,6 +27,7 @@ const env = () => ({
 });
 const useFixtures = (deps: Deps) => {
   deps.discovery.fetcher.resolve = web.resolve;
+  deps.discovery.txt = web.resolveTxt;
   deps.discovery.fetcher.requestTimeoutMs = 1000;
 };
 
@@ -367,11 +368,13 @@ describe("stored", () => {
       const key = await again.key("free");
       const b = await again.get("/v1/brand?domain=inline.test", key);
       expect(b.status).toBe(200);
+      // a wide header logo: the wordmark, and the colour artwork while the site has no icon
       expect(((await b.json()) as { slug: string; variants: string[] }).variants).toEqual([
         "mono",
         "color",
         "dark",
         "light",
+        "wordmark",
       ]);
       // taken down stays down after a restart
       expect((await again.get("/v1/brand?domain=svgicon.test", key)).status).toBe(404);

@@ -21,6 +21,8 @@ describe("page extraction", () => {
       "link-icon-svg",
       "mask-icon",
       "apple-touch-icon",
+      "apple-touch-icon-root",
+      "apple-touch-icon-root",
       "link-icon",
       "favicon.ico",
       "og:image",
@@ -113,5 +115,59 @@ describe("page extraction", () => {
     expect(m.themeColor).toBe("cc0000");
     const icons = m.candidates.filter((c) => c.origin === "manifest").map((c) => c.url);
     expect(icons).toEqual(["https://acme.test/i/512.png", "https://acme.test/i/192.png"]);
+  });
+
+  test("<base href> resolves links, images and JSON-LD; root icons stay on the page's origin", () => {
+    const f = extractPage(
+      page(
+        `<base href="https://cdn.acme.test/v2/"><link rel="icon" href="icons/32.png" sizes="32x32">
+         <script type="application/ld+json">{"@type":"Organization","name":"Acme","logo":"brand/logo.png"}</script>`,
+      ),
+      "https://www.acme.test/en/",
+      "acme.test",
+    );
+    const url = (origin: string) => f.candidates.find((c) => c.origin === origin)?.url;
+    expect(url("link-icon")).toBe("https://cdn.acme.test/v2/icons/32.png");
+    expect(url("json-ld")).toBe("https://cdn.acme.test/v2/brand/logo.png");
+    expect(url("favicon.ico")).toBe("https://www.acme.test/favicon.ico");
+    expect(url("apple-touch-icon-root")).toBe("https://www.acme.test/apple-touch-icon.png");
+  });
+
+  test("one URL is one candidate, with its best score", () => {
+    const f = extractPage(
+      page(
+        `<link rel="icon" href="/i.png" sizes="16x16"><link rel="icon" href="/i.png" sizes="32x32">
+         <link rel="apple-touch-icon" href="/i.png"><link rel="shortcut icon" href="/i.png">
+         <link rel="apple-touch-icon" href="/apple-touch-icon.png">`,
+      ),
+      "https://acme.test/",
+      "acme.test",
+    );
+    const urls = f.candidates.map((c) => c.url);
+    expect(urls.filter((u) => u === "https://acme.test/i.png")).toHaveLength(1);
+    expect(urls.filter((u) => u === "https://acme.test/apple-touch-icon.png")).toHaveLength(1);
+    expect(f.candidates[0]).toMatchObject({ origin: "apple-touch-icon" });
+  });
+
+  test("an <img> is a logo by its own alt/class/id or its place, not by its file name alone", () => {
+    const origins = (body: string) =>
+      extractPage(page("<title>Acme</title>", body), "https://acme.test/", "acme.test")
+        .candidates.filter((c) => c.origin.startsWith("img-logo"))
+        .map((c) => new URL(c.url as string).pathname);
+    // a product hero picture named "logo_hero_light": not a logo
+    expect(
+      origins(`<section><img src="/img/logo_hero_light@2x.png" alt="X100"></section>`),
+    ).toEqual([]);
+    expect(origins(`<img class="logo" src="/img/site-banner.png">`)).toEqual([]);
+    expect(origins(`<img src="/og-logo.png" alt="logo">`)).toEqual([]);
+    expect(origins(`<main><img src="/partners/acme-logo.png"></main>`)).toEqual([]);
+    // a declared wide strip is no icon either
+    expect(origins(`<img class="logo" src="/strip.png" width="1800" height="90">`)).toEqual([]);
+    expect(origins(`<img class="site-logo" src="/a.png">`)).toEqual(["/a.png"]);
+    expect(origins(`<img alt="Acme logo" src="/b.png">`)).toEqual(["/b.png"]);
+    expect(origins(`<header><img src="/c-logo.png"></header>`)).toEqual(["/c-logo.png"]);
+    expect(origins(`<nav><a href="/"><img src="/d.svg" class="brand"></a></nav>`)).toEqual([
+      "/d.svg",
+    ]);
   });
 });

@@ -1,7 +1,12 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import tls from "node:tls";
 import { gzipSync } from "node:zlib";
 import { addressProblem, checkUrl, Refused } from "../../../src/catalog/discovery/address";
 import { FetchError, GuardedFetcher, HTML_MAX_BYTES } from "../../../src/catalog/discovery/fetcher";
+import { trustedCas } from "../../../src/catalog/discovery/service";
+import { tempDir } from "../../support/temp";
 import { FIXTURE_TLS } from "../../support/tls-fixture";
 import { type FixtureWeb, html, redirect, startFixtureWeb } from "../../support/web-fixtures";
 
@@ -171,15 +176,16 @@ describe("guarded fetcher through the loopback proxy", () => {
     );
     expect(www.url).toBe("https://www.secure.test/");
     expect(www.body.toString()).toBe("<p>secure www</p>");
-    // a certificate the fetcher does not trust is a failed connection, never accepted: the
-    // home page falls back to http
-    const untrusted = await fetcher().homepage("secure.test", opts());
-    expect(untrusted.url).toBe("http://secure.test/");
-    const err = await fetcher()
-      .get("https://secure.test/", opts())
+    // a certificate the fetcher does not trust is a TLS failure: never accepted, and the
+    // home page is not fetched again over http://
+    const before2 = web.proxied.length;
+    const untrusted = await fetcher()
+      .homepage("secure.test", opts())
       .catch((e) => e);
-    expect(err).toBeInstanceOf(FetchError);
-    expect(err.code).toBe("connect");
+    expect(untrusted).toBeInstanceOf(FetchError);
+    expect(untrusted.code).toBe("tls");
+    expect(untrusted.message).toMatch(/SELF_SIGNED|CERT/);
+    expect(web.proxied.slice(before2)).toEqual(["CONNECT secure.test:443"]);
   });
 
   test("redirect chains are followed and re-checked; more than 5 is an error", async () => {
@@ -252,5 +258,77 @@ describe("guarded fetcher through the loopback proxy", () => {
     expect(await refusal(fetcher().get("http://mixed.test/", opts()))).toMatch(/192\.168/);
     expect(await refusal(fetcher().get("http://cgnat.test/", opts()))).toMatch(/carrierGradeNat/);
     expect(web.proxied.length).toBe(before);
+  });
+});
+
+describe("the proxy resolves (DISCOVERY_PROXY_RESOLVES)", () => {
+  const caFile = () => {
+    const file = join(tempDir(), "proxy-ca.pem");
+    writeFileSync(file, `# the inspecting proxy's CA\n${FIXTURE_TLS.cert}`);
+    return file;
+  };
+  /** a fetcher on a host without DNS: every lookup fails (and is counted) */
+  function noDns() {
+    const f = new GuardedFetcher({
+      userAgent: UA,
+      proxy: web.proxyUrl,
+      proxyResolves: true,
+      ca: trustedCas(caFile()),
+      requestTimeoutMs: 1000,
+    });
+    const lookups: string[] = [];
+    f.resolve = async (host) => {
+      lookups.push(host);
+      throw new Error(`getaddrinfo EAI_AGAIN ${host}`);
+    };
+    return { f, lookups };
+  }
+
+  test("names go to the proxy unresolved: absolute-form for http, CONNECT host:443 for https", async () => {
+    const { f, lookups } = noDns();
+    const before = web.proxied.length;
+    const r = await f.get("http://acme.test/hop1", opts());
+    expect(r.url).toBe("http://www.acme.test/");
+    const s = await f.homepage("secure.test", opts());
+    expect(s.url).toBe("https://secure.test/");
+    expect(s.body.toString()).toBe("<p>https: secure.test</p>");
+    expect(web.proxied.slice(before)).toEqual([
+      "GET http://acme.test/hop1",
+      "GET http://acme.test/hop2",
+      "GET http://www.acme.test/",
+      "CONNECT secure.test:443",
+    ]);
+    expect(lookups).toEqual([]);
+  });
+
+  test("the checks that need no DNS still run first: IP literals, localhost, single labels, ports, schemes", async () => {
+    const { f, lookups } = noDns();
+    const before = web.proxied.length;
+    for (const bad of [
+      "http://127.0.0.1/",
+      "http://10.1.2.3/",
+      "http://169.254.169.254/latest/meta-data/",
+      "http://[::1]/",
+      "http://2130706433/",
+      "http://localhost/",
+      "http://intranet/",
+      "http://acme.test:8080/",
+      "ftp://acme.test/",
+    ])
+      await refusal(f.get(bad, opts()));
+    expect(web.proxied.length).toBe(before);
+    // a redirect to one is refused before the proxy sees it
+    expect(await refusal(f.get("http://to-literal.test/", opts()))).toMatch(/IP address/);
+    expect(web.proxied.slice(before)).toEqual(["GET http://to-literal.test/"]);
+    expect(lookups).toEqual([]);
+  });
+
+  test("DISCOVERY_CA_FILE adds its certificates to the system's", () => {
+    const cas = trustedCas(caFile());
+    expect(cas).toHaveLength(tls.rootCertificates.length + 1);
+    expect(cas.at(-1)?.trim()).toBe(FIXTURE_TLS.cert.trim());
+    const empty = join(tempDir(), "empty.pem");
+    writeFileSync(empty, "nothing here");
+    expect(() => trustedCas(empty)).toThrow(/no PEM certificate/);
   });
 });

@@ -25,6 +25,7 @@ const discoveryEnv = () => ({
 });
 const useFixtures = (deps: Deps) => {
   deps.discovery.fetcher.resolve = web.resolve;
+  deps.discovery.txt = web.resolveTxt;
   deps.discovery.fetcher.requestTimeoutMs = 1000;
 };
 
@@ -48,6 +49,7 @@ async function cli(args: string[], env: Record<string, string>) {
   console.error = () => {};
   discoveryHooks.configure = (d) => {
     d.fetcher.resolve = web.resolve;
+    d.txt = web.resolveTxt;
     d.fetcher.requestTimeoutMs = 1000;
   };
   try {
@@ -63,6 +65,23 @@ async function cli(args: string[], env: Record<string, string>) {
 }
 
 describe("admin CLI discover (embedded store)", () => {
+  test("--report prints every candidate, the chosen one and why the others lost", async () => {
+    const env = { DATA_DIR: tempDir(), CATALOG_FILE, LOG_LEVEL: "error", ...discoveryEnv() };
+    const run = await cli(["discover", "--report", "webmanifest.test", "svgicon.test"], env);
+    expect(run.code).toBe(0);
+    const [manifest = "", svg = ""] = run.out.split(/\n\n/);
+    const row = (table: string, origin: string) =>
+      table.split("\n").find((l) => l.trimStart().startsWith(`${origin} `)) ?? "";
+    expect(manifest).toMatch(/^webmanifest\.test {2}found {2}manifest-motors/);
+    expect(row(manifest, "manifest")).toMatch(/chosen: color .*android-chrome-512x512\.png$/);
+    expect(row(manifest, "apple-touch-icon-root")).toMatch(
+      /not fetched: a 512x512 raster was found first/,
+    );
+    expect(svg).toMatch(/^svgicon\.test {2}found/);
+    expect(row(svg, "link-icon-svg")).toMatch(/chosen: color, mono/);
+    expect(row(svg, "favicon.ico")).toMatch(/not fetched: a vector was found first/);
+  });
+
   test("a bulk run prints a summary table, is resumable, and a running service picks the results up", async () => {
     const dataDir = tempDir();
     const env = { DATA_DIR: dataDir, CATALOG_FILE, LOG_LEVEL: "error", ...discoveryEnv() };
