@@ -1,5 +1,7 @@
+import { LRUCache } from "lru-cache";
+
 /**
- * In-memory LRU of rendered images, bounded by the total bytes it holds, with coalescing:
+ * In-memory LRU of rendered images (lru-cache), bounded by the total bytes it holds, with coalescing:
  * concurrent requests for the same key share one render. A failed render is not cached.
  */
 export interface RenderCacheStats {
@@ -14,13 +16,21 @@ export interface RenderCacheStats {
 }
 
 export class RenderCache {
-  /** Map keeps insertion order: the first entry is the least recently used. */
-  private entries = new Map<string, Uint8Array>();
+  private entries: LRUCache<string, Uint8Array>;
   private inflight = new Map<string, Promise<Uint8Array>>();
-  private bytes = 0;
   private counters = { hits: 0, misses: 0, coalesced: 0, evictions: 0 };
 
-  constructor(readonly maxBytes: number) {}
+  constructor(readonly maxBytes: number) {
+    this.entries = new LRUCache<string, Uint8Array>({
+      maxSize: Math.max(1, maxBytes),
+      // an image larger than the whole cache is not kept
+      maxEntrySize: Math.max(1, maxBytes),
+      sizeCalculation: (v) => Math.max(1, v.byteLength),
+      dispose: (_v, _k, reason) => {
+        if (reason === "evict") this.counters.evictions++;
+      },
+    });
+  }
 
   /** The cached bytes for `key`, or those of `produce()` (run once per key at a time). */
   get(key: string, produce: () => Promise<Uint8Array>): Promise<Uint8Array> {
@@ -35,7 +45,7 @@ export class RenderCache {
     const job = (async () => {
       try {
         const bytes = await produce();
-        this.put(key, bytes);
+        if (this.maxBytes > 0) this.entries.set(key, bytes);
         return bytes;
       } finally {
         this.inflight.delete(key);
@@ -48,10 +58,7 @@ export class RenderCache {
   /** The cached bytes for `key` (counted as a hit, made most recent), or undefined. */
   peek(key: string): Uint8Array | undefined {
     const hit = this.entries.get(key);
-    if (!hit) return undefined;
-    this.counters.hits++;
-    this.entries.delete(key);
-    this.entries.set(key, hit);
+    if (hit) this.counters.hits++;
     return hit;
   }
 
@@ -60,32 +67,14 @@ export class RenderCache {
     return this.entries.has(key);
   }
 
-  private put(key: string, value: Uint8Array) {
-    if (value.byteLength > this.maxBytes) return;
-    const old = this.entries.get(key);
-    if (old) {
-      this.bytes -= old.byteLength;
-      this.entries.delete(key);
-    }
-    this.entries.set(key, value);
-    this.bytes += value.byteLength;
-    for (const [k, v] of this.entries) {
-      if (this.bytes <= this.maxBytes) break;
-      this.entries.delete(k);
-      this.bytes -= v.byteLength;
-      this.counters.evictions++;
-    }
-  }
-
   clear() {
     this.entries.clear();
-    this.bytes = 0;
   }
 
   stats(): RenderCacheStats {
     return {
       entries: this.entries.size,
-      bytes: this.bytes,
+      bytes: this.entries.calculatedSize,
       maxBytes: this.maxBytes,
       ...this.counters,
     };
