@@ -2,19 +2,24 @@ import { join } from "node:path";
 import type { CountableEvent } from "../../quota/service";
 import {
   allKey,
+  BRAND_VIEWS,
+  brandOfKey,
   type Cell,
   type CellHint,
   countCell,
   emptyCell,
   groupOf,
+  isUnbounded,
   hintFilter,
   hintNeedle,
   latencyBin,
   missesOf,
+  otherKey,
   type PeriodCells,
   type PeriodRow,
   ROLLUP_NAMES,
   rollupKey,
+  TOP_BRANDS,
   VIEWS,
   type View,
 } from "../../usage/analytics/cells";
@@ -27,6 +32,7 @@ import type {
   UsageEventStore,
 } from "../../usage/port";
 import { usageEvent } from "../../usage/serialize";
+import { log } from "../../platform/log";
 import { Database, DB_FILE } from "./db";
 import { importLegacyUsage } from "./usage-import";
 import { UsageThread, UsageThreadDied } from "./usage-thread";
@@ -79,6 +85,16 @@ CREATE TABLE IF NOT EXISTS usage_cells (
   h BLOB NOT NULL,
   PRIMARY KEY (view, period, account, key)
 ) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS usage_brands (
+  period TEXT NOT NULL,
+  account TEXT NOT NULL,
+  brand TEXT NOT NULL,
+  PRIMARY KEY (period, account, brand)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS usage_meta (
+  name TEXT PRIMARY KEY,
+  value INTEGER NOT NULL
+) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS usage_misses (
   day TEXT NOT NULL,
   account TEXT NOT NULL,
@@ -96,6 +112,13 @@ const MAX_PERIODS = 3660;
 /** the view number stored in usage_cells: its place in VIEWS */
 const VIEW_NO = new Map(VIEWS.map((v, i) => [v, i]));
 const DAY_K = VIEW_NO.get("day.k") as number;
+/** the view numbers of the `all` rollup (day, hour) */
+const ALL_VIEWS = VIEWS.flatMap((v, i) => (v.endsWith(".all") ? [i] : []));
+/**
+ * The layout of usage_cells, kept in usage_meta as `cells`: a database whose cells have another
+ * (older) layout is migrated once at open (migrateCells).
+ */
+const CELLS_VERSION = 2;
 
 export const dayNumber = (day: string): number => Date.parse(`${day}T00:00:00Z`) / DAY_MS;
 const dayOfNumber = (n: number): string => new Date(n * DAY_MS).toISOString().slice(0, 10);
@@ -144,8 +167,50 @@ function histAdd(a: unknown, b: unknown): Uint8Array {
   return histBlob(out);
 }
 
+/**
+ * Which brands each (account, period) keeps cells of (usage_brands: the first TOP_BRANDS
+ * distinct brands counted in the period, see cells.ts). Used inside a write's transaction: a
+ * brand is looked up, and admitted while the period has room, in the order events are counted,
+ * so a rebuild (events in append order, the table kept) admits as the live writes did.
+ */
+class BrandSlots {
+  private sets = new Map<string, Set<string>>();
+  constructor(private db: Database) {}
+
+  /** Whether events of `brand` (encoded) in this account and period keep their own cells. */
+  admits(account: string, period: string, brand: string): boolean {
+    if (isUnbounded(brand)) return true;
+    const k = `${account}\u0001${period}`;
+    let set = this.sets.get(k);
+    if (!set) {
+      set = new Set(
+        this.db
+          .all<{ brand: string }>(
+            "SELECT brand FROM usage_brands WHERE period = ? AND account = ?",
+            period,
+            account,
+          )
+          .map((r) => r.brand),
+      );
+      this.sets.set(k, set);
+    }
+    if (set.has(brand)) return true;
+    if (set.size >= TOP_BRANDS) return false;
+    set.add(brand);
+    this.db.run(
+      "INSERT INTO usage_brands (period, account, brand) VALUES (?, ?, ?)",
+      period,
+      account,
+      brand,
+    );
+    return true;
+  }
+}
+
 /** One batch's counts, summed before they are written (one upsert per distinct row). */
 class Delta {
+  constructor(private slots: BrandSlots) {}
+
   daily = new Map<string, DailyRow>();
   cells = new Map<
     string,
@@ -156,15 +221,19 @@ class Delta {
   /** an event group's (account, day, hour, `all` key) cells in every view, looked up once */
   private groups = new Map<string, Cell[]>();
 
-  /** The cells of one event group in the ten views (day and hour × rollup), made if new. */
+  /**
+   * The cells of one event group in the ten views (day and hour × rollup), made if new; in a
+   * period whose brands are taken, its brand is counted under OTHER_BRAND.
+   */
   private cellsOf(account: string, periods: string[], all: string, group: string): Cell[] {
-    const keys = ROLLUP_NAMES.map((r) => rollupKey(all, r));
     const out: Cell[] = [];
-    for (let g = 0; g < periods.length; g++)
-      for (let r = 0; r < keys.length; r++) {
+    const brand = brandOfKey(all);
+    for (let g = 0; g < periods.length; g++) {
+      const period = periods[g] as string;
+      const own = this.slots.admits(account, period, brand) ? all : otherKey(all);
+      for (let r = 0; r < ROLLUP_NAMES.length; r++) {
         const view = g * ROLLUP_NAMES.length + r;
-        const period = periods[g] as string;
-        const key = keys[r] as string;
+        const key = rollupKey(own, ROLLUP_NAMES[r] as (typeof ROLLUP_NAMES)[number]);
         const ck = `${view}\u0001${period}\u0001${account}\u0001${key}`;
         let cell = this.cells.get(ck);
         if (!cell) {
@@ -173,6 +242,7 @@ class Delta {
         }
         out.push(cell.c);
       }
+    }
     this.groups.set(group, out);
     return out;
   }
@@ -237,6 +307,7 @@ export class EmbeddedUsageStore implements UsageEventStore {
     this.durable = opts.durable === true;
     db.db.function("usage_hist_add", { deterministic: true }, histAdd);
     db.exec(SCHEMA);
+    this.migrateCells();
     if (opts.importFrom) importLegacyUsage(this, opts.importFrom);
     this.thread =
       (opts.writer ?? "worker") === "worker" && db.path !== ":memory:"
@@ -335,7 +406,7 @@ export class EmbeddedUsageStore implements UsageEventStore {
       const insert = this.db.stmt(
         "INSERT OR IGNORE INTO usage_events (id, account, day, ts, e) VALUES (?, ?, ?, ?, ?)",
       );
-      const delta = new Delta();
+      const delta = new Delta(new BrandSlots(this.db));
       let stored = 0;
       for (let i = 0; i < events.length; i++) {
         const e = events[i] as UsageEvent;
@@ -413,10 +484,13 @@ export class EmbeddedUsageStore implements UsageEventStore {
     to: string,
     hint?: CellHint,
   ): Promise<PeriodRow[]> {
-    const all = view.endsWith(".all");
-    const keep = all ? hintFilter(hint) : null;
-    // a brand= or key= read of `all` leaves other brands' and keys' rows in SQLite
-    const needle = all ? hintNeedle(hint) : null;
+    // a brand= read of a rollup led by the brand seeks the brand's keys of each period; a key=
+    // read of `all` leaves other keys' rows in SQLite
+    const use = hint?.brand !== undefined ? BRAND_VIEWS.has(view) : view.endsWith(".all");
+    const keep = use ? hintFilter(hint) : null;
+    const needle = use ? hintNeedle(hint) : null;
+    const prefix = needle && "prefix" in needle ? needle.prefix : null;
+    const inner = needle && "inner" in needle ? needle.inner : null;
     const out: PeriodRow[] = [];
     let t = "";
     let cells: PeriodCells = new Map();
@@ -429,14 +503,16 @@ export class EmbeddedUsageStore implements UsageEventStore {
       h: Uint8Array;
     }>(
       `SELECT period, key, n, e, r, h FROM usage_cells
-       WHERE view = ? AND period IN (SELECT value FROM json_each(?)) AND account = ?
-         AND (? IS NULL OR instr(key, ?) > 0)
+       WHERE view = ?1 AND period IN (SELECT value FROM json_each(?2)) AND account = ?3
+         AND (?4 IS NULL OR (key >= ?4 AND key < ?5))
+         AND (?6 IS NULL OR instr(key, ?6) > 0)
        ORDER BY period`,
       VIEW_NO.get(view) ?? -1,
       periodList(from, to, view.startsWith("hour.")),
       accountId,
-      needle,
-      needle,
+      prefix,
+      prefix === null ? null : `${prefix}\x7f`,
+      inner,
     );
     for (const c of rows) {
       if (keep && !keep(c.key)) continue;
@@ -599,7 +675,25 @@ export class EmbeddedUsageStore implements UsageEventStore {
     let total = 0;
     for (const n of this.days()) {
       const day = dayOfNumber(n);
-      const events = this.db.tx(() => {
+      const events = this.rebuildDay(n);
+      total += events;
+      progress?.({ day, events });
+      // appends and reads run between days
+      await new Promise((r) => setImmediate(r));
+    }
+    const rows = this.db.get<{ n: number }>("SELECT count(*) AS n FROM usage_daily")?.n ?? 0;
+    return { events: total, rows };
+  }
+
+  /**
+   * Day number `n`'s usage_daily rows, cells and misses recomputed from its events, in one
+   * transaction; the brands its periods keep (usage_brands) stay, and brands not in them are
+   * admitted while the periods have room. Returns the day's events.
+   */
+  private rebuildDay(n: number): number {
+    const day = dayOfNumber(n);
+    const slots = new BrandSlots(this.db);
+    return this.db.tx(() => {
         this.db.run("DELETE FROM usage_daily WHERE day = ?", day);
         for (let v = 0; v < VIEWS.length; v++)
           this.db.run(
@@ -609,22 +703,75 @@ export class EmbeddedUsageStore implements UsageEventStore {
             `${day}U`,
           );
         this.db.run("DELETE FROM usage_misses WHERE day = ?", day);
-        const delta = new Delta();
+        const delta = new Delta(slots);
         let count = 0;
-        for (const { e } of this.db.stmt("SELECT e FROM usage_events WHERE day = ?").iterate(n)) {
+        // in append order: brands are admitted as the live writes admitted them
+        for (const { e } of this.db
+          .stmt("SELECT e FROM usage_events WHERE day = ? ORDER BY rowid")
+          .iterate(n)) {
           delta.add(JSON.parse(e as string) as UsageEvent, true);
           count++;
         }
         this.write(delta);
         return count;
       });
-      total += events;
-      progress?.({ day, events });
-      // appends and reads run between days
-      await new Promise((r) => setImmediate(r));
+  }
+
+  /**
+   * A database whose usage_cells have an older layout (usage_meta `cells` below CELLS_VERSION:
+   * no brand bound, the `all` key led by the bucket) is migrated once, at open, before any write:
+   * the `all` cells' keys are put in the present field order (so days no longer in the log keep
+   * their counts), then every day in the log is rebuilt (brands bounded). It may take minutes
+   * for a large log; an interrupted migration runs again at the next open.
+   */
+  private migrateCells(): void {
+    const v = this.db.get<{ value: number }>("SELECT value FROM usage_meta WHERE name = 'cells'");
+    if (v?.value === CELLS_VERSION) return;
+    const had = this.db.get<{ n: number }>("SELECT 1 AS n FROM usage_cells LIMIT 1") !== undefined;
+    if (had) {
+      const started = Date.now();
+      this.db.tx(() => {
+        const views = JSON.stringify(ALL_VIEWS);
+        this.db.exec("DROP TABLE IF EXISTS temp.usage_cells_old");
+        this.db.run(
+          "CREATE TEMP TABLE usage_cells_old AS SELECT * FROM usage_cells WHERE view IN (SELECT value FROM json_each(?))",
+          views,
+        );
+        this.db.run(
+          "DELETE FROM usage_cells WHERE view IN (SELECT value FROM json_each(?))",
+          views,
+        );
+        const put = this.db.stmt(
+          "INSERT INTO usage_cells (view, period, account, key, n, e, r, h) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        );
+        for (const row of this.db.stmt("SELECT * FROM temp.usage_cells_old").iterate()) {
+          const o = row as Record<string, unknown>;
+          // bucket|key|brand|rest -> brand|bucket|key|rest
+          const [bucket, key, brand, ...rest] = (o.key as string).split("|");
+          put.run(
+            o.view as number,
+            o.period as string,
+            o.account as string,
+            [brand, bucket, key, ...rest].join("|"),
+            o.n as number,
+            o.e as number,
+            o.r as number,
+            o.h as Uint8Array,
+          );
+        }
+        this.db.exec("DROP TABLE temp.usage_cells_old");
+      });
+      let events = 0;
+      for (const n of this.days()) events += this.rebuildDay(n);
+      log("info", "usage analytics cells migrated to bounded brands", {
+        events,
+        ms: Date.now() - started,
+      });
     }
-    const rows = this.db.get<{ n: number }>("SELECT count(*) AS n FROM usage_daily")?.n ?? 0;
-    return { events: total, rows };
+    this.db.run(
+      "INSERT INTO usage_meta (name, value) VALUES ('cells', ?) ON CONFLICT DO UPDATE SET value = excluded.value",
+      CELLS_VERSION,
+    );
   }
 
   /** Retention: the events of each day before `beforeDay` deleted, a day per transaction. */
@@ -640,9 +787,15 @@ export class EmbeddedUsageStore implements UsageEventStore {
     let days = 0;
     let events = 0;
     for (const n of this.days(dayNumber(beforeDay))) {
-      events += this.db.tx(() =>
-        Number(this.db.run("DELETE FROM usage_events WHERE day = ?", n).changes),
-      );
+      events += this.db.tx(() => {
+        // the brands its periods kept: only a write into the day would need them
+        this.db.run(
+          "DELETE FROM usage_brands WHERE period >= ? AND period < ?",
+          dayOfNumber(n),
+          `${dayOfNumber(n)}U`,
+        );
+        return Number(this.db.run("DELETE FROM usage_events WHERE day = ?", n).changes);
+      });
       days++;
       await new Promise((r) => setImmediate(r));
     }
