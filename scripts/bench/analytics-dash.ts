@@ -5,9 +5,7 @@
  * first account's, on the embedded store and on MongoDB (FerretDB v1, scripts/mongo-local.ts;
  * `--mongo false` or no binary: skipped). Prints figures only.
  *
- * Events (eventOf, the recorder's own shape): 7 buckets, 5 keys, 200 brands (a few popular),
- * 304/404/500 answers, folded 429 bursts, misses on the 404s, latencies log-normal around 1.5 ms
- * with a slow tail. Seeded through the store's usage port (`append`, batches of --batch), which
+ * Events: usage-gen.ts (7 buckets, 5 keys, 200 brands, a few popular). Seeded through the store's usage port (`append`, batches of --batch), which
  * writes the log and folds every projection as the app's recorder does; on MongoDB by default
  * the events go straight into usage_events and the projections are rebuilt from the log
  * (`--mongo-seed port` for the append path: much slower on FerretDB, whose updates read then
@@ -31,11 +29,10 @@ import { loadConfig } from "../../src/config";
 import { buildDeps } from "../../src/deps";
 import { MemoryCounterStore } from "../../src/quota/memory-store";
 import { RateLimiter } from "../../src/quota/rate-limit";
-import type { UsageEvent } from "../../src/usage/port";
-import { eventOf } from "../../src/usage/serialize";
 import { findFerretDb, startMongoLocal } from "../mongo-local";
 import { tempDir } from "./servers";
 import { fmt, percentile } from "./stats";
+import { DAY_MS, dashPath, dashQueries, usageBatches } from "./usage-gen";
 
 const { values } = parseArgs({
   options: {
@@ -59,7 +56,6 @@ const EVENTS = Number(values.events);
 const ACCOUNTS = Number(values.accounts);
 const BATCH = Number(values.batch);
 const READS = Number(values.reads);
-const DAY_MS = 86_400_000;
 const now = Date.now();
 const today = new Date(now).toISOString().slice(0, 10);
 const first = Date.UTC(
@@ -70,81 +66,16 @@ const first = Date.UTC(
 const firstDay = new Date(first).toISOString().slice(0, 10);
 const lastWeek = new Date(now - 6 * DAY_MS).toISOString().slice(0, 10);
 
-/** a fixed pseudo-random sequence (mulberry32), so every run seeds the same events */
-let seedState = 42;
-function rand(): number {
-  seedState = (seedState + 0x6d2b79f5) | 0;
-  let x = Math.imul(seedState ^ (seedState >>> 15), 1 | seedState);
-  x = (x + Math.imul(x ^ (x >>> 7), 61 | x)) ^ x;
-  return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
-}
-const pick = <T>(list: readonly T[], weights: readonly number[]): T => {
-  let r = rand() * weights.reduce((a, b) => a + b, 0);
-  for (let i = 0; i < list.length; i++) {
-    r -= weights[i] as number;
-    if (r <= 0) return list[i] as T;
-  }
-  return list[list.length - 1] as T;
-};
-
-const BUCKET_LIST = ["svg", "png", "webp", "catalog", "search", "domain", "batch"] as const;
-const BUCKET_WEIGHTS = [50, 20, 5, 10, 8, 5, 2];
-const BRANDS = Array.from({ length: 200 }, (_, i) => `brand-${i}`);
-const BRAND_WEIGHTS = BRANDS.map((_, i) => 1 / (i + 1));
-const VARIANTS = ["mono", "color", "icon", "wordmark"];
-
 /** the events in time order, BATCH at a time; every ACCOUNTS-th is the measured account's */
-function* batches(
+const batches = (
   accountId: string,
   keys: string[],
   count = EVENTS,
   from = first,
   to = now - 60_000,
-): Generator<UsageEvent[]> {
-  const span = to - from;
-  for (let i = 0; i < count; i += BATCH) {
-    const batch: UsageEvent[] = [];
-    for (let j = i; j < Math.min(count, i + BATCH); j++) {
-      const bucket = pick(BUCKET_LIST, BUCKET_WEIGHTS);
-      const r = rand();
-      const status = r < 0.03 ? 404 : r < 0.08 ? 304 : r < 0.1 ? 429 : r < 0.102 ? 500 : 200;
-      const image = bucket === "svg" || bucket === "png" || bucket === "webp";
-      const slug = bucket === "search" ? null : pick(BRANDS, BRAND_WEIGHTS);
-      const latency = Math.exp(Math.log(1.5) + 0.8 * Math.sqrt(-2 * Math.log(rand() || 1e-9)));
-      batch.push(
-        eventOf({
-          at: from + Math.floor((span * j) / count),
-          accountId: j % ACCOUNTS === 0 ? accountId : `bench-account-${j % ACCOUNTS}`,
-          keyId: keys[j % keys.length] as string,
-          tier: "pro",
-          bucket,
-          route: image ? `/v1/${bucket}/:slug` : `/v1/${bucket}`,
-          slug,
-          variant: image ? (VARIANTS[j % VARIANTS.length] as string) : null,
-          format: image ? bucket : undefined,
-          miss: status === 404 ? [`slug:missing-${j % 500}`] : undefined,
-          status,
-          latencyMs: Math.round(latency * 100) / 100,
-          count: status === 429 ? 1 + (j % 20) : undefined,
-        }),
-      );
-    }
-    yield batch;
-  }
-}
+) => usageBatches({ accountId, keys, count, batch: BATCH, from, to, accounts: ACCOUNTS });
 
-const QUERIES: [string, string][] = [
-  ["history, 366 days (no new parameter)", `from=${firstDay}&to=${today}`],
-  ["series, 366 days", `from=${firstDay}&to=${today}&granularity=day`],
-  ["366 days by bucket", `from=${firstDay}&to=${today}&group_by=bucket`],
-  [
-    "366 days top 10 brands x status_class",
-    `from=${firstDay}&to=${today}&group_by=brand,status_class`,
-  ],
-  ["366 days, brand= filter, by key", `from=${firstDay}&to=${today}&brand=brand-3&group_by=key`],
-  ["7 days hourly by bucket", `from=${lastWeek}&to=${today}&granularity=hour&group_by=bucket`],
-  ["misses, 366 days", "MISSES"],
-];
+const QUERIES = dashQueries(firstDay, today, lastWeek);
 
 const rssMb = () => process.memoryUsage.rss() / 1048576;
 const stat = (ms: number[]) =>
@@ -219,10 +150,7 @@ async function bench(name: string, env: Record<string, string>, seed: "port" | "
       `  logging: append ${fmt((used.user + used.system) / recent.length, 2)} µs CPU/event (log, usage_daily, cells and misses)`,
     );
     for (const [label, q] of values.queries === "false" ? [] : QUERIES) {
-      const path =
-        q === "MISSES"
-          ? `/v1/analytics/misses?from=${firstDay}&to=${today}`
-          : `/v1/analytics/usage?${q}`;
+      const path = dashPath(q, firstDay, today);
       // the first call of a kind reads pages not yet in the database's cache
       let t = performance.now();
       await (await get(path)).arrayBuffer();

@@ -102,6 +102,4 @@ export function dashQueries(firstDay: string, today: string, lastWeek: string): 
 
 /** The path of a dashQueries query. */
 export const dashPath = (q: string, firstDay: string, today: string) =>
-  q === "MISSES"
-    ? `/v1/analytics/misses?from=${firstDay}&to=${today}`
-    : `/v1/analytics/usage?${q}`;
+  q === "MISSES" ? `/v1/analytics/misses?from=${firstDay}&to=${today}` : `/v1/analytics/usage?${q}`;
