@@ -185,6 +185,27 @@ class BrandSlots {
   private sets = new Map<string, Set<string>>();
   constructor(private db: Database) {}
 
+  /**
+   * Read the brands of these (account, period) pairs in one query (a batch's accounts, days and
+   * hours), rather than a query per pair.
+   */
+  preload(pairs: Iterable<[account: string, period: string]>): void {
+    const list: [string, string][] = [];
+    for (const [account, period] of pairs) {
+      const k = `${account}\u0001${period}`;
+      if (this.sets.has(k)) continue;
+      this.sets.set(k, new Set());
+      list.push([period, account]);
+    }
+    if (list.length === 0) return;
+    const rows = this.db.all<{ period: string; account: string; brand: string }>(
+      `SELECT period, account, brand FROM usage_brands WHERE (period, account) IN
+         (SELECT value ->> 0, value ->> 1 FROM json_each(?))`,
+      JSON.stringify(list),
+    );
+    for (const r of rows) this.sets.get(`${r.account}\u0001${r.period}`)?.add(r.brand);
+  }
+
   /** Whether events of `brand` (encoded) in this account and period keep their own cells. */
   admits(account: string, period: string, brand: string): boolean {
     if (isUnbounded(brand)) return true;
@@ -414,7 +435,14 @@ export class EmbeddedUsageStore implements UsageEventStore {
       const insert = this.db.stmt(
         "INSERT OR IGNORE INTO usage_events (id, account, day, ts, e) VALUES (?, ?, ?, ?, ?)",
       );
-      const delta = new Delta(new BrandSlots(this.db));
+      const slots = new BrandSlots(this.db);
+      slots.preload(
+        events.flatMap((e): [string, string][] => [
+          [e.accountId, e.day],
+          [e.accountId, e.ts.slice(0, 13)],
+        ]),
+      );
+      const delta = new Delta(slots);
       let stored = 0;
       for (let i = 0; i < events.length; i++) {
         const e = events[i] as UsageEvent;
