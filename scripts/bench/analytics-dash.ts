@@ -31,8 +31,8 @@ import { MemoryCounterStore } from "../../src/quota/memory-store";
 import { RateLimiter } from "../../src/quota/rate-limit";
 import { findFerretDb, startMongoLocal } from "../mongo-local";
 import { tempDir } from "./servers";
-import { fmt, percentile } from "./stats";
-import { DAY_MS, dashPath, dashQueries, usageBatches } from "./usage-gen";
+import { fmt } from "./stats";
+import { exportAll, timeQueries, usageBatches } from "./usage-gen";
 
 const { values } = parseArgs({
   options: {
@@ -64,7 +64,6 @@ const first = Date.UTC(
   new Date(now).getUTCDate() - 365,
 );
 const firstDay = new Date(first).toISOString().slice(0, 10);
-const lastWeek = new Date(now - 6 * DAY_MS).toISOString().slice(0, 10);
 
 /** the events in time order, BATCH at a time; every ACCOUNTS-th is the measured account's */
 const batches = (
@@ -75,11 +74,7 @@ const batches = (
   to = now - 60_000,
 ) => usageBatches({ accountId, keys, count, batch: BATCH, from, to, accounts: ACCOUNTS });
 
-const QUERIES = dashQueries(firstDay, today, lastWeek);
-
 const rssMb = () => process.memoryUsage.rss() / 1048576;
-const stat = (ms: number[]) =>
-  `p50 ${fmt(percentile(ms, 50), 2).padStart(7)} ms  p95 ${fmt(percentile(ms, 95), 2).padStart(7)} ms  p99 ${fmt(percentile(ms, 99), 2).padStart(7)} ms`;
 
 async function bench(name: string, env: Record<string, string>, seed: "port" | "rebuild") {
   const config = loadConfig({
@@ -135,7 +130,9 @@ async function bench(name: string, env: Record<string, string>, seed: "port" | "
       return r;
     };
     started = performance.now();
-    const check = (await (await get(`/v1/analytics/usage?${QUERIES[1]?.[1]}`)).json()) as {
+    const check = (await (
+      await get(`/v1/analytics/usage?from=${firstDay}&to=${today}&granularity=day`)
+    ).json()) as {
       totals: { requests: number };
     };
     console.log(
@@ -149,46 +146,15 @@ async function bench(name: string, env: Record<string, string>, seed: "port" | "
     console.log(
       `  logging: append ${fmt((used.user + used.system) / recent.length, 2)} µs CPU/event (log, usage_daily, cells and misses)`,
     );
-    for (const [label, q] of values.queries === "false" ? [] : QUERIES) {
-      const path = dashPath(q, firstDay, today);
-      // the first call of a kind reads pages not yet in the database's cache
-      let t = performance.now();
-      await (await get(path)).arrayBuffer();
-      const firstMs = performance.now() - t;
-      const ms: number[] = [];
-      for (let i = 0; i < READS; i++) {
-        t = performance.now();
-        await (await get(path)).arrayBuffer();
-        ms.push(performance.now() - t);
-      }
-      console.log(`  ${label.padEnd(40)} ${stat(ms)}  first ${fmt(firstMs, 0)} ms`);
-    }
+    if (values.queries !== "false") await timeQueries(get, READS, now);
 
     if (values.export === "false") return;
     // export: every event, 50,000 a page
     Bun.gc(true);
     const rss0 = rssMb();
-    let peak = rss0;
-    let exported = 0;
-    let cursor: string | null = null;
-    started = performance.now();
-    do {
-      const r = await get(
-        `/v1/analytics/events?from=${firstDay}&to=${today}&limit=50000${cursor ? `&cursor=${cursor}` : ""}`,
-      );
-      cursor = r.headers.get("x-next-cursor");
-      const reader = (r.body as ReadableStream<Uint8Array>).getReader();
-      for (let chunks = 0; ; chunks++) {
-        const { done, value } = await reader.read();
-        if (done) break;
-        for (let i = value.indexOf(10); i >= 0; i = value.indexOf(10, i + 1)) exported++;
-        if (chunks % 8 === 0) peak = Math.max(peak, rssMb());
-      }
-      peak = Math.max(peak, rssMb());
-    } while (cursor);
-    const s = (performance.now() - started) / 1000;
+    const x = await exportAll(get, rssMb, now);
     console.log(
-      `  export (NDJSON, pages of 50,000): ${exported} events in ${fmt(s, 2)} s = ${fmt(exported / s / 1000, 1)}k events/s, RSS ${fmt(rss0, 0)} -> peak ${fmt(peak, 0)} MB (growth ${fmt(peak - rss0, 0)} MB)`,
+      `  export (NDJSON, pages of 50,000): ${x.events} events in ${fmt(x.seconds, 2)} s = ${fmt(x.events / x.seconds / 1000, 1)}k events/s, RSS ${fmt(rss0, 0)} -> peak ${fmt(x.peak, 0)} MB (growth ${fmt(x.peak - rss0, 0)} MB)`,
     );
 
     Bun.gc(true);

@@ -8,6 +8,7 @@
  */
 import type { UsageEvent } from "../../src/usage/port";
 import { eventOf } from "../../src/usage/serialize";
+import { fmt, percentile } from "./stats";
 
 export const DAY_MS = 86_400_000;
 
@@ -103,3 +104,65 @@ export function dashQueries(firstDay: string, today: string, lastWeek: string): 
 /** The path of a dashQueries query. */
 export const dashPath = (q: string, firstDay: string, today: string) =>
   q === "MISSES" ? `/v1/analytics/misses?from=${firstDay}&to=${today}` : `/v1/analytics/usage?${q}`;
+
+/** GET a path of the app (the measured account's key), failing on anything but 200. */
+export type Get = (path: string) => Promise<Response>;
+
+/**
+ * Each dashboard query kind: a first call (it reads pages not yet in the database's cache),
+ * then `reads` calls; one line each with p50/p95/p99 and the first call.
+ */
+export async function timeQueries(get: Get, reads: number, now = Date.now()): Promise<void> {
+  const today = new Date(now).toISOString().slice(0, 10);
+  const firstDay = new Date(now - 365 * DAY_MS).toISOString().slice(0, 10);
+  const lastWeek = new Date(now - 6 * DAY_MS).toISOString().slice(0, 10);
+  for (const [label, q] of dashQueries(firstDay, today, lastWeek)) {
+    const path = dashPath(q, firstDay, today);
+    let t = performance.now();
+    await (await get(path)).arrayBuffer();
+    const firstMs = performance.now() - t;
+    const ms: number[] = [];
+    for (let i = 0; i < reads; i++) {
+      t = performance.now();
+      await (await get(path)).arrayBuffer();
+      ms.push(performance.now() - t);
+    }
+    const p = (n: number) => fmt(percentile(ms, n), 2).padStart(7);
+    console.log(
+      `  ${label.padEnd(40)} p50 ${p(50)} ms  p95 ${p(95)} ms  p99 ${p(99)} ms  first ${fmt(firstMs, 0)} ms`,
+    );
+  }
+}
+
+/**
+ * Every event of the account over 366 days through GET /v1/analytics/events, pages of 50,000,
+ * each body read as it arrives; `rss` sampled as it goes. Resolves to the events, seconds and
+ * the peak of `rss`.
+ */
+export async function exportAll(
+  get: Get,
+  rss: () => number,
+  now = Date.now(),
+): Promise<{ events: number; seconds: number; peak: number }> {
+  const today = new Date(now).toISOString().slice(0, 10);
+  const firstDay = new Date(now - 365 * DAY_MS).toISOString().slice(0, 10);
+  let peak = rss();
+  let events = 0;
+  let cursor: string | null = null;
+  const started = performance.now();
+  do {
+    const r = await get(
+      `/v1/analytics/events?from=${firstDay}&to=${today}&limit=50000${cursor ? `&cursor=${cursor}` : ""}`,
+    );
+    cursor = r.headers.get("x-next-cursor");
+    const reader = (r.body as ReadableStream<Uint8Array>).getReader();
+    for (let chunks = 0; ; chunks++) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      for (let i = value.indexOf(10); i >= 0; i = value.indexOf(10, i + 1)) events++;
+      if (chunks % 8 === 0) peak = Math.max(peak, rss());
+    }
+    peak = Math.max(peak, rss());
+  } while (cursor);
+  return { events, seconds: (performance.now() - started) / 1000, peak };
+}
