@@ -24,15 +24,12 @@
  *    [--mongo true|false] [--embedded true|false] [--queries true|false] [--export true|false]
  */
 import { parseArgs } from "node:util";
-import { createApp } from "../../src/app";
 import { loadConfig } from "../../src/config";
 import { buildDeps } from "../../src/deps";
-import { MemoryCounterStore } from "../../src/quota/memory-store";
-import { RateLimiter } from "../../src/quota/rate-limit";
 import { findFerretDb, startMongoLocal } from "../mongo-local";
 import { tempDir } from "./servers";
 import { fmt } from "./stats";
-import { exportAll, timeQueries, usageBatches } from "./usage-gen";
+import { exportAll, serveUncapped, timeQueries, usageBatches } from "./usage-gen";
 
 const { values } = parseArgs({
   options: {
@@ -87,13 +84,7 @@ async function bench(name: string, env: Record<string, string>, seed: "port" | "
   });
   const deps = await buildDeps(config);
   // the per-minute caps still run, on a clock that moves a minute per call
-  let clock = Date.now();
-  const tick = () => {
-    clock += 61_000;
-    return clock;
-  };
-  deps.limiter = new RateLimiter(new MemoryCounterStore(tick), null, tick);
-  const app = createApp(deps).listen({ hostname: "127.0.0.1", port: 0, idleTimeout: 255 });
+  const app = serveUncapped(deps);
   const base = `http://127.0.0.1:${app.server?.port}`;
   try {
     const { accountId, keyId, apiKey } = await deps.accounts.createAccountWithKey({ tier: "pro" });

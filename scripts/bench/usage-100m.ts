@@ -20,14 +20,11 @@
 import { existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { createApp } from "../../src/app";
 import { loadConfig } from "../../src/config";
 import { buildDeps } from "../../src/deps";
-import { MemoryCounterStore } from "../../src/quota/memory-store";
-import { RateLimiter } from "../../src/quota/rate-limit";
 import { DB_FILE } from "../../src/store/embedded/db";
-import { fmt, percentile } from "./stats";
-import { DAY_MS, dashPath, dashQueries, usageBatches } from "./usage-gen";
+import { fmt } from "./stats";
+import { DAY_MS, exportAll, serveUncapped, timeQueries, usageBatches } from "./usage-gen";
 
 const { values } = parseArgs({
   options: {
@@ -52,13 +49,7 @@ const env = {
 if (values.serve) {
   // the child: the app on the seeded DATA_DIR
   const deps = await buildDeps(loadConfig(env));
-  let clock = Date.now();
-  const tick = () => {
-    clock += 61_000;
-    return clock;
-  };
-  deps.limiter = new RateLimiter(new MemoryCounterStore(tick), null, tick);
-  const app = createApp(deps).listen({ hostname: "127.0.0.1", port: 0, idleTimeout: 255 });
+  const app = serveUncapped(deps);
   console.log(JSON.stringify({ url: `http://127.0.0.1:${app.server?.port}` }));
   const stop = async () => {
     await app.stop();
@@ -153,49 +144,14 @@ async function main() {
       return r;
     };
     console.log(`server RSS at start ${fmt(rssOf(child.pid), 0)} MB`);
-    const now = Date.now();
-    const today = new Date(now).toISOString().slice(0, 10);
-    const firstDay = new Date(now - 365 * DAY_MS).toISOString().slice(0, 10);
-    const lastWeek = new Date(now - 6 * DAY_MS).toISOString().slice(0, 10);
-    for (const [label, q] of dashQueries(firstDay, today, lastWeek)) {
-      const path = dashPath(q, firstDay, today);
-      let t = performance.now();
-      await (await get(path)).arrayBuffer();
-      const firstMs = performance.now() - t;
-      const ms: number[] = [];
-      for (let i = 0; i < Number(values.reads); i++) {
-        t = performance.now();
-        await (await get(path)).arrayBuffer();
-        ms.push(performance.now() - t);
-      }
-      console.log(
-        `  ${label.padEnd(40)} p50 ${fmt(percentile(ms, 50), 2).padStart(7)} ms  p99 ${fmt(percentile(ms, 99), 2).padStart(7)} ms  first ${fmt(firstMs, 0)} ms`,
-      );
-    }
+    await timeQueries(get, Number(values.reads));
     await new Promise((r) => setTimeout(r, 1000));
     const rss0 = rssOf(child.pid);
     console.log(`server RSS after the queries (settled 1 s): ${fmt(rss0, 0)} MB`);
-    let peak = rss0;
-    let exported = 0;
-    let cursor: string | null = null;
-    const started = performance.now();
-    do {
-      const r = await get(
-        `/v1/analytics/events?from=${firstDay}&to=${today}&limit=50000${cursor ? `&cursor=${cursor}` : ""}`,
-      );
-      cursor = r.headers.get("x-next-cursor");
-      const body = (r.body as ReadableStream<Uint8Array>).getReader();
-      for (let chunks = 0; ; chunks++) {
-        const { done, value } = await body.read();
-        if (done) break;
-        for (let i = value.indexOf(10); i >= 0; i = value.indexOf(10, i + 1)) exported++;
-        if (chunks % 16 === 0) peak = Math.max(peak, rssOf(child.pid));
-      }
-    } while (cursor);
-    const s = (performance.now() - started) / 1000;
+    const x = await exportAll(get, () => rssOf(child.pid));
     await new Promise((r) => setTimeout(r, 1000));
     console.log(
-      `  export (NDJSON, pages of 50,000): ${exported} events in ${fmt(s, 2)} s = ${fmt(exported / s / 1000, 1)}k events/s; server RSS ${fmt(rss0, 0)} MB before, peak ${fmt(peak, 0)} MB, ${fmt(rssOf(child.pid), 0)} MB after`,
+      `  export (NDJSON, pages of 50,000): ${x.events} events in ${fmt(x.seconds, 2)} s = ${fmt(x.events / x.seconds / 1000, 1)}k events/s; server RSS ${fmt(rss0, 0)} MB before, peak ${fmt(x.peak, 0)} MB, ${fmt(rssOf(child.pid), 0)} MB after`,
     );
   } finally {
     child.kill("SIGTERM");

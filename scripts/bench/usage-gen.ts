@@ -6,6 +6,10 @@
  * 304/404/500 answers, folded 429 bursts, misses on the 404s, latencies log-normal around 1.5 ms
  * with a slow tail, spread evenly in time from..to.
  */
+import { createApp } from "../../src/app";
+import type { Deps } from "../../src/deps";
+import { MemoryCounterStore } from "../../src/quota/memory-store";
+import { RateLimiter } from "../../src/quota/rate-limit";
 import type { UsageEvent } from "../../src/usage/port";
 import { eventOf } from "../../src/usage/serialize";
 import { fmt, percentile } from "./stats";
@@ -165,4 +169,18 @@ export async function exportAll(
     peak = Math.max(peak, rss());
   } while (cursor);
   return { events, seconds: (performance.now() - started) / 1000, peak };
+}
+
+/**
+ * The app on 127.0.0.1 (a free port), its per-minute caps on a clock that moves a minute per
+ * call, so the benchmark's calls are never refused.
+ */
+export function serveUncapped(deps: Deps) {
+  let clock = Date.now();
+  const tick = () => {
+    clock += 61_000;
+    return clock;
+  };
+  deps.limiter = new RateLimiter(new MemoryCounterStore(tick), null, tick);
+  return createApp(deps).listen({ hostname: "127.0.0.1", port: 0, idleTimeout: 255 });
 }
