@@ -308,14 +308,8 @@ export async function markOthers(
           },
         });
   }
-  for (let i = 0; i < ops.length; i += CHUNK)
-    try {
-      await col.bulkWrite(ops.slice(i, i + CHUNK), { ordered: false });
-    } catch (err) {
-      // a duplicate key: the document is full (its filter did not match), so nothing to add
-      if (!(err instanceof MongoBulkWriteError)) throw err;
-      if (writeErrorsOf(err).some((w) => w.code !== DUPLICATE_KEY)) throw err;
-    }
+  // a duplicate key twice: the document exists and is full (see applyMarked)
+  await applyMarked(col, ops);
   const sets = ops.length > 0 ? await read() : had;
   for (const c of list) {
     const brand = brandOfKey(c.key);
@@ -366,6 +360,8 @@ const CHUNK = 1000;
  * did not match it: either it holds the marker already, or another batch inserted it between
  * the match and the insert; so such upserts run once more, and a second duplicate-key error
  * means the marker is there (a projection document is never deleted, except by a rebuild).
+ * (markOthers runs its conditional upserts the same way: there a second duplicate-key error
+ * means the brand list is full.)
  * Any other failure throws: the caller applies the batch again later.
  */
 export async function applyMarked<T extends { _id: string }>(
