@@ -1,4 +1,5 @@
 import { join } from "node:path";
+import { log } from "../../platform/log";
 import type { CountableEvent } from "../../quota/service";
 import {
   allKey,
@@ -9,9 +10,9 @@ import {
   countCell,
   emptyCell,
   groupOf,
-  isUnbounded,
   hintFilter,
   hintNeedle,
+  isUnbounded,
   latencyBin,
   missesOf,
   otherKey,
@@ -32,7 +33,6 @@ import type {
   UsageEventStore,
 } from "../../usage/port";
 import { usageEvent } from "../../usage/serialize";
-import { log } from "../../platform/log";
 import { Database, DB_FILE } from "./db";
 import { importLegacyUsage } from "./usage-import";
 import { UsageThread, UsageThreadDied } from "./usage-thread";
@@ -729,27 +729,27 @@ export class EmbeddedUsageStore implements UsageEventStore {
     const day = dayOfNumber(n);
     const slots = new BrandSlots(this.db);
     return this.db.tx(() => {
-        this.db.run("DELETE FROM usage_daily WHERE day = ?", day);
-        for (let v = 0; v < VIEWS.length; v++)
-          this.db.run(
-            "DELETE FROM usage_cells WHERE view = ? AND period >= ? AND period < ?",
-            v,
-            day,
-            `${day}U`,
-          );
-        this.db.run("DELETE FROM usage_misses WHERE day = ?", day);
-        const delta = new Delta(slots);
-        let count = 0;
-        // in append order: brands are admitted as the live writes admitted them
-        for (const { e } of this.db
-          .stmt("SELECT e FROM usage_events WHERE day = ? ORDER BY rowid")
-          .iterate(n)) {
-          delta.add(JSON.parse(e as string) as UsageEvent, true);
-          count++;
-        }
-        this.write(delta);
-        return count;
-      });
+      this.db.run("DELETE FROM usage_daily WHERE day = ?", day);
+      for (let v = 0; v < VIEWS.length; v++)
+        this.db.run(
+          "DELETE FROM usage_cells WHERE view = ? AND period >= ? AND period < ?",
+          v,
+          day,
+          `${day}U`,
+        );
+      this.db.run("DELETE FROM usage_misses WHERE day = ?", day);
+      const delta = new Delta(slots);
+      let count = 0;
+      // in append order: brands are admitted as the live writes admitted them
+      for (const { e } of this.db
+        .stmt("SELECT e FROM usage_events WHERE day = ? ORDER BY rowid")
+        .iterate(n)) {
+        delta.add(JSON.parse(e as string) as UsageEvent, true);
+        count++;
+      }
+      this.write(delta);
+      return count;
+    });
   }
 
   /**

@@ -570,9 +570,7 @@ export class MongoUsageStore implements UsageEventStore {
     const brandIn = (c: Counted) => `${c.accountId}|${c.day}|${brandOfKey(c.key)}`;
     for (const c of counted) total.set(brandIn(c), (total.get(brandIn(c)) ?? 0) + c.n);
     counted.sort((x, y) => (total.get(brandIn(y)) ?? 0) - (total.get(brandIn(x)) ?? 0));
-    await this.serialized(async () =>
-      markOthers(this.brandSlots, counted, await this.isFerret()),
-    );
+    await this.serialized(async () => markOthers(this.brandSlots, counted, await this.isFerret()));
     for (const c of counted) addCounted(deltas, c);
     // grouped by the whole list (FerretDB v1's $unwind drops the other fields), split here
     const misses = this.events.aggregate<{
