@@ -18,6 +18,7 @@ import {
   otherKey,
   type PeriodCells,
   type PeriodRow,
+  presentAllKey,
   ROLLUP_NAMES,
   rollupKey,
   TOP_BRANDS,
@@ -756,8 +757,9 @@ export class EmbeddedUsageStore implements UsageEventStore {
    * A database whose usage_cells have an older layout (usage_meta `cells` below CELLS_VERSION:
    * no brand bound, the `all` key led by the bucket) is migrated once, at open, before any write:
    * the `all` cells' keys are put in the present field order (so days no longer in the log keep
-   * their counts), then every day in the log is rebuilt (brands bounded). It may take minutes
-   * for a large log; an interrupted migration runs again at the next open.
+   * their counts), then every day in the log is rebuilt (brands bounded); the version is written
+   * last. It may take minutes for a large log; an interrupted migration runs again at the next
+   * open (keys already in the present order stay as they are, a rebuild is idempotent).
    */
   private migrateCells(): void {
     const v = this.db.get<{ value: number }>("SELECT value FROM usage_meta WHERE name = 'cells'");
@@ -781,13 +783,11 @@ export class EmbeddedUsageStore implements UsageEventStore {
         );
         for (const row of this.db.stmt("SELECT * FROM temp.usage_cells_old").iterate()) {
           const o = row as Record<string, unknown>;
-          // bucket|key|brand|rest -> brand|bucket|key|rest
-          const [bucket, key, brand, ...rest] = (o.key as string).split("|");
           put.run(
             o.view as number,
             o.period as string,
             o.account as string,
-            [brand, bucket, key, ...rest].join("|"),
+            presentAllKey(o.key as string),
             o.n as number,
             o.e as number,
             o.r as number,

@@ -11,6 +11,7 @@ import {
   missesOf,
   type PeriodCells,
   type PeriodRow,
+  presentAllKey,
   type View,
 } from "../../usage/analytics/cells";
 import type {
@@ -600,8 +601,9 @@ export class MongoUsageStore implements UsageEventStore {
    * CELLS_VERSION: no brand bound, the `all` key led by the bucket) is migrated once, at start
    * (src/store/index.ts), before the app serves: the `all` documents of days no longer in the
    * log get their keys in the present field order, then every day in the log is rebuilt (brands
-   * bounded). Start every instance on this version first: an older one still writes the old
-   * layout. An interrupted migration runs again at the next start.
+   * bounded); the version is written last. Start every instance on this version first: an older
+   * one still writes the old layout. An interrupted migration runs again at the next start
+   * (documents already in the present order stay as they are, a rebuild is idempotent).
    */
   async migrateCells(): Promise<void> {
     if ((await this.meta.findOne({ _id: "cells" }))?.v === CELLS_VERSION) return;
@@ -619,14 +621,20 @@ export class MongoUsageStore implements UsageEventStore {
       );
       for (let i = 0; i < ids.length; i += 1000) {
         const docs = await this.rollups.find({ _id: { $in: ids.slice(i, i + 1000) } }).toArray();
-        const moved = docs.map(({ m: _m, ...d }) => {
+        // documents already in the present order (a migration interrupted before) stay
+        const moved = docs.flatMap(({ m: _m, ...d }) => {
           const prefix = rollupPrefix(d.a, d.v, d.p);
-          // bucket|key|brand|rest -> brand|bucket|key|rest
-          const [bucket, key, brand, ...rest] = d._id.slice(prefix.length).split("|");
-          return { ...d, _id: prefix + [brand, bucket, key, ...rest].join("|") };
+          const key = presentAllKey(d._id.slice(prefix.length));
+          return prefix + key === d._id ? [] : [{ ...d, _id: prefix + key }];
         });
-        if (moved.length > 0) await this.rollups.insertMany(moved, { ordered: false });
-        await this.rollups.deleteMany({ _id: { $in: docs.map((d) => d._id) } });
+        if (moved.length === 0) continue;
+        // a copy left by an interrupted run is replaced; then the older documents go
+        await this.rollups.deleteMany({ _id: { $in: moved.map((d) => d._id) } });
+        await this.rollups.insertMany(moved, { ordered: false });
+        const gone = new Set(moved.map((d) => d._id));
+        await this.rollups.deleteMany({
+          _id: { $in: docs.map((d) => d._id).filter((id) => !gone.has(id)) },
+        });
       }
       const { events } = await this.rebuildDaily();
       log("info", "usage analytics cells migrated to bounded brands", {

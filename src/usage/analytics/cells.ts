@@ -1,3 +1,4 @@
+import { BUCKETS } from "../../quota/limits";
 import type { UsageEvent } from "../port";
 
 /**
@@ -220,6 +221,20 @@ export function rollupKey(allKey: string, r: Rollup): string {
   if (r === "all") return allKey;
   const parts = allKey.split("|");
   return PICK[r].map((i) => parts[i]).join("|");
+}
+
+const BUCKET_SET: ReadonlySet<string> = new Set(BUCKETS);
+
+/**
+ * An `all` cell key in the present field order: a key of the older layout (bucket, key, brand,
+ * ...: its second field an API key id, never a bucket name) has its first three fields put in
+ * ROLLUPS.all order; a present key (second field a bucket) is returned as it is, so a migration
+ * interrupted half-way can run again.
+ */
+export function presentAllKey(key: string): string {
+  const [first, second, third, ...rest] = key.split("|");
+  if (BUCKET_SET.has(second as string)) return key;
+  return [third, first, second, ...rest].join("|");
 }
 
 /** The key field (encoded) of an `all` cell key. */

@@ -252,6 +252,12 @@ describe.skipIf(!mongo.url)(`MongoDB usage store ${skipNote(mongo)}`.trim(), () 
         await rollups.insertOne({ ...d, _id: prefix + [bucket, key, brand, ...rest].join("|") });
         await rollups.deleteOne({ _id: d._id });
       }
+      // a run interrupted after copying one pruned day's document: the copy is not counted twice
+      const old = await rollups.findOne({ v: "day.all", p: "2021-04-01" });
+      if (!old) throw new Error("no day.all document of the pruned day");
+      const prefix = `${old.a}|${old.v}|${old.p}|`;
+      const [bucket, key, brand, ...rest] = old._id.slice(prefix.length).split("|");
+      await rollups.insertOne({ ...old, _id: prefix + [brand, bucket, key, ...rest].join("|") });
       await mdb.collection("usage_brands").deleteMany({});
       await mdb.collection("usage_meta").deleteMany({});
       await rollups.insertOne({
