@@ -47,7 +47,10 @@ import { UsageThread, UsageThreadDied } from "./usage-thread";
  *  - usage_daily, usage_cells (the analytics views of usage/analytics/cells.ts: one row per
  *    view, period, account and cell key, the latency histogram as a BLOB) and usage_misses:
  *    updated in the same transaction as the events they count, so an event is in the log and
- *    counted, or neither.
+ *    counted, or neither;
+ *  - usage_brands: the brands each account, day and hour keeps cells of (at most TOP_BRANDS,
+ *    the rest counted under OTHER_BRAND: cells.ts), written in that same transaction;
+ *  - usage_meta: the cells' layout version (migrateCells).
  * Each batch's counts are summed in JS first: one upsert per distinct row per batch. The
  * projections' keys lead with the period, so a batch's upserts land in the pages of the current
  * day and hour, not scattered over the whole table; a read of one account seeks each period of

@@ -5,7 +5,8 @@ import type { UsageEvent } from "../port";
  * The analytics projections' cells and their keys, shared by both store adapters:
  *  - cells: per account, UTC day (and UTC hour), rollup (see ROLLUPS) and group of the rollup's
  *    fields (bucket, key, brand, variant, format, exact status), the counts (requests, errors,
- *    rateLimited: the usage_daily rules) and a fixed latency histogram;
+ *    rateLimited: the usage_daily rules) and a fixed latency histogram; at most TOP_BRANDS
+ *    brands per account and period, the rest under OTHER_BRAND;
  *  - misses: per account, UTC day and miss (`domain:acme.test`, `slug:acme`, ...), the count.
  * Both stores keep them in their database: the embedded store as rows of usage_cells and
  * usage_misses (SQLite), the MongoDB store as one rollup document per cell and one per account,
