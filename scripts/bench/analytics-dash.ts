@@ -5,9 +5,7 @@
  * first account's, on the embedded store and on MongoDB (FerretDB v1, scripts/mongo-local.ts;
  * `--mongo false` or no binary: skipped). Prints figures only.
  *
- * Events (eventOf, the recorder's own shape): 7 buckets, 5 keys, 200 brands (a few popular),
- * 304/404/500 answers, folded 429 bursts, misses on the 404s, latencies log-normal around 1.5 ms
- * with a slow tail. Seeded through the store's usage port (`append`, batches of --batch), which
+ * Events: usage-gen.ts (7 buckets, 5 keys, 200 brands, a few popular). Seeded through the store's usage port (`append`, batches of --batch), which
  * writes the log and folds every projection as the app's recorder does; on MongoDB by default
  * the events go straight into usage_events and the projections are rebuilt from the log
  * (`--mongo-seed port` for the append path: much slower on FerretDB, whose updates read then
@@ -26,16 +24,12 @@
  *    [--mongo true|false] [--embedded true|false] [--queries true|false] [--export true|false]
  */
 import { parseArgs } from "node:util";
-import { createApp } from "../../src/app";
 import { loadConfig } from "../../src/config";
 import { buildDeps } from "../../src/deps";
-import { MemoryCounterStore } from "../../src/quota/memory-store";
-import { RateLimiter } from "../../src/quota/rate-limit";
-import type { UsageEvent } from "../../src/usage/port";
-import { eventOf } from "../../src/usage/serialize";
 import { findFerretDb, startMongoLocal } from "../mongo-local";
 import { tempDir } from "./servers";
-import { fmt, percentile } from "./stats";
+import { fmt } from "./stats";
+import { exportAll, serveUncapped, timeQueries, usageBatches } from "./usage-gen";
 
 const { values } = parseArgs({
   options: {
@@ -59,7 +53,6 @@ const EVENTS = Number(values.events);
 const ACCOUNTS = Number(values.accounts);
 const BATCH = Number(values.batch);
 const READS = Number(values.reads);
-const DAY_MS = 86_400_000;
 const now = Date.now();
 const today = new Date(now).toISOString().slice(0, 10);
 const first = Date.UTC(
@@ -68,87 +61,17 @@ const first = Date.UTC(
   new Date(now).getUTCDate() - 365,
 );
 const firstDay = new Date(first).toISOString().slice(0, 10);
-const lastWeek = new Date(now - 6 * DAY_MS).toISOString().slice(0, 10);
-
-/** a fixed pseudo-random sequence (mulberry32), so every run seeds the same events */
-let seedState = 42;
-function rand(): number {
-  seedState = (seedState + 0x6d2b79f5) | 0;
-  let x = Math.imul(seedState ^ (seedState >>> 15), 1 | seedState);
-  x = (x + Math.imul(x ^ (x >>> 7), 61 | x)) ^ x;
-  return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
-}
-const pick = <T>(list: readonly T[], weights: readonly number[]): T => {
-  let r = rand() * weights.reduce((a, b) => a + b, 0);
-  for (let i = 0; i < list.length; i++) {
-    r -= weights[i] as number;
-    if (r <= 0) return list[i] as T;
-  }
-  return list[list.length - 1] as T;
-};
-
-const BUCKET_LIST = ["svg", "png", "webp", "catalog", "search", "domain", "batch"] as const;
-const BUCKET_WEIGHTS = [50, 20, 5, 10, 8, 5, 2];
-const BRANDS = Array.from({ length: 200 }, (_, i) => `brand-${i}`);
-const BRAND_WEIGHTS = BRANDS.map((_, i) => 1 / (i + 1));
-const VARIANTS = ["mono", "color", "icon", "wordmark"];
 
 /** the events in time order, BATCH at a time; every ACCOUNTS-th is the measured account's */
-function* batches(
+const batches = (
   accountId: string,
   keys: string[],
   count = EVENTS,
   from = first,
   to = now - 60_000,
-): Generator<UsageEvent[]> {
-  const span = to - from;
-  for (let i = 0; i < count; i += BATCH) {
-    const batch: UsageEvent[] = [];
-    for (let j = i; j < Math.min(count, i + BATCH); j++) {
-      const bucket = pick(BUCKET_LIST, BUCKET_WEIGHTS);
-      const r = rand();
-      const status = r < 0.03 ? 404 : r < 0.08 ? 304 : r < 0.1 ? 429 : r < 0.102 ? 500 : 200;
-      const image = bucket === "svg" || bucket === "png" || bucket === "webp";
-      const slug = bucket === "search" ? null : pick(BRANDS, BRAND_WEIGHTS);
-      const latency = Math.exp(Math.log(1.5) + 0.8 * Math.sqrt(-2 * Math.log(rand() || 1e-9)));
-      batch.push(
-        eventOf({
-          at: from + Math.floor((span * j) / count),
-          accountId: j % ACCOUNTS === 0 ? accountId : `bench-account-${j % ACCOUNTS}`,
-          keyId: keys[j % keys.length] as string,
-          tier: "pro",
-          bucket,
-          route: image ? `/v1/${bucket}/:slug` : `/v1/${bucket}`,
-          slug,
-          variant: image ? (VARIANTS[j % VARIANTS.length] as string) : null,
-          format: image ? bucket : undefined,
-          miss: status === 404 ? [`slug:missing-${j % 500}`] : undefined,
-          status,
-          latencyMs: Math.round(latency * 100) / 100,
-          count: status === 429 ? 1 + (j % 20) : undefined,
-        }),
-      );
-    }
-    yield batch;
-  }
-}
-
-const QUERIES: [string, string][] = [
-  ["history, 366 days (no new parameter)", `from=${firstDay}&to=${today}`],
-  ["series, 366 days", `from=${firstDay}&to=${today}&granularity=day`],
-  ["366 days by bucket", `from=${firstDay}&to=${today}&group_by=bucket`],
-  [
-    "366 days top 10 brands x status_class",
-    `from=${firstDay}&to=${today}&group_by=brand,status_class`,
-  ],
-  ["366 days, brand= filter, by key", `from=${firstDay}&to=${today}&brand=brand-3&group_by=key`],
-  ["7 days hourly by bucket", `from=${lastWeek}&to=${today}&granularity=hour&group_by=bucket`],
-  ["misses, 366 days", "MISSES"],
-];
+) => usageBatches({ accountId, keys, count, batch: BATCH, from, to, accounts: ACCOUNTS });
 
 const rssMb = () => process.memoryUsage.rss() / 1048576;
-const stat = (ms: number[]) =>
-  `p50 ${fmt(percentile(ms, 50), 2).padStart(7)} ms  p95 ${fmt(percentile(ms, 95), 2).padStart(7)} ms  p99 ${fmt(percentile(ms, 99), 2).padStart(7)} ms`;
 
 async function bench(name: string, env: Record<string, string>, seed: "port" | "rebuild") {
   const config = loadConfig({
@@ -161,13 +84,7 @@ async function bench(name: string, env: Record<string, string>, seed: "port" | "
   });
   const deps = await buildDeps(config);
   // the per-minute caps still run, on a clock that moves a minute per call
-  let clock = Date.now();
-  const tick = () => {
-    clock += 61_000;
-    return clock;
-  };
-  deps.limiter = new RateLimiter(new MemoryCounterStore(tick), null, tick);
-  const app = createApp(deps).listen({ hostname: "127.0.0.1", port: 0, idleTimeout: 255 });
+  const app = serveUncapped(deps);
   const base = `http://127.0.0.1:${app.server?.port}`;
   try {
     const { accountId, keyId, apiKey } = await deps.accounts.createAccountWithKey({ tier: "pro" });
@@ -204,7 +121,9 @@ async function bench(name: string, env: Record<string, string>, seed: "port" | "
       return r;
     };
     started = performance.now();
-    const check = (await (await get(`/v1/analytics/usage?${QUERIES[1]?.[1]}`)).json()) as {
+    const check = (await (
+      await get(`/v1/analytics/usage?from=${firstDay}&to=${today}&granularity=day`)
+    ).json()) as {
       totals: { requests: number };
     };
     console.log(
@@ -218,49 +137,15 @@ async function bench(name: string, env: Record<string, string>, seed: "port" | "
     console.log(
       `  logging: append ${fmt((used.user + used.system) / recent.length, 2)} µs CPU/event (log, usage_daily, cells and misses)`,
     );
-    for (const [label, q] of values.queries === "false" ? [] : QUERIES) {
-      const path =
-        q === "MISSES"
-          ? `/v1/analytics/misses?from=${firstDay}&to=${today}`
-          : `/v1/analytics/usage?${q}`;
-      // the first call of a kind reads pages not yet in the database's cache
-      let t = performance.now();
-      await (await get(path)).arrayBuffer();
-      const firstMs = performance.now() - t;
-      const ms: number[] = [];
-      for (let i = 0; i < READS; i++) {
-        t = performance.now();
-        await (await get(path)).arrayBuffer();
-        ms.push(performance.now() - t);
-      }
-      console.log(`  ${label.padEnd(40)} ${stat(ms)}  first ${fmt(firstMs, 0)} ms`);
-    }
+    if (values.queries !== "false") await timeQueries(get, READS, now);
 
     if (values.export === "false") return;
     // export: every event, 50,000 a page
     Bun.gc(true);
     const rss0 = rssMb();
-    let peak = rss0;
-    let exported = 0;
-    let cursor: string | null = null;
-    started = performance.now();
-    do {
-      const r = await get(
-        `/v1/analytics/events?from=${firstDay}&to=${today}&limit=50000${cursor ? `&cursor=${cursor}` : ""}`,
-      );
-      cursor = r.headers.get("x-next-cursor");
-      const reader = (r.body as ReadableStream<Uint8Array>).getReader();
-      for (let chunks = 0; ; chunks++) {
-        const { done, value } = await reader.read();
-        if (done) break;
-        for (let i = value.indexOf(10); i >= 0; i = value.indexOf(10, i + 1)) exported++;
-        if (chunks % 8 === 0) peak = Math.max(peak, rssMb());
-      }
-      peak = Math.max(peak, rssMb());
-    } while (cursor);
-    const s = (performance.now() - started) / 1000;
+    const x = await exportAll(get, rssMb, now);
     console.log(
-      `  export (NDJSON, pages of 50,000): ${exported} events in ${fmt(s, 2)} s = ${fmt(exported / s / 1000, 1)}k events/s, RSS ${fmt(rss0, 0)} -> peak ${fmt(peak, 0)} MB (growth ${fmt(peak - rss0, 0)} MB)`,
+      `  export (NDJSON, pages of 50,000): ${x.events} events in ${fmt(x.seconds, 2)} s = ${fmt(x.events / x.seconds / 1000, 1)}k events/s, RSS ${fmt(rss0, 0)} -> peak ${fmt(x.peak, 0)} MB (growth ${fmt(x.peak - rss0, 0)} MB)`,
     );
 
     Bun.gc(true);

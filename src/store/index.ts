@@ -111,6 +111,7 @@ export async function openMongoStore(
     });
   }
   const usage = new MongoUsageStore(db);
+  await usage.migrateCells();
   return {
     kind: "mongodb",
     accounts: new MongoAccountStore(db),

@@ -1,7 +1,10 @@
 import { join } from "node:path";
+import { log } from "../../platform/log";
 import type { CountableEvent } from "../../quota/service";
 import {
   allKey,
+  BRAND_VIEWS,
+  brandOfKey,
   type Cell,
   type CellHint,
   countCell,
@@ -9,12 +12,16 @@ import {
   groupOf,
   hintFilter,
   hintNeedle,
+  isUnbounded,
   latencyBin,
   missesOf,
+  otherKey,
   type PeriodCells,
   type PeriodRow,
+  presentAllKey,
   ROLLUP_NAMES,
   rollupKey,
+  TOP_BRANDS,
   VIEWS,
   type View,
 } from "../../usage/analytics/cells";
@@ -40,7 +47,10 @@ import { UsageThread, UsageThreadDied } from "./usage-thread";
  *  - usage_daily, usage_cells (the analytics views of usage/analytics/cells.ts: one row per
  *    view, period, account and cell key, the latency histogram as a BLOB) and usage_misses:
  *    updated in the same transaction as the events they count, so an event is in the log and
- *    counted, or neither.
+ *    counted, or neither;
+ *  - usage_brands: the brands each account, day and hour keeps cells of (at most TOP_BRANDS,
+ *    the rest counted under OTHER_BRAND: cells.ts), written in that same transaction;
+ *  - usage_meta: the cells' layout version (migrateCells).
  * Each batch's counts are summed in JS first: one upsert per distinct row per batch. The
  * projections' keys lead with the period, so a batch's upserts land in the pages of the current
  * day and hour, not scattered over the whole table; a read of one account seeks each period of
@@ -79,6 +89,16 @@ CREATE TABLE IF NOT EXISTS usage_cells (
   h BLOB NOT NULL,
   PRIMARY KEY (view, period, account, key)
 ) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS usage_brands (
+  period TEXT NOT NULL,
+  account TEXT NOT NULL,
+  brand TEXT NOT NULL,
+  PRIMARY KEY (period, account, brand)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS usage_meta (
+  name TEXT PRIMARY KEY,
+  value INTEGER NOT NULL
+) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS usage_misses (
   day TEXT NOT NULL,
   account TEXT NOT NULL,
@@ -96,6 +116,13 @@ const MAX_PERIODS = 3660;
 /** the view number stored in usage_cells: its place in VIEWS */
 const VIEW_NO = new Map(VIEWS.map((v, i) => [v, i]));
 const DAY_K = VIEW_NO.get("day.k") as number;
+/** the view numbers of the `all` rollup (day, hour) */
+const ALL_VIEWS = VIEWS.flatMap((v, i) => (v.endsWith(".all") ? [i] : []));
+/**
+ * The layout of usage_cells, kept in usage_meta as `cells`: a database whose cells have another
+ * (older) layout is migrated once at open (migrateCells).
+ */
+const CELLS_VERSION = 2;
 
 export const dayNumber = (day: string): number => Date.parse(`${day}T00:00:00Z`) / DAY_MS;
 const dayOfNumber = (n: number): string => new Date(n * DAY_MS).toISOString().slice(0, 10);
@@ -126,8 +153,16 @@ function histBlob(h: readonly number[]): Uint8Array {
 
 function histOf(blob: Uint8Array | null): number[] {
   if (!blob || blob.byteLength < 8) return [];
-  const copy = blob.byteOffset % 4 === 0 ? blob : blob.slice();
-  return [...new Uint32Array(copy.buffer, copy.byteOffset, copy.byteLength >> 2)];
+  // read byte by byte: far quicker than a Uint32Array over each (small) BLOB
+  const out = new Array<number>(blob.byteLength >> 2);
+  for (let i = 0, j = 0; j < out.length; i += 4, j++)
+    out[j] =
+      ((blob[i] as number) |
+        ((blob[i + 1] as number) << 8) |
+        ((blob[i + 2] as number) << 16) |
+        ((blob[i + 3] as number) << 24)) >>>
+      0;
+  return out;
 }
 
 /** usage_hist_add(a, b): histogram BLOB b added into a (the upsert of a cell). */
@@ -144,8 +179,71 @@ function histAdd(a: unknown, b: unknown): Uint8Array {
   return histBlob(out);
 }
 
+/**
+ * Which brands each (account, period) keeps cells of (usage_brands: the first TOP_BRANDS
+ * distinct brands counted in the period, see cells.ts). Used inside a write's transaction: a
+ * brand is looked up, and admitted while the period has room, in the order events are counted,
+ * so a rebuild (events in append order, the table kept) admits as the live writes did.
+ */
+class BrandSlots {
+  private sets = new Map<string, Set<string>>();
+  constructor(private db: Database) {}
+
+  /**
+   * Read the brands of these (account, period) pairs in one query (a batch's accounts, days and
+   * hours), rather than a query per pair.
+   */
+  preload(pairs: Iterable<[account: string, period: string]>): void {
+    const list: [string, string][] = [];
+    for (const [account, period] of pairs) {
+      const k = `${account}\u0001${period}`;
+      if (this.sets.has(k)) continue;
+      this.sets.set(k, new Set());
+      list.push([period, account]);
+    }
+    if (list.length === 0) return;
+    const rows = this.db.all<{ period: string; account: string; brand: string }>(
+      `SELECT period, account, brand FROM usage_brands WHERE (period, account) IN
+         (SELECT value ->> 0, value ->> 1 FROM json_each(?))`,
+      JSON.stringify(list),
+    );
+    for (const r of rows) this.sets.get(`${r.account}\u0001${r.period}`)?.add(r.brand);
+  }
+
+  /** Whether events of `brand` (encoded) in this account and period keep their own cells. */
+  admits(account: string, period: string, brand: string): boolean {
+    if (isUnbounded(brand)) return true;
+    const k = `${account}\u0001${period}`;
+    let set = this.sets.get(k);
+    if (!set) {
+      set = new Set(
+        this.db
+          .all<{ brand: string }>(
+            "SELECT brand FROM usage_brands WHERE period = ? AND account = ?",
+            period,
+            account,
+          )
+          .map((r) => r.brand),
+      );
+      this.sets.set(k, set);
+    }
+    if (set.has(brand)) return true;
+    if (set.size >= TOP_BRANDS) return false;
+    set.add(brand);
+    this.db.run(
+      "INSERT INTO usage_brands (period, account, brand) VALUES (?, ?, ?)",
+      period,
+      account,
+      brand,
+    );
+    return true;
+  }
+}
+
 /** One batch's counts, summed before they are written (one upsert per distinct row). */
 class Delta {
+  constructor(private slots: BrandSlots) {}
+
   daily = new Map<string, DailyRow>();
   cells = new Map<
     string,
@@ -156,15 +254,19 @@ class Delta {
   /** an event group's (account, day, hour, `all` key) cells in every view, looked up once */
   private groups = new Map<string, Cell[]>();
 
-  /** The cells of one event group in the ten views (day and hour × rollup), made if new. */
+  /**
+   * The cells of one event group in the ten views (day and hour × rollup), made if new; in a
+   * period whose brands are taken, its brand is counted under OTHER_BRAND.
+   */
   private cellsOf(account: string, periods: string[], all: string, group: string): Cell[] {
-    const keys = ROLLUP_NAMES.map((r) => rollupKey(all, r));
     const out: Cell[] = [];
-    for (let g = 0; g < periods.length; g++)
-      for (let r = 0; r < keys.length; r++) {
+    const brand = brandOfKey(all);
+    for (let g = 0; g < periods.length; g++) {
+      const period = periods[g] as string;
+      const own = this.slots.admits(account, period, brand) ? all : otherKey(all);
+      for (let r = 0; r < ROLLUP_NAMES.length; r++) {
         const view = g * ROLLUP_NAMES.length + r;
-        const period = periods[g] as string;
-        const key = keys[r] as string;
+        const key = rollupKey(own, ROLLUP_NAMES[r] as (typeof ROLLUP_NAMES)[number]);
         const ck = `${view}\u0001${period}\u0001${account}\u0001${key}`;
         let cell = this.cells.get(ck);
         if (!cell) {
@@ -173,6 +275,7 @@ class Delta {
         }
         out.push(cell.c);
       }
+    }
     this.groups.set(group, out);
     return out;
   }
@@ -237,6 +340,7 @@ export class EmbeddedUsageStore implements UsageEventStore {
     this.durable = opts.durable === true;
     db.db.function("usage_hist_add", { deterministic: true }, histAdd);
     db.exec(SCHEMA);
+    this.migrateCells();
     if (opts.importFrom) importLegacyUsage(this, opts.importFrom);
     this.thread =
       (opts.writer ?? "worker") === "worker" && db.path !== ":memory:"
@@ -335,7 +439,14 @@ export class EmbeddedUsageStore implements UsageEventStore {
       const insert = this.db.stmt(
         "INSERT OR IGNORE INTO usage_events (id, account, day, ts, e) VALUES (?, ?, ?, ?, ?)",
       );
-      const delta = new Delta();
+      const slots = new BrandSlots(this.db);
+      slots.preload(
+        events.flatMap((e): [string, string][] => [
+          [e.accountId, e.day],
+          [e.accountId, e.ts.slice(0, 13)],
+        ]),
+      );
+      const delta = new Delta(slots);
       let stored = 0;
       for (let i = 0; i < events.length; i++) {
         const e = events[i] as UsageEvent;
@@ -413,39 +524,43 @@ export class EmbeddedUsageStore implements UsageEventStore {
     to: string,
     hint?: CellHint,
   ): Promise<PeriodRow[]> {
-    const all = view.endsWith(".all");
-    const keep = all ? hintFilter(hint) : null;
-    // a brand= or key= read of `all` leaves other brands' and keys' rows in SQLite
-    const needle = all ? hintNeedle(hint) : null;
+    // a brand= read of a rollup led by the brand seeks the brand's keys of each period; a key=
+    // read of `all` leaves other keys' rows in SQLite
+    const use = hint?.brand !== undefined ? BRAND_VIEWS.has(view) : view.endsWith(".all");
+    const keep = use ? hintFilter(hint) : null;
+    const needle = use ? hintNeedle(hint) : null;
+    const prefix = needle && "prefix" in needle ? needle.prefix : null;
+    const inner = needle && "inner" in needle ? needle.inner : null;
     const out: PeriodRow[] = [];
     let t = "";
     let cells: PeriodCells = new Map();
-    const rows = this.db.all<{
-      period: string;
-      key: string;
-      n: number;
-      e: number;
-      r: number;
-      h: Uint8Array;
-    }>(
-      `SELECT period, key, n, e, r, h FROM usage_cells
-       WHERE view = ? AND period IN (SELECT value FROM json_each(?)) AND account = ?
-         AND (? IS NULL OR instr(key, ?) > 0)
-       ORDER BY period`,
+    const where = "view = ?1 AND period IN (SELECT value FROM json_each(?2)) AND account = ?3";
+    // each period a seek of the primary key: a brand prefix narrows the seek itself
+    const [sql, extra] =
+      prefix !== null
+        ? [`${where} AND key >= ?4 AND key < ?5`, [prefix, `${prefix}\x7f`]]
+        : inner !== null
+          ? [`${where} AND instr(key, ?4) > 0`, [inner]]
+          : [where, []];
+    const select = this.db.stmt(
+      `SELECT period, key, n, e, r, h FROM usage_cells WHERE ${sql} ORDER BY period`,
+    );
+    // rows as arrays: no object made per cell
+    select.setReturnArrays(true);
+    const rows = select.all(
       VIEW_NO.get(view) ?? -1,
       periodList(from, to, view.startsWith("hour.")),
       accountId,
-      needle,
-      needle,
-    );
-    for (const c of rows) {
-      if (keep && !keep(c.key)) continue;
-      if (out.length === 0 || t !== c.period) {
-        t = c.period;
+      ...extra,
+    ) as unknown as [string, string, number, number, number, Uint8Array][];
+    for (const [period, key, n, e, r, h] of rows) {
+      if (keep && !keep(key)) continue;
+      if (out.length === 0 || t !== period) {
+        t = period;
         cells = new Map();
         out.push({ t, cells });
       }
-      cells.set(c.key, { n: c.n, e: c.e, r: c.r, h: histOf(c.h) });
+      cells.set(key, { n, e, r, h: histOf(h) });
     }
     return out;
   }
@@ -599,25 +714,7 @@ export class EmbeddedUsageStore implements UsageEventStore {
     let total = 0;
     for (const n of this.days()) {
       const day = dayOfNumber(n);
-      const events = this.db.tx(() => {
-        this.db.run("DELETE FROM usage_daily WHERE day = ?", day);
-        for (let v = 0; v < VIEWS.length; v++)
-          this.db.run(
-            "DELETE FROM usage_cells WHERE view = ? AND period >= ? AND period < ?",
-            v,
-            day,
-            `${day}U`,
-          );
-        this.db.run("DELETE FROM usage_misses WHERE day = ?", day);
-        const delta = new Delta();
-        let count = 0;
-        for (const { e } of this.db.stmt("SELECT e FROM usage_events WHERE day = ?").iterate(n)) {
-          delta.add(JSON.parse(e as string) as UsageEvent, true);
-          count++;
-        }
-        this.write(delta);
-        return count;
-      });
+      const events = this.rebuildDay(n);
       total += events;
       progress?.({ day, events });
       // appends and reads run between days
@@ -625,6 +722,94 @@ export class EmbeddedUsageStore implements UsageEventStore {
     }
     const rows = this.db.get<{ n: number }>("SELECT count(*) AS n FROM usage_daily")?.n ?? 0;
     return { events: total, rows };
+  }
+
+  /**
+   * Day number `n`'s usage_daily rows, cells and misses recomputed from its events, in one
+   * transaction; the brands its periods keep (usage_brands) stay, and brands not in them are
+   * admitted while the periods have room. Returns the day's events.
+   */
+  private rebuildDay(n: number): number {
+    const day = dayOfNumber(n);
+    const slots = new BrandSlots(this.db);
+    return this.db.tx(() => {
+      this.db.run("DELETE FROM usage_daily WHERE day = ?", day);
+      for (let v = 0; v < VIEWS.length; v++)
+        this.db.run(
+          "DELETE FROM usage_cells WHERE view = ? AND period >= ? AND period < ?",
+          v,
+          day,
+          `${day}U`,
+        );
+      this.db.run("DELETE FROM usage_misses WHERE day = ?", day);
+      const delta = new Delta(slots);
+      let count = 0;
+      // in append order: brands are admitted as the live writes admitted them
+      for (const { e } of this.db
+        .stmt("SELECT e FROM usage_events WHERE day = ? ORDER BY rowid")
+        .iterate(n)) {
+        delta.add(JSON.parse(e as string) as UsageEvent, true);
+        count++;
+      }
+      this.write(delta);
+      return count;
+    });
+  }
+
+  /**
+   * A database whose usage_cells have an older layout (usage_meta `cells` below CELLS_VERSION:
+   * no brand bound, the `all` key led by the bucket) is migrated once, at open, before any write:
+   * the `all` cells' keys are put in the present field order (so days no longer in the log keep
+   * their counts), then every day in the log is rebuilt (brands bounded); the version is written
+   * last. It may take minutes for a large log; an interrupted migration runs again at the next
+   * open (keys already in the present order stay as they are, a rebuild is idempotent).
+   */
+  private migrateCells(): void {
+    const v = this.db.get<{ value: number }>("SELECT value FROM usage_meta WHERE name = 'cells'");
+    if (v?.value === CELLS_VERSION) return;
+    const had = this.db.get<{ n: number }>("SELECT 1 AS n FROM usage_cells LIMIT 1") !== undefined;
+    if (had) {
+      const started = Date.now();
+      this.db.tx(() => {
+        const views = JSON.stringify(ALL_VIEWS);
+        this.db.exec("DROP TABLE IF EXISTS temp.usage_cells_old");
+        this.db.run(
+          "CREATE TEMP TABLE usage_cells_old AS SELECT * FROM usage_cells WHERE view IN (SELECT value FROM json_each(?))",
+          views,
+        );
+        this.db.run(
+          "DELETE FROM usage_cells WHERE view IN (SELECT value FROM json_each(?))",
+          views,
+        );
+        const put = this.db.stmt(
+          "INSERT INTO usage_cells (view, period, account, key, n, e, r, h) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        );
+        for (const row of this.db.stmt("SELECT * FROM temp.usage_cells_old").iterate()) {
+          const o = row as Record<string, unknown>;
+          put.run(
+            o.view as number,
+            o.period as string,
+            o.account as string,
+            presentAllKey(o.key as string),
+            o.n as number,
+            o.e as number,
+            o.r as number,
+            o.h as Uint8Array,
+          );
+        }
+        this.db.exec("DROP TABLE temp.usage_cells_old");
+      });
+      let events = 0;
+      for (const n of this.days()) events += this.rebuildDay(n);
+      log("info", "usage analytics cells migrated to bounded brands", {
+        events,
+        ms: Date.now() - started,
+      });
+    }
+    this.db.run(
+      "INSERT INTO usage_meta (name, value) VALUES ('cells', ?) ON CONFLICT DO UPDATE SET value = excluded.value",
+      CELLS_VERSION,
+    );
   }
 
   /** Retention: the events of each day before `beforeDay` deleted, a day per transaction. */
@@ -640,9 +825,15 @@ export class EmbeddedUsageStore implements UsageEventStore {
     let days = 0;
     let events = 0;
     for (const n of this.days(dayNumber(beforeDay))) {
-      events += this.db.tx(() =>
-        Number(this.db.run("DELETE FROM usage_events WHERE day = ?", n).changes),
-      );
+      events += this.db.tx(() => {
+        // the brands its periods kept: only a write into the day would need them
+        this.db.run(
+          "DELETE FROM usage_brands WHERE period >= ? AND period < ?",
+          dayOfNumber(n),
+          `${dayOfNumber(n)}U`,
+        );
+        return Number(this.db.run("DELETE FROM usage_events WHERE day = ?", n).changes);
+      });
       days++;
       await new Promise((r) => setImmediate(r));
     }

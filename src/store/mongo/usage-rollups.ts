@@ -7,11 +7,15 @@ import {
 } from "mongodb";
 import {
   allKey,
+  brandOfKey,
   type Cell,
+  isUnbounded,
   latencyBin,
   missesOf,
+  otherKey,
   ROLLUP_NAMES,
   rollupKey,
+  TOP_BRANDS,
   type View,
 } from "../../usage/analytics/cells";
 import type { UsageEvent } from "../../usage/port";
@@ -144,6 +148,8 @@ export interface Counted {
   bin: number;
   n: number;
   misses: string[];
+  /** the periods (by granularity) whose brands are taken: counted under OTHER_BRAND there */
+  other?: { day?: true; hour?: true };
 }
 
 export const countedOf = (e: UsageEvent): Counted => ({
@@ -176,9 +182,10 @@ export function addCounted(d: Deltas, c: Counted): void {
   const errors = c.status !== 429 && c.status >= 400;
   for (const g of ["day", "hour"] as const) {
     const p = g === "day" ? c.day : c.hour;
+    const key = c.other?.[g] ? otherKey(c.key) : c.key;
     for (const r of ROLLUP_NAMES) {
       const v: View = `${g}.${r}`;
-      const _id = rollupPrefix(c.accountId, v, p) + rollupKey(c.key, r);
+      const _id = rollupPrefix(c.accountId, v, p) + rollupKey(key, r);
       const { inc } = deltaOf(d.rollups, _id, () => ({ a: c.accountId, v, p }));
       add(inc, "n", c.n);
       if (c.status === 429) add(inc, "r", c.n);
@@ -217,11 +224,103 @@ export function wholeDoc(_id: string, d: Delta): { _id: string } {
   return doc as { _id: string };
 }
 
-/** The deltas of a batch of events: one per document it touches. */
+/** The deltas of a batch of events, every brand in its own cells: one per document it touches. */
 export function deltasOf(events: UsageEvent[]): Deltas {
   const d = noDeltas();
   for (const e of events) addCounted(d, countedOf(e));
   return d;
+}
+
+/**
+ * The brands one account keeps cells of in one period (`usage_brands`, `_id` `account|period`):
+ * at most TOP_BRANDS, added in the order they are first counted and never removed.
+ */
+export interface BrandSlotDoc {
+  _id: string;
+  /** the period: YYYY-MM-DD, or YYYY-MM-DDTHH */
+  p: string;
+  /** the brands (encoded as in cell keys) */
+  b: string[];
+}
+
+/**
+ * Mark which of `list` count under OTHER_BRAND: in each account's day and hour, brands not in
+ * its usage_brands document are added while it has fewer than TOP_BRANDS, in list order (a
+ * rebuild passes its groups by requests, most first); the brands the document then holds keep
+ * their cells. A brand's answer never changes once given (the set only grows, and only while
+ * it has room), so a batch counted again (retry, recovery) is counted into the same documents.
+ * `serialized`: no other writer runs meanwhile (FerretDB's lease): brands are added by `_id`
+ * alone; else each addition is conditional on the room left, so writers at once never exceed
+ * TOP_BRANDS.
+ */
+export async function markOthers(
+  col: Collection<BrandSlotDoc>,
+  list: Counted[],
+  serialized: boolean,
+): Promise<void> {
+  const wanted = new Map<string, { p: string; brands: Set<string> }>();
+  const slotOf = (c: Counted, g: "day" | "hour") => {
+    const p = g === "day" ? c.day : c.hour;
+    return `${c.accountId}|${p}`;
+  };
+  for (const c of list) {
+    const brand = brandOfKey(c.key);
+    if (isUnbounded(brand)) continue;
+    for (const g of ["day", "hour"] as const) {
+      const _id = slotOf(c, g);
+      let w = wanted.get(_id);
+      if (!w) {
+        w = { p: g === "day" ? c.day : c.hour, brands: new Set() };
+        wanted.set(_id, w);
+      }
+      w.brands.add(brand);
+    }
+  }
+  if (wanted.size === 0) return;
+  const ids = [...wanted.keys()];
+  const read = async () => {
+    const sets = new Map<string, Set<string>>();
+    for (let i = 0; i < ids.length; i += CHUNK)
+      for (const d of await col.find({ _id: { $in: ids.slice(i, i + CHUNK) } }).toArray())
+        sets.set(d._id, new Set(d.b));
+    return sets;
+  };
+  const had = await read();
+  const ops: AnyBulkWriteOperation<BrandSlotDoc>[] = [];
+  for (const [_id, { p, brands }] of wanted) {
+    const set = had.get(_id) ?? new Set<string>();
+    const add = [...brands].filter((b) => !set.has(b)).slice(0, TOP_BRANDS - set.size);
+    if (add.length === 0) continue;
+    if (serialized)
+      ops.push({
+        updateOne: {
+          filter: { _id },
+          update: { $setOnInsert: { p }, $addToSet: { b: { $each: add } } },
+          upsert: true,
+        },
+      });
+    else
+      for (const b of add)
+        ops.push({
+          updateOne: {
+            filter: { _id, [`b.${TOP_BRANDS - 1}`]: { $exists: false } },
+            update: { $setOnInsert: { p }, $addToSet: { b } },
+            upsert: true,
+          },
+        });
+  }
+  // a duplicate key twice: the document exists and is full (see applyMarked)
+  await applyMarked(col, ops);
+  const sets = ops.length > 0 ? await read() : had;
+  for (const c of list) {
+    const brand = brandOfKey(c.key);
+    if (isUnbounded(brand)) continue;
+    for (const g of ["day", "hour"] as const)
+      if (!sets.get(slotOf(c, g))?.has(brand)) {
+        c.other ??= {};
+        c.other[g] = true;
+      }
+  }
 }
 
 /**
@@ -262,6 +361,8 @@ const CHUNK = 1000;
  * did not match it: either it holds the marker already, or another batch inserted it between
  * the match and the insert; so such upserts run once more, and a second duplicate-key error
  * means the marker is there (a projection document is never deleted, except by a rebuild).
+ * (markOthers runs its conditional upserts the same way: there a second duplicate-key error
+ * means the brand list is full.)
  * Any other failure throws: the caller applies the batch again later.
  */
 export async function applyMarked<T extends { _id: string }>(

@@ -4,11 +4,14 @@ import { log } from "../../platform/log";
 import type { Bucket } from "../../quota/limits";
 import {
   allKey,
+  BRAND_VIEWS,
+  brandOfKey,
   type CellHint,
   hintFilter,
   missesOf,
   type PeriodCells,
   type PeriodRow,
+  presentAllKey,
   type View,
 } from "../../usage/analytics/cells";
 import type {
@@ -26,6 +29,8 @@ import {
   applyChecked,
   applyMarked,
   type BatchDoc,
+  type BrandSlotDoc,
+  type Counted,
   cellOfDoc,
   countedOf,
   type DailyDoc,
@@ -35,6 +40,7 @@ import {
   eventOfDoc,
   type MissDoc,
   markedOps,
+  markOthers,
   noDeltas,
   PROJECTION_NAMES,
   PROJECTIONS,
@@ -55,6 +61,11 @@ export const RECOVER_EVERY_MS = 5_000;
 const LEASE_MS = 30_000;
 /** Days of the log a rebuild groups in one aggregation (its documents are held until written). */
 const REBUILD_DAYS = 31;
+/**
+ * The layout of usage_rollups, kept in usage_meta as `cells`: a database whose rollups have
+ * another (older) layout is migrated once (migrateCells).
+ */
+const CELLS_VERSION = 2;
 /** Events per NDJSON chunk of an export stream. */
 const EXPORT_CHUNK = 1000;
 
@@ -107,6 +118,12 @@ export class MongoUsageStore implements UsageEventStore {
   }
   private get rollups() {
     return this.db.collection<RollupDoc>(PROJECTIONS.rollups);
+  }
+  private get brandSlots() {
+    return this.db.collection<BrandSlotDoc>("usage_brands");
+  }
+  private get meta() {
+    return this.db.collection<{ _id: string; v: number }>("usage_meta");
   }
   private get dailyDocs() {
     return this.db.collection<DailyDoc>(PROJECTIONS.daily);
@@ -254,7 +271,9 @@ export class MongoUsageStore implements UsageEventStore {
       const list = events ?? (await this.events.find({ b }).toArray()).map((d) => eventOfDoc(d));
       if (list.length > 0) {
         const deltas = noDeltas();
-        for (const e of list) addCounted(deltas, countedOf(e));
+        const counted = list.map(countedOf);
+        await markOthers(this.brandSlots, counted, await this.isFerret());
+        for (const c of counted) addCounted(deltas, c);
         await this.applyDeltas(deltas, b);
       }
       await this.batches.deleteOne({ _id: b });
@@ -334,8 +353,10 @@ export class MongoUsageStore implements UsageEventStore {
     to: string,
     hint?: CellHint,
   ): Promise<PeriodRow[]> {
-    // a brand= or key= read of the `all` rollup keeps cells of that brand or key only
-    const keep = view.endsWith(".all") ? hintFilter(hint) : null;
+    // a brand= read of a rollup led by the brand, or a key= read of `all`, keeps cells of that
+    // brand or key only
+    const use = hint?.brand !== undefined ? BRAND_VIEWS.has(view) : view.endsWith(".all");
+    const keep = use ? hintFilter(hint) : null;
     const periods = new Map<string, PeriodCells>();
     const cursor = this.rollups.find(
       { a: accountId, v: view, p: { $gte: from, $lte: to } },
@@ -438,6 +459,8 @@ export class MongoUsageStore implements UsageEventStore {
     await this.recover(0);
     const days = await this.events.distinct("day", { day: { $lt: beforeDay } });
     const r = await this.events.deleteMany({ day: { $lt: beforeDay } });
+    // the brands those days' periods kept: only a write into them would need them
+    await this.brandSlots.deleteMany({ p: { $lt: beforeDay } });
     return { days: days.length, events: r.deletedCount };
   }
 
@@ -523,9 +546,10 @@ export class MongoUsageStore implements UsageEventStore {
         },
       },
     ]);
+    const counted: Counted[] = [];
     for await (const { _id: g, docs } of groups) {
       events += docs;
-      addCounted(deltas, {
+      counted.push({
         accountId: g.a,
         day: g.day,
         hour: `${g.day}T${g.hr}`,
@@ -537,6 +561,13 @@ export class MongoUsageStore implements UsageEventStore {
         misses: [],
       });
     }
+    // the brands the periods keep stay; brands not among them are added, most requests first
+    const total = new Map<string, number>();
+    const brandIn = (c: Counted) => `${c.accountId}|${c.day}|${brandOfKey(c.key)}`;
+    for (const c of counted) total.set(brandIn(c), (total.get(brandIn(c)) ?? 0) + c.n);
+    counted.sort((x, y) => (total.get(brandIn(y)) ?? 0) - (total.get(brandIn(x)) ?? 0));
+    await this.serialized(async () => markOthers(this.brandSlots, counted, await this.isFerret()));
+    for (const c of counted) addCounted(deltas, c);
     // grouped by the whole list (FerretDB v1's $unwind drops the other fields), split here
     const misses = this.events.aggregate<{
       _id: { a: string; day: string; miss: string[]; count?: number };
@@ -558,6 +589,55 @@ export class MongoUsageStore implements UsageEventStore {
         deltas.misses.set(_id, d);
       }
     return events;
+  }
+
+  /**
+   * A database whose rollup documents have an older layout (usage_meta `cells` below
+   * CELLS_VERSION: no brand bound, the `all` key led by the bucket) is migrated once, at start
+   * (src/store/index.ts), before the app serves: the `all` documents of days no longer in the
+   * log get their keys in the present field order, then every day in the log is rebuilt (brands
+   * bounded); the version is written last. Start every instance on this version first: an older
+   * one still writes the old layout. An interrupted migration runs again at the next start
+   * (documents already in the present order stay as they are, a rebuild is idempotent).
+   */
+  async migrateCells(): Promise<void> {
+    if ((await this.meta.findOne({ _id: "cells" }))?.v === CELLS_VERSION) return;
+    if (await this.rollups.findOne({}, { projection: { _id: 1 } })) {
+      const started = Date.now();
+      const [first] = await this.events
+        .find({}, { projection: { day: 1 } })
+        .sort({ day: 1 })
+        .limit(1)
+        .toArray();
+      const before = first?.day ?? "9999";
+      const old = { v: { $in: ["day.all", "hour.all"] as View[] }, p: { $lt: before } };
+      const ids = (await this.rollups.find(old, { projection: { _id: 1 } }).toArray()).map(
+        (d) => d._id,
+      );
+      for (let i = 0; i < ids.length; i += 1000) {
+        const docs = await this.rollups.find({ _id: { $in: ids.slice(i, i + 1000) } }).toArray();
+        // documents already in the present order (a migration interrupted before) stay
+        const moved = docs.flatMap(({ m: _m, ...d }) => {
+          const prefix = rollupPrefix(d.a, d.v, d.p);
+          const key = presentAllKey(d._id.slice(prefix.length));
+          return prefix + key === d._id ? [] : [{ ...d, _id: prefix + key }];
+        });
+        if (moved.length === 0) continue;
+        // a copy left by an interrupted run is replaced; then the older documents go
+        await this.rollups.deleteMany({ _id: { $in: moved.map((d) => d._id) } });
+        await this.rollups.insertMany(moved, { ordered: false });
+        const gone = new Set(moved.map((d) => d._id));
+        await this.rollups.deleteMany({
+          _id: { $in: docs.map((d) => d._id).filter((id) => !gone.has(id)) },
+        });
+      }
+      const { events } = await this.rebuildDaily();
+      log("info", "usage analytics cells migrated to bounded brands", {
+        events,
+        ms: Date.now() - started,
+      });
+    }
+    await this.meta.updateOne({ _id: "cells" }, { $set: { v: CELLS_VERSION } }, { upsert: true });
   }
 
   /** Stop the recovery passes (waiting for one under way). */

@@ -1,10 +1,12 @@
+import { BUCKETS } from "../../quota/limits";
 import type { UsageEvent } from "../port";
 
 /**
  * The analytics projections' cells and their keys, shared by both store adapters:
  *  - cells: per account, UTC day (and UTC hour), rollup (see ROLLUPS) and group of the rollup's
  *    fields (bucket, key, brand, variant, format, exact status), the counts (requests, errors,
- *    rateLimited: the usage_daily rules) and a fixed latency histogram;
+ *    rateLimited: the usage_daily rules) and a fixed latency histogram; at most TOP_BRANDS
+ *    brands per account and period, the rest under OTHER_BRAND;
  *  - misses: per account, UTC day and miss (`domain:acme.test`, `slug:acme`, ...), the count.
  * Both stores keep them in their database: the embedded store as rows of usage_cells and
  * usage_misses (SQLite), the MongoDB store as one rollup document per cell and one per account,
@@ -93,7 +95,35 @@ export const formatOf = (e: Pick<UsageEvent, "format" | "bucket">): string | nul
 const SAFE = /^[A-Za-z0-9_-]*$/;
 const enc = (v: string | null): string =>
   v === null ? "%" : SAFE.test(v) ? v : encodeURIComponent(v).replace(/\./g, "%2E");
-const dec = (s: string): string | null => (s === "%" ? null : decodeURIComponent(s));
+const dec = (s: string): string | null =>
+  s === "%" ? null : s === OTHER_MARK ? OTHER_BRAND : decodeURIComponent(s);
+
+/**
+ * Brands a period keeps cells of, per account: the first TOP_BRANDS distinct brands an
+ * account's events of that UTC hour (hour views) or day (day views) name get their own cells;
+ * the events of any later brand of the period are counted under the one brand OTHER_BRAND.
+ * Events without a brand (null) always keep their own cells. So an account's brand-bearing
+ * cells per period are bounded by TOP_BRANDS + 2 brands, whatever the variety of its traffic.
+ */
+export const TOP_BRANDS = 50;
+/** The brand reads report for the events of brands past a period's TOP_BRANDS. */
+export const OTHER_BRAND = "(other)";
+/** OTHER_BRAND in a cell key: "%o" is never an encoded value (a "%" is followed by two hex digits). */
+const OTHER_MARK = "%o";
+
+/** A brand (a lower-cased slug, null, or OTHER_BRAND) as encoded in cell keys. */
+export const encBrand = (brand: string | null): string =>
+  brand === OTHER_BRAND ? OTHER_MARK : enc(brand);
+
+/** The brand part (encoded) of an `all` cell key: its first field. */
+export const brandOfKey = (allKey: string): string => allKey.slice(0, allKey.indexOf("|"));
+
+/** An `all` cell key with its brand counted under OTHER_BRAND. */
+export const otherKey = (allKey: string): string => OTHER_MARK + allKey.slice(allKey.indexOf("|"));
+
+/** The encoded brand parts whose cells are always kept (no brand), never counted against K. */
+export const isUnbounded = (encodedBrand: string): boolean =>
+  encodedBrand === "%" || encodedBrand === OTHER_MARK;
 
 /** A cell's group fields that a rollup keeps (missing ones are summed over). */
 export type GroupField = keyof CellGroup;
@@ -108,7 +138,8 @@ export const ROLLUPS = {
   k: ["key", "bucket", "status"],
   b: ["brand", "status"],
   vf: ["variant", "format", "bucket", "status"],
-  all: ["bucket", "key", "brand", "variant", "format", "status"],
+  // brand first: a brand= read seeks the brand's keys of each period
+  all: ["brand", "bucket", "key", "variant", "format", "status"],
 } as const satisfies Record<string, readonly GroupField[]>;
 export type Rollup = keyof typeof ROLLUPS;
 export const ROLLUP_NAMES = Object.keys(ROLLUPS) as Rollup[];
@@ -117,6 +148,11 @@ export const ROLLUP_NAMES = Object.keys(ROLLUPS) as Rollup[];
 export type View = `${Granularity}.${Rollup}`;
 export const VIEWS: View[] = (["day", "hour"] as const).flatMap((g) =>
   ROLLUP_NAMES.map((r): View => `${g}.${r}`),
+);
+
+/** The views whose cell keys lead with the brand (a brand= read seeks them by prefix). */
+export const BRAND_VIEWS: ReadonlySet<View> = new Set(
+  VIEWS.filter((v) => (ROLLUPS[v.slice(v.indexOf(".") + 1) as Rollup][0] as string) === "brand"),
 );
 
 /** The smallest rollup holding every field in `fields`. */
@@ -130,7 +166,8 @@ export function rollupFor(fields: Iterable<GroupField>): Rollup {
 
 /**
  * The key of an event's `all` cell: its group fields (ROLLUPS.all order), encoded (slugs
- * lower-cased), joined by "|".
+ * lower-cased), joined by "|". Its brand is the event's own: the stores count it under
+ * OTHER_BRAND (otherKey) in periods whose TOP_BRANDS are taken.
  */
 export function allKey(
   e: Pick<UsageEvent, "keyId" | "slug" | "variant" | "format" | "bucket" | "status">,
@@ -138,7 +175,7 @@ export function allKey(
   const key = enc(typeof e.keyId === "string" ? e.keyId : "");
   const brand = enc(typeof e.slug === "string" ? e.slug.toLowerCase() : null);
   const variant = enc(typeof e.variant === "string" ? e.variant : null);
-  return `${e.bucket}|${key}|${brand}|${variant}|${enc(formatOf(e))}|${e.status}`;
+  return `${brand}|${e.bucket}|${key}|${variant}|${enc(formatOf(e))}|${e.status}`;
 }
 
 /** The group fields of a cell key of a rollup (the others are absent). */
@@ -187,16 +224,28 @@ export function rollupKey(allKey: string, r: Rollup): string {
   return PICK[r].map((i) => parts[i]).join("|");
 }
 
-/** The brand field (encoded) of an `all` cell key. */
-const brandPart = (allKey: string): string => allKey.split("|")[2] as string;
+const BUCKET_SET: ReadonlySet<string> = new Set(BUCKETS);
+
+/**
+ * An `all` cell key in the present field order: a key of the older layout (bucket, key, brand,
+ * ...: its second field an API key id, never a bucket name) has its first three fields put in
+ * ROLLUPS.all order; a present key (second field a bucket) is returned as it is, so a migration
+ * interrupted half-way can run again.
+ */
+export function presentAllKey(key: string): string {
+  const [first, second, third, ...rest] = key.split("|");
+  if (BUCKET_SET.has(second as string)) return key;
+  return [third, first, second, ...rest].join("|");
+}
+
 /** The key field (encoded) of an `all` cell key. */
-const keyPart = (allKey: string): string => allKey.split("|")[1] as string;
+const keyPart = (allKey: string): string => allKey.split("|")[2] as string;
 
 /** Which `all` cell keys a hint keeps (null: every one). */
 export function hintFilter(hint?: CellHint): ((allKey: string) => boolean) | null {
   if (hint?.brand !== undefined) {
-    const want = enc(hint.brand);
-    return (k) => brandPart(k) === want;
+    const want = encBrand(hint.brand);
+    return (k) => brandOfKey(k) === want;
   }
   if (hint?.key !== undefined) {
     const want = enc(hint.key);
@@ -206,12 +255,13 @@ export function hintFilter(hint?: CellHint): ((allKey: string) => boolean) | nul
 }
 
 /**
- * What every `all` cell key a hint keeps contains: its encoded value between two separators
- * (brand and key are inner fields). A store may pre-select keys holding it (a superset: the
- * value may also stand in another field), then hintFilter decides. null: no hint.
+ * What every `all` cell key a hint keeps contains: a brand hint its prefix (the brand and the
+ * separator), a key hint its encoded key between two separators (a superset: the value may also
+ * stand in another field). A store may pre-select keys by it, then hintFilter decides. null: no
+ * hint.
  */
-export function hintNeedle(hint?: CellHint): string | null {
-  if (hint?.brand !== undefined) return `|${enc(hint.brand)}|`;
-  if (hint?.key !== undefined) return `|${enc(hint.key)}|`;
+export function hintNeedle(hint?: CellHint): { prefix: string } | { inner: string } | null {
+  if (hint?.brand !== undefined) return { prefix: `${encBrand(hint.brand)}|` };
+  if (hint?.key !== undefined) return { inner: `|${enc(hint.key)}|` };
   return null;
 }

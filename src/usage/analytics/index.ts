@@ -5,6 +5,7 @@ import { decimalQuery } from "../../http/params";
 import { type RateLimitDeps, rateLimitPlugin } from "../../http/rate-limit-macros";
 import { RATE_LIMITS } from "../../quota/limits";
 import type { UsageEventStore } from "../port";
+import { TOP_BRANDS } from "./cells";
 import { exportPage } from "./export";
 import { MISSES_DESCRIPTION, rankedMisses } from "./misses";
 import {
@@ -78,7 +79,10 @@ export function analyticsController(
             "bucket or brand slug. Latency quantiles (ms) come from fixed log-scale histograms " +
             "(bins 20% wide: within about 10% of the exact value); a folded burst of 429 refusals " +
             "counts each refusal. brand is the slug a request was about (GET /v1/brand: the brand " +
-            "resolved); format the image format of svg/png/webp requests. A bad group_by, limit " +
+            "resolved); format the image format of svg/png/webp requests. Brands are kept per UTC " +
+            `day (hour) up to the first ${TOP_BRANDS} brands the account used in it; the later ones of that ` +
+            'day (hour) count together as brand "(other)" (group id "(other brands)"), so totals ' +
+            "stay exact and brand= of such a brand counts only its own days (hours). A bad group_by, limit " +
             "or granularity: 422 validation_error.\n\n" +
             "Consumes no quota bucket; limited to 60 requests per minute per account (429 " +
             "rate_limit_exceeded with Retry-After).",

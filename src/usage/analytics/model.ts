@@ -3,6 +3,7 @@ import { RateLimitedBody } from "../../http/errors";
 import { jsonResponse } from "../../http/json-responses";
 import { queryInt } from "../../http/params";
 import { BUCKETS, TIERS } from "../../quota/limits";
+import { OTHER_BRAND, TOP_BRANDS } from "./cells";
 import { CSV_COLUMNS, EXPORT_MAX_LIMIT } from "./export";
 import { MISS_KINDS, MISSES_DEFAULT_LIMIT, MISSES_MAX_LIMIT } from "./misses";
 import { GROUP_FIELDS, MAX_LIMIT } from "./series";
@@ -69,7 +70,7 @@ export const AnalyticsQuery = t.Object({
     t.String({
       minLength: 1,
       maxLength: 200,
-      description: "Only requests about this brand (its slug)",
+      description: `Only requests about this brand (its slug). Counts the days (hours) the brand was among the first ${TOP_BRANDS} brands of the account; "${OTHER_BRAND}": the brands past those, together`,
       examples: ["github"],
       error: "Invalid query parameter brand: must be a slug of 1 to 200 characters",
     }),
@@ -124,14 +125,18 @@ export const AnalyticsSeriesResponse = t.Object(
       t.Object({
         id: t.String({
           description:
-            'The group\'s values joined by "/" ("(none)" for a missing value, "(bearer)" for a bearer-token caller), or "(other)"',
+            'The group\'s values joined by "/" ("(none)" for a missing value, "(bearer)" for a bearer-token caller, "(other brands)" for brand "(other)"), or "(other)"',
         }),
         other: t.Optional(
           t.Boolean({ description: "true on the row that sums the groups past `limit`" }),
         ),
         bucket: t.Optional(t.String()),
         key: nullable(t.String({ description: "API key id (null: bearer token)" })),
-        brand: nullable(t.String({ description: "Brand slug" })),
+        brand: nullable(
+          t.String({
+            description: `Brand slug; "${OTHER_BRAND}": the brands of a day (hour) past the first ${TOP_BRANDS} the account used that day (hour), counted together`,
+          }),
+        ),
         variant: nullable(t.String()),
         format: nullable(t.String({ description: "Image format (svg, png, webp)" })),
         status: t.Optional(t.Integer({ description: "Exact HTTP status" })),

@@ -10,6 +10,7 @@ import {
   type Granularity,
   groupOf,
   LAT_BINS,
+  OTHER_BRAND,
   type PeriodRow,
   type Rollup,
   rollupFor,
@@ -125,6 +126,10 @@ function setField(into: GroupValues, g: Partial<CellGroup>, f: GroupField): stri
     case "key":
       into.key = g.key ? g.key : null;
       return into.key ?? "(bearer)";
+    case "brand":
+      into.brand = g.brand ?? null;
+      // apart from the (other) row of the groups past `limit`
+      return into.brand === OTHER_BRAND ? "(other brands)" : (into.brand ?? "(none)");
     default:
       into[f] = g[f] ?? null;
       return into[f] ?? "(none)";

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { BSON, type Db, MongoClient, ObjectId } from "mongodb";
+import type { Principal } from "../../../src/accounts/model";
 import { newId } from "../../../src/platform/ids";
-import { setLogLevel } from "../../../src/platform/log";
+import { captureLogs, setLogLevel } from "../../../src/platform/log";
 import { isFerretDb } from "../../../src/store/mongo/ferret";
 import type { MongoUsageStore } from "../../../src/store/mongo/usage";
 import {
@@ -14,6 +15,7 @@ import {
   markedOps,
 } from "../../../src/store/mongo/usage-rollups";
 import type { PeriodRow } from "../../../src/usage/analytics/cells";
+import { usageSeries } from "../../../src/usage/analytics/series";
 import type { UsageEvent } from "../../../src/usage/port";
 import { mongoUrl, skipNote, testDbName } from "../../support/mongo";
 import { startMongoProxy } from "../../support/mongo-proxy";
@@ -224,6 +226,66 @@ describe.skipIf(!mongo.url)(`MongoDB usage store ${skipNote(mongo)}`.trim(), () 
     expect(await db.collection("usage_events").countDocuments({ accountId })).toBe(0);
     expect(await counts(s, accountId, "2020-01-02")).toEqual(expected(events));
   });
+
+  test("rollups of the older layout are migrated once: the all keys reordered, the log rebuilt", async () => {
+    const mdb = client.db(testDbName("bapi_usage_mig"));
+    try {
+      await Store.ensureIndexes(mdb);
+      const s = open(0, mdb);
+      const accountId = newId();
+      await s.append([
+        ...batchOf(accountId, "2021-04-01", 6),
+        ...batchOf(accountId, "2021-04-02", 7),
+      ]);
+      await s.prune("2021-04-02");
+      const principal = { accountId, tier: "pro", keyId: "k" } as Principal;
+      const now = new Date("2021-04-03T00:00:00Z");
+      const q = { from: "2021-04-01", to: "2021-04-02", group_by: "brand,key" };
+      const before = await usageSeries(s, principal, q, now);
+      expect(before.totals.requests).toBe(13);
+      // the older layout: `all` keys bucket|key|brand|..., no usage_brands, no version
+      const rollups = mdb.collection<{ _id: string; v: string; a: string; p: string }>(
+        "usage_rollups",
+      );
+      for (const d of await rollups.find({ v: { $in: ["day.all", "hour.all"] } }).toArray()) {
+        const prefix = `${d.a}|${d.v}|${d.p}|`;
+        const [brand, bucket, key, ...rest] = d._id.slice(prefix.length).split("|");
+        await rollups.insertOne({ ...d, _id: prefix + [bucket, key, brand, ...rest].join("|") });
+        await rollups.deleteOne({ _id: d._id });
+      }
+      // a run interrupted after copying one pruned day's document: the copy is not counted twice
+      const old = await rollups.findOne({ v: "day.all", p: "2021-04-01" });
+      if (!old) throw new Error("no day.all document of the pruned day");
+      const prefix = `${old.a}|${old.v}|${old.p}|`;
+      const [bucket, key, brand, ...rest] = old._id.slice(prefix.length).split("|");
+      await rollups.insertOne({ ...old, _id: prefix + [brand, bucket, key, ...rest].join("|") });
+      await mdb.collection("usage_brands").deleteMany({});
+      await mdb.collection("usage_meta").deleteMany({});
+      await rollups.insertOne({
+        _id: `${accountId}|day.b|2021-04-02|zzz|200`,
+        a: accountId,
+        v: "day.b",
+        p: "2021-04-02",
+        n: 7,
+      } as never);
+      const logs = captureLogs();
+      try {
+        await s.migrateCells();
+        await s.migrateCells();
+      } finally {
+        logs.restore();
+      }
+      expect(logs.lines.map((l) => l.msg)).toEqual([
+        "usage analytics cells migrated to bounded brands",
+      ]);
+      expect(await usageSeries(s, principal, q, now)).toEqual(before);
+      const brands = await usageSeries(s, principal, { ...q, group_by: "brand" }, now);
+      expect(brands.groups.map((g) => g.brand)).not.toContain("zzz");
+      expect(await mdb.collection("usage_brands").countDocuments({ p: "2021-04-02" })).toBe(1);
+    } finally {
+      await mdb.dropDatabase();
+    }
+  }, 60_000);
 
   test("rebuild: days still in the log are recounted from it, documents of pruned days kept", async () => {
     const accountId = newId();

@@ -2,7 +2,13 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Principal } from "../../../src/accounts/model";
 import { newId } from "../../../src/platform/ids";
 import { setLogLevel } from "../../../src/platform/log";
-import { binValue, groupOf, latencyBin } from "../../../src/usage/analytics/cells";
+import {
+  binValue,
+  groupOf,
+  latencyBin,
+  OTHER_BRAND,
+  TOP_BRANDS,
+} from "../../../src/usage/analytics/cells";
 import { usageSeries } from "../../../src/usage/analytics/series";
 import type { UsageEvent, UsageEventStore } from "../../../src/usage/port";
 import { type OpenedUsageStore, usageStoreKinds } from "../../support/usage-stores";
@@ -380,6 +386,83 @@ for (const kind of await usageStoreKinds())
         expect(s.series.slice(0, 3).map((p) => p.requests)).toEqual([28, 28, 24]);
         await other.close();
       });
+
+    test("more than TOP_BRANDS brands in an hour: that many brand rows and (other), totals exact", async () => {
+      const acc = newId();
+      const day = "2025-03-18";
+      const brands = Array.from({ length: TOP_BRANDS + 12 }, (_, i) => `brand-${i}`);
+      // brand i has (i % 3) + 1 events; one event without a brand; two batches, so the brands
+      // are admitted across batches
+      const events = brands.flatMap((slug, i) =>
+        Array.from({ length: (i % 3) + 1 }, (_, j) =>
+          ev(`${day}T10:${String(j).padStart(2, "0")}:00.000Z`, {
+            accountId: acc,
+            slug,
+            status: j === 1 ? 404 : 200,
+            keyId: j === 2 ? "key-b" : "key-a",
+          }),
+        ),
+      );
+      events.push(ev(`${day}T10:30:00.000Z`, { accountId: acc, slug: null }));
+      const half = Math.floor(events.length / 2);
+      await store.append(events.slice(0, half));
+      await store.append(events.slice(half));
+      const total = events.length;
+      const own = new Map(brands.slice(0, TOP_BRANDS).map((b, i) => [b, (i % 3) + 1]));
+      const rest = total - 1 - [...own.values()].reduce((a, b) => a + b, 0);
+      expect(rest).toBeGreaterThan(0);
+      const want = [...own, ["(other brands)", rest] as const, ["(none)", 1] as const]
+        .map(([id, n]) => [id, n] as [string, number])
+        .sort((x, y) => y[1] - x[1] || (x[0] < y[0] ? -1 : x[0] > y[0] ? 1 : 0));
+      const byBrand = (g: "day" | "hour", group_by = "brand") =>
+        series(acc, { from: day, to: day, granularity: g, group_by, limit: 100 });
+      for (const g of ["day", "hour"] as const) {
+        const s = await byBrand(g);
+        expect(s.totals.requests).toBe(total);
+        expect(s.groups.map((x) => [x.id, x.requests])).toEqual(want);
+        const other = s.groups.find((x) => x.id === "(other brands)");
+        expect(other?.brand).toBe(OTHER_BRAND);
+        expect(other?.other).toBeUndefined();
+        // the `all` rollup (brand with key) bounds brands the same way
+        const bk = await byBrand(g, "brand,key");
+        expect(bk.totals.requests).toBe(total);
+        expect(new Set(bk.groups.map((x) => x.brand)).size).toBe(TOP_BRANDS + 2);
+        // no brand asked: every event, whatever cell its brand fell in
+        const bs = await series(acc, { from: day, to: day, granularity: g, group_by: "status" });
+        expect(bs.totals.requests).toBe(total);
+      }
+      // stored cells: TOP_BRANDS + 2 brands (own ones, none, other) in each period, every event
+      for (const [view, period] of [
+        ["day.b", day],
+        ["hour.b", `${day}T10`],
+        ["day.all", day],
+        ["hour.all", `${day}T10`],
+      ] as const) {
+        const rows = await store.cells(acc, view, period, period);
+        const cells = [...(rows[0]?.cells ?? [])];
+        const rollup = view.endsWith(".b") ? "b" : "all";
+        expect(new Set(cells.map(([k]) => groupOf(rollup, k).brand)).size).toBe(TOP_BRANDS + 2);
+        expect(cells.reduce((n, [, c]) => n + c.n, 0)).toBe(total);
+      }
+      // brand=(other): the events of the brands past the first TOP_BRANDS
+      const o = await series(acc, { from: day, to: day, brand: OTHER_BRAND });
+      expect(o.totals.requests).toBe(rest);
+      // brand= of a brand that has its own cells: exact; of one counted under (other): none
+      const first = await series(acc, { from: day, to: day, brand: "brand-1", group_by: "key" });
+      expect(first.totals.requests).toBe(2);
+      const late = await series(acc, { from: day, to: day, brand: `brand-${TOP_BRANDS + 5}` });
+      expect(late.totals.requests).toBe(0);
+      // a rebuild keeps the brands the periods kept
+      const live = await Promise.all([
+        byBrand("day"),
+        byBrand("hour"),
+        byBrand("day", "brand,key"),
+      ]);
+      await store.rebuildDaily();
+      expect(
+        await Promise.all([byBrand("day"), byBrand("hour"), byBrand("day", "brand,key")]),
+      ).toEqual(live);
+    });
 
     test("a rebuild gives the same answers as the live projection", async () => {
       const q = { from: "2025-03-01", to: "2025-03-31", group_by: "bucket,status" };
