@@ -99,7 +99,7 @@ export function correctionsAdminController(deps: {
         detail: {
           summary: "Accept a report (operator)",
           description:
-            'With `{ "pin": true }` the report\'s url is fetched now (discovery\'s guarded fetcher: public addresses only, size and time caps) and pinned as the brand\'s `variant` (default color) in the same step; artwork that cannot be fetched or is not a usable SVG or PNG is 400 invalid_pin and the report stays open. 409 report_decided for a report accepted or rejected already.',
+            "With `{ \"pin\": true }` the report's url is fetched now (discovery's guarded fetcher: public addresses only, size and time caps) and pinned as the brand's `variant` (default color) in the same step; artwork that cannot be fetched or is not a usable SVG or PNG is 400 invalid_pin and the report stays open. 409 report_decided for a report accepted or rejected already.",
         },
       },
     )
@@ -108,7 +108,13 @@ export function correctionsAdminController(deps: {
       ({ params, request }) => corrections.reject(params.id, operatorLabel(request)),
       {
         params: t.Object({ id: t.String({ maxLength: 64 }) }),
-        response: { 200: ReportRecord, 401: ErrorBody, 404: ErrorBody, 409: ErrorBody, 422: ErrorBody },
+        response: {
+          200: ReportRecord,
+          401: ErrorBody,
+          404: ErrorBody,
+          409: ErrorBody,
+          422: ErrorBody,
+        },
         detail: { summary: "Reject a report (operator)" },
       },
     )
@@ -189,7 +195,8 @@ export function correctionsAdminController(deps: {
         );
         const removed = [];
         for (const [field, value] of Object.entries(fields))
-          if (value === null) removed.push(await corrections.unpinField(params.slug, field as PinField, by));
+          if (value === null)
+            removed.push(await corrections.unpinField(params.slug, field as PinField, by));
         return { pinned: set.map((p) => pinView(p)), removed };
       },
       {
@@ -220,7 +227,9 @@ export function correctionsAdminController(deps: {
       }),
       {
         params: SlugParams,
-        query: t.Object({ limit: t.Optional(t.Numeric({ minimum: 1, maximum: 1000, default: 100 })) }),
+        query: t.Object({
+          limit: t.Optional(t.Numeric({ minimum: 1, maximum: 1000, default: 100 })),
+        }),
         response: {
           200: t.Object({ items: t.Array(AuditEventView) }),
           401: ErrorBody,

@@ -3,16 +3,13 @@ import { ArtworkSource, VariantName } from "../catalog/model";
 import { AUDIT_TYPES, REPORT_KINDS, REPORT_STATUSES } from "./port";
 import { NOTE_MAX } from "./service";
 
-
 /**
  * POST /v1/reports. `kind`, `url` and `note` are checked by the service (400 invalid_report
  * naming the field), so their rules are described here rather than enforced by the schema.
  */
 export const ReportBody = t.Object({
   slug: t.Optional(t.String({ maxLength: 200, description: "The brand's slug (or domain)" })),
-  domain: t.Optional(
-    t.String({ maxLength: 253, description: "A domain of the brand (or slug)" }),
-  ),
+  domain: t.Optional(t.String({ maxLength: 253, description: "A domain of the brand (or slug)" })),
   kind: t.String({
     description: `One of ${REPORT_KINDS.join(", ")}`,
     examples: ["wrong_logo"],
@@ -36,9 +33,7 @@ export const ReportFiled = t.Object({
 
 export const ReportStatusQuery = t.Object({
   // explicit literals: Elysia fills a missing optional t.UnionEnum query value with its first member
-  status: t.Optional(
-    t.Union([t.Literal("open"), t.Literal("accepted"), t.Literal("rejected")]),
-  ),
+  status: t.Optional(t.Union([t.Literal("open"), t.Literal("accepted"), t.Literal("rejected")])),
   limit: t.Optional(t.Numeric({ minimum: 1, maximum: 500, default: 100 })),
 });
 

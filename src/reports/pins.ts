@@ -33,8 +33,8 @@ export class PinOverlay {
     this.hosts = new Map();
     this.made = new WeakMap();
     for (const p of pins) {
-      let fields = this.byBrand.get(p.brandId);
-      if (!fields) this.byBrand.set(p.brandId, (fields = new Map()));
+      const fields = this.byBrand.get(p.brandId) ?? new Map<PinField, Pin>();
+      this.byBrand.set(p.brandId, fields);
       fields.set(p.field, p);
       if (p.field === "domains")
         for (const d of p.value as string[]) {
@@ -121,10 +121,7 @@ function pinned(b: Brand, fields: Map<PinField, Pin>): Brand {
       out.brandColor = c.brandColor;
       out.darkModeColor = c.darkModeColor;
       out.contrastTextColor = c.contrastTextColor;
-      out.colors = [
-        ...c.colors,
-        ...b.colors.filter((r: ColorRole) => !COLOR_ROLES.has(r.role)),
-      ];
+      out.colors = [...c.colors, ...b.colors.filter((r: ColorRole) => !COLOR_ROLES.has(r.role))];
     }
   }
   if (pinnedArt.length) {

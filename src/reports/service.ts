@@ -65,14 +65,14 @@ export interface BrandPatch {
 }
 
 /** Pinned artwork as sent: the body's bytes (SVG or PNG), or a URL to fetch. */
-export type ArtworkInput =
-  | { kind: "svg" | "png"; bytes: Uint8Array }
-  | { url: string };
+export type ArtworkInput = { kind: "svg" | "png"; bytes: Uint8Array } | { url: string };
 
 const isPng = (b: Uint8Array) => PNG_SIGNATURE.every((x, i) => b[i] === x);
 const looksSvg = (b: Uint8Array) =>
   /^\s*(?:<\?xml|<svg|<!--|<!DOCTYPE svg)/i.test(
-    Buffer.from(b.subarray(0, 512)).toString("utf8").replace(/^\uFEFF/, ""),
+    Buffer.from(b.subarray(0, 512))
+      .toString("utf8")
+      .replace(/^\uFEFF/, ""),
   );
 
 export interface CorrectionsDeps {
@@ -137,8 +137,7 @@ export class CorrectionsService {
   async refreshPins() {
     const pins = await this.store.pins();
     const after = new Map<number, string>();
-    for (const p of pins)
-      after.set(p.brandId, `${after.get(p.brandId) ?? ""}${p.field}@${p.at},`);
+    for (const p of pins) after.set(p.brandId, `${after.get(p.brandId) ?? ""}${p.field}@${p.at},`);
     const before = this.pinned;
     const changed = [...new Set([...before.keys(), ...after.keys()])].filter(
       (id) => before.get(id) !== after.get(id),
@@ -194,11 +193,7 @@ export class CorrectionsService {
   async fileReport(principal: Principal, input: ReportInput): Promise<Report> {
     const brand = this.reportedBrand(input);
     if (!(REPORT_KINDS as readonly string[]).includes(input.kind))
-      throw badInput(
-        "invalid_report",
-        "kind",
-        `kind must be one of ${REPORT_KINDS.join(", ")}.`,
-      );
+      throw badInput("invalid_report", "kind", `kind must be one of ${REPORT_KINDS.join(", ")}.`);
     const url = input.url === undefined ? null : reportUrl(input.url);
     const note = input.note?.trim() || null;
     if (note !== null && [...note].length > NOTE_MAX)

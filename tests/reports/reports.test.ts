@@ -6,45 +6,25 @@
  * removing the pin restoring the catalog's artwork; pinned fields and domains.
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { GuardedFetcher } from "../../src/catalog/discovery/fetcher";
 import type { Deps } from "../../src/deps";
 import { setLogLevel } from "../../src/platform/log";
 import { ADMIN_TOKEN, makeApp, type TestApp, tempDir } from "../support/app";
-import { ICON_SVG, png, SCRIPTED_SVG } from "../support/logo-sites";
-import { FIXTURE_TLS } from "../support/tls-fixture";
-import { bytes, type FixtureWeb, startFixtureWeb } from "../support/web-fixtures";
+import { png, SCRIPTED_SVG } from "../support/logo-sites";
+import type { FixtureWeb } from "../support/web-fixtures";
+import { fixtureFetcher, startArtworkSite } from "./fixtures";
 
 setDefaultTimeout(60_000);
 let web: FixtureWeb;
 const SLUG = "github";
 
 /** The corrections service fetches through the fixture proxy, trusting the fixture certificate. */
-export const useFixtureFetcher = (deps: Deps) => {
-  deps.corrections.fetcher = new GuardedFetcher({
-    userAgent: "test",
-    proxy: web.proxyUrl,
-    allowLoopback: true,
-    ca: FIXTURE_TLS.cert,
-    resolve: web.resolve,
-  });
+const useFixtureFetcher = (deps: Deps) => {
+  deps.corrections.fetcher = fixtureFetcher(web);
 };
 
 beforeAll(async () => {
   setLogLevel("error");
-  web = await startFixtureWeb(
-    {
-      "secure.test": {
-        "/logo.svg": bytes(ICON_SVG, "image/svg+xml"),
-        "/two.svg": bytes(
-          '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32"><rect width="16" height="32" fill="#0050a0"/><rect x="16" width="16" height="32" fill="#ffcc00"/></svg>',
-          "image/svg+xml",
-        ),
-        "/page.html": bytes("<p>no image</p>", "text/html"),
-      },
-    },
-    {},
-    FIXTURE_TLS,
-  );
+  web = await startArtworkSite();
 });
 afterAll(async () => {
   await web?.stop();
@@ -259,7 +239,9 @@ describe("operator review, pins and audit (embedded store)", () => {
       const fake = await put("icon", "<svg/>", "image/png");
       expect(fake.status).toBe(400);
       expect(((await fake.json()) as { message: string }).message).toContain("not a PNG");
-      expect((await put("mono", '<svg xmlns="http://www.w3.org/2000/svg"/>', "image/svg+xml")).status).toBe(400);
+      expect(
+        (await put("mono", '<svg xmlns="http://www.w3.org/2000/svg"/>', "image/svg+xml")).status,
+      ).toBe(400);
 
       const icon = await put("icon", await png(128, "#123456"), "image/png");
       expect(icon.status).toBe(200);
@@ -279,7 +261,9 @@ describe("operator review, pins and audit (embedded store)", () => {
         url: "https://127.0.0.1/logo.svg",
       });
       expect(privateUrl.status).toBe(400);
-      expect((await admin(t, `/admin/brands/${SLUG}/artwork/color`, { method: "PUT" })).status).toBe(400);
+      expect(
+        (await admin(t, `/admin/brands/${SLUG}/artwork/color`, { method: "PUT" })).status,
+      ).toBe(400);
     } finally {
       await t.close();
     }
