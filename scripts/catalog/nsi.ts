@@ -161,8 +161,7 @@ export function loadCandidates(root: string): Candidate[] {
         locationSet?: { include?: unknown[] };
       }[];
     }
-  > =
-    JSON.parse(readFileSync(join(dist, "json/nsi.min.json"), "utf8")).nsi;
+  > = JSON.parse(readFileSync(join(dist, "json/nsi.min.json"), "utf8")).nsi;
   const wikidata: Record<string, WikidataEntry> = JSON.parse(
     readFileSync(join(dist, "wikidata/wikidata.min.json"), "utf8"),
   ).wikidata;

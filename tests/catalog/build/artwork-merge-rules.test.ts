@@ -158,9 +158,7 @@ describe("directory name merge needs agreement", () => {
     // a national site of the same label only where OSM maps the company in the brand's country
     expect(nameMergeAgrees(b({ domains: ["ah.nl"] }), ["ah.be"], ["be", "nl"])).toBe(true);
     expect(nameMergeAgrees(b({ domains: ["argos.co.uk"] }), ["argos.nl"], ["nl"])).toBe(false);
-    expect(nameMergeAgrees(b({ domains: ["argos.co.uk"] }), ["argos.nl"], ["gb", "nl"])).toBe(
-      true,
-    );
+    expect(nameMergeAgrees(b({ domains: ["argos.co.uk"] }), ["argos.nl"], ["gb", "nl"])).toBe(true);
     expect(nameMergeAgrees(b({ domains: ["iris.co.uk"] }), ["iris.ca"], ["ca"])).toBe(false);
     expect(nameMergeAgrees(b({ domains: ["zoom.us"] }), ["zoom.red"], ["ve"])).toBe(false);
     expect(nameMergeAgrees(b({ domains: ["suzuki.ie"] }), ["suzuki.de"], ["001"])).toBe(true);
