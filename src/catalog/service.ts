@@ -54,6 +54,8 @@ export function toServiceView(b: Brand): ServiceView {
  * `apply` on each read, `strip` on each write of a brand that was read through it.
  */
 export interface BrandOverlay {
+  /** number of changes in force (none: the catalog's brands are answered as they are) */
+  readonly size: number;
   apply(b: Brand): Brand;
   strip(next: Brand, base: Brand | undefined): Brand;
 }
@@ -71,6 +73,8 @@ export class CatalogService {
   private timer: ReturnType<typeof setInterval> | null = null;
   private listeners: ((updated?: Brand) => void)[] = [];
   private overlay: BrandOverlay | null = null;
+  /** every brand with the overlay applied, made on first use after a change */
+  private overlaid: Brand[] | null = null;
 
   constructor(private source: CatalogSource) {}
 
@@ -143,12 +147,16 @@ export class CatalogService {
         if (!this.bySlug.has(former)) this.bySlug.set(former, b);
     this.jsonCache = new Map();
     this.artworkSplit = null;
+    this.overlaid = null;
     this.currentVersion = built.version;
     this.emit();
   }
 
+  /** Every brand in id order, as readers see them (the overlay applied). */
   all(): readonly Brand[] {
-    return this.brands;
+    if (!this.overlay?.size) return this.brands;
+    this.overlaid ??= this.brands.map((b) => (this.overlay as BrandOverlay).apply(b));
+    return this.overlaid;
   }
 
   brand(slug: string): Brand | undefined {
@@ -160,6 +168,7 @@ export class CatalogService {
   useOverlay(overlay: BrandOverlay) {
     this.overlay = overlay;
     this.jsonCache = new Map();
+    this.overlaid = null;
   }
 
   /** The overlay of a brand changed: its cached view goes, listeners see it as updated. */
@@ -167,6 +176,7 @@ export class CatalogService {
     const b = this.brands[this.position(id)];
     if (b?.id !== id) return;
     this.jsonCache.delete(id);
+    this.overlaid = null;
     this.emit(this.overlay ? this.overlay.apply(b) : b);
   }
 
@@ -179,6 +189,7 @@ export class CatalogService {
     this.bySlug.set(brand.slug, brand);
     this.jsonCache.delete(brand.id);
     this.artworkSplit = null;
+    this.overlaid = null;
     this.emit(this.overlay ? this.overlay.apply(brand) : brand);
   }
 
@@ -193,6 +204,7 @@ export class CatalogService {
     this.brands.splice(i, 0, brand);
     this.bySlug.set(brand.slug, brand);
     this.artworkSplit = null;
+    this.overlaid = null;
     this.emit(brand);
   }
 
@@ -216,6 +228,7 @@ export class CatalogService {
     if (gone) this.bySlug.delete(gone.slug);
     this.jsonCache.delete(id);
     this.artworkSplit = null;
+    this.overlaid = null;
     this.emit();
   }
 

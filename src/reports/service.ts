@@ -343,18 +343,18 @@ export class CorrectionsService {
   /** Pin any of name, brandColor, domains, aliases (a null value removes that pin). */
   async patchBrand(slug: string, patch: BrandPatch, by: string): Promise<Pin[]> {
     const brand = this.brandOf(slug);
-    const set: Pin[] = [];
+    const pins: [PinField, Pin["value"]][] = [];
     const why = patch.why ?? null;
     if (patch.name !== undefined) {
       const name = patch.name.trim();
       if (!name) throw badInput("invalid_pin", "name", "name is empty.");
-      set.push(await this.setPin(brand, "name", name, by, why));
+      pins.push(["name", name]);
     }
     if (patch.brandColor !== undefined) {
       const hex = patch.brandColor.replace(/^#/, "").toLowerCase();
       if (!/^[0-9a-f]{6}$/.test(hex))
         throw badInput("invalid_pin", "brandColor", "brandColor is not 6 hex digits.");
-      set.push(await this.setPin(brand, "brandColor", hex, by, why));
+      pins.push(["brandColor", hex]);
     }
     if (patch.domains !== undefined) {
       const domains: string[] = [];
@@ -363,12 +363,16 @@ export class CorrectionsService {
         if (!h.ok) throw badInput("invalid_pin", "domains", `${d} is not a domain name.`);
         if (!domains.includes(h.host)) domains.push(h.host);
       }
-      set.push(await this.setPin(brand, "domains", domains, by, why));
+      pins.push(["domains", domains]);
     }
     if (patch.aliases !== undefined) {
-      const aliases = [...new Set(patch.aliases.map((a) => a.trim()).filter(Boolean))];
-      set.push(await this.setPin(brand, "aliases", aliases, by, why));
+      pins.push(["aliases", [...new Set(patch.aliases.map((a) => a.trim()).filter(Boolean))]]);
     }
+    // every field checked before any is stored; the brand is shown anew once
+    const set: Pin[] = [];
+    for (const [field, value] of pins)
+      set.push(await this.setPin(brand, field, value, by, why, false));
+    if (set.length) await this.refreshPins();
     return set;
   }
 
@@ -383,6 +387,7 @@ export class CorrectionsService {
     value: Pin["value"],
     by: string,
     why: string | null,
+    refresh = true,
   ): Promise<Pin> {
     const pin: Pin = {
       brandId: brand.id,
@@ -395,7 +400,7 @@ export class CorrectionsService {
     };
     await this.store.setPin(pin);
     await this.audit(brand, "pin_set", by, { field, why });
-    await this.refreshPins();
+    if (refresh) await this.refreshPins();
     return pin;
   }
 

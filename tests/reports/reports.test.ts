@@ -281,9 +281,14 @@ describe("operator review, pins and audit (embedded store)", () => {
         name: "GitHub, Inc.",
         brandColor: "#112233",
         domains: ["github.com", "gitlab.com"],
+        aliases: ["Octocat Corp"],
         why: "test",
       });
       expect(r.status).toBe(200);
+      const found = (await (await t.get("/v1/search?q=octocat%20corp", key)).json()) as {
+        matches: { slug: string; name: string }[];
+      };
+      expect(found.matches[0]).toMatchObject({ slug: SLUG, name: "GitHub, Inc." });
       const b = (await (await t.get("/v1/brand?domain=gitlab.com", key)).json()) as {
         slug: string;
         name: string;

@@ -46,14 +46,15 @@ describe("tokens by name and by symbol", () => {
 
 describe("a company's name finds the company before a crypto token", () => {
   test("a token named like a company comes after it", async () => {
-    for (const [q, company, token] of [
+    const cases: [string, string, string][] = [
       ["atari", "atari", "atari-token"],
       ["kraken", "kraken", "kraken-exchange"],
       ["xai", "xai", "xai-network"],
       ["sonic", "sonic", "sonic-network"],
       ["carbon", "carbon", "carbon-token"],
-    ]) {
-      const found = await search(q as string);
+    ];
+    for (const [q, company, token] of cases) {
+      const found = await search(q);
       expect([q, found[0]]).toEqual([q, company]);
       expect(found).toContain(token);
     }
