@@ -8,6 +8,7 @@ import {
   AcceptBody,
   Accepted,
   AuditEventView,
+  AuditQuery,
   BrandPatchBody,
   PinView,
   ReportRecord,
@@ -227,9 +228,7 @@ export function correctionsAdminController(deps: {
       }),
       {
         params: SlugParams,
-        query: t.Object({
-          limit: t.Optional(t.Numeric({ minimum: 1, maximum: 1000, default: 100 })),
-        }),
+        query: AuditQuery,
         response: {
           200: t.Object({ items: t.Array(AuditEventView) }),
           401: ErrorBody,

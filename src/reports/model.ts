@@ -1,5 +1,6 @@
 import { t } from "elysia";
 import { ArtworkSource, VariantName } from "../catalog/model";
+import { queryInt } from "../http/params";
 import { AUDIT_TYPES, REPORT_KINDS, REPORT_STATUSES } from "./port";
 import { NOTE_MAX } from "./service";
 
@@ -31,10 +32,12 @@ export const ReportFiled = t.Object({
   votes: t.Integer({ description: "Reports of the same brand, kind and url while open" }),
 });
 
+export const AuditQuery = t.Object({ limit: t.Optional(queryInt("limit", 1, 1000, 100)) });
+
 export const ReportStatusQuery = t.Object({
   // explicit literals: Elysia fills a missing optional t.UnionEnum query value with its first member
   status: t.Optional(t.Union([t.Literal("open"), t.Literal("accepted"), t.Literal("rejected")])),
-  limit: t.Optional(t.Numeric({ minimum: 1, maximum: 500, default: 100 })),
+  limit: t.Optional(queryInt("limit", 1, 500, 100)),
 });
 
 const PinValue = t.Union([
