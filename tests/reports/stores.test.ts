@@ -7,10 +7,10 @@
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import type { MongoClient } from "mongodb";
-import { runAdmin } from "../../src/admin/cli";
 import { setLogLevel } from "../../src/platform/log";
 import { reportHooks } from "../../src/reports/cli";
 import { openMongoStore } from "../../src/store";
+import { cliInProcess } from "../support/admin-cli";
 import { ADMIN_TOKEN, CATALOG_FILE, makeApp, type TestApp, tempDir } from "../support/app";
 import { smallCatalogFile } from "../support/catalog";
 import { mongoUrl, skipNote, testDbName } from "../support/mongo";
@@ -37,28 +37,15 @@ const admin = (t: TestApp, path: string, method = "GET", body?: unknown) =>
     body: body === undefined ? undefined : JSON.stringify(body),
   });
 
-/** Runs the CLI in this process with the given env; stdout and the exit code. */
+/** The CLI in this process, its fetcher pointed at the fixture site. */
 async function cli(args: string[], env: Record<string, string>) {
-  const saved = { ...process.env };
-  Object.assign(process.env, env);
-  const out: string[] = [];
-  const err: string[] = [];
-  const log = console.log;
-  const error = console.error;
-  console.log = (...a: unknown[]) => out.push(a.join(" "));
-  console.error = (...a: unknown[]) => err.push(a.join(" "));
   reportHooks.configure = (c) => {
     c.fetcher = fixtureFetcher(web);
   };
   try {
-    const code = await runAdmin(args);
-    return { code, out: out.join("\n"), err: err.join("\n") };
+    return await cliInProcess(args, env);
   } finally {
-    console.log = log;
-    console.error = error;
     reportHooks.configure = undefined;
-    for (const k of Object.keys(process.env)) if (!(k in saved)) delete process.env[k];
-    Object.assign(process.env, saved);
   }
 }
 
