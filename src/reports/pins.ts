@@ -8,7 +8,14 @@
  */
 import { normalizeHost } from "../catalog/brand/domain";
 import { deriveBrandColors } from "../catalog/colors";
-import type { ArtworkSource, Brand, ColorRole, StoredSvg, Variant } from "../catalog/types";
+import {
+  type ArtworkSource,
+  type Brand,
+  type ColorRole,
+  type StoredSvg,
+  VARIANTS,
+  type Variant,
+} from "../catalog/types";
 import type { Pin, PinField, PinnedArtwork } from "./port";
 
 /** The source label of pinned artwork and of the brand's pinned fields. */
@@ -74,37 +81,44 @@ export class PinOverlay {
 
   /**
    * A brand about to be stored in the catalog, made from a pinned brand (enrichment and
-   * discovery read brands through the overlay): the pinned fields go back to the catalog's
-   * own values (`base`), so removing a pin restores them.
+   * discovery read brands through the overlay): what the overlay put there goes back to the
+   * catalog's own value (`base`), what the writer changed stays, so removing a pin shows the
+   * brand as the catalog has it.
    */
   strip(next: Brand, base: Brand | undefined): Brand {
-    const fields = this.byBrand.get(next.id);
-    if (!fields || !base) return next;
+    if (!base || !this.byBrand.has(next.id)) return next;
+    const shown = this.apply(base);
     const out: Brand = { ...next, variants: { ...next.variants } };
-    for (const [field, pin] of fields) {
-      const variant = artworkField(field);
-      if (variant) {
-        const art = pin.value as PinnedArtwork;
-        for (const v of [variant, ...(Object.keys(art.derived) as Variant[])]) {
-          const own = base.variants[v];
-          if (own) out.variants[v] = own;
-          else delete out.variants[v];
-        }
-        out.artwork = base.artwork;
-        if (!base.artwork) delete out.artwork;
-      } else if (field === "brandColor") {
-        out.brandColor = base.brandColor;
-        out.darkModeColor = base.darkModeColor;
-        out.contrastTextColor = base.contrastTextColor;
-        out.colors = base.colors;
-      } else if (field === "name") out.name = base.name;
-      else if (field === "domains") out.domains = base.domains;
-      else if (field === "aliases") out.aliases = base.aliases;
+    for (const v of VARIANTS) {
+      const pinnedSvg = shown.variants[v];
+      if (pinnedSvg === base.variants[v] || next.variants[v]?.sha256 !== pinnedSvg?.sha256)
+        continue;
+      const own = base.variants[v];
+      if (own) out.variants[v] = own;
+      else delete out.variants[v];
     }
-    out.sources = base.sources;
+    for (const k of OVERLAID) {
+      if (shown[k] === base[k] || !same(next[k], shown[k])) continue;
+      if (base[k] === undefined) delete out[k];
+      else Object.assign(out, { [k]: base[k] });
+    }
     return out;
   }
 }
+
+/** The fields a pin may change besides the variants. */
+const OVERLAID = [
+  "name",
+  "brandColor",
+  "darkModeColor",
+  "contrastTextColor",
+  "colors",
+  "domains",
+  "aliases",
+  "artwork",
+] as const satisfies (keyof Brand)[];
+
+const same = (a: unknown, b: unknown) => a === b || JSON.stringify(a) === JSON.stringify(b);
 
 /** `b` with the pins of `fields`: pinned artwork (and what derives from it) over its variants. */
 function pinned(b: Brand, fields: Map<PinField, Pin>): Brand {
@@ -145,6 +159,5 @@ function pinned(b: Brand, fields: Map<PinField, Pin>): Brand {
       },
     ];
   }
-  out.sources = [...b.sources.filter((s) => s !== PIN_SOURCE), PIN_SOURCE];
   return out;
 }

@@ -110,8 +110,11 @@ export interface AuditEvent {
 
 export interface AuditStore {
   appendAudit(event: AuditEvent): Promise<void>;
-  /** a brand's events and the catalog-wide ones, newest first */
-  audit(brandId: number, limit: number): Promise<AuditEvent[]>;
+  /**
+   * A brand's events and the catalog-wide ones, newest first: by its id, or by its slug when
+   * the catalog no longer has it (`brandId` null: a discovered brand taken down)
+   */
+  audit(brandId: number | null, slug: string, limit: number): Promise<AuditEvent[]>;
   /** the newest catalog-wide event of a type (the last recorded build version) */
   lastCatalogEvent(type: AuditType): Promise<AuditEvent | null>;
 }

@@ -416,9 +416,13 @@ export class CorrectionsService {
     return (await this.store.pins()).map(pinView);
   }
 
+  /** A brand's trail; a brand the catalog no longer has (taken down) by its slug. */
   async auditOf(slug: string, limit: number) {
-    const b = this.brandOf(slug);
-    return this.store.audit(b.id, limit);
+    const b = this.catalog.brand(slug);
+    const events = await this.store.audit(b?.id ?? null, slug.toLowerCase(), limit);
+    if (!b && !events.some((e) => e.slug !== null))
+      throw notFound("service_not_found", `No brand with slug ${slug}.`);
+    return events;
   }
 }
 

@@ -9,8 +9,8 @@ import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "
 import type { Deps } from "../../src/deps";
 import { setLogLevel } from "../../src/platform/log";
 import { ADMIN_TOKEN, makeApp, type TestApp, tempDir } from "../support/app";
-import { png, SCRIPTED_SVG } from "../support/logo-sites";
-import type { FixtureWeb } from "../support/web-fixtures";
+import { ICON_SVG, logoSites, png, SCRIPTED_SVG, SSRF_DNS } from "../support/logo-sites";
+import { type FixtureWeb, startFixtureWeb } from "../support/web-fixtures";
 import { fixtureFetcher, startArtworkSite } from "./fixtures";
 
 setDefaultTimeout(60_000);
@@ -308,6 +308,112 @@ describe("operator review, pins and audit (embedded store)", () => {
       expect((await t.req("/admin/pins")).status).toBe(401);
     } finally {
       await t.close();
+    }
+  });
+
+  test("a pin beats rediscovery; discovery and takedown are in the brand's trail, also once it is gone", async () => {
+    const sites = await startFixtureWeb(await logoSites(), SSRF_DNS);
+    const t = await makeApp(
+      { DISCOVERY: "on", DISCOVERY_PROXY: sites.proxyUrl, DISCOVERY_ALLOW_PRIVATE: "on" },
+      {
+        customize: (deps) => {
+          deps.discovery.fetcher.resolve = sites.resolve;
+          deps.discovery.fetcher.requestTimeoutMs = 1000;
+        },
+      },
+    );
+    try {
+      const key = await t.key("internal");
+      const found = (await (
+        await adminJson(t, "POST", "/admin/discoveries", { domains: ["svgicon.test"] })
+      ).json()) as { results: { slug: string; status: string }[] };
+      const slug = found.results[0]?.slug as string;
+      expect(found.results[0]?.status).toBe("found");
+      const discovered = await (await t.get(`/v1/svg/${slug}?variant=color`, key)).text();
+      const pinSvg = ICON_SVG.replace("#e4002b", "#123abc");
+      const put = await admin(t, `/admin/brands/${slug}/artwork/color`, {
+        method: "PUT",
+        headers: { "content-type": "image/svg+xml" },
+        body: pinSvg,
+      });
+      expect(put.status).toBe(200);
+      const pinned = await (await t.get(`/v1/svg/${slug}?variant=color`, key)).text();
+      expect(pinned).toContain("123abc");
+      const again = await admin(t, "/admin/discoveries/svgicon.test/rediscover", {
+        method: "POST",
+      });
+      expect(again.status).toBe(200);
+      expect(await (await t.get(`/v1/svg/${slug}?variant=color`, key)).text()).toBe(pinned);
+      expect(
+        (await admin(t, `/admin/brands/${slug}/artwork/color`, { method: "DELETE" })).status,
+      ).toBe(200);
+      expect(await (await t.get(`/v1/svg/${slug}?variant=color`, key)).text()).toBe(discovered);
+
+      expect((await admin(t, "/admin/discoveries/svgicon.test", { method: "DELETE" })).status).toBe(
+        200,
+      );
+      expect((await t.get(`/v1/svg/${slug}`, key)).status).toBe(404);
+      const trail = await admin(t, `/admin/brands/${slug}/audit`);
+      expect(trail.status).toBe(200);
+      const events = ((await trail.json()) as { items: { type: string; by: string }[] }).items;
+      expect(events.map((e) => e.type)).toEqual([
+        "takedown",
+        "pin_removed",
+        "discovery_stored",
+        "pin_set",
+        "discovery_stored",
+        "catalog_version",
+      ]);
+      expect(events[2]?.by).toBe("discovery");
+      expect((await admin(t, "/admin/brands/no-such-brand-xyz/audit")).status).toBe(404);
+    } finally {
+      await t.close();
+      await sites.stop();
+    }
+  });
+
+  test("discovery under a pin: the found artwork is kept beneath it and served once the pin goes", async () => {
+    const sites = await startFixtureWeb(await logoSites(), SSRF_DNS);
+    const t = await makeApp(
+      { DISCOVERY: "on", DISCOVERY_PROXY: sites.proxyUrl, DISCOVERY_ALLOW_PRIVATE: "on" },
+      {
+        customize: (deps) => {
+          deps.discovery.fetcher.resolve = sites.resolve;
+          deps.discovery.fetcher.requestTimeoutMs = 1000;
+        },
+      },
+    );
+    try {
+      const key = await t.key("internal");
+      const bare = t.deps.catalog.all().find((b) => Object.keys(b.variants).length === 0);
+      const slug = bare?.slug as string;
+      expect(
+        (await adminJson(t, "PATCH", `/admin/brands/${slug}`, { domains: ["svgicon.test"] }))
+          .status,
+      ).toBe(200);
+      const put = await admin(t, `/admin/brands/${slug}/artwork/color`, {
+        method: "PUT",
+        headers: { "content-type": "image/svg+xml" },
+        body: ICON_SVG.replace("#e4002b", "#123abc"),
+      });
+      expect(put.status).toBe(200);
+      const found = (await (
+        await adminJson(t, "POST", "/admin/discoveries", { domains: ["svgicon.test"] })
+      ).json()) as { results: { slug: string; status: string; created: boolean }[] };
+      expect(found.results[0]).toMatchObject({ slug, status: "found", created: false });
+      await t.deps.enrichment.idle();
+      const color = async () => {
+        const r = await t.get(`/v1/svg/${slug}?variant=color`, key);
+        return { variant: r.headers.get("x-svg-variant"), svg: await r.text() };
+      };
+      expect((await color()).svg).toContain("123abc");
+      await admin(t, `/admin/brands/${slug}/artwork/color`, { method: "DELETE" });
+      const after = await color();
+      expect(after.variant).toBe("color");
+      expect(after.svg).toContain("e4002b");
+    } finally {
+      await t.close();
+      await sites.stop();
     }
   });
 });

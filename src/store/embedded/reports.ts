@@ -38,10 +38,12 @@ export class EmbeddedCorrectionsStore implements CorrectionsStore {
       CREATE TABLE IF NOT EXISTS audit_events (
         id TEXT PRIMARY KEY,
         brand_id INTEGER,
+        slug TEXT,
         type TEXT NOT NULL,
         record TEXT NOT NULL
       );
       CREATE INDEX IF NOT EXISTS audit_by_brand ON audit_events (brand_id, id);
+      CREATE INDEX IF NOT EXISTS audit_by_slug ON audit_events (slug, id);
       CREATE INDEX IF NOT EXISTS audit_by_type ON audit_events (type, id);
     `);
   }
@@ -150,22 +152,29 @@ export class EmbeddedCorrectionsStore implements CorrectionsStore {
 
   async appendAudit(event: AuditEvent): Promise<void> {
     this.db.write(
-      "INSERT OR IGNORE INTO audit_events (id, brand_id, type, record) VALUES (?, ?, ?, ?)",
+      "INSERT OR IGNORE INTO audit_events (id, brand_id, slug, type, record) VALUES (?, ?, ?, ?, ?)",
       event.id,
       event.brandId,
+      event.slug,
       event.type,
       JSON.stringify(event),
     );
   }
 
-  async audit(brandId: number, limit: number): Promise<AuditEvent[]> {
-    return this.db
-      .all<{ record: string }>(
-        "SELECT record FROM audit_events WHERE brand_id = ? OR brand_id IS NULL ORDER BY id DESC LIMIT ?",
-        brandId,
-        limit,
-      )
-      .map((r) => JSON.parse(r.record) as AuditEvent);
+  async audit(brandId: number | null, slug: string, limit: number): Promise<AuditEvent[]> {
+    const rows =
+      brandId === null
+        ? this.db.all<{ record: string }>(
+            "SELECT record FROM audit_events WHERE slug = ? OR brand_id IS NULL ORDER BY id DESC LIMIT ?",
+            slug,
+            limit,
+          )
+        : this.db.all<{ record: string }>(
+            "SELECT record FROM audit_events WHERE brand_id = ? OR brand_id IS NULL ORDER BY id DESC LIMIT ?",
+            brandId,
+            limit,
+          );
+    return rows.map((r) => JSON.parse(r.record) as AuditEvent);
   }
 
   async lastCatalogEvent(type: AuditType): Promise<AuditEvent | null> {

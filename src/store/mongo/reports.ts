@@ -36,6 +36,7 @@ export class MongoCorrectionsStore implements CorrectionsStore {
     ]);
     await ensureIndexes(db, "audit_events", [
       { key: { brandId: 1, _id: -1 }, name: "brandId_id" },
+      { key: { slug: 1, _id: -1 }, name: "slug_id" },
       { key: { type: 1, _id: -1 }, name: "type_id" },
     ]);
   }
@@ -121,9 +122,13 @@ export class MongoCorrectionsStore implements CorrectionsStore {
     }
   }
 
-  async audit(brandId: number, limit: number): Promise<AuditEvent[]> {
+  async audit(brandId: number | null, slug: string, limit: number): Promise<AuditEvent[]> {
     const docs = await this.auditDocs
-      .find({ brandId: { $in: [brandId, null] } })
+      .find(
+        brandId === null
+          ? { $or: [{ slug }, { brandId: null }] }
+          : { brandId: { $in: [brandId, null] } },
+      )
       .sort({ _id: -1 })
       .limit(limit)
       .toArray();
