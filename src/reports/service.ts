@@ -16,7 +16,7 @@ import {
   sha256,
   svgArtwork,
 } from "../catalog/discovery/artwork";
-import { FetchError, type GuardedFetcher, IMAGE_MAX_BYTES } from "../catalog/discovery/fetcher";
+import { type GuardedFetcher, IMAGE_MAX_BYTES } from "../catalog/discovery/fetcher";
 import { deriveEnrichment, recolorMono } from "../catalog/enrichment";
 import type { CatalogService } from "../catalog/service";
 import { type Brand, type StoredSvg, VARIANTS, type Variant } from "../catalog/types";
@@ -142,7 +142,7 @@ export class CorrectionsService {
     const changed = [...new Set([...before.keys(), ...after.keys()])].filter(
       (id) => before.get(id) !== after.get(id),
     );
-    if (!changed.length && before.size === after.size) return;
+    if (!changed.length) return;
     this.pinned = after;
     this.overlay.load(pins);
     for (const id of changed) this.catalog.overlayChanged(id);
@@ -165,7 +165,7 @@ export class CorrectionsService {
   }
 
   /** Append one audit event (brand null: the whole catalog). */
-  async audit(
+  private async audit(
     brand: Pick<Brand, "id" | "slug"> | null,
     type: AuditEvent["type"],
     by: string,
@@ -323,9 +323,8 @@ export class CorrectionsService {
         accept: "image/svg+xml,image/png;q=0.9",
       });
     } catch (err) {
-      if (err instanceof Refused || err instanceof FetchError)
-        throw badInput("invalid_pin", "url", `The URL cannot be fetched: ${err.message}`);
-      throw err;
+      // refused by the SSRF rules, a failed DNS lookup, connection, size or time cap
+      throw badInput("invalid_pin", "url", `The URL cannot be fetched: ${(err as Error).message}`);
     }
     if (r.status !== 200)
       throw badInput("invalid_pin", "url", `The URL answered HTTP ${r.status}.`);

@@ -261,6 +261,11 @@ describe("operator review, pins and audit (embedded store)", () => {
         url: "https://127.0.0.1/logo.svg",
       });
       expect(privateUrl.status).toBe(400);
+      // a name that does not resolve
+      const nowhere = await adminJson(t, "PUT", `/admin/brands/${SLUG}/artwork/color`, {
+        url: "https://nowhere.test/logo.svg",
+      });
+      expect(await nowhere.json()).toMatchObject({ error: "invalid_pin", field: "url" });
       expect(
         (await admin(t, `/admin/brands/${SLUG}/artwork/color`, { method: "PUT" })).status,
       ).toBe(400);
