@@ -168,8 +168,7 @@ export class BrandResolver {
   resolveHost(host: string): Brand | null {
     for (const candidate of lookupChain(host)) {
       const brand =
-        this.brandOf(this.pinnedHost(candidate)) ??
-        this.brandOf(this.maps.byHost.get(candidate));
+        this.brandOf(this.pinnedHost(candidate)) ?? this.brandOf(this.maps.byHost.get(candidate));
       if (brand) return brand;
     }
     const registrable = registrableDomain(host);
