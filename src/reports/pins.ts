@@ -61,6 +61,13 @@ export class PinOverlay {
     return [...(this.byBrand.get(brandId)?.values() ?? [])];
   }
 
+  /** The brand a pin names by this slug (a brand the catalog may no longer have). */
+  pinnedBrand(slug: string): { id: number; slug: string } | undefined {
+    for (const fields of this.byBrand.values())
+      for (const p of fields.values()) if (p.slug === slug) return { id: p.brandId, slug };
+    return undefined;
+  }
+
   /** The slug a host is pinned to, if any (exact host). */
   hostSlug(host: string): string | undefined {
     return this.hosts.get(host);

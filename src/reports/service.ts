@@ -336,7 +336,7 @@ export class CorrectionsService {
 
   /** Remove a variant's pinned artwork: the catalog's own artwork is served again. */
   async unpinArtwork(slug: string, variant: Variant, by: string) {
-    return this.removePin(this.brandOf(slug), `artwork:${variant}`, by);
+    return this.removePin(this.pinTarget(slug), `artwork:${variant}`, by);
   }
 
   /** Pin any of name, brandColor, domains, aliases (a null value removes that pin). */
@@ -377,7 +377,14 @@ export class CorrectionsService {
 
   /** Remove one field's pin of a brand. */
   async unpinField(slug: string, field: PinField, by: string) {
-    return this.removePin(this.brandOf(slug), field, by);
+    return this.removePin(this.pinTarget(slug), field, by);
+  }
+
+  /** The brand whose pin is removed: in the catalog, or named by a pin only (taken down). */
+  private pinTarget(slug: string): Pick<Brand, "id" | "slug"> {
+    return (
+      this.catalog.brand(slug) ?? this.overlay.pinnedBrand(slug.toLowerCase()) ?? this.brandOf(slug)
+    );
   }
 
   private async setPin(
@@ -403,7 +410,7 @@ export class CorrectionsService {
     return pin;
   }
 
-  private async removePin(brand: Brand, field: PinField, by: string) {
+  private async removePin(brand: Pick<Brand, "id" | "slug">, field: PinField, by: string) {
     const removed = await this.store.removePin(brand.id, field);
     if (!removed) throw notFound("pin_not_found", `${brand.slug} has no pin on ${field}.`);
     await this.audit(brand, "pin_removed", by, { field });

@@ -354,6 +354,12 @@ describe("operator review, pins and audit (embedded store)", () => {
       ).toBe(200);
       expect(await (await t.get(`/v1/svg/${slug}?variant=color`, key)).text()).toBe(discovered);
 
+      const icon = await admin(t, `/admin/brands/${slug}/artwork/icon`, {
+        method: "PUT",
+        headers: { "content-type": "image/svg+xml" },
+        body: pinSvg,
+      });
+      expect(icon.status).toBe(200);
       expect((await admin(t, "/admin/discoveries/svgicon.test", { method: "DELETE" })).status).toBe(
         200,
       );
@@ -363,13 +369,18 @@ describe("operator review, pins and audit (embedded store)", () => {
       const events = ((await trail.json()) as { items: { type: string; by: string }[] }).items;
       expect(events.map((e) => e.type)).toEqual([
         "takedown",
+        "pin_set",
         "pin_removed",
         "discovery_stored",
         "pin_set",
         "discovery_stored",
         "catalog_version",
       ]);
-      expect(events[2]?.by).toBe("discovery");
+      expect(events[3]?.by).toBe("discovery");
+      // the pin left on the brand that is gone can still be removed
+      const left = await admin(t, `/admin/brands/${slug}/artwork/icon`, { method: "DELETE" });
+      expect(left.status).toBe(200);
+      expect(((await (await admin(t, "/admin/pins")).json()) as { items: [] }).items).toEqual([]);
       expect((await admin(t, "/admin/brands/no-such-brand-xyz/audit")).status).toBe(404);
     } finally {
       await t.close();
