@@ -31,6 +31,21 @@ afterAll(async () => {
   setLogLevel("info");
 });
 
+/** An app with web discovery on, reading the logo fixture sites (its own, stopped by the caller). */
+async function discoveryApp() {
+  const sites = await startFixtureWeb(await logoSites(), SSRF_DNS);
+  const t = await makeApp(
+    { DISCOVERY: "on", DISCOVERY_PROXY: sites.proxyUrl, DISCOVERY_ALLOW_PRIVATE: "on" },
+    {
+      customize: (deps) => {
+        deps.discovery.fetcher.resolve = sites.resolve;
+        deps.discovery.fetcher.requestTimeoutMs = 1000;
+      },
+    },
+  );
+  return { sites, t };
+}
+
 const admin = (t: TestApp, path: string, init: RequestInit = {}) =>
   t.req(path, {
     ...init,
@@ -317,16 +332,7 @@ describe("operator review, pins and audit (embedded store)", () => {
   });
 
   test("a pin beats rediscovery; discovery and takedown are in the brand's trail, also once it is gone", async () => {
-    const sites = await startFixtureWeb(await logoSites(), SSRF_DNS);
-    const t = await makeApp(
-      { DISCOVERY: "on", DISCOVERY_PROXY: sites.proxyUrl, DISCOVERY_ALLOW_PRIVATE: "on" },
-      {
-        customize: (deps) => {
-          deps.discovery.fetcher.resolve = sites.resolve;
-          deps.discovery.fetcher.requestTimeoutMs = 1000;
-        },
-      },
-    );
+    const { sites, t } = await discoveryApp();
     try {
       const key = await t.key("internal");
       const found = (await (
@@ -389,16 +395,7 @@ describe("operator review, pins and audit (embedded store)", () => {
   });
 
   test("discovery under a pin: the found artwork is kept beneath it and served once the pin goes", async () => {
-    const sites = await startFixtureWeb(await logoSites(), SSRF_DNS);
-    const t = await makeApp(
-      { DISCOVERY: "on", DISCOVERY_PROXY: sites.proxyUrl, DISCOVERY_ALLOW_PRIVATE: "on" },
-      {
-        customize: (deps) => {
-          deps.discovery.fetcher.resolve = sites.resolve;
-          deps.discovery.fetcher.requestTimeoutMs = 1000;
-        },
-      },
-    );
+    const { sites, t } = await discoveryApp();
     try {
       const key = await t.key("internal");
       const bare = t.deps.catalog.all().find((b) => Object.keys(b.variants).length === 0);
