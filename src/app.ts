@@ -22,6 +22,8 @@ import { securityHeaders } from "./http/security";
 import { imagesController } from "./images";
 import { mcpController } from "./mcp";
 import { metricsController } from "./metrics";
+import { reportsController } from "./reports";
+import { correctionsAdminController } from "./reports/admin";
 import { analyticsController } from "./usage/analytics";
 import { analyticsAdminController } from "./usage/analytics/admin";
 import { usageCurrentController } from "./usage/current";
@@ -161,6 +163,14 @@ export function createApp(deps: Deps) {
     )
     .use(billingController({ ...auth, billing: deps.billing }))
     .use(
+      reportsController({
+        ...auth,
+        limiter: deps.limiter,
+        trustProxy: deps.config.TRUST_PROXY,
+        corrections: deps.corrections,
+      }),
+    )
+    .use(
       galleryController({
         gallery: new GalleryService(deps.search, deps.assets),
         limiter: deps.limiter,
@@ -208,6 +218,12 @@ export function createApp(deps: Deps) {
       )
       .use(
         analyticsAdminController({ usage: deps.store.usage, adminToken: deps.config.ADMIN_TOKEN }),
+      )
+      .use(
+        correctionsAdminController({
+          corrections: deps.corrections,
+          adminToken: deps.config.ADMIN_TOKEN,
+        }),
       );
   return app;
 }

@@ -28,6 +28,7 @@ import { CircuitBreaker } from "./quota/circuit-breaker";
 import type { RateLimiter } from "./quota/rate-limit";
 import type { QuotaService } from "./quota/service";
 import { createCounterStore, createQuotas } from "./quota/setup";
+import { CorrectionsService } from "./reports/service";
 import { openStore, type Store } from "./store";
 import { projectCounters } from "./usage/counters";
 import type { UsageRecorder } from "./usage/port";
@@ -49,6 +50,8 @@ export interface Deps {
   enrichment: EnrichmentService;
   /** web logo discovery (DISCOVERY*): queued by lookups of unknown domains and artwork-less brands */
   discovery: DiscoveryService;
+  /** users' reports, operators' pins (laid over the catalog) and the audit trail */
+  corrections: CorrectionsService;
   accounts: AccountService;
   /** daily quotas (the metered macro's QuotaGate), usage counts, carry-over, rebuild */
   quota: QuotaService;
@@ -84,12 +87,17 @@ async function catalogParts(config: Config, s: Store) {
   const background = await startEnrichment(config, s.enrichment, catalog);
   // records stored by other instances and the admin CLI
   background.enrichment.watchDiscoveries(DISCOVERY_POLL_MS);
-  return {
+  const brands = new BrandResolver(catalog);
+  // pins laid over the catalog's brands and domains; pins set elsewhere are read on a poll
+  const corrections = new CorrectionsService({
+    store: s.corrections,
     catalog,
-    background,
-    search: new SearchIndex(catalog),
-    brands: new BrandResolver(catalog),
-  };
+    brands,
+    fetcher: background.discovery.fetcher,
+  });
+  await corrections.start();
+  corrections.watch(DISCOVERY_POLL_MS);
+  return { catalog, background, search: new SearchIndex(catalog), brands, corrections };
 }
 
 /**
@@ -171,7 +179,7 @@ const publicUrl = (config: Config) => config.PUBLIC_URL ?? `http://localhost:${c
 /** The one place where adapters are chosen and the services wired to them. */
 export async function buildDeps(config: Config, store?: Store): Promise<Deps> {
   const s = store ?? (await openStore(config));
-  const { catalog, background, search, brands } = await catalogParts(config, s);
+  const { catalog, background, search, brands, corrections } = await catalogParts(config, s);
   const { enrichment, discovery } = background;
   const accounts = new AccountService(s.accounts, config.KEY_CACHE_TTL_MS);
   const { quota, limiter, usage, retention } = await meteringParts(config, s, accounts);
@@ -199,6 +207,7 @@ export async function buildDeps(config: Config, store?: Store): Promise<Deps> {
     brands,
     enrichment,
     discovery,
+    corrections,
     accounts,
     quota,
     limiter,
@@ -218,6 +227,7 @@ export async function buildDeps(config: Config, store?: Store): Promise<Deps> {
       await retention.stop();
       await assets.close();
       catalog.stop();
+      corrections.stop();
       await background.close();
       await usage.close();
       await quota.close();

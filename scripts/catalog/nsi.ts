@@ -28,7 +28,7 @@
  */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { isCountrySuffix, normalizeHost, registrableDomain } from "../../src/catalog/brand/domain";
+import { countryOf, normalizeHost, registrableDomain } from "../../src/catalog/brand/domain";
 import type { Brand } from "../../src/catalog/types";
 import { compactKey } from "./keys";
 
@@ -101,6 +101,11 @@ export interface Candidate {
   links: Record<string, string>;
   /** the Commons file Wikidata names as the logo ("shell wordmark 2019.svg"), lower case */
   logo?: string;
+  /**
+   * where OSM maps it: the `locationSet.include` codes of its entries, lower case (ISO
+   * countries such as "gb", UN M49 regions such as "001" or "150"); absent or empty: unknown
+   */
+  areas?: string[];
 }
 
 /** The Commons file name of a Wikidata logo URL (FilePath or Special:Redirect form), lower case. */
@@ -147,17 +152,27 @@ export function directorySlug(name: string): string {
 
 export function loadCandidates(root: string): Candidate[] {
   const dist = join(root, "node_modules", NSI_SOURCE, "dist");
-  const nsi: Record<string, { items: { tags: Record<string, string>; displayName: string }[] }> =
-    JSON.parse(readFileSync(join(dist, "json/nsi.min.json"), "utf8")).nsi;
+  const nsi: Record<
+    string,
+    {
+      items: {
+        tags: Record<string, string>;
+        displayName: string;
+        locationSet?: { include?: unknown[] };
+      }[];
+    }
+  > = JSON.parse(readFileSync(join(dist, "json/nsi.min.json"), "utf8")).nsi;
   const wikidata: Record<string, WikidataEntry> = JSON.parse(
     readFileSync(join(dist, "wikidata/wikidata.min.json"), "utf8"),
   ).wikidata;
   const names = new Map<string, Map<string, number>>();
   const native = new Map<string, Set<string>>();
+  const areas = new Map<string, Set<string>>();
   for (const [path, category] of Object.entries(nsi)) {
     const isBrand = path.startsWith("brands/");
     if (!isBrand && !path.startsWith("operators/")) continue;
     for (const item of category.items) {
+      const where = (item.locationSet?.include ?? []).filter((a) => typeof a === "string");
       // a brand's own id and the ids its entry points to (operator, brewery, network)
       for (const kind of isBrand ? ["brand", "operator", "brewery", "network"] : ["operator"]) {
         const qid = item.tags[`${kind}:wikidata`];
@@ -168,6 +183,9 @@ export function loadCandidates(root: string): Candidate[] {
         const counts = names.get(qid) ?? new Map<string, number>();
         counts.set(name, (counts.get(name) ?? 0) + 1);
         names.set(qid, counts);
+        const mapped = areas.get(qid) ?? new Set<string>();
+        for (const a of where) mapped.add(a.toLowerCase());
+        areas.set(qid, mapped);
         for (const [tag, value] of Object.entries(item.tags)) {
           if (!tag.startsWith(`${kind}:`) || !NATIVE_TAG.test(tag.slice(kind.length + 1))) continue;
           const set = native.get(qid) ?? new Set<string>();
@@ -227,6 +245,7 @@ export function loadCandidates(root: string): Candidate[] {
       description: w.description,
       links,
       ...(commonsFile(w.logos?.wikidata) ? { logo: commonsFile(w.logos?.wikidata) } : {}),
+      areas: [...(areas.get(qid) ?? [])],
     });
   }
   return out.sort((a, b) => b.weight - a.weight || a.qid.localeCompare(b.qid));
@@ -242,10 +261,30 @@ function domainLabel(host: string): string {
 const CODE_HOSTS =
   /(^|\.)(github\.com|github\.io|gitlab\.com|gitlab\.io|bitbucket\.org|sourceforge\.net|codeberg\.org|npmjs\.com)$/;
 
-/** Whether a domain's registrable domain is under a country's suffix (bmw.de, tesco.co.uk). */
-function countrySuffix(domain: string): boolean {
+/** The country of a domain under a country's suffix (bmw.de -> de, tesco.co.uk -> gb), else null. */
+function domainCountry(domain: string): string | null {
   const reg = registrableDomain(domain) ?? domain;
-  return isCountrySuffix(reg.slice(reg.indexOf(".") + 1));
+  const country = countryOf(reg.slice(reg.indexOf(".") + 1));
+  // the United Kingdom's suffix is .uk, its ISO code (as OSM maps it) gb
+  return country === "uk" ? "gb" : country;
+}
+
+/** Whether OSM maps a company in `country`: listed, or in a region (UN M49 code), or unknown. */
+function mappedIn(country: string, areas: string[]): boolean {
+  return !areas.length || areas.includes(country) || areas.some((a) => /^\d+$/.test(a));
+}
+
+/** The host of a URL that is a site's home page (https://cycling74.com/), else null. */
+function homePageHost(url: string | null): string | null {
+  if (!url) return null;
+  try {
+    const u = new URL(url);
+    if (u.pathname !== "/" || u.search) return null;
+    const h = normalizeHost(u.hostname);
+    return h.ok && !PLATFORM_HOSTS.test(h.host) && !CODE_HOSTS.test(h.host) ? h.host : null;
+  } catch {
+    return null;
+  }
 }
 
 /**
@@ -257,25 +296,37 @@ function countrySuffix(domain: string): boolean {
  *   package registry (a software project);
  * - and it has no domain, or shares a registrable domain with the company's websites, or, for a
  *   national company (a domain under a country-code suffix: movistar.com.co, ah.nl), the
- *   company's websites use the same label under another suffix. A brand known by a generic
- *   domain (ted.com, kodi.tv: .tv is a country code used generically) does not take a
- *   namesake's country site (ted.bg, kodi.de).
+ *   company's websites use the same label under another suffix and OSM maps the company in
+ *   that country too (`areas`: Movistar in Colombia; not Argos, the Dutch fuel stations, for
+ *   argos.co.uk, nor IRIS, Canadian opticians, for iris.co.uk, nor Zoom, a Venezuelan courier,
+ *   for zoom.us). A brand known by a generic domain (ted.com, kodi.tv: .tv is a country code
+ *   used generically) does not take a namesake's country site (ted.bg, kodi.de).
+ * - The brand's source URL, when it is a site's home page, counts among its domains: simple-icons'
+ *   Max (https://cycling74.com/, the programming environment) is not Max, the burger chain.
  */
 export function nameMergeAgrees(
   b: Pick<Brand, "sources" | "sourceUrl" | "guidelinesUrl" | "domains">,
   hosts: string[],
+  areas: string[] = [],
 ): boolean {
   if (!b.sources.includes("simple-icons")) return false;
   for (const url of [b.sourceUrl, b.guidelinesUrl]) {
     const h = url ? normalizeHost(url) : null;
     if (h?.ok && CODE_HOSTS.test(h.host)) return false;
   }
-  if (!b.domains.length) return true;
+  const home = homePageHost(b.sourceUrl);
+  const domains = home && !b.domains.includes(home) ? [...b.domains, home] : b.domains;
+  if (!domains.length) return true;
   const theirs = new Set(hosts.map((h) => registrableDomain(h) ?? h));
-  if (b.domains.some((d) => theirs.has(registrableDomain(d) ?? d))) return true;
-  return b.domains.some(
-    (d) => countrySuffix(d) && hosts.some((h) => domainLabel(h) === domainLabel(d)),
-  );
+  if (domains.some((d) => theirs.has(registrableDomain(d) ?? d))) return true;
+  return domains.some((d) => {
+    const country = domainCountry(d);
+    return (
+      country !== null &&
+      mappedIn(country, areas) &&
+      hosts.some((h) => domainLabel(h) === domainLabel(d))
+    );
+  });
 }
 
 /** Parent-brand rule: which candidate owns a host several give (see the module comment). */
@@ -393,7 +444,7 @@ export function buildDirectory(
     }
     if (!target) {
       const same = (byName.get(compactKey(c.name)) ?? []).filter(
-        (b) => !b.wikidata && !byDomainOnly.has(b.slug) && nameMergeAgrees(b, hosts),
+        (b) => !b.wikidata && !byDomainOnly.has(b.slug) && nameMergeAgrees(b, hosts, c.areas),
       );
       if (same.length === 1) {
         target = same[0];

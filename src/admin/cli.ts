@@ -8,6 +8,7 @@ import { ConfigError, loadConfig } from "../config";
 import { ApiError } from "../http/errors";
 import type { BucketLimits, Tier } from "../quota/limits";
 import { limitsProblem, MAX_DAILY_LIMIT, TIERS } from "../quota/limits";
+import { registerReportCommands } from "../reports/cli";
 import { openStore, type Store } from "../store";
 import { Database, DB_FILE } from "../store/embedded/db";
 import { missesReport, projectionsRebuild } from "../usage/admin-commands";
@@ -262,6 +263,7 @@ function program(): Command {
     .description("PRAGMA integrity_check: prints ok, or the problems found (exit 1)")
     .action(() => dbCheck());
   registerDiscoveryCommands(root);
+  registerReportCommands(root);
   return root;
 }
 

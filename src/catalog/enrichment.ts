@@ -82,7 +82,11 @@ export function withDiscovery(b: Brand | undefined, r: DiscoveryRecord): Brand |
     };
   }
   if (b.id !== r.brandId) return null;
-  const own = Object.entries(b.variants).filter(([, v]) => !isDerived(v) && !isWeb(v));
+  // an operator's pin (source "pin", laid over the brand: src/reports/pins.ts) is not the
+  // catalog's artwork: the record still applies under it
+  const own = Object.entries(b.variants).filter(
+    ([, v]) => !isDerived(v) && !isWeb(v) && !v.source.startsWith("pin"),
+  );
   if (own.length) return null; // the catalog has artwork of its own now
   const tags = b.brandColor || !r.brandColor ? [WEB_SOURCE] : [WEB_SOURCE, WEB_COLOR];
   return {

@@ -50,6 +50,17 @@ export function toServiceView(b: Brand): ServiceView {
 }
 
 /**
+ * Changes laid over every brand the catalog answers (operators' pins, src/reports/pins.ts):
+ * `apply` on each read, `strip` on each write of a brand that was read through it.
+ */
+export interface BrandOverlay {
+  /** number of changes in force (none: the catalog's brands are answered as they are) */
+  readonly size: number;
+  apply(b: Brand): Brand;
+  strip(next: Brand, base: Brand | undefined): Brand;
+}
+
+/**
  * The catalog held in memory (a few thousand brands): every read is a map lookup, never a
  * network call. Reloads itself when the source's version changes.
  */
@@ -61,6 +72,9 @@ export class CatalogService {
   private currentVersion: string | null = null;
   private timer: ReturnType<typeof setInterval> | null = null;
   private listeners: ((updated?: Brand) => void)[] = [];
+  private overlay: BrandOverlay | null = null;
+  /** every brand with the overlay applied, made on first use after a change */
+  private overlaid: Brand[] | null = null;
 
   constructor(private source: CatalogSource) {}
 
@@ -133,27 +147,50 @@ export class CatalogService {
         if (!this.bySlug.has(former)) this.bySlug.set(former, b);
     this.jsonCache = new Map();
     this.artworkSplit = null;
+    this.overlaid = null;
     this.currentVersion = built.version;
     this.emit();
   }
 
+  /** Every brand in id order, as readers see them (the overlay applied). */
   all(): readonly Brand[] {
-    return this.brands;
+    if (!this.overlay?.size) return this.brands;
+    this.overlaid ??= this.brands.map((b) => (this.overlay as BrandOverlay).apply(b));
+    return this.overlaid;
   }
 
   brand(slug: string): Brand | undefined {
-    return this.bySlug.get(slug.toLowerCase());
+    const b = this.bySlug.get(slug.toLowerCase());
+    return b && this.overlay ? this.overlay.apply(b) : b;
+  }
+
+  /** Lay `overlay` over every brand read from now on. */
+  useOverlay(overlay: BrandOverlay) {
+    this.overlay = overlay;
+    this.jsonCache = new Map();
+    this.overlaid = null;
+  }
+
+  /** The overlay of a brand changed: its cached view goes, listeners see it as updated. */
+  overlayChanged(id: number) {
+    const b = this.brands[this.position(id)];
+    if (b?.id !== id) return;
+    this.jsonCache.delete(id);
+    this.overlaid = null;
+    this.emit(this.overlay ? this.overlay.apply(b) : b);
   }
 
   /** Replace one brand's record in place (enrichment results) and refresh its view. */
-  update(brand: Brand) {
-    const i = this.position(brand.id);
-    if (this.brands[i]?.id !== brand.id) return;
+  update(next: Brand) {
+    const i = this.position(next.id);
+    if (this.brands[i]?.id !== next.id) return;
+    const brand = this.overlay ? this.overlay.strip(next, this.brands[i]) : next;
     this.brands[i] = brand;
     this.bySlug.set(brand.slug, brand);
     this.jsonCache.delete(brand.id);
     this.artworkSplit = null;
-    this.emit(brand);
+    this.overlaid = null;
+    this.emit(this.overlay ? this.overlay.apply(brand) : brand);
   }
 
   /**
@@ -167,6 +204,7 @@ export class CatalogService {
     this.brands.splice(i, 0, brand);
     this.bySlug.set(brand.slug, brand);
     this.artworkSplit = null;
+    this.overlaid = null;
     this.emit(brand);
   }
 
@@ -190,6 +228,7 @@ export class CatalogService {
     if (gone) this.bySlug.delete(gone.slug);
     this.jsonCache.delete(id);
     this.artworkSplit = null;
+    this.overlaid = null;
     this.emit();
   }
 
@@ -210,6 +249,7 @@ export class CatalogService {
    * assembled from these strings.
    */
   entryJson(brand: Brand): string {
+    if (this.overlay) brand = this.overlay.apply(brand);
     let json = this.jsonCache.get(brand.id);
     if (json === undefined) {
       json = JSON.stringify(this.viewOf(brand));
@@ -220,7 +260,7 @@ export class CatalogService {
 
   /** Made on each call (cheap), not kept per brand: 20k prebuilt views held ~18 MB of RSS. */
   viewOf(brand: Brand): ServiceView {
-    return toServiceView(brand);
+    return toServiceView(this.overlay ? this.overlay.apply(brand) : brand);
   }
 
   /**

@@ -92,8 +92,11 @@ function cleanSchemas(node: unknown, names = false): unknown {
 
 /** JSON routes document only application/json (the plugin adds form-data and text/plain). */
 function jsonOnly(content: Json | undefined): Json | undefined {
+  // image bodies a route documents beside JSON (pinned artwork) stay
   return content?.["application/json"]
-    ? { "application/json": content["application/json"] }
+    ? Object.fromEntries(
+        Object.entries(content).filter(([k]) => k === "application/json" || k.startsWith("image/")),
+      )
     : content;
 }
 

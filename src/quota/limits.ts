@@ -101,6 +101,12 @@ export const RATE_LIMITS = {
     windowSeconds: 3600,
     label: "POST /auth/resend-verification",
   },
+  reports: {
+    name: "reports",
+    limit: 20,
+    windowSeconds: 86_400,
+    label: "POST /v1/reports",
+  },
   forgotPassword: {
     name: "forgot-password",
     limit: 3,

@@ -5,6 +5,8 @@ import type { DiscoveryStore, EnrichmentStore } from "../catalog/enrichment-port
 import type { CatalogSource } from "../catalog/port";
 import type { Config } from "../config";
 import { log } from "../platform/log";
+import { auditedDiscoveries } from "../reports/audit";
+import type { CorrectionsStore } from "../reports/port";
 import type { UsageEventStore } from "../usage/port";
 import type { VisitorCountStore } from "../visitor-counter/port";
 import { EmbeddedAccountStore } from "./embedded/accounts";
@@ -14,6 +16,7 @@ import { FileCatalogSource } from "./embedded/catalog";
 import { Database, DB_FILE } from "./embedded/db";
 import { EmbeddedEnrichmentStore } from "./embedded/enrichment";
 import { importLegacyFiles } from "./embedded/legacy-import";
+import { EmbeddedCorrectionsStore } from "./embedded/reports";
 import { EmbeddedUsageStore } from "./embedded/usage";
 import { EmbeddedVisitorStore } from "./embedded/visitors";
 
@@ -32,6 +35,8 @@ export interface Store {
   billing: BillingStore;
   /** the public visitor counter's total */
   visitors: VisitorCountStore;
+  /** users' reports, operators' pins and the audit trail of brand changes */
+  corrections: CorrectionsStore;
   /** the embedded store's SQLite database (absent on MongoDB) */
   db?: Database;
   /** true when the backing store answers */
@@ -48,6 +53,7 @@ export function openEmbeddedStore(
   const enrichment = new EmbeddedEnrichmentStore(db);
   const billing = new EmbeddedBillingStore(db);
   const visitors = new EmbeddedVisitorStore(db);
+  const corrections = new EmbeddedCorrectionsStore(db);
   importLegacyFiles(db, config.DATA_DIR, { accounts, tokens, billing, enrichment, visitors });
   // strict durability: each batch's commit is on disk before its append resolves
   const usage = new EmbeddedUsageStore(db, {
@@ -59,10 +65,11 @@ export function openEmbeddedStore(
     accounts,
     tokens,
     catalog: new FileCatalogSource(config.CATALOG_FILE),
-    enrichment,
+    enrichment: auditedDiscoveries(enrichment, corrections),
     usage,
     billing,
     visitors,
+    corrections,
     db,
     ping: async () => {
       try {
@@ -92,6 +99,7 @@ export async function openMongoStore(
   const { MongoUsageStore } = await import("./mongo/usage");
   const { MongoBillingStore } = await import("./mongo/billing");
   const { MongoVisitorStore } = await import("./mongo/visitors");
+  const { MongoCorrectionsStore } = await import("./mongo/reports");
   const client = new MongoClient(url, { serverSelectionTimeoutMS: 5000 });
   await client.connect();
   const db = client.db(config.MONGODB_DB);
@@ -100,6 +108,7 @@ export async function openMongoStore(
   await MongoUsageStore.ensureIndexes(db, { retentionDays: config.USAGE_RETENTION_DAYS });
   await MongoBillingStore.ensureIndexes(db);
   await MongoEnrichmentStore.ensureIndexes(db);
+  await MongoCorrectionsStore.ensureIndexes(db);
   const catalog = new MongoCatalogSource(db);
   try {
     const built = await new FileCatalogSource(config.CATALOG_FILE).load();
@@ -112,15 +121,17 @@ export async function openMongoStore(
   }
   const usage = new MongoUsageStore(db);
   await usage.migrateCells();
+  const corrections = new MongoCorrectionsStore(db);
   return {
     kind: "mongodb",
     accounts: new MongoAccountStore(db),
     tokens: new MongoTokenStore(db),
     catalog,
-    enrichment: new MongoEnrichmentStore(db),
+    enrichment: auditedDiscoveries(new MongoEnrichmentStore(db), corrections),
     usage,
     billing: new MongoBillingStore(db),
     visitors: new MongoVisitorStore(db),
+    corrections,
     ping: async () => {
       try {
         await db.command({ ping: 1 });

@@ -328,7 +328,91 @@ function BrandDetail(props: { brand: Brand; tier: string }) {
       {(Object.keys(snip) as (keyof typeof snip)[]).map((k) => (
         <CodeBlock key={k} code={snip[k]} label={`${k} snippet`} copyLabel={`Copy ${k} snippet`} />
       ))}
+      {session.loggedIn() && <ReportProblem slug={brand.slug} />}
     </section>
+  );
+}
+
+const PROBLEMS: [string, string][] = [
+  ["wrong_logo", "The logo is wrong"],
+  ["missing_logo", "The logo is missing"],
+  ["wrong_brand", "This is another brand"],
+  ["outdated", "The logo is outdated"],
+  ["other", "Something else"],
+];
+
+/**
+ * "Report a problem with this logo" (signed-in users): POST /v1/reports with the console's
+ * access token. An operator reviews the report; the link is not fetched before that.
+ */
+function ReportProblem(props: { slug: string }) {
+  const [kind, setKind] = useState("wrong_logo");
+  const [url, setUrl] = useState("");
+  const [note, setNote] = useState("");
+  const [msg, setMsg] = useState({ text: "", error: false });
+  const [busy, setBusy] = useState(false);
+  useEffect(() => setMsg({ text: "", error: false }), [props.slug]);
+  return (
+    <details class="report">
+      <summary>Report a problem with this logo</summary>
+      <form
+        onSubmit={async (e) => {
+          e.preventDefault();
+          setBusy(true);
+          const body: Record<string, string> = { slug: props.slug, kind };
+          if (url.trim()) body.url = url.trim();
+          if (note.trim()) body.note = note.trim();
+          const r = await api<{ votes: number }>("/v1/reports", {
+            method: "POST",
+            body,
+            cred: "either",
+          });
+          setBusy(false);
+          if (!r.ok) return setMsg({ text: r.message, error: true });
+          setUrl("");
+          setNote("");
+          setMsg({
+            text:
+              r.data.votes > 1
+                ? `Thank you: this problem was reported before; your report adds a vote (${r.data.votes}).`
+                : "Thank you: an operator will review the report.",
+            error: false,
+          });
+        }}
+      >
+        <label for="report-kind">Problem</label>
+        <select
+          id="report-kind"
+          value={kind}
+          onChange={(e) => setKind((e.target as HTMLSelectElement).value)}
+        >
+          {PROBLEMS.map(([value, label]) => (
+            <option key={value} value={value}>
+              {label}
+            </option>
+          ))}
+        </select>
+        <Field
+          label="Link to the right logo (optional)"
+          type="url"
+          value={url}
+          onInput={setUrl}
+          hint="An https address of the brand's own logo file or page."
+        />
+        <label for="report-note">Note (optional)</label>
+        <textarea
+          id="report-note"
+          maxLength={1000}
+          rows={3}
+          value={note}
+          onInput={(e) => setNote((e.target as HTMLTextAreaElement).value)}
+        />
+        <button type="submit" disabled={busy}>
+          Send report
+        </button>
+        <Status {...msg} />
+      </form>
+    </details>
   );
 }
 

@@ -117,7 +117,7 @@ export function CodeBlock(props: { code: string; label: string; copyLabel: strin
 
 interface FieldProps {
   label: string;
-  type?: "text" | "email" | "password" | "search";
+  type?: "text" | "email" | "password" | "search" | "url";
   value: string;
   onInput: (v: string) => void;
   autocomplete?: string;

@@ -217,6 +217,39 @@ describe.skipIf(!have)("web console in headless Chromium", () => {
     await shot("console-explorer", true);
   }, 90_000);
 
+  test("report a problem with the logo: signed in, the form posts to /v1/reports with the access token", async () => {
+    const report = page.locator("details.report");
+    await page.getByText("Report a problem with this logo").click();
+    await page.getByLabel("Problem").selectOption("wrong_logo");
+    // the API's refusal is shown as it words it
+    await page.getByLabel("Link to the right logo (optional)").fill("http://stripe.com/logo.svg");
+    await page.getByRole("button", { name: "Send report" }).click();
+    const refusal = report.locator(".status.error");
+    await refusal.waitFor();
+    expect(await refusal.textContent()).toContain("must be https");
+    await page.getByLabel("Link to the right logo (optional)").fill("https://stripe.com/logo.svg");
+    await page.getByLabel("Note (optional)").fill("The old wordmark");
+    await page.getByRole("button", { name: "Send report" }).click();
+    await report.getByText("an operator will review the report").waitFor();
+    const [stored] = await t.deps.store.corrections.reports("open", 10);
+    expect(stored).toMatchObject({
+      slug: "stripe",
+      kind: "wrong_logo",
+      url: "https://stripe.com/logo.svg",
+      note: "The old wordmark",
+      votes: 1,
+    });
+    // sent with the session's bearer token: the report names the signed-in account
+    const me = await page.evaluate(async () => {
+      const r = await fetch("/auth/me", {
+        headers: { authorization: `Bearer ${sessionStorage.getItem("accessToken")}` },
+      });
+      return ((await r.json()) as { accountId: string }).accountId;
+    });
+    expect(stored?.accountId).toBe(me);
+    await axe("explorer (report form)");
+  }, 60_000);
+
   test("dark theme: dark colours and the brand's dark-mode colour for its logo", async () => {
     await page.emulateMedia({ colorScheme: "dark" });
     const bg = await page.evaluate(() => getComputedStyle(document.body).backgroundColor);
@@ -542,9 +575,13 @@ describe.skipIf(!have)("web console in headless Chromium", () => {
 
   test("no console errors, CSP violations or off-origin requests along the way", () => {
     expect(problems).toEqual([]);
-    // the only failed calls: billing, which this server has not configured, and the
-    // bad access token planted to test the refresh
-    expect(failed.filter((f) => !f.startsWith("401 "))).toEqual(["503 /v1/billing/portal"]);
+    // the only failed calls: the report with an http link (refused on purpose), billing,
+    // which this server has not configured, and the bad access token planted to test the
+    // refresh
+    expect(failed.filter((f) => !f.startsWith("401 "))).toEqual([
+      "400 /v1/reports",
+      "503 /v1/billing/portal",
+    ]);
     expect(failed.filter((f) => f.startsWith("401 ")).length).toBeGreaterThan(0);
   });
 });

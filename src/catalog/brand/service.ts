@@ -105,6 +105,8 @@ export class BrandResolver {
   private maps: HostMaps = hostMaps([]);
   /** the maps are shared with other resolvers (frozen.ts): copied before a change */
   private shared = false;
+  /** hosts an operator pinned to a brand (src/reports/pins.ts): they beat the catalog's maps */
+  private pinnedHost: (host: string) => string | undefined = () => undefined;
 
   constructor(private catalog: BrandCatalog) {
     this.rebuild();
@@ -113,6 +115,11 @@ export class BrandResolver {
       else if (!updated || this.maps.signatures.get(updated.id) !== updated.domains.join(" "))
         this.rebuild();
     });
+  }
+
+  /** Answer `pinned(host)`'s slug before the catalog's own domain maps. */
+  usePinnedHosts(pinned: (host: string) => string | undefined) {
+    this.pinnedHost = pinned;
   }
 
   /** Number of hosts that name a brand. */
@@ -160,7 +167,8 @@ export class BrandResolver {
    */
   resolveHost(host: string): Brand | null {
     for (const candidate of lookupChain(host)) {
-      const brand = this.brandOf(this.maps.byHost.get(candidate));
+      const brand =
+        this.brandOf(this.pinnedHost(candidate)) ?? this.brandOf(this.maps.byHost.get(candidate));
       if (brand) return brand;
     }
     const registrable = registrableDomain(host);

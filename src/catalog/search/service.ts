@@ -14,6 +14,9 @@
  *
  * Within a tier: closer first (fewer characters left over, fewer edits), then the MiniSearch
  * score, then the shorter name, then the lower id, so equal input always gives equal output.
+ * Crypto tokens (brands only @web3icons/core has) come after the other brands of the exact
+ * tier (a query naming a company finds the company before a token of the same name: "atari",
+ * "kraken") and are never typo matches ("unicef" is not the Unidef token).
  */
 import MiniSearch, { type Query, type SearchOptions, type SearchResult } from "minisearch";
 import { parse } from "tldts";
@@ -58,6 +61,8 @@ interface Entry {
   tickers: string[];
   /** popularity from the data: independent sources carrying the brand, plus one for a domain */
   popularity: number;
+  /** a crypto token: a brand only the web3icons set has */
+  token: boolean;
 }
 
 /** What the index holds for a brand (to skip re-indexing when only colors changed). */
@@ -65,6 +70,9 @@ function sameIndexed(a: Entry, b: Entry): boolean {
   const same = (x: string[], y: string[]) => x.length === y.length && x.every((v, i) => v === y[i]);
   return a.brand.slug === b.brand.slug && same(a.names, b.names) && same(a.domains, b.domains);
 }
+
+/** The source label of @web3icons/core (scripts/catalog/web3icons.ts): crypto tokens and chains. */
+const TOKEN_SOURCE = "web3icons";
 
 /** Brands from which a rebuild collects garbage between its phases (the directory has 20,000). */
 const LARGE = 5000;
@@ -119,6 +127,7 @@ function toEntry(brand: Brand): Entry {
     tails: names.flatMap(wordTails),
     tickers: (brand.tickers ?? []).map(fold),
     popularity: popularityOf(brand),
+    token: brand.sources.length === 1 && brand.sources[0] === TOKEN_SOURCE,
   };
 }
 
@@ -277,6 +286,7 @@ const standing = (r: Ranked) => r.entry.popularity - r.closeness / 2;
 function compareRanked(a: Ranked, b: Ranked): number {
   return (
     a.tier - b.tier ||
+    (a.tier === 0 ? Number(a.entry.token) - Number(b.entry.token) : 0) ||
     (a.tier === 3
       ? a.edits - b.edits || a.closeness - b.closeness || b.entry.popularity - a.entry.popularity
       : 0) ||
@@ -537,7 +547,10 @@ export class SearchIndex {
     }
 
     const ranked: Ranked[] = [];
-    for (const h of hits.values()) ranked.push({ ...h, ...classify(h.entry, q, qc, host) });
+    for (const h of hits.values()) {
+      const r = { ...h, ...classify(h.entry, q, qc, host) };
+      if (!(r.tier === 3 && r.entry.token)) ranked.push(r);
+    }
     ranked.sort(compareRanked);
     return ranked.slice(0, limit).map((r) => r.entry.brand);
   }

@@ -155,6 +155,45 @@ describe("directory name merge needs agreement", () => {
     expect(nameMergeAgrees(b({ domains: ["ah.nl"] }), ["ah.be"])).toBe(true);
     expect(nameMergeAgrees(b({ domains: ["kodi.tv"] }), ["kodi.de"])).toBe(false);
     expect(nameMergeAgrees(b({ domains: ["ted.com"] }), ["ted.bg"])).toBe(false);
+    // a national site of the same label only where OSM maps the company in the brand's country
+    expect(nameMergeAgrees(b({ domains: ["ah.nl"] }), ["ah.be"], ["be", "nl"])).toBe(true);
+    expect(nameMergeAgrees(b({ domains: ["argos.co.uk"] }), ["argos.nl"], ["nl"])).toBe(false);
+    expect(nameMergeAgrees(b({ domains: ["argos.co.uk"] }), ["argos.nl"], ["gb", "nl"])).toBe(true);
+    expect(nameMergeAgrees(b({ domains: ["iris.co.uk"] }), ["iris.ca"], ["ca"])).toBe(false);
+    expect(nameMergeAgrees(b({ domains: ["zoom.us"] }), ["zoom.red"], ["ve"])).toBe(false);
+    expect(nameMergeAgrees(b({ domains: ["suzuki.ie"] }), ["suzuki.de"], ["001"])).toBe(true);
+    // the brand's home page counts as its domain
+    const max = b({ sourceUrl: "https://cycling74.com" });
+    expect(nameMergeAgrees(max, ["maxburgers.com", "max.se"], ["se"])).toBe(false);
+    expect(nameMergeAgrees(max, ["cycling74.com"])).toBe(true);
+    // a source URL deeper in a site (a brand portal, a file on Commons) is not a home page
+    const opel = b({ sourceUrl: "https://www.stellantis.com/en/brands/opel" });
+    expect(nameMergeAgrees(opel, ["opel.de"], ["de"])).toBe(true);
+  });
+
+  test("Zoom, Argos, IRIS and Max are the brands their artwork shows; namesakes stay apart", () => {
+    const cases: [string, string[], string, string[]][] = [
+      // catalog brand, its domains, the namesake's slug, the namesake's domains
+      ["zoom", ["zoom.us", "zoom.com"], "zoom-q109606671", ["zoom.red"]],
+      ["argos", ["argos.co.uk"], "argos-q4750477", ["argos.nl"]],
+      ["iris", ["iris.co.uk"], "iris-q121091944", ["iris.ca"]],
+      ["max", [], "max-q1912172", ["maxburgers.com", "max.se"]],
+    ];
+    for (const [slug, own, namesake, theirs] of cases) {
+      const b = brand(slug);
+      const n = brand(namesake);
+      expect(b.domains).toEqual(expect.arrayContaining(own));
+      for (const d of theirs) expect(b.domains).not.toContain(d);
+      expect(n.domains).toEqual(expect.arrayContaining(theirs));
+      expect(n.wikidata).not.toBe(b.wikidata);
+      expect(n.sources).toEqual(["name-suggestion-index"]);
+    }
+    // Argos the British retailer is the catalog brand (its own Wikidata item, by its domain)
+    expect(brand("argos").description).toBe("British retail company");
+    expect(brand("zoom").description).toBeUndefined();
+    // freenet's German site is a curated domain: the company merges by it
+    expect(brand("freenet").domains).toEqual(["freenet.ag", "freenet.de"]);
+    expect(brand("freenet").wikidata).toBe("Q344744");
   });
 });
 

@@ -5,11 +5,11 @@
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import type { MongoClient } from "mongodb";
-import { runAdmin } from "../../../src/admin/cli";
 import { discoveryHooks } from "../../../src/catalog/discovery/cli";
 import type { Deps } from "../../../src/deps";
 import { setLogLevel } from "../../../src/platform/log";
 import { openMongoStore } from "../../../src/store";
+import { cliInProcess } from "../../support/admin-cli";
 import { ADMIN_TOKEN, CATALOG_FILE, makeApp, type TestApp, tempDir } from "../../support/app";
 import { smallCatalogFile } from "../../support/catalog";
 import { logoSites, SSRF_DNS } from "../../support/logo-sites";
@@ -38,29 +38,17 @@ afterAll(async () => {
   setLogLevel("info");
 });
 
-/** Runs the CLI in this process with the given env; stdout lines and the exit code. */
+/** The CLI in this process, discovery's DNS pointed at the fixtures. */
 async function cli(args: string[], env: Record<string, string>) {
-  const saved = { ...process.env };
-  Object.assign(process.env, env);
-  const out: string[] = [];
-  const log = console.log;
-  const err = console.error;
-  console.log = (...a: unknown[]) => out.push(a.join(" "));
-  console.error = () => {};
   discoveryHooks.configure = (d) => {
     d.fetcher.resolve = web.resolve;
     d.txt = web.resolveTxt;
     d.fetcher.requestTimeoutMs = 1000;
   };
   try {
-    const code = await runAdmin(args);
-    return { code, out: out.join("\n") };
+    return await cliInProcess(args, env);
   } finally {
-    console.log = log;
-    console.error = err;
     discoveryHooks.configure = undefined;
-    for (const k of Object.keys(process.env)) if (!(k in saved)) delete process.env[k];
-    Object.assign(process.env, saved);
   }
 }
 

@@ -43,3 +43,40 @@ describe("tokens by name and by symbol", () => {
     expect(kraken.sort()).toEqual(["kraken", "kraken-exchange"]);
   });
 });
+
+describe("a company's name finds the company before a crypto token", () => {
+  test("a token named like a company comes after it", async () => {
+    const cases: [string, string, string][] = [
+      ["atari", "atari", "atari-token"],
+      ["kraken", "kraken", "kraken-exchange"],
+      ["xai", "xai", "xai-network"],
+      ["sonic", "sonic", "sonic-network"],
+      ["carbon", "carbon", "carbon-token"],
+    ];
+    for (const [q, company, token] of cases) {
+      const found = await search(q);
+      expect([q, found[0]]).toEqual([q, company]);
+      expect(found).toContain(token);
+    }
+  });
+  test("a token is never a typo match: unicef is not the Unidef token", async () => {
+    expect(await search("unicef")).toEqual([]);
+    expect((await search("unidef"))[0]).toBe("unidef");
+  });
+  test("no company named like a token answers the token first", () => {
+    const all = t.deps.catalog.all();
+    const isToken = (b: { sources: string[] }) =>
+      b.sources.length === 1 && b.sources[0] === "web3icons";
+    const bySlug = new Map(all.map((b) => [b.slug, b]));
+    const tokenNames = new Set(all.filter(isToken).map((b) => b.name.toLowerCase()));
+    const names = [
+      ...new Set(all.filter((b) => !isToken(b)).map((b) => b.name.toLowerCase())),
+    ].filter((n) => tokenNames.has(n));
+    expect(names.length).toBeGreaterThan(20);
+    const tokenFirst = names.filter((q) => {
+      const top = t.deps.search.search(q, 1)[0];
+      return top !== undefined && isToken(bySlug.get(top.slug) ?? top);
+    });
+    expect(tokenFirst).toEqual([]);
+  });
+});
