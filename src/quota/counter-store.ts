@@ -66,9 +66,6 @@ export interface ConsumeResult {
 /** Every key this service writes starts with this, so one Redis can hold other data too. */
 export const KEY_PREFIX = "bapi:";
 
-/** UTC day of an instant, YYYY-MM-DD. */
-export const utcDay = (now: Date): string => now.toISOString().slice(0, 10);
-
 /** Unix seconds of the UTC midnight that ends the day of `now`. */
 export function dayEnd(now: Date): number {
   return Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() + 1) / 1000;

@@ -1,5 +1,6 @@
 import type { Principal } from "../accounts/model";
 import { labelled, quotaDecisions } from "../metrics/registry";
+import { DAY_MS, utcDay } from "../platform/day";
 import { log } from "../platform/log";
 import type { CircuitBreaker, Guarded, StoreCondition } from "./circuit-breaker";
 import {
@@ -9,7 +10,6 @@ import {
   dailyKey,
   dayEnd,
   seedKey,
-  utcDay,
 } from "./counter-store";
 import { BUCKETS, type Bucket, dailyLimit } from "./limits";
 import type { QuotaDecision, QuotaGate } from "./port";
@@ -53,7 +53,7 @@ interface DayInfo {
 
 function dayInfo(now: Date): DayInfo {
   const end = dayEnd(now) * 1000;
-  return { start: end - 86_400_000, end, name: utcDay(now), expireAt: expiry(now) };
+  return { start: end - DAY_MS, end, name: utcDay(now), expireAt: expiry(now) };
 }
 
 const decisions = labelled(quotaDecisions);

@@ -1,3 +1,4 @@
+import { DAY_MS, utcDay } from "../platform/day";
 import type { Store } from "../store";
 import { type MissKind, rankedMisses } from "./analytics/misses";
 
@@ -29,8 +30,8 @@ export function sinceDay(since: string, now = new Date()): string | null {
   if (/^\d{4}-\d{2}-\d{2}$/.test(since)) return since;
   const m = /^(\d{1,4})([dh])$/.exec(since);
   if (!m) return null;
-  const ms = Number(m[1]) * (m[2] === "d" ? 86_400_000 : 3_600_000);
-  return new Date(now.getTime() - ms).toISOString().slice(0, 10);
+  const ms = Number(m[1]) * (m[2] === "d" ? DAY_MS : 3_600_000);
+  return utcDay(now.getTime() - ms);
 }
 
 /** `npm run admin -- misses --since 7d`: what every account asked for in vain, ranked. */
@@ -42,7 +43,7 @@ export async function missesReport(
   if (!from) throw new RangeError("--since must be like 7d, 24h or a YYYY-MM-DD day");
   const r = await rankedMisses(store.usage, null, {
     from,
-    to: new Date().toISOString().slice(0, 10),
+    to: utcDay(Date.now()),
     kind: opts.kind,
     limit: opts.limit,
   });

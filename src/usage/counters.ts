@@ -1,7 +1,7 @@
 import type { Account } from "../accounts/model";
 import { AccountService } from "../accounts/service";
 import type { Config } from "../config";
-import { utcDay } from "../quota/counter-store";
+import { utcDay } from "../platform/day";
 import type { QuotaService } from "../quota/service";
 import { createCounterStore, createQuotas } from "../quota/setup";
 import type { Store } from "../store";

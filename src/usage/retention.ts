@@ -1,11 +1,10 @@
+import { addDays, utcDay } from "../platform/day";
 import { log } from "../platform/log";
 import type { UsageEventStore } from "./port";
 
 /** The first UTC day kept: `days` days back from `now`'s day (today counts as one). */
 export function retentionCutoff(days: number, now = new Date()): string {
-  const d = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate()));
-  d.setUTCDate(d.getUTCDate() - (days - 1));
-  return d.toISOString().slice(0, 10);
+  return addDays(utcDay(now), -(days - 1));
 }
 
 /**

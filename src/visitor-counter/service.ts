@@ -1,13 +1,8 @@
 import { createHmac } from "node:crypto";
+import { utcDay } from "../platform/day";
 import { log } from "../platform/log";
 import type { CircuitBreaker } from "../quota/circuit-breaker";
-import {
-  type CounterStore,
-  DAY_GRACE_SECONDS,
-  dayEnd,
-  KEY_PREFIX,
-  utcDay,
-} from "../quota/counter-store";
+import { type CounterStore, DAY_GRACE_SECONDS, dayEnd, KEY_PREFIX } from "../quota/counter-store";
 import type { VisitorCountStore } from "./port";
 
 /** The counter-store key that marks one visitor as counted on one UTC day. */

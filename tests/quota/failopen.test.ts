@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, spyOn, test } from "bun:test";
-import { dailyKey, utcDay } from "../../src/quota/counter-store";
+import { utcDay } from "../../src/platform/day";
+import { dailyKey } from "../../src/quota/counter-store";
 import type { Bucket } from "../../src/quota/limits";
 import { UpstashCounterStore } from "../../src/quota/upstash-store";
 import { createEnterprise, freePort, makeApp, type TestApp } from "../support/app";

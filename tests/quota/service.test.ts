@@ -1,7 +1,8 @@
 import { describe, expect, test } from "bun:test";
 import type { Principal } from "../../src/accounts/model";
+import { utcDay } from "../../src/platform/day";
 import { CircuitBreaker } from "../../src/quota/circuit-breaker";
-import { dailyKey, utcDay } from "../../src/quota/counter-store";
+import { dailyKey } from "../../src/quota/counter-store";
 import { MemoryCounterStore } from "../../src/quota/memory-store";
 import { countsAgainstQuota, QuotaService } from "../../src/quota/service";
 

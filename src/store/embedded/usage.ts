@@ -1,4 +1,5 @@
 import { join } from "node:path";
+import { DAY_MS, dayStart, utcDay } from "../../platform/day";
 import { log } from "../../platform/log";
 import type { CountableEvent } from "../../quota/service";
 import {
@@ -110,7 +111,6 @@ CREATE TABLE IF NOT EXISTS usage_misses (
 
 /** rows read per query by the export and eventsOfDay (a chunk of the stream) */
 const CHUNK_ROWS = 1000;
-const DAY_MS = 86_400_000;
 /** most periods one read asks for (ten years of days; of hours, five months) */
 const MAX_PERIODS = 3660;
 /** the view number stored in usage_cells: its place in VIEWS */
@@ -124,8 +124,9 @@ const ALL_VIEWS = VIEWS.flatMap((v, i) => (v.endsWith(".all") ? [i] : []));
  */
 const CELLS_VERSION = 2;
 
-export const dayNumber = (day: string): number => Date.parse(`${day}T00:00:00Z`) / DAY_MS;
-const dayOfNumber = (n: number): string => new Date(n * DAY_MS).toISOString().slice(0, 10);
+export const dayNumber = (day: string): number => dayStart(day) / DAY_MS;
+/** The UTC day of a day number (days since the epoch). */
+const dayOfNumber = (n: number): string => utcDay(n * DAY_MS);
 
 /**
  * The periods from..to as a JSON array: days (YYYY-MM-DD), or hours (YYYY-MM-DDTHH); at most

@@ -1,5 +1,6 @@
 import type { Principal } from "../../accounts/model";
 import { validationError } from "../../http/errors";
+import { DAY_MS, dayStart, utcDay } from "../../platform/day";
 import type { Bucket, Tier } from "../../quota/limits";
 import type { UsageEventStore } from "../port";
 import {
@@ -139,8 +140,8 @@ function setField(into: GroupValues, g: Partial<CellGroup>, f: GroupField): stri
 /** The periods of a range: days, or hours as YYYY-MM-DDTHH. */
 function periods(from: string, to: string, g: Granularity): string[] {
   const out: string[] = [];
-  for (let ms = Date.parse(`${from}T00:00:00Z`); ; ms += 86_400_000) {
-    const day = new Date(ms).toISOString().slice(0, 10);
+  for (let ms = dayStart(from); ; ms += DAY_MS) {
+    const day = utcDay(ms);
     if (day > to) break;
     if (g === "day") out.push(day);
     else for (let h = 0; h < 24; h++) out.push(`${day}T${String(h).padStart(2, "0")}`);

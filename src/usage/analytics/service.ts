@@ -1,5 +1,6 @@
 import type { Principal } from "../../accounts/model";
 import { validationError } from "../../http/errors";
+import { DAY_MS, dayStart, utcDay } from "../../platform/day";
 import { BUCKETS, type Bucket, type Tier } from "../../quota/limits";
 import { addCounts, zeroCounts } from "../daily";
 import type { DailyCounts, UsageEventStore } from "../port";
@@ -9,7 +10,6 @@ export const MAX_RANGE_DAYS = 366;
 /** Days covered when `from` is not given (ending at `to`, default today UTC). */
 export const DEFAULT_RANGE_DAYS = 30;
 
-const DAY_MS = 86_400_000;
 const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
 
 export type BucketCounts = Partial<Record<Bucket, DailyCounts>>;
@@ -29,8 +29,6 @@ export interface HistoryQuery {
   bucket?: Bucket;
 }
 
-const isoDay = (ms: number) => new Date(ms).toISOString().slice(0, 10);
-
 /** Epoch ms of a YYYY-MM-DD that is a real calendar date; else 422 naming the parameter. */
 function parseDay(value: string, name: string): number {
   const m = DATE.exec(value);
@@ -38,7 +36,7 @@ function parseDay(value: string, name: string): number {
   const ms = m
     ? new Date(0).setUTCFullYear(Number(m[1]), Number(m[2]) - 1, Number(m[3]))
     : Number.NaN;
-  if (!m || Number.isNaN(ms) || isoDay(ms) !== value)
+  if (!m || Number.isNaN(ms) || utcDay(ms) !== value)
     throw validationError(
       `Invalid query parameter ${name}: must be a calendar date YYYY-MM-DD (got "${value}")`,
     );
@@ -64,14 +62,14 @@ export function resolveRange(
       : parseDay(q.from, "from");
   if (to < from)
     throw validationError(
-      `Invalid date range: to (${isoDay(to)}) is before from (${isoDay(from)})`,
+      `Invalid date range: to (${utcDay(to)}) is before from (${utcDay(from)})`,
     );
   const days = (to - from) / DAY_MS + 1;
   if (days > maxDays)
     throw validationError(
       `Invalid date range: ${days} days requested, at most ${maxDays} per call${opts.what ? ` ${opts.what}` : ""}`,
     );
-  return { from: isoDay(from), to: isoDay(to) };
+  return { from: utcDay(from), to: utcDay(to) };
 }
 
 /**
@@ -90,8 +88,8 @@ export async function usageHistory(
   const empty = (): BucketCounts => Object.fromEntries(buckets.map((b) => [b, zeroCounts()]));
   const byDay = new Map<string, BucketCounts>();
   const days: UsageHistory["days"] = [];
-  for (let ms = Date.parse(`${from}T00:00:00Z`); isoDay(ms) <= to; ms += DAY_MS) {
-    const entry = { date: isoDay(ms), buckets: empty() };
+  for (let ms = dayStart(from); utcDay(ms) <= to; ms += DAY_MS) {
+    const entry = { date: utcDay(ms), buckets: empty() };
     byDay.set(entry.date, entry.buckets);
     days.push(entry);
   }
