@@ -1,3 +1,4 @@
+import { LRUCache } from "lru-cache";
 import { newId } from "../platform/ids";
 import type { BucketLimits, Tier } from "../quota/limits";
 import {
@@ -41,11 +42,19 @@ export interface KeyRegenerated {
   previous: string[];
 }
 
+/** Verified keys kept in memory at most (least recently used dropped first). */
+const KEY_CACHE_ENTRIES = 10_000;
+
 export class AccountService {
   private regenerated: ((e: KeyRegenerated) => Promise<unknown>)[] = [];
-  private cache = new Map<string, { principal: Principal; expires: number }>();
+  /** verified keys by hash (and `id:<keyId>`), each until `expires` */
+  private cache = new LRUCache<string, { principal: Principal; expires: number }>({
+    max: KEY_CACHE_ENTRIES,
+  });
   /** verified publishable keys by hash */
-  private publishable = new Map<string, { caller: PublishableCaller; expires: number }>();
+  private publishable = new LRUCache<string, { caller: PublishableCaller; expires: number }>({
+    max: KEY_CACHE_ENTRIES,
+  });
 
   constructor(
     private store: AccountStore,
@@ -253,7 +262,6 @@ export class AccountService {
 
   private remember(slot: string, principal: Principal) {
     if (this.cacheTtlMs <= 0) return;
-    if (this.cache.size > 10_000) this.cache.clear();
     this.cache.set(slot, { principal, expires: this.now() + this.cacheTtlMs });
   }
 
@@ -333,10 +341,8 @@ export class AccountService {
       origins: record.origins,
       dailyCap: record.dailyCap,
     };
-    if (this.cacheTtlMs > 0) {
-      if (this.publishable.size > 10_000) this.publishable.clear();
+    if (this.cacheTtlMs > 0)
       this.publishable.set(hash, { caller, expires: this.now() + this.cacheTtlMs });
-    }
     return caller;
   }
 
@@ -356,10 +362,12 @@ export class AccountService {
   }
 
   private forgetAccount(accountId: string) {
-    for (const [hash, entry] of this.cache)
-      if (entry.principal.accountId === accountId) this.cache.delete(hash);
-    for (const [hash, entry] of this.publishable)
-      if (entry.caller.principal.accountId === accountId) this.publishable.delete(hash);
+    const keys = [...this.cache.entries()].filter(([, e]) => e.principal.accountId === accountId);
+    for (const [hash] of keys) this.cache.delete(hash);
+    const pub = [...this.publishable.entries()].filter(
+      ([, e]) => e.caller.principal.accountId === accountId,
+    );
+    for (const [hash] of pub) this.publishable.delete(hash);
   }
 
   private async requireAccount(accountId: string): Promise<Account> {
