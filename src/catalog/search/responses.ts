@@ -8,6 +8,7 @@
  * fields or popularity changed) and loses only the bodies holding a brand whose entry changed
  * otherwise (enrichment adding colors).
  */
+import { LRUCache } from "lru-cache";
 import type { Brand } from "../types";
 import { normalizeQuery } from "./text";
 
@@ -37,21 +38,25 @@ interface Cached {
 }
 
 export class SearchResponses {
-  private cache = new Map<string, Cached>();
+  private cache: LRUCache<string, Cached>;
   /** cache keys by brand id, to drop the bodies holding a changed entry */
   private byBrand = new Map<number, Set<string>>();
-  private chars = 0;
   private generation: number;
-  private readonly maxEntries: number;
-  private readonly maxChars: number;
 
   constructor(
     private index: SearchSource,
     private entries: EntrySource,
     limits: SearchCacheLimits = {},
   ) {
-    this.maxEntries = limits.maxEntries ?? 5000;
-    this.maxChars = limits.maxChars ?? 16 * 1024 * 1024;
+    const maxChars = limits.maxChars ?? 16 * 1024 * 1024;
+    this.cache = new LRUCache<string, Cached>({
+      max: limits.maxEntries ?? 5000,
+      maxSize: maxChars,
+      maxEntrySize: maxChars,
+      sizeCalculation: (v) => Math.max(1, v.json.length),
+      // whatever removes a body (eviction, a changed brand, clear) drops it from byBrand too
+      dispose: (v, key) => this.unindex(key, v),
+    });
     this.generation = index.generation;
     // registered after the index's own listener (the index is built first): by the time this
     // runs, the index has re-indexed or re-ranked, and bumped its generation if it did
@@ -63,13 +68,12 @@ export class SearchResponses {
 
   /** Number of cached bodies and their total length in characters. */
   get stats() {
-    return { entries: this.cache.size, chars: this.chars };
+    return { entries: this.cache.size, chars: this.cache.calculatedSize };
   }
 
   clear() {
     this.cache.clear();
     this.byBrand.clear();
-    this.chars = 0;
     this.generation = this.index.generation;
   }
 
@@ -82,12 +86,7 @@ export class SearchResponses {
     if (this.index.generation !== this.generation) this.clear();
     const key = `${limit} ${q}`;
     const hit = this.cache.get(key);
-    if (hit) {
-      // most recently used last
-      this.cache.delete(key);
-      this.cache.set(key, hit);
-      return hit.json;
-    }
+    if (hit) return hit.json;
     const brands = this.index.search(q, limit);
     const json = this.assemble(q, brands);
     this.store(key, {
@@ -109,25 +108,17 @@ export class SearchResponses {
   }
 
   private store(key: string, value: Cached) {
-    if (value.json.length > this.maxChars) return;
     this.cache.set(key, value);
-    this.chars += value.json.length;
+    // a body larger than the whole cache is not kept
+    if (!this.cache.has(key)) return;
     for (const id of value.ids) {
       const keys = this.byBrand.get(id);
       if (keys) keys.add(key);
       else this.byBrand.set(id, new Set([key]));
     }
-    while (this.cache.size > this.maxEntries || this.chars > this.maxChars) {
-      const oldest = this.cache.keys().next().value as string;
-      this.remove(oldest);
-    }
   }
 
-  private remove(key: string) {
-    const value = this.cache.get(key);
-    if (!value) return;
-    this.cache.delete(key);
-    this.chars -= value.json.length;
+  private unindex(key: string, value: Cached) {
     for (const id of value.ids) {
       const keys = this.byBrand.get(id);
       keys?.delete(key);
@@ -136,6 +127,6 @@ export class SearchResponses {
   }
 
   private evictBrand(id: number) {
-    for (const key of [...(this.byBrand.get(id) ?? [])]) this.remove(key);
+    for (const key of [...(this.byBrand.get(id) ?? [])]) this.cache.delete(key);
   }
 }
