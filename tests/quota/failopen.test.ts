@@ -4,6 +4,7 @@ import type { Bucket } from "../../src/quota/limits";
 import { UpstashCounterStore } from "../../src/quota/upstash-store";
 import { createEnterprise, freePort, makeApp, type TestApp } from "../support/app";
 import { type RedisHarness, startRedisHarness, withRedis } from "../support/redis";
+import { until } from "../support/wait";
 
 /** Fail-open: the counter store dies, hangs or was never configured; requests keep being served. */
 
@@ -138,9 +139,9 @@ withRedis("redis-server killed mid-run", () => {
       Array.from({ length: 20 }, () => t.get("/v1/catalog/github", acct.apiKey)),
     );
     expect(during.map((r) => r.status)).toEqual(Array(20).fill(429));
-    // the emptied store took no unit for them: the counter stays 5 after the re-seed
-    await waitFor(async () => (await rawCount(acct.accountId, "catalog")) >= 5);
-    await Bun.sleep(200);
+    // the emptied store took no unit for them: the counter stays 5 after the re-seed (awaiting
+    // reseed() waits for the one the requests started, then runs it once more)
+    await t.deps.quota.reseed("test: wait for the re-seed");
     expect(await rawCount(acct.accountId, "catalog")).toBe(5);
     expect((await t.get("/v1/catalog/github", acct.apiKey)).status).toBe(429);
     expect((await readyz()).counters.state).toBe("ok");
@@ -159,7 +160,6 @@ withRedis("redis-server killed mid-run", () => {
     expect(during.filter((r) => r.status === 200)).toHaveLength(2);
     expect(during.filter((r) => r.status === 429)).toHaveLength(8);
     await t.deps.quota.reseed("test: wait for the re-seed");
-    await Bun.sleep(200);
     expect(await rawCount(acct.accountId, "catalog")).toBe(6);
     expect((await t.get("/v1/catalog/github", acct.apiKey)).status).toBe(429);
   });
@@ -206,13 +206,8 @@ withRedis("redis-server killed mid-run", () => {
   }, 60_000);
 });
 
-async function waitFor(cond: () => boolean | Promise<boolean>, ms = 10_000) {
-  const end = Date.now() + ms;
-  while (!(await cond())) {
-    if (Date.now() > end) throw new Error("timed out");
-    await Bun.sleep(20);
-  }
-}
+const waitFor = (cond: () => boolean | Promise<boolean>, what = "condition") =>
+  until(cond, 10_000, what, 20);
 
 describe("a counter store that never answers", () => {
   let hang: ReturnType<typeof Bun.serve>;

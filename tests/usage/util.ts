@@ -5,19 +5,9 @@ import { Database, DB_FILE } from "../../src/store/embedded/db";
 import { dayNumber, EmbeddedUsageStore } from "../../src/store/embedded/usage";
 import type { UsageEvent, UsageEventStore, UsageInput, UsageRecorder } from "../../src/usage/port";
 import type { BatchingRecorder } from "../../src/usage/writer";
+import { until } from "../support/wait";
 
-/** Wait until `cond()` holds (polling); throws after `ms` so a broken writer fails the test. */
-export async function until(
-  cond: () => boolean | Promise<boolean>,
-  ms = 4_000,
-  what = "condition",
-) {
-  const end = Date.now() + ms;
-  while (!(await cond())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await Bun.sleep(5);
-  }
-}
+export { until };
 
 let seq = 0;
 /** What the metered macro records: the event without id, ts and day, plus its time `at`. */
