@@ -39,9 +39,14 @@ export function event(over: Partial<UsageEvent> = {}): UsageEvent {
 export class SwitchableStore implements UsageEventStore {
   down = false;
   batches: number[] = [];
+  /** appends refused while down */
+  refused = 0;
   constructor(readonly inner: UsageEventStore) {}
   async append(events: UsageEvent[]) {
-    if (this.down) throw new Error("event store unreachable");
+    if (this.down) {
+      this.refused++;
+      throw new Error("event store unreachable");
+    }
     const stored = await this.inner.append(events);
     this.batches.push(events.length);
     return stored;
