@@ -6,7 +6,7 @@
 import { describe } from "bun:test";
 import { rmSync } from "node:fs";
 import { connect } from "node:net";
-import { RedisClient } from "bun";
+import Redis from "ioredis";
 import { startUpstashLocal, type UpstashLocal } from "../../scripts/upstash-local";
 import { freePort, tempDir } from "./app";
 
@@ -110,13 +110,13 @@ export async function startRedisHarness(): Promise<RedisHarness> {
     killRedis,
     startRedis,
     async read(pattern) {
-      const client = new RedisClient(`redis://127.0.0.1:${redisPort}`);
+      const direct = new Redis(redisPort, "127.0.0.1");
       try {
-        const keys = ((await client.send("KEYS", [pattern])) as string[]).sort();
-        const values = await Promise.all(keys.map((k) => client.get(k)));
+        const keys = (await direct.keys(pattern)).sort();
+        const values = keys.length ? await direct.mget(...keys) : [];
         return Object.fromEntries(keys.map((k, i) => [k, values[i] ?? ""]));
       } finally {
-        client.close();
+        direct.disconnect();
       }
     },
     async stop() {
