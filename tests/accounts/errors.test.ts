@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { sha256Hex } from "../../src/platform/hash";
+import { expectError } from "../support/errors";
 import { type AuthTestApp, makeAuthApp, PASSWORD } from "./helpers";
 
 // argon2id hashing is CPU-bound: leave room on a loaded machine
@@ -59,8 +60,12 @@ describe("POST /auth/register", () => {
   });
 
   test("malformed JSON is 422, not 500", async () => {
-    const r = await t.json("/auth/register", "{nope");
-    expect(r.status).toBe(422);
+    await expectError(
+      await t.json("/auth/register", "{nope"),
+      422,
+      "validation_error",
+      "not valid JSON",
+    );
   });
 
   test("at most 10 registrations per client IP per hour, then 429 with Retry-After", async () => {
@@ -129,7 +134,7 @@ describe("refresh and logout", () => {
     const r = await t.json("/auth/refresh", { refreshToken: "brt_unknown" });
     expect(r.status).toBe(401);
     expect((await body(r)).error).toBe("invalid_token");
-    expect((await t.json("/auth/refresh", {})).status).toBe(422);
+    await expectError(await t.json("/auth/refresh", {}), 422, "validation_error", "refreshToken");
   });
 
   test("an expired refresh token is refused", async () => {
@@ -143,7 +148,11 @@ describe("refresh and logout", () => {
       hash: sha256Hex("brt_aged"),
       expiresAt: Date.now() - 1,
     });
-    expect((await t.json("/auth/refresh", { refreshToken: "brt_aged" })).status).toBe(401);
+    await expectError(
+      await t.json("/auth/refresh", { refreshToken: "brt_aged" }),
+      401,
+      "invalid_token",
+    );
     expect(record!.expiresAt - record!.createdAt).toBe(30 * 24 * 3600 * 1000);
   });
 
@@ -153,7 +162,11 @@ describe("refresh and logout", () => {
     const b = await t.login("logout@example.com");
     const out = await t.json("/auth/logout", { refreshToken: a.refreshToken });
     expect(out.status).toBe(204);
-    expect((await t.json("/auth/refresh", { refreshToken: a.refreshToken })).status).toBe(401);
+    await expectError(
+      await t.json("/auth/refresh", { refreshToken: a.refreshToken }),
+      401,
+      "invalid_token",
+    );
     // another login (another family) is untouched
     expect((await t.json("/auth/refresh", { refreshToken: b.refreshToken })).status).toBe(200);
     expect((await t.json("/auth/logout", { refreshToken: "brt_nothing" })).status).toBe(204);
@@ -174,11 +187,15 @@ describe("verification and reset tokens", () => {
       hash: sha256Hex("bvt_old"),
       expiresAt: Date.now() - 1,
     });
-    expect((await t.json("/auth/verify-email", { token: "bvt_old" })).status).toBe(400);
+    await expectError(
+      await t.json("/auth/verify-email", { token: "bvt_old" }),
+      400,
+      "invalid_token",
+    );
     // a reset token is not a verification token
     await t.json("/auth/forgot-password", { email: "verify-expiry@example.com" });
     const reset = t.lastToken("verify-expiry@example.com", "reset-password");
-    expect((await t.json("/auth/verify-email", { token: reset })).status).toBe(400);
+    await expectError(await t.json("/auth/verify-email", { token: reset }), 400, "invalid_token");
   });
 
   test("reset tokens expire after 1 hour and work once; the new password follows the rules", async () => {
@@ -199,14 +216,15 @@ describe("verification and reset tokens", () => {
     expect(expired.status).toBe(400);
     expect((await body(expired)).error).toBe("invalid_token");
     const short = await t.json("/auth/reset-password", { token, password: "short" });
-    expect(short.status).toBe(422);
-    expect((await body(short)).message).toContain("password");
+    await expectError(short, 422, "validation_error", "password");
     expect(
       (await t.json("/auth/reset-password", { token, password: "long enough now" })).status,
     ).toBe(200);
-    expect(
-      (await t.json("/auth/reset-password", { token, password: "long enough again" })).status,
-    ).toBe(400);
+    await expectError(
+      await t.json("/auth/reset-password", { token, password: "long enough again" }),
+      400,
+      "invalid_token",
+    );
     expect(
       (await t.json("/auth/login", { email: "reset@example.com", password: "long enough now" }))
         .status,
@@ -234,7 +252,7 @@ describe("verification and reset tokens", () => {
       for (let i = 0; i < 3; i++)
         expect((await t.json(path, { email: `x${i}@example.com` }, fromIp(ip))).status).toBe(202);
       const r = await t.json(path, { email: "x@example.com" }, fromIp(ip));
-      expect(r.status).toBe(429);
+      await expectError(r, 429, "rate_limit_exceeded");
       expect(Number(r.headers.get("retry-after"))).toBeGreaterThan(0);
       expect((await t.json(path, { email: "x@example.com" }, fromIp("192.0.2.99"))).status).toBe(
         202,
@@ -263,7 +281,7 @@ describe("bearer routes", () => {
         method,
         bearer: pair.refreshToken,
       });
-      expect(wrong.status).toBe(401);
+      await expectError(wrong, 401, "invalid_api_key");
     }
   });
 
@@ -278,7 +296,7 @@ describe("bearer routes", () => {
     expect(wrong.status).toBe(401);
     expect((await body(wrong)).error).toBe("invalid_credentials");
     const missing = await t.json("/auth/me", {}, { method: "DELETE", bearer: pair.accessToken });
-    expect(missing.status).toBe(422);
+    await expectError(missing, 422, "validation_error", "password");
     expect((await t.bearer("/auth/me", pair.accessToken)).status).toBe(200);
   });
 });

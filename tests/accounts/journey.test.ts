@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
 import { DB_FILE } from "../../src/store/embedded/db";
+import { expectError } from "../support/errors";
 import { type AuthTestApp, filesUnder, makeAuthApp, PASSWORD, type Pair } from "./helpers";
 
 // argon2id hashing is CPU-bound: leave room on a loaded machine
@@ -92,11 +93,21 @@ test("register, use the key, verify, log in, bearer, refresh, regenerate, reset,
   const newPassword = "a brand new passphrase";
   const reset = await t.json("/auth/reset-password", { token: resetToken, password: newPassword });
   expect(reset.status).toBe(200);
-  expect((await t.json("/auth/login", { email, password: PASSWORD })).status).toBe(401);
-  expect((await t.json("/auth/refresh", { refreshToken: session.refreshToken })).status).toBe(401);
-  expect(
-    (await t.json("/auth/reset-password", { token: resetToken, password: "another one!!" })).status,
-  ).toBe(400);
+  await expectError(
+    await t.json("/auth/login", { email, password: PASSWORD }),
+    401,
+    "invalid_credentials",
+  );
+  await expectError(
+    await t.json("/auth/refresh", { refreshToken: session.refreshToken }),
+    401,
+    "invalid_token",
+  );
+  await expectError(
+    await t.json("/auth/reset-password", { token: resetToken, password: "another one!!" }),
+    400,
+    "invalid_token",
+  );
   const after = await t.login(email, newPassword);
 
   // delete: a wrong password is refused; then login is refused and the address is gone from disk
@@ -107,17 +118,25 @@ test("register, use the key, verify, log in, bearer, refresh, regenerate, reset,
     { password: PASSWORD },
     { method: "DELETE", bearer: after.accessToken },
   );
-  expect(wrong.status).toBe(401);
+  await expectError(wrong, 401, "invalid_credentials");
   const del = await t.json(
     "/auth/me",
     { password: newPassword },
     { method: "DELETE", bearer: after.accessToken },
   );
   expect(del.status).toBe(204);
-  expect((await t.json("/auth/login", { email, password: newPassword })).status).toBe(401);
-  expect((await t.bearer("/auth/me", after.accessToken)).status).toBe(401);
-  expect((await t.get("/v1/catalog/github", fresh.apiKey)).status).toBe(401);
-  expect((await t.json("/auth/refresh", { refreshToken: after.refreshToken })).status).toBe(401);
+  await expectError(
+    await t.json("/auth/login", { email, password: newPassword }),
+    401,
+    "invalid_credentials",
+  );
+  await expectError(await t.bearer("/auth/me", after.accessToken), 401, "invalid_api_key");
+  await expectError(await t.get("/v1/catalog/github", fresh.apiKey), 401, "invalid_api_key");
+  await expectError(
+    await t.json("/auth/refresh", { refreshToken: after.refreshToken }),
+    401,
+    "invalid_token",
+  );
 
   await t.deps.usage.flush();
   const files = filesUnder(t.deps.config.DATA_DIR);

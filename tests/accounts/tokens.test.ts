@@ -6,6 +6,7 @@ import { createLocalJWKSet, decodeJwt, jwtVerify, SignJWT } from "jose";
 import { ConfigError, loadConfig } from "../../src/config";
 import { DB_FILE } from "../../src/store/embedded/db";
 import { CATALOG_FILE, tempDir } from "../support/app";
+import { expectError } from "../support/errors";
 import { type AuthTestApp, makeAuthApp } from "./helpers";
 
 // argon2id hashing is CPU-bound: leave room on a loaded machine
@@ -105,7 +106,7 @@ describe("HS256 (JWT_SECRET)", () => {
       expect(((await r.json()) as { error: string }).error).toBe("invalid_api_key");
     }
     const batch = await t.json("/v1/catalog/batch", { slugs: ["github"] }, { bearer: valid });
-    expect(batch.status).toBe(401);
+    await expectError(batch, 401, "invalid_api_key");
   });
 
   test("X-API-Key is not accepted where a bearer token is required", async () => {

@@ -275,6 +275,7 @@ describe("GET /v1/webp/{slug}", () => {
       .all()
       .filter((b) => has(b, "color"))
       .slice(0, 12);
+    expect(colorful).toHaveLength(12);
     let edgePixels = 0;
     for (const b of colorful) {
       const webp = await get(`/v1/webp/${b.slug}?variant=color&size=96`);

@@ -10,6 +10,7 @@ import { AssetService } from "../../src/assets/service";
 import type { Brand } from "../../src/catalog/types";
 import { setLogLevel } from "../../src/platform/log";
 import { makeApp, type TestApp } from "../support/app";
+import { until } from "../support/wait";
 import { pngSize } from "./util";
 
 /**
@@ -114,9 +115,10 @@ describe("PNG/WebP routes under a full render queue", () => {
 
   test("503 render_busy with Retry-After, {error, message}, and not charged", async () => {
     const key = await busy.key("free");
+    expect(busy.deps.assets.poolStats()?.workers).toBe(0);
     const first = busy.get(`/v1/png/${heavy[2]?.slug}?size=2048`, key);
-    // let the first render reach the worker
-    await Bun.sleep(20);
+    // the first render has reached the pool's one worker (started for it)
+    await until(() => busy.deps.assets.poolStats()?.workers === 1, 10_000, "the first render");
     const second = await busy.get(`/v1/webp/${heavy[3]?.slug}?size=2048`, key);
     expect(second.status).toBe(503);
     expect(Number(second.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
@@ -137,12 +139,15 @@ describe("a client that leaves before its render is ready", () => {
     const server = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: t.app.fetch });
     try {
       const key = await t.key("free");
+      // this file's other tests render on pools of their own: t's starts its first thread here
+      expect(t.deps.assets.poolStats()?.workers).toBe(0);
       const ctl = new AbortController();
       const gone = fetch(
         `http://127.0.0.1:${server.port}/v1/png/${heavy[4]?.slug}?size=2048&variant=mono`,
         { headers: { "x-api-key": key }, signal: ctl.signal },
       ).catch(() => null);
-      await Bun.sleep(30);
+      // the request has reached the renderer: the render is under way when the client leaves
+      await until(() => t.deps.assets.poolStats()?.workers === 1, 10_000, "the render");
       ctl.abort();
       expect(await gone).toBeNull();
       const usageOf = async () =>
@@ -152,16 +157,20 @@ describe("a client that leaves before its render is ready", () => {
           }
         ).endpoints.png?.used;
       // wait until the render finished and the request was settled
-      const until = Date.now() + 20_000;
       let events: { status: number }[] = [];
-      while (Date.now() < until) {
-        await t.deps.usage.flush();
-        events = [];
-        for await (const e of t.deps.store.usage.eventsOfDay(new Date().toISOString().slice(0, 10)))
-          if (e.slug === heavy[4]?.slug && e.bucket === "png") events.push(e);
-        if (events.length > 0) break;
-        await Bun.sleep(50);
-      }
+      const day = new Date().toISOString().slice(0, 10);
+      await until(
+        async () => {
+          await t.deps.usage.flush();
+          events = [];
+          for await (const e of t.deps.store.usage.eventsOfDay(day))
+            if (e.slug === heavy[4]?.slug && e.bucket === "png") events.push(e);
+          return events.length > 0;
+        },
+        20_000,
+        "the abandoned request's event",
+        50,
+      );
       expect(events.map((e) => e.status)).toEqual([499]);
       expect(await usageOf()).toBe(0);
     } finally {

@@ -144,6 +144,8 @@ describe("GET /v1/catalog?artwork=", () => {
     expect(withArt.total + without.total).toBe(total);
     expect(withArt.total).toBe(all().filter(hasArtwork).length);
     const bySlug = new Map(all().map((b) => [b.slug, b]));
+    expect(withArt.items.length).toBeGreaterThan(0);
+    expect(without.items.length).toBeGreaterThan(0);
     for (const item of withArt.items) expect(hasArtwork(bySlug.get(item.slug) as never)).toBe(true);
     for (const item of without.items) {
       expect(Value.Check(ServiceResponse, item)).toBe(true);

@@ -115,6 +115,7 @@ describe("GET /v1/catalog", () => {
 
 describe("GET /v1/catalog/{slug}", () => {
   test("every entry of the catalog matches the ServiceResponse schema", () => {
+    expect(t.deps.catalog.all().length).toBeGreaterThan(0);
     for (const brand of t.deps.catalog.all()) {
       const view = JSON.parse(t.deps.catalog.viewJson(brand.slug) as string);
       if (!Value.Check(ServiceResponse, view))

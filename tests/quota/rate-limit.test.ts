@@ -9,6 +9,7 @@ import { MemoryCounterStore } from "../../src/quota/memory-store";
 import { type BackoffPolicy, backoffDelayMs, RateLimiter } from "../../src/quota/rate-limit";
 import { openEmbeddedStore } from "../../src/store";
 import { testConfig } from "../support/app";
+import { expectError } from "../support/errors";
 
 describe("RateLimiter (fixed windows)", () => {
   test("N per window, then refused until the window ends", async () => {
@@ -178,7 +179,7 @@ describe("rate-limit macros", () => {
       app.handle(new Request("http://localhost/v1/analytics/usage", { headers }));
     for (let i = 0; i < 60; i++) expect((await get({ "x-api-key": a.apiKey })).status).toBe(200);
     const refused = await get({ "x-api-key": a.apiKey });
-    expect(refused.status).toBe(429);
+    await expectError(refused, 429, "rate_limit_exceeded", "per minute");
     expect(refused.headers.get("retry-after")).toBe("55");
     expect((await get({ "x-api-key": b.apiKey })).status).toBe(200);
 
@@ -188,7 +189,7 @@ describe("rate-limit macros", () => {
       expect(r.status).toBe(401);
       expect(((await r.json()) as { error: string }).error).toBe("invalid_api_key");
     }
-    expect((await get(anon)).status).toBe(429);
-    expect((await get({ "x-forwarded-for": "192.0.2.51" })).status).toBe(401);
+    await expectError(await get(anon), 429, "rate_limit_exceeded");
+    await expectError(await get({ "x-forwarded-for": "192.0.2.51" }), 401, "invalid_api_key");
   });
 });

@@ -4,6 +4,8 @@ import { MemoryCounterStore } from "../../src/quota/memory-store";
 import { secondsToUtcMidnight } from "../../src/quota/port";
 import { RateLimiter } from "../../src/quota/rate-limit";
 import { ADMIN_TOKEN, makeApp, type TestApp, useAccountIdBearer } from "../support/app";
+import { expectError } from "../support/errors";
+import { until } from "../support/wait";
 
 /** Daily quotas through the real app (embedded store, real catalog, in-memory counter store). */
 let t: TestApp;
@@ -165,7 +167,7 @@ describe("limits per tier", () => {
   test("an operator raising an account's limits takes effect (PATCH /admin/accounts/:id)", async () => {
     const acct = await account("enterprise", { catalog: 1 });
     expect((await t.get("/v1/catalog/github", acct.apiKey)).status).toBe(200);
-    expect((await t.get("/v1/catalog/github", acct.apiKey)).status).toBe(429);
+    await expectError(await t.get("/v1/catalog/github", acct.apiKey), 429, "rate_limit_exceeded");
     const patched = await admin(`/admin/accounts/${acct.accountId}`, "PATCH", {
       tier: "enterprise",
       limits: { catalog: 3 },
@@ -185,7 +187,7 @@ describe("limits per tier", () => {
       expect(r.headers.get("x-ratelimit-remaining")).toBe(String(5 - i));
     }
     const refused = await t.post("/v1/catalog/batch", key, { slugs: ["github"] });
-    expect(refused.status).toBe(429);
+    await expectError(refused, 429, "rate_limit_exceeded", "batch");
     expect((await usage(key)).endpoints.batch).toEqual({ used: 5, limit: 5 });
   });
 });
@@ -218,7 +220,7 @@ describe("which outcomes count (docs/quota.md)", () => {
     expect(badSize.status).toBe(422);
     // a slug that cannot exist is found by the same schema check: 404, not counted either
     const longSlug = await t.get(`/v1/catalog/${"a".repeat(201)}`, key);
-    expect(longSlug.status).toBe(404);
+    await expectError(longSlug, 404, "service_not_found");
     const u = await usage(key);
     expect(u.endpoints.png?.used).toBe(0);
     expect(u.endpoints.batch?.used).toBe(0);
@@ -227,8 +229,8 @@ describe("which outcomes count (docs/quota.md)", () => {
 
   test("401 does not count (no key, nothing to count against)", async () => {
     const r = await t.req("/v1/catalog/github");
-    expect(r.status).toBe(401);
     expect(r.headers.get("x-ratelimit-limit")).toBeNull();
+    await expectError(r, 401, "invalid_api_key");
   });
 });
 
@@ -266,13 +268,11 @@ describe("server errors are refunded", () => {
       error: "internal_error",
       message: "Internal server error",
     });
-    let used = -1;
-    for (let i = 0; i < 100 && used !== 1; i++) {
-      await Bun.sleep(5);
-      used = ((await (await f.get("/v1/usage", key)).json()) as Usage).endpoints.catalog
-        ?.used as number;
-    }
-    expect(used).toBe(1);
+    // the refund lands after the response: wait for the count to come back down to 1
+    const used = async () =>
+      ((await (await f.get("/v1/usage", key)).json()) as Usage).endpoints.catalog?.used;
+    await until(async () => (await used()) === 1, 4_000, "the refund");
+    expect(await used()).toBe(1);
   });
 });
 
@@ -294,7 +294,7 @@ describe("key regeneration carries the day's usage over", () => {
     expect(fresh.apiKey).not.toBe(acct.apiKey);
     expect(r.headers.get("cache-control")).toBe("no-store");
 
-    expect((await t.get("/v1/catalog/github", acct.apiKey)).status).toBe(401);
+    await expectError(await t.get("/v1/catalog/github", acct.apiKey), 401, "invalid_api_key");
     const u = await usage(fresh.apiKey);
     expect(u.endpoints.catalog?.used).toBe(3);
     expect(u.endpoints.batch?.used).toBe(1);
@@ -425,8 +425,8 @@ describe("GET /v1/usage short-window cap (60 per minute)", () => {
 
   test("without valid credentials the cap is per client IP (401s until then)", async () => {
     const from = (ip: string) => r.req("/v1/usage", { headers: { "x-forwarded-for": ip } });
-    for (let i = 0; i < 60; i++) expect((await from("192.0.2.9")).status).toBe(401);
-    expect((await from("192.0.2.9")).status).toBe(429);
-    expect((await from("192.0.2.10")).status).toBe(401);
+    for (let i = 0; i < 60; i++) await expectError(await from("192.0.2.9"), 401, "invalid_api_key");
+    await expectError(await from("192.0.2.9"), 429, "rate_limit_exceeded", "per minute");
+    await expectError(await from("192.0.2.10"), 401, "invalid_api_key");
   });
 });

@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
+import { dailyKey, KEY_PREFIX, utcDay } from "../../src/quota/counter-store";
 import { ADMIN_TOKEN, createEnterprise, makeApp, type TestApp, tempDir } from "../support/app";
+import { expectError } from "../support/errors";
 import { HAS_REDIS, type RedisHarness, startRedisHarness, withRedis } from "../support/redis";
 
 /** The app with the Upstash counter store, through scripts/upstash-local.ts, on a real redis-server. */
@@ -58,14 +60,28 @@ withRedis("Upstash counter store behind the real app", () => {
 
   test("key regeneration carries the day's counts in Redis", async () => {
     const acct = await createEnterprise(t, { catalog: 5 });
-    for (let i = 0; i < 4; i++) await t.get("/v1/catalog/github", acct.apiKey);
+    for (let i = 0; i < 4; i++)
+      expect((await t.get("/v1/catalog/github", acct.apiKey)).status).toBe(200);
+    const day = utcDay(new Date());
+    const oldKey = dailyKey(day, acct.keyId, "catalog");
+    expect(await h.read(`${KEY_PREFIX}q:${day}:${acct.keyId}:*`)).toEqual({ [oldKey]: "4" });
     const r = await t.req(`/admin/accounts/${acct.accountId}/keys`, {
       method: "POST",
       headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
     });
-    const fresh = (await r.json()) as { apiKey: string };
+    expect(r.status).toBe(201);
+    const fresh = (await r.json()) as { apiKey: string; keyId: string };
+    expect(fresh.keyId).not.toBe(acct.keyId);
+    // the new key's counter starts at the old key's 4; the old key's counter stays
+    const newKey = dailyKey(day, fresh.keyId, "catalog");
+    expect(await h.read(`${KEY_PREFIX}q:${day}:${fresh.keyId}:catalog`)).toEqual({ [newKey]: "4" });
     expect((await t.get("/v1/catalog/github", fresh.apiKey)).status).toBe(200);
-    expect((await t.get("/v1/catalog/github", fresh.apiKey)).status).toBe(429);
+    expect(await h.read(`${KEY_PREFIX}q:${day}:*:catalog`)).toMatchObject({
+      [oldKey]: "4",
+      [newKey]: "5",
+    });
+    await expectError(await t.get("/v1/catalog/github", fresh.apiKey), 429, "rate_limit_exceeded");
+    expect((await h.read(newKey))[newKey]).toBe("5");
   });
 });
 

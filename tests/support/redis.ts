@@ -2,9 +2,11 @@
  * A real redis-server on a free loopback port (temp dir, no persistence) with
  * scripts/upstash-local.ts in front of it. Start in beforeAll, stop in afterAll.
  */
+
 import { describe } from "bun:test";
 import { rmSync } from "node:fs";
 import { connect } from "node:net";
+import Redis from "ioredis";
 import { startUpstashLocal, type UpstashLocal } from "../../scripts/upstash-local";
 import { freePort, tempDir } from "./app";
 
@@ -32,6 +34,8 @@ export interface RedisHarness {
   killRedis(): Promise<void>;
   /** start redis-server again on the same port (empty: no persistence) */
   startRedis(): Promise<void>;
+  /** the keys matching `pattern` and their values, read from redis-server itself (not the proxy) */
+  read(pattern: string): Promise<Record<string, string>>;
   stop(): Promise<void>;
 }
 
@@ -105,6 +109,16 @@ export async function startRedisHarness(): Promise<RedisHarness> {
     },
     killRedis,
     startRedis,
+    async read(pattern) {
+      const direct = new Redis(redisPort, "127.0.0.1");
+      try {
+        const keys = (await direct.keys(pattern)).sort();
+        const values = keys.length ? await direct.mget(...keys) : [];
+        return Object.fromEntries(keys.map((k, i) => [k, values[i] ?? ""]));
+      } finally {
+        direct.disconnect();
+      }
+    },
     async stop() {
       await local.stop();
       await killRedis();

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { UsageEvent } from "../../src/usage/port";
 import type { BatchingRecorder } from "../../src/usage/writer";
 import { createEnterprise, makeApp, type TestApp } from "../support/app";
+import { expectError } from "../support/errors";
 import { collect, settle } from "./util";
 
 /** The usage event each metered request leaves, through the real app and embedded log. */
@@ -28,11 +29,19 @@ describe("metered requests and their usage events", () => {
     expect(recorded()).toBe(before + 1);
     const again = await t.get("/v1/svg/github?variant=color", apiKey, { "if-none-match": etag });
     expect(again.status).toBe(304);
-    expect((await t.get("/v1/svg/not-a-brand-xyz", apiKey)).status).toBe(404);
-    expect((await t.get("/v1/svg/github?variant=bogus", apiKey)).status).toBe(422);
-    expect((await t.get("/v1/svg/github", "bak_0000000000000000_wrong")).status).toBe(401);
-    const refused = await t.get("/v1/svg/github", apiKey);
-    expect(refused.status).toBe(429);
+    await expectError(await t.get("/v1/svg/not-a-brand-xyz", apiKey), 404, "service_not_found");
+    await expectError(
+      await t.get("/v1/svg/github?variant=bogus", apiKey),
+      422,
+      "validation_error",
+      "variant",
+    );
+    await expectError(
+      await t.get("/v1/svg/github", "bak_0000000000000000_wrong"),
+      401,
+      "invalid_api_key",
+    );
+    await expectError(await t.get("/v1/svg/github", apiKey), 429, "rate_limit_exceeded");
 
     await settle(t.deps.usage, before + 4);
     expect(recorded()).toBe(before + 4);

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { createEnterprise, makeApp, type TestApp } from "../support/app";
+import { expectError } from "../support/errors";
 import { collect } from "./util";
 
 /** A capped key hammering a route: each refusal counts in analytics, the log holds few events. */
@@ -13,7 +14,7 @@ test("429 refusals reach the log folded per key, bucket and second, and all coun
   const acct = await createEnterprise(t, { catalog: 1 });
   expect((await t.get("/v1/catalog/github", acct.apiKey)).status).toBe(200);
   for (let i = 0; i < 40; i++)
-    expect((await t.get("/v1/catalog/github", acct.apiKey)).status).toBe(429);
+    await expectError(await t.get("/v1/catalog/github", acct.apiKey), 429, "rate_limit_exceeded");
   await t.deps.usage.flush();
   const today = new Date().toISOString().slice(0, 10);
   const events = (await collect(t.deps.store.usage.eventsOfDay(today))).filter(

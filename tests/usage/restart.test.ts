@@ -106,7 +106,13 @@ describe("usage log across process restarts (embedded store)", () => {
     const load = Array.from({ length: 8 }, async () => {
       while (running) await traffic(first.base, apiKey, 1).catch(() => (running = false));
     });
-    await Bun.sleep(700);
+    // killed once the load has written more batches (each of at most 4 events)
+    await until(
+      () => eventsOnDisk(dataDir, accountId).length >= 80,
+      10_000,
+      "40 more events written under load",
+      20,
+    );
     first.proc.kill("SIGKILL");
     await first.proc.exited;
     running = false;

@@ -102,11 +102,17 @@ describe("usage retention", () => {
   });
 
   test("stop() waits for the prune under way (the store is closed after it)", async () => {
+    let release = () => {};
+    const gate = new Promise<void>((r) => {
+      release = r;
+    });
+    let started = false;
     let finished = false;
     const r = startRetention(
       {
         prune: async () => {
-          await Bun.sleep(100);
+          started = true;
+          await gate;
           finished = true;
           return { days: 0, events: 0 };
         },
@@ -115,7 +121,16 @@ describe("usage retention", () => {
       60_000,
     );
     void r.run();
-    await r.stop();
+    await until(() => started, 4_000, "the prune to start");
+    let stopped = false;
+    const stopping = r.stop().then(() => {
+      stopped = true;
+    });
+    // the prune is held: stop() cannot have resolved, however many turns pass
+    for (let i = 0; i < 10; i++) await new Promise((r) => setImmediate(r));
+    expect(stopped).toBe(false);
+    release();
+    await stopping;
     expect(finished).toBe(true);
   });
 });

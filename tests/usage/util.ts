@@ -5,19 +5,9 @@ import { Database, DB_FILE } from "../../src/store/embedded/db";
 import { dayNumber, EmbeddedUsageStore } from "../../src/store/embedded/usage";
 import type { UsageEvent, UsageEventStore, UsageInput, UsageRecorder } from "../../src/usage/port";
 import type { BatchingRecorder } from "../../src/usage/writer";
+import { until } from "../support/wait";
 
-/** Wait until `cond()` holds (polling); throws after `ms` so a broken writer fails the test. */
-export async function until(
-  cond: () => boolean | Promise<boolean>,
-  ms = 4_000,
-  what = "condition",
-) {
-  const end = Date.now() + ms;
-  while (!(await cond())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await Bun.sleep(5);
-  }
-}
+export { until };
 
 let seq = 0;
 /** What the metered macro records: the event without id, ts and day, plus its time `at`. */
@@ -49,9 +39,14 @@ export function event(over: Partial<UsageEvent> = {}): UsageEvent {
 export class SwitchableStore implements UsageEventStore {
   down = false;
   batches: number[] = [];
+  /** appends refused while down */
+  refused = 0;
   constructor(readonly inner: UsageEventStore) {}
   async append(events: UsageEvent[]) {
-    if (this.down) throw new Error("event store unreachable");
+    if (this.down) {
+      this.refused++;
+      throw new Error("event store unreachable");
+    }
     const stored = await this.inner.append(events);
     this.batches.push(events.length);
     return stored;

@@ -1,9 +1,9 @@
-import { describe, expect, test } from "bun:test";
+import { describe, expect, spyOn, test } from "bun:test";
 import { captureLogs } from "../../src/platform/log";
 import type { EmbeddedUsageStore } from "../../src/store/embedded/usage";
 import type { UsageEvent } from "../../src/usage/port";
 import { tempDir } from "../support/temp";
-import { event, storeOpener } from "./util";
+import { event, storeOpener, until } from "./util";
 
 const openStore = storeOpener();
 const open = (opts: Parameters<typeof EmbeddedUsageStore.open>[1] = {}) =>
@@ -63,9 +63,21 @@ describe("usage write thread", () => {
       const acked = batch(1_000);
       expect(await s.append(acked, { fresh: true })).toBe(1_000);
       const more = batch(20_000);
-      const pending = s.append(more, { fresh: true });
-      // once it is posted (the serializing done), before its transaction commits
-      await new Promise((r) => setTimeout(r, 30));
+      // killed once its last part is posted to the thread (the serializing done), while the
+      // thread stores the 20,000 events in one transaction
+      const posted = spyOn(Worker.prototype, "postMessage");
+      let pending: Promise<number>;
+      try {
+        pending = s.append(more, { fresh: true });
+        await until(
+          () => posted.mock.calls.some(([m]) => (m as { op?: string })?.op === "append"),
+          10_000,
+          "the batch posted",
+          1,
+        );
+      } finally {
+        posted.mockRestore();
+      }
       s.thread?.kill();
       expect(await pending).toBeGreaterThanOrEqual(0);
       expect(s.size).toBe(21_000);

@@ -281,13 +281,11 @@ describe.skipIf(!have)("web console in headless Chromium", () => {
       await page.getByRole("button", { name: "Refresh" }).click();
       await settled();
     };
+    // the history is read from the usage log: once the recorder has written the calls, one
+    // refresh shows them in the cards and in the svg series' range total
+    await t.deps.usage.flush();
     await refresh();
     expect(await usedToday("svg")).toBe(before + 3);
-    // the history trails by one flush: refresh until the svg series' range total shows the calls
-    for (let i = 0; i < 10 && Number(await legendValue("svg")) < before + 3; i++) {
-      await Bun.sleep(500);
-      await refresh();
-    }
     expect(Number(await legendValue("svg"))).toBe(before + 3);
     // no filler in the legend: the x entry names the range, never "--"; the caption's grammar
     expect(await legendValue("Day")).toMatch(/^all \d{4}-\d{2}-\d{2} to \d{4}-\d{2}-\d{2}$/);
@@ -401,9 +399,13 @@ describe.skipIf(!have)("web console in headless Chromium", () => {
     const slow = (url: URL) =>
       url.pathname === "/v1/analytics/usage" && url.searchParams.get("granularity") === "hour";
     let held = 0;
+    let release = () => {};
+    const gate = new Promise<void>((r) => {
+      release = r;
+    });
     await page.route(slow, async (route) => {
       held++;
-      await Bun.sleep(1_500);
+      await gate;
       await route.continue();
     });
     try {
@@ -412,8 +414,14 @@ describe.skipIf(!have)("web console in headless Chromium", () => {
       await page.getByRole("radio", { name: "Per day" }).check();
       await settled();
       expect(held).toBe(1);
-      // the held answer has landed (past its delay) and the page still shows days
-      await Bun.sleep(2_000);
+      // the held answer lands now, and the page still shows days
+      const landed = page.waitForEvent("requestfinished", (r) => slow(new URL(r.url())));
+      release();
+      await landed;
+      // the page's handlers of that answer run before its next two frames
+      await page.evaluate(
+        () => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))),
+      );
       expect(await page.locator(".dashboard").getAttribute("aria-busy")).toBe("false");
       expect(await page.getByRole("radio", { name: "Per day" }).isChecked()).toBe(true);
       expect(await page.locator(".u-legend .u-label").first().textContent()).toBe("Day");

@@ -24,6 +24,7 @@ import { FileCatalogSource } from "../../../src/store/embedded/catalog";
 import { EmbeddedEnrichmentStore } from "../../../src/store/embedded/enrichment";
 import { CATALOG_FILE, makeApp, tempDir } from "../../support/app";
 import { openDatabase } from "../../support/db";
+import { until } from "../../support/wait";
 
 let built: BuiltCatalog;
 const raw = (slug: string) => built.brands.find((b) => b.slug === slug) as Brand;
@@ -181,12 +182,17 @@ describe("job queue", () => {
     const inner = new EmbeddedEnrichmentStore(innerDb);
     let inFlight = 0;
     let maxInFlight = 0;
+    // saves are held until the test opens the gate: the jobs pile up at the bound
+    let open = () => {};
+    const gate = new Promise<void>((resolve) => {
+      open = resolve;
+    });
     const gated: EnrichmentStore = {
       all: () => inner.all(),
       async save(r) {
         inFlight++;
         maxInFlight = Math.max(maxInFlight, inFlight);
-        await new Promise((resolve) => setTimeout(resolve, 20));
+        await gate;
         inFlight--;
         return inner.save(r);
       },
@@ -196,6 +202,8 @@ describe("job queue", () => {
     await svc.start();
     const brands = needy(6);
     for (const b of brands) expect(svc.request(b)).toBe(true);
+    await until(() => inFlight === 2, 10_000, "two saves in flight");
+    open();
     await svc.idle();
     expect(maxInFlight).toBe(2);
     for (const b of brands) expect(catalog.brand(b.slug)?.variants.dark).toBeDefined();
@@ -238,7 +246,7 @@ describe("job queue", () => {
     });
     const gh = catalog.brand("github") as Brand;
     expect(svc.request(gh)).toBe(true);
-    while (!derived.length) await Bun.sleep(1);
+    await until(() => derived.length > 0, 10_000, "the first derivation");
     // new artwork arrives (as a discovery applies it): another mono mark
     const other = raw("gitlab").variants.mono as NonNullable<Brand["variants"]["mono"]>;
     const updated: Brand = { ...gh, variants: { ...gh.variants, mono: other } };

@@ -78,6 +78,7 @@ describe("wordmark-only brands", () => {
       expect(brand(slug).variants.mono?.source).toBe("flattened:thesvg");
     }
     const facts = await paintFactsAll(slugs.map((s) => brand(s).variants.mono?.svg ?? ""));
+    expect(facts).toHaveLength(slugs.length);
     for (const f of facts) {
       expect(f?.solid).toBe(true);
       expect(f?.hues).toEqual([]);

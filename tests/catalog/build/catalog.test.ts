@@ -79,6 +79,7 @@ describe("built catalog", () => {
   });
 
   test("colours: 6 lowercase hex everywhere, roles consistent", () => {
+    expect(brands.filter((b) => b.brandColor !== null).length).toBeGreaterThan(0);
     for (const b of brands) {
       if (b.brandColor === null) continue;
       expect(b.brandColor).toMatch(/^[0-9a-f]{6}$/);
@@ -96,6 +97,7 @@ describe("built catalog", () => {
   test("every brand with a symbol has dark and light variants from the build; verifiedAt is null", () => {
     const rootFill = (svg: string) => /^<svg[^>]*\sfill="#([0-9a-f]{6})"/.exec(svg)?.[1];
     const weak: string[] = [];
+    expect(brands.length).toBeGreaterThan(0);
     for (const b of brands) {
       expect(b.verifiedAt).toBeNull();
       // directory entries have no artwork at all: the API serves the placeholder
@@ -207,13 +209,16 @@ describe("built catalog", () => {
   });
 
   test("ids inside each SVG are prefixed per brand and variant", () => {
+    let ids = 0;
     for (const b of brands) {
       for (const [variant, stored] of Object.entries(b.variants)) {
         for (const m of stored.svg.matchAll(/\sid="([^"]+)"/g)) {
+          ids++;
           expect(m[1]?.startsWith(`${variant}-${b.slug}-`)).toBe(true);
         }
       }
     }
+    expect(ids).toBeGreaterThan(0);
   });
 
   test("brands with no mono mark of their own get a derived one (when no set draws one)", () => {

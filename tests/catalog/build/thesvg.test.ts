@@ -132,12 +132,15 @@ describe("thesvg in the built catalog", () => {
   const brands = builtCatalog().brands;
   const bySlug = new Map(brands.map((b) => [b.slug, b]));
   test("every brand with artwork records each variant's package, licence and upstream URL", () => {
+    let checked = 0;
     for (const b of brands) {
       const variants = Object.keys(b.variants);
       if (!variants.length) continue;
       const covered: string[] = (b.artwork ?? []).flatMap((a) => a.variants);
       expect(covered.sort()).toEqual(variants.sort());
+      checked++;
     }
+    expect(checked).toBeGreaterThan(0);
     const thesvg = brands.flatMap((b) => b.artwork ?? []).filter((a) => a.source === "thesvg");
     expect(thesvg.length).toBeGreaterThan(400);
     for (const a of thesvg) {

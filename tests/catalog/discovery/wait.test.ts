@@ -5,6 +5,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { makeApp, type TestApp, tempDir } from "../../support/app";
 import { ICON_SVG } from "../../support/logo-sites";
+import { until } from "../../support/wait";
 import {
   bytes,
   type FixtureWeb,
@@ -19,9 +20,13 @@ let web: FixtureWeb;
 let t: TestApp;
 let key: string;
 
-/** a site whose home page answers after `ms` */
+/** names of the sites whose home page was asked for */
+const visited = new Set<string>();
+
+/** a site whose home page answers after `ms` (the fixed delay of a slow site) */
 const site = (name: string, ms = 0): Site => ({
   "/": async () => {
+    visited.add(name);
     if (ms) await Bun.sleep(ms);
     return new Response(
       `<title>${name}</title><link rel="icon" type="image/svg+xml" href="/i.svg"><p>${name} makes things.</p>`,
@@ -82,7 +87,12 @@ describe("GET /v1/brand?wait=", () => {
 
   test("at most 4 waits per key at a time: a fifth answers at once", async () => {
     const started = [0, 1, 2, 3].map((i) => timed(`/v1/brand?domain=busy${i}.test&wait=8000`));
-    await Bun.sleep(150);
+    // each lookup holds its wait before its discovery asks the site for its home page
+    await until(
+      () => [0, 1, 2, 3].every((i) => visited.has(`Busy ${i}`)),
+      10_000,
+      "the four discoveries",
+    );
     const fifth = await timed("/v1/brand?domain=busy4.test&wait=8000");
     expect(fifth.status).toBe(404);
     expect(fifth.ms).toBeLessThan(800);

@@ -211,8 +211,20 @@ describe.skipIf(!bigMounted)("a full disk across a restart (real process)", () =
     return ids;
   }
 
+  const METRICS_TOKEN = "full-disk-metrics-token";
+  /** the service's usage_write_failures_total (GET /metrics) */
+  async function writeFailures(base: string): Promise<number> {
+    const r = await fetch(`${base}/metrics`, {
+      headers: { authorization: `Bearer ${METRICS_TOKEN}` },
+    });
+    const line = (await r.text())
+      .split("\n")
+      .find((l) => l.startsWith("usage_write_failures_total "));
+    return Number(line?.split(" ")[1] ?? Number.NaN);
+  }
+
   test("events held at shutdown are kept in the reserve and written after the restart: none dropped", async () => {
-    const env = { LOG_LEVEL: "info", USAGE_FLUSH_MS: "20" };
+    const env = { LOG_LEVEL: "info", USAGE_FLUSH_MS: "20", METRICS_TOKEN };
     const first = await startService({ dataDir: dir, env, stdout: "pipe" });
     procs.push(first.proc);
     const { accountId, apiKey } = await adminKey(first.base, "pro");
@@ -230,8 +242,13 @@ describe.skipIf(!bigMounted)("a full disk across a restart (real process)", () =
     for (let i = 0; i < 30; i++) statuses.push(await get(first.base));
     expect(statuses.every((s) => s === 200)).toBe(true);
     // writes and spills fail meanwhile (a few events may fit in the day file's last page):
-    // the rest are held in memory
-    await Bun.sleep(300);
+    // the rest are held in memory once a write of them has failed
+    await until(
+      async () => (await writeFailures(first.base)) > 0,
+      10_000,
+      "a failed usage write",
+      20,
+    );
     const before = servedOnDisk(accountId).size;
     expect(before).toBeLessThan(31);
 

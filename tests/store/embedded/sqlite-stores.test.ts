@@ -3,7 +3,7 @@
  * two connections on one DATA_DIR (the service and the admin CLI are two processes), expired
  * tokens removed at open, and discovery polling across connections.
  */
-import { afterEach, expect, test } from "bun:test";
+import { afterEach, expect, setSystemTime, test } from "bun:test";
 import type { AccountEvent } from "../../../src/accounts/model";
 import type { TokenRecord } from "../../../src/accounts/port";
 import { emptyRecord } from "../../../src/catalog/discovery/service";
@@ -133,13 +133,19 @@ test("discoveries: a poll sees a record another connection stored after `since`,
     status,
   });
   const ago = (ms: number) => new Date(Date.now() - ms).toISOString();
-  await ea.saveDiscovery(rec("one.test", ago(1000)));
-  await Bun.sleep(5);
-  const since = new Date().toISOString();
-  expect(await ea.discoveries(since)).toEqual([]);
-  // the other process finished a discovery that began before `since`, and stores it now
-  await Bun.sleep(5);
-  await eb.saveDiscovery(rec("two.test", ago(10_000)));
+  // the store stamps each row with the clock's time: the clock is set, a second a step
+  const t0 = Date.now();
+  const since = new Date(t0 + 1000).toISOString();
+  try {
+    setSystemTime(new Date(t0));
+    await ea.saveDiscovery(rec("one.test", ago(1000)));
+    expect(await ea.discoveries(since)).toEqual([]);
+    // the other process finished a discovery that began before `since`, and stores it now
+    setSystemTime(new Date(t0 + 2000));
+    await eb.saveDiscovery(rec("two.test", ago(10_000)));
+  } finally {
+    setSystemTime();
+  }
   expect((await ea.discoveries(since)).map((r) => r.domain)).toEqual(["two.test"]);
   await eb.saveDiscovery(rec("two.test", ago(0), "taken_down"));
   const kept = await ea.saveDiscovery(rec("two.test", ago(0), "found"));
