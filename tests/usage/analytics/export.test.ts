@@ -1,26 +1,24 @@
 import { expect, test } from "bun:test";
 import { exportPage } from "../../../src/usage/analytics/export";
-import type { ExportQuery, UsageEvent, UsageEventStore } from "../../../src/usage/port";
-import { event } from "../util";
+import type { UsageEvent } from "../../../src/usage/port";
+import { tempDir } from "../../support/temp";
+import { event, storeOpener } from "../util";
 
-/** exportPage over a store that answers one fixed page (and records what it was asked). */
-function storeOf(events: UsageEvent[]) {
-  const asked: ExportQuery[] = [];
-  const store = {
-    exportEvents: async (_account: string, q: ExportQuery) => {
-      asked.push(q);
-      return events.slice(0, q.limit);
-    },
-  } as unknown as UsageEventStore;
-  return { store, asked };
+/** exportPage over the real embedded usage store, holding `events` of account "acc". */
+const open = storeOpener();
+async function storeOf(events: UsageEvent[]) {
+  const store = open(tempDir(), { writer: "inline" });
+  await store.append(events);
+  return store;
 }
 
 const NOW = new Date("2025-03-31T12:00:00Z");
+const acc = (over: Partial<UsageEvent>) => event({ accountId: "acc", ...over });
 
 test("CSV: RFC 4180 quoting; a text a spreadsheet would run as a formula is defused", async () => {
-  const e = event({ ts: "2025-03-30T10:00:00.000Z", slug: "=HYPERLINK(1)", route: 'a,"b"' });
+  const e = acc({ ts: "2025-03-30T10:00:00.000Z", slug: "=HYPERLINK(1)", route: 'a,"b"' });
   e.miss = ["query:x", "slug:+1"];
-  const { store } = storeOf([e]);
+  const store = await storeOf([e]);
   const page = await exportPage(store, "acc", { format: "csv", to: "2025-03-31" }, 0, NOW);
   const [head, row] = (await new Response(page.body).text()).trim().split("\n");
   expect(head).toBe(
@@ -31,23 +29,31 @@ test("CSV: RFC 4180 quoting; a text a spreadsheet would run as a formula is defu
 });
 
 test("NDJSON: one stored event per line; a full page names its last id as the next cursor", async () => {
-  const events = [1, 2, 3].map((i) => event({ ts: `2025-03-30T10:00:0${i}.000Z` }));
-  const { store, asked } = storeOf(events);
+  const events = [1, 2, 3].map((i) => acc({ ts: `2025-03-30T10:00:0${i}.000Z` }));
+  // metered 10 s before NOW: inside the 30 s settle time, so not exported yet
+  const settling = acc({ ts: "2025-03-31T11:59:50.000Z" });
+  const store = await storeOf([...events, settling, event({ ts: "2025-03-30T10:00:00.000Z" })]);
   const full = await exportPage(store, "acc", { limit: 2, to: "2025-03-31" }, 30_000, NOW);
   const lines = (await new Response(full.body).text()).trim().split("\n");
   expect(lines.map((l) => JSON.parse(l))).toEqual(events.slice(0, 2));
   expect(full.next).toBe(events[1]?.id ?? "");
-  // only events metered at least the settle time ago
-  expect(asked[0]?.before).toBe("2025-03-31T11:59:30.000Z");
-  const last = await exportPage(store, "acc", { limit: 5, to: "2025-03-31" }, 0, NOW);
-  expect(last.next).toBeNull();
-  expect(await new Response(last.body).text()).toHaveLength(
-    events.map((e) => JSON.stringify(e).length + 1).reduce((a, b) => a + b),
+  // the rest: the third event only (another account's and the settling one are left out)
+  const last = await exportPage(
+    store,
+    "acc",
+    { limit: 5, to: "2025-03-31", cursor: full.next ?? undefined },
+    30_000,
+    NOW,
   );
+  expect(last.next).toBeNull();
+  expect(await new Response(last.body).text()).toBe(`${JSON.stringify(events[2])}\n`);
+  // with no settle time the settling event is exported too
+  const all = await exportPage(store, "acc", { limit: 5, to: "2025-03-31" }, 0, NOW);
+  expect((await new Response(all.body).text()).trim().split("\n")).toHaveLength(4);
 });
 
 test("an empty page: no body in NDJSON, the header alone in CSV", async () => {
-  const { store } = storeOf([]);
+  const store = await storeOf([]);
   const nd = await exportPage(store, "acc", {}, 0, NOW);
   expect(await new Response(nd.body).text()).toBe("");
   const csv = await exportPage(store, "acc", { format: "csv" }, 0, NOW);
