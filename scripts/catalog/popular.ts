@@ -8,6 +8,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { BrandResolver } from "../../src/catalog/brand/service";
+import { CatalogService } from "../../src/catalog/service";
 import { popularityOf } from "../../src/catalog/search/service";
 import type { Brand } from "../../src/catalog/types";
 
@@ -20,11 +21,7 @@ export function popularBrands(root: string, brands: readonly Brand[], n: number)
   );
   const withArt = brands.filter((b) => Object.keys(b.variants).length > 0);
   const bySlug = new Map(brands.map((b) => [b.slug, b]));
-  const resolver = new BrandResolver({
-    all: () => brands,
-    brand: (slug) => bySlug.get(slug),
-    onChange: () => {},
-  });
+  const resolver = new BrandResolver(CatalogService.of(brands));
   const out = new Set<Brand>();
   for (const domain of domains) {
     const brand = resolver.resolveHost(domain.replace(/^www\./, ""));

@@ -1,9 +1,15 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { DatabaseSync } from "node:sqlite";
 import type { Static } from "elysia";
 import { log } from "../platform/log";
-import { collectGarbage } from "../platform/memory";
 import { contrastTextColor } from "./colors";
 import { directoryFields, type ServiceResponse } from "./model";
+import { Lru } from "./lru";
 import type { CatalogSource } from "./port";
+import { CatalogDb } from "./store/db";
+import { writeCatalogFileSync } from "./store/schema";
 import type { Brand, BuiltCatalog } from "./types";
 
 export const NOTICE =
@@ -49,38 +55,73 @@ export function toServiceView(b: Brand): ServiceView {
   };
 }
 
+/** Most characters of brand records (JSON and SVG markup) the brand cache holds. */
+const BRAND_CACHE_CHARS = 48 * 1024 * 1024;
+/** Most characters of serialized views the view cache holds. */
+const VIEW_CACHE_CHARS = 16 * 1024 * 1024;
+
+function brandChars(b: Brand): number {
+  let n = 1000;
+  for (const v of Object.values(b.variants)) n += v?.svg.length ?? 0;
+  return n;
+}
+
 /**
- * The catalog held in memory (a few thousand brands): every read is a map lookup, never a
- * network call. Reloads itself when the source's version changes.
+ * The catalog in its SQLite database (src/catalog/store/): the built file read-only, the
+ * brands added or changed at run time in a writable overlay. Brands and their serialized views
+ * are read through bounded LRU caches, so memory does not grow with the catalog. Reloads itself
+ * when the source's version changes: the new file is opened and checked, then swapped in.
  */
 export class CatalogService {
-  private brands: Brand[] = [];
-  private bySlug = new Map<string, Brand>();
-  /** serialized views, made on first use (the by-slug route answers with these bytes) */
-  private jsonCache = new Map<number, string>();
-  private currentVersion: string | null = null;
+  private db: CatalogDb | null = null;
+  private brands = new Lru<number, Brand>(200_000, BRAND_CACHE_CHARS, brandChars);
+  /** serialized views (the by-slug route answers with these bytes) */
+  private jsonCache = new Lru<number, string>(200_000, VIEW_CACHE_CHARS, (s) => s.length);
   private timer: ReturnType<typeof setInterval> | null = null;
   private listeners: ((updated?: Brand) => void)[] = [];
+  /** the temp file install() wrote, removed when replaced */
+  private installed: string | null = null;
 
   constructor(private source: CatalogSource) {}
 
   get version() {
-    return this.currentVersion;
+    return this.db?.meta?.version ?? null;
+  }
+  get builtAt() {
+    return this.db?.meta?.builtAt ?? null;
   }
   get size() {
-    return this.brands.length;
+    return this.db?.size ?? 0;
   }
   get loaded() {
-    return this.currentVersion !== null;
+    return this.db?.attached ?? false;
+  }
+  /** the database connection (search and the domain resolver read it) */
+  get database(): CatalogDb {
+    if (!this.db) throw new Error("the catalog is not loaded yet");
+    return this.db;
   }
 
+  /** Open the source's current catalog file and swap it in. */
   async load(): Promise<void> {
-    const built = await this.source.load();
-    this.install(built);
-    // a directory-size catalog: the parse's garbage (the 56 MB file's text) goes before the
-    // domain map and the search index allocate theirs (RSS peak); a frozen catalog was parsed
-    // once and is shared (src/catalog/frozen.ts): no parse here, no garbage
-    if (this.brands.length >= 5000 && !Object.isFrozen(built)) collectGarbage();
+    this.use(await this.source.file());
+  }
+
+  /** Open a catalog database file (checked before the swap) and tell the listeners. */
+  use(file: string) {
+    const next = new CatalogDb();
+    try {
+      next.attach(file);
+    } catch (err) {
+      next.close();
+      throw err;
+    }
+    const before = this.db;
+    this.db = next;
+    this.brands.clear();
+    this.jsonCache.clear();
+    before?.close();
+    this.emit();
   }
 
   /** Poll the source every `ms` and reload when its version changed. */
@@ -91,7 +132,7 @@ export class CatalogService {
       busy = true;
       try {
         const v = await this.source.version();
-        if (v && v !== this.currentVersion) {
+        if (v && v !== this.version) {
           await this.load();
           log("info", "catalog reloaded", { version: v, brands: this.size });
         }
@@ -104,7 +145,7 @@ export class CatalogService {
     (this.timer as { unref?: () => void }).unref?.();
   }
 
-  /** Call `listener` after every install (no argument) and every update (the new brand). */
+  /** Call `listener` after every load (no argument) and every update (the new brand). */
   onChange(listener: (updated?: Brand) => void) {
     this.listeners.push(listener);
   }
@@ -123,74 +164,98 @@ export class CatalogService {
     if (this.timer) clearInterval(this.timer);
   }
 
-  install(built: BuiltCatalog) {
-    const brands = [...built.brands].sort((a, b) => a.id - b.id);
-    this.brands = brands;
-    this.bySlug = new Map(brands.map((b) => [b.slug, b]));
-    // a retired slug answers with the brand it became (never over a live slug)
-    for (const b of brands)
-      for (const former of b.formerSlugs ?? [])
-        if (!this.bySlug.has(former)) this.bySlug.set(former, b);
-    this.jsonCache = new Map();
-    this.artworkSplit = null;
-    this.currentVersion = built.version;
-    this.emit();
+  /** Stop polling and close the database. */
+  close() {
+    this.stop();
+    this.db?.close();
+    this.db = null;
+    if (this.installed) rmSync(this.installed, { recursive: true, force: true });
   }
 
-  all(): readonly Brand[] {
-    return this.brands;
+  /**
+   * Serve a catalog given as data (tests, scripts): written into a temp database file first.
+   * Brands are taken in id order.
+   */
+  install(built: BuiltCatalog) {
+    const dir = mkdtempSync(join(tmpdir(), "bapi-catalog-db-"));
+    const file = join(dir, "catalog.sqlite");
+    const brands = [...built.brands].sort((a, b) => a.id - b.id);
+    writeCatalogFileSync(file, built, brands, (f) => new DatabaseSync(f));
+    const before = this.installed;
+    this.use(file);
+    this.installed = dir;
+    if (before) rmSync(before, { recursive: true, force: true });
+  }
+
+  /** A catalog of these brands alone (scripts and tests). */
+  static of(brands: readonly Brand[], version = "local"): CatalogService {
+    const catalog = new CatalogService({
+      file: async () => {
+        throw new Error("a catalog of given brands has no source file");
+      },
+      version: async () => version,
+    });
+    catalog.install({ version, builtAt: new Date(0).toISOString(), brands: [...brands] });
+    return catalog;
+  }
+
+  /** Every brand in id order, read from the database (scripts and tests: never on a request). */
+  all(): Brand[] {
+    return this.db ? [...this.db.each()] : [];
   }
 
   brand(slug: string): Brand | undefined {
-    return this.bySlug.get(slug.toLowerCase());
+    const id = this.db?.idBySlug(slug.toLowerCase());
+    return id === undefined ? undefined : this.brandById(id);
   }
 
-  /** Replace one brand's record in place (enrichment results) and refresh its view. */
+  /** The brand with this id, from the cache or the database. */
+  brandById(id: number): Brand | undefined {
+    const hit = this.brands.get(id);
+    if (hit) return hit;
+    const b = this.db?.brand(id);
+    if (b) this.brands.set(id, b);
+    return b;
+  }
+
+  /** The brand a normalized host names exactly (its own domain), if any. */
+  brandByHost(host: string): Brand | undefined {
+    const id = this.db?.idByHost(host);
+    return id === undefined ? undefined : this.brandById(id);
+  }
+
+  /** Replace one brand's record (enrichment results) and refresh its view. */
   update(brand: Brand) {
-    const i = this.position(brand.id);
-    if (this.brands[i]?.id !== brand.id) return;
-    this.brands[i] = brand;
-    this.bySlug.set(brand.slug, brand);
-    this.jsonCache.delete(brand.id);
-    this.artworkSplit = null;
+    if (!this.db || !this.brandById(brand.id)) return;
+    this.db.put(brand);
+    this.forget(brand.id);
     this.emit(brand);
   }
 
   /**
-   * Add a brand the built catalog does not have (a discovered brand), after the others in id
-   * order; a brand with its id or slug already present is updated instead.
+   * Add a brand the built catalog does not have (a discovered brand); a brand with its id
+   * already present is updated instead, one whose slug is taken is not added.
    */
   add(brand: Brand) {
-    const i = this.position(brand.id);
-    if (this.brands[i]?.id === brand.id) return this.update(brand);
-    if (this.bySlug.has(brand.slug)) return;
-    this.brands.splice(i, 0, brand);
-    this.bySlug.set(brand.slug, brand);
-    this.artworkSplit = null;
+    if (!this.db) return;
+    if (this.brandById(brand.id)) return this.update(brand);
+    if (this.db.idBySlug(brand.slug) !== undefined) return;
+    this.db.put(brand);
+    this.forget(brand.id);
     this.emit(brand);
-  }
-
-  /** Where a brand with this id is, or would go, in the id-ordered list (binary search). */
-  private position(id: number): number {
-    let lo = 0;
-    let hi = this.brands.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >> 1;
-      if ((this.brands[mid] as Brand).id < id) lo = mid + 1;
-      else hi = mid;
-    }
-    return lo;
   }
 
   /** Remove an added brand (a discovered brand taken down); listeners see a full change. */
   remove(id: number) {
-    const i = this.position(id);
-    if (this.brands[i]?.id !== id) return;
-    const [gone] = this.brands.splice(i, 1);
-    if (gone) this.bySlug.delete(gone.slug);
-    this.jsonCache.delete(id);
-    this.artworkSplit = null;
+    if (!this.db) return;
+    this.db.remove(id);
+    this.forget(id);
     this.emit();
+  }
+
+  private forget(id: number) {
+    this.brands.delete(id);
+    this.jsonCache.delete(id);
   }
 
   view(slug: string): ServiceView | null {
@@ -206,8 +271,8 @@ export class CatalogService {
 
   /**
    * The ServiceResponse of a brand as JSON text, serialized once per brand version (dropped
-   * by update() and install()). The by-slug route, list pages, batch and search responses are
-   * assembled from these strings.
+   * when the brand changes or the catalog reloads). The by-slug route, list pages, batch and
+   * search responses are assembled from these strings.
    */
   entryJson(brand: Brand): string {
     let json = this.jsonCache.get(brand.id);
@@ -218,9 +283,14 @@ export class CatalogService {
     return json;
   }
 
-  /** Made on each call (cheap), not kept per brand: 20k prebuilt views held ~18 MB of RSS. */
+  /** Made on each call (cheap), not kept per brand. */
   viewOf(brand: Brand): ServiceView {
     return toServiceView(brand);
+  }
+
+  private pageBrands(limit: number, offset: number, artwork?: boolean): Brand[] {
+    const ids = this.db?.page(limit, offset, artwork) ?? [];
+    return ids.map((id) => this.brandById(id)).filter((b): b is Brand => b !== undefined);
   }
 
   /**
@@ -229,26 +299,15 @@ export class CatalogService {
    * lists every brand.
    */
   list(limit: number, offset: number, artwork?: boolean) {
-    const pool = artwork === undefined ? this.brands : this.byArtwork(artwork);
-    const items = pool.slice(offset, offset + limit).map((b) => this.viewOf(b));
-    return { items, total: pool.length, limit, offset };
-  }
-
-  private artworkSplit: { with: Brand[]; without: Brand[] } | null = null;
-  private byArtwork(artwork: boolean): Brand[] {
-    if (!this.artworkSplit) {
-      const split = { with: [] as Brand[], without: [] as Brand[] };
-      for (const b of this.brands) (hasArtwork(b) ? split.with : split.without).push(b);
-      this.artworkSplit = split;
-    }
-    return artwork ? this.artworkSplit.with : this.artworkSplit.without;
+    const items = this.pageBrands(limit, offset, artwork).map((b) => this.viewOf(b));
+    return { items, total: this.db?.total(artwork) ?? 0, limit, offset };
   }
 
   /** list() as JSON text, assembled from pre-serialized entries (same content and key order). */
   listJson(limit: number, offset: number, artwork?: boolean): string {
-    const pool = artwork === undefined ? this.brands : this.byArtwork(artwork);
-    const items = pool.slice(offset, offset + limit).map((b) => this.entryJson(b));
-    return `{"items":[${items.join(",")}],"total":${pool.length},"limit":${limit},"offset":${offset}}`;
+    const items = this.pageBrands(limit, offset, artwork).map((b) => this.entryJson(b));
+    const total = this.db?.total(artwork) ?? 0;
+    return `{"items":[${items.join(",")}],"total":${total},"limit":${limit},"offset":${offset}}`;
   }
 
   /** batch() as JSON text, assembled from pre-serialized entries (same content and key order). */
