@@ -8,6 +8,12 @@ import { CatalogDb, catalogFileError, readCatalogMeta } from "../../catalog/stor
 import { writeCatalogFile } from "../../catalog/store/schema";
 import type { BuiltCatalog } from "../../catalog/types";
 
+/**
+ * Largest JSON catalog read (into one string, then parsed): beyond it the runtime's string
+ * limit and the parse's memory fail; larger catalogs are served from their database only.
+ */
+const JSON_MAX_BYTES = 512 * 2 ** 20;
+
 const BUILD_HINT = "run `npm run build:catalog` (it runs on npm install/start)";
 
 /** The catalog database served for a JSON catalog: the file beside it (`*.sqlite`). */
@@ -90,17 +96,15 @@ export class FileCatalogSource implements CatalogSource {
 
   /** Write the JSON catalog into a database file (beside it, else in the temp dir). */
   private async convert(): Promise<string> {
+    const { size } = await stat(this.path);
+    if (size > JSON_MAX_BYTES)
+      throw new Error(
+        `Catalog file ${this.path} is too large to read as JSON (${Math.round(size / 2 ** 20)} MB, at most ${JSON_MAX_BYTES / 2 ** 20} MB): point CATALOG_FILE at the catalog database (.sqlite) that \`npm run build:catalog\` writes.`,
+      );
     let text: string;
     try {
       text = await readFile(this.path, "utf8");
     } catch (err) {
-      const code = (err as { code?: string }).code;
-      if (code === "ERR_FS_FILE_TOO_LARGE" || code === "ERR_STRING_TOO_LONG" || /too (large|long)/i.test((err as Error).message)) {
-        const mb = Math.round((await stat(this.path)).size / 2 ** 20);
-        throw new Error(
-          `Catalog file ${this.path} is too large to read as JSON (${mb} MB): point CATALOG_FILE at the catalog database (.sqlite) that \`npm run build:catalog\` writes.`,
-        );
-      }
       throw fsReason(this.path, err);
     }
     let built: BuiltCatalog;
