@@ -18,8 +18,8 @@
  *     stall of the event loop after ready, as a client sees it.
  */
 import { readFileSync } from "node:fs";
-import { parseArgs } from "node:util";
 import { DatabaseSync } from "node:sqlite";
+import { parseArgs } from "node:util";
 import { CatalogDb } from "../../src/catalog/store/db";
 import { writeCatalogFile } from "../../src/catalog/store/schema";
 import type { Brand } from "../../src/catalog/types";
@@ -134,23 +134,20 @@ async function bench() {
   const dataDir = tempDir("bapi-scale-");
   const admin = "bench-admin-token-0123456789";
   const t0 = performance.now();
-  const proc = Bun.spawn(
-    [process.execPath, "--max-http-header-size=131072", "src/main.ts"],
-    {
-      cwd: ROOT,
-      env: {
-        ...process.env,
-        PORT: String(port),
-        CATALOG_FILE: file,
-        DATA_DIR: dataDir,
-        ADMIN_TOKEN: admin,
-        LOG_LEVEL: "error",
-        LOG_REQUESTS: "off",
-      },
-      stdout: "inherit",
-      stderr: "inherit",
+  const proc = Bun.spawn([process.execPath, "--max-http-header-size=131072", "src/main.ts"], {
+    cwd: ROOT,
+    env: {
+      ...process.env,
+      PORT: String(port),
+      CATALOG_FILE: file,
+      DATA_DIR: dataDir,
+      ADMIN_TOKEN: admin,
+      LOG_LEVEL: "error",
+      LOG_REQUESTS: "off",
     },
-  );
+    stdout: "inherit",
+    stderr: "inherit",
+  });
   const base = `http://127.0.0.1:${port}`;
   let readyMs = 0;
   for (;;) {
@@ -178,7 +175,10 @@ async function bench() {
   const keyRes = await fetch(`${base}/admin/keys`, {
     method: "POST",
     headers: { authorization: `Bearer ${admin}`, "content-type": "application/json" },
-    body: JSON.stringify({ tier: "enterprise", limits: { svg: null, search: null, catalog: null } }),
+    body: JSON.stringify({
+      tier: "enterprise",
+      limits: { svg: null, search: null, catalog: null },
+    }),
   });
   const { apiKey } = (await keyRes.json()) as { apiKey: string };
   const h = { "x-api-key": apiKey };
@@ -190,7 +190,8 @@ async function bench() {
     search: () => {
       const name = pick(sample).name.toLowerCase();
       const r = Math.random();
-      if (r < 0.4) return `${base}/v1/search?q=${encodeURIComponent(name.slice(0, 3 + Math.floor(Math.random() * 5)))}&n=${Math.random()}`;
+      if (r < 0.4)
+        return `${base}/v1/search?q=${encodeURIComponent(name.slice(0, 3 + Math.floor(Math.random() * 5)))}&n=${Math.random()}`;
       if (r < 0.7) {
         const i = 1 + Math.floor(Math.random() * Math.max(1, name.length - 2));
         const typo = name.slice(0, i) + name.slice(i + 1);
@@ -198,7 +199,8 @@ async function bench() {
       }
       return `${base}/v1/search?q=${encodeURIComponent(name.slice(0, 40))}`;
     },
-    svg: () => `${base}/v1/svg/${pick(withArt).slug}?variant=${Object.keys(pick(withArt).variants)[0] ?? "mono"}`,
+    svg: () =>
+      `${base}/v1/svg/${pick(withArt).slug}?variant=${Object.keys(pick(withArt).variants)[0] ?? "mono"}`,
   };
   const figures: string[] = [];
   for (const [name, url] of Object.entries(routes)) {

@@ -9,8 +9,8 @@ import { chmodSync, truncateSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { CatalogService } from "../../src/catalog/service";
-import { FileCatalogSource } from "../../src/store/embedded/catalog";
 import { writeCatalogFileSync } from "../../src/catalog/store/schema";
+import { FileCatalogSource } from "../../src/store/embedded/catalog";
 import { tempDir } from "../support/app";
 import { brandOf } from "../support/catalog";
 
@@ -64,7 +64,12 @@ describe("a catalog file that cannot be served says why", () => {
     const dir = tempDir();
     const file = join(dir, "catalog.sqlite");
     // a real catalog database, unreadable to anyone but root
-    writeCatalogFileSync(file, { version: "v1", builtAt: "" }, [brandOf("acme")], (f) => new DatabaseSync(f));
+    writeCatalogFileSync(
+      file,
+      { version: "v1", builtAt: "" },
+      [brandOf("acme")],
+      (f) => new DatabaseSync(f),
+    );
     chmodSync(file, 0o000);
     chmodSync(dir, 0o755);
     const script = `
@@ -74,13 +79,26 @@ describe("a catalog file that cannot be served says why", () => {
       catch (e) { console.log(e.message); }`;
     const asRoot = process.getuid?.() === 0;
     const cmd = asRoot
-      ? ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", process.execPath, "-e", script]
+      ? [
+          "setpriv",
+          "--reuid=65534",
+          "--regid=65534",
+          "--clear-groups",
+          process.execPath,
+          "-e",
+          script,
+        ]
       : [process.execPath, "-e", script];
     const proc = Bun.spawn(cmd, { stdout: "pipe", stderr: "pipe", cwd: "/" });
-    const [out, err] = [await new Response(proc.stdout).text(), await new Response(proc.stderr).text()];
+    const [out, err] = [
+      await new Response(proc.stdout).text(),
+      await new Response(proc.stderr).text(),
+    ];
     await proc.exited;
     expect([out.trim(), err]).toEqual([
-      expect.stringMatching(/^Catalog file .* cannot be opened \(unable to open database file\): check the file's and its folder's owner and mode\.$/),
+      expect.stringMatching(
+        /^Catalog file .* cannot be opened \(unable to open database file\): check the file's and its folder's owner and mode\.$/,
+      ),
       "",
     ]);
   }, 30_000);

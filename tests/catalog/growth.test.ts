@@ -27,9 +27,7 @@ function record(domain: string, status: DiscoveryRecord["status"], id: number): 
     pageUrl: `https://${domain}/`,
     aliases: [],
     variants:
-      status === "found"
-        ? { color: { svg, sha256: "0".repeat(64), source: "web:icon" } }
-        : {},
+      status === "found" ? { color: { svg, sha256: "0".repeat(64), source: "web:icon" } } : {},
     assets: [],
   };
 }
@@ -97,7 +95,13 @@ describe("a discovered brand", () => {
       expect(t.deps.search.search(`zylqen ${i}`, 5)[0]?.slug).toBe(`zylqen-${i}`);
     }
     // a built brand's domain is not taken over by an added brand that lists it
-    catalog.add({ ...base, id: 9_200_000, slug: "not-github", name: "Not GitHub", domains: ["github.com"] });
+    catalog.add({
+      ...base,
+      id: 9_200_000,
+      slug: "not-github",
+      name: "Not GitHub",
+      domains: ["github.com"],
+    });
     expect(t.deps.brands.resolveHost("github.com")?.slug).toBe("github");
   }, 60_000);
 });

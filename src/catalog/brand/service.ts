@@ -6,9 +6,9 @@
 import type { Static } from "elysia";
 import { directoryFields } from "../model";
 import { contrastOf, cssVars, NOTICE } from "../service";
-import { type Brand, VARIANTS } from "../types";
 import type { CatalogDb } from "../store/db";
 import { splitRegistrable } from "../store/schema";
+import { type Brand, VARIANTS } from "../types";
 import { isCountrySuffix, lookupChain, registrableDomain } from "./domain";
 import type { BrandResponse } from "./model";
 

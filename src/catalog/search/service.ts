@@ -24,15 +24,7 @@ import { Lru } from "../lru";
 import type { CatalogDb, TermRow } from "../store/db";
 import type { Brand } from "../types";
 import { type Entry, FIELD, termsOf } from "./entry";
-import {
-  compact,
-  deletions,
-  fold,
-  normalizeQuery,
-  swaps,
-  typoBudget,
-  typoDistance,
-} from "./text";
+import { compact, deletions, fold, normalizeQuery, swaps, typoBudget, typoDistance } from "./text";
 
 export { popularityOf } from "./entry";
 
@@ -87,8 +79,7 @@ function classify(
   qc: string,
   host: string,
 ): { tier: number; closeness: number } {
-  if (e.names[0] === q || e.slug === q || e.compacts[0] === qc)
-    return { tier: 0, closeness: 0 };
+  if (e.names[0] === q || e.slug === q || e.compacts[0] === qc) return { tier: 0, closeness: 0 };
   if (e.names.includes(q) || e.compacts.includes(qc)) return { tier: 0, closeness: 1 };
   if (e.abbreviations.includes(qc) || e.tickers.includes(q)) return { tier: 0, closeness: 2 };
   if (e.domains.includes(q) || e.domains.includes(host) || e.hostNames.includes(qc))

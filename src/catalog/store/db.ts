@@ -242,16 +242,17 @@ export class CatalogDb {
   /** Whether a word is in the names' vocabulary. */
   hasWord(word: string): boolean {
     const sql = (db: string) => `SELECT 1 FROM ${db}.typo_keys WHERE key = ?1 AND term = ?1`;
-    return (this.meta && this.get(sql("base"), word) !== undefined) || !!this.get(sql("main"), word);
+    return (
+      (this.meta && this.get(sql("base"), word) !== undefined) || !!this.get(sql("main"), word)
+    );
   }
 
   /** Vocabulary words found by a typo key (see deletionKeys). */
   wordsByTypoKey(key: string): string[] {
     const sql = (db: string) => `SELECT term FROM ${db}.typo_keys WHERE key = ?`;
-    return [
-      ...(this.meta ? this.all(sql("base"), key) : []),
-      ...this.all(sql("main"), key),
-    ].map((r) => r.term as string);
+    return [...(this.meta ? this.all(sql("base"), key) : []), ...this.all(sql("main"), key)].map(
+      (r) => r.term as string,
+    );
   }
 
   /** Vocabulary words holding `part` (3+ characters), at most `limit` from each database. */

@@ -181,7 +181,9 @@ export class CatalogWriter {
     for (const [label, { id, countries }] of labels)
       if (id !== null && (countries === null || countries.size > 1)) this.st.label?.run(label, id);
     const count = (where: string) =>
-      Number((this.db.prepare(`SELECT count(*) AS n FROM brands ${where}`).get() as { n: number }).n);
+      Number(
+        (this.db.prepare(`SELECT count(*) AS n FROM brands ${where}`).get() as { n: number }).n,
+      );
     const put = this.db.prepare("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)");
     put.run("version", meta.version);
     put.run("builtAt", meta.builtAt);
@@ -264,7 +266,9 @@ function writeInto<T extends number | Promise<number>>(
   };
   let writer: CatalogWriter;
   try {
-    db.exec("PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF; PRAGMA page_size = 8192");
+    db.exec(
+      "PRAGMA page_size = 8192; PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF; PRAGMA cache_size = -262144",
+    );
     createSchema(db);
     writer = new CatalogWriter(db);
     db.exec("BEGIN");

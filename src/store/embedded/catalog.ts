@@ -113,7 +113,9 @@ export class FileCatalogSource implements CatalogSource {
       if (typeof built?.version !== "string" || !Array.isArray(built.brands))
         throw new Error("no version and brands at its top level");
     } catch (err) {
-      throw new Error(`Catalog file ${this.path} is not a valid JSON catalog: ${(err as Error).message}`);
+      throw new Error(
+        `Catalog file ${this.path} is not a valid JSON catalog: ${(err as Error).message}`,
+      );
     }
     const brands = [...built.brands].sort((a, b) => a.id - b.id);
     for (const target of [this.dbBeside, this.dbInTmp(built.version)]) {
