@@ -39,7 +39,9 @@ export const DISCOVERED_ID_BASE = 900_000_000;
 
 export interface DiscoveryCatalog {
   brand(slug: string): Brand | undefined;
-  all(): readonly Brand[];
+  brandById(id: number): Brand | undefined;
+  /** the brand whose own domains include this host (the catalog's domain table) */
+  brandByHost(host: string): Brand | undefined;
 }
 
 export interface DiscoveryOptions {
@@ -233,10 +235,9 @@ export class DiscoveryService {
   }
 
   private brandOfDomain(domain: string): Brand | null {
-    for (const b of this.catalog.all())
-      if (b.domains.includes(domain) || DiscoveryService.domainOf(b) === domain) return b;
-    return null;
+    return this.catalog.brandByHost(domain) ?? null;
   }
+
 
   private async run(job: Job, force: boolean): Promise<DiscoveryRecord> {
     const stored = await this.store.discovery(job.domain);
@@ -326,20 +327,11 @@ export class DiscoveryService {
     }
   }
 
-  /** The catalog brand with this id (the catalog is in id order: a binary search). */
+  /** The catalog brand with this id. */
   private brandById(id: number): Brand | null {
-    const all = this.catalog.all();
-    let lo = 0;
-    let hi = all.length - 1;
-    while (lo <= hi) {
-      const mid = (lo + hi) >> 1;
-      const b = all[mid] as Brand;
-      if (b.id === id) return b;
-      if (b.id < id) lo = mid + 1;
-      else hi = mid - 1;
-    }
-    return null;
+    return this.catalog.brandById(id) ?? null;
   }
+
 
   private async withManifest(facts: PageFacts, url: string, deadline: number): Promise<PageFacts> {
     try {
@@ -594,7 +586,7 @@ export function summarize(records: DiscoveryRecord[]): Record<string, number> {
 export async function startEnrichment(
   config: Parameters<typeof createDiscovery>[0],
   store: EnrichmentStore & DiscoveryStore,
-  catalog: EnrichableCatalog,
+  catalog: EnrichableCatalog & DiscoveryCatalog,
 ) {
   const artworkPool = new ArtworkPool();
   const enrichment = new EnrichmentService(store, catalog);
