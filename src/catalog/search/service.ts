@@ -59,8 +59,10 @@ const WORD_FIELDS = new Set<number>([FIELD.text, FIELD.domains]);
 const COMPACT_FIELD = new Set<number>([FIELD.compact]);
 
 /** Prefix rows read per database for a one-word query, and per word of a longer one. */
-const PREFIX_ROWS = 1500;
+const PREFIX_ROWS = 800;
 const PREFIX_ROWS_MULTI = 5000;
+/** Candidates whose entries are read and ranked, at most. */
+const MAX_RANKED = 400;
 /** Words a substring lookup of the trigram table returns (typo candidates at two edits). */
 const SUBSTRING_ROWS = 300;
 /** Longest query word whose two-deletion forms are looked up (longer: substrings only). */
@@ -232,7 +234,10 @@ export class SearchIndex {
         }
         if (!all.size) break;
       }
+      let n = 0;
       for (const [id, { edits, score }] of all ?? []) {
+        // the first matches in row order (popular brands first): each is read to check it
+        if (++n > MAX_RANKED * (longer === terms ? 4 : 1)) break;
         if (longer !== terms) {
           const e = this.entry(id);
           if (!e) continue;
@@ -247,8 +252,11 @@ export class SearchIndex {
         addAll(this.matchWord(qc, COMPACT_FIELD, terms.length === 1, PREFIX_ROWS));
     }
 
+    // the candidates ranked: exact matches, then by fewest edits, each kind in the order the
+    // rows came (prefix rows: popular brands and short words first), at most MAX_RANKED
+    const candidates = [...hits].sort((a, b) => a[1].edits - b[1].edits).slice(0, MAX_RANKED);
     const ranked: Ranked[] = [];
-    for (const [id, h] of hits) {
+    for (const [id, h] of candidates) {
       const entry = this.entry(id);
       if (entry) ranked.push({ entry, ...h, ...classify(entry, q, qc, host) });
     }

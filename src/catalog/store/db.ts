@@ -127,6 +127,8 @@ export class CatalogDb {
     const meta = readCatalogMeta(file);
     if (this.meta) this.db.exec("DETACH DATABASE base");
     this.db.prepare("ATTACH DATABASE ? AS base").run(readOnlyUri(file));
+    // the hot pages of the lookup tables stay in SQLite's cache (bounded, 32 MiB)
+    this.db.exec("PRAGMA base.cache_size = -32768");
     this.meta = meta;
     this.added = Number(
       (
