@@ -60,6 +60,16 @@ const BRAND_CACHE_CHARS = 48 * 1024 * 1024;
 /** Most characters of serialized views the view cache holds. */
 const VIEW_CACHE_CHARS = 16 * 1024 * 1024;
 
+/** The temp dirs install() wrote, removed when replaced, closed, or at the latest at exit. */
+const installedDirs = new Set<string>();
+function removeInstalled(dir: string) {
+  rmSync(dir, { recursive: true, force: true });
+  installedDirs.delete(dir);
+}
+process.once?.("exit", () => {
+  for (const dir of installedDirs) rmSync(dir, { recursive: true, force: true });
+});
+
 function brandChars(b: Brand): number {
   let n = 1000;
   for (const v of Object.values(b.variants)) n += v?.svg.length ?? 0;
@@ -169,7 +179,8 @@ export class CatalogService {
     this.stop();
     this.db?.close();
     this.db = null;
-    if (this.installed) rmSync(this.installed, { recursive: true, force: true });
+    if (this.installed) removeInstalled(this.installed);
+    this.installed = null;
   }
 
   /**
@@ -178,13 +189,14 @@ export class CatalogService {
    */
   install(built: BuiltCatalog) {
     const dir = mkdtempSync(join(tmpdir(), "bapi-catalog-db-"));
+    installedDirs.add(dir);
     const file = join(dir, "catalog.sqlite");
     const brands = [...built.brands].sort((a, b) => a.id - b.id);
     writeCatalogFileSync(file, built, brands, (f) => new DatabaseSync(f));
     const before = this.installed;
     this.use(file);
     this.installed = dir;
-    if (before) rmSync(before, { recursive: true, force: true });
+    if (before) removeInstalled(before);
   }
 
   /** A catalog of these brands alone (scripts and tests). */
