@@ -87,6 +87,8 @@ export class CatalogService {
   private brands = new Lru<number, Brand>(200_000, BRAND_CACHE_CHARS, brandChars);
   /** serialized views (the by-slug route answers with these bytes) */
   private jsonCache = new Lru<number, string>(200_000, VIEW_CACHE_CHARS, (s) => s.length);
+  /** slug -> brand id, for the slugs asked for (only found ones: a later add needs no clearing) */
+  private slugIds = new Lru<string, number>(100_000);
   private timer: ReturnType<typeof setInterval> | null = null;
   private listeners: ((updated?: Brand) => void)[] = [];
   /** the temp file install() wrote, removed when replaced */
@@ -130,6 +132,7 @@ export class CatalogService {
     this.db = next;
     this.brands.clear();
     this.jsonCache.clear();
+    this.slugIds.clear();
     before?.close();
     this.emit();
   }
@@ -222,8 +225,14 @@ export class CatalogService {
   }
 
   brand(slug: string): Brand | undefined {
-    const id = this.db?.idBySlug(slug.toLowerCase());
-    return id === undefined ? undefined : this.brandById(id);
+    const key = slug.toLowerCase();
+    let id = this.slugIds.get(key);
+    if (id === undefined) {
+      id = this.db?.idBySlug(key);
+      if (id === undefined) return undefined;
+      this.slugIds.set(key, id);
+    }
+    return this.brandById(id);
   }
 
   /** The brand with this id, from the cache or the database. */
@@ -243,7 +252,9 @@ export class CatalogService {
 
   /** Replace one brand's record (enrichment results) and refresh its view. */
   update(brand: Brand) {
-    if (!this.db || !this.brandById(brand.id)) return;
+    const before = this.brandById(brand.id);
+    if (!this.db || !before) return;
+    if (before.slug !== brand.slug) this.slugIds.clear();
     this.db.put(brand);
     this.forget(brand.id);
     this.emit(brand);
@@ -266,6 +277,7 @@ export class CatalogService {
   remove(id: number) {
     if (!this.db) return;
     this.db.remove(id);
+    this.slugIds.clear();
     this.forget(id);
     this.emit();
   }

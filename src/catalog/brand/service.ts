@@ -4,6 +4,7 @@
  * a host resolves to the brand of the most specific domain on its chain (see lookupChain).
  */
 import type { Static } from "elysia";
+import { Lru } from "../lru";
 import { directoryFields } from "../model";
 import { contrastOf, cssVars, NOTICE } from "../service";
 import type { CatalogDb } from "../store/db";
@@ -16,6 +17,7 @@ export interface BrandCatalog {
   readonly loaded: boolean;
   readonly database: CatalogDb;
   brandById(id: number): Brand | undefined;
+  onChange(listener: (updated?: Brand) => void): void;
 }
 
 /** A brand as GET /v1/brand answers it (the BrandResponse schema). */
@@ -41,10 +43,16 @@ export function toBrandView(b: Brand): BrandView {
 
 /**
  * Resolves hosts through the catalog database's `domains` and `labels` tables (written with
- * each brand: src/catalog/store/schema.ts), so it holds nothing in memory.
+ * each brand: src/catalog/store/schema.ts): no map of every domain in memory, only a bounded
+ * cache of the hosts asked for.
  */
 export class BrandResolver {
-  constructor(private catalog: BrandCatalog) {}
+  /** host -> brand id (null: none), for the hosts asked for; emptied on any catalog change */
+  private hosts = new Lru<string, number | null>(100_000);
+
+  constructor(private catalog: BrandCatalog) {
+    catalog.onChange(() => this.hosts.clear());
+  }
 
   /**
    * The brand of a normalized host: the exact host first, then its parents; failing those, a
@@ -56,11 +64,21 @@ export class BrandResolver {
    * always wins, since the exact chain is tried first.
    */
   resolveHost(host: string): Brand | null {
+    let id = this.hosts.get(host);
+    if (id === undefined) {
+      id = this.lookup(host);
+      this.hosts.set(host, id);
+    }
+    return id === null ? null : (this.catalog.brandById(id) ?? null);
+  }
+
+  /** resolveHost without the cache: the brand's id, or null */
+  private lookup(host: string): number | null {
     if (!this.catalog.loaded) return null;
     const db = this.catalog.database;
     for (const candidate of lookupChain(host)) {
-      const brand = this.brandOf(db.idByHost(candidate));
-      if (brand) return brand;
+      const id = this.idOf(db.idByHost(candidate));
+      if (id !== null) return id;
     }
     const registrable = registrableDomain(host);
     if (!registrable) return null;
@@ -68,10 +86,11 @@ export class BrandResolver {
     // only a country's suffix (co.uk, de, com.br) is the same brand's national site; a generic
     // one (.org, .io) is often a namesake's (msf.org is not msf.com's bank)
     if (!label || !isCountrySuffix(suffix)) return null;
-    return this.brandOf(db.idByHost(`${label}.com`)) ?? this.brandOf(db.idByLabel(label));
+    return this.idOf(db.idByHost(`${label}.com`)) ?? this.idOf(db.idByLabel(label));
   }
 
-  private brandOf(id: number | undefined): Brand | null {
-    return (id !== undefined && this.catalog.brandById(id)) || null;
+  /** the id when that brand is there */
+  private idOf(id: number | undefined): number | null {
+    return id !== undefined && this.catalog.brandById(id) ? id : null;
   }
 }

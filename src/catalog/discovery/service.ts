@@ -238,7 +238,6 @@ export class DiscoveryService {
     return this.catalog.brandByHost(domain) ?? null;
   }
 
-
   private async run(job: Job, force: boolean): Promise<DiscoveryRecord> {
     const stored = await this.store.discovery(job.domain);
     if (stored?.status === "taken_down") {
@@ -331,7 +330,6 @@ export class DiscoveryService {
   private brandById(id: number): Brand | null {
     return this.catalog.brandById(id) ?? null;
   }
-
 
   private async withManifest(facts: PageFacts, url: string, deadline: number): Promise<PageFacts> {
     try {

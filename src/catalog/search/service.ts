@@ -288,12 +288,14 @@ export class SearchIndex {
     for (const row of this.db.termsWithPrefix(term, rows)) keep(row, 0);
     const budget = typos ? typoBudget(term) : 0;
     if (!budget) return out;
+    const within = new Map<string, number>();
     for (const word of this.typoWords(term, budget)) {
       if (word.startsWith(term)) continue;
       const d = typoDistance(term, word, budget);
-      if (d > budget) continue;
-      for (const row of this.db.termRows(word)) keep(row, d);
+      if (d <= budget) within.set(word, d);
     }
+    if (within.size)
+      for (const row of this.db.termRows(within.keys())) keep(row, within.get(row.term) as number);
     return out;
   }
 
@@ -305,28 +307,22 @@ export class SearchIndex {
    */
   private typoWords(term: string, budget: number): Set<string> {
     const db = this.db;
-    const found = new Set<string>();
-    const byKeys = (keys: Iterable<string>) => {
-      for (const k of keys) for (const w of db.wordsByTypoKey(k)) found.add(w);
-    };
     const dels = deletions(term);
-    byKeys(new Set([term, ...dels]));
+    const keys = new Set([term, ...dels]);
+    const words = new Set<string>();
     for (const swapped of swaps(term)) {
-      if (db.hasWord(swapped)) found.add(swapped);
+      words.add(swapped);
       if (budget < 2) continue;
       // a swap and one more edit: another swap, or a Levenshtein edit
-      for (const again of swaps(swapped)) if (db.hasWord(again)) found.add(again);
-      byKeys(new Set(deletions(swapped)));
+      for (const again of swaps(swapped)) words.add(again);
+      for (const k of deletions(swapped)) keys.add(k);
     }
-    if (budget < 2) return found;
     const chars = [...term];
-    if (chars.length <= MAX_DELETION_WORD) {
-      const twice = new Set<string>();
-      for (const d of dels) for (const dd of deletions(d)) twice.add(dd);
-      byKeys(twice);
-    }
+    if (budget >= 2 && chars.length <= MAX_DELETION_WORD)
+      for (const d of dels) for (const dd of deletions(d)) keys.add(dd);
+    const found = new Set([...db.wordsByTypoKeys(keys), ...db.wordsByTypoKeys(words, true)]);
     const third = Math.floor(chars.length / 3);
-    if (third >= 3)
+    if (budget >= 2 && third >= 3)
       for (const at of [0, third, chars.length - third])
         for (const w of db.wordsContaining(chars.slice(at, at + third).join(""), SUBSTRING_ROWS))
           found.add(w);

@@ -232,27 +232,26 @@ export class CatalogDb {
     ] as unknown as TermRow[];
   }
 
-  /** Term rows of exactly this term. */
-  termRows(term: string): TermRow[] {
-    const sql = (db: string) => `SELECT term, field, id FROM ${db}.terms WHERE term = ?`;
+  /** Term rows of exactly these terms. */
+  termRows(terms: Iterable<string>): TermRow[] {
+    const list = JSON.stringify([...terms]);
+    const sql = (db: string) =>
+      `SELECT term, field, id FROM ${db}.terms WHERE term IN (SELECT value FROM json_each(?))`;
     return [
-      ...(this.meta ? this.all(sql("base"), term) : []),
-      ...this.all(sql("main"), term),
+      ...(this.meta ? this.all(sql("base"), list) : []),
+      ...this.all(sql("main"), list),
     ] as unknown as TermRow[];
   }
 
-  /** Whether a word is in the names' vocabulary. */
-  hasWord(word: string): boolean {
-    const sql = (db: string) => `SELECT 1 FROM ${db}.typo_keys WHERE key = ?1 AND term = ?1`;
-    return (
-      (this.meta && this.get(sql("base"), word) !== undefined) || !!this.get(sql("main"), word)
-    );
-  }
-
-  /** Vocabulary words found by a typo key (see deletionKeys). */
-  wordsByTypoKey(key: string): string[] {
-    const sql = (db: string) => `SELECT term FROM ${db}.typo_keys WHERE key = ?`;
-    return [...(this.meta ? this.all(sql("base"), key) : []), ...this.all(sql("main"), key)].map(
+  /**
+   * Vocabulary words found by typo keys (see deletionKeys): with `exact`, only the keys that are
+   * words themselves.
+   */
+  wordsByTypoKeys(keys: Iterable<string>, exact = false): string[] {
+    const list = JSON.stringify([...keys]);
+    const sql = (db: string) =>
+      `SELECT term FROM ${db}.typo_keys WHERE key IN (SELECT value FROM json_each(?))${exact ? " AND term = key" : ""}`;
+    return [...(this.meta ? this.all(sql("base"), list) : []), ...this.all(sql("main"), list)].map(
       (r) => r.term as string,
     );
   }
