@@ -60,9 +60,9 @@ const COMPACT_FIELD = new Set<number>([FIELD.compact]);
 
 /** Prefix rows read per database for a one-word query, and per word of a longer one. */
 const PREFIX_ROWS = 800;
-const PREFIX_ROWS_MULTI = 5000;
+const PREFIX_ROWS_MULTI = 2000;
 /** Candidates whose entries are read and ranked, at most. */
-const MAX_RANKED = 400;
+const MAX_RANKED = 150;
 /** Words a substring lookup of the trigram table returns (typo candidates at two edits). */
 const SUBSTRING_ROWS = 300;
 /** Longest query word whose two-deletion forms are looked up (longer: substrings only). */
@@ -302,8 +302,9 @@ export class SearchIndex {
   /**
    * Words of the names that may be within `budget` edits of `term` (checked by the caller):
    * the symmetric-deletion lookups find every word one Levenshtein edit away and most two
-   * edits away; swapped neighbours are looked up as they are; at two edits, words holding a
-   * third of the term (the trigram table) catch the rest (two edits leave one third intact).
+   * edits away; swapped neighbours are looked up as they are; at two edits, when those found
+   * none, words holding a third of the term (the trigram table) catch the rest (two edits leave
+   * one third intact).
    */
   private typoWords(term: string, budget: number): Set<string> {
     const db = this.db;
@@ -321,8 +322,11 @@ export class SearchIndex {
     if (budget >= 2 && chars.length <= MAX_DELETION_WORD)
       for (const d of dels) for (const dd of deletions(d)) keys.add(dd);
     const found = new Set([...db.wordsByTypoKeys(keys), ...db.wordsByTypoKeys(words, true)]);
+    // the substring lookups only when those found no word within the budget (they are the
+    // costly part on a large vocabulary)
     const third = Math.floor(chars.length / 3);
-    if (budget >= 2 && third >= 3)
+    const near = [...found].some((w) => typoDistance(term, w, budget) <= budget);
+    if (budget >= 2 && third >= 3 && !near)
       for (const at of [0, third, chars.length - third])
         for (const w of db.wordsContaining(chars.slice(at, at + third).join(""), SUBSTRING_ROWS))
           found.add(w);

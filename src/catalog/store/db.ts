@@ -220,15 +220,17 @@ export class CatalogDb {
 
   /**
    * Term rows whose term starts with `prefix`, the most promising first (popular brands, short
-   * terms), at most `limit` from each database.
+   * terms), at most `limit` from each database. Of a wide prefix only the first `scan` rows in
+   * term order are weighed (shorter terms first within each next letter), so one lookup
+   * stays bounded on any catalog.
    */
-  termsWithPrefix(prefix: string, limit: number): TermRow[] {
+  termsWithPrefix(prefix: string, limit: number, scan = limit * 4): TermRow[] {
     const sql = (db: string) =>
-      `SELECT term, field, id FROM ${db}.terms WHERE term >= ?1 AND term < ?2 ORDER BY pop * 2 - length(term) DESC LIMIT ?3`;
+      `SELECT term, field, id FROM (SELECT term, field, id, pop FROM ${db}.terms WHERE term >= ?1 AND term < ?2 LIMIT ?4) ORDER BY pop * 2 - length(term) DESC LIMIT ?3`;
     const end = `${prefix}\u{10ffff}`;
     return [
-      ...(this.meta ? this.all(sql("base"), prefix, end, limit) : []),
-      ...this.all(sql("main"), prefix, end, limit),
+      ...(this.meta ? this.all(sql("base"), prefix, end, limit, scan) : []),
+      ...this.all(sql("main"), prefix, end, limit, scan),
     ] as unknown as TermRow[];
   }
 
