@@ -10,6 +10,7 @@
  *     as the same catalog database format the build writes.
  *
  *   bun scripts/bench/catalog-scale.ts bench --file /work/bench-data/c1m.sqlite [--seconds 10]
+ *       [--root OTHER_CHECKOUT --serve ITS_CATALOG_FILE]   (the same figures for another checkout)
  *     starts `src/main.ts` on that file in its own process and prints: time from spawn to
  *     /readyz 200, RSS settled (2 s after ready), the kernel's peak (VmHWM), RSS after the
  *     search traffic, p50/p99 of GET /v1/catalog/{slug}, /v1/brand?domain=, /v1/search and
@@ -34,6 +35,9 @@ const { positionals, values } = parseArgs({
     from: { type: "string", default: `${ROOT}/build/catalog.sqlite` },
     file: { type: "string" },
     seconds: { type: "string", default: "10" },
+    /** another checkout to start (a before/after comparison), and the catalog file it is given */
+    root: { type: "string", default: ROOT },
+    serve: { type: "string" },
   },
 });
 
@@ -135,11 +139,11 @@ async function bench() {
   const admin = "bench-admin-token-0123456789";
   const t0 = performance.now();
   const proc = Bun.spawn([process.execPath, "--max-http-header-size=131072", "src/main.ts"], {
-    cwd: ROOT,
+    cwd: values.root,
     env: {
       ...process.env,
       PORT: String(port),
-      CATALOG_FILE: file,
+      CATALOG_FILE: values.serve ?? file,
       DATA_DIR: dataDir,
       ADMIN_TOKEN: admin,
       LOG_LEVEL: "error",
@@ -166,12 +170,15 @@ async function bench() {
   let longest = 0;
   const probe = (async () => {
     while (probing) {
-      longest = Math.max(longest, await timed(`${base}/healthz`, {}));
+      const ms = await timed(`${base}/healthz`, {});
+      longest = Math.max(longest, ms);
       await Bun.sleep(5);
     }
   })();
   await Bun.sleep(2000);
   const settled = status(proc.pid, "VmRSS");
+  const stalls: string[] = [`idle ${longest.toFixed(1)} ms`];
+  const rss: string[] = [];
   const keyRes = await fetch(`${base}/admin/keys`, {
     method: "POST",
     headers: { authorization: `Bearer ${admin}`, "content-type": "application/json" },
@@ -204,12 +211,15 @@ async function bench() {
   };
   const figures: string[] = [];
   for (const [name, url] of Object.entries(routes)) {
+    longest = 0;
     const times: number[] = [];
     const until = performance.now() + seconds * 1000;
     while (performance.now() < until) times.push(await timed(url().replace(/&n=[0-9.]+$/, ""), h));
     figures.push(
       `${name} p50 ${percentile(times, 50).toFixed(2)} ms p99 ${percentile(times, 99).toFixed(2)} ms (${times.length})`,
     );
+    stalls.push(`${name} ${longest.toFixed(1)} ms`);
+    rss.push(`${name} ${Math.round(status(proc.pid, "VmRSS"))} MB`);
   }
   const afterSearch = status(proc.pid, "VmRSS");
   const peak = status(proc.pid, "VmHWM");
@@ -219,7 +229,7 @@ async function bench() {
   await proc.exited;
   console.log(
     `catalog ${file}: ${meta.brands} brands (${meta.artwork} with artwork)\n` +
-      `ready ${(readyMs / 1000).toFixed(2)} s; RSS settled ${Math.round(settled)} MB, peak ${Math.round(peak)} MB, after traffic ${Math.round(afterSearch)} MB; longest /healthz after ready ${longest.toFixed(1)} ms\n` +
+      `ready ${(readyMs / 1000).toFixed(2)} s; RSS settled ${Math.round(settled)} MB, peak ${Math.round(peak)} MB, after traffic ${Math.round(afterSearch)} MB (after each route: ${rss.join(", ")}); longest /healthz after ready: ${stalls.join(", ")}\n` +
       figures.join("\n"),
   );
 }

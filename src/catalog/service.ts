@@ -56,9 +56,9 @@ export function toServiceView(b: Brand): ServiceView {
 }
 
 /** Most characters of brand records (JSON and SVG markup) the brand cache holds. */
-const BRAND_CACHE_CHARS = 48 * 1024 * 1024;
+const BRAND_CACHE_CHARS = 24 * 1024 * 1024;
 /** Most characters of serialized views the view cache holds. */
-const VIEW_CACHE_CHARS = 16 * 1024 * 1024;
+const VIEW_CACHE_CHARS = 8 * 1024 * 1024;
 
 /** The temp dirs install() wrote, removed when replaced, closed, or at the latest at exit. */
 const installedDirs = new Set<string>();

@@ -136,7 +136,7 @@ export class SearchIndex {
   /** bumped whenever the results of some query may have changed (see SearchResponses) */
   generation = 0;
   /** search entries of brands seen in recent queries */
-  private entries = new Lru<number, Entry>(100_000);
+  private entries = new Lru<number, Entry>(20_000);
 
   constructor(private catalog: SearchableCatalog) {
     catalog.onChange((updated) => {
