@@ -112,14 +112,15 @@ export function writeCatalog(paths: BuildPaths, brands: Brand[], outcome: BuildO
 
   const version = inputsVersion(paths.root);
   const builtAt = new Date().toISOString();
-  writeAtomic(paths.catalogFile, JSON.stringify({ version, builtAt, brands }));
-  // the catalog database the service serves (src/catalog/store/), beside the JSON
+  // the catalog database the service serves (src/catalog/store/), beside the JSON and written
+  // first: a running service that sees the JSON's new version finds its database in place
   writeCatalogFileSync(
     databaseBeside(paths.catalogFile),
     { version, builtAt },
     [...brands].sort((a, b) => a.id - b.id),
     (f) => new DatabaseSync(f),
   );
+  writeAtomic(paths.catalogFile, JSON.stringify({ version, builtAt, brands }));
 
   const { summary, clashes, text } = buildReport(brands, outcome);
   writeAtomic(paths.reportFile, text);
