@@ -4,7 +4,8 @@
  * Brands without a mono mark get one derived from their icon or colour artwork where that is
  * faithful (scripts/catalog/mono.ts). See scripts/catalog/*.ts.
  *
- *   bun scripts/build-catalog.ts             build build/catalog.json (or $CATALOG_FILE)
+ *   bun scripts/build-catalog.ts             build build/catalog.json (or $CATALOG_FILE) and the
+ *                                            catalog database beside it (build/catalog.sqlite)
  *   bun scripts/build-catalog.ts --if-stale  do nothing when the catalog matches the inputs
  *
  * Progress goes to stderr, one line per phase. Every output file is written to a temp file
@@ -97,8 +98,11 @@ async function build(): Promise<void> {
 if (process.argv.includes("--if-stale")) {
   const current = builtVersion(CATALOG_FILE);
   if (current && current === inputsVersion(ROOT)) {
+    // the catalog database beside it, written from the JSON when missing or of another version
+    const { FileCatalogSource } = await import("../src/store/embedded/catalog");
+    const db = await new FileCatalogSource(CATALOG_FILE).file();
     console.error(
-      `[catalog] up to date (${current}), ${Math.round(performance.now() - started)} ms`,
+      `[catalog] up to date (${current}, ${db}), ${Math.round(performance.now() - started)} ms`,
     );
     process.exit(0);
   }

@@ -55,7 +55,7 @@ const pct = (n: number, d: number) => `${d ? ((100 * n) / d).toFixed(1) : "-"}% 
 
 const source = new FileCatalogSource(file);
 const catalog = new CatalogService(source);
-catalog.install(await source.load());
+await catalog.load();
 const resolver = new BrandResolver(catalog);
 const index = new SearchIndex(catalog);
 
@@ -67,7 +67,7 @@ function bySection(list: Entry[]): Map<string, Entry[]> {
   return out;
 }
 
-console.log(`catalog ${file}: ${catalog.all().length} brands\n`);
+console.log(`catalog ${file}: ${catalog.size} brands\n`);
 console.log("| domains | coverage | precision | artwork of resolved |\n|---|---:|---:|---:|");
 const row = (label: string, list: Entry[]) => {
   let resolved = 0;

@@ -87,7 +87,7 @@ for (let i = 0; i < iterations * 10; i++) {
   lookups.push(performance.now() - t0);
 }
 
-console.log(`Catalog: ${catalog.size} brands, ${resolver.size} domains`);
+console.log(`Catalog: ${catalog.size} brands`);
 console.log(`Search index build: ${fmt(buildMs, 0)} ms; domain map: ${fmt(domainMapMs, 0)} ms`);
 console.log(`SearchIndex.search(q, 20), ${iterations} rounds per query after warm-up:`);
 for (const r of rows) console.log(r);

@@ -9,25 +9,30 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { BrandResolver } from "../../src/catalog/brand/service";
 import { popularityOf } from "../../src/catalog/search/service";
+import { CatalogService } from "../../src/catalog/service";
 import type { Brand } from "../../src/catalog/types";
 
 export const POPULAR_DOMAINS_FILE = "fixtures/popular-domains.json";
 
-/** The `n` most popular brands with artwork. */
-export function popularBrands(root: string, brands: readonly Brand[], n: number): Brand[] {
+/**
+ * The `n` most popular brands with artwork. `resolver`: domains to brands over the same
+ * catalog (default: one over a database of `brands` written for the call).
+ */
+export function popularBrands(
+  root: string,
+  brands: readonly Brand[],
+  n: number,
+  resolver: Pick<BrandResolver, "resolveHost"> = new BrandResolver(CatalogService.of(brands)),
+): Brand[] {
   const { domains }: { domains: string[] } = JSON.parse(
     readFileSync(join(root, POPULAR_DOMAINS_FILE), "utf8"),
   );
   const withArt = brands.filter((b) => Object.keys(b.variants).length > 0);
   const bySlug = new Map(brands.map((b) => [b.slug, b]));
-  const resolver = new BrandResolver({
-    all: () => brands,
-    brand: (slug) => bySlug.get(slug),
-    onChange: () => {},
-  });
   const out = new Set<Brand>();
   for (const domain of domains) {
-    const brand = resolver.resolveHost(domain.replace(/^www\./, ""));
+    const found = resolver.resolveHost(domain.replace(/^www\./, ""));
+    const brand = found && bySlug.get(found.slug);
     if (brand && Object.keys(brand.variants).length > 0) out.add(brand);
   }
   const rest = withArt

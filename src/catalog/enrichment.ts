@@ -39,7 +39,6 @@ const sha256 = (text: string) => createHash("sha256").update(text).digest("hex")
 
 /** The catalog as enrichment needs it (CatalogService implements it). */
 export interface EnrichableCatalog {
-  all(): readonly Brand[];
   brand(slug: string): Brand | undefined;
   update(brand: Brand): void;
   /** a brand the catalog does not have yet (discovered), and its removal (taken down) */

@@ -1,8 +1,10 @@
-import type { BuiltCatalog } from "./types";
-
-/** Where the running service gets its catalog from (the file build, or MongoDB). */
+/** Where the running service gets its catalog from (the built file, or MongoDB). */
 export interface CatalogSource {
-  load(): Promise<BuiltCatalog>;
-  /** the version currently stored (cheap; polled to refresh the in-memory copy) */
+  /**
+   * The path of a catalog database file (src/catalog/store/schema.ts) holding the current
+   * version, written first where the source keeps its catalog elsewhere.
+   */
+  file(): Promise<string>;
+  /** the version currently stored (cheap; polled to reload when it changes) */
   version(): Promise<string | null>;
 }

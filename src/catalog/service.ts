@@ -1,9 +1,15 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { DatabaseSync } from "node:sqlite";
 import type { Static } from "elysia";
 import { log } from "../platform/log";
-import { collectGarbage } from "../platform/memory";
 import { contrastTextColor } from "./colors";
+import { Lru } from "./lru";
 import { directoryFields, type ServiceResponse } from "./model";
 import type { CatalogSource } from "./port";
+import { CatalogDb } from "./store/db";
+import { writeCatalogFileSync } from "./store/schema";
 import type { Brand, BuiltCatalog } from "./types";
 
 export const NOTICE =
@@ -49,9 +55,37 @@ export function toServiceView(b: Brand): ServiceView {
   };
 }
 
+/** Most characters of brand records (JSON and SVG markup) the brand cache holds. */
+const BRAND_CACHE_CHARS = 24 * 1024 * 1024;
+/** Most characters of serialized views the view cache holds. */
+const VIEW_CACHE_CHARS = 8 * 1024 * 1024;
+
+/** The temp dirs install() wrote, removed when replaced, closed, or at the latest at exit. */
+const installedDirs = new Set<string>();
+function removeInstalled(dir: string) {
+  rmSync(dir, { recursive: true, force: true });
+  installedDirs.delete(dir);
+}
+process.once?.("exit", () => {
+  for (const dir of installedDirs) rmSync(dir, { recursive: true, force: true });
+});
+
+function brandChars(b: Brand): number {
+  let n = 1000;
+  for (const v of Object.values(b.variants)) n += v?.svg.length ?? 0;
+  return n;
+}
+
+/**
+ * The catalog in its SQLite database (src/catalog/store/): the built file read-only, the
+ * brands added or changed at run time in a writable overlay. Brands and their serialized views
+ * are read through bounded LRU caches, so memory does not grow with the catalog. Reloads itself
+ * when the source's version changes: the new file is opened and checked, then swapped in.
+ */
 /**
  * Changes laid over every brand the catalog answers (operators' pins, src/reports/pins.ts):
- * `apply` on each read, `strip` on each write of a brand that was read through it.
+ * `apply` on each read, `strip` on each write of a brand that was read through it. The
+ * database keeps the catalog's own brand; the overlay is never written into it.
  */
 export interface BrandOverlay {
   /** number of changes in force (none: the catalog's brands are answered as they are) */
@@ -60,41 +94,60 @@ export interface BrandOverlay {
   strip(next: Brand, base: Brand | undefined): Brand;
 }
 
-/**
- * The catalog held in memory (a few thousand brands): every read is a map lookup, never a
- * network call. Reloads itself when the source's version changes.
- */
 export class CatalogService {
-  private brands: Brand[] = [];
-  private bySlug = new Map<string, Brand>();
-  /** serialized views, made on first use (the by-slug route answers with these bytes) */
-  private jsonCache = new Map<number, string>();
-  private currentVersion: string | null = null;
+  private db: CatalogDb | null = null;
+  private brands = new Lru<number, Brand>(200_000, BRAND_CACHE_CHARS, brandChars);
+  /** serialized views (the by-slug route answers with these bytes) */
+  private jsonCache = new Lru<number, string>(200_000, VIEW_CACHE_CHARS, (s) => s.length);
+  /** slug -> brand id, for the slugs asked for (only found ones: a later add needs no clearing) */
+  private slugIds = new Lru<string, number>(100_000);
   private timer: ReturnType<typeof setInterval> | null = null;
   private listeners: ((updated?: Brand) => void)[] = [];
+  /** the temp file install() wrote, removed when replaced */
+  private installed: string | null = null;
   private overlay: BrandOverlay | null = null;
-  /** every brand with the overlay applied, made on first use after a change */
-  private overlaid: Brand[] | null = null;
 
   constructor(private source: CatalogSource) {}
 
   get version() {
-    return this.currentVersion;
+    return this.db?.meta?.version ?? null;
+  }
+  get builtAt() {
+    return this.db?.meta?.builtAt ?? null;
   }
   get size() {
-    return this.brands.length;
+    return this.db?.size ?? 0;
   }
   get loaded() {
-    return this.currentVersion !== null;
+    return this.db?.attached ?? false;
+  }
+  /** the database connection (search and the domain resolver read it) */
+  get database(): CatalogDb {
+    if (!this.db) throw new Error("the catalog is not loaded yet");
+    return this.db;
   }
 
+  /** Open the source's current catalog file and swap it in. */
   async load(): Promise<void> {
-    const built = await this.source.load();
-    this.install(built);
-    // a directory-size catalog: the parse's garbage (the 56 MB file's text) goes before the
-    // domain map and the search index allocate theirs (RSS peak); a frozen catalog was parsed
-    // once and is shared (src/catalog/frozen.ts): no parse here, no garbage
-    if (this.brands.length >= 5000 && !Object.isFrozen(built)) collectGarbage();
+    this.use(await this.source.file());
+  }
+
+  /** Open a catalog database file (checked before the swap) and tell the listeners. */
+  use(file: string) {
+    const next = new CatalogDb();
+    try {
+      next.attach(file);
+    } catch (err) {
+      next.close();
+      throw err;
+    }
+    const before = this.db;
+    this.db = next;
+    this.brands.clear();
+    this.jsonCache.clear();
+    this.slugIds.clear();
+    before?.close();
+    this.emit();
   }
 
   /** Poll the source every `ms` and reload when its version changed. */
@@ -105,7 +158,7 @@ export class CatalogService {
       busy = true;
       try {
         const v = await this.source.version();
-        if (v && v !== this.currentVersion) {
+        if (v && v !== this.version) {
           await this.load();
           log("info", "catalog reloaded", { version: v, brands: this.size });
         }
@@ -118,7 +171,7 @@ export class CatalogService {
     (this.timer as { unref?: () => void }).unref?.();
   }
 
-  /** Call `listener` after every install (no argument) and every update (the new brand). */
+  /** Call `listener` after every load (no argument) and every update (the new brand). */
   onChange(listener: (updated?: Brand) => void) {
     this.listeners.push(listener);
   }
@@ -137,99 +190,136 @@ export class CatalogService {
     if (this.timer) clearInterval(this.timer);
   }
 
-  install(built: BuiltCatalog) {
-    const brands = [...built.brands].sort((a, b) => a.id - b.id);
-    this.brands = brands;
-    this.bySlug = new Map(brands.map((b) => [b.slug, b]));
-    // a retired slug answers with the brand it became (never over a live slug)
-    for (const b of brands)
-      for (const former of b.formerSlugs ?? [])
-        if (!this.bySlug.has(former)) this.bySlug.set(former, b);
-    this.jsonCache = new Map();
-    this.artworkSplit = null;
-    this.overlaid = null;
-    this.currentVersion = built.version;
-    this.emit();
+  /** Stop polling and close the database. */
+  close() {
+    this.stop();
+    this.db?.close();
+    this.db = null;
+    if (this.installed) removeInstalled(this.installed);
+    this.installed = null;
   }
 
-  /** Every brand in id order, as readers see them (the overlay applied). */
-  all(): readonly Brand[] {
-    if (!this.overlay?.size) return this.brands;
-    this.overlaid ??= this.brands.map((b) => (this.overlay as BrandOverlay).apply(b));
-    return this.overlaid;
+  /**
+   * Serve a catalog given as data (tests, scripts): written into a temp database file first.
+   * Brands are taken in id order.
+   */
+  install(built: BuiltCatalog) {
+    const dir = mkdtempSync(join(tmpdir(), "bapi-catalog-db-"));
+    installedDirs.add(dir);
+    const file = join(dir, "catalog.sqlite");
+    const brands = [...built.brands].sort((a, b) => a.id - b.id);
+    writeCatalogFileSync(file, built, brands, (f) => new DatabaseSync(f));
+    const before = this.installed;
+    this.use(file);
+    this.installed = dir;
+    if (before) removeInstalled(before);
+  }
+
+  /** A catalog of these brands alone (scripts and tests). */
+  static of(brands: readonly Brand[], version = "local"): CatalogService {
+    const catalog = new CatalogService({
+      file: async () => {
+        throw new Error("a catalog of given brands has no source file");
+      },
+      version: async () => version,
+    });
+    catalog.install({ version, builtAt: new Date(0).toISOString(), brands: [...brands] });
+    return catalog;
+  }
+
+  /** Every brand in id order, read from the database (scripts and tests: never on a request). */
+  all(): Brand[] {
+    return [...this.each()];
+  }
+
+  /** Every brand in id order, read a thousand at a time (the admin CLI; never on a request). */
+  *each(): Generator<Brand> {
+    if (!this.db) return;
+    for (const b of this.db.each()) yield this.overlay ? this.overlay.apply(b) : b;
   }
 
   brand(slug: string): Brand | undefined {
-    const b = this.bySlug.get(slug.toLowerCase());
+    const key = slug.toLowerCase();
+    let id = this.slugIds.get(key);
+    if (id === undefined) {
+      id = this.db?.idBySlug(key);
+      if (id === undefined) return undefined;
+      this.slugIds.set(key, id);
+    }
+    return this.brandById(id);
+  }
+
+  /** The brand with this id as readers see it (the overlay applied). */
+  brandById(id: number): Brand | undefined {
+    const b = this.stored(id);
     return b && this.overlay ? this.overlay.apply(b) : b;
+  }
+
+  /** The catalog's own brand with this id, from the cache or the database. */
+  private stored(id: number): Brand | undefined {
+    const hit = this.brands.get(id);
+    if (hit) return hit;
+    const b = this.db?.brand(id);
+    if (b) this.brands.set(id, b);
+    return b;
   }
 
   /** Lay `overlay` over every brand read from now on. */
   useOverlay(overlay: BrandOverlay) {
     this.overlay = overlay;
-    this.jsonCache = new Map();
-    this.overlaid = null;
+    this.jsonCache.clear();
   }
 
   /** The overlay of a brand changed: its cached view goes, listeners see it as updated. */
   overlayChanged(id: number) {
-    const b = this.brands[this.position(id)];
-    if (b?.id !== id) return;
     this.jsonCache.delete(id);
-    this.overlaid = null;
-    this.emit(this.overlay ? this.overlay.apply(b) : b);
+    this.slugIds.clear();
+    const b = this.brandById(id);
+    this.emit(b);
   }
 
-  /** Replace one brand's record in place (enrichment results) and refresh its view. */
+  /** The brand a normalized host names exactly (its own domain), if any. */
+  brandByHost(host: string): Brand | undefined {
+    const id = this.db?.idByHost(host);
+    return id === undefined ? undefined : this.brandById(id);
+  }
+
+  /** Replace one brand's record (enrichment results) and refresh its view. */
   update(next: Brand) {
-    const i = this.position(next.id);
-    if (this.brands[i]?.id !== next.id) return;
-    const brand = this.overlay ? this.overlay.strip(next, this.brands[i]) : next;
-    this.brands[i] = brand;
-    this.bySlug.set(brand.slug, brand);
-    this.jsonCache.delete(brand.id);
-    this.artworkSplit = null;
-    this.overlaid = null;
-    this.emit(this.overlay ? this.overlay.apply(brand) : brand);
+    const before = this.stored(next.id);
+    if (!this.db || !before) return;
+    const brand = this.overlay ? this.overlay.strip(next, before) : next;
+    if (before.slug !== brand.slug) this.slugIds.clear();
+    this.db.put(brand);
+    this.forget(brand.id);
+    this.emit(this.brandById(brand.id));
   }
 
   /**
-   * Add a brand the built catalog does not have (a discovered brand), after the others in id
-   * order; a brand with its id or slug already present is updated instead.
+   * Add a brand the built catalog does not have (a discovered brand); a brand with its id
+   * already present is updated instead, one whose slug is taken is not added.
    */
   add(brand: Brand) {
-    const i = this.position(brand.id);
-    if (this.brands[i]?.id === brand.id) return this.update(brand);
-    if (this.bySlug.has(brand.slug)) return;
-    this.brands.splice(i, 0, brand);
-    this.bySlug.set(brand.slug, brand);
-    this.artworkSplit = null;
-    this.overlaid = null;
+    if (!this.db) return;
+    if (this.brandById(brand.id)) return this.update(brand);
+    if (this.db.idBySlug(brand.slug) !== undefined) return;
+    this.db.put(brand);
+    this.forget(brand.id);
     this.emit(brand);
-  }
-
-  /** Where a brand with this id is, or would go, in the id-ordered list (binary search). */
-  private position(id: number): number {
-    let lo = 0;
-    let hi = this.brands.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >> 1;
-      if ((this.brands[mid] as Brand).id < id) lo = mid + 1;
-      else hi = mid;
-    }
-    return lo;
   }
 
   /** Remove an added brand (a discovered brand taken down); listeners see a full change. */
   remove(id: number) {
-    const i = this.position(id);
-    if (this.brands[i]?.id !== id) return;
-    const [gone] = this.brands.splice(i, 1);
-    if (gone) this.bySlug.delete(gone.slug);
-    this.jsonCache.delete(id);
-    this.artworkSplit = null;
-    this.overlaid = null;
+    if (!this.db) return;
+    this.db.remove(id);
+    this.slugIds.clear();
+    this.forget(id);
     this.emit();
+  }
+
+  private forget(id: number) {
+    this.brands.delete(id);
+    this.jsonCache.delete(id);
   }
 
   view(slug: string): ServiceView | null {
@@ -245,8 +335,8 @@ export class CatalogService {
 
   /**
    * The ServiceResponse of a brand as JSON text, serialized once per brand version (dropped
-   * by update() and install()). The by-slug route, list pages, batch and search responses are
-   * assembled from these strings.
+   * when the brand changes or the catalog reloads). The by-slug route, list pages, batch and
+   * search responses are assembled from these strings.
    */
   entryJson(brand: Brand): string {
     if (this.overlay) brand = this.overlay.apply(brand);
@@ -258,9 +348,14 @@ export class CatalogService {
     return json;
   }
 
-  /** Made on each call (cheap), not kept per brand: 20k prebuilt views held ~18 MB of RSS. */
+  /** Made on each call (cheap), not kept per brand. */
   viewOf(brand: Brand): ServiceView {
     return toServiceView(this.overlay ? this.overlay.apply(brand) : brand);
+  }
+
+  private pageBrands(limit: number, offset: number, artwork?: boolean): Brand[] {
+    const ids = this.db?.page(limit, offset, artwork) ?? [];
+    return ids.map((id) => this.brandById(id)).filter((b): b is Brand => b !== undefined);
   }
 
   /**
@@ -269,26 +364,15 @@ export class CatalogService {
    * lists every brand.
    */
   list(limit: number, offset: number, artwork?: boolean) {
-    const pool = artwork === undefined ? this.brands : this.byArtwork(artwork);
-    const items = pool.slice(offset, offset + limit).map((b) => this.viewOf(b));
-    return { items, total: pool.length, limit, offset };
-  }
-
-  private artworkSplit: { with: Brand[]; without: Brand[] } | null = null;
-  private byArtwork(artwork: boolean): Brand[] {
-    if (!this.artworkSplit) {
-      const split = { with: [] as Brand[], without: [] as Brand[] };
-      for (const b of this.brands) (hasArtwork(b) ? split.with : split.without).push(b);
-      this.artworkSplit = split;
-    }
-    return artwork ? this.artworkSplit.with : this.artworkSplit.without;
+    const items = this.pageBrands(limit, offset, artwork).map((b) => this.viewOf(b));
+    return { items, total: this.db?.total(artwork) ?? 0, limit, offset };
   }
 
   /** list() as JSON text, assembled from pre-serialized entries (same content and key order). */
   listJson(limit: number, offset: number, artwork?: boolean): string {
-    const pool = artwork === undefined ? this.brands : this.byArtwork(artwork);
-    const items = pool.slice(offset, offset + limit).map((b) => this.entryJson(b));
-    return `{"items":[${items.join(",")}],"total":${pool.length},"limit":${limit},"offset":${offset}}`;
+    const items = this.pageBrands(limit, offset, artwork).map((b) => this.entryJson(b));
+    const total = this.db?.total(artwork) ?? 0;
+    return `{"items":[${items.join(",")}],"total":${total},"limit":${limit},"offset":${offset}}`;
   }
 
   /** batch() as JSON text, assembled from pre-serialized entries (same content and key order). */

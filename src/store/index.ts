@@ -1,3 +1,4 @@
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { AccountStore, TokenStore } from "../accounts/port";
 import type { BillingStore } from "../billing/port";
@@ -89,7 +90,7 @@ export function openEmbeddedStore(
 /** MongoDB store (official driver, loaded only when MONGODB_URL is set). Seeds the catalog. */
 export async function openMongoStore(
   config: Pick<Config, "CATALOG_FILE" | "MONGODB_DB"> &
-    Partial<Pick<Config, "USAGE_RETENTION_DAYS">>,
+    Partial<Pick<Config, "USAGE_RETENTION_DAYS" | "DATA_DIR">>,
   url: string,
 ): Promise<Store> {
   const { MongoClient } = await import("mongodb");
@@ -109,7 +110,11 @@ export async function openMongoStore(
   await MongoBillingStore.ensureIndexes(db);
   await MongoEnrichmentStore.ensureIndexes(db);
   await MongoCorrectionsStore.ensureIndexes(db);
-  const catalog = new MongoCatalogSource(db);
+  // this instance's local catalog database of MongoDB's catalog version
+  const catalog = new MongoCatalogSource(
+    db,
+    join(config.DATA_DIR ?? join(tmpdir(), `bapi-${config.MONGODB_DB}`), "catalog-cache"),
+  );
   try {
     const built = await new FileCatalogSource(config.CATALOG_FILE).load();
     if (await catalog.seed(built))

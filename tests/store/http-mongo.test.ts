@@ -12,7 +12,7 @@ import { setLogLevel } from "../../src/platform/log";
 import { openMongoStore } from "../../src/store";
 import { FileCatalogSource } from "../../src/store/embedded/catalog";
 import { MongoCatalogSource } from "../../src/store/mongo/catalog";
-import { ADMIN_TOKEN, makeApp, type TestApp } from "../support/app";
+import { ADMIN_TOKEN, makeApp, type TestApp, tempDir } from "../support/app";
 import { smallCatalogFile } from "../support/catalog";
 import { mongoUrl, skipNote, testDbName } from "../support/mongo";
 import { settle } from "../usage/util";
@@ -168,7 +168,7 @@ describe.skipIf(!mongo.url)(`HTTP on the MongoDB store ${skipNote(mongo)}`.trim(
         .filter((b) => b !== gone)
         .map((b) => (b.slug === "github" ? { ...b, name: "GitHub (renamed)" } : b)),
     };
-    expect(await new MongoCatalogSource(db).seed(changed)).toBe(true);
+    expect(await new MongoCatalogSource(db, tempDir()).seed(changed)).toBe(true);
     expect(await db.collection("brands").countDocuments({ slug: "gitlab" })).toBe(0);
     expect(await db.collection("assets").countDocuments({ brandId: gone?.id })).toBe(0);
     t.deps.catalog.watch(100);

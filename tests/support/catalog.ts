@@ -12,6 +12,7 @@ import { existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import type { CatalogSource } from "../../src/catalog/port";
 import type { Brand, BuiltCatalog } from "../../src/catalog/types";
+import { FileCatalogSource } from "../../src/store/embedded/catalog";
 import { tempDir } from "./temp";
 
 /** The real built catalog (npm test builds it first); override with CATALOG_FILE. */
@@ -39,9 +40,14 @@ export function builtCatalog(): BuiltCatalog {
   return shared.catalog;
 }
 
-/** A CatalogSource over the shared catalog: what the embedded store's file source would load. */
-export function sharedCatalogSource(): CatalogSource {
+/**
+ * A CatalogSource over the shared catalog: the catalog database the build wrote beside
+ * CATALOG_FILE (one file every app of the run opens read-only), and `load()` the parsed JSON.
+ */
+export function sharedCatalogSource(): CatalogSource & { load(): Promise<BuiltCatalog> } {
+  const file = new FileCatalogSource(CATALOG_FILE);
   return {
+    file: () => file.file(),
     load: async () => builtCatalog(),
     version: async () => builtCatalog().version,
   };

@@ -1,10 +1,13 @@
 /**
  * Build step 6, write: docs/attribution.md (only when it changed), the catalog file stamped
- * with the inputs' version, and the build report (build/catalog-report.txt) whose summary
+ * with the inputs' version and the catalog database beside it (catalog.sqlite), and the build report (build/catalog-report.txt) whose summary
  * also goes to stderr.
  */
 import { existsSync, readFileSync } from "node:fs";
+import { DatabaseSync } from "node:sqlite";
+import { writeCatalogFileSync } from "../../../src/catalog/store/schema";
 import { type Brand, VARIANTS } from "../../../src/catalog/types";
+import { databaseBeside } from "../../../src/store/embedded/catalog";
 import { attributionMarkdown } from "../attribution";
 import { inputsVersion } from "../inputs";
 import { web3Summary } from "../web3icons-merge";
@@ -108,10 +111,16 @@ export function writeCatalog(paths: BuildPaths, brands: Brand[], outcome: BuildO
   if (previous !== attribution) writeAtomic(paths.attributionFile, attribution);
 
   const version = inputsVersion(paths.root);
-  writeAtomic(
-    paths.catalogFile,
-    JSON.stringify({ version, builtAt: new Date().toISOString(), brands }),
+  const builtAt = new Date().toISOString();
+  // the catalog database the service serves (src/catalog/store/), beside the JSON and written
+  // first: a running service that sees the JSON's new version finds its database in place
+  writeCatalogFileSync(
+    databaseBeside(paths.catalogFile),
+    { version, builtAt },
+    [...brands].sort((a, b) => a.id - b.id),
+    (f) => new DatabaseSync(f),
   );
+  writeAtomic(paths.catalogFile, JSON.stringify({ version, builtAt, brands }));
 
   const { summary, clashes, text } = buildReport(brands, outcome);
   writeAtomic(paths.reportFile, text);

@@ -1,24 +1,22 @@
 /**
  * Brand by domain or business e-mail (plain TS). Each domain in the catalog names one brand
- * (the catalog build settles clashes); a host resolves to the brand of the most specific
- * domain on its chain (see lookupChain).
+ * (the catalog build settles clashes; a brand added at run time claims only unclaimed domains);
+ * a host resolves to the brand of the most specific domain on its chain (see lookupChain).
  */
 import type { Static } from "elysia";
-import { frozenCache } from "../frozen";
+import { Lru } from "../lru";
 import { directoryFields } from "../model";
 import { contrastOf, cssVars, NOTICE } from "../service";
+import type { CatalogDb } from "../store/db";
+import { splitRegistrable } from "../store/schema";
 import { type Brand, VARIANTS } from "../types";
-import {
-  countryOf,
-  isCountrySuffix,
-  lookupChain,
-  normalizeHost,
-  registrableDomain,
-} from "./domain";
+import { isCountrySuffix, lookupChain, registrableDomain } from "./domain";
 import type { BrandResponse } from "./model";
 
 export interface BrandCatalog {
-  all(): readonly Brand[];
+  readonly loaded: boolean;
+  readonly database: CatalogDb;
+  brandById(id: number): Brand | undefined;
   brand(slug: string): Brand | undefined;
   onChange(listener: (updated?: Brand) => void): void;
 }
@@ -44,116 +42,25 @@ export function toBrandView(b: Brand): BrandView {
   };
 }
 
-/** A catalog domain as stored, in the same form normalizeHost gives for user input. */
-function domainKey(domain: string): string | null {
-  const h = normalizeHost(domain);
-  return h.ok ? h.host : null;
-}
-
-/** The label of a registrable domain and its public suffix ("amazon.co.jp" -> amazon, co.jp). */
-function splitRegistrable(domain: string): [string, string] {
-  const dot = domain.indexOf(".");
-  return [domain.slice(0, dot), domain.slice(dot + 1)];
-}
-
-/** The domain maps of a list of brands. */
-interface HostMaps {
-  byHost: Map<string, string>;
-  /** registrable label -> slug, for labels whose registrable domains all name one brand */
-  byLabel: Map<string, string>;
-  signatures: Map<number, string>;
-}
-
-function hostMaps(brands: readonly Brand[]): HostMaps {
-  const byHost = new Map<string, string>();
-  const signatures = new Map<number, string>();
-  for (const b of brands) {
-    signatures.set(b.id, b.domains.join(" "));
-    for (const d of b.domains) {
-      const key = domainKey(d);
-      // first claim wins (the build already gives each domain to one brand)
-      if (key && !byHost.has(key)) byHost.set(key, b.slug);
-    }
-  }
-  // label -> the one brand whose registrable domains use it (null: several) and the countries
-  // of those domains that are national sites (null: one is not)
-  const labels = new Map<string, { slug: string | null; countries: Set<string> | null }>();
-  for (const [host, slug] of byHost) {
-    if (registrableDomain(host) !== host) continue;
-    const [label, suffix] = splitRegistrable(host);
-    if (!label) continue;
-    const known = labels.get(label) ?? { slug, countries: new Set<string>() };
-    const country = countryOf(suffix);
-    if (known.slug !== slug) known.slug = null;
-    else if (country === null) known.countries = null;
-    else known.countries?.add(country);
-    labels.set(label, known);
-  }
-  // one country's site (otto.fi) speaks for that country alone: another country's namesake
-  // (otto.de) is not found through it; a brand under .com or two countries' suffixes is
-  // international
-  const byLabel = new Map<string, string>();
-  for (const [label, { slug, countries }] of labels)
-    if (slug !== null && (countries === null || countries.size > 1)) byLabel.set(label, slug);
-  return { byHost, byLabel, signatures };
-}
-
-/** shared between resolvers over the same frozen brands (frozen.ts) */
-const frozenMaps = frozenCache<HostMaps>();
-
+/**
+ * Resolves hosts through the catalog database's `domains` and `labels` tables (written with
+ * each brand: src/catalog/store/schema.ts): no map of every domain in memory, only a bounded
+ * cache of the hosts asked for.
+ */
 export class BrandResolver {
-  private maps: HostMaps = hostMaps([]);
-  /** the maps are shared with other resolvers (frozen.ts): copied before a change */
-  private shared = false;
-  /** hosts an operator pinned to a brand (src/reports/pins.ts): they beat the catalog's maps */
+  /** host -> brand id (null: none), for the hosts asked for; emptied on any catalog change */
+  private hosts = new Lru<string, number | null>(100_000);
+  /** hosts an operator pinned to a brand (src/reports/pins.ts): they beat the catalog's tables */
   private pinnedHost: (host: string) => string | undefined = () => undefined;
 
   constructor(private catalog: BrandCatalog) {
-    this.rebuild();
-    catalog.onChange((updated) => {
-      if (updated && !this.maps.signatures.has(updated.id)) this.addBrand(updated);
-      else if (!updated || this.maps.signatures.get(updated.id) !== updated.domains.join(" "))
-        this.rebuild();
-    });
+    catalog.onChange(() => this.hosts.clear());
   }
 
-  /** Answer `pinned(host)`'s slug before the catalog's own domain maps. */
+  /** Answer `pinned(host)`'s slug before the catalog's own domain tables. */
   usePinnedHosts(pinned: (host: string) => string | undefined) {
     this.pinnedHost = pinned;
-  }
-
-  /** Number of hosts that name a brand. */
-  get size() {
-    return this.maps.byHost.size;
-  }
-
-  rebuild() {
-    const { value: maps, shared } = frozenMaps.get(this.catalog.all(), hostMaps);
-    this.maps = maps;
-    this.shared = shared;
-  }
-
-  /** A brand new to the catalog (a discovered brand): its unclaimed domains only. */
-  private addBrand(b: Brand) {
-    if (this.shared) {
-      const { byHost, byLabel, signatures } = this.maps;
-      this.maps = {
-        byHost: new Map(byHost),
-        byLabel: new Map(byLabel),
-        signatures: new Map(signatures),
-      };
-      this.shared = false;
-    }
-    const { byHost, byLabel, signatures } = this.maps;
-    signatures.set(b.id, b.domains.join(" "));
-    for (const d of b.domains) {
-      const key = domainKey(d);
-      if (!key || byHost.has(key)) continue;
-      byHost.set(key, b.slug);
-      if (registrableDomain(key) !== key) continue;
-      const [label, suffix] = splitRegistrable(key);
-      if (label && !isCountrySuffix(suffix) && !byLabel.has(label)) byLabel.set(label, b.slug);
-    }
+    this.hosts.clear();
   }
 
   /**
@@ -166,10 +73,24 @@ export class BrandResolver {
    * always wins, since the exact chain is tried first.
    */
   resolveHost(host: string): Brand | null {
+    let id = this.hosts.get(host);
+    if (id === undefined) {
+      id = this.lookup(host);
+      this.hosts.set(host, id);
+    }
+    return id === null ? null : (this.catalog.brandById(id) ?? null);
+  }
+
+  /** resolveHost without the cache: the brand's id, or null */
+  private lookup(host: string): number | null {
+    if (!this.catalog.loaded) return null;
+    const db = this.catalog.database;
     for (const candidate of lookupChain(host)) {
-      const brand =
-        this.brandOf(this.pinnedHost(candidate)) ?? this.brandOf(this.maps.byHost.get(candidate));
-      if (brand) return brand;
+      const pinned = this.pinnedHost(candidate);
+      const pin = pinned === undefined ? null : this.idOf(this.catalog.brand(pinned)?.id);
+      if (pin !== null) return pin;
+      const id = this.idOf(db.idByHost(candidate));
+      if (id !== null) return id;
     }
     const registrable = registrableDomain(host);
     if (!registrable) return null;
@@ -177,13 +98,11 @@ export class BrandResolver {
     // only a country's suffix (co.uk, de, com.br) is the same brand's national site; a generic
     // one (.org, .io) is often a namesake's (msf.org is not msf.com's bank)
     if (!label || !isCountrySuffix(suffix)) return null;
-    return (
-      this.brandOf(this.maps.byHost.get(`${label}.com`)) ??
-      this.brandOf(this.maps.byLabel.get(label))
-    );
+    return this.idOf(db.idByHost(`${label}.com`)) ?? this.idOf(db.idByLabel(label));
   }
 
-  private brandOf(slug: string | undefined): Brand | null {
-    return (slug && this.catalog.brand(slug)) || null;
+  /** the id when that brand is there */
+  private idOf(id: number | undefined): number | null {
+    return id !== undefined && this.catalog.brandById(id) ? id : null;
   }
 }

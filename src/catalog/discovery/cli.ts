@@ -105,7 +105,7 @@ function domainsFrom(o: { file?: string; directory?: boolean }, args: string[], 
     }
   }
   if (o.directory)
-    for (const b of d.catalog.all()) {
+    for (const b of d.catalog.each()) {
       const domain = !hasArtwork(b) && d.svc.DiscoveryService.domainOf(b);
       if (domain) domains.push(domain);
     }

@@ -70,7 +70,9 @@ export const DISCOVERED_ID_BASE = 900_000_000;
 
 export interface DiscoveryCatalog {
   brand(slug: string): Brand | undefined;
-  all(): readonly Brand[];
+  brandById(id: number): Brand | undefined;
+  /** the brand whose own domains include this host (the catalog's domain table) */
+  brandByHost(host: string): Brand | undefined;
 }
 
 export interface DiscoveryOptions {
@@ -354,16 +356,12 @@ export class DiscoveryService {
   }
 
   /**
-   * The catalog brand a domain belongs to: the one listing it (or www.it) among its domains,
-   * else the one discovery reads it for (domainOf). What is found on a domain is stored on its
-   * owner, wherever the home page redirects.
+   * The catalog brand a domain belongs to: the one listing it (or www.it) among its domains
+   * (the catalog's domains table). What is found on a domain is stored on its owner, wherever
+   * the home page redirects.
    */
   private ownerOf(domain: string): Brand | null {
-    const all = this.catalog.all();
-    const www = `www.${domain}`;
-    for (const b of all) if (b.domains.includes(domain) || b.domains.includes(www)) return b;
-    for (const b of all) if (DiscoveryService.domainOf(b) === domain) return b;
-    return null;
+    return this.catalog.brandByHost(domain) ?? this.catalog.brandByHost(`www.${domain}`) ?? null;
   }
 
   private async run(job: Job, force: boolean): Promise<DiscoveryRecord> {
@@ -555,19 +553,9 @@ export class DiscoveryService {
     return facts.manifestUrl ? this.withManifest(facts, facts.manifestUrl, deadline) : facts;
   }
 
-  /** The catalog brand with this id (the catalog is in id order: a binary search). */
+  /** The catalog brand with this id. */
   private brandById(id: number): Brand | null {
-    const all = this.catalog.all();
-    let lo = 0;
-    let hi = all.length - 1;
-    while (lo <= hi) {
-      const mid = (lo + hi) >> 1;
-      const b = all[mid] as Brand;
-      if (b.id === id) return b;
-      if (b.id < id) lo = mid + 1;
-      else hi = mid - 1;
-    }
-    return null;
+    return this.catalog.brandById(id) ?? null;
   }
 
   private async withManifest(facts: PageFacts, url: string, deadline: number): Promise<PageFacts> {
@@ -919,7 +907,7 @@ export function summarize(records: DiscoveryRecord[]): Record<string, number> {
 export async function startEnrichment(
   config: Parameters<typeof createDiscovery>[0],
   store: EnrichmentStore & DiscoveryStore,
-  catalog: EnrichableCatalog,
+  catalog: EnrichableCatalog & DiscoveryCatalog,
 ) {
   const artworkPool = new ArtworkPool();
   const enrichment = new EnrichmentService(store, catalog);

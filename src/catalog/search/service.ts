@@ -1,6 +1,8 @@
 /**
- * Catalog search: MiniSearch (a radix-tree index with prefix and fuzzy lookup and BM25+
- * scores) finds the candidates; a small tiering on top orders them the way a user expects:
+ * Catalog search over the catalog database (src/catalog/store/): the `exact` table, prefix
+ * range scans of the `terms` table, and typo candidates from the `typo_keys` table (symmetric
+ * deletion) and the `vocab` FTS5 trigram table find the candidates; a small tiering on top
+ * orders them the way a user expects:
  *
  *   0 exact      slug, name, alias or domain equals the query (also ignoring spaces, dots and
  *                dashes: "vs code" = "VSCode"), or a short form of a multi-word name does
@@ -12,76 +14,28 @@
  *                (one edit from 4 characters, two from 8; an edit inserts, deletes or
  *                replaces a character or swaps two neighbouring ones)
  *
- * Within a tier: closer first (fewer characters left over, fewer edits), then the MiniSearch
- * score, then the shorter name, then the lower id, so equal input always gives equal output.
- * Crypto tokens (brands only @web3icons/core has) come after the other brands of the exact
- * tier (a query naming a company finds the company before a token of the same name: "atari",
- * "kraken") and are never typo matches ("unicef" is not the Unidef token).
+ * Within a tier: closer first (fewer characters left over, fewer edits), then the match score
+ * (how much of the matched words the query covers), then the shorter name, then the lower id,
+ * so equal input always gives equal output. Crypto tokens (brands only @web3icons/core has)
+ * come after the other brands of the exact tier (a query naming a company finds the company
+ * before a token of the same name: "atari", "kraken") and are never typo matches. Nothing is
+ * built at start or on a request: the rows are written with each brand.
  */
-import MiniSearch, { type Query, type SearchOptions, type SearchResult } from "minisearch";
-import { parse } from "tldts";
 import { transliterate } from "transliteration";
-import { collectGarbage } from "../../platform/memory";
-import { frozenCache } from "../frozen";
-import { hasArtwork } from "../service";
+import { Lru } from "../lru";
+import type { CatalogDb, TermRow } from "../store/db";
 import type { Brand } from "../types";
-import { FuzzyLexicon } from "./fuzzy";
-import {
-  abbreviations,
-  compact,
-  deletions,
-  fold,
-  normalizeQuery,
-  swaps,
-  typoBudget,
-  typoDistance,
-  wordParts,
-  wordTails,
-} from "./text";
+import { type Entry, FIELD, termsOf } from "./entry";
+import { compact, deletions, fold, normalizeQuery, swaps, typoBudget, typoDistance } from "./text";
+
+export { popularityOf } from "./entry";
 
 export interface SearchableCatalog {
-  all(): readonly Brand[];
+  readonly loaded: boolean;
+  readonly database: CatalogDb;
+  brandById(id: number): Brand | undefined;
   /** called with no argument after a full reload, with the brand after a single update */
   onChange(listener: (updated?: Brand) => void): void;
-}
-
-interface Entry {
-  brand: Brand;
-  /** folded name first, then folded aliases */
-  names: string[];
-  /** compact name, compact aliases, slug */
-  compacts: string[];
-  domains: string[];
-  /** short forms of multi-word names ("vscode", "aws"), matched only exactly */
-  abbreviations: string[];
-  /** domains without their public suffix, compacted ("chatgpt.com" -> "chatgpt"), matched only exactly */
-  hostNames: string[];
-  tails: string[];
-  /** stock tickers, folded ("aapl", "nasdaq:aapl", "7203.t"), matched only exactly */
-  tickers: string[];
-  /** popularity from the data: independent sources carrying the brand, plus one for a domain */
-  popularity: number;
-  /** a crypto token: a brand only the web3icons set has */
-  token: boolean;
-}
-
-/** What the index holds for a brand (to skip re-indexing when only colors changed). */
-function sameIndexed(a: Entry, b: Entry): boolean {
-  const same = (x: string[], y: string[]) => x.length === y.length && x.every((v, i) => v === y[i]);
-  return a.brand.slug === b.brand.slug && same(a.names, b.names) && same(a.domains, b.domains);
-}
-
-/** The source label of @web3icons/core (scripts/catalog/web3icons.ts): crypto tokens and chains. */
-const TOKEN_SOURCE = "web3icons";
-
-/** Brands from which a rebuild collects garbage between its phases (the directory has 20,000). */
-const LARGE = 5000;
-
-export interface Doc {
-  id: number;
-  text: string;
-  compact: string;
-  domains: string;
 }
 
 interface Hit {
@@ -95,148 +49,26 @@ interface Ranked extends Hit {
   closeness: number;
 }
 
-/** "chatgpt.com" -> "chatgpt", "drive.google.com" -> "drivegoogle" */
-function hostName(domain: string): string {
-  const p = parse(domain, { allowPrivateDomains: true });
-  return compact([p.subdomain, p.domainWithoutSuffix].filter(Boolean).join("."));
-}
+/** One query word's matches: brand id -> fewest edits and best score. */
+type Matches = Map<number, { edits: number; score: number }>;
 
-/**
- * How well known a brand is, from the data alone: the number of icon sets that carry it (a
- * famous brand is drawn by many: Microsoft, Kubernetes) plus one when it has a domain.
- */
-export function popularityOf(brand: Brand): number {
-  // one more for artwork: a directory entry (one source, no SVG) never outranks a namesake
-  // brand with artwork and as many sources
-  return brand.sources.length + (brand.domains.length ? 1 : 0) + (hasArtwork(brand) ? 1 : 0);
-}
-
-function toEntry(brand: Brand): Entry {
-  const names = [...new Set([brand.name, ...brand.aliases].map(fold).filter(Boolean))];
-  const compacts = [...new Set([...names.map(compact), brand.slug].filter(Boolean))];
-  const domains = brand.domains.map((d) => d.toLowerCase());
-  return {
-    brand,
-    names,
-    compacts,
-    domains,
-    // initials only for brands with artwork: thousands of directory entries would
-    // turn every short query into some local chain's initials ("bbc" Burn Boot Camp)
-    abbreviations: hasArtwork(brand) ? [...new Set(names.flatMap(abbreviations))] : [],
-    hostNames: domains.map(hostName).filter(Boolean),
-    tails: names.flatMap(wordTails),
-    tickers: (brand.tickers ?? []).map(fold),
-    popularity: popularityOf(brand),
-    token: brand.sources.length === 1 && brand.sources[0] === TOKEN_SOURCE,
-  };
-}
-
-/** The strings that find an entry exactly: names, compact names, short forms, domains, tickers. */
-const exactKeys = (e: Entry) =>
-  new Set([
-    ...e.names,
-    ...e.compacts,
-    ...e.abbreviations,
-    ...e.domains,
-    ...e.hostNames,
-    ...e.tickers,
-  ]);
-
-function toDoc(id: number, e: Entry): Doc {
-  // a directory entry (no artwork) is indexed by its display name and domains only
-  // (its other names still match exactly, see `exact`): ~15,000 entries' aliases and word
-  // parts would double the index's memory
-  const full = hasArtwork(e.brand);
-  const words = new Set<string>();
-  for (const name of full ? e.names : e.names.slice(0, 1)) {
-    for (const word of name.split(" ")) {
-      words.add(word);
-      words.add(compact(word));
-      if (full) for (const part of wordParts(word)) words.add(part);
-    }
-  }
-  words.delete("");
-  return {
-    id,
-    text: [...words].join(" "),
-    compact: (full ? e.compacts : e.compacts.slice(0, 1)).join(" "),
-    domains: e.domains.join(" "),
-  };
-}
-
-/** Tokens are prepared in toDoc(); the index only splits on the spaces put there. */
 const splitSpaces = (s: string) => s.split(" ").filter(Boolean);
-const keep = (term: string) => term;
 
-const OPTIONS: SearchOptions = { tokenize: splitSpaces, processTerm: keep };
+/** Fields in which a word may match with typos (domains match only exactly or as a prefix). */
+const TYPO_FIELDS = new Set<number>([FIELD.text, FIELD.compact]);
+const ALL_FIELDS = new Set<number>([FIELD.text, FIELD.compact, FIELD.domains]);
+const WORD_FIELDS = new Set<number>([FIELD.text, FIELD.domains]);
+const COMPACT_FIELD = new Set<number>([FIELD.compact]);
 
-/**
- * Typo terms: a map from every indexed word of 6+ characters, and from each form of it with
- * one character deleted, to the word. Looking up a string and its one-deletion forms finds
- * every indexed word within one Levenshtein edit of it (symmetric deletion), in a few map
- * lookups.
- */
-function nearbyMap(words: Iterable<string>): Map<string, string[]> {
-  const map = new Map<string, string[]>();
-  for (const w of words) {
-    if ([...w].length < 6) continue; // nothing shorter is within 2 edits of an 8+ word
-    for (const key of new Set([w, ...deletions(w)])) {
-      const list = map.get(key);
-      if (list) list.push(w);
-      else map.set(key, [w]);
-    }
-  }
-  return map;
-}
-
-/** The part of MiniSearch's term index that fuzzy lookups use (`MiniSearch#_index`). */
-interface TermIndex {
-  keys(): Iterable<string>;
-  get(term: string): unknown;
-  fuzzyGet(term: string, maxDistance: number): Map<string, [unknown, number]>;
-}
-
-/**
- * Answer the index's fuzzy lookups from a FuzzyLexicon of its terms: the same matches and
- * distances, so the same scores, in a fraction of the time (fuzzy.ts). MiniSearch is pinned by
- * the lockfile; tests/catalog/search/fuzzy.test.ts compares both answers over the catalog's queries.
- */
-export function useLexicon(index: MiniSearch<Doc>): void {
-  const terms = (index as unknown as { _index: TermIndex })._index;
-  const lexicon = new FuzzyLexicon(terms.keys());
-  terms.fuzzyGet = (term, max) => {
-    const out = new Map<string, [unknown, number]>();
-    for (const [word, d] of lexicon.within(term, max)) out.set(word, [terms.get(word), d]);
-    return out;
-  };
-}
-
-/** Fields in which a term may match with typos (domains match only exactly or as a prefix). */
-const TYPO_FIELDS = new Set(["text", "compact"]);
-
-/**
- * Sum over query terms of the fewest edits to a matched indexed term (0 for a prefix), or null
- * when a query term matched nothing within its typo budget (see typoDistance).
- */
-function editsWithinBudget(queryTerms: string[], r: SearchResult): number | null {
-  let total = 0;
-  for (const q of queryTerms) {
-    const budget = typoBudget(q);
-    let best = budget + 1;
-    for (const [d, fields] of Object.entries(r.match)) {
-      const e = d.startsWith(q)
-        ? 0
-        : fields.some((f) => TYPO_FIELDS.has(f))
-          ? typoDistance(q, d, budget)
-          : budget + 1;
-      if (e < best) best = e;
-      if (best === 0) break;
-    }
-    if (best > budget) return null;
-    total += best;
-  }
-  return total;
-}
+/** Prefix rows read per database for a one-word query, and per word of a longer one. */
+const PREFIX_ROWS = 800;
+const PREFIX_ROWS_MULTI = 2000;
+/** Candidates whose entries are read and ranked, at most. */
+const MAX_RANKED = 150;
+/** Words a substring lookup of the trigram table returns (typo candidates at two edits). */
+const SUBSTRING_ROWS = 300;
+/** Longest query word whose two-deletion forms are looked up (longer: substrings only). */
+const MAX_DELETION_WORD = 24;
 
 function minLeftover(keys: string[], prefix: string): number {
   let best = Number.POSITIVE_INFINITY;
@@ -251,8 +83,7 @@ function classify(
   qc: string,
   host: string,
 ): { tier: number; closeness: number } {
-  if (e.names[0] === q || e.brand.slug === q || e.compacts[0] === qc)
-    return { tier: 0, closeness: 0 };
+  if (e.names[0] === q || e.slug === q || e.compacts[0] === qc) return { tier: 0, closeness: 0 };
   if (e.names.includes(q) || e.compacts.includes(qc)) return { tier: 0, closeness: 1 };
   if (e.abbreviations.includes(qc) || e.tickers.includes(q)) return { tier: 0, closeness: 2 };
   if (e.domains.includes(q) || e.domains.includes(host) || e.hostNames.includes(qc))
@@ -286,196 +117,70 @@ const standing = (r: Ranked) => r.entry.popularity - r.closeness / 2;
 function compareRanked(a: Ranked, b: Ranked): number {
   return (
     a.tier - b.tier ||
-    (a.tier === 0 ? Number(a.entry.token) - Number(b.entry.token) : 0) ||
+    (a.tier === 0 ? Number(a.entry.token === true) - Number(b.entry.token === true) : 0) ||
     (a.tier === 3
       ? a.edits - b.edits || a.closeness - b.closeness || b.entry.popularity - a.entry.popularity
       : 0) ||
     (a.tier > 0 && a.tier < 3 ? standing(b) - standing(a) : 0) ||
     a.closeness - b.closeness ||
     b.score - a.score ||
-    a.entry.brand.name.length - b.entry.brand.name.length ||
-    a.entry.brand.id - b.entry.brand.id
+    a.entry.name.length - b.entry.name.length ||
+    a.entry.id - b.entry.id
   );
 }
 
-/** What a full build of the index makes from a list of brands. */
-interface Built {
-  entries: Map<number, Entry>;
-  exact: Map<string, number[]>;
-  index: MiniSearch<Doc>;
-  /** every indexed term */
-  vocabulary: Set<string>;
-  /** see nearbyMap */
-  nearby: Map<string, string[]>;
+/** What a matched word is worth: the share of it the query covers, less for typos. */
+function weight(query: string, word: string, edits: number): number {
+  const share = Math.min(1, query.length / Math.max(1, word.length));
+  return edits ? share / (1 + edits) : share;
 }
-
-function newIndex() {
-  return new MiniSearch<Doc>({
-    fields: ["text", "compact", "domains"],
-    tokenize: splitSpaces,
-    processTerm: keep,
-  });
-}
-
-/**
- * A full build. `previous` entries whose brand is the same object are kept (an entry depends on
- * its brand alone): a rebuild after one brand changed derives one entry, not 20,000.
- */
-function build(brands: readonly Brand[], previous?: Map<number, Entry>): Built {
-  const entries = new Map<number, Entry>();
-  for (const b of brands) {
-    const before = previous?.get(b.id);
-    entries.set(b.id, before?.brand === b ? before : toEntry(b));
-  }
-  const exact = new Map<string, number[]>();
-  for (const [id, e] of entries) {
-    for (const key of exactKeys(e)) {
-      const ids = exact.get(key);
-      if (ids) ids.push(id);
-      else exact.set(key, [id]);
-    }
-  }
-  // a directory-size catalog: the garbage so far (entries, domain map) goes before MiniSearch
-  // allocates its index, and MiniSearch's before the word maps (else RSS peaks ~75 MB higher)
-  const large = entries.size >= LARGE;
-  if (large) collectGarbage();
-  const docs = [...entries].map(([id, e]) => toDoc(id, e));
-  const index = newIndex();
-  index.addAll(docs);
-  useLexicon(index);
-  if (large) collectGarbage();
-  // typo neighbours of the words of brands with artwork only: the directory's ~15,000
-  // entries would take most of the start-up time and memory for a rarely used
-  // path (a swap and one more edit); their typos still match through MiniSearch's fuzzy lookup
-  // (both sets filled word by word: no array of all words is made)
-  const vocabulary = new Set<string>();
-  const artworkWords = new Set<string>();
-  for (const d of docs) {
-    const artwork = hasArtwork(entries.get(d.id)?.brand ?? { variants: {} });
-    for (const word of splitSpaces(d.domains)) vocabulary.add(word);
-    for (const field of [d.text, d.compact])
-      for (const word of splitSpaces(field)) {
-        vocabulary.add(word);
-        if (artwork) artworkWords.add(word);
-      }
-  }
-  return { entries, exact, index, vocabulary, nearby: nearbyMap(artworkWords) };
-}
-
-/** shared between indexes over the same frozen brands (frozen.ts): a second of CPU each */
-const frozenBuilds = frozenCache<Built>();
 
 export class SearchIndex {
-  private entries = new Map<number, Entry>();
-  private exact = new Map<string, number[]>();
-  private index = newIndex();
-  /** every indexed term */
-  private vocabulary = new Set<string>();
-  /** see nearbyMap */
-  private nearby = new Map<string, string[]>();
-  /** the frozen brands whose shared build this index uses (frozen.ts), else null */
-  private sharedFrom: readonly Brand[] | null = null;
-  /** the entries of a shared build were copied (ownEntries) */
-  private entriesOwned = false;
   /** bumped whenever the results of some query may have changed (see SearchResponses) */
   generation = 0;
-
-  /**
-   * true until the index is built: it is built on first use, not at start-up (about 1 s of CPU
-   * for the 20,000 brands with the directory), and again on first use after a reload
-   */
-  private stale = true;
+  /** search entries of brands seen in recent queries */
+  private entries = new Lru<number, Entry>(20_000);
 
   constructor(private catalog: SearchableCatalog) {
     catalog.onChange((updated) => {
-      if (!updated) this.stale = true;
-      else if (!this.stale) this.refresh(updated);
+      if (!updated) {
+        this.entries.clear();
+        this.generation++;
+        return;
+      }
+      const before = this.entries.get(updated.id);
+      this.entries.delete(updated.id);
+      const after = this.entry(updated.id);
+      // a brand whose searched fields and popularity stayed (colors, artwork added) changes no
+      // ranking; anything else may
+      if (!before || !after || !sameRanking(before, after)) this.generation++;
     });
   }
 
+  /** Brands in the catalog. */
   get size() {
-    this.ready();
-    return this.entries.size;
+    return this.catalog.loaded ? this.catalog.database.size : 0;
   }
 
-  /** Build the index now if it is not current (a warm-up after start, or the first search). */
-  ready() {
-    if (this.stale) this.rebuild();
+  /** Nothing to build: the index is the catalog database's tables. */
+  ready() {}
+
+  private get db(): CatalogDb {
+    return this.catalog.database;
   }
 
-  /** Re-index the whole catalog (after a reload). */
-  rebuild() {
-    this.stale = false;
-    this.generation++;
-    const brands = this.catalog.all();
-    const { value, shared } = frozenBuilds.get(brands, (b) => build(b, this.entries));
-    this.use(value);
-    this.sharedFrom = shared ? [...brands] : null;
-    this.entriesOwned = false;
-  }
-
-  private use(built: Built) {
-    this.entries = built.entries;
-    this.exact = built.exact;
-    this.index = built.index;
-    this.vocabulary = built.vocabulary;
-    this.nearby = built.nearby;
-  }
-
-  /**
-   * Before adding to a shared build: a build of this index's own, of the same brands, keeping
-   * the entries refreshed since (their searched fields are unchanged: see ownEntries).
-   */
-  private own() {
-    if (!this.sharedFrom) return;
-    const refreshed = this.entriesOwned ? this.entries : null;
-    this.use(build(this.sharedFrom, this.entries));
-    if (refreshed) this.entries = refreshed;
-    this.sharedFrom = null;
-  }
-
-  /** Before replacing an entry of a shared build: a copy of the entries of this index's own. */
-  private ownEntries() {
-    if (!this.sharedFrom || this.entriesOwned) return;
-    this.entries = new Map(this.entries);
-    this.entriesOwned = true;
-  }
-
-  /** One brand changed: keep its new record; re-index only when a searched field changed. */
-  refresh(brand: Brand) {
-    const before = this.entries.get(brand.id);
-    const after = toEntry(brand);
-    if (!before) return this.add(brand.id, after);
-    if (before && sameIndexed(before, after)) {
-      this.ownEntries();
-      this.entries.set(brand.id, after);
-      if (before.popularity !== after.popularity) this.generation++; // ranking changed
-    } else this.rebuild();
-  }
-
-  /**
-   * A brand new to the catalog (a discovered brand), indexed on its own: exact keys, the full
-   * text index and the vocabulary (its words get typo matches through the index's fuzzy
-   * lookup, not the precomputed neighbours of a full build).
-   */
-  private add(id: number, e: Entry) {
-    this.own();
-    this.entries.set(id, e);
-    for (const key of exactKeys(e)) {
-      const ids = this.exact.get(key);
-      if (ids) ids.push(id);
-      else this.exact.set(key, [id]);
+  private entry(id: number): Entry | undefined {
+    let e = this.entries.get(id);
+    if (!e) {
+      e = this.db.entry(id);
+      if (e) this.entries.set(id, e);
     }
-    const doc = toDoc(id, e);
-    this.index.add(doc);
-    for (const field of [doc.text, doc.compact, doc.domains])
-      for (const word of splitSpaces(field)) this.vocabulary.add(word);
-    this.generation++;
+    return e;
   }
 
   /** Best matches first, at most `limit`. `query` is normalized here again (idempotent). */
   search(query: string, limit: number): Brand[] {
-    this.ready();
+    if (!this.catalog.loaded) return [];
     const found = this.searchFolded(query, limit);
     // a query in another script that matched nothing: try its Latin transliteration
     // ("Яндекс" -> "yandeks", one typo from Yandex)
@@ -491,89 +196,151 @@ export class SearchIndex {
     const terms = splitSpaces(q);
     if (!q) return [];
 
-    const hits = new Map<number, Hit>();
+    const hits = new Map<number, { score: number; edits: number }>();
     const add = (id: number, score: number, edits: number) => {
-      const entry = this.entries.get(id);
-      if (!entry) return;
       const h = hits.get(id);
-      if (!h) hits.set(id, { entry, score, edits });
+      if (!h) hits.set(id, { score, edits });
       else {
         h.score = Math.max(h.score, score);
         h.edits = Math.min(h.edits, edits);
       }
     };
-
-    for (const key of new Set([q, qc, host]))
-      for (const id of this.exact.get(key) ?? []) add(id, 0, 0);
-    const collect = (results: SearchResult[], queryTerms: string[]) => {
-      for (const r of results) {
-        const edits = editsWithinBudget(queryTerms, r);
-        if (edits !== null) add(r.id, r.score, edits);
-      }
+    const addAll = (m: Matches) => {
+      for (const [id, { edits, score }] of m) add(id, score, edits);
     };
+
+    for (const key of new Set([q, qc, host])) for (const id of this.db.exactIds(key)) add(id, 0, 0);
     if (terms.length === 1 && qc === q) {
-      // one plain word: a single lookup over names, compact names and domains
-      collect(this.index.search(this.wordQuery(q), OPTIONS), terms);
+      // one plain word: names, compact names and domains
+      addAll(this.matchWord(q, ALL_FIELDS, true, PREFIX_ROWS));
     } else {
       // every word somewhere in the names or domains, in any order, each with its own typos ...
       // (a word with punctuation, like "next.js", only as a prefix: its typos are caught below)
-      // a one-letter word ("google d", as an autocomplete box sends it) would expand to every
-      // indexed word with that letter (~5,000 terms, 14 ms): it is searched without, and each
-      // match must then have a word that starts with that letter
+      // a one-letter word ("google d", as an autocomplete box sends it) is searched without,
+      // and each match must then have a word that starts with that letter
       const letters = terms.filter((t) => [...t].length < 2);
       const longer =
         letters.length && letters.length < terms.length
           ? terms.filter((t) => [...t].length >= 2)
           : terms;
-      const words: Query = {
-        combineWith: "AND",
-        queries: longer.map((t) => this.wordQuery(t, /^[\p{L}\p{N}]+$/u.test(t))),
-      };
-      let found = this.index.search(words, { ...OPTIONS, fields: ["text", "domains"] });
-      if (longer !== terms)
-        found = found.filter((r) => {
-          const entry = this.entries.get(r.id);
-          if (!entry) return false;
-          const d = toDoc(r.id, entry);
-          const indexed = splitSpaces(`${d.text} ${d.domains}`);
-          return letters.every((l) => indexed.some((w) => w.startsWith(l)));
-        });
-      collect(found, longer);
-      // ... or the whole query without spaces and punctuation ("vs code" -> "vscode")
-      if ([...qc].length >= 2) {
-        const whole = terms.length === 1 ? this.wordQuery(qc) : { queries: [qc], prefix: true };
-        collect(this.index.search(whole, { ...OPTIONS, fields: ["compact"] }), [qc]);
+      let all: Matches | null = null;
+      for (const t of longer) {
+        const m = this.matchWord(t, WORD_FIELDS, /^[\p{L}\p{N}]+$/u.test(t), PREFIX_ROWS_MULTI);
+        if (!all) all = m;
+        else {
+          const both: Matches = new Map();
+          for (const [id, a] of all) {
+            const b = m.get(id);
+            if (b) both.set(id, { edits: a.edits + b.edits, score: a.score + b.score });
+          }
+          all = both;
+        }
+        if (!all.size) break;
       }
+      let n = 0;
+      for (const [id, { edits, score }] of all ?? []) {
+        // the first matches in row order (popular brands first): each is read to check it
+        if (++n > MAX_RANKED * (longer === terms ? 4 : 1)) break;
+        if (longer !== terms) {
+          const e = this.entry(id);
+          if (!e) continue;
+          const t = termsOf(e);
+          const indexed = [...t.text, ...t.domains];
+          if (!letters.every((l) => indexed.some((w) => w.startsWith(l)))) continue;
+        }
+        add(id, score, edits);
+      }
+      // ... or the whole query without spaces and punctuation ("vs code" -> "vscode")
+      if ([...qc].length >= 2)
+        addAll(this.matchWord(qc, COMPACT_FIELD, terms.length === 1, PREFIX_ROWS));
     }
 
+    // the candidates ranked: exact matches, then by fewest edits, each kind in the order the
+    // rows came (prefix rows: popular brands and short words first), at most MAX_RANKED
+    const candidates = [...hits].sort((a, b) => a[1].edits - b[1].edits).slice(0, MAX_RANKED);
     const ranked: Ranked[] = [];
-    for (const h of hits.values()) {
-      const r = { ...h, ...classify(h.entry, q, qc, host) };
+    for (const [id, h] of candidates) {
+      const entry = this.entry(id);
+      if (!entry) continue;
+      const r = { entry, ...h, ...classify(entry, q, qc, host) };
+      // a crypto token is never a typo match ("unicef" is not the Unidef token)
       if (!(r.tier === 3 && r.entry.token)) ranked.push(r);
     }
     ranked.sort(compareRanked);
-    return ranked.slice(0, limit).map((r) => r.entry.brand);
+    const out: Brand[] = [];
+    for (const r of ranked) {
+      if (out.length >= limit) break;
+      const b = this.catalog.brandById(r.entry.id);
+      if (b) out.push(b);
+    }
+    return out;
   }
 
   /**
-   * One query word as a MiniSearch query: the word as a prefix or within its budget of
-   * Levenshtein edits (MiniSearch's fuzzy lookup), or one of the indexed words that a swap of
-   * two neighbouring characters brings into budget (exact lookups). MiniSearch's fuzzy lookup
-   * charges a swap two edits, and widening its radius for that is several times slower.
+   * The brands one query word finds in `fields`: every indexed word it starts (no edits), and
+   * with `typos`, every word of the names within its typo budget (typoDistance).
    */
-  private wordQuery(term: string, typos = true): Query {
+  private matchWord(term: string, fields: Set<number>, typos: boolean, rows: number): Matches {
+    const out: Matches = new Map();
+    const keep = (row: TermRow, edits: number) => {
+      if (!fields.has(row.field) || (edits && !TYPO_FIELDS.has(row.field))) return;
+      // a word found in two fields counts in both (the names and the compact names)
+      const score = weight(term, row.term, edits);
+      const m = out.get(row.id);
+      if (!m) out.set(row.id, { edits, score });
+      else if (edits < m.edits) out.set(row.id, { edits, score });
+      else if (edits === m.edits) m.score += score;
+    };
+    for (const row of this.db.termsWithPrefix(term, rows)) keep(row, 0);
     const budget = typos ? typoBudget(term) : 0;
-    const self: Query = { queries: [term], prefix: true, fuzzy: budget };
-    if (!budget) return self;
-    const found = new Set<string>();
-    for (const swapped of swaps(term)) {
-      if (this.vocabulary.has(swapped)) found.add(swapped);
-      if (budget < 2) continue;
-      // a swap and one more edit: another swap, or a Levenshtein edit (nearby words)
-      for (const again of swaps(swapped)) if (this.vocabulary.has(again)) found.add(again);
-      for (const key of [swapped, ...deletions(swapped)])
-        for (const w of this.nearby.get(key) ?? []) found.add(w);
+    if (!budget) return out;
+    const within = new Map<string, number>();
+    for (const word of this.typoWords(term, budget)) {
+      if (word.startsWith(term)) continue;
+      const d = typoDistance(term, word, budget);
+      if (d <= budget) within.set(word, d);
     }
-    return found.size ? { combineWith: "OR", queries: [self, { queries: [...found] }] } : self;
+    if (within.size)
+      for (const row of this.db.termRows(within.keys())) keep(row, within.get(row.term) as number);
+    return out;
   }
+
+  /**
+   * Words of the names that may be within `budget` edits of `term` (checked by the caller):
+   * the symmetric-deletion lookups find every word one Levenshtein edit away and most two
+   * edits away; swapped neighbours are looked up as they are; at two edits, when those found
+   * none, words holding a third of the term (the trigram table) catch the rest (two edits leave
+   * one third intact).
+   */
+  private typoWords(term: string, budget: number): Set<string> {
+    const db = this.db;
+    const dels = deletions(term);
+    const keys = new Set([term, ...dels]);
+    const words = new Set<string>();
+    for (const swapped of swaps(term)) {
+      words.add(swapped);
+      if (budget < 2) continue;
+      // a swap and one more edit: another swap, or a Levenshtein edit
+      for (const again of swaps(swapped)) words.add(again);
+      for (const k of deletions(swapped)) keys.add(k);
+    }
+    const chars = [...term];
+    if (budget >= 2 && chars.length <= MAX_DELETION_WORD)
+      for (const d of dels) for (const dd of deletions(d)) keys.add(dd);
+    const found = new Set([...db.wordsByTypoKeys(keys), ...db.wordsByTypoKeys(words, true)]);
+    // the substring lookups only when those found no word within the budget (they are the
+    // costly part on a large vocabulary)
+    const third = Math.floor(chars.length / 3);
+    const near = [...found].some((w) => typoDistance(term, w, budget) <= budget);
+    if (budget >= 2 && third >= 3 && !near)
+      for (const at of [0, third, chars.length - third])
+        for (const w of db.wordsContaining(chars.slice(at, at + third).join(""), SUBSTRING_ROWS))
+          found.add(w);
+    return found;
+  }
+}
+
+/** Whether two entries of a brand rank the same for every query. */
+function sameRanking(a: Entry, b: Entry): boolean {
+  return JSON.stringify(a) === JSON.stringify(b);
 }

@@ -1,3 +1,6 @@
+import { mkdirSync, readdirSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import { DatabaseSync } from "node:sqlite";
 import { isDeepStrictEqual } from "node:util";
 import {
   type Collection,
@@ -7,6 +10,8 @@ import {
   type OptionalUnlessRequiredId,
 } from "mongodb";
 import type { CatalogSource } from "../../catalog/port";
+import { readCatalogMeta } from "../../catalog/store/db";
+import { writeCatalogFile } from "../../catalog/store/schema";
 import type { Brand, BuiltCatalog, StoredSvg, Variant } from "../../catalog/types";
 import { DUPLICATE_KEY } from "./errors";
 import { FERRET_UPDATES_PER_BULK, isFerretDb } from "./ferret";
@@ -24,9 +29,15 @@ interface AssetDoc extends StoredSvg {
 /**
  * MongoDB catalog: `brands` (metadata) and `assets` (one SVG per brand and variant, with its
  * sha256). A `catalog_meta` document holds the loaded version so instances know when to reload.
+ * Each instance serves the catalog from a local database file of that version (file()), the
+ * same way the embedded store serves the built file.
  */
 export class MongoCatalogSource implements CatalogSource {
-  constructor(private db: Db) {}
+  constructor(
+    private db: Db,
+    /** where this instance keeps its local catalog database (DATA_DIR/catalog-cache) */
+    private cacheDir: string,
+  ) {}
 
   static async ensureIndexes(db: Db) {
     await ensureIndexes(db, "brands", [
@@ -46,24 +57,57 @@ export class MongoCatalogSource implements CatalogSource {
     return meta?.version ?? null;
   }
 
-  async load(): Promise<BuiltCatalog> {
+  /**
+   * The stored catalog version as a local catalog database file
+   * (`<cacheDir>/catalog-<version>.sqlite`), written from MongoDB when this instance has none
+   * for that version: brands streamed in id order, their assets fetched a batch of brands at a
+   * time, so memory stays bounded by the batch. Files of other versions are removed after.
+   */
+  async file(): Promise<string> {
     const meta = await this.db
       .collection<{ _id: string; version: string; builtAt: string }>("catalog_meta")
       .findOne({ _id: "catalog" });
     if (!meta) throw new Error("MongoDB holds no catalog yet: it is seeded at start-up");
-    const brands = await this.db
+    const name = `catalog-${meta.version.replace(/[^A-Za-z0-9_-]/g, "_")}.sqlite`;
+    const file = join(this.cacheDir, name);
+    try {
+      if (readCatalogMeta(file).version === meta.version) return file;
+    } catch {
+      // not materialized yet (or damaged): written below
+    }
+    mkdirSync(this.cacheDir, { recursive: true });
+    await writeCatalogFile(file, meta, this.brands(), (f) => new DatabaseSync(f));
+    for (const other of readdirSync(this.cacheDir))
+      if (/^catalog-.*\.sqlite$/.test(other) && other !== name)
+        rmSync(join(this.cacheDir, other), { force: true });
+    return file;
+  }
+
+  /** Every brand with its artwork, in id order, a batch at a time. */
+  private async *brands(): AsyncGenerator<Brand> {
+    const cursor = this.db
       .collection<BrandDoc>("brands")
       .find({}, { projection: { _id: 0 } })
-      .sort({ id: 1 })
-      .toArray();
-    const byId = new Map<number, Brand>(brands.map((b) => [b.id, { ...b, variants: {} }]));
-    for await (const a of this.db
-      .collection<AssetDoc>("assets")
-      .find({}, { projection: { _id: 0 } })) {
-      const brand = byId.get(a.brandId);
-      if (brand) brand.variants[a.variant] = { svg: a.svg, sha256: a.sha256, source: a.source };
+      .sort({ id: 1 });
+    let batch: Brand[] = [];
+    const flush = async () => {
+      const byId = new Map(batch.map((b) => [b.id, b]));
+      const assets = this.db
+        .collection<AssetDoc>("assets")
+        .find({ brandId: { $in: [...byId.keys()] } }, { projection: { _id: 0 } });
+      for await (const a of assets) {
+        const brand = byId.get(a.brandId);
+        if (brand) brand.variants[a.variant] = { svg: a.svg, sha256: a.sha256, source: a.source };
+      }
+      const out = batch;
+      batch = [];
+      return out;
+    };
+    for await (const doc of cursor) {
+      batch.push({ ...(doc as unknown as Brand), variants: {} });
+      if (batch.length >= 500) yield* await flush();
     }
-    return { version: meta.version, builtAt: meta.builtAt, brands: [...byId.values()] };
+    if (batch.length) yield* await flush();
   }
 
   /**

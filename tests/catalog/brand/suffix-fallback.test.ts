@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { BrandResolver } from "../../../src/catalog/brand/service";
+import { CatalogService } from "../../../src/catalog/service";
 import { makeApp, type TestApp } from "../../support/app";
 import { brandOf } from "../../support/catalog";
 
@@ -90,11 +91,7 @@ describe("the fallback rule on a catalog of its own", () => {
     brand(9, "mixed", ["mixed.ch"]),
     brand(10, "mixed2", ["mixed.at", "mixed.be"]), // the label names two brands: no guess
   ];
-  const resolver = new BrandResolver({
-    all: () => brands,
-    brand: (slug) => brands.find((b) => b.slug === slug),
-    onChange: () => {},
-  });
+  const resolver = new BrandResolver(CatalogService.of(brands));
   const resolve = (host: string) => resolver.resolveHost(host)?.slug ?? null;
   test("same label under .com first, a domain another brand claims wins", () => {
     expect(resolve("acme.co.uk")).toBe("acme");

@@ -17,8 +17,11 @@ import {
 import { popularBrands } from "../../../scripts/catalog/popular";
 import { applyVariantRules, type RuleBrand } from "../../../scripts/catalog/variant-rules";
 import { demultiply, squareFrame } from "../../../src/assets/render";
+import { BrandResolver } from "../../../src/catalog/brand/service";
 import { contrastRatio, rgbToHex } from "../../../src/catalog/colors";
+import { CatalogService } from "../../../src/catalog/service";
 import type { Brand, BuiltCatalog, Variant } from "../../../src/catalog/types";
+import { FileCatalogSource } from "../../../src/store/embedded/catalog";
 import { tempDir } from "../../support/app";
 
 const ROOT = resolve(import.meta.dir, "../../..");
@@ -27,6 +30,9 @@ const FILE = process.env.CATALOG_FILE
   : join(ROOT, "build", "catalog.json");
 const catalog: BuiltCatalog = JSON.parse(readFileSync(FILE, "utf8"));
 const bySlug = new Map(catalog.brands.map((b) => [b.slug, b]));
+// the catalog database of the same file, for the popular list's domain lookups
+const served = new CatalogService(new FileCatalogSource(FILE));
+await served.load();
 
 interface Rendered {
   facts: PaintFacts;
@@ -164,7 +170,7 @@ describe("variant rules on famous brands (rendered pixels)", () => {
   });
 
   test("the 200 most popular brands: dark/light reach the floor and keep the brand's hues", async () => {
-    const popular = popularBrands(ROOT, catalog.brands, 200);
+    const popular = popularBrands(ROOT, catalog.brands, 200, new BrandResolver(served));
     const svgs = [...new Set(popular.flatMap((b) => Object.values(b.variants).map((v) => v.svg)))];
     const measured = await paintFactsAll(svgs);
     const facts = new Map(svgs.map((svg, i) => [svg, measured[i]]));

@@ -1,6 +1,6 @@
 /**
- * Ranking on the real built catalog (CATALOG_FILE, default build/catalog.json), with whole-index
- * rebuilds: test:fast leaves this out.
+ * Ranking on the real built catalog (the database beside CATALOG_FILE, default
+ * build/catalog.sqlite), with whole-catalog reloads: test:fast leaves this out.
  */
 import { beforeAll, describe, expect, test } from "bun:test";
 import { popularityOf, SearchIndex } from "../../../src/catalog/search/service";
@@ -20,11 +20,11 @@ const slugs = (q: string, limit = 20) => index.search(q, limit).map((b) => b.slu
 const bySlug = (slug: string) => catalog.brand(slug) as Brand;
 
 beforeAll(async () => {
-  // the catalog parsed once per worker (frozen): the index shares its build (src/catalog/frozen.ts)
+  // the catalog database the build wrote, shared by every test file (read-only)
   const source = sharedCatalogSource();
   built = await source.load();
   catalog = new CatalogService(source);
-  catalog.install(built);
+  await catalog.load();
   index = new SearchIndex(catalog);
 });
 
@@ -136,16 +136,15 @@ describe("limits and determinism", () => {
   test("nothing for gibberish", () => {
     expect(index.search("qxzjvkw", 20)).toEqual([]);
   });
-  test("same query, same order, also after a rebuild", () => {
+  test("same query, same order, also after a reload and on another instance", async () => {
     const before = slugs("go", 50);
-    index.rebuild();
+    await catalog.load();
     expect(slugs("go", 50)).toEqual(before);
     expect(slugs("  GO  ", 50)).toEqual(before);
-    // an index built from scratch: the same brands as copies that are not frozen, which no
-    // other index shares a build of
     const copy = new CatalogService(sharedCatalogSource());
-    copy.install({ ...built, brands: built.brands.map((b) => ({ ...b })) });
+    await copy.load();
     expect(new SearchIndex(copy).search("go", 50).map((b) => b.slug)).toEqual(before);
+    copy.close();
   });
   test("within the prefix tier of own names, popularity weighs against what is left over", () => {
     const r = index.search("google", 50).slice(1);
@@ -216,7 +215,7 @@ describe("limits and determinism", () => {
 });
 
 describe("index follows the catalog", () => {
-  test("a reload re-indexes, an update re-indexes the changed brand", () => {
+  test("a reload re-indexes, an update re-indexes the changed brand", async () => {
     const github = bySlug("github");
     catalog.update({ ...github, aliases: [...github.aliases, "Octo Hub Zeta"] });
     expect(slugs("octo hub zeta")[0]).toBe("github");
@@ -229,7 +228,7 @@ describe("index follows the catalog", () => {
     });
     expect(slugs("stryqe")[0]).toBe("stripe");
     expect(slugs("octo hub zeta")).not.toContain("github");
-    catalog.install(built);
+    await catalog.load();
     expect(slugs("stryqe")).toEqual([]);
   });
 });
