@@ -92,6 +92,10 @@ export interface BrandOverlay {
   readonly size: number;
   apply(b: Brand): Brand;
   strip(next: Brand, base: Brand | undefined): Brand;
+  /** ids of the brands it changes (search reads their pinned names from here) */
+  pinnedIds(): Iterable<number>;
+  /** the slug an exact host is pinned to, if any */
+  hostSlug(host: string): string | undefined;
 }
 
 export class CatalogService {
@@ -278,8 +282,16 @@ export class CatalogService {
     this.emit(b);
   }
 
-  /** The brand a normalized host names exactly (its own domain), if any. */
+  /** Ids of the brands an overlay changes (none without one). */
+  pinnedIds(): Iterable<number> {
+    return this.overlay?.pinnedIds() ?? [];
+  }
+
+  /** The brand a normalized host names exactly (its own domain, or a host pinned to it), if any. */
   brandByHost(host: string): Brand | undefined {
+    const pinned = this.overlay?.hostSlug(host);
+    const pin = pinned === undefined ? undefined : this.brand(pinned);
+    if (pin) return pin;
     const id = this.db?.idByHost(host);
     return id === undefined ? undefined : this.brandById(id);
   }

@@ -68,6 +68,11 @@ export class PinOverlay {
     return undefined;
   }
 
+  /** Ids of the brands with pins. */
+  pinnedIds(): Iterable<number> {
+    return this.byBrand.keys();
+  }
+
   /** The slug a host is pinned to, if any (exact host). */
   hostSlug(host: string): string | undefined {
     return this.hosts.get(host);

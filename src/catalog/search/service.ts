@@ -25,7 +25,7 @@ import { transliterate } from "transliteration";
 import { Lru } from "../lru";
 import type { CatalogDb, TermRow } from "../store/db";
 import type { Brand } from "../types";
-import { type Entry, FIELD, termsOf } from "./entry";
+import { type Entry, exactKeys, FIELD, termsOf, toEntry } from "./entry";
 import { compact, deletions, fold, normalizeQuery, swaps, typoBudget, typoDistance } from "./text";
 
 export { popularityOf } from "./entry";
@@ -34,6 +34,8 @@ export interface SearchableCatalog {
   readonly loaded: boolean;
   readonly database: CatalogDb;
   brandById(id: number): Brand | undefined;
+  /** ids of brands whose searched fields an operator pinned (read through brandById) */
+  pinnedIds?(): Iterable<number>;
   /** called with no argument after a full reload, with the brand after a single update */
   onChange(listener: (updated?: Brand) => void): void;
 }
@@ -172,10 +174,21 @@ export class SearchIndex {
   private entry(id: number): Entry | undefined {
     let e = this.entries.get(id);
     if (!e) {
-      e = this.db.entry(id);
+      e = this.pinned().has(id) ? this.pinnedEntry(id) : this.db.entry(id);
       if (e) this.entries.set(id, e);
     }
     return e;
+  }
+
+  /** The pinned brands' ids (a few: operators set them). */
+  private pinned(): Set<number> {
+    return new Set(this.catalog.pinnedIds?.() ?? []);
+  }
+
+  /** A pinned brand's entry, made from the brand as readers see it (its pinned names). */
+  private pinnedEntry(id: number): Entry | undefined {
+    const b = this.catalog.brandById(id);
+    return b ? toEntry(b) : undefined;
   }
 
   /** Best matches first, at most `limit`. `query` is normalized here again (idempotent). */
@@ -210,6 +223,16 @@ export class SearchIndex {
     };
 
     for (const key of new Set([q, qc, host])) for (const id of this.db.exactIds(key)) add(id, 0, 0);
+    // pinned names and aliases are not in the catalog's tables: the pinned brands are checked
+    // here, each against its own entry
+    for (const id of this.pinned()) {
+      const e = this.entry(id);
+      if (!e) continue;
+      const keys = exactKeys(e);
+      if (keys.has(q) || keys.has(qc) || keys.has(host)) add(id, 0, 0);
+      else if ([...e.names, ...e.compacts].some((n) => n.startsWith(q) || n.startsWith(qc)))
+        add(id, 0, 0);
+    }
     if (terms.length === 1 && qc === q) {
       // one plain word: names, compact names and domains
       addAll(this.matchWord(q, ALL_FIELDS, true, PREFIX_ROWS));
