@@ -4,7 +4,7 @@
  * a host resolves to the brand of the most specific domain on its chain (see lookupChain).
  */
 import type { Static } from "elysia";
-import { Lru } from "../lru";
+import { Lru } from "../../platform/cache";
 import { directoryFields } from "../model";
 import { contrastOf, cssVars, NOTICE } from "../service";
 import type { CatalogDb } from "../store/db";

@@ -22,7 +22,7 @@
  * built at start or on a request: the rows are written with each brand.
  */
 import { transliterate } from "transliteration";
-import { Lru } from "../lru";
+import { Lru } from "../../platform/cache";
 import type { CatalogDb, TermRow } from "../store/db";
 import type { Brand } from "../types";
 import { type Entry, exactKeys, FIELD, termsOf, toEntry } from "./entry";
