@@ -1,6 +1,6 @@
 import { Elysia } from "elysia";
 import type { Suggest } from "../catalog/search/suggest";
-import { type AuthDeps, authPlugin } from "../http/auth-macros";
+import { type AuthDeps, authPlugin, noteMeter } from "../guard";
 import {
   ApiError,
   ErrorBody,
@@ -9,7 +9,6 @@ import {
   serviceNotFound,
   validationError,
 } from "../http/errors";
-import { noteMeter } from "../http/meter";
 import { decimalQuery } from "../http/params";
 import type { Tier } from "../quota/limits";
 import {

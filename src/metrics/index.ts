@@ -3,10 +3,10 @@ import { Counter, Gauge, Registry } from "prom-client";
 import type { AssetService } from "../assets/service";
 import type { EnrichmentService } from "../catalog/enrichment";
 import type { CatalogService } from "../catalog/service";
-import { hasBearerToken } from "../http/credentials";
+import { hasBearerToken } from "../guard";
 import { ApiError, ErrorBody } from "../http/errors";
+import { processRegistry } from "../platform/metrics";
 import type { WriterStats } from "../usage/writer";
-import { processRegistry } from "./registry";
 
 export interface MetricsDeps {
   catalog: Pick<CatalogService, "size">;

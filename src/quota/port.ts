@@ -1,5 +1,5 @@
-import type { Principal } from "../accounts/model";
 import type { Bucket } from "./limits";
+import type { Principal } from "./principal";
 
 /** Outcome of a quota check-and-consume for one metered request. */
 export interface QuotaDecision {

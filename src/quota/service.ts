@@ -1,6 +1,5 @@
-import type { Principal } from "../accounts/model";
-import { labelled, quotaDecisions } from "../metrics/registry";
 import { log } from "../platform/log";
+import { labelled, quotaDecisions } from "../platform/metrics";
 import type { CircuitBreaker, Guarded, StoreCondition } from "./circuit-breaker";
 import {
   type ConsumeResult,
@@ -13,6 +12,7 @@ import {
 } from "./counter-store";
 import { BUCKETS, type Bucket, dailyLimit } from "./limits";
 import type { QuotaDecision, QuotaGate } from "./port";
+import type { Principal } from "./principal";
 
 /** The counter store did not answer (error, timeout or open breaker). */
 export class CounterStoreUnavailable extends Error {

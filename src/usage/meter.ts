@@ -1,7 +1,7 @@
-import type { Principal } from "../accounts/model";
 import { storageUnavailable } from "../http/errors";
 import type { Bucket } from "../quota/limits";
 import type { QuotaDecision, QuotaGate } from "../quota/port";
+import type { Principal } from "../quota/principal";
 import type { UsageRecorder } from "./port";
 
 /**

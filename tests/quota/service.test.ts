@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import type { Principal } from "../../src/accounts/model";
+import type { Principal } from "../../src/quota/principal";
 import { CircuitBreaker } from "../../src/quota/circuit-breaker";
 import { dailyKey, utcDay } from "../../src/quota/counter-store";
 import { MemoryCounterStore } from "../../src/quota/memory-store";

@@ -1,7 +1,7 @@
 import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { freePort } from "../../scripts/lib/net";
-import type { Principal } from "../../src/accounts/model";
+import type { Principal } from "../../src/quota/principal";
 import { createApp } from "../../src/app";
 import { type Config, loadConfig } from "../../src/config";
 import { buildDeps, type Deps } from "../../src/deps";

@@ -1,6 +1,6 @@
-import type { Principal } from "../../accounts/model";
 import { validationError } from "../../http/errors";
 import type { Bucket, Tier } from "../../quota/limits";
+import type { Principal } from "../../quota/principal";
 import type { UsageEventStore } from "../port";
 import {
   binValue,

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import type { Principal } from "../../../src/accounts/model";
+import type { Principal } from "../../../src/quota/principal";
 import { newId } from "../../../src/platform/ids";
 import { setLogLevel } from "../../../src/platform/log";
 import { binValue, groupOf, latencyBin } from "../../../src/usage/analytics/cells";

@@ -1,3 +1,4 @@
+import { whenFinal } from "../http/final-status";
 import { CLIENT_GONE, closeMeter, type Meter } from "../usage/meter";
 import type { UsageRecorder } from "../usage/port";
 
@@ -10,6 +11,8 @@ const open = new WeakMap<Request, Meter>();
 /** Called by the `metered` macro once the unit is consumed (or refused: a 429 is settled too). */
 export function openMeter(request: Request, meter: Meter): void {
   open.set(request, meter);
+  // anything thrown ends at the error plugin, which settles the meter through this hook
+  whenFinal(request, (status) => settleMeter(request, status));
 }
 
 /**

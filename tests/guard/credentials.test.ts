@@ -1,12 +1,12 @@
 import { describe, expect, test } from "bun:test";
-import type { Principal } from "../../src/accounts/model";
+import type { Principal } from "../../src/quota/principal";
 import {
   apiKeyOf,
   authenticate,
   bearerOf,
   type CredentialDeps,
   hasBearerToken,
-} from "../../src/http/credentials";
+} from "../../src/guard/credentials";
 import type { ApiError } from "../../src/http/errors";
 
 const caller = (accountId: string) => ({ accountId }) as Principal;
