@@ -21,11 +21,10 @@ import {
   RasterQuery,
   type RasterQueryValue,
   RenderBusyBody,
-  type RenderFormat,
   SlugParams,
   SvgQuery,
 } from "./model";
-import { DEFAULT_LAYOUT, type Layout } from "./render";
+import { DEFAULT_LAYOUT, type Layout, type RenderFormat } from "./render";
 import { RenderBusy } from "./render-pool";
 import {
   type AssetService,

@@ -11,7 +11,7 @@ import { log } from "../platform/log";
 import { renderDuration, renderRefused } from "../platform/metrics";
 import type { Tier } from "../quota/limits";
 import { MIN_GRAPHIC_CONTRAST, medianContrast } from "./contrast";
-import type { RenderFormat } from "./model";
+import type { RenderFormat } from "./render";
 import { monogramSvg } from "./monogram";
 import { fromPrerendered } from "./prerender";
 import { DEFAULT_LAYOUT, type Layout, layoutTag, RENDER_VERSION } from "./render";

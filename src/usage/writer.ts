@@ -2,7 +2,7 @@ import { mkdirSync, readdirSync, unlinkSync } from "node:fs";
 import { join } from "node:path";
 import { newId } from "../platform/ids";
 import { log } from "../platform/log";
-import { JsonlLog } from "../store/embedded/jsonl";
+import { JsonlLog } from "../platform/jsonl";
 import { isUsageEvent } from "./daily";
 import type { UsageEvent, UsageEventStore, UsageInput, UsageRecorder } from "./port";
 import { SpillReserve } from "./reserve";

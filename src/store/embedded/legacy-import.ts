@@ -11,7 +11,7 @@ import type { EmbeddedTokenStore } from "./accounts-tokens";
 import type { EmbeddedBillingStore } from "./billing";
 import type { Database } from "./db";
 import type { EmbeddedEnrichmentStore } from "./enrichment";
-import { JsonlLog } from "./jsonl";
+import { JsonlLog } from "../../platform/jsonl";
 import type { EmbeddedVisitorStore } from "./visitors";
 
 /**
