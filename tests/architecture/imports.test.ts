@@ -10,7 +10,7 @@ const FLOORS: { floor: number; name: string; files: RegExp[] }[] = [
   {
     floor: 7,
     name: "entry points and tools",
-    files: [/^scripts\//, /^src\/(main|deno|server)\.ts$/, /^src\/cli\.ts$/, /\/cli\.ts$/, /^src\/web\//],
+    files: [/^scripts\//, /^src\/(main|deno|server)\.ts$/, /^src\/cli\.ts$/, /\/cli\.ts$/, /^src\/web\/(?!index\.ts$)/],
   },
   { floor: 6, name: "wiring and adapters", files: [/^src\/(app|deps)\.ts$/, /^src\/store\//] },
   {
