@@ -5,7 +5,6 @@ import { jsonResponse } from "../http/json-responses";
 import { queryEnum, queryInt } from "../http/params";
 import { DEFAULT_LAYOUT, FITS, MAX_PADDING } from "./render";
 
-
 export const MIN_SIZE = 16;
 export const MAX_SIZE = 2048;
 export const DEFAULT_SIZE = 256;

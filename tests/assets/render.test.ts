@@ -1,9 +1,9 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { readdirSync, readFileSync } from "node:fs";
 import sharp from "sharp";
-import { WORKER_NICE } from "../../src/platform/worker-script";
 import { OPTICAL_SQUARE, placement, renderRaster, squareFrame } from "../../src/assets/render";
 import { createRenderer, inlineRenderer } from "../../src/assets/render-pool";
+import { WORKER_NICE } from "../../src/platform/worker-script";
 import { until } from "../usage/util";
 import { opaqueBox, pngSize } from "./util";
 

@@ -1,5 +1,4 @@
 import { describe, expect, test } from "bun:test";
-import type { Principal } from "../../src/quota/principal";
 import {
   apiKeyOf,
   authenticate,
@@ -8,6 +7,7 @@ import {
   hasBearerToken,
 } from "../../src/guard/credentials";
 import type { ApiError } from "../../src/http/errors";
+import type { Principal } from "../../src/quota/principal";
 
 const caller = (accountId: string) => ({ accountId }) as Principal;
 const KEY = "bak_key1_secret";
