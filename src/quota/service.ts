@@ -11,7 +11,7 @@ import {
   utcDay,
 } from "./counter-store";
 import { BUCKETS, type Bucket, dailyLimit } from "./limits";
-import type { QuotaDecision, QuotaGate } from "./port";
+import type { CountableEvent, QuotaDecision, QuotaGate } from "./port";
 import type { Principal } from "./principal";
 
 /** The counter store did not answer (error, timeout or open breaker). */
@@ -19,18 +19,6 @@ export class CounterStoreUnavailable extends Error {
   constructor() {
     super("counter store unavailable");
   }
-}
-
-/** One usage event, as much of it as a counter rebuild needs (see usage/port.ts UsageEvent). */
-export interface CountableEvent {
-  keyId: string;
-  accountId?: string;
-  bucket: Bucket;
-  /** UTC day, YYYY-MM-DD */
-  day: string;
-  status: number;
-  /** how many such events this stands for (a store's per-day tally); 1 when absent */
-  events?: number;
 }
 
 /**

@@ -1,5 +1,5 @@
 import type { Bucket, Tier } from "../quota/limits";
-import type { CountableEvent } from "../quota/service";
+import type { CountableEvent } from "../quota/port";
 import type { CellHint, PeriodRow, View } from "./analytics/cells";
 import type { RecorderCondition } from "./recorder-condition";
 

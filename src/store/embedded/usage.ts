@@ -1,5 +1,5 @@
 import { join } from "node:path";
-import type { CountableEvent } from "../../quota/service";
+import type { CountableEvent } from "../../quota/port";
 import {
   allKey,
   type Cell,
