@@ -203,7 +203,7 @@ export function createApp(deps: Deps) {
         catalog: deps.catalog,
         enrichment: deps.enrichment,
         assets: deps.assets,
-        usage: deps.usage,
+        usageStats: deps.usageStats,
         token: deps.config.METRICS_TOKEN,
       }),
     );

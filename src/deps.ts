@@ -7,7 +7,6 @@ import { dirname, join } from "node:path";
 import { AuthService } from "./accounts/auth";
 import { AccessTokens, jwtSettings } from "./accounts/jwt";
 import { type MailSender, OutboxMailer, SmtpMailer } from "./accounts/mail";
-import type { Principal } from "./accounts/model";
 import { AccountService } from "./accounts/service";
 import { loadPrerendered } from "./assets/prerender";
 import { RenderCache } from "./assets/render-cache";
@@ -25,6 +24,7 @@ import { PublishableKeys } from "./images/publishable";
 import { ImageSigner, SERVER_SECRET_NAME } from "./images/service";
 import { passwords } from "./platform/password";
 import { CircuitBreaker } from "./quota/circuit-breaker";
+import type { Principal } from "./quota/principal";
 import type { RateLimiter } from "./quota/rate-limit";
 import type { QuotaService } from "./quota/service";
 import { createCounterStore, createQuotas } from "./quota/setup";
@@ -33,7 +33,7 @@ import { openStore, type Store } from "./store";
 import { projectCounters } from "./usage/counters";
 import type { UsageRecorder } from "./usage/port";
 import { startRetention } from "./usage/retention";
-import { BatchingRecorder } from "./usage/writer";
+import { BatchingRecorder, type WriterStats } from "./usage/writer";
 import { VisitorCounter } from "./visitor-counter/service";
 
 /** How often an instance reads discovery records stored elsewhere. */
@@ -58,6 +58,8 @@ export interface Deps {
   /** short-window caps (RATE_LIMITS), same counter store */
   limiter: RateLimiter;
   usage: UsageRecorder;
+  /** the usage recorder's counts, for GET /metrics */
+  usageStats: () => WriterStats;
   /** logo delivery: variant resolution, render worker pool, render cache (RENDER_CACHE_MB) */
   assets: AssetService;
   verifyBearer?: (token: string) => Promise<Principal | null>;
@@ -108,7 +110,7 @@ async function meteringParts(config: Config, s: Store, accounts: AccountService)
   const { quota, limiter } = createQuotas(createCounterStore(config), {
     timeoutMs: config.COUNTER_TIMEOUT_MS,
   });
-  const usage: UsageRecorder = new BatchingRecorder(s.usage, {
+  const recorder = new BatchingRecorder(s.usage, {
     flushMs: config.USAGE_FLUSH_MS,
     flushEvents: config.USAGE_FLUSH_EVENTS,
     spillDir: join(config.DATA_DIR, "spill"),
@@ -116,10 +118,12 @@ async function meteringParts(config: Config, s: Store, accounts: AccountService)
     durability: config.USAGE_DURABILITY,
     reserveBytes: config.USAGE_SPILL_RESERVE_MB * 1024 * 1024,
   });
+  const usage: UsageRecorder = recorder;
   await projectCounters(quota, usage, s.usage, accounts);
   // a regenerated key starts the day with the counts of the keys it replaced
   accounts.onKeyRegenerated((k) => quota.carryOver(k.previous, k.keyId));
-  return { quota, limiter, usage, retention: startRetention(s.usage, config.USAGE_RETENTION_DAYS) };
+  const retention = startRetention(s.usage, config.USAGE_RETENTION_DAYS);
+  return { quota, limiter, usage, usageStats: () => recorder.stats(), retention };
 }
 
 /** Billing on Stripe when STRIPE_* are set; the stripe package is loaded only then (cold start). */
@@ -182,7 +186,7 @@ export async function buildDeps(config: Config, store?: Store): Promise<Deps> {
   const { catalog, background, search, brands, corrections } = await catalogParts(config, s);
   const { enrichment, discovery } = background;
   const accounts = new AccountService(s.accounts, config.KEY_CACHE_TTL_MS);
-  const { quota, limiter, usage, retention } = await meteringParts(config, s, accounts);
+  const { quota, limiter, usage, usageStats, retention } = await meteringParts(config, s, accounts);
   const assets = new AssetService(
     catalog,
     createRenderer({ maxWaitMs: config.RENDER_QUEUE_MS, timeoutMs: config.RENDER_TIMEOUT_MS }),
@@ -212,6 +216,7 @@ export async function buildDeps(config: Config, store?: Store): Promise<Deps> {
     quota,
     limiter,
     usage,
+    usageStats,
     assets,
     billing,
     visitors,

@@ -5,22 +5,9 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { ROOT, type RunningServer, removeTempDir, tempDir } from "./servers";
-import { fmt } from "./stats";
-export interface LoadResult {
-  rps: number;
-  /** latency percentiles in ms */
-  p50: number;
-  p99: number;
-  requests: number;
-  non2xx: number;
-  errors: number;
-  /**
-   * CPU time (user + system, all threads) the server process used during the run, per request,
-   * in µs; present when `serverPid` was given and /proc can be read. Steadier than req/s on a
-   * shared machine, since a slower run also serves fewer requests.
-   */
-  cpuUsPerRequest?: number;
-}
+import { fmt, type LoadResult } from "./stats";
+
+export type { LoadResult } from "./stats";
 
 export interface LoadOptions {
   /** base url, e.g. http://127.0.0.1:1234 */

@@ -1,5 +1,21 @@
 /** Figures from repeated runs: paired ratios, median intervals, verdicts, percentiles, formats. */
-import type { LoadResult } from "./load";
+
+/** One load run's figures (load.ts). */
+export interface LoadResult {
+  rps: number;
+  /** latency percentiles in ms */
+  p50: number;
+  p99: number;
+  requests: number;
+  non2xx: number;
+  errors: number;
+  /**
+   * CPU time (user + system, all threads) the server process used during the run, per request,
+   * in µs; present when `serverPid` was given and /proc can be read. Steadier than req/s on a
+   * shared machine, since a slower run also serves fewer requests.
+   */
+  cpuUsPerRequest?: number;
+}
 
 /**
  * Per round of interleaved runs, `of(a[i])` as a percentage of `of(b[i])` (throughput by

@@ -16,7 +16,7 @@
 import { statSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import type { Principal } from "../../src/accounts/model";
+import type { Principal } from "../../src/quota/principal";
 import { DB_FILE } from "../../src/store/embedded/db";
 import { EmbeddedUsageStore } from "../../src/store/embedded/usage";
 import { usageSeries } from "../../src/usage/analytics/series";

@@ -1,6 +1,7 @@
 /** Curated aliases (fixtures/alias-overrides.json) merged into the draft brands. */
+
+import type { DraftBrand } from "./draft";
 import { compactKey } from "./keys";
-import type { DraftBrand } from "./merge";
 
 /** slug -> extra aliases; keys starting with "$" are comments. */
 export type AliasOverrides = Record<string, string[] | string>;

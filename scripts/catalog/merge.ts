@@ -9,52 +9,16 @@
  */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { type ResolvedIcon, resolveIcon } from "./iconify";
+import type { DraftBrand } from "./draft";
+import { resolveIcon } from "./iconify";
 import { compactKey, siSlugify, TieredIndex } from "./keys";
 import { ACRONYMS, DISPLAY_NAMES, SYNONYMS } from "./names";
 import { ICONIFY_SETS, loadSet, parseIconName, type SetId, sourceOf } from "./sources";
-import { loadTheSvg, type TheSvgIcon } from "./thesvg";
+import { loadTheSvg } from "./thesvg";
 import { type Directory, mergeTheSvg } from "./thesvg-merge";
-import type { Web3Brand } from "./web3icons-merge";
 
+export type { DraftBrand, IconCandidate } from "./draft";
 export { ICONIFY_SETS, parseIconName, type SetId };
-
-export interface IconCandidate {
-  set: SetId;
-  icon: ResolvedIcon;
-  /** modifiers parsed off the name: icon, wordmark, dark, light, mono, alt, 2020 ... */
-  mods: Set<string>;
-  /** true when the name is an alias of the set */
-  alias: boolean;
-  /** the base names the brand itself (not an "aka" alias or a synonym, like "twitter" for X) */
-  direct: boolean;
-}
-
-export interface DraftBrand {
-  key: string;
-  slug: string;
-  name: string;
-  aliases: string[];
-  hex: string | null;
-  sourceUrl: string | null;
-  guidelinesUrl: string | null;
-  /** further official URLs (sources of simple-icons "dup" entries) */
-  extraUrls: string[];
-  /** compact keys naming this brand (slug, title, aliases) */
-  keys: Set<string>;
-  /** compact keys of the brand's own slug and title */
-  primaryKeys: Set<string>;
-  sources: Set<string>;
-  /** simple-icons SVG as shipped */
-  siSvg: string | null;
-  candidates: IconCandidate[];
-  /** base name first seen in an iconify set (iconify-only brands) */
-  iconifyBase?: string;
-  /** the @thesvg/icons icon merged into this brand (scripts/catalog/thesvg-merge.ts) */
-  thesvg?: TheSvgIcon;
-  /** the @web3icons/core project merged into this brand (scripts/catalog/web3icons-merge.ts) */
-  web3?: Web3Brand;
-}
 
 interface SiIcon {
   title: string;

@@ -19,8 +19,8 @@
  */
 import { normalizeHost, registrableDomain } from "../../src/catalog/brand/domain";
 import { claimsFromUrl, type DomainBrand } from "./domains";
+import type { DraftBrand } from "./draft";
 import { compactKey, siSlugify, type TieredIndex } from "./keys";
-import type { DraftBrand } from "./merge";
 import { SYNONYMS } from "./names";
 import { directorySlug } from "./nsi";
 import { THESVG_SOURCE, type TheSvgIcon } from "./thesvg";

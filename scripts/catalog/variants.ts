@@ -23,8 +23,8 @@
  */
 import type { Variant } from "../../src/catalog/types";
 import { type ArtworkColors, analyzeColors } from "./artwork";
+import type { DraftBrand, IconCandidate } from "./draft";
 import { iconToSvg } from "./iconify";
-import type { DraftBrand, IconCandidate } from "./merge";
 import { sourceOf } from "./sources";
 import { THESVG_SOURCE, type TheSvgIcon } from "./thesvg";
 

@@ -28,8 +28,8 @@ import { Resvg } from "@resvg/resvg-js";
 import { squareFrame } from "../../src/assets/render";
 import type { ArtworkSource, Brand, Variant } from "../../src/catalog/types";
 import { analyzeColors } from "./artwork";
+import type { DraftBrand, Web3Brand } from "./draft";
 import { compactKey } from "./keys";
-import type { DraftBrand } from "./merge";
 import { directorySlug } from "./nsi";
 import { MIN_VISIBLE_SHARE, measureOptions, paintFactsOf } from "./paint";
 import { type ListedCompany, loadListedCompanies } from "./tickers";
@@ -46,11 +46,6 @@ import {
 } from "./web3icons";
 
 /** One project: its entries, the colour mark of the first (exchange, wallet, network, token). */
-export interface Web3Brand {
-  name: string;
-  icons: Web3Icon[];
-}
-
 /** fixtures/web3icons-merges.json: name hits reviewed by hand, keyed by the compact name. */
 export interface Web3Decisions {
   /** project key -> the catalog slug it is */

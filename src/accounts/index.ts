@@ -1,14 +1,13 @@
 import { Elysia, t } from "elysia";
+import { bearerOf, rateLimitPlugin } from "../guard";
 import { cappedBody } from "../http/body-limits";
 import { type AddressSource, clientIp } from "../http/client-ip";
-import { bearerOf } from "../http/credentials";
 import { ApiError, ErrorBody, RateLimitedBody } from "../http/errors";
-import { rateLimitPlugin } from "../http/rate-limit-macros";
 import { RATE_LIMITS } from "../quota/limits";
+import type { Principal } from "../quota/principal";
 import type { RateLimiter } from "../quota/rate-limit";
 import { type AuthService, REGISTRATIONS } from "./auth";
 import type { AccessTokens } from "./jwt";
-import type { Principal } from "./model";
 import {
   Accepted,
   Credentials,

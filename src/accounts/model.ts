@@ -1,14 +1,7 @@
 import { t } from "elysia";
 import { type BucketLimits, MAX_DAILY_LIMIT, TIERS, type Tier } from "../quota/limits";
 
-/** Who is calling: resolved from an API key (or, later, a bearer token). */
-export interface Principal {
-  accountId: string;
-  /** the key used for this request; null for bearer-token callers */
-  keyId: string | null;
-  tier: Tier;
-  limits: Partial<BucketLimits> | null;
-}
+export type { Principal } from "../quota/principal";
 
 export interface KeyRecord {
   id: string;

@@ -1,6 +1,7 @@
 import { LRUCache } from "lru-cache";
 import { newId } from "../platform/ids";
 import type { BucketLimits, Tier } from "../quota/limits";
+import type { Principal } from "../quota/principal";
 import {
   generateKey,
   generatePublishableKey,
@@ -9,7 +10,7 @@ import {
   parsePublishableKeyId,
   sameHash,
 } from "./keys";
-import type { Account, AccountEvent, Principal, PublishableKeyRecord, SealedPii } from "./model";
+import type { Account, AccountEvent, PublishableKeyRecord, SealedPii } from "./model";
 import { newDataKey, seal, unseal } from "./pii";
 import type { AccountStore } from "./port";
 

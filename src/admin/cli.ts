@@ -2,22 +2,19 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { Command, CommanderError, InvalidArgumentError } from "commander";
 import { MAX_ORIGINS, ORIGIN_PATTERN, publishableView } from "../accounts/model";
-import { AccountNotFound, AccountService, KeyNotFound } from "../accounts/service";
+import { AccountNotFound, KeyNotFound } from "../accounts/service";
 import { registerDiscoveryCommands } from "../catalog/discovery/cli";
-import { ConfigError, loadConfig } from "../config";
+import { CliError, cliConfig, withStore } from "../cli";
+import { loadConfig } from "../config";
 import { ApiError } from "../http/errors";
 import type { BucketLimits, Tier } from "../quota/limits";
 import { limitsProblem, MAX_DAILY_LIMIT, TIERS } from "../quota/limits";
 import { registerReportCommands } from "../reports/cli";
-import { openStore, type Store } from "../store";
 import { Database, DB_FILE } from "../store/embedded/db";
 import { missesReport, projectionsRebuild } from "../usage/admin-commands";
 import { MISS_KINDS, type MissKind } from "../usage/analytics/misses";
 import { countersRebuild } from "../usage/counters";
 import { accountView, LIST_LIMIT } from "./views";
-
-/** A refusal the operator can act on: printed as one line, exit code 1, no stack trace. */
-export class CliError extends Error {}
 
 function tierArg(value: string): Tier {
   if (!(TIERS as readonly string[]).includes(value))
@@ -58,26 +55,6 @@ function intArg(value: string): number {
 }
 
 const print = (value: unknown) => console.log(JSON.stringify(value, null, 2));
-
-/** The configuration from the environment; a bad one is a CliError. */
-function cliConfig() {
-  try {
-    return loadConfig(process.env);
-  } catch (err) {
-    if (err instanceof ConfigError) throw new CliError(`Configuration error: ${err.message}`);
-    throw err;
-  }
-}
-
-/** Opens the configured store for one command and closes it afterwards. */
-export async function withStore<T>(f: (store: Store, accounts: AccountService) => Promise<T>) {
-  const store = await openStore(cliConfig());
-  try {
-    return await f(store, new AccountService(store.accounts));
-  } finally {
-    await store.close();
-  }
-}
 
 /**
  * The embedded database's integrity check. The database is opened on its own, without the

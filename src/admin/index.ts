@@ -8,21 +8,12 @@ import {
   TierSchema,
 } from "../accounts/model";
 import { AccountNotFound, type AccountService, KeyNotFound } from "../accounts/service";
+import { requireOperator } from "../guard";
 import { cappedBody } from "../http/body-limits";
-import { hasBearerToken } from "../http/credentials";
 import { ApiError, ErrorBody, validationError } from "../http/errors";
 import { limitsProblem } from "../quota/limits";
 import { AccountViewSchema } from "./model";
 import { accountView, LIST_LIMIT } from "./views";
-
-export function requireOperator(request: Request, adminToken: string): void {
-  if (!hasBearerToken(request, adminToken))
-    throw new ApiError(
-      401,
-      "unauthorized",
-      "Pass the operator token as Authorization: Bearer <ADMIN_TOKEN>.",
-    );
-}
 
 /** The body as an object (before validation it may be anything JSON). */
 const fieldsOf = (body: unknown) =>

@@ -1,6 +1,6 @@
 import { Elysia } from "elysia";
 import type { Suggest } from "../catalog/search/suggest";
-import { type AuthDeps, authPlugin } from "../http/auth-macros";
+import { type AuthDeps, authPlugin, noteMeter } from "../guard";
 import {
   ApiError,
   ErrorBody,
@@ -9,7 +9,6 @@ import {
   serviceNotFound,
   validationError,
 } from "../http/errors";
-import { noteMeter } from "../http/meter";
 import { decimalQuery } from "../http/params";
 import type { Tier } from "../quota/limits";
 import {
@@ -22,11 +21,10 @@ import {
   RasterQuery,
   type RasterQueryValue,
   RenderBusyBody,
-  type RenderFormat,
   SlugParams,
   SvgQuery,
 } from "./model";
-import { DEFAULT_LAYOUT, type Layout } from "./render";
+import { DEFAULT_LAYOUT, type Layout, type RenderFormat } from "./render";
 import { RenderBusy } from "./render-pool";
 import {
   type AssetService,

@@ -5,11 +5,6 @@ import { jsonResponse } from "../http/json-responses";
 import { queryEnum, queryInt } from "../http/params";
 import { DEFAULT_LAYOUT, FITS, MAX_PADDING } from "./render";
 
-export type RenderFormat = "png" | "webp";
-
-/** Nice value of render worker threads on Linux (0 = normal, 19 = lowest). */
-export const RENDER_NICE = 10;
-
 export const MIN_SIZE = 16;
 export const MAX_SIZE = 2048;
 export const DEFAULT_SIZE = 256;

@@ -7,8 +7,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { log } from "../platform/log";
-import type { RenderFormat } from "./model";
-import { alphaBounds, DEFAULT_LAYOUT, type Layout, placement } from "./render";
+import { alphaBounds, DEFAULT_LAYOUT, type Layout, placement, type RenderFormat } from "./render";
 
 export const PRERENDER_SIZE = 2048;
 export const PRERENDER_MANIFEST = "manifest.json";

@@ -8,8 +8,7 @@
 import { availableParallelism } from "node:os";
 import { log } from "../platform/log";
 import { findWorkerScript, startWorker, type WorkerLike } from "../platform/worker-script";
-import type { RenderFormat } from "./model";
-import type { Layout } from "./render";
+import type { Layout, RenderFormat } from "./render";
 import type { RenderReply, RenderRequest } from "./render-worker";
 
 export interface Renderer {

@@ -4,7 +4,8 @@
  */
 import { setPriority } from "node:os";
 import process from "node:process";
-import { RENDER_NICE, type RenderFormat } from "./model";
+import { WORKER_NICE } from "../platform/worker-script";
+import type { RenderFormat } from "./render";
 import { type Layout, renderRaster } from "./render";
 
 export interface RenderRequest {
@@ -22,7 +23,7 @@ export type RenderReply = { id: number; bytes: Uint8Array } | { id: number; erro
 // the whole process, so it is skipped).
 if (process.platform === "linux") {
   try {
-    setPriority(RENDER_NICE);
+    setPriority(WORKER_NICE);
   } catch {}
 }
 

@@ -15,7 +15,9 @@
  *
  * The native modules are loaded on first use, so importing this file never requires them.
  */
-import type { RenderFormat } from "./model";
+
+/** The raster formats a logo renders to. */
+export type RenderFormat = "png" | "webp";
 
 /** Bumped whenever the renderer's output for the same input changes (it is part of ETags). */
 export const RENDER_VERSION = 2;

@@ -1,5 +1,5 @@
 import { Elysia } from "elysia";
-import { type AuthDeps, authPlugin } from "../http/auth-macros";
+import { type AuthDeps, authPlugin } from "../guard";
 import { ApiError, ErrorBody } from "../http/errors";
 import { CheckoutBody, CheckoutResponse, PortalResponse, WebhookResponse } from "./model";
 import type { BillingService } from "./service";

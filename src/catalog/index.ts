@@ -1,5 +1,5 @@
 import { Elysia, type Static, t } from "elysia";
-import { type AuthDeps, authPlugin } from "../http/auth-macros";
+import { type AuthDeps, authPlugin, noteMeter } from "../guard";
 import {
   ApiError,
   ErrorBody,
@@ -13,7 +13,6 @@ import {
   jsonResponse,
   preSerialized,
 } from "../http/json-responses";
-import { noteMeter } from "../http/meter";
 import { decimalQuery } from "../http/params";
 import { BATCH_SLUG_CAP } from "../quota/limits";
 import { BatchBody, BatchResponse, ListQuery, ServiceListResponse, ServiceResponse } from "./model";

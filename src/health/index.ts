@@ -2,7 +2,6 @@ import { Elysia, t } from "elysia";
 import type { CatalogService } from "../catalog/service";
 import type { Drain } from "../http/drain";
 import type { QuotaService } from "../quota/service";
-import type { Store } from "../store";
 import type { UsageRecorder } from "../usage/port";
 
 const readiness = (description: string) =>
@@ -56,7 +55,8 @@ const readiness = (description: string) =>
  */
 export function healthController(deps: {
   catalog: CatalogService;
-  store: Store;
+  /** the store of store/index.ts: its kind and whether it answers */
+  store: { kind: "embedded" | "mongodb"; ping(): Promise<boolean> };
   quota: Pick<QuotaService, "condition">;
   drain: Pick<Drain, "draining">;
   usage: Pick<UsageRecorder, "condition">;

@@ -1,7 +1,7 @@
 import { Elysia } from "elysia";
 import { log } from "../platform/log";
 import { ApiError, isStorageFull, serviceNotFound, storageUnavailable } from "./errors";
-import { settleMeter } from "./meter";
+import { runFinal } from "./final-status";
 
 interface ValueErrorLike {
   path?: string;
@@ -89,7 +89,7 @@ export const errorPlugin = new Elysia({ name: "error-plugin" }).onError(
     set.headers["content-type"] = "application/json";
     // a metered request that ends here (429, 404, 500, ...) records its usage event now;
     // with USAGE_DURABILITY=strict the answer waits until it is durable
-    const durable = settleMeter(request, status);
+    const durable = runFinal(request, status);
     if (!durable) return body;
     // its event was dropped (neither written nor spilled): 503 storage_unavailable instead
     return durable.then(

@@ -1,6 +1,6 @@
 import { Elysia } from "elysia";
-import { httpDuration, labelled } from "../metrics/registry";
 import { currentRequest } from "../platform/log";
+import { httpDuration, labelled } from "../platform/metrics";
 import { statusOf } from "./request-log";
 
 const durations = labelled(httpDuration);

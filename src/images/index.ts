@@ -1,11 +1,10 @@
 import { Elysia } from "elysia";
 import { imageFile } from "../../packages/client/src/signing";
-import type { Principal } from "../accounts/model";
 import { answerRaster, answerSvg, type ResponseSet } from "../assets";
 import type { AssetService } from "../assets/service";
 import { lookupBrand } from "../catalog/brand/lookup";
 import type { BrandResolver } from "../catalog/brand/service";
-import { type AuthDeps, authPlugin, charge } from "../http/auth-macros";
+import { type AuthDeps, authPlugin, charge, settleHook } from "../guard";
 import {
   ApiError,
   ErrorBody,
@@ -13,7 +12,7 @@ import {
   serviceNotFound,
   validationError,
 } from "../http/errors";
-import { settleHook } from "../http/meter";
+import type { Principal } from "../quota/principal";
 import {
   DEFAULT_URL_TTL_SECONDS,
   FileParams,

@@ -10,9 +10,9 @@ import {
   MAX_SIZE,
   MIN_SIZE,
   PIXELS_ERROR,
-  type RenderFormat,
   TRUE_FALSE,
 } from "../assets/model";
+import type { RenderFormat } from "../assets/render";
 import type { Fallback, ImageOptions } from "../assets/service";
 import { VARIANTS, type Variant } from "../catalog/types";
 import { validationError } from "../http/errors";

@@ -5,9 +5,10 @@
  * value or none: the allow-list keeps honest pages of other sites from using the key, the
  * daily caps bound what a forger can spend (docs/images.md).
  */
-import type { Principal } from "../accounts/model";
+
 import type { AccountService } from "../accounts/service";
 import { ApiError, rateLimited } from "../http/errors";
+import type { Principal } from "../quota/principal";
 import type { RateLimiter } from "../quota/rate-limit";
 import { forbidden } from "./service";
 

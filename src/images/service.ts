@@ -17,9 +17,9 @@ import {
   type Mac,
   signPath,
 } from "../../packages/client/src/signing";
-import type { Principal } from "../accounts/model";
 import type { AccountService } from "../accounts/service";
 import { ApiError } from "../http/errors";
+import type { Principal } from "../quota/principal";
 
 export const SERVER_SECRET_NAME = "image-url-signing";
 

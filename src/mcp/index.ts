@@ -1,7 +1,7 @@
 import { Elysia } from "elysia";
-import type { Principal } from "../accounts/model";
-import type { AuthDeps } from "../http/auth-macros";
-import { authenticate } from "../http/credentials";
+import type { AuthDeps } from "../guard";
+import { authenticate } from "../guard";
+import type { Principal } from "../quota/principal";
 import type { McpDeps, McpService } from "./service";
 
 /**

@@ -2,7 +2,6 @@ import { Buffer } from "node:buffer";
 import { McpServer, ResourceTemplate } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import { type CallToolResult, ErrorCode } from "@modelcontextprotocol/sdk/types.js";
-import type { Principal } from "../accounts/model";
 import type { AccountService } from "../accounts/service";
 import type { AssetService, ServedSvg } from "../assets/service";
 import { lookupBrand } from "../catalog/brand/lookup";
@@ -22,6 +21,7 @@ import {
 import { log } from "../platform/log";
 import { type Bucket, RATE_LIMITS } from "../quota/limits";
 import type { QuotaDecision } from "../quota/port";
+import type { Principal } from "../quota/principal";
 import type { RateLimiter } from "../quota/rate-limit";
 import type { QuotaService } from "../quota/service";
 import { CurrentUsageService } from "../usage/current/service";

@@ -3,21 +3,18 @@ import { Counter, Gauge, Registry } from "prom-client";
 import type { AssetService } from "../assets/service";
 import type { EnrichmentService } from "../catalog/enrichment";
 import type { CatalogService } from "../catalog/service";
-import { hasBearerToken } from "../http/credentials";
+import { hasBearerToken } from "../guard";
 import { ApiError, ErrorBody } from "../http/errors";
+import { processRegistry } from "../platform/metrics";
 import type { WriterStats } from "../usage/writer";
-import { processRegistry } from "./registry";
 
 export interface MetricsDeps {
   catalog: Pick<CatalogService, "size">;
   enrichment: Pick<EnrichmentService, "backlog">;
   assets: Pick<AssetService, "poolStats">;
-  /** the usage recorder; its counts when it keeps them (the batching recorder does) */
-  usage: object;
+  /** the usage recorder's counts (usage/writer.ts) */
+  usageStats: () => WriterStats;
 }
-
-const statsOf = (usage: object): WriterStats | null =>
-  "stats" in usage && typeof usage.stats === "function" ? (usage.stats() as WriterStats) : null;
 
 /**
  * Figures read from this app's parts when scraped: nothing is counted on the request path. A
@@ -45,7 +42,7 @@ export function appMetrics(deps: MetricsDeps): Registry {
         this.inc(read() ?? 0);
       },
     });
-  const usage = () => statsOf(deps.usage);
+  const usage = deps.usageStats;
   total(
     "usage_events_recorded_total",
     "Usage events handed to the recorder (one per metered request)",

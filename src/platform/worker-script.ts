@@ -1,6 +1,9 @@
 import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 
+/** Nice value of CPU-heavy worker threads (rendering, artwork) on Linux (0 = normal, 19 = lowest). */
+export const WORKER_NICE = 10;
+
 /**
  * A worker script's URL: the first of `candidates` (paths relative to `base`, a module's
  * import.meta.url) that exists. Candidates name the source (`./x-worker.ts`, run by bun or deno)

@@ -1,5 +1,5 @@
-import { counterStoreCalls, counterStoreDuration } from "../metrics/registry";
 import { log } from "../platform/log";
+import { counterStoreCalls, counterStoreDuration } from "../platform/metrics";
 
 export interface CircuitBreakerOptions {
   /** a call that has not answered by then counts as a failure (COUNTER_TIMEOUT_MS) */

@@ -1,5 +1,5 @@
-import type { Principal } from "../accounts/model";
 import type { Bucket } from "./limits";
+import type { Principal } from "./principal";
 
 /** Outcome of a quota check-and-consume for one metered request. */
 export interface QuotaDecision {
@@ -43,3 +43,15 @@ export const unlimitedGate: QuotaGate = {
   },
   async refund() {},
 };
+
+/** One usage event, as much of it as a counter rebuild needs (see usage/port.ts UsageEvent). */
+export interface CountableEvent {
+  keyId: string;
+  accountId?: string;
+  bucket: Bucket;
+  /** UTC day, YYYY-MM-DD */
+  day: string;
+  status: number;
+  /** how many such events this stands for (a store's per-day tally); 1 when absent */
+  events?: number;
+}

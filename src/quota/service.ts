@@ -1,7 +1,6 @@
-import type { Principal } from "../accounts/model";
-import { labelled, quotaDecisions } from "../metrics/registry";
 import { DAY_MS, utcDay } from "../platform/day";
 import { log } from "../platform/log";
+import { labelled, quotaDecisions } from "../platform/metrics";
 import type { CircuitBreaker, Guarded, StoreCondition } from "./circuit-breaker";
 import {
   type ConsumeResult,
@@ -12,25 +11,14 @@ import {
   seedKey,
 } from "./counter-store";
 import { BUCKETS, type Bucket, dailyLimit } from "./limits";
-import type { QuotaDecision, QuotaGate } from "./port";
+import type { CountableEvent, QuotaDecision, QuotaGate } from "./port";
+import type { Principal } from "./principal";
 
 /** The counter store did not answer (error, timeout or open breaker). */
 export class CounterStoreUnavailable extends Error {
   constructor() {
     super("counter store unavailable");
   }
-}
-
-/** One usage event, as much of it as a counter rebuild needs (see usage/port.ts UsageEvent). */
-export interface CountableEvent {
-  keyId: string;
-  accountId?: string;
-  bucket: Bucket;
-  /** UTC day, YYYY-MM-DD */
-  day: string;
-  status: number;
-  /** how many such events this stands for (a store's per-day tally); 1 when absent */
-  events?: number;
 }
 
 /**

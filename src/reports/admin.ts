@@ -1,7 +1,7 @@
 import { Elysia, t } from "elysia";
-import { requireOperator } from "../admin";
 import { VariantName } from "../catalog/model";
 import type { Variant } from "../catalog/types";
+import { requireOperator } from "../guard";
 import { cappedBody } from "../http/body-limits";
 import { ApiError, ErrorBody } from "../http/errors";
 import {

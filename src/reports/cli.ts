@@ -11,8 +11,8 @@
  */
 import { userInfo } from "node:os";
 import { type Command, InvalidArgumentError } from "commander";
-import { CliError, withStore } from "../admin/cli";
 import { VARIANTS, type Variant } from "../catalog/types";
+import { CliError, withStore } from "../cli";
 import { loadConfig } from "../config";
 import { ApiError } from "../http/errors";
 import type { Store } from "../store";

@@ -1,7 +1,7 @@
 import { Elysia } from "elysia";
+import { type RateLimitDeps, rateLimitPlugin } from "../guard";
 import { cappedBody } from "../http/body-limits";
 import { ErrorBody, RateLimitedBody } from "../http/errors";
-import { type RateLimitDeps, rateLimitPlugin } from "../http/rate-limit-macros";
 import { RATE_LIMITS } from "../quota/limits";
 import { ReportBody, ReportFiled } from "./model";
 import { REPORT_KINDS } from "./port";

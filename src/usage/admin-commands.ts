@@ -1,13 +1,19 @@
 import { DAY_MS, utcDay } from "../platform/day";
-import type { Store } from "../store";
 import { type MissKind, rankedMisses } from "./analytics/misses";
+import type { UsageEventStore } from "./port";
+
+/** The part of the store (store/index.ts) these commands read. */
+interface UsageStore {
+  kind: "embedded" | "mongodb";
+  usage: UsageEventStore;
+}
 
 /**
  * `npm run admin -- projections rebuild`: recompute usage_daily and the analytics cells and
  * misses from the usage event log; `progress` hears a line now and then.
  */
 export async function projectionsRebuild(
-  store: Store,
+  store: UsageStore,
   progress: (line: string) => void = () => {},
 ): Promise<string> {
   const started = performance.now();
@@ -36,7 +42,7 @@ export function sinceDay(since: string, now = new Date()): string | null {
 
 /** `npm run admin -- misses --since 7d`: what every account asked for in vain, ranked. */
 export async function missesReport(
-  store: Store,
+  store: UsageStore,
   opts: { since: string; kind?: MissKind; limit: number },
 ): Promise<string> {
   const from = sinceDay(opts.since);

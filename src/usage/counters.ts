@@ -1,10 +1,10 @@
 import type { Account } from "../accounts/model";
+import type { AccountStore } from "../accounts/port";
 import { AccountService } from "../accounts/service";
 import type { Config } from "../config";
 import { utcDay } from "../platform/day";
 import type { QuotaService } from "../quota/service";
 import { createCounterStore, createQuotas } from "../quota/setup";
-import type { Store } from "../store";
 import type { UsageEventStore, UsageRecorder } from "./port";
 
 /**
@@ -81,7 +81,10 @@ export class CountersUnavailable extends Error {}
  * store (Upstash). With the in-memory counter store there is nothing to rebuild from here:
  * each service process rebuilds its own counters from the log when it starts.
  */
-export async function countersRebuild(store: Store, config: Config): Promise<string> {
+export async function countersRebuild(
+  store: { usage: UsageEventStore; accounts: AccountStore },
+  config: Config,
+): Promise<string> {
   const counters = createCounterStore(config);
   if (counters.kind === "memory") {
     await counters.close();

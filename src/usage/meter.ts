@@ -1,13 +1,13 @@
-import type { Principal } from "../accounts/model";
 import { storageUnavailable } from "../http/errors";
 import type { Bucket } from "../quota/limits";
 import type { QuotaDecision, QuotaGate } from "../quota/port";
+import type { Principal } from "../quota/principal";
 import type { UsageRecorder } from "./port";
 
 /**
  * Metering, framework-free: one quota unit consumed per metered call and one usage event
  * recorded with its final status. The REST routes reach it through the `metered` macro
- * (http/auth-macros.ts, http/meter.ts); the MCP tools call it directly.
+ * (guard/auth-macros.ts, guard/meter.ts); the MCP tools call it directly.
  */
 
 /** A metered request whose quota unit is taken and whose outcome is not known yet. */

@@ -1,7 +1,7 @@
 import type { Bucket, Tier } from "../quota/limits";
-import type { CountableEvent } from "../quota/service";
+import type { CountableEvent } from "../quota/port";
 import type { CellHint, PeriodRow, View } from "./analytics/cells";
-import type { RecorderCondition } from "./writer";
+import type { RecorderCondition } from "./recorder-condition";
 
 /** One metered request, as appended to the usage event log. Never updated or deleted. */
 export interface UsageEvent {

@@ -1,10 +1,11 @@
 import { mkdirSync, readdirSync, unlinkSync } from "node:fs";
 import { join } from "node:path";
 import { newId } from "../platform/ids";
+import { JsonlLog } from "../platform/jsonl";
 import { log } from "../platform/log";
-import { JsonlLog } from "../store/embedded/jsonl";
 import { isUsageEvent } from "./daily";
 import type { UsageEvent, UsageEventStore, UsageInput, UsageRecorder } from "./port";
+import type { RecorderCondition } from "./recorder-condition";
 import { SpillReserve } from "./reserve";
 import { eventOf } from "./serialize";
 
@@ -49,16 +50,6 @@ export interface WriterOptions {
   /** retry delay after a failed write: doubles from min to max, with jitter */
   backoffMinMs?: number;
   backoffMaxMs?: number;
-}
-
-/** Whether the recorder keeps what it is given (readiness, GET /readyz). */
-export interface RecorderCondition {
-  /** degraded: events pile up in memory, neither written nor spilled (see BatchingRecorder) */
-  state: "ok" | "degraded";
-  /** when the degraded spell began (ISO), null when ok */
-  since: string | null;
-  /** events in memory, not written yet */
-  held: number;
 }
 
 export interface WriterStats {

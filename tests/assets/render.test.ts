@@ -1,9 +1,9 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { readdirSync, readFileSync } from "node:fs";
 import sharp from "sharp";
-import { RENDER_NICE } from "../../src/assets/model";
 import { OPTICAL_SQUARE, placement, renderRaster, squareFrame } from "../../src/assets/render";
 import { createRenderer, inlineRenderer } from "../../src/assets/render-pool";
+import { WORKER_NICE } from "../../src/platform/worker-script";
 import { until } from "../usage/util";
 import { opaqueBox, pngSize } from "./util";
 
@@ -151,7 +151,7 @@ describe("renderers", () => {
   const nice = (stat: string) => Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[16]);
   const mainNice =
     process.platform === "linux" ? nice(readFileSync("/proc/self/stat", "utf8")) : Number.NaN;
-  test.if(mainNice < RENDER_NICE)(
+  test.if(mainNice < WORKER_NICE)(
     "render threads run at a lower priority than the request thread (Linux per-thread nice)",
     async () => {
       await pool.render(WIDE, 16, "png");
@@ -163,7 +163,7 @@ describe("renderers", () => {
           return [];
         }
       });
-      expect(threads.filter((n) => n === RENDER_NICE).length).toBeGreaterThanOrEqual(1);
+      expect(threads.filter((n) => n === WORKER_NICE).length).toBeGreaterThanOrEqual(1);
       expect(nice(readFileSync("/proc/self/stat", "utf8"))).toBe(mainNice);
     },
   );

@@ -1,9 +1,9 @@
 import { describe, expect, test } from "bun:test";
 import { Elysia } from "elysia";
 import { AccountService } from "../../src/accounts/service";
+import { rateLimitPlugin } from "../../src/guard/rate-limit-macros";
 import { clientIp, rememberClientAddress } from "../../src/http/client-ip";
 import { errorPlugin } from "../../src/http/error-plugin";
-import { rateLimitPlugin } from "../../src/http/rate-limit-macros";
 import { RATE_LIMITS } from "../../src/quota/limits";
 import { MemoryCounterStore } from "../../src/quota/memory-store";
 import { type BackoffPolicy, backoffDelayMs, RateLimiter } from "../../src/quota/rate-limit";

@@ -1,9 +1,9 @@
 import { describe, expect, test } from "bun:test";
-import type { Principal } from "../../src/accounts/model";
 import { utcDay } from "../../src/platform/day";
 import { CircuitBreaker } from "../../src/quota/circuit-breaker";
 import { dailyKey } from "../../src/quota/counter-store";
 import { MemoryCounterStore } from "../../src/quota/memory-store";
+import type { Principal } from "../../src/quota/principal";
 import { countsAgainstQuota, QuotaService } from "../../src/quota/service";
 
 const now = new Date("2031-05-06T12:00:00Z");

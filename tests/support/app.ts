@@ -1,11 +1,11 @@
 import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { freePort } from "../../scripts/lib/net";
-import type { Principal } from "../../src/accounts/model";
 import { createApp } from "../../src/app";
 import { type Config, loadConfig } from "../../src/config";
 import { buildDeps, type Deps } from "../../src/deps";
 import type { Tier } from "../../src/quota/limits";
+import type { Principal } from "../../src/quota/principal";
 import { openEmbeddedStore, type Store } from "../../src/store";
 import { CATALOG_FILE, sharedCatalogSource } from "./catalog";
 import { checkedHandler, type OpenApiChecker } from "./openapi-check";

@@ -1,8 +1,8 @@
 import { describe, expect, test } from "bun:test";
 import { cpSync, existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { JsonlLog } from "../../src/platform/jsonl";
 import { captureLogs } from "../../src/platform/log";
-import { JsonlLog } from "../../src/store/embedded/jsonl";
 import type { EmbeddedUsageStore } from "../../src/store/embedded/usage";
 import type { Cell } from "../../src/usage/analytics/cells";
 import type { UsageEvent } from "../../src/usage/port";

@@ -1,7 +1,6 @@
 import { Elysia } from "elysia";
-import { type AuthDeps, authPlugin } from "../../http/auth-macros";
+import { type AuthDeps, authPlugin, noteMeter } from "../../guard";
 import { ApiError, ErrorBody, RateLimitedBody } from "../../http/errors";
-import { noteMeter } from "../../http/meter";
 import type { DiscoveryService } from "../discovery/service";
 import type { EnrichmentService } from "../enrichment";
 import type { Brand } from "../types";

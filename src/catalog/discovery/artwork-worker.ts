@@ -6,12 +6,12 @@
  */
 import { setPriority } from "node:os";
 import process from "node:process";
-import { RENDER_NICE } from "../../assets/model";
+import { WORKER_NICE } from "../../platform/worker-script";
 import { runWorkerJob, type WorkerJob } from "./artwork";
 
 if (process.platform === "linux") {
   try {
-    setPriority(RENDER_NICE);
+    setPriority(WORKER_NICE);
   } catch {}
 }
 

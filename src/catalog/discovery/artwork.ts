@@ -214,8 +214,6 @@ export function rasterSide(source: string): number | null {
   return m ? Math.max(Number(m[1]), Number(m[2])) : null;
 }
 
-export const _internals = { frameOf, paints };
-
 /** One piece of fetched artwork to process (the worker's message). */
 export type ArtworkJob =
   | { kind: "svg"; text: string; idPrefix: string; forceMono: boolean }

@@ -1,5 +1,5 @@
 /**
- * Admin CLI commands for web logo discovery (registered by src/admin/cli.ts):
+ * Admin CLI commands for web logo discovery (registered by src/admin/cli.ts, sharing src/cli.ts):
  *
  *   discover <domain...> | --file domains.txt | --directory [--force]
  *   discover --report <domain...>
@@ -14,7 +14,7 @@
  */
 import { readFileSync } from "node:fs";
 import type { Command } from "commander";
-import { CliError, withStore } from "../../admin/cli";
+import { CliError, withStore } from "../../cli";
 import { loadConfig } from "../../config";
 import type { Store } from "../../store";
 import type { DiscoveryRecord } from "../enrichment-port";

@@ -1,5 +1,5 @@
 import { Elysia } from "elysia";
-import { requireOperator } from "../../admin";
+import { requireOperator } from "../../guard";
 import { ApiError, ErrorBody } from "../../http/errors";
 import {
   DiscoverBody,

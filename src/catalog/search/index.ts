@@ -1,8 +1,7 @@
 import { Elysia, type Static } from "elysia";
-import { type AuthDeps, authPlugin } from "../../http/auth-macros";
+import { type AuthDeps, authPlugin, noteMeter } from "../../guard";
 import { ApiError, ErrorBody, RateLimitedBody } from "../../http/errors";
 import { documentedResponses, JSON_TYPE, preSerialized } from "../../http/json-responses";
-import { noteMeter } from "../../http/meter";
 import { decimalQuery } from "../../http/params";
 import type { CatalogService } from "../service";
 import { SearchQuery, SearchResponse } from "./model";

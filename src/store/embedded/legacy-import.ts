@@ -5,13 +5,13 @@ import type { AccountEvent } from "../../accounts/model";
 import type { DataKeyRecord, TokenRecord } from "../../accounts/port";
 import type { BillingLink } from "../../billing/port";
 import type { DiscoveryRecord, EnrichmentRecord } from "../../catalog/enrichment-port";
+import { JsonlLog } from "../../platform/jsonl";
 import { log } from "../../platform/log";
 import type { EmbeddedAccountStore } from "./accounts";
 import type { EmbeddedTokenStore } from "./accounts-tokens";
 import type { EmbeddedBillingStore } from "./billing";
 import type { Database } from "./db";
 import type { EmbeddedEnrichmentStore } from "./enrichment";
-import { JsonlLog } from "./jsonl";
 import type { EmbeddedVisitorStore } from "./visitors";
 
 /**

@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { log } from "../../platform/log";
 import { addCounts, isUsageEvent, zeroCounts } from "../../usage/daily";
 import type { DailyRow, UsageEvent } from "../../usage/port";
-import type { EmbeddedUsageStore } from "./usage";
+import type { Database } from "./db";
 
 /**
  * The import of an older DATA_DIR's usage log into the SQLite store, once at open:
@@ -93,8 +93,14 @@ function archiveRows(path: string): DailyRow[] {
   return [...rows.values()];
 }
 
+/** What the import needs of the usage store (usage.ts): its database, and ingest. */
+interface IngestTarget {
+  readonly db: Database;
+  ingest(events: readonly UsageEvent[], opts: { daily?: boolean }): number;
+}
+
 /** Import DATA_DIR/events into the store (nothing to do without that folder). */
-export function importLegacyUsage(store: EmbeddedUsageStore, dataDir: string): void {
+export function importLegacyUsage(store: IngestTarget, dataDir: string): void {
   const dir = join(dataDir, "events");
   if (!existsSync(dir)) return;
   const started = performance.now();

@@ -8,7 +8,7 @@
  */
 import { log } from "../../platform/log";
 import { findWorkerScript, startWorker, type WorkerLike } from "../../platform/worker-script";
-import type { UsageWriteReply, UsageWriteRequest } from "./usage-worker";
+import type { UsageWriteReply, UsageWriteRequest } from "./usage-messages";
 
 /** Distributes Omit over the request union (each op keeps its own fields). */
 type Request = UsageWriteRequest extends infer R

@@ -5,20 +5,7 @@
  */
 import { Database, storageCode } from "./db";
 import { EmbeddedUsageStore } from "./usage";
-
-export type UsageWriteRequest = { id: number } & (
-  | { op: "open"; path: string; durable: boolean }
-  | { op: "part"; lines: string }
-  | { op: "append"; lines: string; fresh: boolean }
-  | { op: "prune"; beforeDay: string }
-  | { op: "rebuild" }
-  | { op: "close" }
-);
-
-export type UsageWriteReply =
-  | { id: number; ok: unknown }
-  | { id: number; progress: { day: string; events: number } }
-  | { id: number; error: string; code: string | null };
+import type { UsageWriteReply, UsageWriteRequest } from "./usage-messages";
 
 const scope = globalThis as unknown as {
   onmessage: ((event: MessageEvent<UsageWriteRequest>) => void) | null;

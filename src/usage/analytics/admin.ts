@@ -1,5 +1,5 @@
 import { Elysia } from "elysia";
-import { requireOperator } from "../../admin";
+import { requireOperator } from "../../guard";
 import { ErrorBody } from "../../http/errors";
 import { decimalQuery } from "../../http/params";
 import type { UsageEventStore } from "../port";

@@ -1,8 +1,8 @@
 import { Elysia, t } from "elysia";
+import { type RateLimitDeps, rateLimitPlugin } from "../../guard";
 import { ErrorBody, RateLimitedBody } from "../../http/errors";
 import { documentedResponses, JSON_TYPE, preSerialized } from "../../http/json-responses";
 import { decimalQuery } from "../../http/params";
-import { type RateLimitDeps, rateLimitPlugin } from "../../http/rate-limit-macros";
 import { RATE_LIMITS } from "../../quota/limits";
 import type { UsageEventStore } from "../port";
 import { TOP_BRANDS } from "./cells";

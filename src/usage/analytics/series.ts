@@ -1,7 +1,7 @@
-import type { Principal } from "../../accounts/model";
 import { validationError } from "../../http/errors";
 import { DAY_MS, dayStart, utcDay } from "../../platform/day";
 import type { Bucket, Tier } from "../../quota/limits";
+import type { Principal } from "../../quota/principal";
 import type { UsageEventStore } from "../port";
 import {
   binValue,

@@ -1,7 +1,7 @@
 import { Elysia } from "elysia";
 import type { AccountService } from "../../accounts/service";
+import { type RateLimitDeps, rateLimitPlugin } from "../../guard";
 import { ErrorBody, RateLimitedBody } from "../../http/errors";
-import { type RateLimitDeps, rateLimitPlugin } from "../../http/rate-limit-macros";
 import { RATE_LIMITS } from "../../quota/limits";
 import type { QuotaService } from "../../quota/service";
 import { UsageResponse } from "./model";

@@ -1,9 +1,9 @@
 import type { Static } from "elysia";
-import type { Principal } from "../../accounts/model";
 import type { AccountService } from "../../accounts/service";
 import { ApiError } from "../../http/errors";
 import { utcDay } from "../../platform/day";
 import { BUCKETS, type Bucket, DAILY_LIMITS } from "../../quota/limits";
+import type { Principal } from "../../quota/principal";
 import { CounterStoreUnavailable, type QuotaService } from "../../quota/service";
 import type { UsageResponse } from "./model";
 

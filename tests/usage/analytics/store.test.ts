@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import type { Principal } from "../../../src/accounts/model";
 import { newId } from "../../../src/platform/ids";
 import { setLogLevel } from "../../../src/platform/log";
+import type { Principal } from "../../../src/quota/principal";
 import {
   binValue,
   groupOf,

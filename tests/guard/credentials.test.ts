@@ -1,13 +1,13 @@
 import { describe, expect, test } from "bun:test";
-import type { Principal } from "../../src/accounts/model";
 import {
   apiKeyOf,
   authenticate,
   bearerOf,
   type CredentialDeps,
   hasBearerToken,
-} from "../../src/http/credentials";
+} from "../../src/guard/credentials";
 import type { ApiError } from "../../src/http/errors";
+import type { Principal } from "../../src/quota/principal";
 
 const caller = (accountId: string) => ({ accountId }) as Principal;
 const KEY = "bak_key1_secret";

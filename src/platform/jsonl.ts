@@ -14,7 +14,7 @@ import {
   writeSync,
 } from "node:fs";
 import { dirname } from "node:path";
-import { log } from "../../platform/log";
+import { log } from "./log";
 
 /**
  * An append-only JSONL file. `append` returns once the lines are written and fdatasync'd, so

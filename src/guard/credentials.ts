@@ -1,8 +1,8 @@
 import { createHash, timingSafeEqual } from "node:crypto";
 import { KEY_PREFIX } from "../accounts/keys";
-import type { Principal } from "../accounts/model";
 import type { AccountService } from "../accounts/service";
-import { invalidApiKey } from "./errors";
+import { invalidApiKey } from "../http/errors";
+import type { Principal } from "../quota/principal";
 
 /** The X-API-Key header's key, trimmed; undefined when absent or blank. */
 export function apiKeyOf(headers: Headers): string | undefined {

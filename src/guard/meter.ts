@@ -1,3 +1,4 @@
+import { whenFinal } from "../http/final-status";
 import { CLIENT_GONE, closeMeter, type Meter } from "../usage/meter";
 import type { UsageRecorder } from "../usage/port";
 
@@ -10,6 +11,8 @@ const open = new WeakMap<Request, Meter>();
 /** Called by the `metered` macro once the unit is consumed (or refused: a 429 is settled too). */
 export function openMeter(request: Request, meter: Meter): void {
   open.set(request, meter);
+  // anything thrown ends at the error plugin, which settles the meter through this hook
+  whenFinal(request, (status) => settleMeter(request, status));
 }
 
 /**
@@ -20,7 +23,7 @@ export function openMeter(request: Request, meter: Meter): void {
  * counts; requests that were never metered are ignored. With USAGE_DURABILITY=strict it returns
  * a promise to await before answering (see closeMeter).
  */
-export function settleMeter(request: Request, status: number): undefined | Promise<void> {
+function settleMeter(request: Request, status: number): undefined | Promise<void> {
   const m = open.get(request);
   if (!m) return;
   open.delete(request);

@@ -1,13 +1,13 @@
 import { Elysia } from "elysia";
-import type { Principal } from "../accounts/model";
 import type { AccountService } from "../accounts/service";
+import { cappedBody } from "../http/body-limits";
+import { invalidApiKey, rateLimited } from "../http/errors";
 import type { Bucket } from "../quota/limits";
 import type { QuotaDecision, QuotaGate } from "../quota/port";
+import type { Principal } from "../quota/principal";
 import { dailyLimitMessage, type MeterTarget, startMeter } from "../usage/meter";
 import type { UsageRecorder } from "../usage/port";
-import { cappedBody } from "./body-limits";
 import { apiKeyOf, authenticate, type BearerPolicy } from "./credentials";
-import { invalidApiKey, rateLimited } from "./errors";
 import { openMeter, settleHook } from "./meter";
 
 export interface AuthDeps {

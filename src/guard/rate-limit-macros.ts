@@ -1,12 +1,12 @@
 import { Elysia } from "elysia";
-import type { Principal } from "../accounts/model";
 import type { AccountService } from "../accounts/service";
+import { type AddressSource, clientIp } from "../http/client-ip";
+import { ApiError, invalidApiKey, windowLimited } from "../http/errors";
 import type { RatePolicy } from "../quota/limits";
+import type { Principal } from "../quota/principal";
 import type { RateLimiter } from "../quota/rate-limit";
 import { callerOf, rememberCaller } from "./auth-macros";
-import { type AddressSource, clientIp } from "./client-ip";
 import { authenticate } from "./credentials";
-import { ApiError, invalidApiKey, windowLimited } from "./errors";
 
 export interface RateLimitDeps {
   accounts: AccountService;

@@ -1,0 +1,141 @@
+import { describe, expect, test } from "bun:test";
+import { join } from "node:path";
+import { cycles, type Graph, importGraph, sourceFiles, specifiers } from "./graph";
+
+/**
+ * The floors of docs/architecture.md ("Layers"), top to bottom. A file is on the floor of the
+ * first pattern it matches; it may import files of its own floor and the floors below.
+ */
+const FLOORS: { floor: number; name: string; files: RegExp[] }[] = [
+  {
+    floor: 7,
+    name: "entry points and tools",
+    files: [
+      /^scripts\//,
+      /^src\/(main|deno|server)\.ts$/,
+      /^src\/cli\.ts$/,
+      /\/cli\.ts$/,
+      /^src\/web\/(?!index\.ts$)/,
+    ],
+  },
+  { floor: 6, name: "wiring and adapters", files: [/^src\/(app|deps)\.ts$/, /^src\/store\//] },
+  {
+    floor: 5,
+    name: "controllers",
+    files: [
+      /^src\/(accounts|assets|billing|catalog|gallery|images|reports|usage|visitor-counter|web)\/(.+\/)?index\.ts$/,
+      /^src\/(usage\/analytics|reports)\/admin\.ts$/,
+      /^src\/(admin|health|mcp|metrics)\//,
+    ],
+  },
+  { floor: 4, name: "guard", files: [/^src\/guard\//] },
+  {
+    floor: 3,
+    name: "features",
+    files: [
+      /^src\/(accounts|assets|billing|catalog|gallery|images|reports|usage|visitor-counter)\//,
+    ],
+  },
+  { floor: 2, name: "quota", files: [/^src\/quota\//] },
+  { floor: 1, name: "http", files: [/^src\/http\//] },
+  { floor: 0, name: "base", files: [/^src\/platform\//, /^src\/config\.ts$/] },
+];
+
+/**
+ * Imports that run up a floor, each with its reason (docs/architecture.md lists the same).
+ * At most three.
+ */
+const ALLOWED_UP: { from: string; to: string; why: string }[] = [];
+
+/**
+ * Circles that another change in progress removes, each with what removes it. The test fails
+ * once one is gone too, so the entry is taken off with it.
+ */
+const PENDING_CIRCLES: { circle: string; why: string }[] = [
+  {
+    circle: "src/usage/analytics/cells.ts -> src/usage/port.ts -> src/usage/analytics/cells.ts",
+    why: "the usage port names the analytics cells' types (CellHint, PeriodRow, View); they move into the port with the analytics cells' reshaping",
+  },
+];
+
+const root = join(import.meta.dir, "../..");
+
+function floorOf(file: string): number {
+  const f = FLOORS.find((f) => f.files.some((re) => re.test(file)));
+  if (!f) throw new Error(`${file} is on no floor: add it to FLOORS and docs/architecture.md`);
+  return f.floor;
+}
+
+/** The imports of `graph` that go from a lower floor to a higher one, as "from -> to". */
+function upward(graph: Graph): string[] {
+  const out: string[] = [];
+  for (const [from, targets] of graph)
+    for (const to of targets) if (floorOf(to) > floorOf(from)) out.push(`${from} -> ${to}`);
+  return out;
+}
+
+const graph = importGraph(root, sourceFiles(root, ["src", "scripts"]));
+
+describe("imports of src/ and scripts/", () => {
+  test("form no circle (type-only and dynamic imports count)", () => {
+    const found = cycles(graph).map((c) => c.join(" -> "));
+    const pending = PENDING_CIRCLES.map((p) => p.circle);
+    const wrong = found.filter((c) => !pending.includes(c));
+    if (wrong.length > 0) console.error(`import circles:\n  ${wrong.join("\n  ")}`);
+    expect(wrong).toEqual([]);
+    expect(pending.filter((c) => !found.includes(c))).toEqual([]);
+  });
+
+  test("go down the floors, but for the documented exceptions", () => {
+    expect(ALLOWED_UP.length).toBeLessThanOrEqual(3);
+    const allowed = new Set(ALLOWED_UP.map((a) => `${a.from} -> ${a.to}`));
+    const found = upward(graph);
+    const wrong = found.filter((e) => !allowed.has(e));
+    if (wrong.length > 0) console.error(`imports up a floor:\n  ${wrong.join("\n  ")}`);
+    expect(wrong).toEqual([]);
+    // an exception nobody needs any more is taken off the list
+    expect([...allowed].filter((a) => !found.includes(a))).toEqual([]);
+  });
+
+  test("http/ imports nothing above platform/ and config.ts", () => {
+    const http = [...graph].filter(([f]) => f.startsWith("src/http/"));
+    expect(http.length).toBeGreaterThan(5);
+    for (const [from, targets] of http)
+      for (const to of targets) expect(`${from} -> ${floorOf(to)}`).toMatch(/ -> [01]$/);
+  });
+});
+
+describe("the checks themselves", () => {
+  test("every kind of import is read", () => {
+    const text = [
+      'import a from "./a";',
+      'import type { B } from "./b";',
+      'export { c } from "./c";',
+      'export * from "./d";',
+      'const e = await import("./e");',
+      'type F = typeof import("./f");',
+      'import g = require("./g");',
+      "const h = import(name);",
+    ].join("\n");
+    expect(specifiers(text)).toEqual(["./a", "./b", "./c", "./d", "./e", "./f", "./g"]);
+  });
+
+  test("a circle and an upward import are found", () => {
+    const bad: Graph = new Map([
+      ["src/http/errors.ts", ["src/guard/meter.ts"]],
+      ["src/guard/meter.ts", ["src/usage/port.ts"]],
+      ["src/usage/port.ts", ["src/guard/meter.ts"]],
+    ]);
+    expect(cycles(bad)).toEqual([
+      ["src/guard/meter.ts", "src/usage/port.ts", "src/guard/meter.ts"],
+    ]);
+    expect(upward(bad)).toEqual([
+      "src/http/errors.ts -> src/guard/meter.ts",
+      "src/usage/port.ts -> src/guard/meter.ts",
+    ]);
+  });
+
+  test("every file is on a floor", () => {
+    for (const f of graph.keys()) expect(floorOf(f)).toBeGreaterThanOrEqual(0);
+  });
+});
