@@ -1,5 +1,5 @@
 import { BUCKETS } from "../../quota/limits";
-import type { UsageEvent } from "../port";
+import type { UsageEvent } from "../event";
 
 /**
  * The analytics projections' cells and their keys, shared by both store adapters:
