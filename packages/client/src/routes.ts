@@ -400,6 +400,8 @@ export interface Routes {
       domain?: string;
       /** A business e-mail address, at most 254 characters. */
       email?: string;
+      /** Milliseconds (0 to 10000) to wait, when no brand has the domain yet and web discovery of it is queued or running, for that discovery to end: 200 with the brand when it found one, else the same 404. At most 4 waits per API key at a time; a lookup past that answers at once. Without discovery queued (DISCOVERY off, or the domain tried today) it answers at once. */
+      wait?: number;
     };
     body: undefined;
     response: {
@@ -518,7 +520,7 @@ export interface Routes {
       group_by?: string;
       /** Only requests made with this API key (its id, as GET /v1/keys lists it) */
       key?: string;
-      /** Only requests about this brand (its slug) */
+      /** Only requests about this brand (its slug). Counts the days (hours) the brand was among the first 50 brands of the account; "(other)": the brands past those, together */
       brand?: string;
       /** Integer from 1 to 100 written in decimal digits (no sign, exponent, fraction or 0x) */
       limit?: number;
@@ -707,7 +709,7 @@ export interface Routes {
           }[];
           /** With group_by: the top `limit` groups by requests (ties by id), then one (other) row for the rest; empty without group_by */
           groups: {
-            /** The group's values joined by "/" ("(none)" for a missing value, "(bearer)" for a bearer-token caller), or "(other)" */
+            /** The group's values joined by "/" ("(none)" for a missing value, "(bearer)" for a bearer-token caller, "(other brands)" for brand "(other)"), or "(other)" */
             id: string;
             /** true on the row that sums the groups past `limit` */
             other?: boolean;
@@ -842,6 +844,31 @@ export interface Routes {
         | "stale"
         | "unknown_account"
         | "managed_account";
+    };
+  };
+  /** Report a problem with a brand's logo or data */
+  "POST /v1/reports": {
+    path: Record<string, never>;
+    query: Record<string, never>;
+    body: {
+      /** The brand's slug (or domain) */
+      slug?: string;
+      /** A domain of the brand (or slug) */
+      domain?: string;
+      /** One of wrong_logo, missing_logo, wrong_brand, outdated, other */
+      kind: string;
+      /** An https URL of the right artwork (no IP address, no local name); fetched only after an operator accepts the report */
+      url?: string;
+      /** At most 1000 characters */
+      note?: string;
+    };
+    response: {
+      id: string;
+      slug: string;
+      kind: "wrong_logo" | "missing_logo" | "wrong_brand" | "outdated" | "other";
+      status: "open" | "accepted" | "rejected";
+      /** Reports of the same brand, kind and url while open */
+      votes: number;
     };
   };
   /** Search the catalog without a key */
