@@ -231,7 +231,7 @@ export async function buildDeps(config: Config, store?: Store): Promise<Deps> {
       if (mail instanceof SmtpMailer) mail.close();
       await retention.stop();
       await assets.close();
-      catalog.stop();
+      catalog.close();
       corrections.stop();
       await background.close();
       await usage.close();
