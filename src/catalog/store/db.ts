@@ -260,7 +260,10 @@ export class CatalogDb {
 
   /** Vocabulary words holding `part` (3+ characters), at most `limit` from each database. */
   wordsContaining(part: string, limit: number): string[] {
-    const phrase = `"${part.replaceAll('"', '""')}"`;
+    // an FTS5 string ends at a NUL: control characters are left out of the phrase
+    const clean = part.replace(/\p{Cc}/gu, "");
+    if ([...clean].length < 3) return [];
+    const phrase = `"${clean.replaceAll('"', '""')}"`;
     const sql = (db: string) => `SELECT term FROM ${db}.vocab WHERE vocab MATCH ? LIMIT ?`;
     return [
       ...(this.meta ? this.all(sql("base"), phrase, limit) : []),

@@ -60,6 +60,23 @@ describe("query normalisation", () => {
   });
 });
 
+describe("control characters", () => {
+  test("a query with NUL and other control characters is answered, never a 500", async () => {
+    // the fuzzer's case: a NUL inside a word long enough for the substring (trigram) lookup
+    const q = "\u00bf`\u0000\udb77\udde0\u00d6\u009c\udb4c\udccf\u009a\uc069&;\u0083";
+    for (const path of [
+      `/v1/search?q=${encodeURIComponent(q)}`,
+      `/v1/gallery/search?q=${encodeURIComponent(q)}&limit=6`,
+    ]) {
+      const r = await t.get(path, key);
+      expect(r.status).toBe(200);
+      expect(Array.isArray(((await r.json()) as { matches?: unknown[] }).matches)).toBe(true);
+    }
+    const typo = await search(`?q=${encodeURIComponent("gith\u0000ubb")}`);
+    expect(typo.status).toBe(200);
+  });
+});
+
 describe("query_too_short", () => {
   for (const [label, qs] of [
     ["missing q", ""],
