@@ -85,7 +85,7 @@ async function main() {
     }
   }
 
-  const cmd = [process.execPath, "test", "--timeout", "30000", "--parallel=2", "--no-isolate"];
+  const cmd = [process.execPath, "test", "--timeout", "30000", "--parallel=2", "--isolate"];
   // per-file durations of an earlier run: the workers start the slowest files first, so both
   // finish together (refresh with `npm test -- --update-timings`)
   if (existsSync(TIMINGS)) cmd.push(`--timings=${TIMINGS}`);

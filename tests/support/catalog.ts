@@ -1,6 +1,6 @@
 /**
- * The built catalog for tests, parsed once per `bun test` process (the files of a run share one
- * module registry) and shared read-only: every app the tests make serves the same objects,
+ * The built catalog for tests, parsed once per test file that asks for it (each file runs in a
+ * fresh global) and shared read-only: every app the tests make serves the same objects,
  * frozen so that a test or a service that wrote into them would fail instead of leaking state
  * into the next file.
  *
