@@ -74,6 +74,8 @@ type Lease = { _id: string; owner: string; until: number };
 export interface MongoUsageOptions {
   /** ms between recovery passes (0: none, and none at start) */
   recoverEveryMs?: number;
+  /** FerretDB: ms a projection lease lasts unless its holder renews it (default LEASE_MS) */
+  leaseMs?: number;
 }
 
 /**
@@ -97,11 +99,13 @@ export class MongoUsageStore implements UsageEventStore {
   private timer: ReturnType<typeof setInterval> | null = null;
   private pass: Promise<unknown> | null = null;
   private closed = false;
+  private readonly leaseMs: number;
 
   constructor(
     private db: Db,
     opts: MongoUsageOptions = {},
   ) {
+    this.leaseMs = opts.leaseMs ?? LEASE_MS;
     const every = opts.recoverEveryMs ?? RECOVER_EVERY_MS;
     if (every > 0) {
       this.timer = setInterval(() => this.recoveryPass(), every);
@@ -182,15 +186,27 @@ export class MongoUsageStore implements UsageEventStore {
    * Run projection writes. MongoDB applies each update to a document atomically: they run at
    * once. FerretDB v1 applies an update as a read, then a write of the whole document, so two
    * writers of one document can lose one's change: there they run one at a time, in this process
-   * (a queue) and across processes (a lease document in `usage_locks`).
+   * (a queue) and across processes (a lease document in `usage_locks`, renewed while held).
    */
   private async serialized<T>(fn: () => Promise<T>): Promise<T> {
     if (!(await this.isFerret())) return fn();
     const run = this.queue.then(async () => {
       await this.lease();
+      // a holder renews its lease while it writes: only a holder that died (or stalls longer
+      // than LEASE_MS) loses it to another process, never one whose projection is merely slow
+      const renew = setInterval(() => {
+        this.leases
+          .updateOne(
+            { _id: "projection", owner: this.owner },
+            { $set: { until: Date.now() + this.leaseMs } },
+          )
+          .catch(() => {});
+      }, this.leaseMs / 3);
+      renew.unref?.();
       try {
         return await fn();
       } finally {
+        clearInterval(renew);
         await this.release();
       }
     });
@@ -208,7 +224,7 @@ export class MongoUsageStore implements UsageEventStore {
         await this.leases.insertOne({
           _id: "projection",
           owner: this.owner,
-          until: Date.now() + LEASE_MS,
+          until: Date.now() + this.leaseMs,
         });
         return;
       } catch (err) {

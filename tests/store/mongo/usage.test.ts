@@ -356,6 +356,27 @@ describe.skipIf(!mongo.url)(`MongoDB usage store ${skipNote(mongo)}`.trim(), () 
     });
   }, 120_000);
 
+  test("FerretDB: a projection slower than the lease keeps it (renewed); the next waits for it", async () => {
+    if (!(await isFerretDb(db))) return; // the lease serializes FerretDB's writers only
+    const leaseMs = 300;
+    const s1 = new Store(db, { recoverEveryMs: 0, leaseMs });
+    const s2 = new Store(db, { recoverEveryMs: 0, leaseMs });
+    opened.push(s1, s2);
+    type Serialized = { serialized<T>(fn: () => Promise<T>): Promise<T> };
+    const order: string[] = [];
+    const slow = (s1 as unknown as Serialized).serialized(async () => {
+      order.push("first starts");
+      await Bun.sleep(leaseMs * 4);
+      order.push("first ends");
+    });
+    await until(() => order.length > 0, 5000, "the first projection holds the lease");
+    const next = (s2 as unknown as Serialized).serialized(async () => {
+      order.push("second starts");
+    });
+    await Promise.all([slow, next]);
+    expect(order).toEqual(["first starts", "first ends", "second starts"]);
+  }, 60_000);
+
   test("export stream: size and last id first, then chunks of at most 1,000 events", async () => {
     const accountId = newId();
     const events = Array.from({ length: 2_500 }, (_, i) =>
