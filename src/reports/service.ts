@@ -100,7 +100,6 @@ export class CorrectionsService {
     this.fetcher = deps.fetcher;
     this.brands = deps.brands;
     deps.catalog.useOverlay(this.overlay);
-    deps.brands.usePinnedHosts((host) => this.overlay.hostSlug(host));
   }
 
   /** Read the pins, and record the catalog's build version (now and after every reload). */

@@ -17,7 +17,8 @@ export interface BrandCatalog {
   readonly loaded: boolean;
   readonly database: CatalogDb;
   brandById(id: number): Brand | undefined;
-  brand(slug: string): Brand | undefined;
+  /** the brand an exact host names: a host an operator pinned to it, else its own domain */
+  brandByHost(host: string): Brand | undefined;
   onChange(listener: (updated?: Brand) => void): void;
 }
 
@@ -50,17 +51,9 @@ export function toBrandView(b: Brand): BrandView {
 export class BrandResolver {
   /** host -> brand id (null: none), for the hosts asked for; emptied on any catalog change */
   private hosts = new Lru<string, number | null>(100_000);
-  /** hosts an operator pinned to a brand (src/reports/pins.ts): they beat the catalog's tables */
-  private pinnedHost: (host: string) => string | undefined = () => undefined;
 
   constructor(private catalog: BrandCatalog) {
     catalog.onChange(() => this.hosts.clear());
-  }
-
-  /** Answer `pinned(host)`'s slug before the catalog's own domain tables. */
-  usePinnedHosts(pinned: (host: string) => string | undefined) {
-    this.pinnedHost = pinned;
-    this.hosts.clear();
   }
 
   /**
@@ -84,13 +77,9 @@ export class BrandResolver {
   /** resolveHost without the cache: the brand's id, or null */
   private lookup(host: string): number | null {
     if (!this.catalog.loaded) return null;
-    const db = this.catalog.database;
     for (const candidate of lookupChain(host)) {
-      const pinned = this.pinnedHost(candidate);
-      const pin = pinned === undefined ? null : this.idOf(this.catalog.brand(pinned)?.id);
-      if (pin !== null) return pin;
-      const id = this.idOf(db.idByHost(candidate));
-      if (id !== null) return id;
+      const b = this.catalog.brandByHost(candidate);
+      if (b) return b.id;
     }
     const registrable = registrableDomain(host);
     if (!registrable) return null;
@@ -98,7 +87,10 @@ export class BrandResolver {
     // only a country's suffix (co.uk, de, com.br) is the same brand's national site; a generic
     // one (.org, .io) is often a namesake's (msf.org is not msf.com's bank)
     if (!label || !isCountrySuffix(suffix)) return null;
-    return this.idOf(db.idByHost(`${label}.com`)) ?? this.idOf(db.idByLabel(label));
+    return (
+      this.catalog.brandByHost(`${label}.com`)?.id ??
+      this.idOf(this.catalog.database.idByLabel(label))
+    );
   }
 
   /** the id when that brand is there */
