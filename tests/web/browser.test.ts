@@ -400,17 +400,24 @@ describe.skipIf(!have)("web console in headless Chromium", () => {
       url.pathname === "/v1/analytics/usage" && url.searchParams.get("granularity") === "hour";
     let held = 0;
     let release = () => {};
+    let arrived = () => {};
     const gate = new Promise<void>((r) => {
       release = r;
     });
+    const heldOnce = new Promise<void>((r) => {
+      arrived = r;
+    });
     await page.route(slow, async (route) => {
       held++;
+      arrived();
       await gate;
       await route.continue();
     });
     try {
       await page.getByRole("radio", { name: "Per hour" }).check();
       await page.waitForFunction(() => document.querySelector(".dashboard[aria-busy=true]"));
+      // the hourly request has reached the network before the switch back
+      await heldOnce;
       await page.getByRole("radio", { name: "Per day" }).check();
       await settled();
       expect(held).toBe(1);
