@@ -8,13 +8,17 @@ import { LRUCache } from "lru-cache";
  */
 export class Lru<K extends {}, V> {
   private cache: LRUCache<K, { v: V }>;
+  private maxEntries: number;
 
   constructor(maxEntries: number, maxSize?: number, sizeOf?: (value: V) => number) {
+    // lru-cache allocates its slots for `max` up front (hundreds of thousands here, for a cache
+    // that may never fill): both bounds are kept by size instead, the entry count counted as a
+    // size of 1 each or, beside a size bound, enforced on each write
+    this.maxEntries = maxEntries;
     this.cache = new LRUCache<K, { v: V }>(
       maxSize === undefined
-        ? { max: maxEntries }
+        ? { maxSize: maxEntries, sizeCalculation: () => 1 }
         : {
-            max: maxEntries,
             maxSize,
             maxEntrySize: maxSize,
             sizeCalculation: (box) => Math.max(1, sizeOf ? sizeOf(box.v) : 1),
@@ -37,6 +41,7 @@ export class Lru<K extends {}, V> {
 
   set(key: K, value: V) {
     this.cache.set(key, { v: value });
+    while (this.cache.size > this.maxEntries) this.cache.pop();
   }
 
   delete(key: K) {
