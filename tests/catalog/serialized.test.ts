@@ -14,8 +14,9 @@ import { sharedCatalogSource } from "../support/catalog";
 
 const source = sharedCatalogSource();
 const built = await source.load();
+const builtFile = await source.file();
 const catalog = new CatalogService(source);
-catalog.install(built);
+catalog.use(builtFile);
 
 const pages: [number, number][] = [
   [50, 0],
@@ -55,7 +56,7 @@ describe("pre-serialized catalog pages and batch", () => {
 
   test("an updated entry and a reload show in the next page and batch", () => {
     const c = new CatalogService(source);
-    c.install(built);
+    c.use(builtFile);
     const first = c.all()[0] as Brand;
     c.listJson(5, 0);
     c.batchJson([first.slug]);

@@ -17,7 +17,7 @@ const FIRST_LIST_BAR = 0.92;
 const list = readList("domains.txt");
 const source = new FileCatalogSource(CATALOG_FILE);
 const catalog = new CatalogService(source);
-catalog.install(await source.load());
+await catalog.load();
 const resolver = new BrandResolver(catalog);
 
 const missing: string[] = [];

@@ -222,7 +222,7 @@ describe("alias domains of a second Wikidata item with the same name and logo", 
 
 test("a generic suffix does not fall back to the .com brand's label (msf.org)", async () => {
   const catalog = new CatalogService(sharedCatalogSource());
-  catalog.install(await sharedCatalogSource().load());
+  await catalog.load();
   const resolver = new BrandResolver(catalog);
   expect(resolver.resolveHost("msf.com")?.slug).toBe("mercantil");
   expect(resolver.resolveHost("msf.org")?.slug ?? null).not.toBe("mercantil");

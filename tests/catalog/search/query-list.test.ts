@@ -13,7 +13,7 @@ const BAR = 0.95;
 const list = readList("queries.txt");
 const source = new FileCatalogSource(CATALOG_FILE);
 const catalog = new CatalogService(source);
-catalog.install(await source.load());
+await catalog.load();
 const index = new SearchIndex(catalog);
 
 const misses: string[] = [];
