@@ -8,7 +8,12 @@ export const sha256 = (bytes: Uint8Array | string) =>
 
 /** The first brand (in id order) that satisfies `pred`; fails the test when there is none. */
 export function findBrand(t: TestApp, pred: (b: Brand) => boolean, what: string): Brand {
-  const b = t.deps.catalog.all().find(pred);
+  let b: Brand | undefined;
+  for (const brand of t.deps.catalog.each())
+    if (pred(brand)) {
+      b = brand;
+      break;
+    }
   if (!b) throw new Error(`the catalog has no brand with ${what}`);
   return b;
 }

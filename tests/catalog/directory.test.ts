@@ -10,6 +10,7 @@ import { parentOf } from "../../scripts/catalog/nsi";
 import { BrandResponse } from "../../src/catalog/brand/model";
 import { ServiceResponse } from "../../src/catalog/model";
 import { hasArtwork } from "../../src/catalog/service";
+import type { Brand } from "../../src/catalog/types";
 import { makeApp, type TestApp } from "../support/app";
 
 let t: TestApp;
@@ -20,7 +21,12 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
-const all = () => t.deps.catalog.all();
+let brands: Brand[] | null = null;
+/** every brand, read once (no test here changes the catalog) */
+const all = () => {
+  brands ??= t.deps.catalog.all();
+  return brands;
+};
 const directoryOnly = () =>
   all().filter((b) => !hasArtwork(b) && b.sources.join() === "name-suggestion-index");
 

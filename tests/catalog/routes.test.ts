@@ -115,8 +115,9 @@ describe("GET /v1/catalog", () => {
 
 describe("GET /v1/catalog/{slug}", () => {
   test("every entry of the catalog matches the ServiceResponse schema", () => {
-    expect(t.deps.catalog.all().length).toBeGreaterThan(0);
-    for (const brand of t.deps.catalog.all()) {
+    const all = t.deps.catalog.all();
+    expect(all.length).toBeGreaterThan(0);
+    for (const brand of all) {
       const view = JSON.parse(t.deps.catalog.viewJson(brand.slug) as string);
       if (!Value.Check(ServiceResponse, view))
         throw new Error(`${brand.slug}: ${[...Value.Errors(ServiceResponse, view)][0]?.message}`);
@@ -187,11 +188,13 @@ describe("POST /v1/catalog/batch", () => {
     expect(body).toEqual({ results: {}, found: 0, notFound: [] });
   });
 
-  const slugs = (n: number) =>
-    t.deps.catalog
-      .all()
-      .slice(0, n)
-      .map((b) => b.slug);
+  const first: string[] = [];
+  /** the first n slugs of the catalog (the first 60 read once) */
+  const slugs = (n: number) => {
+    if (first.length === 0)
+      for (const b of t.deps.catalog.each()) if (first.push(b.slug) >= 60) break;
+    return first.slice(0, n);
+  };
 
   test("free tier: 10 unique slugs pass, 11 are 422 batch_too_large naming the cap", async () => {
     expect((await t.post("/v1/catalog/batch", free, { slugs: slugs(10) })).status).toBe(200);
