@@ -91,6 +91,19 @@ export interface UsageEventStore {
     to: string,
     hint?: CellHint,
   ): Promise<PeriodRow[]>;
+  /**
+   * Optional: requests per cell key of one account and view over from..to (the cells' `n`
+   * summed over the periods; `hint` as in `cells`), read without their histograms: a series
+   * grouped by brand ranks its groups by it, then reads the cells of the top groups' keys only
+   * (`cells` with `hint.keys`). Without it the series reads every cell of its view.
+   */
+  cellCounts?(
+    accountId: string,
+    view: View,
+    from: string,
+    to: string,
+    hint?: CellHint,
+  ): Promise<Map<string, number>>;
   /** miss counts (see UsageEvent.miss) of days from..to: of one account, or of all (null) */
   misses(accountId: string | null, from: string, to: string): Promise<Map<string, number>>;
   /**

@@ -518,6 +518,35 @@ export class EmbeddedUsageStore implements UsageEventStore {
       }));
   }
 
+  /**
+   * The WHERE clause of a read of one account's view over a list of periods (?1 view, ?2 the
+   * periods, ?3 account; `extra` binds ?4, ?5) and the JS filter the rows still need: a keys hint
+   * reads just those keys of each period (a seek each); a brand hint of a rollup led by the
+   * brand seeks the brand's keys of each period; a key hint on `all` leaves other keys' rows
+   * in SQLite.
+   */
+  private cellWhere(view: View, hint?: CellHint) {
+    const where = "view = ?1 AND period IN (SELECT value FROM json_each(?2)) AND account = ?3";
+    if (hint?.keys !== undefined)
+      return {
+        sql: `${where} AND key IN (SELECT value FROM json_each(?4))`,
+        extra: [JSON.stringify(hint.keys)],
+        keep: null,
+      };
+    const use = hint?.brand !== undefined ? BRAND_VIEWS.has(view) : view.endsWith(".all");
+    const keep = use ? hintFilter(hint) : null;
+    const needle = use ? hintNeedle(hint) : null;
+    if (needle && "prefix" in needle)
+      return {
+        sql: `${where} AND key >= ?4 AND key < ?5`,
+        extra: [needle.prefix, `${needle.prefix}\x7f`],
+        keep,
+      };
+    if (needle && "inner" in needle)
+      return { sql: `${where} AND instr(key, ?4) > 0`, extra: [needle.inner], keep };
+    return { sql: where, extra: [] as string[], keep };
+  }
+
   async cells(
     accountId: string,
     view: View,
@@ -525,24 +554,10 @@ export class EmbeddedUsageStore implements UsageEventStore {
     to: string,
     hint?: CellHint,
   ): Promise<PeriodRow[]> {
-    // a brand= read of a rollup led by the brand seeks the brand's keys of each period; a key=
-    // read of `all` leaves other keys' rows in SQLite
-    const use = hint?.brand !== undefined ? BRAND_VIEWS.has(view) : view.endsWith(".all");
-    const keep = use ? hintFilter(hint) : null;
-    const needle = use ? hintNeedle(hint) : null;
-    const prefix = needle && "prefix" in needle ? needle.prefix : null;
-    const inner = needle && "inner" in needle ? needle.inner : null;
+    const { sql, extra, keep } = this.cellWhere(view, hint);
     const out: PeriodRow[] = [];
     let t = "";
     let cells: PeriodCells = new Map();
-    const where = "view = ?1 AND period IN (SELECT value FROM json_each(?2)) AND account = ?3";
-    // each period a seek of the primary key: a brand prefix narrows the seek itself
-    const [sql, extra] =
-      prefix !== null
-        ? [`${where} AND key >= ?4 AND key < ?5`, [prefix, `${prefix}\x7f`]]
-        : inner !== null
-          ? [`${where} AND instr(key, ?4) > 0`, [inner]]
-          : [where, []];
     const select = this.db.stmt(
       `SELECT period, key, n, e, r, h FROM usage_cells WHERE ${sql} ORDER BY period`,
     );
@@ -563,6 +578,28 @@ export class EmbeddedUsageStore implements UsageEventStore {
       }
       cells.set(key, { n, e, r, h: histOf(h) });
     }
+    return out;
+  }
+
+  /** Requests per cell key over the periods, summed by SQLite: no histogram is read. */
+  async cellCounts(
+    accountId: string,
+    view: View,
+    from: string,
+    to: string,
+    hint?: CellHint,
+  ): Promise<Map<string, number>> {
+    const { sql, extra, keep } = this.cellWhere(view, hint);
+    const select = this.db.stmt(`SELECT key, sum(n) FROM usage_cells WHERE ${sql} GROUP BY key`);
+    select.setReturnArrays(true);
+    const rows = select.all(
+      VIEW_NO.get(view) ?? -1,
+      periodList(from, to, view.startsWith("hour.")),
+      accountId,
+      ...extra,
+    ) as unknown as [string, number][];
+    const out = new Map<string, number>();
+    for (const [key, n] of rows) if (!keep || keep(key)) out.set(key, n);
     return out;
   }
 

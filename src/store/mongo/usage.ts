@@ -369,10 +369,7 @@ export class MongoUsageStore implements UsageEventStore {
     to: string,
     hint?: CellHint,
   ): Promise<PeriodRow[]> {
-    // a brand= read of a rollup led by the brand, or a key= read of `all`, keeps cells of that
-    // brand or key only
-    const use = hint?.brand !== undefined ? BRAND_VIEWS.has(view) : view.endsWith(".all");
-    const keep = use ? hintFilter(hint) : null;
+    const keep = keepOf(view, hint);
     const periods = new Map<string, PeriodCells>();
     const cursor = this.rollups.find(
       { a: accountId, v: view, p: { $gte: from, $lte: to } },
@@ -389,6 +386,28 @@ export class MongoUsageStore implements UsageEventStore {
       cells.set(key, cellOfDoc(d));
     }
     return [...periods].map(([t, cells]) => ({ t, cells }));
+  }
+
+  /** Requests per cell key over the periods: the same range read, only `n` of each document. */
+  async cellCounts(
+    accountId: string,
+    view: View,
+    from: string,
+    to: string,
+    hint?: CellHint,
+  ): Promise<Map<string, number>> {
+    const keep = keepOf(view, hint);
+    const out = new Map<string, number>();
+    const cursor = this.rollups.find(
+      { a: accountId, v: view, p: { $gte: from, $lte: to } },
+      { projection: { p: 1, n: 1 } },
+    );
+    for await (const d of cursor) {
+      const key = d._id.slice(rollupPrefix(accountId, view, d.p).length);
+      if (keep && !keep(key)) continue;
+      out.set(key, (out.get(key) ?? 0) + (d.n ?? 0));
+    }
+    return out;
   }
 
   async misses(accountId: string | null, from: string, to: string) {
@@ -670,4 +689,14 @@ function batchesOf(docs: Pick<EventDoc, "b">[]): ObjectId[] {
   const seen = new Map<string, ObjectId>();
   for (const d of docs) if (d.b) seen.set(d.b.toHexString(), d.b);
   return [...seen.values()];
+}
+
+/**
+ * The filter a read applies to its view's cell keys (null: none): a keys hint keeps those keys;
+ * a brand= read of a rollup led by the brand, or a key= read of `all`, that brand's or key's.
+ */
+function keepOf(view: View, hint?: CellHint): ((key: string) => boolean) | null {
+  if (hint?.keys !== undefined) return hintFilter(hint);
+  const use = hint?.brand !== undefined ? BRAND_VIEWS.has(view) : view.endsWith(".all");
+  return use ? hintFilter(hint) : null;
 }

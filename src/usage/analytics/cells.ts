@@ -209,6 +209,8 @@ export interface PeriodRow {
 export interface CellHint {
   brand?: string | null;
   key?: string;
+  /** only these cell keys of the view (the top groups' cells of a two-pass grouped read) */
+  keys?: readonly string[];
 }
 
 const ALL_FIELDS: readonly GroupField[] = ROLLUPS.all;
@@ -241,8 +243,15 @@ export function presentAllKey(key: string): string {
 /** The key field (encoded) of an `all` cell key. */
 const keyPart = (allKey: string): string => allKey.split("|")[2] as string;
 
-/** Which `all` cell keys a hint keeps (null: every one). */
+/**
+ * Which cell keys a hint keeps (null: every one): of a `keys` hint those keys (any view); of a
+ * brand or key hint the `all` keys of that brand or key.
+ */
 export function hintFilter(hint?: CellHint): ((allKey: string) => boolean) | null {
+  if (hint?.keys !== undefined) {
+    const keys = new Set(hint.keys);
+    return (k) => keys.has(k);
+  }
   if (hint?.brand !== undefined) {
     const want = encBrand(hint.brand);
     return (k) => brandOfKey(k) === want;
