@@ -19,6 +19,7 @@ import {
   otherKey,
   type PeriodCells,
   type PeriodRow,
+  periodsBetween,
   presentAllKey,
   ROLLUP_NAMES,
   rollupKey,
@@ -111,8 +112,6 @@ CREATE TABLE IF NOT EXISTS usage_misses (
 
 /** rows read per query by the export and eventsOfDay (a chunk of the stream) */
 const CHUNK_ROWS = 1000;
-/** most periods one read asks for (ten years of days; of hours, five months) */
-const MAX_PERIODS = 3660;
 /** the view number stored in usage_cells: its place in VIEWS */
 const VIEW_NO = new Map(VIEWS.map((v, i) => [v, i]));
 const DAY_K = VIEW_NO.get("day.k") as number;
@@ -128,24 +127,9 @@ export const dayNumber = (day: string): number => dayStart(day) / DAY_MS;
 /** The UTC day of a day number (days since the epoch). */
 const dayOfNumber = (n: number): string => utcDay(n * DAY_MS);
 
-/**
- * The periods from..to as a JSON array: days (YYYY-MM-DD), or hours (YYYY-MM-DDTHH); at most
- * MAX_PERIODS (no query of the service asks for more).
- */
-function periodList(from: string, to: string, hourly: boolean): string {
-  const out: string[] = [];
-  const step = hourly ? 3_600_000 : DAY_MS;
-  const start = Date.parse(
-    hourly ? `${from.slice(0, 13)}:00:00Z` : `${from.slice(0, 10)}T00:00:00Z`,
-  );
-  if (!Number.isFinite(start)) return "[]";
-  for (let t = start; out.length < MAX_PERIODS; t += step) {
-    const p = new Date(t).toISOString().slice(0, hourly ? 13 : 10);
-    if (p > to) break;
-    out.push(p);
-  }
-  return JSON.stringify(out);
-}
+/** The periods from..to as a JSON array (periodsBetween). */
+const periodList = (from: string, to: string, hourly: boolean): string =>
+  JSON.stringify(periodsBetween(from, to, hourly));
 
 /** A latency histogram (bin, requests pairs) as a BLOB: little-endian uint32 pairs. */
 function histBlob(h: readonly number[]): Uint8Array {

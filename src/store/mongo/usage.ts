@@ -11,6 +11,7 @@ import {
   missesOf,
   type PeriodCells,
   type PeriodRow,
+  periodsBetween,
   presentAllKey,
   type View,
 } from "../../usage/analytics/cells";
@@ -66,6 +67,8 @@ const REBUILD_DAYS = 31;
  * another (older) layout is migrated once (migrateCells).
  */
 const CELLS_VERSION = 2;
+/** Most `_id`s a keys read lists (beyond, it reads the range and keeps the keys). */
+const MAX_ID_LIST = 20_000;
 /** Events per NDJSON chunk of an export stream. */
 const EXPORT_CHUNK = 1000;
 
@@ -371,10 +374,18 @@ export class MongoUsageStore implements UsageEventStore {
   ): Promise<PeriodRow[]> {
     const keep = keepOf(view, hint);
     const periods = new Map<string, PeriodCells>();
-    const cursor = this.rollups.find(
-      { a: accountId, v: view, p: { $gte: from, $lte: to } },
-      { projection: { m: 0, a: 0, v: 0 } },
-    );
+    const filter: Filter<RollupDoc> = { a: accountId, v: view, p: { $gte: from, $lte: to } };
+    // the top groups' cells of a two-pass read: their documents by _id, when not too many
+    if (hint?.keys !== undefined) {
+      const list = periodsBetween(from, to, view.startsWith("hour."));
+      if (list.length * hint.keys.length <= MAX_ID_LIST) {
+        const keys = hint.keys;
+        filter._id = {
+          $in: list.flatMap((p) => keys.map((k) => rollupPrefix(accountId, view, p) + k)),
+        };
+      }
+    }
+    const cursor = this.rollups.find(filter, { projection: { m: 0, a: 0, v: 0 } });
     for await (const d of cursor) {
       const key = d._id.slice(rollupPrefix(accountId, view, d.p).length);
       if (keep && !keep(key)) continue;

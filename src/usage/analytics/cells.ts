@@ -196,6 +196,28 @@ export function groupOf(rollup: Rollup, key: string): Partial<CellGroup> {
 export const missesOf = (e: UsageEvent): string[] =>
   Array.isArray(e.miss) ? e.miss.filter((m): m is string => typeof m === "string") : [];
 
+/** Most periods one read asks for (ten years of days; of hours, five months). */
+const MAX_PERIODS = 3660;
+
+/**
+ * The periods from..to: days (YYYY-MM-DD), or hours (YYYY-MM-DDTHH); at most MAX_PERIODS (no
+ * query of the service asks for more).
+ */
+export function periodsBetween(from: string, to: string, hourly: boolean): string[] {
+  const out: string[] = [];
+  const step = hourly ? 3_600_000 : 86_400_000;
+  const start = Date.parse(
+    hourly ? `${from.slice(0, 13)}:00:00Z` : `${from.slice(0, 10)}T00:00:00Z`,
+  );
+  if (!Number.isFinite(start)) return out;
+  for (let t = start; out.length < MAX_PERIODS; t += step) {
+    const p = new Date(t).toISOString().slice(0, hourly ? 13 : 10);
+    if (p > to) break;
+    out.push(p);
+  }
+  return out;
+}
+
 /** Cells of one period: cell key → cell. */
 export type PeriodCells = Map<string, Cell>;
 

@@ -58,6 +58,7 @@ function fixture(accountId: string): UsageEvent[] {
       bucket: "search",
       route: "/v1/search",
       slug: null,
+      variant: null,
       status: 200,
       latencyMs: 3,
     });
@@ -104,7 +105,12 @@ function expected(events: UsageEvent[], limit: number, days: string[]) {
   });
   const groups = ranked.slice(0, limit).map(([id, of]) => group(id, of));
   if (ranked.length > limit)
-    groups.push(group("(other)", ranked.slice(limit).flatMap(([, of]) => of)));
+    groups.push(
+      group(
+        "(other)",
+        ranked.slice(limit).flatMap(([, of]) => of),
+      ),
+    );
   return { totals: pointOf(events), groups };
 }
 
@@ -158,10 +164,7 @@ for (const kind of await usageStoreKinds())
         },
         cellCounts: (...a: Parameters<NonNullable<UsageEventStore["cellCounts"]>>) => {
           seen.counts++;
-          return (store.cellCounts as NonNullable<UsageEventStore["cellCounts"]>).call(
-            store,
-            ...a,
-          );
+          return (store.cellCounts as NonNullable<UsageEventStore["cellCounts"]>).call(store, ...a);
         },
       } as unknown as UsageEventStore;
       return { s, seen };
@@ -189,7 +192,7 @@ for (const kind of await usageStoreKinds())
           true,
         );
       expect(rows.reduce((n, r) => n + (r.cells.get("brand-0|200")?.n ?? 0), 0)).toBe(
-        counts?.get("brand-0|200"),
+        counts?.get("brand-0|200") as number,
       );
     });
 
