@@ -14,6 +14,7 @@ import {
   hintFilter,
   hintNeedle,
   isUnbounded,
+  LAT_BINS,
   latencyBin,
   missesOf,
   otherKey,
@@ -538,6 +539,7 @@ export class EmbeddedUsageStore implements UsageEventStore {
     to: string,
     hint?: CellHint,
   ): Promise<PeriodRow[]> {
+    if (hint?.summed) return this.summedCells(accountId, view, from, to);
     const { sql, extra, keep } = this.cellWhere(view, hint);
     const out: PeriodRow[] = [];
     let t = "";
@@ -563,6 +565,34 @@ export class EmbeddedUsageStore implements UsageEventStore {
       cells.set(key, { n, e, r, h: histOf(h) });
     }
     return out;
+  }
+
+  /**
+   * Each period's cells summed by SQLite into one cell (key ""): the counts by sum(), the
+   * histograms' BLOBs concatenated (one row per period, not per cell), their pairs added here.
+   */
+  private summedCells(accountId: string, view: View, from: string, to: string): PeriodRow[] {
+    const select = this.db.stmt(
+      `SELECT period, sum(n), sum(e), sum(r), CAST(group_concat(h, '') AS BLOB) FROM usage_cells
+       WHERE view = ?1 AND period IN (SELECT value FROM json_each(?2)) AND account = ?3
+       GROUP BY period ORDER BY period`,
+    );
+    select.setReturnArrays(true);
+    const rows = select.all(
+      VIEW_NO.get(view) ?? -1,
+      periodList(from, to, view.startsWith("hour.")),
+      accountId,
+    ) as unknown as [string, number, number, number, Uint8Array][];
+    const bins = new Float64Array(LAT_BINS);
+    return rows.map(([t, n, e, r, blob]) => {
+      bins.fill(0);
+      const pairs = histOf(blob);
+      for (let i = 0; i < pairs.length; i += 2)
+        bins[pairs[i] as number] = (bins[pairs[i] as number] as number) + (pairs[i + 1] as number);
+      const h: number[] = [];
+      for (let bin = 0; bin < LAT_BINS; bin++) if (bins[bin]) h.push(bin, bins[bin] as number);
+      return { t, cells: new Map([["", { n, e, r, h }]]) };
+    });
   }
 
   /** Requests per cell key over the periods, summed by SQLite: no histogram is read. */

@@ -3,6 +3,7 @@ import { newId } from "../../platform/ids";
 import { log } from "../../platform/log";
 import type { Bucket } from "../../quota/limits";
 import {
+  addInto,
   allKey,
   BRAND_VIEWS,
   brandOfKey,
@@ -394,7 +395,10 @@ export class MongoUsageStore implements UsageEventStore {
         cells = new Map();
         periods.set(d.p, cells);
       }
-      cells.set(key, cellOfDoc(d));
+      // summed: the period's documents added into one cell
+      const sum = hint?.summed ? cells.get("") : undefined;
+      if (sum) addInto(sum, cellOfDoc(d));
+      else cells.set(hint?.summed ? "" : key, cellOfDoc(d));
     }
     return [...periods].map(([t, cells]) => ({ t, cells }));
   }

@@ -233,6 +233,19 @@ export interface CellHint {
   key?: string;
   /** only these cell keys of the view (the top groups' cells of a two-pass grouped read) */
   keys?: readonly string[];
+  /**
+   * each period's cells summed into one cell, keyed "" (a series without filters or groups, the
+   * totals of a two-pass read); set without the other fields. A store may ignore it.
+   */
+  summed?: true;
+}
+
+/** Add cell `c` into `into` (counts, and the histogram pairs bin by bin). */
+export function addInto(into: Cell, c: Cell): void {
+  into.n += c.n;
+  into.e += c.e;
+  into.r += c.r;
+  for (let i = 0; i < c.h.length; i += 2) addToBin(into.h, c.h[i] as number, c.h[i + 1] as number);
 }
 
 const ALL_FIELDS: readonly GroupField[] = ROLLUPS.all;

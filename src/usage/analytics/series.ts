@@ -328,6 +328,11 @@ export async function usageSeries(
   const view = (r: Rollup): View => `${granularity}.${r}`;
   const read = (r: Rollup, keys?: string[]) =>
     store.cells(principal.accountId, view(r), first, last, keys ? { ...hint, keys } : hint);
+  // without filters the totals are every cell of a period: the store may sum them
+  const readTotals = (r: Rollup) =>
+    filtered.size === 0
+      ? store.cells(principal.accountId, view(r), first, last, { summed: true })
+      : read(r);
 
   const totalsRollup = rollupFor(filtered);
   if (
@@ -345,13 +350,13 @@ export async function usageSeries(
     if (ranked.length > limit) {
       const top = new Set(ranked.slice(0, limit));
       const keys = [...groups.decoded].flatMap(([key, g]) => (g && top.has(g) ? [key] : []));
-      const [rows, totals] = await Promise.all([read(rollup, keys), read(totalsRollup)]);
+      const [rows, totals] = await Promise.all([read(rollup, keys), readTotals(totalsRollup)]);
       return chartOf(rows, { ...c, ranked, totals: { rows: totals, rollup: totalsRollup, kept } });
     }
     // few enough groups: every cell is read, and ranked again from them
     for (const g of ranked) g.n = 0;
   }
-  return chartOf(await read(rollup), c);
+  return chartOf(await (groupBy.length === 0 ? readTotals(rollup) : read(rollup)), c);
 }
 
 /** What chartOf needs of the query. */

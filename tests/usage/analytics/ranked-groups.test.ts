@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { newId } from "../../../src/platform/ids";
 import { setLogLevel } from "../../../src/platform/log";
 import type { Principal } from "../../../src/quota/principal";
-import { binValue, type CellHint, latencyBin } from "../../../src/usage/analytics/cells";
+import { binValue, type Cell, type CellHint, latencyBin } from "../../../src/usage/analytics/cells";
 import {
   type SeriesQuery,
   statusClass,
@@ -169,8 +169,12 @@ for (const kind of await usageStoreKinds())
       } as unknown as UsageEventStore;
       return { s, seen };
     }
-    /** the store without cellCounts: every grouped series in one read of every cell */
-    const onePass = () => ({ cells: store.cells.bind(store) }) as unknown as UsageEventStore;
+    /** the store without cellCounts nor summed reads: every series one read of every cell */
+    const onePass = () =>
+      ({
+        cells: (...[a, v, from, to, hint]: Parameters<UsageEventStore["cells"]>) =>
+          store.cells(a, v, from, to, hint?.summed ? undefined : hint),
+      }) as unknown as UsageEventStore;
     const series = (s: UsageEventStore, q: SeriesQuery) =>
       usageSeries(s, { ...principal, accountId: acc }, q, NOW);
     const range = { from: DAYS[0], to: DAYS[2], group_by: "brand,status_class" };
@@ -194,6 +198,49 @@ for (const kind of await usageStoreKinds())
       expect(rows.reduce((n, r) => n + (r.cells.get("brand-0|200")?.n ?? 0), 0)).toBe(
         counts?.get("brand-0|200") as number,
       );
+    });
+
+    test("a summed read: each period's cells added into one cell", async () => {
+      for (const [view, from, to] of [
+        ["day.bs", DAYS[0] as string, DAYS[2] as string],
+        ["hour.b", `${DAYS[1]}T00`, `${DAYS[1]}T23`],
+      ] as const) {
+        const cells = await store.cells(acc, view, from, to);
+        const summed = await store.cells(acc, view, from, to, { summed: true });
+        expect(summed.map((r) => r.t)).toEqual(cells.map((r) => r.t));
+        summed.forEach((r, i) => {
+          const each = [...(cells[i]?.cells.values() ?? [])];
+          const one = r.cells.get("") as Cell;
+          expect([...r.cells.keys()]).toEqual([""]);
+          expect([one.n, one.e, one.r]).toEqual([
+            each.reduce((a, c) => a + c.n, 0),
+            each.reduce((a, c) => a + c.e, 0),
+            each.reduce((a, c) => a + c.r, 0),
+          ]);
+          const bins = new Map<number, number>();
+          for (const c of each)
+            for (let j = 0; j < c.h.length; j += 2)
+              bins.set(
+                c.h[j] as number,
+                (bins.get(c.h[j] as number) ?? 0) + (c.h[j + 1] as number),
+              );
+          const got = new Map<number, number>();
+          for (let j = 0; j < one.h.length; j += 2)
+            got.set(one.h[j] as number, one.h[j + 1] as number);
+          expect(got).toEqual(bins);
+        });
+      }
+      // a series without filters or groups reads it: the answer of every cell
+      for (const q of [
+        { from: DAYS[0] as string, to: DAYS[2] as string },
+        { from: DAYS[1] as string, to: DAYS[1] as string, granularity: "hour" as const },
+      ]) {
+        const { s, seen } = spied();
+        const got = await series(s, q);
+        expect(seen.hints).toEqual([{ summed: true }]);
+        expect(got).toEqual(await series(onePass(), q));
+        expect(got.totals).toEqual(pointOf(events.filter((e) => e.day >= q.from && e.day <= q.to)));
+      }
     });
 
     test("top 10 brands x status_class: the top groups, (other) and totals the events give", async () => {
