@@ -532,6 +532,25 @@ export class EmbeddedUsageStore implements UsageEventStore {
     return { sql: where, extra: [] as string[], keep };
   }
 
+  /**
+   * The rows of a read of one account's view over the periods from..to, as arrays (no object
+   * made per row): ?1 the view, ?2 the periods, ?3 the account, then `extra`.
+   */
+  private rowsOf<T>(
+    sql: string,
+    [accountId, view, from, to]: [string, View, string, string],
+    extra: string[] = [],
+  ): T[] {
+    const select = this.db.stmt(sql);
+    select.setReturnArrays(true);
+    return select.all(
+      VIEW_NO.get(view) ?? -1,
+      periodList(from, to, view.startsWith("hour.")),
+      accountId,
+      ...extra,
+    ) as unknown as T[];
+  }
+
   async cells(
     accountId: string,
     view: View,
@@ -544,17 +563,11 @@ export class EmbeddedUsageStore implements UsageEventStore {
     const out: PeriodRow[] = [];
     let t = "";
     let cells: PeriodCells = new Map();
-    const select = this.db.stmt(
+    const rows = this.rowsOf<[string, string, number, number, number, Uint8Array]>(
       `SELECT period, key, n, e, r, h FROM usage_cells WHERE ${sql} ORDER BY period`,
+      [accountId, view, from, to],
+      extra,
     );
-    // rows as arrays: no object made per cell
-    select.setReturnArrays(true);
-    const rows = select.all(
-      VIEW_NO.get(view) ?? -1,
-      periodList(from, to, view.startsWith("hour.")),
-      accountId,
-      ...extra,
-    ) as unknown as [string, string, number, number, number, Uint8Array][];
     for (const [period, key, n, e, r, h] of rows) {
       if (keep && !keep(key)) continue;
       if (out.length === 0 || t !== period) {
@@ -572,17 +585,11 @@ export class EmbeddedUsageStore implements UsageEventStore {
    * histograms' BLOBs concatenated (one row per period, not per cell), their pairs added here.
    */
   private summedCells(accountId: string, view: View, from: string, to: string): PeriodRow[] {
-    const select = this.db.stmt(
+    const rows = this.rowsOf<[string, number, number, number, Uint8Array]>(
       `SELECT period, sum(n), sum(e), sum(r), CAST(group_concat(h, '') AS BLOB) FROM usage_cells
-       WHERE view = ?1 AND period IN (SELECT value FROM json_each(?2)) AND account = ?3
-       GROUP BY period ORDER BY period`,
+       WHERE ${this.cellWhere(view).sql} GROUP BY period ORDER BY period`,
+      [accountId, view, from, to],
     );
-    select.setReturnArrays(true);
-    const rows = select.all(
-      VIEW_NO.get(view) ?? -1,
-      periodList(from, to, view.startsWith("hour.")),
-      accountId,
-    ) as unknown as [string, number, number, number, Uint8Array][];
     const bins = new Float64Array(LAT_BINS);
     return rows.map(([t, n, e, r, blob]) => {
       bins.fill(0);
@@ -604,14 +611,11 @@ export class EmbeddedUsageStore implements UsageEventStore {
     hint?: CellHint,
   ): Promise<Map<string, number>> {
     const { sql, extra, keep } = this.cellWhere(view, hint);
-    const select = this.db.stmt(`SELECT key, sum(n) FROM usage_cells WHERE ${sql} GROUP BY key`);
-    select.setReturnArrays(true);
-    const rows = select.all(
-      VIEW_NO.get(view) ?? -1,
-      periodList(from, to, view.startsWith("hour.")),
-      accountId,
-      ...extra,
-    ) as unknown as [string, number][];
+    const rows = this.rowsOf<[string, number]>(
+      `SELECT key, sum(n) FROM usage_cells WHERE ${sql} GROUP BY key`,
+      [accountId, view, from, to],
+      extra,
+    );
     const out = new Map<string, number>();
     for (const [key, n] of rows) if (!keep || keep(key)) out.set(key, n);
     return out;
