@@ -14,6 +14,7 @@ import {
   hintFilter,
   hintNeedle,
   isUnbounded,
+  type KeyCount,
   LAT_BINS,
   latencyBin,
   missesOf,
@@ -602,22 +603,22 @@ export class EmbeddedUsageStore implements UsageEventStore {
     });
   }
 
-  /** Requests per cell key over the periods, summed by SQLite: no histogram is read. */
+  /** Requests and cells per cell key over the periods, counted by SQLite: no histogram read. */
   async cellCounts(
     accountId: string,
     view: View,
     from: string,
     to: string,
     hint?: CellHint,
-  ): Promise<Map<string, number>> {
+  ): Promise<Map<string, KeyCount>> {
     const { sql, extra, keep } = this.cellWhere(view, hint);
-    const rows = this.rowsOf<[string, number]>(
-      `SELECT key, sum(n) FROM usage_cells WHERE ${sql} GROUP BY key`,
+    const rows = this.rowsOf<[string, number, number]>(
+      `SELECT key, sum(n), count(*) FROM usage_cells WHERE ${sql} GROUP BY key`,
       [accountId, view, from, to],
       extra,
     );
-    const out = new Map<string, number>();
-    for (const [key, n] of rows) if (!keep || keep(key)) out.set(key, n);
+    const out = new Map<string, KeyCount>();
+    for (const [key, n, cells] of rows) if (!keep || keep(key)) out.set(key, { n, cells });
     return out;
   }
 

@@ -9,6 +9,7 @@ import {
   brandOfKey,
   type CellHint,
   hintFilter,
+  type KeyCount,
   missesOf,
   type PeriodCells,
   type PeriodRow,
@@ -403,16 +404,16 @@ export class MongoUsageStore implements UsageEventStore {
     return [...periods].map(([t, cells]) => ({ t, cells }));
   }
 
-  /** Requests per cell key over the periods: the same range read, only `n` of each document. */
+  /** Requests and cells per cell key over the periods: the range read, only `n` of each document. */
   async cellCounts(
     accountId: string,
     view: View,
     from: string,
     to: string,
     hint?: CellHint,
-  ): Promise<Map<string, number>> {
+  ): Promise<Map<string, KeyCount>> {
     const keep = keepOf(view, hint);
-    const out = new Map<string, number>();
+    const out = new Map<string, KeyCount>();
     const cursor = this.rollups.find(
       { a: accountId, v: view, p: { $gte: from, $lte: to } },
       { projection: { p: 1, n: 1 } },
@@ -420,7 +421,11 @@ export class MongoUsageStore implements UsageEventStore {
     for await (const d of cursor) {
       const key = d._id.slice(rollupPrefix(accountId, view, d.p).length);
       if (keep && !keep(key)) continue;
-      out.set(key, (out.get(key) ?? 0) + (d.n ?? 0));
+      const c = out.get(key);
+      if (c) {
+        c.n += d.n ?? 0;
+        c.cells++;
+      } else out.set(key, { n: d.n ?? 0, cells: 1 });
     }
     return out;
   }

@@ -240,6 +240,14 @@ export interface CellHint {
   summed?: true;
 }
 
+/** A cell key's requests and cells over a range (UsageEventStore.cellCounts). */
+export interface KeyCount {
+  /** requests */
+  n: number;
+  /** cells: the periods the key has one in */
+  cells: number;
+}
+
 /** Add cell `c` into `into` (counts, and the histogram pairs bin by bin). */
 export function addInto(into: Cell, c: Cell): void {
   into.n += c.n;

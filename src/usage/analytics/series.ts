@@ -274,6 +274,12 @@ class Groups {
 }
 
 /**
+ * What the two reads of a two-pass grouped series cost beyond the top groups' cells, in cells
+ * per period of the range: the extra statement's seek of each period and the totals' cells.
+ */
+const TWO_PASS_CELLS_PER_PERIOD = 4;
+
+/**
  * An account's usage as chart series: per day or hour, filtered by key, bucket and brand,
  * optionally split into the top `limit` groups of one or two fields plus an (other) row, with
  * latency quantiles from the cells' histograms. Read from the smallest rollup of the analytics
@@ -282,7 +288,8 @@ class Groups {
  * A grouping by brand (without brand=) has up to TOP_BRANDS + 2 brands per period, hundreds
  * over a range, and reads in two passes when the store counts cells (`cellCounts`): the groups
  * are ranked by the requests of the view's cells, read without histograms; when they are more
- * than `limit`, only the top groups' cells are read whole, and the (other) row is the
+ * than `limit` and their cells outnumber the top groups' by more than TWO_PASS_CELLS_PER_PERIOD
+ * per period, only the top groups' cells are read whole, and the (other) row is the
  * filtered totals (from the smallest rollup holding the filters' fields) minus the top groups:
  * counts and histograms subtract exactly, every request being in one bin. The answer is the
  * one a single read of every cell gives.
@@ -342,18 +349,34 @@ export async function usageSeries(
     store.cellCounts
   ) {
     const counts = await store.cellCounts(principal.accountId, view(rollup), first, last, hint);
-    for (const [key, n] of counts) {
+    let cells = 0;
+    for (const [key, count] of counts) {
+      cells += count.cells;
       const g = groups.of(key);
-      if (g) g.n += n;
+      if (g) g.n += count.n;
     }
     const ranked = groups.ranked();
     if (ranked.length > limit) {
       const top = new Set(ranked.slice(0, limit));
-      const keys = [...groups.decoded].flatMap(([key, g]) => (g && top.has(g) ? [key] : []));
-      const [rows, totals] = await Promise.all([read(rollup, keys), readTotals(totalsRollup)]);
-      return chartOf(rows, { ...c, ranked, totals: { rows: totals, rollup: totalsRollup, kept } });
+      const keys: string[] = [];
+      let topCells = 0;
+      for (const [key, g] of groups.decoded)
+        if (g && top.has(g)) {
+          keys.push(key);
+          topCells += counts.get(key)?.cells ?? 0;
+        }
+      // the two reads cost the top groups' cells, and a seek and a few totals cells of each
+      // period: read so only when that is less than every cell
+      if (topCells + TWO_PASS_CELLS_PER_PERIOD * all.length < cells) {
+        const [rows, totals] = await Promise.all([read(rollup, keys), readTotals(totalsRollup)]);
+        return chartOf(rows, {
+          ...c,
+          ranked,
+          totals: { rows: totals, rollup: totalsRollup, kept },
+        });
+      }
     }
-    // few enough groups: every cell is read, and ranked again from them
+    // few groups or few cells: every cell is read, and ranked again from them
     for (const g of ranked) g.n = 0;
   }
   return chartOf(await (groupBy.length === 0 ? readTotals(rollup) : read(rollup)), c);
