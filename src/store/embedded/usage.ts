@@ -129,9 +129,16 @@ export const dayNumber = (day: string): number => dayStart(day) / DAY_MS;
 /** The UTC day of a day number (days since the epoch). */
 const dayOfNumber = (n: number): string => utcDay(n * DAY_MS);
 
+/** The last periodList made: a query's reads of several views ask for the same list. */
+let lastList = { key: "", json: "[]" };
+
 /** The periods from..to as a JSON array (periodsBetween). */
-const periodList = (from: string, to: string, hourly: boolean): string =>
-  JSON.stringify(periodsBetween(from, to, hourly));
+function periodList(from: string, to: string, hourly: boolean): string {
+  const key = `${from}/${to}/${hourly}`;
+  if (lastList.key !== key)
+    lastList = { key, json: JSON.stringify(periodsBetween(from, to, hourly)) };
+  return lastList.json;
+}
 
 /** A latency histogram (bin, requests pairs) as a BLOB: little-endian uint32 pairs. */
 function histBlob(h: readonly number[]): Uint8Array {
@@ -513,12 +520,19 @@ export class EmbeddedUsageStore implements UsageEventStore {
    */
   private cellWhere(view: View, hint?: CellHint) {
     const where = "view = ?1 AND period IN (SELECT value FROM json_each(?2)) AND account = ?3";
-    if (hint?.keys !== undefined)
-      return {
-        sql: `${where} AND key IN (SELECT value FROM json_each(?4))`,
-        extra: [JSON.stringify(hint.keys)],
-        keep: null,
-      };
+    if (hint?.keys !== undefined) {
+      // bound one by one, so each period seeks each key (SQLite does not seek the keys of a
+      // json_each list); the list padded to a power of two with its last key, so few
+      // statements are prepared
+      const keys = hint.keys.length > 0 ? hint.keys : [""];
+      const slots = 2 ** Math.ceil(Math.log2(keys.length));
+      const extra = Array.from(
+        { length: slots },
+        (_, i) => keys[Math.min(i, keys.length - 1)] as string,
+      );
+      const params = extra.map((_, i) => `?${i + 4}`).join(", ");
+      return { sql: `${where} AND key IN (${params})`, extra, keep: null };
+    }
     const use = hint?.brand !== undefined ? BRAND_VIEWS.has(view) : view.endsWith(".all");
     const keep = use ? hintFilter(hint) : null;
     const needle = use ? hintNeedle(hint) : null;
