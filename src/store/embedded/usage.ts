@@ -608,9 +608,15 @@ export class EmbeddedUsageStore implements UsageEventStore {
     const bins = new Float64Array(LAT_BINS);
     return rows.map(([t, n, e, r, blob]) => {
       bins.fill(0);
-      const pairs = histOf(blob);
-      for (let i = 0; i < pairs.length; i += 2)
-        bins[pairs[i] as number] = (bins[pairs[i] as number] as number) + (pairs[i + 1] as number);
+      // the (bin, requests) uint32 pairs read straight off the BLOB (bins < 256: one byte)
+      for (let i = 0; i + 8 <= blob.byteLength; i += 8)
+        bins[blob[i] as number] =
+          (bins[blob[i] as number] as number) +
+          (((blob[i + 4] as number) |
+            ((blob[i + 5] as number) << 8) |
+            ((blob[i + 6] as number) << 16) |
+            ((blob[i + 7] as number) << 24)) >>>
+            0);
       const h: number[] = [];
       for (let bin = 0; bin < LAT_BINS; bin++) if (bins[bin]) h.push(bin, bins[bin] as number);
       return { t, cells: new Map([["", { n, e, r, h }]]) };
