@@ -412,11 +412,11 @@ function chartOf(rows: PeriodRow[], c: ChartQuery): UsageSeries {
   // each period's cells with their group (whose slot the cell is added into)
   const kept: { cells: Cell[]; groups: Group[] }[] = new Array(all.length);
   const collect = (
-    from: PeriodRow[],
+    source: PeriodRow[],
     groupOfKey: (key: string) => Group | null,
     count: boolean,
   ) => {
-    for (const { t, cells } of from) {
+    for (const { t, cells } of source) {
       const i = at.get(t);
       if (i === undefined) continue;
       let part = kept[i];
