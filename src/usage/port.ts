@@ -1,6 +1,6 @@
 import type { Bucket } from "../quota/limits";
 import type { CountableEvent } from "../quota/port";
-import type { CellHint, PeriodRow, View } from "./analytics/cells";
+import type { CellHint, KeyCount, PeriodRow, View } from "./analytics/cells";
 import type { UsageEvent } from "./event";
 import type { RecorderCondition } from "./recorder-condition";
 
@@ -91,6 +91,20 @@ export interface UsageEventStore {
     to: string,
     hint?: CellHint,
   ): Promise<PeriodRow[]>;
+  /**
+   * Optional: per cell key of one account and view over from..to (`hint` as in `cells`), its
+   * requests (the cells' `n` summed over the periods) and its cells (the periods it has one
+   * in), read without histograms: a series grouped by brand ranks its groups by it, then, when
+   * that reads fewer cells, reads the cells of the top groups' keys only (`cells` with
+   * `hint.keys`). Without it the series reads every cell of its view.
+   */
+  cellCounts?(
+    accountId: string,
+    view: View,
+    from: string,
+    to: string,
+    hint?: CellHint,
+  ): Promise<Map<string, KeyCount>>;
   /** miss counts (see UsageEvent.miss) of days from..to: of one account, or of all (null) */
   misses(accountId: string | null, from: string, to: string): Promise<Map<string, number>>;
   /**

@@ -14,11 +14,14 @@ import {
   hintFilter,
   hintNeedle,
   isUnbounded,
+  type KeyCount,
+  LAT_BINS,
   latencyBin,
   missesOf,
   otherKey,
   type PeriodCells,
   type PeriodRow,
+  periodsBetween,
   presentAllKey,
   ROLLUP_NAMES,
   rollupKey,
@@ -111,8 +114,6 @@ CREATE TABLE IF NOT EXISTS usage_misses (
 
 /** rows read per query by the export and eventsOfDay (a chunk of the stream) */
 const CHUNK_ROWS = 1000;
-/** most periods one read asks for (ten years of days; of hours, five months) */
-const MAX_PERIODS = 3660;
 /** the view number stored in usage_cells: its place in VIEWS */
 const VIEW_NO = new Map(VIEWS.map((v, i) => [v, i]));
 const DAY_K = VIEW_NO.get("day.k") as number;
@@ -128,23 +129,15 @@ export const dayNumber = (day: string): number => dayStart(day) / DAY_MS;
 /** The UTC day of a day number (days since the epoch). */
 const dayOfNumber = (n: number): string => utcDay(n * DAY_MS);
 
-/**
- * The periods from..to as a JSON array: days (YYYY-MM-DD), or hours (YYYY-MM-DDTHH); at most
- * MAX_PERIODS (no query of the service asks for more).
- */
+/** The last periodList made: a query's reads of several views ask for the same list. */
+let lastList = { key: "", json: "[]" };
+
+/** The periods from..to as a JSON array (periodsBetween). */
 function periodList(from: string, to: string, hourly: boolean): string {
-  const out: string[] = [];
-  const step = hourly ? 3_600_000 : DAY_MS;
-  const start = Date.parse(
-    hourly ? `${from.slice(0, 13)}:00:00Z` : `${from.slice(0, 10)}T00:00:00Z`,
-  );
-  if (!Number.isFinite(start)) return "[]";
-  for (let t = start; out.length < MAX_PERIODS; t += step) {
-    const p = new Date(t).toISOString().slice(0, hourly ? 13 : 10);
-    if (p > to) break;
-    out.push(p);
-  }
-  return JSON.stringify(out);
+  const key = `${from}/${to}/${hourly}`;
+  if (lastList.key !== key)
+    lastList = { key, json: JSON.stringify(periodsBetween(from, to, hourly)) };
+  return lastList.json;
 }
 
 /** A latency histogram (bin, requests pairs) as a BLOB: little-endian uint32 pairs. */
@@ -518,6 +511,61 @@ export class EmbeddedUsageStore implements UsageEventStore {
       }));
   }
 
+  /**
+   * The WHERE clause of a read of one account's view over a list of periods (?1 view, ?2 the
+   * periods, ?3 account; `extra` binds ?4, ?5) and the JS filter the rows still need: a keys hint
+   * reads just those keys of each period (a seek each); a brand hint of a rollup led by the
+   * brand seeks the brand's keys of each period; a key hint on `all` leaves other keys' rows
+   * in SQLite.
+   */
+  private cellWhere(view: View, hint?: CellHint) {
+    const where = "view = ?1 AND period IN (SELECT value FROM json_each(?2)) AND account = ?3";
+    if (hint?.keys !== undefined) {
+      // bound one by one, so each period seeks each key (SQLite does not seek the keys of a
+      // json_each list); the list padded to a power of two with its last key, so few
+      // statements are prepared
+      const keys = hint.keys.length > 0 ? hint.keys : [""];
+      const slots = 2 ** Math.ceil(Math.log2(keys.length));
+      const extra = Array.from(
+        { length: slots },
+        (_, i) => keys[Math.min(i, keys.length - 1)] as string,
+      );
+      const params = extra.map((_, i) => `?${i + 4}`).join(", ");
+      return { sql: `${where} AND key IN (${params})`, extra, keep: null };
+    }
+    const use = hint?.brand !== undefined ? BRAND_VIEWS.has(view) : view.endsWith(".all");
+    const keep = use ? hintFilter(hint) : null;
+    const needle = use ? hintNeedle(hint) : null;
+    if (needle && "prefix" in needle)
+      return {
+        sql: `${where} AND key >= ?4 AND key < ?5`,
+        extra: [needle.prefix, `${needle.prefix}\x7f`],
+        keep,
+      };
+    if (needle && "inner" in needle)
+      return { sql: `${where} AND instr(key, ?4) > 0`, extra: [needle.inner], keep };
+    return { sql: where, extra: [] as string[], keep };
+  }
+
+  /**
+   * The rows of a read of one account's view over the periods from..to, as arrays (no object
+   * made per row): ?1 the view, ?2 the periods, ?3 the account, then `extra`.
+   */
+  private rowsOf<T>(
+    sql: string,
+    [accountId, view, from, to]: [string, View, string, string],
+    extra: string[] = [],
+  ): T[] {
+    const select = this.db.stmt(sql);
+    select.setReturnArrays(true);
+    return select.all(
+      VIEW_NO.get(view) ?? -1,
+      periodList(from, to, view.startsWith("hour.")),
+      accountId,
+      ...extra,
+    ) as unknown as T[];
+  }
+
   async cells(
     accountId: string,
     view: View,
@@ -525,35 +573,16 @@ export class EmbeddedUsageStore implements UsageEventStore {
     to: string,
     hint?: CellHint,
   ): Promise<PeriodRow[]> {
-    // a brand= read of a rollup led by the brand seeks the brand's keys of each period; a key=
-    // read of `all` leaves other keys' rows in SQLite
-    const use = hint?.brand !== undefined ? BRAND_VIEWS.has(view) : view.endsWith(".all");
-    const keep = use ? hintFilter(hint) : null;
-    const needle = use ? hintNeedle(hint) : null;
-    const prefix = needle && "prefix" in needle ? needle.prefix : null;
-    const inner = needle && "inner" in needle ? needle.inner : null;
+    if (hint?.summed) return this.summedCells(accountId, view, from, to);
+    const { sql, extra, keep } = this.cellWhere(view, hint);
     const out: PeriodRow[] = [];
     let t = "";
     let cells: PeriodCells = new Map();
-    const where = "view = ?1 AND period IN (SELECT value FROM json_each(?2)) AND account = ?3";
-    // each period a seek of the primary key: a brand prefix narrows the seek itself
-    const [sql, extra] =
-      prefix !== null
-        ? [`${where} AND key >= ?4 AND key < ?5`, [prefix, `${prefix}\x7f`]]
-        : inner !== null
-          ? [`${where} AND instr(key, ?4) > 0`, [inner]]
-          : [where, []];
-    const select = this.db.stmt(
+    const rows = this.rowsOf<[string, string, number, number, number, Uint8Array]>(
       `SELECT period, key, n, e, r, h FROM usage_cells WHERE ${sql} ORDER BY period`,
+      [accountId, view, from, to],
+      extra,
     );
-    // rows as arrays: no object made per cell
-    select.setReturnArrays(true);
-    const rows = select.all(
-      VIEW_NO.get(view) ?? -1,
-      periodList(from, to, view.startsWith("hour.")),
-      accountId,
-      ...extra,
-    ) as unknown as [string, string, number, number, number, Uint8Array][];
     for (const [period, key, n, e, r, h] of rows) {
       if (keep && !keep(key)) continue;
       if (out.length === 0 || t !== period) {
@@ -563,6 +592,53 @@ export class EmbeddedUsageStore implements UsageEventStore {
       }
       cells.set(key, { n, e, r, h: histOf(h) });
     }
+    return out;
+  }
+
+  /**
+   * Each period's cells summed by SQLite into one cell (key ""): the counts by sum(), the
+   * histograms' BLOBs concatenated (one row per period, not per cell), their pairs added here.
+   */
+  private summedCells(accountId: string, view: View, from: string, to: string): PeriodRow[] {
+    const rows = this.rowsOf<[string, number, number, number, Uint8Array]>(
+      `SELECT period, sum(n), sum(e), sum(r), CAST(group_concat(h, '') AS BLOB) FROM usage_cells
+       WHERE ${this.cellWhere(view).sql} GROUP BY period ORDER BY period`,
+      [accountId, view, from, to],
+    );
+    const bins = new Float64Array(LAT_BINS);
+    return rows.map(([t, n, e, r, blob]) => {
+      bins.fill(0);
+      // the (bin, requests) uint32 pairs read straight off the BLOB (bins < 256: one byte)
+      for (let i = 0; i + 8 <= blob.byteLength; i += 8)
+        bins[blob[i] as number] =
+          (bins[blob[i] as number] as number) +
+          (((blob[i + 4] as number) |
+            ((blob[i + 5] as number) << 8) |
+            ((blob[i + 6] as number) << 16) |
+            ((blob[i + 7] as number) << 24)) >>>
+            0);
+      const h: number[] = [];
+      for (let bin = 0; bin < LAT_BINS; bin++) if (bins[bin]) h.push(bin, bins[bin] as number);
+      return { t, cells: new Map([["", { n, e, r, h }]]) };
+    });
+  }
+
+  /** Requests and cells per cell key over the periods, counted by SQLite: no histogram read. */
+  async cellCounts(
+    accountId: string,
+    view: View,
+    from: string,
+    to: string,
+    hint?: CellHint,
+  ): Promise<Map<string, KeyCount>> {
+    const { sql, extra, keep } = this.cellWhere(view, hint);
+    const rows = this.rowsOf<[string, number, number]>(
+      `SELECT key, sum(n), count(*) FROM usage_cells WHERE ${sql} GROUP BY key`,
+      [accountId, view, from, to],
+      extra,
+    );
+    const out = new Map<string, KeyCount>();
+    for (const [key, n, cells] of rows) if (!keep || keep(key)) out.set(key, { n, cells });
     return out;
   }
 

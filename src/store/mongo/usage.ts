@@ -3,14 +3,17 @@ import { newId } from "../../platform/ids";
 import { log } from "../../platform/log";
 import type { Bucket } from "../../quota/limits";
 import {
+  addInto,
   allKey,
   BRAND_VIEWS,
   brandOfKey,
   type CellHint,
   hintFilter,
+  type KeyCount,
   missesOf,
   type PeriodCells,
   type PeriodRow,
+  periodsBetween,
   presentAllKey,
   type View,
 } from "../../usage/analytics/cells";
@@ -66,6 +69,8 @@ const REBUILD_DAYS = 31;
  * another (older) layout is migrated once (migrateCells).
  */
 const CELLS_VERSION = 2;
+/** Most `_id`s a keys read lists (beyond, it reads the range and keeps the keys). */
+const MAX_ID_LIST = 20_000;
 /** Events per NDJSON chunk of an export stream. */
 const EXPORT_CHUNK = 1000;
 
@@ -369,15 +374,20 @@ export class MongoUsageStore implements UsageEventStore {
     to: string,
     hint?: CellHint,
   ): Promise<PeriodRow[]> {
-    // a brand= read of a rollup led by the brand, or a key= read of `all`, keeps cells of that
-    // brand or key only
-    const use = hint?.brand !== undefined ? BRAND_VIEWS.has(view) : view.endsWith(".all");
-    const keep = use ? hintFilter(hint) : null;
+    const keep = keepOf(view, hint);
     const periods = new Map<string, PeriodCells>();
-    const cursor = this.rollups.find(
-      { a: accountId, v: view, p: { $gte: from, $lte: to } },
-      { projection: { m: 0, a: 0, v: 0 } },
-    );
+    const filter: Filter<RollupDoc> = { a: accountId, v: view, p: { $gte: from, $lte: to } };
+    // the top groups' cells of a two-pass read: their documents by _id, when not too many
+    if (hint?.keys !== undefined) {
+      const list = periodsBetween(from, to, view.startsWith("hour."));
+      if (list.length * hint.keys.length <= MAX_ID_LIST) {
+        const keys = hint.keys;
+        filter._id = {
+          $in: list.flatMap((p) => keys.map((k) => rollupPrefix(accountId, view, p) + k)),
+        };
+      }
+    }
+    const cursor = this.rollups.find(filter, { projection: { m: 0, a: 0, v: 0 } });
     for await (const d of cursor) {
       const key = d._id.slice(rollupPrefix(accountId, view, d.p).length);
       if (keep && !keep(key)) continue;
@@ -386,9 +396,38 @@ export class MongoUsageStore implements UsageEventStore {
         cells = new Map();
         periods.set(d.p, cells);
       }
-      cells.set(key, cellOfDoc(d));
+      // summed: the period's documents added into one cell
+      const sum = hint?.summed ? cells.get("") : undefined;
+      if (sum) addInto(sum, cellOfDoc(d));
+      else cells.set(hint?.summed ? "" : key, cellOfDoc(d));
     }
     return [...periods].map(([t, cells]) => ({ t, cells }));
+  }
+
+  /** Requests and cells per cell key over the periods: the range read, only `n` of each document. */
+  async cellCounts(
+    accountId: string,
+    view: View,
+    from: string,
+    to: string,
+    hint?: CellHint,
+  ): Promise<Map<string, KeyCount>> {
+    const keep = keepOf(view, hint);
+    const out = new Map<string, KeyCount>();
+    const cursor = this.rollups.find(
+      { a: accountId, v: view, p: { $gte: from, $lte: to } },
+      { projection: { p: 1, n: 1 } },
+    );
+    for await (const d of cursor) {
+      const key = d._id.slice(rollupPrefix(accountId, view, d.p).length);
+      if (keep && !keep(key)) continue;
+      const c = out.get(key);
+      if (c) {
+        c.n += d.n ?? 0;
+        c.cells++;
+      } else out.set(key, { n: d.n ?? 0, cells: 1 });
+    }
+    return out;
   }
 
   async misses(accountId: string | null, from: string, to: string) {
@@ -670,4 +709,14 @@ function batchesOf(docs: Pick<EventDoc, "b">[]): ObjectId[] {
   const seen = new Map<string, ObjectId>();
   for (const d of docs) if (d.b) seen.set(d.b.toHexString(), d.b);
   return [...seen.values()];
+}
+
+/**
+ * The filter a read applies to its view's cell keys (null: none): a keys hint keeps those keys;
+ * a brand= read of a rollup led by the brand, or a key= read of `all`, that brand's or key's.
+ */
+function keepOf(view: View, hint?: CellHint): ((key: string) => boolean) | null {
+  if (hint?.keys !== undefined) return hintFilter(hint);
+  const use = hint?.brand !== undefined ? BRAND_VIEWS.has(view) : view.endsWith(".all");
+  return use ? hintFilter(hint) : null;
 }

@@ -196,6 +196,28 @@ export function groupOf(rollup: Rollup, key: string): Partial<CellGroup> {
 export const missesOf = (e: UsageEvent): string[] =>
   Array.isArray(e.miss) ? e.miss.filter((m): m is string => typeof m === "string") : [];
 
+/** Most periods one read asks for (ten years of days; of hours, five months). */
+const MAX_PERIODS = 3660;
+
+/**
+ * The periods from..to: days (YYYY-MM-DD), or hours (YYYY-MM-DDTHH); at most MAX_PERIODS (no
+ * query of the service asks for more).
+ */
+export function periodsBetween(from: string, to: string, hourly: boolean): string[] {
+  const out: string[] = [];
+  const step = hourly ? 3_600_000 : 86_400_000;
+  const start = Date.parse(
+    hourly ? `${from.slice(0, 13)}:00:00Z` : `${from.slice(0, 10)}T00:00:00Z`,
+  );
+  if (!Number.isFinite(start)) return out;
+  for (let t = start; out.length < MAX_PERIODS; t += step) {
+    const p = new Date(t).toISOString().slice(0, hourly ? 13 : 10);
+    if (p > to) break;
+    out.push(p);
+  }
+  return out;
+}
+
 /** Cells of one period: cell key → cell. */
 export type PeriodCells = Map<string, Cell>;
 
@@ -209,6 +231,29 @@ export interface PeriodRow {
 export interface CellHint {
   brand?: string | null;
   key?: string;
+  /** only these cell keys of the view (the top groups' cells of a two-pass grouped read) */
+  keys?: readonly string[];
+  /**
+   * each period's cells summed into one cell, keyed "" (a series without filters or groups, the
+   * totals of a two-pass read); set without the other fields. A store may ignore it.
+   */
+  summed?: true;
+}
+
+/** A cell key's requests and cells over a range (UsageEventStore.cellCounts). */
+export interface KeyCount {
+  /** requests */
+  n: number;
+  /** cells: the periods the key has one in */
+  cells: number;
+}
+
+/** Add cell `c` into `into` (counts, and the histogram pairs bin by bin). */
+export function addInto(into: Cell, c: Cell): void {
+  into.n += c.n;
+  into.e += c.e;
+  into.r += c.r;
+  for (let i = 0; i < c.h.length; i += 2) addToBin(into.h, c.h[i] as number, c.h[i + 1] as number);
 }
 
 const ALL_FIELDS: readonly GroupField[] = ROLLUPS.all;
@@ -241,8 +286,15 @@ export function presentAllKey(key: string): string {
 /** The key field (encoded) of an `all` cell key. */
 const keyPart = (allKey: string): string => allKey.split("|")[2] as string;
 
-/** Which `all` cell keys a hint keeps (null: every one). */
+/**
+ * Which cell keys a hint keeps (null: every one): of a `keys` hint those keys (any view); of a
+ * brand or key hint the `all` keys of that brand or key.
+ */
 export function hintFilter(hint?: CellHint): ((allKey: string) => boolean) | null {
+  if (hint?.keys !== undefined) {
+    const keys = new Set(hint.keys);
+    return (k) => keys.has(k);
+  }
   if (hint?.brand !== undefined) {
     const want = encBrand(hint.brand);
     return (k) => brandOfKey(k) === want;

@@ -8,6 +8,7 @@ import {
   type Cell,
   type GroupField as CellField,
   type CellGroup,
+  type CellHint,
   type Granularity,
   groupOf,
   LAT_BINS,
@@ -15,6 +16,7 @@ import {
   type PeriodRow,
   type Rollup,
   rollupFor,
+  type View,
 } from "./cells";
 import { type HistoryQuery, resolveRange } from "./service";
 
@@ -226,11 +228,71 @@ function addSlot(into: Float64Array, at: number, acc: Float64Array, off: number)
   for (let j = 0; j < W; j++) into[at + j] = (into[at + j] as number) + (acc[off + j] as number);
 }
 
+/** Subtract the W numbers at acc[off..] from into[at..]. */
+function subSlot(into: Float64Array, at: number, acc: Float64Array, off: number) {
+  for (let j = 0; j < W; j++) into[at + j] = (into[at + j] as number) - (acc[off + j] as number);
+}
+
+/** Whether a cell's group passes the query's key, bucket and brand filters. */
+type Filter = (g: Partial<CellGroup>) => boolean;
+
+/**
+ * The groups of the answer, each distinct cell key of the view decoded once: null when the
+ * filters drop it, else its group (one per id: several keys may fall in one, e.g. the statuses
+ * of a status class).
+ */
+class Groups {
+  readonly byId = new Map<string, Group>();
+  readonly decoded = new Map<string, Group | null>();
+  constructor(
+    private rollup: Rollup,
+    private groupBy: GroupField[],
+    private kept: Filter,
+  ) {}
+
+  of(key: string): Group | null {
+    let d = this.decoded.get(key);
+    if (d !== undefined) return d;
+    const g = groupOf(this.rollup, key);
+    d = null;
+    if (this.kept(g)) {
+      const values: GroupValues = {};
+      const id = this.groupBy.map((f) => setField(values, g, f)).join("/");
+      d = this.byId.get(id) ?? { id, values, n: 0, slot: 0 };
+      this.byId.set(id, d);
+    }
+    this.decoded.set(key, d);
+    return d;
+  }
+
+  /** The groups by requests, most first, ties by id. */
+  ranked(): Group[] {
+    return [...this.byId.values()].sort(
+      (x, y) => y.n - x.n || (x.id < y.id ? -1 : x.id > y.id ? 1 : 0),
+    );
+  }
+}
+
+/**
+ * What the two reads of a two-pass grouped series cost beyond the top groups' cells, in cells
+ * per period of the range: the extra statement's seek of each period and the totals' cells.
+ */
+const TWO_PASS_CELLS_PER_PERIOD = 4;
+
 /**
  * An account's usage as chart series: per day or hour, filtered by key, bucket and brand,
  * optionally split into the top `limit` groups of one or two fields plus an (other) row, with
  * latency quantiles from the cells' histograms. Read from the smallest rollup of the analytics
  * projection that holds the fields asked for; never from the event log.
+ *
+ * A grouping by brand (without brand=) has up to TOP_BRANDS + 2 brands per period, hundreds
+ * over a range, and reads in two passes when the store counts cells (`cellCounts`): the groups
+ * are ranked by the requests of the view's cells, read without histograms; when they are more
+ * than `limit` and their cells outnumber the top groups' by more than TWO_PASS_CELLS_PER_PERIOD
+ * per period, only the top groups' cells are read whole, and the (other) row is the
+ * filtered totals (from the smallest rollup holding the filters' fields) minus the top groups:
+ * counts and histograms subtract exactly, every request being in one bin. The answer is the
+ * one a single read of every cell gives.
  */
 export async function usageSeries(
   store: UsageEventStore,
@@ -248,36 +310,76 @@ export async function usageSeries(
   });
   const limit = q.limit ?? DEFAULT_LIMIT;
   const brand = q.brand?.toLowerCase();
-  const needed = new Set<CellField>(
-    groupBy.map((f): CellField => (f === "status_class" ? "status" : f)),
-  );
-  if (q.bucket !== undefined) needed.add("bucket");
-  if (q.key !== undefined) needed.add("key");
-  if (brand !== undefined) needed.add("brand");
+  const filtered = new Set<CellField>();
+  if (q.bucket !== undefined) filtered.add("bucket");
+  if (q.key !== undefined) filtered.add("key");
+  if (brand !== undefined) filtered.add("brand");
+  const needed = new Set<CellField>([
+    ...filtered,
+    ...groupBy.map((f): CellField => (f === "status_class" ? "status" : f)),
+  ]);
   const rollup = rollupFor(needed);
   const all = periods(from, to, granularity);
   const at = new Map(all.map((t, i) => [t, i]));
   const times = all.map(isoOf);
-  const rows = await store.cells(
-    principal.accountId,
-    `${granularity}.${rollup}`,
-    all[0] as string,
-    all[all.length - 1] as string,
-    brand !== undefined ? { brand } : q.key !== undefined ? { key: q.key } : undefined,
-  );
-  return chartOf(rows, {
-    principal,
-    q,
-    from,
-    to,
-    granularity,
-    groupBy,
-    rollup,
-    brand,
-    limit,
-    at,
-    times,
-  });
+  const kept: Filter = (g) =>
+    (q.bucket === undefined || g.bucket === q.bucket) &&
+    (q.key === undefined || g.key === q.key) &&
+    (brand === undefined || g.brand === brand);
+  const groups = new Groups(rollup, groupBy, kept);
+  const c = { principal, q, from, to, granularity, groupBy, limit, at, times, groups };
+  const first = all[0] as string;
+  const last = all[all.length - 1] as string;
+  const hint: CellHint | undefined =
+    brand !== undefined ? { brand } : q.key !== undefined ? { key: q.key } : undefined;
+  const view = (r: Rollup): View => `${granularity}.${r}`;
+  const read = (r: Rollup, keys?: string[]) =>
+    store.cells(principal.accountId, view(r), first, last, keys ? { ...hint, keys } : hint);
+  // without filters the totals are every cell of a period: the store may sum them
+  const readTotals = (r: Rollup) =>
+    filtered.size === 0
+      ? store.cells(principal.accountId, view(r), first, last, { summed: true })
+      : read(r);
+
+  const totalsRollup = rollupFor(filtered);
+  if (
+    groupBy.includes("brand") &&
+    brand === undefined &&
+    totalsRollup !== rollup &&
+    store.cellCounts
+  ) {
+    const counts = await store.cellCounts(principal.accountId, view(rollup), first, last, hint);
+    let cells = 0;
+    for (const [key, count] of counts) {
+      cells += count.cells;
+      const g = groups.of(key);
+      if (g) g.n += count.n;
+    }
+    const ranked = groups.ranked();
+    if (ranked.length > limit) {
+      const top = new Set(ranked.slice(0, limit));
+      const keys: string[] = [];
+      let topCells = 0;
+      for (const [key, g] of groups.decoded)
+        if (g && top.has(g)) {
+          keys.push(key);
+          topCells += counts.get(key)?.cells ?? 0;
+        }
+      // the two reads cost the top groups' cells, and a seek and a few totals cells of each
+      // period: read so only when that is less than every cell
+      if (topCells + TWO_PASS_CELLS_PER_PERIOD * all.length < cells) {
+        const [rows, totals] = await Promise.all([read(rollup, keys), readTotals(totalsRollup)]);
+        return chartOf(rows, {
+          ...c,
+          ranked,
+          totals: { rows: totals, rollup: totalsRollup, kept },
+        });
+      }
+    }
+    // few groups or few cells: every cell is read, and ranked again from them
+    for (const g of ranked) g.n = 0;
+  }
+  return chartOf(await (groupBy.length === 0 ? readTotals(rollup) : read(rollup)), c);
 }
 
 /** What chartOf needs of the query. */
@@ -288,77 +390,95 @@ interface ChartQuery {
   to: string;
   granularity: Granularity;
   groupBy: GroupField[];
-  rollup: Rollup;
-  brand: string | undefined;
   limit: number;
   /** period → its position in the range */
   at: Map<string, number>;
   /** each period's start, ISO 8601 */
   times: string[];
+  groups: Groups;
+  /** the groups already ranked (two passes; else ranked from the cells read) */
+  ranked?: Group[];
+  /**
+   * two passes: the cells holding the filtered totals, of the rollup given: the (other) row is
+   * their sum minus the top groups'
+   */
+  totals?: { rows: PeriodRow[]; rollup: Rollup; kept: Filter };
 }
 
 /** The series answer of the cells read. */
 function chartOf(rows: PeriodRow[], c: ChartQuery): UsageSeries {
-  const { principal, q, from, to, granularity, groupBy, rollup, brand, limit, at, times } = c;
+  const { principal, q, from, to, granularity, groupBy, limit, at, times, groups, totals } = c;
   const all = times;
-  // each distinct cell key decoded once: null when the filters drop it, else its group (one
-  // per id: several keys may fall in one, e.g. the statuses of a status class)
-  const byId = new Map<string, Group>();
-  const decoded = new Map<string, Group | null>();
-  const decode = (key: string) => {
-    let d = decoded.get(key);
-    if (d !== undefined) return d;
-    const g = groupOf(rollup, key);
-    const kept =
-      (q.bucket === undefined || g.bucket === q.bucket) &&
-      (q.key === undefined || g.key === q.key) &&
-      (brand === undefined || g.brand === brand);
-    d = null;
-    if (kept) {
-      const values: GroupValues = {};
-      const id = groupBy.map((f) => setField(values, g, f)).join("/");
-      d = byId.get(id) ?? { id, values, n: 0, slot: 0 };
-      byId.set(id, d);
-    }
-    decoded.set(key, d);
-    return d;
-  };
-
-  // each period's kept cells with their group, in one pass; then the top `limit` groups by
-  // requests get a slot each, the rest share the (other) slot
+  // each period's cells with their group (whose slot the cell is added into)
   const kept: { cells: Cell[]; groups: Group[] }[] = new Array(all.length);
-  for (const { t, cells } of rows) {
-    const i = at.get(t);
-    if (i === undefined) continue;
-    let part = kept[i];
-    if (!part) {
-      part = { cells: [], groups: [] };
-      kept[i] = part;
+  const collect = (
+    source: PeriodRow[],
+    groupOfKey: (key: string) => Group | null,
+    count: boolean,
+  ) => {
+    for (const { t, cells } of source) {
+      const i = at.get(t);
+      if (i === undefined) continue;
+      let part = kept[i];
+      if (!part) {
+        part = { cells: [], groups: [] };
+        kept[i] = part;
+      }
+      for (const [key, cell] of cells) {
+        const d = groupOfKey(key);
+        if (!d) continue;
+        if (count) d.n += cell.n;
+        part.cells.push(cell);
+        part.groups.push(d);
+      }
     }
-    for (const [key, cell] of cells) {
-      const d = decode(key);
-      if (!d) continue;
-      d.n += cell.n;
-      part.cells.push(cell);
-      part.groups.push(d);
-    }
+  };
+  // one pass: the groups ranked by the cells read; then the top `limit` groups by requests get a
+  // slot each, the rest share the (other) slot
+  let ranked = c.ranked;
+  if (!ranked) {
+    collect(rows, (key) => groups.of(key), true);
+    ranked = groupBy.length === 0 ? [] : groups.ranked();
   }
-  const ranked =
-    groupBy.length === 0
-      ? []
-      : [...byId.values()].sort((x, y) => y.n - x.n || (x.id < y.id ? -1 : x.id > y.id ? 1 : 0));
   const top = ranked.slice(0, limit);
   for (const g of ranked) g.slot = top.length;
   top.forEach((g, slot) => {
     g.slot = slot;
   });
   const slots = Math.max(1, top.length + (ranked.length > limit ? 1 : 0));
+  const overallAt = slots * W;
+  const otherAt = top.length * W;
+  if (totals) {
+    // two passes: the top groups' cells (any other a store returned is left out), and the
+    // filtered totals' cells into the overall slot
+    collect(
+      rows,
+      (key) => {
+        const g = groups.of(key);
+        return g && g.slot < top.length ? g : null;
+      },
+      false,
+    );
+    const overall: Group = { id: "", values: {}, n: 0, slot: slots };
+    const keeps = new Map<string, boolean>();
+    collect(
+      totals.rows,
+      (key) => {
+        let ok = keeps.get(key);
+        if (ok === undefined) {
+          ok = totals.kept(groupOf(totals.rollup, key));
+          keeps.set(key, ok);
+        }
+        return ok ? overall : null;
+      },
+      false,
+    );
+  }
 
   // period by period: the period's cells summed per slot in a small scratch (slots x W numbers,
   // reused), its points made from it, and the slot added into the slot's whole-range total
   const scratch = new Float64Array((slots + 1) * W);
-  const totals = new Float64Array((slots + 1) * W);
-  const overallAt = slots * W;
+  const sums = new Float64Array((slots + 1) * W);
   const seriesOfSlot: Point[][] = Array.from({ length: slots + 1 }, () => new Array(all.length));
   for (let i = 0; i < all.length; i++) {
     const t = times[i] as string;
@@ -368,28 +488,33 @@ function chartOf(rows: PeriodRow[], c: ChartQuery): UsageSeries {
       const { cells, groups } = part;
       for (let k = 0; k < cells.length; k++)
         addCell(scratch, (groups[k] as Group).slot * W, cells[k] as Cell);
-      for (let slot = 0; slot < slots; slot++) addSlot(scratch, overallAt, scratch, slot * W);
-      for (let slot = 0; slot <= slots; slot++) addSlot(totals, slot * W, scratch, slot * W);
+      if (totals) {
+        // the (other) slot: the overall minus the top groups (exact: integer counts and bins)
+        addSlot(scratch, otherAt, scratch, overallAt);
+        for (let slot = 0; slot < top.length; slot++) subSlot(scratch, otherAt, scratch, slot * W);
+      } else
+        for (let slot = 0; slot < slots; slot++) addSlot(scratch, overallAt, scratch, slot * W);
+      for (let slot = 0; slot <= slots; slot++) addSlot(sums, slot * W, scratch, slot * W);
     }
     for (let slot = 0; slot <= slots; slot++)
       (seriesOfSlot[slot] as Point[])[i] = part ? pointAt(scratch, slot * W, t) : emptyPoint(t);
   }
 
-  const groups: SeriesGroup[] = top.map((g, slot) => ({
+  const out: SeriesGroup[] = top.map((g, slot) => ({
     id: g.id,
     ...g.values,
-    ...(pointAt(totals, slot * W) as Omit<Point, "t">),
+    ...(pointAt(sums, slot * W) as Omit<Point, "t">),
     series: seriesOfSlot[slot] as Point[],
   }));
   if (ranked.length > limit)
-    groups.push({
+    out.push({
       id: "(other)",
       other: true,
-      ...(pointAt(totals, top.length * W) as Omit<Point, "t">),
+      ...(pointAt(sums, otherAt) as Omit<Point, "t">),
       series: seriesOfSlot[top.length] as Point[],
     });
   const series = seriesOfSlot[slots] as Point[];
-  const summary = pointAt(totals, overallAt) as Omit<Point, "t">;
+  const summary = pointAt(sums, overallAt) as Omit<Point, "t">;
   return {
     tier: principal.tier,
     from,
@@ -399,6 +524,6 @@ function chartOf(rows: PeriodRow[], c: ChartQuery): UsageSeries {
     filters: { key: q.key ?? null, bucket: q.bucket ?? null, brand: q.brand ?? null },
     totals: summary,
     series,
-    groups,
+    groups: out,
   };
 }
