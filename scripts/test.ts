@@ -26,8 +26,14 @@ import { type StripeMock, startStripeMock } from "./stripe-mock";
 export const SLOW_MARKERS =
   /support\/(mongo|redis|stripe-mock|chromium|usage-stores|service|web-fixtures|logo-sites)"|test:fast leaves this out|Bun\.spawn|spawnSync|SERVICE_CMD|runAdmin\(|from "node:child_process"/;
 
-/** Per-file test durations (ms) that balance the two workers; written by --update-timings. */
+/** Per-file test durations (ms) that balance the shards and workers; written by --update-timings. */
 const TIMINGS = "tests/timings.json";
+/**
+ * The whole suite runs in this many `bun test` runs one after the other, each on two workers
+ * that keep their modules across the files they run (--no-isolate: a fresh global per file
+ * costs about a second of module loading each); a worker's memory is released when its run ends.
+ */
+const SHARDS = Number(process.env.TEST_SHARDS ?? 3);
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 export const CHROMIUM_ARGS = [
@@ -85,21 +91,78 @@ async function main() {
     }
   }
 
-  const cmd = [process.execPath, "test", "--timeout", "30000", "--parallel=2", "--isolate"];
-  // per-file durations of an earlier run: the workers start the slowest files first, so both
-  // finish together (refresh with `npm test -- --update-timings`)
-  if (existsSync(TIMINGS)) cmd.push(`--timings=${TIMINGS}`);
   if (fast && !args.some((a) => !a.startsWith("-"))) args.push(...fastFiles());
-  const proc = Bun.spawn([...cmd, ...args], {
-    env: { ...process.env, ...env },
-    stdio: ["inherit", "inherit", "inherit"],
-  });
-  const forward = (sig: NodeJS.Signals) => () => proc.kill(sig);
+  // the whole suite in SHARDS runs one after the other; a run names files or folders: one
+  const shards = args.some((a) => !a.startsWith("-")) ? 1 : SHARDS;
+  const runs: Counts[] = [];
+  let code = 0;
+  let proc: ReturnType<typeof Bun.spawn> | null = null;
+  const forward = (sig: NodeJS.Signals) => () => proc?.kill(sig);
   process.on("SIGINT", forward("SIGINT"));
   process.on("SIGTERM", forward("SIGTERM"));
-  const code = await proc.exited;
+  for (let shard = 1; shard <= shards; shard++) {
+    const cmd = [process.execPath, "test", "--timeout", "30000", "--parallel=2", "--no-isolate"];
+    // per-file durations of an earlier run: balance the shards and start the slowest files
+    // first, so both workers finish together (refresh with `npm test -- --update-timings`)
+    if (existsSync(TIMINGS)) cmd.push(`--timings=${TIMINGS}`);
+    if (shards > 1) cmd.push(`--shard=${shard}/${shards}`);
+    proc = Bun.spawn([...cmd, ...args], {
+      env: { ...process.env, ...env },
+      stdio: ["inherit", "inherit", "pipe"],
+    });
+    const tail = await relay(proc.stderr as ReadableStream<Uint8Array>);
+    code ||= await proc.exited;
+    runs.push(countsOf(tail));
+    if (proc.signalCode) break; // interrupted: no further shard
+  }
   for (const stop of stops.reverse()) await stop();
+  if (shards > 1) printTotals(runs);
   process.exit(code);
+}
+
+/** bun test's closing counts ("N pass", "N fail", ..., "Ran N tests across M files."). */
+interface Counts {
+  pass: number;
+  fail: number;
+  skip: number;
+  todo: number;
+  tests: number;
+  files: number;
+}
+
+/** Copy a stream to stderr as it comes; resolves to its last 8 KB (where bun test's counts are). */
+async function relay(stream: ReadableStream<Uint8Array>): Promise<string> {
+  let tail = "";
+  const decoder = new TextDecoder();
+  const reader = stream.getReader();
+  for (let r = await reader.read(); !r.done; r = await reader.read()) {
+    process.stderr.write(r.value);
+    tail = (tail + decoder.decode(r.value, { stream: true })).slice(-8192);
+  }
+  return tail;
+}
+
+function countsOf(text: string): Counts {
+  const n = (re: RegExp) => Number(re.exec(text)?.[1] ?? 0);
+  const ran = /^Ran (\d+) tests? across (\d+) files?/m.exec(text);
+  return {
+    pass: n(/^ *(\d+) pass$/m),
+    fail: n(/^ *(\d+) fail$/m),
+    skip: n(/^ *(\d+) skip$/m),
+    todo: n(/^ *(\d+) todo$/m),
+    tests: Number(ran?.[1] ?? 0),
+    files: Number(ran?.[2] ?? 0),
+  };
+}
+
+/** The shards' counts summed, in bun test's own words (what .ci/run reads). */
+function printTotals(runs: Counts[]) {
+  const sum = (k: keyof Counts) => runs.reduce((a, r) => a + r[k], 0);
+  const lines = [`\nAll ${runs.length} shards:`, ` ${sum("pass")} pass`];
+  if (sum("skip")) lines.push(` ${sum("skip")} skip`);
+  if (sum("todo")) lines.push(` ${sum("todo")} todo`);
+  lines.push(` ${sum("fail")} fail`, `Ran ${sum("tests")} tests across ${sum("files")} files.`);
+  console.error(lines.join("\n"));
 }
 
 if (import.meta.main) await main();

@@ -92,13 +92,13 @@ export interface UsageEventStore {
     hint?: CellHint,
   ): Promise<PeriodRow[]>;
   /**
-   * Optional: per cell key of one account and view over from..to (`hint` as in `cells`), its
+   * Per cell key of one account and view over from..to (`hint` as in `cells`), its
    * requests (the cells' `n` summed over the periods) and its cells (the periods it has one
    * in), read without histograms: a series grouped by brand ranks its groups by it, then, when
    * that reads fewer cells, reads the cells of the top groups' keys only (`cells` with
-   * `hint.keys`). Without it the series reads every cell of its view.
+   * `hint.keys`).
    */
-  cellCounts?(
+  cellCounts(
     accountId: string,
     view: View,
     from: string,

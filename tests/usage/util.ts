@@ -57,6 +57,9 @@ export class SwitchableStore implements UsageEventStore {
   cells(...a: Parameters<UsageEventStore["cells"]>) {
     return this.inner.cells(...a);
   }
+  cellCounts(...a: Parameters<UsageEventStore["cellCounts"]>) {
+    return this.inner.cellCounts(...a);
+  }
   misses(...a: Parameters<UsageEventStore["misses"]>) {
     return this.inner.misses(...a);
   }

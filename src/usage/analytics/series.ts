@@ -286,7 +286,7 @@ const TWO_PASS_CELLS_PER_PERIOD = 4;
  * projection that holds the fields asked for; never from the event log.
  *
  * A grouping by brand (without brand=) has up to TOP_BRANDS + 2 brands per period, hundreds
- * over a range, and reads in two passes when the store counts cells (`cellCounts`): the groups
+ * over a range, and may read in two passes (the store's `cellCounts`): the groups
  * are ranked by the requests of the view's cells, read without histograms; when they are more
  * than `limit` and their cells outnumber the top groups' by more than TWO_PASS_CELLS_PER_PERIOD
  * per period, only the top groups' cells are read whole, and the (other) row is the
@@ -342,12 +342,7 @@ export async function usageSeries(
       : read(r);
 
   const totalsRollup = rollupFor(filtered);
-  if (
-    groupBy.includes("brand") &&
-    brand === undefined &&
-    totalsRollup !== rollup &&
-    store.cellCounts
-  ) {
+  if (groupBy.includes("brand") && brand === undefined && totalsRollup !== rollup) {
     const counts = await store.cellCounts(principal.accountId, view(rollup), first, last, hint);
     let cells = 0;
     for (const [key, count] of counts) {
