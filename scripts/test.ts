@@ -13,7 +13,9 @@
  * redis-server is started per suite (tests/support/redis.ts): suites wipe it.
  * See docs/testing.md.
  */
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { findFerretDb, type MongoLocal, startMongoLocal } from "./mongo-local";
 import { type StripeMock, startStripeMock } from "./stripe-mock";
 
@@ -100,10 +102,14 @@ async function main() {
   const forward = (sig: NodeJS.Signals) => () => proc?.kill(sig);
   process.on("SIGINT", forward("SIGINT"));
   process.on("SIGTERM", forward("SIGTERM"));
+  // bun test writes a shard's durations alone to the first --timings file: each shard gets a
+  // copy of its own to write, merged into TIMINGS at the end
+  const updates = args.includes("--update-timings") && shards > 1 ? shardTimings(shards) : null;
   for (let shard = 1; shard <= shards; shard++) {
     const cmd = [process.execPath, "test", "--timeout", "30000", "--parallel=2", "--no-isolate"];
     // per-file durations of an earlier run: balance the shards and start the slowest files
     // first, so both workers finish together (refresh with `npm test -- --update-timings`)
+    if (updates) cmd.push(`--timings=${updates.files[shard - 1]}`);
     if (existsSync(TIMINGS)) cmd.push(`--timings=${TIMINGS}`);
     if (shards > 1) cmd.push(`--shard=${shard}/${shards}`);
     proc = Bun.spawn([...cmd, ...args], {
@@ -116,8 +122,36 @@ async function main() {
     if (proc.signalCode) break; // interrupted: no further shard
   }
   for (const stop of stops.reverse()) await stop();
+  updates?.merge();
   if (shards > 1) printTotals(runs);
   process.exit(code);
+}
+
+interface Timings {
+  version: number;
+  files: Record<string, number>;
+}
+
+/** A copy of TIMINGS per shard for bun test to write; merge() folds them back into TIMINGS. */
+function shardTimings(shards: number): { files: string[]; merge(): void } {
+  const dir = mkdtempSync(join(tmpdir(), "bapi-timings-"));
+  const read = (file: string): Timings =>
+    existsSync(file) ? JSON.parse(readFileSync(file, "utf8")) : { version: 1, files: {} };
+  const start = read(TIMINGS);
+  const files = Array.from({ length: shards }, (_, i) => {
+    const file = join(dir, `shard-${i + 1}.json`);
+    writeFileSync(file, JSON.stringify(start));
+    return file;
+  });
+  return {
+    files,
+    merge() {
+      const merged = { ...start, files: { ...start.files } };
+      for (const file of files) Object.assign(merged.files, read(file).files);
+      writeFileSync(TIMINGS, `${JSON.stringify(merged, null, 2)}\n`);
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
 }
 
 /** bun test's closing counts ("N pass", "N fail", ..., "Ran N tests across M files."). */
