@@ -304,7 +304,7 @@ describe.skipIf(!mongo.url || !HAS_REDIS)(
         };
         const seen = await poll(
           // the pending batch is counted by the next recovery pass (B's or the restarted A's);
-          // on FerretDB a projection lease A held runs out first (30 s); room for a slow machine
+          // on FerretDB a projection lease A held runs out first (10 s); room for a slow machine
           240_000,
           async () => ({
             log: await inLog(),

@@ -60,8 +60,11 @@ const OLD_UNIQUE_INDEX = "account_day_bucket";
 export const RECOVER_AFTER_MS = 5_000;
 /** ...and runs this often (and once at start). */
 export const RECOVER_EVERY_MS = 5_000;
-/** FerretDB only: how long the projection lease is held at most without being released. */
-const LEASE_MS = 30_000;
+/**
+ * FerretDB only: how long the projection lease lasts unless its holder renews it (every third of
+ * it, while it writes): how long a holder that died holds up every other process's projections.
+ */
+const LEASE_MS = 10_000;
 /** Days of the log a rebuild groups in one aggregation (its documents are held until written). */
 const REBUILD_DAYS = 31;
 /**
