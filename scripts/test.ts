@@ -35,7 +35,7 @@ const TIMINGS = "tests/timings.json";
  * that keep their modules across the files they run (--no-isolate: a fresh global per file
  * costs about a second of module loading each); a worker's memory is released when its run ends.
  */
-const SHARDS = Number(process.env.TEST_SHARDS ?? 3);
+const SHARDS = Number(process.env.TEST_SHARDS ?? 2);
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 export const CHROMIUM_ARGS = [
@@ -102,17 +102,17 @@ async function main() {
   const forward = (sig: NodeJS.Signals) => () => proc?.kill(sig);
   process.on("SIGINT", forward("SIGINT"));
   process.on("SIGTERM", forward("SIGTERM"));
-  // bun test writes a shard's durations alone to the first --timings file: each shard gets a
-  // copy of its own to write, merged into TIMINGS at the end
-  const updates = args.includes("--update-timings") && shards > 1 ? shardTimings(shards) : null;
+  const parts = shards > 1 ? balancedShards(shards) : [[]];
+  // bun test writes the first --timings file: with shards each gets a copy of its own to write,
+  // its files' durations merged into TIMINGS at the end
+  const updates = args.includes("--update-timings") && shards > 1 ? shardTimings(parts) : null;
   for (let shard = 1; shard <= shards; shard++) {
     const cmd = [process.execPath, "test", "--timeout", "30000", "--parallel=2", "--no-isolate"];
-    // per-file durations of an earlier run: balance the shards and start the slowest files
-    // first, so both workers finish together (refresh with `npm test -- --update-timings`)
+    // per-file durations of an earlier run: the workers start the slowest files first, so both
+    // finish together (refresh with `npm test -- --update-timings`)
     if (updates) cmd.push(`--timings=${updates.files[shard - 1]}`);
     if (existsSync(TIMINGS)) cmd.push(`--timings=${TIMINGS}`);
-    if (shards > 1) cmd.push(`--shard=${shard}/${shards}`);
-    proc = Bun.spawn([...cmd, ...args], {
+    proc = Bun.spawn([...cmd, ...args, ...(parts[shard - 1] as string[])], {
       env: { ...process.env, ...env },
       stdio: ["inherit", "inherit", "pipe"],
     });
@@ -132,13 +132,36 @@ interface Timings {
   files: Record<string, number>;
 }
 
-/** A copy of TIMINGS per shard for bun test to write; merge() folds them back into TIMINGS. */
-function shardTimings(shards: number): { files: string[]; merge(): void } {
+const readTimings = (file: string): Timings =>
+  existsSync(file) ? JSON.parse(readFileSync(file, "utf8")) : { version: 1, files: {} };
+
+/** What a test file costs beyond its measured duration (loading it, starting its worker's run). */
+const PER_FILE_MS = 400;
+
+/**
+ * Every test file split into `shards` lists of about the same time by TIMINGS (the longest
+ * first, each to the shortest list; a file not measured yet counts as the median).
+ */
+function balancedShards(shards: number): string[][] {
+  const known = readTimings(TIMINGS).files;
+  const files = [...new Bun.Glob("tests/**/*.test.{ts,tsx}").scanSync(".")].sort();
+  const times = Object.values(known).sort((a, b) => a - b);
+  const median = times[Math.floor(times.length / 2)] ?? 1000;
+  const cost = (f: string) => (known[f] ?? median) + PER_FILE_MS;
+  const out = Array.from({ length: shards }, () => ({ ms: 0, files: [] as string[] }));
+  for (const f of files.sort((a, b) => cost(b) - cost(a))) {
+    const lightest = out.reduce((a, b) => (b.ms < a.ms ? b : a));
+    lightest.ms += cost(f);
+    lightest.files.push(`./${f}`);
+  }
+  return out.map((s) => s.files);
+}
+
+/** A copy of TIMINGS per shard for bun test to write; merge() folds each shard's files back. */
+function shardTimings(parts: string[][]): { files: string[]; merge(): void } {
   const dir = mkdtempSync(join(tmpdir(), "bapi-timings-"));
-  const read = (file: string): Timings =>
-    existsSync(file) ? JSON.parse(readFileSync(file, "utf8")) : { version: 1, files: {} };
-  const start = read(TIMINGS);
-  const files = Array.from({ length: shards }, (_, i) => {
+  const start = readTimings(TIMINGS);
+  const files = parts.map((_, i) => {
     const file = join(dir, `shard-${i + 1}.json`);
     writeFileSync(file, JSON.stringify(start));
     return file;
@@ -147,7 +170,13 @@ function shardTimings(shards: number): { files: string[]; merge(): void } {
     files,
     merge() {
       const merged = { ...start, files: { ...start.files } };
-      for (const file of files) Object.assign(merged.files, read(file).files);
+      parts.forEach((part, i) => {
+        const written = readTimings(files[i] as string).files;
+        for (const f of part) {
+          const name = f.slice(2);
+          if (written[name] !== undefined) merged.files[name] = written[name];
+        }
+      });
       writeFileSync(TIMINGS, `${JSON.stringify(merged, null, 2)}\n`);
       rmSync(dir, { recursive: true, force: true });
     },
