@@ -13,9 +13,7 @@
  * redis-server is started per suite (tests/support/redis.ts): suites wipe it.
  * See docs/testing.md.
  */
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { existsSync, readFileSync } from "node:fs";
 import { findFerretDb, type MongoLocal, startMongoLocal } from "./mongo-local";
 import { type StripeMock, startStripeMock } from "./stripe-mock";
 
@@ -55,9 +53,13 @@ async function startChromium(): Promise<{ ws: string; stop(): Promise<void> } | 
 }
 
 /** Every test file whose text has none of SLOW_MARKERS, as paths for `bun test`. */
+/** Every test file, as its path from the project root (sorted). */
+const testFiles = () => [...new Bun.Glob("tests/**/*.test.{ts,tsx}").scanSync(".")].sort();
+
 function fastFiles(): string[] {
-  const all = [...new Bun.Glob("tests/**/*.test.{ts,tsx}").scanSync(".")].sort();
-  return all.filter((f) => !SLOW_MARKERS.test(readFileSync(f, "utf8"))).map((f) => `./${f}`);
+  return testFiles()
+    .filter((f) => !SLOW_MARKERS.test(readFileSync(f, "utf8")))
+    .map((f) => `./${f}`);
 }
 
 async function main() {
@@ -94,25 +96,21 @@ async function main() {
   }
 
   if (fast && !args.some((a) => !a.startsWith("-"))) args.push(...fastFiles());
-  // the whole suite in SHARDS runs one after the other; a run names files or folders: one
-  const shards = args.some((a) => !a.startsWith("-")) ? 1 : SHARDS;
   const runs: Counts[] = [];
   let code = 0;
   let proc: ReturnType<typeof Bun.spawn> | null = null;
   const forward = (sig: NodeJS.Signals) => () => proc?.kill(sig);
   process.on("SIGINT", forward("SIGINT"));
   process.on("SIGTERM", forward("SIGTERM"));
-  const parts = shards > 1 ? balancedShards(shards) : [[]];
-  // bun test writes the first --timings file: with shards each gets a copy of its own to write,
-  // its files' durations merged into TIMINGS at the end
-  const updates = args.includes("--update-timings") && shards > 1 ? shardTimings(parts) : null;
-  for (let shard = 1; shard <= shards; shard++) {
+  // the whole suite in SHARDS runs one after the other; a run that names files or folders: one
+  const parts = args.some((a) => !a.startsWith("-")) ? [[]] : balancedShards(SHARDS);
+  for (const part of parts) {
     const cmd = [process.execPath, "test", "--timeout", "30000", "--parallel=2", "--no-isolate"];
     // per-file durations of an earlier run: the workers start the slowest files first, so both
-    // finish together (refresh with `npm test -- --update-timings`)
-    if (updates) cmd.push(`--timings=${updates.files[shard - 1]}`);
+    // finish together (refresh with `npm test -- --update-timings`: each run merges its files'
+    // durations into the file)
     if (existsSync(TIMINGS)) cmd.push(`--timings=${TIMINGS}`);
-    proc = Bun.spawn([...cmd, ...args, ...(parts[shard - 1] as string[])], {
+    proc = Bun.spawn([...cmd, ...args, ...part], {
       env: { ...process.env, ...env },
       stdio: ["inherit", "inherit", "pipe"],
     });
@@ -122,8 +120,7 @@ async function main() {
     if (proc.signalCode) break; // interrupted: no further shard
   }
   for (const stop of stops.reverse()) await stop();
-  updates?.merge();
-  if (shards > 1) printTotals(runs);
+  if (parts.length > 1) printTotals(runs);
   process.exit(code);
 }
 
@@ -144,7 +141,7 @@ const PER_FILE_MS = 400;
  */
 function balancedShards(shards: number): string[][] {
   const known = readTimings(TIMINGS).files;
-  const files = [...new Bun.Glob("tests/**/*.test.{ts,tsx}").scanSync(".")].sort();
+  const files = testFiles();
   const times = Object.values(known).sort((a, b) => a - b);
   const median = times[Math.floor(times.length / 2)] ?? 1000;
   const cost = (f: string) => (known[f] ?? median) + PER_FILE_MS;
@@ -155,32 +152,6 @@ function balancedShards(shards: number): string[][] {
     lightest.files.push(`./${f}`);
   }
   return out.map((s) => s.files);
-}
-
-/** A copy of TIMINGS per shard for bun test to write; merge() folds each shard's files back. */
-function shardTimings(parts: string[][]): { files: string[]; merge(): void } {
-  const dir = mkdtempSync(join(tmpdir(), "bapi-timings-"));
-  const start = readTimings(TIMINGS);
-  const files = parts.map((_, i) => {
-    const file = join(dir, `shard-${i + 1}.json`);
-    writeFileSync(file, JSON.stringify(start));
-    return file;
-  });
-  return {
-    files,
-    merge() {
-      const merged = { ...start, files: { ...start.files } };
-      parts.forEach((part, i) => {
-        const written = readTimings(files[i] as string).files;
-        for (const f of part) {
-          const name = f.slice(2);
-          if (written[name] !== undefined) merged.files[name] = written[name];
-        }
-      });
-      writeFileSync(TIMINGS, `${JSON.stringify(merged, null, 2)}\n`);
-      rmSync(dir, { recursive: true, force: true });
-    },
-  };
 }
 
 /** bun test's closing counts ("N pass", "N fail", ..., "Ran N tests across M files."). */

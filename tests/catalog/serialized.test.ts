@@ -71,7 +71,7 @@ describe("pre-serialized catalog pages and batch", () => {
     c.install(next);
     expect(JSON.parse(c.listJson(5, 0)).items[0].id).not.toBe(first.id);
     expect(JSON.parse(c.batchJson([first.slug])).notFound).toEqual([first.slug]);
-  }, 60_000); // installing the whole catalog twice: slow on a loaded machine
+  }, 60_000); // installing a whole catalog: slow on a loaded machine
 });
 
 describe("through the app", () => {
