@@ -1,5 +1,4 @@
 import { validationError } from "../../http/errors";
-import { DAY_MS, dayStart, utcDay } from "../../platform/day";
 import type { Bucket, Tier } from "../../quota/limits";
 import type { Principal } from "../../quota/principal";
 import type { UsageEventStore } from "../port";
@@ -14,6 +13,7 @@ import {
   LAT_BINS,
   OTHER_BRAND,
   type PeriodRow,
+  periodsBetween,
   type Rollup,
   rollupFor,
   type View,
@@ -139,17 +139,9 @@ function setField(into: GroupValues, g: Partial<CellGroup>, f: GroupField): stri
   }
 }
 
-/** The periods of a range: days, or hours as YYYY-MM-DDTHH. */
-function periods(from: string, to: string, g: Granularity): string[] {
-  const out: string[] = [];
-  for (let ms = dayStart(from); ; ms += DAY_MS) {
-    const day = utcDay(ms);
-    if (day > to) break;
-    if (g === "day") out.push(day);
-    else for (let h = 0; h < 24; h++) out.push(`${day}T${String(h).padStart(2, "0")}`);
-  }
-  return out;
-}
+/** The periods of the days from..to: the days, or their hours as YYYY-MM-DDTHH. */
+const periods = (from: string, to: string, g: Granularity): string[] =>
+  g === "day" ? periodsBetween(from, to, false) : periodsBetween(`${from}T00`, `${to}T23`, true);
 
 const isoOf = (period: string) =>
   period.length === 10 ? `${period}T00:00:00Z` : `${period}:00:00Z`;
