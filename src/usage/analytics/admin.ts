@@ -2,12 +2,12 @@ import { Elysia } from "elysia";
 import { requireOperator } from "../../guard";
 import { ErrorBody } from "../../http/errors";
 import { decimalQuery } from "../../http/params";
-import type { UsageEventStore } from "../port";
+import type { UsageLog } from "../log/port";
 import { MISSES_DESCRIPTION, rankedMisses } from "./misses";
 import { MissesQuery, MissesResponse } from "./model";
 
 /** GET /admin/analytics/misses: the misses of every account (mounted with the admin routes). */
-export function analyticsAdminController(deps: { usage: UsageEventStore; adminToken: string }) {
+export function analyticsAdminController(deps: { usage: UsageLog; adminToken: string }) {
   return new Elysia({ prefix: "/admin/analytics", tags: ["admin"] })
     .use(decimalQuery)
     .onTransform(({ request }) => requireOperator(request, deps.adminToken))

@@ -1,11 +1,10 @@
 import { validationError } from "../../http/errors";
-import type { UsageEvent, UsageEventStore } from "../port";
+import type { UsageEvent } from "../event";
+import type { UsageLog } from "../log/port";
 import { type HistoryQuery, resolveRange } from "./service";
 
 export const EXPORT_DEFAULT_LIMIT = 10_000;
 export const EXPORT_MAX_LIMIT = 50_000;
-/** lines sent per chunk of the streamed body */
-const CHUNK_EVENTS = 2000;
 const ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 export interface ExportRequest extends HistoryQuery {
@@ -57,15 +56,15 @@ const csvLine = (e: UsageEvent) =>
   CSV_COLUMNS.map((c) => csvField((e as unknown as Record<string, unknown>)[c])).join(",");
 
 /**
- * One page of the account's raw events, oldest id first: those of days from..to metered more
- * than `settleMs` ago, after the event id `cursor`. Its body is streamed (NDJSON: one stored
- * event per line; CSV: a header line, then CSV_COLUMNS): from the store a chunk at a time when
- * it offers exportStream, else from the page it read whole. Ids are time-ordered and only
- * settled events are listed, so a page never misses or repeats an event when events are
- * appended between two pages.
+ * One page of the account's raw events, oldest id first: those of days from..to, after the event
+ * id `cursor`, up to the first batch holding an event metered less than `settleMs` ago. Its body
+ * is streamed from the store a chunk at a time (NDJSON: one stored event per line; CSV: a header
+ * line, then CSV_COLUMNS). Event ids sort by their batch, a batch is written within seconds of
+ * its first event, and a page ends before any batch that is not settled, so a page never misses
+ * or repeats an event when events are appended between two pages.
  */
 export async function exportPage(
-  store: UsageEventStore,
+  store: Pick<UsageLog, "exportStream">,
   accountId: string,
   q: ExportRequest,
   settleMs: number,
@@ -77,13 +76,6 @@ export async function exportPage(
       "Invalid query parameter cursor: must be an event id (X-Next-Cursor of the previous page)",
     );
   const limit = q.limit ?? EXPORT_DEFAULT_LIMIT;
-  const query = {
-    from,
-    to,
-    after: q.cursor ?? null,
-    before: new Date(now.getTime() - settleMs).toISOString(),
-    limit,
-  };
   const csv = q.format === "csv";
   const encoder = new TextEncoder();
   const decoder = new TextDecoder();
@@ -94,56 +86,37 @@ export async function exportPage(
       .filter(Boolean)
       .map((l) => `${csvLine(JSON.parse(l) as UsageEvent)}\n`)
       .join("");
-  let events: number;
-  let last: string | null;
-  let body: ReadableStream<Uint8Array>;
-  if (store.exportStream) {
-    // streamed from the store a chunk at a time: the page is never in memory whole
-    const page = await store.exportStream(accountId, query);
-    events = page.events;
-    last = page.last;
-    let head = csv;
-    body = new ReadableStream<Uint8Array>({
-      async pull(controller) {
-        if (head) {
-          head = false;
-          controller.enqueue(encoder.encode(`${CSV_COLUMNS.join(",")}\n`));
-          return;
-        }
-        for (;;) {
-          const chunk = await page.next();
-          if (!chunk) return controller.close();
-          if (chunk.length === 0) continue;
-          controller.enqueue(csv ? encoder.encode(toCsv(chunk)) : chunk);
-          return;
-        }
-      },
-      cancel() {
-        page.close();
-      },
-    });
-  } else {
-    const page = await store.exportEvents(accountId, query);
-    const lines = page.map((e) => (csv ? csvLine(e) : JSON.stringify(e)));
-    if (csv) lines.unshift(CSV_COLUMNS.join(","));
-    let i = 0;
-    body = new ReadableStream<Uint8Array>({
-      pull(controller) {
-        if (i >= lines.length) {
-          controller.close();
-          return;
-        }
-        const chunk = lines.slice(i, i + CHUNK_EVENTS);
-        i += chunk.length;
-        controller.enqueue(encoder.encode(`${chunk.join("\n")}\n`));
-      },
-    });
-    events = page.length;
-    last = page.at(-1)?.id ?? null;
-  }
+  // streamed from the store a chunk at a time: the page is never in memory whole
+  const page = await store.exportStream(accountId, {
+    from,
+    to,
+    after: q.cursor ?? null,
+    before: now.getTime() - settleMs,
+    limit,
+  });
+  let head = csv;
+  const body = new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      if (head) {
+        head = false;
+        controller.enqueue(encoder.encode(`${CSV_COLUMNS.join(",")}\n`));
+        return;
+      }
+      for (;;) {
+        const chunk = await page.next();
+        if (!chunk) return controller.close();
+        if (chunk.length === 0) continue;
+        controller.enqueue(csv ? encoder.encode(toCsv(chunk)) : chunk);
+        return;
+      }
+    },
+    cancel() {
+      page.close();
+    },
+  });
   return {
     contentType: csv ? "text/csv; charset=utf-8" : "application/x-ndjson",
-    next: events === limit ? last : null,
+    next: page.events === limit ? page.last : null,
     body,
   };
 }

@@ -4,7 +4,7 @@ import { ErrorBody, RateLimitedBody } from "../../http/errors";
 import { documentedResponses, JSON_TYPE, preSerialized } from "../../http/json-responses";
 import { decimalQuery } from "../../http/params";
 import { RATE_LIMITS } from "../../quota/limits";
-import type { UsageEventStore } from "../port";
+import type { UsageLog } from "../log/port";
 import { TOP_BRANDS } from "./cells";
 import { exportPage } from "./export";
 import { MISSES_DESCRIPTION, rankedMisses } from "./misses";
@@ -30,7 +30,7 @@ const UsageAnswer = t.Union([AnalyticsResponse, AnalyticsSeriesResponse], {
  * (raw events export) and /v1/analytics/misses (what the account asked for in vain).
  */
 export function analyticsController(
-  deps: RateLimitDeps & { usage: UsageEventStore; exportSettleMs: number },
+  deps: RateLimitDeps & { usage: UsageLog; exportSettleMs: number },
 ) {
   return new Elysia({ prefix: "/v1/analytics", tags: ["usage"] })
     .use(rateLimitPlugin(deps))

@@ -1,4 +1,4 @@
-import type { UsageEventStore } from "../port";
+import type { UsageLog } from "../log/port";
 import { type HistoryQuery, resolveRange } from "./service";
 
 export const MISSES_DESCRIPTION =
@@ -26,7 +26,7 @@ export interface MissRow {
  * value), at most `limit`, optionally of one kind only.
  */
 export async function rankedMisses(
-  store: UsageEventStore,
+  store: Pick<UsageLog, "misses">,
   accountId: string | null,
   q: HistoryQuery & { kind?: MissKind; limit?: number },
   now = new Date(),

@@ -1,22 +1,18 @@
 import { validationError } from "../../http/errors";
 import type { Bucket, Tier } from "../../quota/limits";
 import type { Principal } from "../../quota/principal";
-import type { UsageEventStore } from "../port";
+import { type FieldValue, OTHER, type PCell } from "../log/period";
+import type { CellHint, PeriodRow, UsageLog } from "../log/port";
 import {
   binValue,
-  type Cell,
   type GroupField as CellField,
-  type CellGroup,
-  type CellHint,
   type Granularity,
-  groupOf,
   LAT_BINS,
   OTHER_BRAND,
-  type PeriodRow,
   periodsBetween,
+  ROLLUPS,
   type Rollup,
   rollupFor,
-  type View,
 } from "./cells";
 import { type HistoryQuery, resolveRange } from "./service";
 
@@ -111,30 +107,31 @@ function parseGroupBy(value: string | undefined): GroupField[] {
   return parts as GroupField[];
 }
 
-/**
- * Set field `f` of a cell's group into `into`; its label (for the group id) is returned. The
- * rollup read always holds the fields grouped by (rollupFor), so none is missing here.
- */
-function setField(into: GroupValues, g: Partial<CellGroup>, f: GroupField): string {
+/** Set field `f` (value `v` of a cell) into `into`; its label (for the group id) is returned. */
+function setField(into: GroupValues, f: GroupField, v: FieldValue): string {
   switch (f) {
     case "status_class":
-      into.status_class = statusClass(g.status ?? 0);
+      into.status_class = statusClass((v as number) ?? 0);
       return into.status_class;
     case "status":
-      into.status = g.status ?? 0;
+      into.status = (v as number) ?? 0;
       return String(into.status);
     case "bucket":
-      into.bucket = g.bucket ?? "";
+      into.bucket = (v as string) ?? "";
       return into.bucket;
     case "key":
-      into.key = g.key ? g.key : null;
+      into.key = v ? (v as string) : null;
       return into.key ?? "(bearer)";
     case "brand":
-      into.brand = g.brand ?? null;
       // apart from the (other) row of the groups past `limit`
-      return into.brand === OTHER_BRAND ? "(other brands)" : (into.brand ?? "(none)");
+      if (v === OTHER) {
+        into.brand = OTHER_BRAND;
+        return "(other brands)";
+      }
+      into.brand = (v as string | null) ?? null;
+      return into.brand ?? "(none)";
     default:
-      into[f] = g[f] ?? null;
+      into[f] = (v as string | null) ?? null;
       return into[f] ?? "(none)";
   }
 }
@@ -203,7 +200,7 @@ function pointAt(acc: Float64Array, off: number, t?: string): Point {
 }
 
 /** Add cell `c` into the accumulator at `off`. */
-function addCell(acc: Float64Array, off: number, c: Cell) {
+function addCell(acc: Float64Array, off: number, c: PCell) {
   acc[off] = (acc[off] as number) + c.n;
   acc[off + 1] = (acc[off + 1] as number) + c.e;
   acc[off + 2] = (acc[off + 2] as number) + c.r;
@@ -220,41 +217,65 @@ function addSlot(into: Float64Array, at: number, acc: Float64Array, off: number)
   for (let j = 0; j < W; j++) into[at + j] = (into[at + j] as number) + (acc[off + j] as number);
 }
 
-/** Subtract the W numbers at acc[off..] from into[at..]. */
-function subSlot(into: Float64Array, at: number, acc: Float64Array, off: number) {
-  for (let j = 0; j < W; j++) into[at + j] = (into[at + j] as number) - (acc[off + j] as number);
-}
-
-/** Whether a cell's group passes the query's key, bucket and brand filters. */
-type Filter = (g: Partial<CellGroup>) => boolean;
+/** A value of a cell field as the answer names it (group values and labels). */
+type Values = Partial<Record<CellField, FieldValue>>;
 
 /**
- * The groups of the answer, each distinct cell key of the view decoded once: null when the
- * filters drop it, else its group (one per id: several keys may fall in one, e.g. the statuses
- * of a status class).
+ * The groups of the answer: each cell's group found from the values of its grouped fields (a
+ * map per field, so no key is built per cell); cells the filters drop have none.
  */
 class Groups {
   readonly byId = new Map<string, Group>();
-  readonly decoded = new Map<string, Group | null>();
-  constructor(
-    private rollup: Rollup,
-    private groupBy: GroupField[],
-    private kept: Filter,
-  ) {}
+  /** grouped field positions in the rollup's cells */
+  private readonly at: number[];
+  private readonly cache = new Map<FieldValue, Group | Map<FieldValue, Group>>();
+  private readonly filters: [number, FieldValue][];
 
-  of(key: string): Group | null {
-    let d = this.decoded.get(key);
-    if (d !== undefined) return d;
-    const g = groupOf(this.rollup, key);
-    d = null;
-    if (this.kept(g)) {
-      const values: GroupValues = {};
-      const id = this.groupBy.map((f) => setField(values, g, f)).join("/");
-      d = this.byId.get(id) ?? { id, values, n: 0, slot: 0 };
-      this.byId.set(id, d);
+  constructor(
+    rollup: Rollup,
+    private groupBy: GroupField[],
+    filters: Values,
+  ) {
+    const fields = ROLLUPS[rollup] as readonly string[];
+    this.at = groupBy.map((f) => fields.indexOf(f === "status_class" ? "status" : f));
+    this.filters = Object.entries(filters).map(([f, v]) => [fields.indexOf(f), v as FieldValue]);
+  }
+
+  /** the one group of an answer without group_by */
+  private only: Group | null = null;
+
+  of(c: PCell): Group | null {
+    const f = c.f;
+    for (const [i, v] of this.filters) if (f[i] !== v) return null;
+    if (this.at.length === 0) {
+      this.only ??= this.group(f);
+      return this.only;
     }
-    this.decoded.set(key, d);
-    return d;
+    const first = this.cache.get(f[this.at[0] as number] as FieldValue);
+    if (this.at.length === 1) return (first as Group | undefined) ?? this.group(f);
+    const g = (first as Map<FieldValue, Group> | undefined)?.get(f[this.at[1] as number] as FieldValue);
+    return g ?? this.group(f);
+  }
+
+  private group(f: FieldValue[]): Group {
+    const values: GroupValues = {};
+    const id = this.groupBy.map((name, i) => setField(values, name, f[this.at[i] as number] as FieldValue)).join("/");
+    let g = this.byId.get(id);
+    if (!g) {
+      g = { id, values, n: 0, slot: 0 };
+      this.byId.set(id, g);
+    }
+    if (this.at.length === 1) this.cache.set(f[this.at[0] as number] as FieldValue, g);
+    else if (this.at.length === 2) {
+      const k = f[this.at[0] as number] as FieldValue;
+      let m = this.cache.get(k) as Map<FieldValue, Group> | undefined;
+      if (!m) {
+        m = new Map();
+        this.cache.set(k, m);
+      }
+      m.set(f[this.at[1] as number] as FieldValue, g);
+    }
+    return g;
   }
 
   /** The groups by requests, most first, ties by id. */
@@ -266,28 +287,13 @@ class Groups {
 }
 
 /**
- * What the two reads of a two-pass grouped series cost beyond the top groups' cells, in cells
- * per period of the range: the extra statement's seek of each period and the totals' cells.
- */
-const TWO_PASS_CELLS_PER_PERIOD = 4;
-
-/**
  * An account's usage as chart series: per day or hour, filtered by key, bucket and brand,
  * optionally split into the top `limit` groups of one or two fields plus an (other) row, with
  * latency quantiles from the cells' histograms. Read from the smallest rollup of the analytics
- * projection that holds the fields asked for; never from the event log.
- *
- * A grouping by brand (without brand=) has up to TOP_BRANDS + 2 brands per period, hundreds
- * over a range, and may read in two passes (the store's `cellCounts`): the groups
- * are ranked by the requests of the view's cells, read without histograms; when they are more
- * than `limit` and their cells outnumber the top groups' by more than TWO_PASS_CELLS_PER_PERIOD
- * per period, only the top groups' cells are read whole, and the (other) row is the
- * filtered totals (from the smallest rollup holding the filters' fields) minus the top groups:
- * counts and histograms subtract exactly, every request being in one bin. The answer is the
- * one a single read of every cell gives.
+ * projection that holds the fields asked for (one read); never from the event log.
  */
 export async function usageSeries(
-  store: UsageEventStore,
+  store: Pick<UsageLog, "cells">,
   principal: Principal,
   q: SeriesQuery,
   now = new Date(),
@@ -301,72 +307,33 @@ export async function usageSeries(
     what: hourly ? "with granularity=hour" : undefined,
   });
   const limit = q.limit ?? DEFAULT_LIMIT;
-  const brand = q.brand?.toLowerCase();
-  const filtered = new Set<CellField>();
-  if (q.bucket !== undefined) filtered.add("bucket");
-  if (q.key !== undefined) filtered.add("key");
-  if (brand !== undefined) filtered.add("brand");
+  const lower = q.brand?.toLowerCase();
+  const brand: FieldValue | undefined =
+    lower === undefined ? undefined : lower === OTHER_BRAND ? OTHER : lower;
+  const filters: Values = {};
+  if (q.bucket !== undefined) filters.bucket = q.bucket;
+  if (q.key !== undefined) filters.key = q.key;
+  if (brand !== undefined) filters.brand = brand;
   const needed = new Set<CellField>([
-    ...filtered,
+    ...(Object.keys(filters) as CellField[]),
     ...groupBy.map((f): CellField => (f === "status_class" ? "status" : f)),
   ]);
   const rollup = rollupFor(needed);
   const all = periods(from, to, granularity);
   const at = new Map(all.map((t, i) => [t, i]));
   const times = all.map(isoOf);
-  const kept: Filter = (g) =>
-    (q.bucket === undefined || g.bucket === q.bucket) &&
-    (q.key === undefined || g.key === q.key) &&
-    (brand === undefined || g.brand === brand);
-  const groups = new Groups(rollup, groupBy, kept);
-  const c = { principal, q, from, to, granularity, groupBy, limit, at, times, groups };
-  const first = all[0] as string;
-  const last = all[all.length - 1] as string;
+  const groups = new Groups(rollup, groupBy, filters);
   const hint: CellHint | undefined =
-    brand !== undefined ? { brand } : q.key !== undefined ? { key: q.key } : undefined;
-  const view = (r: Rollup): View => `${granularity}.${r}`;
-  const read = (r: Rollup, keys?: string[]) =>
-    store.cells(principal.accountId, view(r), first, last, keys ? { ...hint, keys } : hint);
-  // without filters the totals are every cell of a period: the store may sum them
-  const readTotals = (r: Rollup) =>
-    filtered.size === 0
-      ? store.cells(principal.accountId, view(r), first, last, { summed: true })
-      : read(r);
-
-  const totalsRollup = rollupFor(filtered);
-  if (groupBy.includes("brand") && brand === undefined && totalsRollup !== rollup) {
-    const counts = await store.cellCounts(principal.accountId, view(rollup), first, last, hint);
-    let cells = 0;
-    for (const [key, count] of counts) {
-      cells += count.cells;
-      const g = groups.of(key);
-      if (g) g.n += count.n;
-    }
-    const ranked = groups.ranked();
-    if (ranked.length > limit) {
-      const top = new Set(ranked.slice(0, limit));
-      const keys: string[] = [];
-      let topCells = 0;
-      for (const [key, g] of groups.decoded)
-        if (g && top.has(g)) {
-          keys.push(key);
-          topCells += counts.get(key)?.cells ?? 0;
-        }
-      // the two reads cost the top groups' cells, and a seek and a few totals cells of each
-      // period: read so only when that is less than every cell
-      if (topCells + TWO_PASS_CELLS_PER_PERIOD * all.length < cells) {
-        const [rows, totals] = await Promise.all([read(rollup, keys), readTotals(totalsRollup)]);
-        return chartOf(rows, {
-          ...c,
-          ranked,
-          totals: { rows: totals, rollup: totalsRollup, kept },
-        });
-      }
-    }
-    // few groups or few cells: every cell is read, and ranked again from them
-    for (const g of ranked) g.n = 0;
-  }
-  return chartOf(await (groupBy.length === 0 ? readTotals(rollup) : read(rollup)), c);
+    brand !== undefined ? { brand: brand as CellHint["brand"] } : q.key !== undefined ? { key: q.key } : undefined;
+  const rows = await store.cells(
+    principal.accountId,
+    granularity,
+    rollup,
+    all[0] as string,
+    all[all.length - 1] as string,
+    hint,
+  );
+  return chartOf(rows, { principal, q, from, to, granularity, groupBy, limit, at, times, groups });
 }
 
 /** What chartOf needs of the query. */
@@ -383,50 +350,33 @@ interface ChartQuery {
   /** each period's start, ISO 8601 */
   times: string[];
   groups: Groups;
-  /** the groups already ranked (two passes; else ranked from the cells read) */
-  ranked?: Group[];
-  /**
-   * two passes: the cells holding the filtered totals, of the rollup given: the (other) row is
-   * their sum minus the top groups'
-   */
-  totals?: { rows: PeriodRow[]; rollup: Rollup; kept: Filter };
 }
 
 /** The series answer of the cells read. */
 function chartOf(rows: PeriodRow[], c: ChartQuery): UsageSeries {
-  const { principal, q, from, to, granularity, groupBy, limit, at, times, groups, totals } = c;
+  const { principal, q, from, to, granularity, groupBy, limit, at, times, groups } = c;
   const all = times;
-  // each period's cells with their group (whose slot the cell is added into)
-  const kept: { cells: Cell[]; groups: Group[] }[] = new Array(all.length);
-  const collect = (
-    source: PeriodRow[],
-    groupOfKey: (key: string) => Group | null,
-    count: boolean,
-  ) => {
-    for (const { t, cells } of source) {
-      const i = at.get(t);
-      if (i === undefined) continue;
-      let part = kept[i];
-      if (!part) {
-        part = { cells: [], groups: [] };
-        kept[i] = part;
-      }
-      for (const [key, cell] of cells) {
-        const d = groupOfKey(key);
-        if (!d) continue;
-        if (count) d.n += cell.n;
-        part.cells.push(cell);
-        part.groups.push(d);
-      }
+  // each period's cells with their group (whose slot the cell is added into); the groups
+  // counted, then ranked: the top `limit` by requests get a slot each, the rest share the
+  // (other) slot
+  const kept: { cells: PCell[]; groups: Group[] }[] = new Array(all.length);
+  for (const { t, cells } of rows) {
+    const i = at.get(t);
+    if (i === undefined) continue;
+    let part = kept[i];
+    if (!part) {
+      part = { cells: [], groups: [] };
+      kept[i] = part;
     }
-  };
-  // one pass: the groups ranked by the cells read; then the top `limit` groups by requests get a
-  // slot each, the rest share the (other) slot
-  let ranked = c.ranked;
-  if (!ranked) {
-    collect(rows, (key) => groups.of(key), true);
-    ranked = groupBy.length === 0 ? [] : groups.ranked();
+    for (const cell of cells) {
+      const d = groups.of(cell);
+      if (!d) continue;
+      d.n += cell.n;
+      part.cells.push(cell);
+      part.groups.push(d);
+    }
   }
+  const ranked = groupBy.length === 0 ? [] : groups.ranked();
   const top = ranked.slice(0, limit);
   for (const g of ranked) g.slot = top.length;
   top.forEach((g, slot) => {
@@ -435,32 +385,6 @@ function chartOf(rows: PeriodRow[], c: ChartQuery): UsageSeries {
   const slots = Math.max(1, top.length + (ranked.length > limit ? 1 : 0));
   const overallAt = slots * W;
   const otherAt = top.length * W;
-  if (totals) {
-    // two passes: the top groups' cells (any other a store returned is left out), and the
-    // filtered totals' cells into the overall slot
-    collect(
-      rows,
-      (key) => {
-        const g = groups.of(key);
-        return g && g.slot < top.length ? g : null;
-      },
-      false,
-    );
-    const overall: Group = { id: "", values: {}, n: 0, slot: slots };
-    const keeps = new Map<string, boolean>();
-    collect(
-      totals.rows,
-      (key) => {
-        let ok = keeps.get(key);
-        if (ok === undefined) {
-          ok = totals.kept(groupOf(totals.rollup, key));
-          keeps.set(key, ok);
-        }
-        return ok ? overall : null;
-      },
-      false,
-    );
-  }
 
   // period by period: the period's cells summed per slot in a small scratch (slots x W numbers,
   // reused), its points made from it, and the slot added into the slot's whole-range total
@@ -474,13 +398,8 @@ function chartOf(rows: PeriodRow[], c: ChartQuery): UsageSeries {
       scratch.fill(0);
       const { cells, groups } = part;
       for (let k = 0; k < cells.length; k++)
-        addCell(scratch, (groups[k] as Group).slot * W, cells[k] as Cell);
-      if (totals) {
-        // the (other) slot: the overall minus the top groups (exact: integer counts and bins)
-        addSlot(scratch, otherAt, scratch, overallAt);
-        for (let slot = 0; slot < top.length; slot++) subSlot(scratch, otherAt, scratch, slot * W);
-      } else
-        for (let slot = 0; slot < slots; slot++) addSlot(scratch, overallAt, scratch, slot * W);
+        addCell(scratch, (groups[k] as Group).slot * W, cells[k] as PCell);
+      for (let slot = 0; slot < slots; slot++) addSlot(scratch, overallAt, scratch, slot * W);
       for (let slot = 0; slot <= slots; slot++) addSlot(sums, slot * W, scratch, slot * W);
     }
     for (let slot = 0; slot <= slots; slot++)

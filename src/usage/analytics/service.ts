@@ -3,7 +3,7 @@ import { DAY_MS, dayStart, utcDay } from "../../platform/day";
 import { BUCKETS, type Bucket, type Tier } from "../../quota/limits";
 import type { Principal } from "../../quota/principal";
 import { addCounts, zeroCounts } from "../daily";
-import type { DailyCounts, UsageEventStore } from "../port";
+import type { DailyCounts, UsageLog } from "../log/port";
 
 /** Longest range one call may ask for, in days (from and to included). */
 export const MAX_RANGE_DAYS = 366;
@@ -78,7 +78,7 @@ export function resolveRange(
  * in each day and in the totals. All keys of the account count, current and revoked.
  */
 export async function usageHistory(
-  store: UsageEventStore,
+  store: Pick<UsageLog, "daily">,
   principal: Principal,
   q: HistoryQuery,
   now = new Date(),

@@ -1,0 +1,350 @@
+import { DAY_MS, utcDay } from "../../platform/day";
+import type { Database } from "../../store/embedded/db";
+import { type Batch, dayNo, sameBatch } from "./batch";
+import { decodePeriod, encodePeriod, foldBatch, missesOfBatch, PeriodCells } from "./period";
+import { firstHourKept } from "./port";
+import { decodeRow, encodeRow, rowIds } from "./rows";
+import { StringTable } from "./strings";
+
+/**
+ * The embedded usage log's tables (docs/usage-events.md, "Stores"):
+ *  - usage_strings: every string the log and projections refer to, as an integer id;
+ *  - usage_log: one row per batch (account, t0, q): its events column by column (rows.ts);
+ *  - usage_days, usage_hours: one row per account and UTC day / hour: the analytics cells of
+ *    the five rollups and the brands the period keeps (period.ts); usage_daily's counts are the
+ *    day's `bs` cells;
+ *  - usage_misses: one row per UTC day, account and miss;
+ *  - usage_accounts: the accounts that have log rows (retention and the tally walk them);
+ *  - usage_daily: counts of days the per-event log kept apart from their cells (an older
+ *    DATA_DIR's archive), read instead of the day's cells;
+ *  - usage_meta: layout version and migration state.
+ */
+export const SCHEMA = `
+CREATE TABLE IF NOT EXISTS usage_strings (
+  id INTEGER PRIMARY KEY,
+  s TEXT NOT NULL UNIQUE
+);
+CREATE TABLE IF NOT EXISTS usage_log (
+  a INTEGER NOT NULL,
+  t INTEGER NOT NULL,
+  q INTEGER NOT NULL,
+  n INTEGER NOT NULL,
+  d BLOB NOT NULL,
+  PRIMARY KEY (a, t, q)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS usage_days (
+  a INTEGER NOT NULL,
+  p INTEGER NOT NULL,
+  d BLOB NOT NULL,
+  PRIMARY KEY (a, p)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS usage_hours (
+  a INTEGER NOT NULL,
+  p INTEGER NOT NULL,
+  d BLOB NOT NULL,
+  PRIMARY KEY (a, p)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS usage_accounts (
+  a INTEGER PRIMARY KEY
+);
+CREATE TABLE IF NOT EXISTS usage_misses (
+  day TEXT NOT NULL,
+  account TEXT NOT NULL,
+  miss TEXT NOT NULL,
+  n INTEGER NOT NULL,
+  PRIMARY KEY (day, account, miss)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS usage_daily (
+  day TEXT NOT NULL,
+  account TEXT NOT NULL,
+  bucket TEXT NOT NULL,
+  requests INTEGER NOT NULL,
+  errors INTEGER NOT NULL,
+  rate_limited INTEGER NOT NULL,
+  PRIMARY KEY (day, account, bucket)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS usage_meta (
+  name TEXT PRIMARY KEY,
+  value INTEGER NOT NULL
+) WITHOUT ROWID;
+`;
+
+export interface WriteOptions {
+  /** each transaction on disk before it returns (USAGE_DURABILITY=strict) */
+  durable?: boolean;
+  /** USAGE_HOURLY_DAYS: hours older than this many UTC days get no hourly cells */
+  hourlyDays?: number;
+  /** the clock (tests) */
+  now?: () => number;
+}
+
+/** A period row's key: usage_days or usage_hours, account id, period number. */
+type RowKey = { table: "usage_days" | "usage_hours"; a: number; p: number };
+
+/**
+ * The writes of the embedded usage log on one connection: appends (a batch stored and counted
+ * in one transaction), retention, rebuild. They run on the usage write thread (embedded.ts,
+ * embedded-worker.ts), or inline where no thread can start.
+ */
+export class EmbeddedWrites {
+  readonly strings: StringTable;
+  private accounts = new Set<number>();
+  private readonly durable: boolean;
+  private readonly hourlyDays: number;
+  private readonly now: () => number;
+
+  constructor(
+    readonly db: Database,
+    opts: WriteOptions = {},
+  ) {
+    db.exec(SCHEMA);
+    this.strings = new StringTable(db);
+    this.durable = opts.durable === true;
+    this.hourlyDays = opts.hourlyDays ?? 90;
+    this.now = opts.now ?? Date.now;
+  }
+
+  /** Run `fn` in one write transaction, the string ids it makes forgotten if it rolls back. */
+  tx<T>(fn: () => T): T {
+    this.strings.begin();
+    try {
+      const out = this.db.tx(fn, this.durable);
+      this.strings.commit();
+      return out;
+    } catch (err) {
+      this.strings.rollback();
+      // accounts it noted are not in usage_accounts: noted again by the next append
+      this.accounts.clear();
+      throw err;
+    }
+  }
+
+  /**
+   * Store the batches not stored yet and count them, in one transaction: each new batch is a
+   * log row; a batch whose id is there already is compared with the row (the same events: a
+   * retry, skipped; others: a batch that happens to have that id, stored under the next free
+   * number derived from it). Then, per account, its day and hour rows are read, the new
+   * batches folded in, and written back; and its misses counted. Returns the events stored.
+   */
+  append(batches: readonly Batch[]): number {
+    if (batches.length === 0) return 0;
+    return this.tx(() => this.store(batches));
+  }
+
+  private store(batches: readonly Batch[]): number {
+    const insert = this.db.stmt(
+      "INSERT OR IGNORE INTO usage_log (a, t, q, n, d) VALUES (?, ?, ?, ?, ?)",
+    );
+    const fresh = new Map<number, Batch[]>();
+    let stored = 0;
+    for (const b of batches) {
+      if (b.n === 0) continue;
+      const a = this.strings.id(b.account);
+      const row = encodeRow(b, this.strings);
+      let again = false;
+      for (let attempt = 0; ; attempt++) {
+        if (insert.run(a, b.t0, b.q, b.n, row).changes > 0) break;
+        // the id is taken: by this batch (a retry) or by another one
+        if (this.isStored(a, b)) {
+          again = true;
+          break;
+        }
+        if (attempt > 16) throw new Error("usage batch id taken 16 times over");
+        b.q = nextQ(b);
+      }
+      if (again) continue;
+      stored += b.n;
+      let list = fresh.get(a);
+      if (!list) {
+        list = [];
+        fresh.set(a, list);
+        if (!this.accounts.has(a)) {
+          this.db.run("INSERT OR IGNORE INTO usage_accounts (a) VALUES (?)", a);
+          this.accounts.add(a);
+        }
+      }
+      list.push(b);
+    }
+    for (const [a, list] of fresh) this.project(a, list);
+    return stored;
+  }
+
+  /** Whether the row (a, b.t0, b.q) holds batch `b`. */
+  private isStored(a: number, b: Batch): boolean {
+    const row = this.db.get<{ d: Uint8Array }>(
+      "SELECT d FROM usage_log WHERE a = ? AND t = ? AND q = ?",
+      a,
+      b.t0,
+      b.q,
+    );
+    if (!row) return false;
+    this.strings.resolve(rowIds(row.d));
+    const [had] = decodeRow(row.d, b.account, b.t0, b.q, this.strings);
+    return had !== undefined && sameBatch(had, b);
+  }
+
+  /** Count new batches of account `a` into its day and hour rows and its misses. */
+  project(a: number, list: readonly Batch[], keepCells?: Map<string, PeriodCells>): void {
+    const rows = keepCells ?? new Map<string, PeriodCells>();
+    const firstHour = firstHourKept(this.hourlyDays, this.now());
+    const get = (key: RowKey): PeriodCells => {
+      const k = `${key.table}|${key.p}`;
+      let p = rows.get(k);
+      if (!p) {
+        p = this.readPeriod(key) ?? new PeriodCells();
+        rows.set(k, p);
+      }
+      return p;
+    };
+    for (const b of list)
+      foldBatch(b, {
+        day: (p) => get({ table: "usage_days", a, p }),
+        hour: (p) => (p < firstHour ? null : get({ table: "usage_hours", a, p })),
+      });
+    if (!keepCells) this.writePeriods(a, rows);
+    const misses = this.db.stmt(
+      `INSERT INTO usage_misses (day, account, miss, n) VALUES (?, ?, ?, ?)
+       ON CONFLICT DO UPDATE SET n = n + excluded.n`,
+    );
+    for (const b of list) {
+      const m = missesOfBatch(b);
+      if (m.size === 0) continue;
+      const day = utcDay(b.t0);
+      for (const [miss, n] of m) misses.run(day, b.account, miss, n);
+    }
+  }
+
+  /** Write period rows (keys `table|p`) of account `a`. */
+  writePeriods(a: number, rows: Map<string, PeriodCells>): void {
+    for (const [k, p] of rows) {
+      const [table, period] = k.split("|") as [RowKey["table"], string];
+      this.db.run(
+        `INSERT INTO ${table} (a, p, d) VALUES (?, ?, ?) ON CONFLICT DO UPDATE SET d = excluded.d`,
+        a,
+        Number(period),
+        encodePeriod(p, this.strings),
+      );
+    }
+  }
+
+  private readPeriod(key: RowKey): PeriodCells | null {
+    const row = this.db.get<{ d: Uint8Array }>(
+      `SELECT d FROM ${key.table} WHERE a = ? AND p = ?`,
+      key.a,
+      key.p,
+    );
+    return row ? decodePeriod(row.d, this.strings) : null;
+  }
+
+  /**
+   * Retention: each account's log rows of days before `beforeDay` and hour rows before
+   * `beforeHour` (hour number) deleted, a few accounts per transaction; day rows and misses stay.
+   */
+  async prune(beforeDay: string, beforeHour?: number): Promise<{ days: number; events: number }> {
+    const t = Date.parse(`${beforeDay}T00:00:00Z`);
+    const accounts = this.db.all<{ a: number }>("SELECT a FROM usage_accounts").map((r) => r.a);
+    const days = new Set<number>();
+    let events = 0;
+    for (let i = 0; i < accounts.length; i += 100) {
+      this.tx(() => {
+        for (const a of accounts.slice(i, i + 100)) {
+          for (const r of this.db.all<{ t: number; n: number }>(
+            "SELECT t, n FROM usage_log WHERE a = ? AND t < ?",
+            a,
+            t,
+          )) {
+            days.add(dayNo(r.t));
+            events += r.n;
+          }
+          this.db.run("DELETE FROM usage_log WHERE a = ? AND t < ?", a, t);
+          if (beforeHour !== undefined)
+            this.db.run("DELETE FROM usage_hours WHERE a = ? AND p < ?", a, beforeHour);
+        }
+      });
+      await new Promise((r) => setImmediate(r));
+    }
+    return { days: days.size, events };
+  }
+
+  /**
+   * Each account's day and hour rows and misses of every day still in the log recomputed from
+   * its log rows (one transaction per account and day): the brands each period keeps stay,
+   * brands it has no room for are counted under OTHER. Rows of days not in the log stay.
+   */
+  async rebuild(
+    progress?: (p: { day: string; events: number }) => void,
+  ): Promise<{ events: number; days: number }> {
+    const accounts = this.db.all<{ a: number }>("SELECT a FROM usage_accounts").map((r) => r.a);
+    let events = 0;
+    const allDays = new Set<number>();
+    const firstHour = firstHourKept(this.hourlyDays, this.now());
+    for (const a of accounts) {
+      const account = this.strings.str(a);
+      const days = this.db
+        .all<{ t: number }>("SELECT t FROM usage_log WHERE a = ? ORDER BY t", a)
+        .map((r) => dayNo(r.t));
+      for (const day of new Set(days)) {
+        allDays.add(day);
+        events += this.tx(() => {
+          const lo = day * DAY_MS;
+          const rows = new Map<string, PeriodCells>();
+          const keep = (table: RowKey["table"], p: number) => {
+            const had = this.readPeriod({ table, a, p });
+            const fresh = new PeriodCells();
+            if (had) fresh.brands = had.brands.slice();
+            rows.set(`${table}|${p}`, fresh);
+          };
+          keep("usage_days", day);
+          for (let h = day * 24; h < day * 24 + 24; h++) if (h >= firstHour) keep("usage_hours", h);
+          this.db.run("DELETE FROM usage_misses WHERE day = ? AND account = ?", utcDay(lo), account);
+          let n = 0;
+          const batches: Batch[] = [];
+          for (const r of this.db.all<{ t: number; q: number; d: Uint8Array }>(
+            "SELECT t, q, d FROM usage_log WHERE a = ? AND t >= ? AND t < ? ORDER BY t, q",
+            a,
+            lo,
+            lo + DAY_MS,
+          )) {
+            this.strings.resolve(rowIds(r.d));
+            for (const b of decodeRow(r.d, account, r.t, r.q, this.strings)) {
+              batches.push(b);
+              n += b.n;
+            }
+          }
+          this.project(a, batches, rows);
+          // hours without events keep no row
+          for (const [k, p] of rows) if (p.empty && k.startsWith("usage_hours")) rows.delete(k);
+          this.db.run(
+            "DELETE FROM usage_hours WHERE a = ? AND p >= ? AND p < ?",
+            a,
+            day * 24,
+            day * 24 + 24,
+          );
+          this.writePeriods(a, rows);
+          return n;
+        });
+        progress?.({ day: utcDay(day * DAY_MS), events });
+        await new Promise((r) => setImmediate(r));
+      }
+    }
+    return { events, days: allDays.size };
+  }
+}
+
+/**
+ * The next batch number for a batch whose id is taken by another batch: derived from its
+ * events, so the same batch sent again lands on the same number (and is found there).
+ */
+function nextQ(b: Batch): number {
+  let h = 2166136261;
+  const mix = (v: number) => {
+    h ^= v & 0xffffffff;
+    h = Math.imul(h, 16777619);
+  };
+  for (let i = 0; i < b.n; i++) {
+    mix(b.at[i] as number);
+    mix(b.lat[i] as number);
+    mix(b.status[i] as number);
+  }
+  return (b.q + 1 + (h >>> 0)) % 2 ** 40;
+}

@@ -1,0 +1,469 @@
+import { join } from "node:path";
+import { DAY_MS, dayStart, utcDay } from "../../platform/day";
+import type { Bucket } from "../../quota/limits";
+import type { CountableEvent } from "../../quota/port";
+import { Database, DB_FILE } from "../../store/embedded/db";
+import type { Granularity, Rollup } from "../analytics/cells";
+import { type Batch, dayNo, encodeFrames, idOf, parseEventId } from "./batch";
+import { WriteThread, WriteThreadDied } from "./embedded-thread";
+import { EmbeddedWrites, SCHEMA } from "./embedded-writes";
+import { exportLines } from "./export-lines";
+import { decodePeriod, OTHER, periodIds, rollupNo } from "./period";
+import type {
+  CellHint,
+  DailyRow,
+  ExportQuery,
+  ExportStream,
+  PeriodRow,
+  UsageLog,
+} from "./port";
+import { decodeRow, rowIds } from "./rows";
+import { StringTable } from "./strings";
+
+export interface EmbeddedLogOptions {
+  /**
+   * USAGE_DURABILITY=strict: each append's transaction is on disk (synchronous=FULL for it)
+   * before it resolves; else a commit survives a crash of the process, and a power loss may
+   * take the last ones (WAL, synchronous=NORMAL)
+   */
+  durable?: boolean;
+  /** USAGE_HOURLY_DAYS (default 90) */
+  hourlyDays?: number;
+  /**
+   * where writes run: `worker` (the default for a database file) a thread with its own
+   * connection (embedded-thread.ts), so a transaction never blocks the request thread;
+   * `inline` the store's connection, on the calling thread
+   */
+  writer?: "worker" | "inline";
+  /** the write thread's script (tests; default: embedded-worker beside this module) */
+  workerUrl?: URL;
+  /** the clock (tests) */
+  now?: () => number;
+}
+
+/** Log rows read per query by the export and the event walks. */
+const CHUNK_ROWS = 1000;
+const BS = rollupNo("bs");
+const K = rollupNo("k");
+const HOUR_MS = 3_600_000;
+
+/** The period string of a day or hour number. */
+const periodName = (g: Granularity, p: number): string =>
+  g === "day"
+    ? utcDay(p * DAY_MS)
+    : new Date(p * HOUR_MS).toISOString().slice(0, 13);
+
+/** The day or hour number of a period string (YYYY-MM-DD or YYYY-MM-DDTHH). */
+function periodNo(g: Granularity, period: string): number {
+  if (g === "day") return Math.floor(dayStart(period.slice(0, 10)) / DAY_MS);
+  const hh = period.length >= 13 ? period.slice(11, 13) : "00";
+  return Math.floor(Date.parse(`${period.slice(0, 10)}T${hh}:00:00Z`) / HOUR_MS);
+}
+
+/**
+ * The embedded usage log on the store's SQLite database (tables: embedded-writes.ts). Reads run
+ * on the store's connection; appends, retention and rebuilds on the write thread's connection
+ * (WAL lets reads run meanwhile), or inline where no thread can start.
+ */
+export class EmbeddedUsageLog implements UsageLog {
+  /** the log opened its own database (open()) and closes it */
+  private owned = false;
+  readonly strings: StringTable;
+  /** the write thread (null: writes on this connection) */
+  readonly thread: WriteThread | null;
+  /** writes on this connection: the fallback when the thread is unavailable */
+  private inlineWrites: EmbeddedWrites | null = null;
+  private readonly now: () => number;
+  private readonly opts: EmbeddedLogOptions;
+
+  constructor(
+    readonly db: Database,
+    opts: EmbeddedLogOptions = {},
+  ) {
+    this.opts = opts;
+    this.now = opts.now ?? Date.now;
+    db.exec(SCHEMA);
+    this.strings = new StringTable(db);
+    this.thread =
+      (opts.writer ?? "worker") === "worker" && db.path !== ":memory:"
+        ? new WriteThread(
+            { path: db.path, durable: opts.durable === true, hourlyDays: opts.hourlyDays ?? 90 },
+            opts.workerUrl,
+          )
+        : null;
+  }
+
+  /** A log on its own database file under `dataDir` (tests, scripts). */
+  static open(dataDir: string, opts: EmbeddedLogOptions = {}): EmbeddedUsageLog {
+    const log = new EmbeddedUsageLog(new Database(join(dataDir, DB_FILE)), opts);
+    log.owned = true;
+    return log;
+  }
+
+  /** The writes on this connection (made on first use). */
+  get writes(): EmbeddedWrites {
+    this.inlineWrites ??= new EmbeddedWrites(this.db, {
+      durable: this.opts.durable,
+      hourlyDays: this.opts.hourlyDays,
+      now: this.now,
+    });
+    return this.inlineWrites;
+  }
+
+  /**
+   * Run a write on the thread; inline when it is unavailable (could not start). A thread that
+   * died mid-write is replaced and the write sent once more: batches that had committed are
+   * found again by their ids and not counted twice.
+   */
+  private async onThread<T>(
+    post: (t: WriteThread) => Promise<T>,
+    inline: () => T | Promise<T>,
+  ): Promise<T> {
+    for (let attempt = 0; this.thread && !this.thread.unavailable; attempt++) {
+      try {
+        return await post(this.thread);
+      } catch (err) {
+        if (!(err instanceof WriteThreadDied) || (attempt > 0 && !this.thread.unavailable))
+          throw err;
+      }
+    }
+    return inline();
+  }
+
+  async append(batches: Batch[]): Promise<number> {
+    if (batches.length === 0) return 0;
+    return this.onThread(
+      (t) => {
+        const frames = encodeFrames(batches);
+        const buf = frames.buffer.slice(frames.byteOffset, frames.byteOffset + frames.length);
+        return t.request<number>({ op: "append", frames: buf as ArrayBuffer, now: this.now() }, [
+          buf as ArrayBuffer,
+        ]);
+      },
+      () => this.writes.append(batches),
+    );
+  }
+
+  async settled(): Promise<void> {}
+
+  /** The account's string id, or undefined when it never had a row. */
+  private accountId(accountId: string): number | undefined {
+    return this.strings.find(accountId);
+  }
+
+  /** Rows of a period table of one account, p from..to, each decoded (one rollup, or all). */
+  private periods(table: "usage_days" | "usage_hours", a: number, lo: number, hi: number) {
+    const rows = this.db.all<{ p: number; d: Uint8Array }>(
+      `SELECT p, d FROM ${table} WHERE a = ? AND p >= ? AND p <= ? ORDER BY p`,
+      a,
+      lo,
+      hi,
+    );
+    return rows;
+  }
+
+  async daily(accountId: string, from: string, to: string): Promise<DailyRow[]> {
+    const out: DailyRow[] = [];
+    const overrides = this.db.all<{
+      day: string;
+      bucket: Bucket;
+      requests: number;
+      errors: number;
+      rl: number;
+    }>(
+      `SELECT day, bucket, requests, errors, rate_limited AS rl FROM usage_daily
+       WHERE account = ? AND day >= ? AND day <= ? ORDER BY day, bucket`,
+      accountId,
+      from,
+      to,
+    );
+    const overridden = new Set(overrides.map((r) => r.day));
+    const a = this.accountId(accountId);
+    if (a !== undefined) {
+      const rows = this.periods("usage_days", a, periodNo("day", from), periodNo("day", to));
+      for (const r of rows) {
+        const day = periodName("day", r.p);
+        if (overridden.has(day)) continue;
+        this.strings.resolve(periodIds(r.d, BS));
+        const p = decodePeriod(r.d, this.strings, BS);
+        const byBucket = new Map<string, DailyRow>();
+        for (const c of (p.views[BS] as Map<string, { f: unknown[]; n: number; e: number; r: number }>).values()) {
+          const bucket = c.f[0] as Bucket;
+          let row = byBucket.get(bucket);
+          if (!row) {
+            row = { accountId, day, bucket, requests: 0, errors: 0, rateLimited: 0 };
+            byBucket.set(bucket, row);
+          }
+          row.requests += c.n;
+          row.errors += c.e;
+          row.rateLimited += c.r;
+        }
+        out.push(...byBucket.values());
+      }
+    }
+    for (const r of overrides)
+      out.push({
+        accountId,
+        day: r.day,
+        bucket: r.bucket,
+        requests: r.requests,
+        errors: r.errors,
+        rateLimited: r.rl,
+      });
+    return out.sort((x, y) =>
+      x.day !== y.day ? (x.day < y.day ? -1 : 1) : x.bucket < y.bucket ? -1 : x.bucket > y.bucket ? 1 : 0,
+    );
+  }
+
+  async cells(
+    accountId: string,
+    granularity: Granularity,
+    rollup: Rollup,
+    from: string,
+    to: string,
+    hint?: CellHint,
+  ): Promise<PeriodRow[]> {
+    const a = this.accountId(accountId);
+    if (a === undefined) return [];
+    const v = rollupNo(rollup);
+    const rows = this.periods(
+      granularity === "day" ? "usage_days" : "usage_hours",
+      a,
+      periodNo(granularity, from),
+      periodNo(granularity, to),
+    );
+    const ids = new Set<number>();
+    for (const r of rows) for (const id of periodIds(r.d, v)) ids.add(id);
+    this.strings.resolve(ids);
+    const brandAt = rollup === "b" || rollup === "all" ? 0 : -1;
+    const keyAt = rollup === "k" ? 0 : rollup === "all" ? 2 : -1;
+    const out: PeriodRow[] = [];
+    for (const r of rows) {
+      const p = decodePeriod(r.d, this.strings, v);
+      let cells = [...(p.views[v] as Map<string, PeriodRow["cells"][number]>).values()];
+      if (hint?.brand !== undefined && brandAt >= 0) cells = cells.filter((c) => c.f[brandAt] === hint.brand);
+      if (hint?.key !== undefined && keyAt >= 0) cells = cells.filter((c) => c.f[keyAt] === hint.key);
+      if (cells.length > 0) out.push({ t: periodName(granularity, r.p), cells });
+    }
+    return out;
+  }
+
+  async misses(accountId: string | null, from: string, to: string): Promise<Map<string, number>> {
+    const rows =
+      accountId === null
+        ? this.db.all<{ miss: string; n: number }>(
+            "SELECT miss, sum(n) AS n FROM usage_misses WHERE day >= ? AND day <= ? GROUP BY miss",
+            from,
+            to,
+          )
+        : this.db.all<{ miss: string; n: number }>(
+            `SELECT miss, sum(n) AS n FROM usage_misses
+             WHERE day IN (SELECT value FROM json_each(?)) AND account = ? GROUP BY miss`,
+            JSON.stringify(daysBetween(from, to)),
+            accountId,
+          );
+    return new Map(rows.map((r) => [r.miss, r.n]));
+  }
+
+  /** Log rows of account `a` after (t, q), t before `hi`, CHUNK_ROWS at a time. */
+  private rowsAfter(a: number, t: number, q: number, hi: number) {
+    return this.db.all<{ t: number; q: number; d: Uint8Array }>(
+      "SELECT t, q, d FROM usage_log WHERE a = ? AND (t, q) > (?, ?) AND t < ? ORDER BY t, q LIMIT ?",
+      a,
+      t,
+      q,
+      hi,
+      CHUNK_ROWS,
+    );
+  }
+
+  private decode(account: string, r: { t: number; q: number; d: Uint8Array }): Batch[] {
+    this.strings.resolve(rowIds(r.d));
+    return decodeRow(r.d, account, r.t, r.q, this.strings);
+  }
+
+  /**
+   * An export page: the account's log rows in id order from the cursor's row (found by the
+   * greatest row key at or before the cursor's batch), events after the cursor, until `limit`
+   * events or the first batch holding an event metered at or after `before` (the page stops
+   * there, so a later page never finds an event behind its cursor). The page's rows are held
+   * as their compact bytes (a few MB for 50,000 events), decoded again as the lines are sent.
+   */
+  async exportStream(accountId: string, q: ExportQuery): Promise<ExportStream> {
+    const empty: ExportStream = { events: 0, last: null, next: async () => null, close() {} };
+    const a = this.accountId(accountId);
+    if (a === undefined || q.limit <= 0) return empty;
+    const lo = dayStart(q.from);
+    const hi = dayStart(q.to) + DAY_MS;
+    let t = lo;
+    let qq = -1;
+    const after = q.after;
+    if (after !== null) {
+      const c = parseEventId(after);
+      if (c) {
+        const row = this.db.get<{ t: number; q: number }>(
+          "SELECT t, q FROM usage_log WHERE a = ? AND (t, q) <= (?, ?) ORDER BY t DESC, q DESC LIMIT 1",
+          a,
+          c.t0,
+          c.q,
+        );
+        // from that row (its events after the cursor are listed), or from the range's start
+        if (row && row.t >= lo) {
+          t = row.t;
+          qq = row.q - 1;
+        } else if (c.t0 >= lo) {
+          t = c.t0;
+          qq = -1;
+        }
+      }
+    }
+    const page: { t: number; q: number; d: Uint8Array }[] = [];
+    let events = 0;
+    let last: string | null = null;
+    let stop = false;
+    while (!stop && events < q.limit) {
+      const rows = this.rowsAfter(a, t, qq, hi);
+      if (rows.length === 0) break;
+      for (const r of rows) {
+        t = r.t;
+        qq = r.q;
+        let kept = 0;
+        for (const b of this.decode(accountId, r)) {
+          if ((b.at[b.n - 1] as number) >= q.before) {
+            stop = true;
+            break;
+          }
+          for (let i = 0; i < b.n && events < q.limit; i++) {
+            const id = idOf(b, i);
+            if (after !== null && id <= after) continue;
+            events++;
+            kept++;
+            last = id;
+          }
+          if (stop || events >= q.limit) break;
+        }
+        if (kept > 0) page.push(r);
+        if (stop || events >= q.limit) break;
+      }
+    }
+    if (events === 0) return empty;
+    let i = 0;
+    let left = events;
+    const self = this;
+    return {
+      events,
+      last,
+      async next() {
+        if (left <= 0 || i >= page.length) return null;
+        const lines: string[] = [];
+        while (i < page.length && lines.length < 2000 && left > 0) {
+          const r = page[i++] as { t: number; q: number; d: Uint8Array };
+          for (const b of self.decode(accountId, r)) {
+            const n = exportLines(b, after, left, lines);
+            left -= n;
+            if (left <= 0) break;
+          }
+        }
+        return new TextEncoder().encode(lines.join(""));
+      },
+      close() {
+        left = 0;
+        page.length = 0;
+      },
+    };
+  }
+
+  async *events(accountId: string, from: string, to: string): AsyncIterable<Batch> {
+    const a = this.accountId(accountId);
+    if (a === undefined) return;
+    let t = dayStart(from);
+    let q = -1;
+    const hi = dayStart(to) + DAY_MS;
+    for (;;) {
+      const rows = this.rowsAfter(a, t, q, hi);
+      if (rows.length === 0) return;
+      for (const r of rows) {
+        t = r.t;
+        q = r.q;
+        yield* this.decode(accountId, r);
+      }
+    }
+  }
+
+  /** The day's requests by account, key, bucket and status, from each account's day row. */
+  *tallyOfDay(day: string): Iterable<CountableEvent> {
+    const p = periodNo("day", day);
+    const rows = this.db.all<{ a: number; d: Uint8Array }>(
+      "SELECT a, d FROM usage_days WHERE a IN (SELECT a FROM usage_accounts) AND p = ?",
+      p,
+    );
+    for (const r of rows) {
+      this.strings.resolve(periodIds(r.d, K));
+      const accountId = this.strings.str(r.a);
+      const cells = decodePeriod(r.d, this.strings, K).views[K] as Map<
+        string,
+        { f: unknown[]; n: number }
+      >;
+      for (const c of cells.values())
+        yield {
+          day,
+          accountId,
+          keyId: c.f[0] as string,
+          bucket: c.f[1] as Bucket,
+          status: c.f[2] as number,
+          events: c.n,
+        };
+    }
+  }
+
+  async holds(ids: readonly { account: string; t0: number; q: number }[]): Promise<boolean[]> {
+    return ids.map(({ account, t0, q }) => {
+      const a = this.accountId(account);
+      return (
+        a !== undefined &&
+        this.db.get("SELECT 1 AS x FROM usage_log WHERE a = ? AND t = ? AND q = ?", a, t0, q) !==
+          undefined
+      );
+    });
+  }
+
+  async rebuild(
+    progress?: (p: { day: string; events: number }) => void,
+  ): Promise<{ events: number; days: number }> {
+    return this.onThread(
+      (t) => t.request({ op: "rebuild", now: this.now() }, [], progress),
+      () => this.writes.rebuild(progress),
+    );
+  }
+
+  async prune(beforeDay: string, beforeHour?: string): Promise<{ days: number; events: number }> {
+    const hour = beforeHour === undefined ? undefined : periodNo("hour", beforeHour);
+    return this.onThread(
+      (t) => t.request({ op: "prune", beforeDay, beforeHour: hour }),
+      () => this.writes.prune(beforeDay, hour),
+    );
+  }
+
+  /** events in the log */
+  get size(): number {
+    return this.db.get<{ n: number }>("SELECT coalesce(sum(n), 0) AS n FROM usage_log")?.n ?? 0;
+  }
+
+  async close() {
+    await this.thread?.close();
+    if (this.owned) this.db.close();
+  }
+}
+
+/** The UTC days from..to, as YYYY-MM-DD. */
+function daysBetween(from: string, to: string): string[] {
+  const out: string[] = [];
+  for (let d = dayNo(dayStart(from)); out.length < 3660; d++) {
+    const day = utcDay(d * DAY_MS);
+    if (day > to) break;
+    out.push(day);
+  }
+  return out;
+}
+
+export { OTHER };
