@@ -30,6 +30,8 @@ const Env = T.Object({
   USAGE_ON_STORE_FULL: T.Union([T.Literal("serve"), T.Literal("refuse")], { default: "serve" }),
   USAGE_DURABILITY: T.Union([T.Literal("batched"), T.Literal("strict")], { default: "batched" }),
   USAGE_SPILL_RESERVE_MB: T.Integer({ minimum: 0, maximum: 1024, default: 16 }),
+  USAGE_SPILL_MAX_MB: T.Integer({ minimum: 1, maximum: 1_048_576, default: 1024 }),
+  USAGE_HOURLY_DAYS: T.Integer({ minimum: 1, maximum: 36_500, default: 90 }),
   SHUTDOWN_GRACE_MS: T.Integer({ minimum: 0, maximum: 600_000, default: 10_000 }),
   USAGE_EXPORT_SETTLE_MS: T.Integer({ minimum: 0, maximum: 600_000, default: 30_000 }),
   STRIPE_SECRET_KEY: T.Optional(T.String({ minLength: 1 })),

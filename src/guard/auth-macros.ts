@@ -8,7 +8,7 @@ import type { Principal } from "../quota/principal";
 import { dailyLimitMessage, type MeterTarget, startMeter } from "../usage/meter";
 import type { UsageRecorder } from "../usage/port";
 import { apiKeyOf, authenticate, type BearerPolicy } from "./credentials";
-import { openMeter, settleHook } from "./meter";
+import { openMeter, settleHook } from "../usage/meter";
 
 export interface AuthDeps {
   accounts: AccountService;

@@ -4,6 +4,6 @@
  */
 export { type AuthDeps, authPlugin, charge, rateLimitHeaders } from "./auth-macros";
 export { authenticate, type BearerPolicy, bearerOf, hasBearerToken } from "./credentials";
-export { noteMeter, settleHook } from "./meter";
+export { noteMeter, settleHook } from "../usage/meter";
 export { requireOperator } from "./operator";
 export { type RateLimitDeps, rateLimitPlugin } from "./rate-limit-macros";

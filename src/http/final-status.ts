@@ -1,6 +1,6 @@
 /**
  * Work that waits for a request's final status, registered by a plugin above http/ (the request
- * meter in guard/meter.ts). The error plugin runs it for anything thrown; the plugin that
+ * meter in usage/meter.ts). The error plugin runs it for anything thrown; the plugin that
  * registered it runs it itself for a handler's answer. It runs once: `runFinal` forgets it.
  */
 type Final = (status: number) => undefined | Promise<void>;

@@ -8,7 +8,8 @@ import type { Config } from "../config";
 import { log } from "../platform/log";
 import { auditedDiscoveries } from "../reports/audit";
 import type { CorrectionsStore } from "../reports/port";
-import type { UsageEventStore } from "../usage/port";
+import { EmbeddedUsageLog } from "../usage/log/embedded";
+import type { UsageLog } from "../usage/log/port";
 import type { VisitorCountStore } from "../visitor-counter/port";
 import { EmbeddedAccountStore } from "./embedded/accounts";
 import { EmbeddedTokenStore } from "./embedded/accounts-tokens";
@@ -18,7 +19,6 @@ import { Database, DB_FILE } from "./embedded/db";
 import { EmbeddedEnrichmentStore } from "./embedded/enrichment";
 import { importLegacyFiles } from "./embedded/legacy-import";
 import { EmbeddedCorrectionsStore } from "./embedded/reports";
-import { EmbeddedUsageStore } from "./embedded/usage";
 import { EmbeddedVisitorStore } from "./embedded/visitors";
 
 /** The storage ports a running service needs, behind one of two adapters. */
@@ -30,8 +30,8 @@ export interface Store {
   catalog: CatalogSource;
   /** results of background brand enrichment and web logo discovery (catalog/enrichment.ts) */
   enrichment: EnrichmentStore & DiscoveryStore;
-  /** usage event log + usage_daily projection */
-  usage: UsageEventStore;
+  /** the usage event log and its projections (src/usage/log/) */
+  usage: UsageLog;
   /** account <-> Stripe customer/subscription links, applied webhook events */
   billing: BillingStore;
   /** the public visitor counter's total */
@@ -46,7 +46,8 @@ export interface Store {
 }
 
 export function openEmbeddedStore(
-  config: Pick<Config, "DATA_DIR" | "CATALOG_FILE"> & Partial<Pick<Config, "USAGE_DURABILITY">>,
+  config: Pick<Config, "DATA_DIR" | "CATALOG_FILE"> &
+    Partial<Pick<Config, "USAGE_DURABILITY" | "USAGE_HOURLY_DAYS">>,
 ): Store {
   const db = new Database(join(config.DATA_DIR, DB_FILE));
   const accounts = new EmbeddedAccountStore(db);
@@ -56,10 +57,12 @@ export function openEmbeddedStore(
   const visitors = new EmbeddedVisitorStore(db);
   const corrections = new EmbeddedCorrectionsStore(db);
   importLegacyFiles(db, config.DATA_DIR, { accounts, tokens, billing, enrichment, visitors });
-  // strict durability: each batch's commit is on disk before its append resolves
-  const usage = new EmbeddedUsageStore(db, {
-    importFrom: config.DATA_DIR,
+  // strict durability: each batch's commit is on disk before its append resolves; earlier
+  // layouts of the log are moved once, here, before anything is served
+  const usage = new EmbeddedUsageLog(db, {
+    migrateFrom: config.DATA_DIR,
     durable: config.USAGE_DURABILITY === "strict",
+    hourlyDays: config.USAGE_HOURLY_DAYS,
   });
   return {
     kind: "embedded",
@@ -90,14 +93,15 @@ export function openEmbeddedStore(
 /** MongoDB store (official driver, loaded only when MONGODB_URL is set). Seeds the catalog. */
 export async function openMongoStore(
   config: Pick<Config, "CATALOG_FILE" | "MONGODB_DB"> &
-    Partial<Pick<Config, "USAGE_RETENTION_DAYS" | "DATA_DIR">>,
+    Partial<Pick<Config, "USAGE_RETENTION_DAYS" | "USAGE_HOURLY_DAYS" | "DATA_DIR">>,
   url: string,
 ): Promise<Store> {
   const { MongoClient } = await import("mongodb");
   const { MongoAccountStore, MongoTokenStore } = await import("./mongo/accounts");
   const { MongoCatalogSource } = await import("./mongo/catalog");
   const { MongoEnrichmentStore } = await import("./mongo/enrichment");
-  const { MongoUsageStore } = await import("./mongo/usage");
+  const { MongoUsageLog } = await import("../usage/log/mongo");
+  const { migrateMongo } = await import("../usage/log/mongo-migrate");
   const { MongoBillingStore } = await import("./mongo/billing");
   const { MongoVisitorStore } = await import("./mongo/visitors");
   const { MongoCorrectionsStore } = await import("./mongo/reports");
@@ -106,7 +110,7 @@ export async function openMongoStore(
   const db = client.db(config.MONGODB_DB);
   await MongoAccountStore.ensureIndexes(db);
   await MongoCatalogSource.ensureIndexes(db);
-  await MongoUsageStore.ensureIndexes(db, { retentionDays: config.USAGE_RETENTION_DAYS });
+  await MongoUsageLog.ensureIndexes(db, { retentionDays: config.USAGE_RETENTION_DAYS });
   await MongoBillingStore.ensureIndexes(db);
   await MongoEnrichmentStore.ensureIndexes(db);
   await MongoCorrectionsStore.ensureIndexes(db);
@@ -124,8 +128,10 @@ export async function openMongoStore(
       reason: (err as Error).message,
     });
   }
-  const usage = new MongoUsageStore(db);
-  await usage.migrateCells();
+  const usage = new MongoUsageLog(db, { hourlyDays: config.USAGE_HOURLY_DAYS });
+  // earlier layouts of the log are moved once, under the projector's lease (no other instance
+  // counts meanwhile)
+  await migrateMongo(db, usage);
   const corrections = new MongoCorrectionsStore(db);
   return {
     kind: "mongodb",
@@ -146,7 +152,7 @@ export async function openMongoStore(
       }
     },
     close: async () => {
-      await usage.close(); // stops its recovery passes
+      await usage.close(); // stops its projector and hands its lease back
       await client.close();
     },
   };

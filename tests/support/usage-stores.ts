@@ -47,9 +47,30 @@ export async function usageLogKinds(): Promise<UsageLogKind[]> {
     },
     {
       name: `mongodb ${skipNote(mongo)}`.trim(),
-      skip: true || !mongo.url,
-      async open() {
-        throw new Error("not yet");
+      skip: !mongo.url,
+      async open(opts = {}) {
+        const { MongoClient } = await import("mongodb");
+        const { MongoUsageLog } = await import("../../src/usage/log/mongo");
+        const client = new MongoClient(mongo.url as string, { serverSelectionTimeoutMS: 5000 });
+        await client.connect();
+        const db = client.db(testDbName("bapi_usage_log"));
+        await MongoUsageLog.ensureIndexes(db);
+        const make = () => new MongoUsageLog(db, { projectEveryMs: 50, ...opts });
+        const log = make();
+        const opened: UsageLog[] = [log];
+        return {
+          log,
+          reopen: async () => {
+            const again = make();
+            opened.push(again);
+            return again;
+          },
+          drop: async () => {
+            for (const l of opened) await l.close();
+            await db.dropDatabase();
+            await client.close();
+          },
+        };
       },
     },
   ];

@@ -93,7 +93,7 @@ export const formatOf = (e: Pick<UsageEvent, "format" | "bucket">): string | nul
  * is "%" (a lone "%" is never an encoded value).
  */
 const SAFE = /^[A-Za-z0-9_-]*$/;
-const enc = (v: string | null): string =>
+export const enc = (v: string | null): string =>
   v === null ? "%" : SAFE.test(v) ? v : encodeURIComponent(v).replace(/\./g, "%2E");
 const dec = (s: string): string | null =>
   s === "%" ? null : s === OTHER_MARK ? OTHER_BRAND : decodeURIComponent(s);
@@ -109,7 +109,7 @@ export const TOP_BRANDS = 50;
 /** The brand reads report for the events of brands past a period's TOP_BRANDS. */
 export const OTHER_BRAND = "(other)";
 /** OTHER_BRAND in a cell key: "%o" is never an encoded value (a "%" is followed by two hex digits). */
-const OTHER_MARK = "%o";
+export const OTHER_MARK = "%o";
 
 /** A brand (a lower-cased slug, null, or OTHER_BRAND) as encoded in cell keys. */
 export const encBrand = (brand: string | null): string =>

@@ -126,10 +126,24 @@ export const idOf = (b: Batch, pos: number): string =>
   b.ids ? (b.ids[pos] as string) : eventId(b.t0, b.q, pos);
 
 /** Batch numbers: a random 20-bit prefix per process, then a counter (40 bits in all). */
-let nextQ = Math.floor(Math.random() * 0x100000) * 0x100000;
+let lastQ = Math.floor(Math.random() * 0x100000) * 0x100000;
 export function mintQ(): number {
-  nextQ = (nextQ + 1) % 2 ** 40;
-  return nextQ;
+  lastQ = (lastQ + 1) % 2 ** 40;
+  return lastQ;
+}
+
+/**
+ * The next number for a batch whose id another batch holds: derived from its events, so the
+ * same batch sent again lands on the same number (and is found there).
+ */
+export function nextQ(b: Batch): number {
+  let h = 2166136261;
+  for (let i = 0; i < b.n; i++) {
+    h = Math.imul(h ^ ((b.at[i] as number) % 2 ** 32), 16777619);
+    h = Math.imul(h ^ (b.lat[i] as number), 16777619);
+    h = Math.imul(h ^ (b.status[i] as number), 16777619);
+  }
+  return (b.q + 1 + (h >>> 0)) % 2 ** 40;
 }
 
 /**

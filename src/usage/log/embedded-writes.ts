@@ -1,6 +1,6 @@
 import { DAY_MS, utcDay } from "../../platform/day";
 import type { Database } from "../../store/embedded/db";
-import { type Batch, dayNo, sameBatch } from "./batch";
+import { type Batch, dayNo, nextQ, sameBatch } from "./batch";
 import { decodePeriod, encodePeriod, foldBatch, missesOfBatch, PeriodCells } from "./period";
 import { firstHourKept } from "./port";
 import { decodeRow, encodeRow, rowIds } from "./rows";
@@ -90,8 +90,8 @@ export class EmbeddedWrites {
   readonly strings: StringTable;
   private accounts = new Set<number>();
   private readonly durable: boolean;
-  private readonly hourlyDays: number;
-  private readonly now: () => number;
+  readonly hourlyDays: number;
+  readonly now: () => number;
 
   constructor(
     readonly db: Database,
@@ -131,7 +131,19 @@ export class EmbeddedWrites {
     return this.tx(() => this.store(batches));
   }
 
+  /** Store log rows of the batches not stored yet, without counting them (a migration's). */
+  storeOnly(batches: readonly Batch[]): number {
+    return this.insertRows(batches).stored;
+  }
+
   private store(batches: readonly Batch[]): number {
+    const { stored, fresh } = this.insertRows(batches);
+    for (const [a, list] of fresh) this.project(a, list);
+    return stored;
+  }
+
+  /** The new batches' log rows inserted; the new ones by account. */
+  private insertRows(batches: readonly Batch[]) {
     const insert = this.db.stmt(
       "INSERT OR IGNORE INTO usage_log (a, t, q, n, d) VALUES (?, ?, ?, ?, ?)",
     );
@@ -165,8 +177,7 @@ export class EmbeddedWrites {
       }
       list.push(b);
     }
-    for (const [a, list] of fresh) this.project(a, list);
-    return stored;
+    return { stored, fresh };
   }
 
   /** Whether the row (a, b.t0, b.q) holds batch `b`. */
@@ -225,6 +236,23 @@ export class EmbeddedWrites {
         encodePeriod(p, this.strings),
       );
     }
+  }
+
+  /** An account's daily counts of a day (its day row's `bs` cells), by bucket. */
+  dailyOf(account: string, day: string): Map<string, { requests: number; errors: number; rateLimited: number }> {
+    const out = new Map<string, { requests: number; errors: number; rateLimited: number }>();
+    const a = this.strings.find(account);
+    if (a === undefined) return out;
+    const p = this.readPeriod({ table: "usage_days", a, p: dayNo(Date.parse(`${day}T00:00:00Z`)) });
+    for (const c of p?.views[0]?.values() ?? []) {
+      const bucket = c.f[0] as string;
+      const d = out.get(bucket) ?? { requests: 0, errors: 0, rateLimited: 0 };
+      d.requests += c.n;
+      d.errors += c.e;
+      d.rateLimited += c.r;
+      out.set(bucket, d);
+    }
+    return out;
   }
 
   private readPeriod(key: RowKey): PeriodCells | null {
@@ -331,20 +359,3 @@ export class EmbeddedWrites {
   }
 }
 
-/**
- * The next batch number for a batch whose id is taken by another batch: derived from its
- * events, so the same batch sent again lands on the same number (and is found there).
- */
-function nextQ(b: Batch): number {
-  let h = 2166136261;
-  const mix = (v: number) => {
-    h ^= v & 0xffffffff;
-    h = Math.imul(h, 16777619);
-  };
-  for (let i = 0; i < b.n; i++) {
-    mix(b.at[i] as number);
-    mix(b.lat[i] as number);
-    mix(b.status[i] as number);
-  }
-  return (b.q + 1 + (h >>> 0)) % 2 ** 40;
-}

@@ -6,6 +6,7 @@ import { Database, DB_FILE } from "../../store/embedded/db";
 import type { Granularity, Rollup } from "../analytics/cells";
 import { type Batch, dayNo, encodeFrames, idOf, parseEventId } from "./batch";
 import { WriteThread, WriteThreadDied } from "./embedded-thread";
+import { migrateEmbedded } from "./embedded-migrate";
 import { EmbeddedWrites, SCHEMA } from "./embedded-writes";
 import { exportLines } from "./export-lines";
 import { decodePeriod, OTHER, periodIds, rollupNo } from "./period";
@@ -39,6 +40,11 @@ export interface EmbeddedLogOptions {
   workerUrl?: URL;
   /** the clock (tests) */
   now?: () => number;
+  /**
+   * the DATA_DIR: databases and folders of earlier layouts found there are moved into the log
+   * at open (embedded-migrate.ts)
+   */
+  migrateFrom?: string;
 }
 
 /** Log rows read per query by the export and the event walks. */
@@ -84,6 +90,7 @@ export class EmbeddedUsageLog implements UsageLog {
     this.now = opts.now ?? Date.now;
     db.exec(SCHEMA);
     this.strings = new StringTable(db);
+    if (opts.migrateFrom !== undefined) migrateEmbedded(this.writes, opts.migrateFrom);
     this.thread =
       (opts.writer ?? "worker") === "worker" && db.path !== ":memory:"
         ? new WriteThread(
@@ -95,7 +102,10 @@ export class EmbeddedUsageLog implements UsageLog {
 
   /** A log on its own database file under `dataDir` (tests, scripts). */
   static open(dataDir: string, opts: EmbeddedLogOptions = {}): EmbeddedUsageLog {
-    const log = new EmbeddedUsageLog(new Database(join(dataDir, DB_FILE)), opts);
+    const log = new EmbeddedUsageLog(new Database(join(dataDir, DB_FILE)), {
+      migrateFrom: dataDir,
+      ...opts,
+    });
     log.owned = true;
     return log;
   }

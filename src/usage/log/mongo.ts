@@ -1,0 +1,938 @@
+import {
+  type AnyBulkWriteOperation,
+  type Collection,
+  type Db,
+  type Filter,
+  MongoBulkWriteError,
+  ObjectId,
+  type WriteError,
+} from "mongodb";
+import { DAY_MS, dayStart, utcDay } from "../../platform/day";
+import { log } from "../../platform/log";
+import type { Bucket } from "../../quota/limits";
+import type { CountableEvent } from "../../quota/port";
+import { type Granularity, ROLLUP_NAMES, type Rollup } from "../analytics/cells";
+import { type Batch, dayNo, emptyBatch, idOf, nextQ, parseEventId, sameBatch } from "./batch";
+import { cellOfCounters, fieldsOfKey, keyOfFields } from "./cell-keys";
+import { exportLines } from "./export-lines";
+import { foldBatch, missesOfBatch, OTHER, type PCell, PeriodCells, rollupNo } from "./period";
+import {
+  type CellHint,
+  type DailyRow,
+  type ExportQuery,
+  type ExportStream,
+  firstHourKept,
+  type PeriodRow,
+  type StoreBacklog,
+  type UsageLog,
+} from "./port";
+
+/**
+ * The MongoDB usage log (docs/mongodb.md):
+ *  - `usage_log`: one document per batch (the bucket pattern): `_id` `account|t0|q` (t0 and q
+ *    as 13-digit numbers, so ids sort by account, time and batch), `a`, `t` (a Date), the
+ *    events as columnar arrays of ints (`dt`, `k`, `tr`, `r`, `sl`, `v`, `f`, `b`, `st`, `l`,
+ *    and `c`, `x`, `ids` when needed) indexing the document's strings `s`; `p: true` until the
+ *    projector has counted it. Insert-only (but for `p`), idempotent on `_id`.
+ *  - `usage_periods`: one document per account and period (`_id` `account|d|YYYY-MM-DD` or
+ *    `account|h|YYYY-MM-DDTHH`): the brands the period keeps (`b`), its cells as counters
+ *    (`c.<rollup>~<cell key>.{n,e,r,h.<bin>}`), and `m`, the group that last counted into it.
+ *  - `usage_misses`: one document per account, day and miss (`n`, `m`).
+ *  - `usage_projector`: the projector's lease (`_id` "lease") and its group under way ("group").
+ *  - `usage_daily_kept`: counts of days the per-event layout kept apart from their cells.
+ *
+ * Appends only insert. The projections are written by one projector at a time, across every
+ * instance: the holder of the lease (inserted to take it, renewed while held, taken over once it
+ * ran out). It takes the batches still marked `p` (oldest id first), records them as its group
+ * (`usage_projector` "group": their ids and a new group id), counts them into every period and
+ * miss document they touch (each read first: one whose `m` is the group is left as it is; the
+ * others are written with the group as their new `m`, on the condition that `m` is still what
+ * was read), unmarks the batches, and clears the group. A projector that dies anywhere leaves the
+ * group recorded: the next holder counts it again, and the documents it had reached are left
+ * out by their `m`. So every batch is counted once, with no window, and no document is ever
+ * written by two processes at once (which FerretDB, whose updates are a read then a write,
+ * could not keep either).
+ */
+
+/** How long a lease lasts unless its holder renews it (every third of it). */
+const LEASE_MS = 10_000;
+/** How often an instance looks for batches to count (the holder), or for a lease to take. */
+const PROJECT_EVERY_MS = 200;
+/** Batches one group counts. */
+const GROUP_BATCHES = 500;
+/**
+ * Updates per bulk write. FerretDB v1 on PostgreSQL stops answering once one bulk write updates
+ * about 48 or more existing documents; the adapter never sends more than this, on any server.
+ */
+const UPDATES_PER_BULK = 32;
+/** Log documents per query of the export and the walks. */
+const READ_DOCS = 1000;
+const DUPLICATE_KEY = 11000;
+
+const pad = (n: number) => String(Math.max(0, Math.floor(n))).padStart(13, "0");
+/** A batch's `_id`. */
+export const batchId = (account: string, t0: number, q: number) => `${account}|${pad(t0)}|${pad(q)}`;
+
+/** A batch as stored. */
+export interface LogDoc {
+  _id: string;
+  a: string;
+  t: Date;
+  q: number;
+  n: number;
+  s: string[];
+  dt: number[];
+  k: number[];
+  tr: number[];
+  r: number[];
+  sl: number[];
+  v: number[];
+  f: number[];
+  b: number[];
+  st: number[];
+  l: number[];
+  c?: number[];
+  /** misses: [position, string index, string index, ..., -1, position, ...] */
+  x?: number[];
+  ids?: string[];
+  /** not counted into the projections yet */
+  p?: true;
+}
+
+interface PeriodDoc {
+  _id: string;
+  a: string;
+  g: "d" | "h";
+  p: string;
+  b?: string[];
+  m?: string;
+  c?: Record<string, { n?: number; e?: number; r?: number; h?: Record<string, number> }>;
+}
+
+interface MissDoc {
+  _id: string;
+  a: string;
+  day: string;
+  miss: string;
+  n?: number;
+  m?: unknown;
+}
+
+interface Lease {
+  _id: "lease";
+  owner: string;
+  until: number;
+}
+
+interface GroupDoc {
+  _id: "group";
+  g: string;
+  ids: string[];
+}
+
+export function docOfBatch(b: Batch): LogDoc {
+  const doc: LogDoc = {
+    _id: batchId(b.account, b.t0, b.q),
+    a: b.account,
+    t: new Date(b.t0),
+    q: b.q,
+    n: b.n,
+    s: b.strings,
+    dt: Array.from(b.at, (x) => x - b.t0),
+    k: Array.from(b.key),
+    tr: Array.from(b.tier),
+    r: Array.from(b.route),
+    sl: Array.from(b.slug),
+    v: Array.from(b.variant),
+    f: Array.from(b.format),
+    b: Array.from(b.bucket),
+    st: Array.from(b.status),
+    l: Array.from(b.lat),
+  };
+  if (b.count) doc.c = Array.from(b.count);
+  if (b.miss) {
+    const x: number[] = [];
+    b.miss.forEach((m, i) => {
+      if (m) x.push(i, ...m, -1);
+    });
+    doc.x = x;
+  }
+  if (b.ids) doc.ids = b.ids;
+  return doc;
+}
+
+export function batchOfDoc(d: LogDoc): Batch {
+  const b = emptyBatch(d.a, d.n);
+  b.t0 = d.t.getTime();
+  b.q = d.q;
+  b.strings = d.s;
+  for (let i = 0; i < d.n; i++) b.at[i] = b.t0 + (d.dt[i] as number);
+  b.key.set(d.k);
+  b.tier.set(d.tr);
+  b.route.set(d.r);
+  b.slug.set(d.sl);
+  b.variant.set(d.v);
+  b.format.set(d.f);
+  b.bucket.set(d.b);
+  b.status.set(d.st);
+  b.lat.set(d.l);
+  if (d.c) b.count = Uint32Array.from(d.c);
+  if (d.x) {
+    b.miss = new Array(d.n).fill(null);
+    for (let i = 0; i < d.x.length; ) {
+      const pos = d.x[i++] as number;
+      const m: number[] = [];
+      while (i < d.x.length && d.x[i] !== -1) m.push(d.x[i++] as number);
+      i++;
+      b.miss[pos] = m;
+    }
+  }
+  if (d.ids) b.ids = d.ids;
+  return b;
+}
+
+/** The write errors of a bulk write error (the driver gives one or a list). */
+function writeErrorsOf(err: MongoBulkWriteError): WriteError[] {
+  const w = err.writeErrors as WriteError | WriteError[] | undefined;
+  return w ? (Array.isArray(w) ? w : [w]) : [];
+}
+
+const periodId = (a: string, g: "d" | "h", p: string) => `${a}|${g}|${p}`;
+const hourName = (h: number) => new Date(h * 3_600_000).toISOString().slice(0, 13);
+
+export interface MongoLogOptions {
+  /** ms between the projector's looks (0: only on append and settled; tests) */
+  projectEveryMs?: number;
+  /** ms a lease lasts unless renewed */
+  leaseMs?: number;
+  /** USAGE_HOURLY_DAYS */
+  hourlyDays?: number;
+  /** the clock (tests) */
+  now?: () => number;
+}
+
+export class MongoUsageLog implements UsageLog {
+  private readonly owner = new ObjectId().toHexString();
+  private readonly leaseMs: number;
+  private readonly hourlyDays: number;
+  private readonly now: () => number;
+  /** this process holds the lease until (epoch ms; 0: not held) */
+  private heldUntil = 0;
+  private renewing: ReturnType<typeof setInterval> | null = null;
+  private timer: ReturnType<typeof setInterval> | null = null;
+  /** the projection under way (one at a time in this process) */
+  private projecting: Promise<number> | null = null;
+  /** batches marked `p`, as last counted */
+  private pending = 0;
+  /** a rebuild or migration holds the projector */
+  private paused = false;
+  private closed = false;
+
+  constructor(
+    private db: Db,
+    opts: MongoLogOptions = {},
+  ) {
+    this.leaseMs = opts.leaseMs ?? LEASE_MS;
+    this.hourlyDays = opts.hourlyDays ?? 90;
+    this.now = opts.now ?? Date.now;
+    const every = opts.projectEveryMs ?? PROJECT_EVERY_MS;
+    if (every > 0) {
+      this.timer = setInterval(
+        () => void this.project().catch((err) => this.projectionFailed(err)),
+        every,
+      );
+      this.timer.unref?.();
+    }
+  }
+
+  private get logs(): Collection<LogDoc> {
+    return this.db.collection<LogDoc>("usage_log");
+  }
+  private get periodDocs(): Collection<PeriodDoc> {
+    return this.db.collection<PeriodDoc>("usage_periods");
+  }
+  private get missDocs(): Collection<MissDoc> {
+    return this.db.collection<MissDoc>("usage_misses");
+  }
+  private get projector(): Collection<Lease | GroupDoc> {
+    return this.db.collection<Lease | GroupDoc>("usage_projector");
+  }
+  private get kept(): Collection<{ _id: string; a: string; day: string; bucket: string } & Record<string, unknown>> {
+    return this.db.collection("usage_daily_kept");
+  }
+
+  /**
+   * The indexes (docs/mongodb.md): `usage_log` by `p` (sparse: the few batches not counted yet)
+   * and by `t` (a TTL index of USAGE_RETENTION_DAYS + 1 days where the server has TTL indexes;
+   * retention's prune removes old batches on every server); `usage_periods` by account, kind and
+   * period, and by period; `usage_misses` by account and day, and by day.
+   */
+  static async ensureIndexes(db: Db, opts: { retentionDays?: number } = {}) {
+    const { ensureIndexes } = await import("../../store/mongo/indexes");
+    await ensureIndexes(db, "usage_log", [{ key: { p: 1 }, name: "p", sparse: true }]);
+    const expireAfterSeconds =
+      opts.retentionDays === undefined ? undefined : (opts.retentionDays + 1) * 86_400;
+    const have = (await db.collection("usage_log").indexes().catch(() => [])) as {
+      name?: string;
+      expireAfterSeconds?: number;
+    }[];
+    const t = have.find((i) => i.name === "t");
+    if (!t) {
+      try {
+        await db
+          .collection("usage_log")
+          .createIndex({ t: 1 }, { name: "t", ...(expireAfterSeconds ? { expireAfterSeconds } : {}) });
+      } catch (err) {
+        // a server without TTL indexes: retention's prune does the work alone
+        log("info", "usage_log: no TTL index on this server; retention prunes old batches", {
+          reason: (err as Error).message,
+        });
+        await db.collection("usage_log").createIndex({ t: 1 }, { name: "t" });
+      }
+    } else if (expireAfterSeconds && t.expireAfterSeconds !== undefined && t.expireAfterSeconds !== expireAfterSeconds)
+      await db.command({ collMod: "usage_log", index: { name: "t", expireAfterSeconds } });
+    await ensureIndexes(db, "usage_periods", [
+      { key: { a: 1, g: 1, p: 1 }, name: "a_g_p" },
+      { key: { g: 1, p: 1 }, name: "g_p" },
+    ]);
+    await ensureIndexes(db, "usage_misses", [
+      { key: { a: 1, day: 1 }, name: "a_day" },
+      { key: { day: 1 }, name: "day" },
+    ]);
+    await ensureIndexes(db, "usage_daily_kept", [{ key: { a: 1, day: 1 }, name: "a_day" }]);
+  }
+
+  // ---- the log ----
+
+  /**
+   * Insert the batches (each marked `p`), unordered; a batch whose `_id` is there already is
+   * read back: the same batch (a retry) is not stored again; another one that happens to have
+   * its id is stored under the next number. Then, when this instance projects, its batches are
+   * counted before this resolves.
+   */
+  async append(batches: Batch[]): Promise<number> {
+    let stored = 0;
+    let todo = batches.filter((b) => b.n > 0);
+    for (let round = 0; todo.length > 0; round++) {
+      if (round > 16) throw new Error("usage batch ids taken 16 times over");
+      const docs = todo.map((b) => ({ ...docOfBatch(b), p: true as const }));
+      let dup = new Set<number>();
+      try {
+        await this.logs.insertMany(docs, { ordered: false });
+      } catch (err) {
+        if (!(err instanceof MongoBulkWriteError)) throw err;
+        const errors = writeErrorsOf(err);
+        if (errors.length === 0 || errors.some((w) => w.code !== DUPLICATE_KEY)) throw err;
+        dup = new Set(errors.map((w) => w.index));
+      }
+      const again: Batch[] = [];
+      const taken = todo.filter((_, i) => dup.has(i));
+      todo.forEach((b, i) => {
+        if (!dup.has(i)) stored += b.n;
+      });
+      if (taken.length > 0) {
+        const had = new Map(
+          (await this.logs.find({ _id: { $in: taken.map((b) => batchId(b.account, b.t0, b.q)) } }).toArray()).map(
+            (d) => [d._id, batchOfDoc(d)],
+          ),
+        );
+        for (const b of taken) {
+          const h = had.get(batchId(b.account, b.t0, b.q));
+          if (h && sameBatch(h, b)) continue;
+          b.q = nextQ(b);
+          again.push(b);
+        }
+      }
+      todo = again;
+    }
+    // counted by the projector: this instance's at once when it holds the lease
+    if (stored > 0) void this.project().catch((err) => this.projectionFailed(err));
+    return stored;
+  }
+
+  private failedAt = 0;
+  /** A projection that failed is tried again by the next look; logged at most once a minute. */
+  private projectionFailed(err: unknown) {
+    if (this.closed || Date.now() - this.failedAt < 60_000) return;
+    this.failedAt = Date.now();
+    log("warn", "usage projection failed; retried", { error: (err as Error).message });
+  }
+
+  /** Whether this process holds the projector's lease now (taken when free or run out). */
+  private async holds_lease(): Promise<boolean> {
+    if (this.closed) return false;
+    if (this.heldUntil > this.now() + this.leaseMs / 3) return true;
+    return this.takeLease();
+  }
+
+  private async takeLease(): Promise<boolean> {
+    const until = this.now() + this.leaseMs;
+    // renew our own
+    const r = await this.projector.updateOne({ _id: "lease", owner: this.owner } as Filter<Lease>, {
+      $set: { until },
+    });
+    if (r.matchedCount === 1) {
+      this.heldUntil = until;
+      return true;
+    }
+    try {
+      await this.projector.insertOne({ _id: "lease", owner: this.owner, until } as Lease);
+      this.heldUntil = until;
+      this.startRenewing();
+      return true;
+    } catch (err) {
+      if ((err as { code?: number }).code !== DUPLICATE_KEY) throw err;
+    }
+    const held = (await this.projector.findOne({ _id: "lease" })) as Lease | null;
+    // a holder that died: its lease is removed once it ran out (the next look takes it)
+    if (held && held.until < this.now())
+      await this.projector.deleteOne({ _id: "lease", owner: held.owner, until: held.until } as Filter<Lease>);
+    this.heldUntil = 0;
+    return false;
+  }
+
+  private startRenewing() {
+    if (this.renewing) return;
+    this.renewing = setInterval(() => {
+      if (this.closed || this.heldUntil === 0) return;
+      void this.takeLease().catch(() => {
+        this.heldUntil = 0;
+      });
+    }, this.leaseMs / 3);
+    this.renewing.unref?.();
+  }
+
+  /**
+   * Count batches into the projections, when this process holds the lease: first a group a
+   * holder left under way, then groups of marked batches until none is left. Resolves to the
+   * batches counted. One projection at a time in this process.
+   */
+  project(): Promise<number> {
+    if (this.projecting) return this.projecting;
+    this.projecting = this.projectNow().finally(() => {
+      this.projecting = null;
+    });
+    return this.projecting;
+  }
+
+  private async projectNow(): Promise<number> {
+    if (this.paused || !(await this.holds_lease())) return 0;
+    let counted = 0;
+    const left = (await this.projector.findOne({ _id: "group" })) as GroupDoc | null;
+    if (left) {
+      const docs = await this.logs.find({ _id: { $in: left.ids } }).toArray();
+      await this.applyGroup(docs.map(batchOfDoc), left.g);
+      await this.finishGroup(left.ids);
+      counted += docs.length;
+      log("warn", "usage projection: a group left under way counted", { batches: docs.length });
+    }
+    for (;;) {
+      if (this.closed || this.paused || this.heldUntil <= this.now()) break;
+      const docs = await this.logs.find({ p: true }).sort({ _id: 1 }).limit(GROUP_BATCHES).toArray();
+      this.pending = docs.length;
+      if (docs.length === 0) break;
+      const g = new ObjectId().toHexString();
+      const ids = docs.map((d) => d._id);
+      await this.projector.replaceOne({ _id: "group" }, { _id: "group", g, ids } as GroupDoc, {
+        upsert: true,
+      });
+      await this.applyGroup(docs.map(batchOfDoc), g);
+      await this.finishGroup(ids);
+      counted += docs.length;
+      if (docs.length < GROUP_BATCHES) {
+        this.pending = 0;
+        break;
+      }
+    }
+    return counted;
+  }
+
+  /** A group counted: its batches unmarked, then the group cleared. */
+  private async finishGroup(ids: string[]) {
+    for (let i = 0; i < ids.length; i += UPDATES_PER_BULK)
+      await this.logs.bulkWrite(
+        ids.slice(i, i + UPDATES_PER_BULK).map((_id) => ({
+          updateOne: { filter: { _id }, update: { $unset: { p: "" } } },
+        })),
+        { ordered: false },
+      );
+    await this.projector.deleteOne({ _id: "group" });
+  }
+
+  /**
+   * Count batches into their period and miss documents as group `g`: each document read first;
+   * one that holds `g` already is left out; the others get the group's counts with `g` as their
+   * marker, on the condition that their marker is still the one read (so a document is never
+   * counted twice, even by a projector that lost its lease and did not know yet).
+   */
+  private async applyGroup(batches: Batch[], g: string) {
+    if (batches.length === 0) return;
+    const firstHour = firstHourKept(this.hourlyDays, this.now());
+    // the period documents the group touches
+    const ids = new Set<string>();
+    for (const b of batches) {
+      ids.add(periodId(b.account, "d", utcDay(b.t0)));
+      for (let i = 0; i < b.n; i++) {
+        const h = Math.floor((b.at[i] as number) / 3_600_000);
+        if (h >= firstHour) ids.add(periodId(b.account, "h", hourName(h)));
+      }
+    }
+    const had = new Map<string, PeriodDoc>();
+    const list = [...ids];
+    for (let i = 0; i < list.length; i += 1000)
+      for (const d of await this.periodDocs
+        .find({ _id: { $in: list.slice(i, i + 1000) } }, { projection: { b: 1, m: 1, a: 1, g: 1, p: 1 } })
+        .toArray())
+        had.set(d._id, d);
+    // fold the batches into fresh cells over each document's kept brands
+    const cells = new Map<string, PeriodCells>();
+    const of = (id: string) => {
+      let c = cells.get(id);
+      if (!c) {
+        c = new PeriodCells();
+        c.brands = had.get(id)?.b?.slice() ?? [];
+        cells.set(id, c);
+      }
+      return c;
+    };
+    for (const b of batches)
+      foldBatch(b, {
+        day: (d) => of(periodId(b.account, "d", utcDay(d * DAY_MS))),
+        hour: (h) => (h < firstHour ? null : of(periodId(b.account, "h", hourName(h)))),
+      });
+    const ops: AnyBulkWriteOperation<PeriodDoc>[] = [];
+    for (const [_id, c] of cells) {
+      const prev = had.get(_id);
+      if (prev?.m === g) continue;
+      const [a, kind, p] = splitPeriodId(_id);
+      const inc: Record<string, number> = {};
+      c.views.forEach((m, v) => {
+        const r = ROLLUP_NAMES[v] as string;
+        for (const cell of m.values()) {
+          const path = `c.${r}~${keyOfFields(cell.f)}`;
+          inc[`${path}.n`] = (inc[`${path}.n`] ?? 0) + cell.n;
+          if (cell.e) inc[`${path}.e`] = (inc[`${path}.e`] ?? 0) + cell.e;
+          if (cell.r) inc[`${path}.r`] = (inc[`${path}.r`] ?? 0) + cell.r;
+          for (let i = 0; i < cell.h.length; i += 2)
+            inc[`${path}.h.${cell.h[i]}`] = (inc[`${path}.h.${cell.h[i]}`] ?? 0) + (cell.h[i + 1] as number);
+        }
+      });
+      ops.push({
+        updateOne: {
+          filter: { _id, m: prev?.m ?? null } as Filter<PeriodDoc>,
+          update: { $set: { m: g, a, g: kind, p, b: c.brands }, $inc: inc } as never,
+          upsert: true,
+        },
+      });
+    }
+    await this.write(this.periodDocs, ops);
+    // misses
+    const misses = new Map<string, { a: string; day: string; miss: string; n: number }>();
+    for (const b of batches) {
+      const day = utcDay(b.t0);
+      for (const [miss, n] of missesOfBatch(b)) {
+        const _id = `${b.account}|${day}|${miss}`;
+        const m = misses.get(_id);
+        if (m) m.n += n;
+        else misses.set(_id, { a: b.account, day, miss, n });
+      }
+    }
+    if (misses.size > 0) {
+      const mids = [...misses.keys()];
+      const seen = new Map<string, unknown>();
+      for (let i = 0; i < mids.length; i += 1000)
+        for (const d of await this.missDocs
+          .find({ _id: { $in: mids.slice(i, i + 1000) } }, { projection: { m: 1 } })
+          .toArray())
+          seen.set(d._id, d.m ?? null);
+      const mops: AnyBulkWriteOperation<MissDoc>[] = [];
+      for (const [_id, m] of misses) {
+        const prev = seen.get(_id);
+        if (prev === g) continue;
+        mops.push({
+          updateOne: {
+            filter: { _id, m: prev ?? null } as Filter<MissDoc>,
+            update: { $set: { m: g, a: m.a, day: m.day, miss: m.miss }, $inc: { n: m.n } },
+            upsert: true,
+          },
+        });
+      }
+      await this.write(this.missDocs, mops);
+    }
+  }
+
+  /**
+   * Conditional upserts, UPDATES_PER_BULK per bulk write. A duplicate-key error is an upsert
+   * whose condition did not hold: the document changed since it was read (another projector:
+   * this one lost its lease). The group is then left for the lease's holder.
+   */
+  private async write<T extends { _id: string }>(col: Collection<T>, ops: AnyBulkWriteOperation<T>[]) {
+    for (let i = 0; i < ops.length; i += UPDATES_PER_BULK) {
+      try {
+        await col.bulkWrite(ops.slice(i, i + UPDATES_PER_BULK), { ordered: false });
+      } catch (err) {
+        if (err instanceof MongoBulkWriteError && writeErrorsOf(err).every((w) => w.code === DUPLICATE_KEY)) {
+          this.heldUntil = 0;
+          throw new Error("usage projection: a document changed under the projector (lease lost)");
+        }
+        throw err;
+      }
+    }
+  }
+
+  async settled(): Promise<void> {
+    for (let wait = 5; ; wait = Math.min(200, wait * 2)) {
+      await this.project();
+      const left = await this.logs.countDocuments({ p: true });
+      this.pending = left;
+      if (left === 0 && !(await this.projector.findOne({ _id: "group" }))) return;
+      await new Promise((r) => setTimeout(r, wait));
+    }
+  }
+
+  backlog(): StoreBacklog {
+    return { pendingBatches: this.pending };
+  }
+
+  // ---- reads ----
+
+  async daily(accountId: string, from: string, to: string): Promise<DailyRow[]> {
+    const out: DailyRow[] = [];
+    const kept = await this.kept.find({ a: accountId, day: { $gte: from, $lte: to } }).toArray();
+    const overridden = new Set(kept.map((r) => r.day));
+    for (const row of await this.cells(accountId, "day", "bs", from, to)) {
+      if (overridden.has(row.t)) continue;
+      const byBucket = new Map<string, DailyRow>();
+      for (const c of row.cells) {
+        const bucket = c.f[0] as Bucket;
+        let r = byBucket.get(bucket);
+        if (!r) {
+          r = { accountId, day: row.t, bucket, requests: 0, errors: 0, rateLimited: 0 };
+          byBucket.set(bucket, r);
+        }
+        r.requests += c.n;
+        r.errors += c.e;
+        r.rateLimited += c.r;
+      }
+      out.push(...byBucket.values());
+    }
+    for (const r of kept)
+      out.push({
+        accountId,
+        day: r.day,
+        bucket: r.bucket as Bucket,
+        requests: (r.requests as number) ?? 0,
+        errors: (r.errors as number) ?? 0,
+        rateLimited: (r.rateLimited as number) ?? 0,
+      });
+    return out.sort((x, y) =>
+      x.day !== y.day ? (x.day < y.day ? -1 : 1) : x.bucket < y.bucket ? -1 : x.bucket > y.bucket ? 1 : 0,
+    );
+  }
+
+  async cells(
+    accountId: string,
+    granularity: Granularity,
+    rollup: Rollup,
+    from: string,
+    to: string,
+    hint?: CellHint,
+  ): Promise<PeriodRow[]> {
+    const g = granularity === "day" ? "d" : "h";
+    const prefix = `${rollup}~`;
+    const brandAt = rollup === "b" || rollup === "all" ? 0 : -1;
+    const keyAt = rollup === "k" ? 0 : rollup === "all" ? 2 : -1;
+    const out: PeriodRow[] = [];
+    const cursor = this.periodDocs
+      .find({ a: accountId, g, p: { $gte: from, $lte: to } }, { projection: { b: 0, m: 0 } })
+      .sort({ p: 1 });
+    for await (const d of cursor) {
+      const cells: PCell[] = [];
+      for (const [k, counters] of Object.entries(d.c ?? {})) {
+        if (!k.startsWith(prefix)) continue;
+        const f = fieldsOfKey(rollup, k.slice(prefix.length));
+        if (hint?.brand !== undefined && brandAt >= 0 && f[brandAt] !== hint.brand) continue;
+        if (hint?.key !== undefined && keyAt >= 0 && f[keyAt] !== hint.key) continue;
+        cells.push(cellOfCounters(f, counters));
+      }
+      if (cells.length > 0) out.push({ t: d.p, cells });
+    }
+    return out;
+  }
+
+  async misses(accountId: string | null, from: string, to: string) {
+    const match: Filter<MissDoc> = { day: { $gte: from, $lte: to } };
+    if (accountId !== null) match.a = accountId;
+    const out = new Map<string, number>();
+    const rows = this.missDocs.aggregate<{ _id: string; n: number }>([
+      { $match: match },
+      { $group: { _id: "$miss", n: { $sum: "$n" } } },
+    ]);
+    for await (const r of rows) out.set(r._id, r.n);
+    return out;
+  }
+
+  /** The account's batches from `start` (an `_id`) to `end` (excluded), in id order. */
+  private range(account: string, start: string, end: string) {
+    return this.logs
+      .find({ a: account, _id: { $gte: start, $lt: end } })
+      .sort({ _id: 1 })
+      .batchSize(READ_DOCS);
+  }
+
+  async exportStream(accountId: string, q: ExportQuery): Promise<ExportStream> {
+    const empty: ExportStream = { events: 0, last: null, next: async () => null, close() {} };
+    if (q.limit <= 0) return empty;
+    const lo = dayStart(q.from);
+    const hi = dayStart(q.to) + DAY_MS;
+    let start = batchId(accountId, lo, 0);
+    const end = batchId(accountId, hi, 0);
+    const after = q.after;
+    if (after !== null) {
+      const c = parseEventId(after);
+      if (c) {
+        const [row] = await this.logs
+          .find({ a: accountId, _id: { $lte: batchId(accountId, c.t0, c.q), $gte: start } }, { projection: { _id: 1 } })
+          .sort({ _id: -1 })
+          .limit(1)
+          .toArray();
+        if (row) start = row._id;
+        else if (c.t0 >= lo) start = batchId(accountId, c.t0, 0);
+      }
+    }
+    const page: Batch[] = [];
+    let events = 0;
+    let last: string | null = null;
+    const cursor = this.range(accountId, start, end);
+    outer: for await (const d of cursor) {
+      const b = batchOfDoc(d);
+      if ((b.at[b.n - 1] as number) >= q.before) break;
+      let kept = 0;
+      for (let i = 0; i < b.n; i++) {
+        const id = idOf(b, i);
+        if (after !== null && id <= after) continue;
+        events++;
+        kept++;
+        last = id;
+        if (events >= q.limit) {
+          page.push(b);
+          break outer;
+        }
+      }
+      if (kept > 0) page.push(b);
+    }
+    await cursor.close();
+    if (events === 0) return empty;
+    let i = 0;
+    let left = events;
+    return {
+      events,
+      last,
+      async next() {
+        if (left <= 0 || i >= page.length) return null;
+        const lines: string[] = [];
+        while (i < page.length && lines.length < 2000 && left > 0) {
+          const n = exportLines(page[i++] as Batch, after, left, lines);
+          left -= n;
+        }
+        return new TextEncoder().encode(lines.join(""));
+      },
+      close() {
+        left = 0;
+        page.length = 0;
+      },
+    };
+  }
+
+  async *events(accountId: string, from: string, to: string): AsyncIterable<Batch> {
+    const cursor = this.range(
+      accountId,
+      batchId(accountId, dayStart(from), 0),
+      batchId(accountId, dayStart(to) + DAY_MS, 0),
+    );
+    for await (const d of cursor) yield batchOfDoc(d);
+  }
+
+  async *tallyOfDay(day: string): AsyncIterable<CountableEvent> {
+    const k = rollupNo("k");
+    const prefix = `${ROLLUP_NAMES[k]}~`;
+    for await (const d of this.periodDocs.find({ g: "d", p: day }, { projection: { a: 1, c: 1 } }))
+      for (const [key, counters] of Object.entries(d.c ?? {})) {
+        if (!key.startsWith(prefix)) continue;
+        const f = fieldsOfKey("k", key.slice(prefix.length));
+        yield {
+          day,
+          accountId: d.a,
+          keyId: f[0] as string,
+          bucket: f[1] as Bucket,
+          status: f[2] as number,
+          events: counters.n ?? 0,
+        };
+      }
+  }
+
+  async holds(ids: readonly { account: string; t0: number; q: number }[]): Promise<boolean[]> {
+    const list = ids.map((x) => batchId(x.account, x.t0, x.q));
+    const have = new Set<string>();
+    for (let i = 0; i < list.length; i += 1000)
+      for (const d of await this.logs
+        .find({ _id: { $in: list.slice(i, i + 1000) } }, { projection: { _id: 1 } })
+        .toArray())
+        have.add(d._id);
+    return list.map((id) => have.has(id));
+  }
+
+  /**
+   * Hold the projector's lease (waiting for it) and keep its group from running while `fn`
+   * runs: a rebuild or a migration never races the projection.
+   */
+  async exclusive<T>(fn: () => Promise<T>): Promise<T> {
+    for (let wait = 50; !(await this.holds_lease()); wait = Math.min(2000, wait * 2))
+      await new Promise((r) => setTimeout(r, wait));
+    // the batches not counted yet are counted first
+    await this.project();
+    this.paused = true;
+    try {
+      if (this.projecting) await this.projecting;
+      return await fn();
+    } finally {
+      this.paused = false;
+    }
+  }
+
+  /**
+   * Recompute the period and miss documents of every day still in the log, under the lease
+   * (the projection waits): each account and day from its batches already counted (those still
+   * marked are counted by the projector afterwards, on top), the brands each period keeps
+   * staying; documents of days no longer in the log stay.
+   */
+  async rebuild(
+    progress?: (p: { day: string; events: number }) => void,
+  ): Promise<{ events: number; days: number }> {
+    return this.exclusive(async () => {
+      let events = 0;
+      const days = new Set<number>();
+      const firstHour = firstHourKept(this.hourlyDays, this.now());
+      const accounts = await this.logs.distinct("a");
+      for (const account of accounts) {
+        const byDay = new Map<number, Batch[]>();
+        for await (const d of this.logs.find({ a: account, p: { $exists: false } }).sort({ _id: 1 })) {
+          const b = batchOfDoc(d);
+          const day = dayNo(b.t0);
+          const list = byDay.get(day) ?? [];
+          list.push(b);
+          byDay.set(day, list);
+        }
+        for (const [day, list] of byDay) {
+          days.add(day);
+          const g = new ObjectId().toHexString();
+          const dayName = utcDay(day * DAY_MS);
+          const ids = [periodId(account, "d", dayName)];
+          for (let h = day * 24; h < day * 24 + 24; h++) if (h >= firstHour) ids.push(periodId(account, "h", hourName(h)));
+          const had = new Map(
+            (await this.periodDocs.find({ _id: { $in: ids } }, { projection: { b: 1 } }).toArray()).map((d) => [
+              d._id,
+              d.b ?? [],
+            ]),
+          );
+          const cells = new Map<string, PeriodCells>();
+          const of = (id: string) => {
+            let c = cells.get(id);
+            if (!c) {
+              c = new PeriodCells();
+              c.brands = (had.get(id) ?? []).slice();
+              cells.set(id, c);
+            }
+            return c;
+          };
+          for (const b of list) {
+            events += b.n;
+            foldBatch(b, {
+              day: () => of(ids[0] as string),
+              hour: (h) => (h < firstHour ? null : of(periodId(account, "h", hourName(h)))),
+            });
+          }
+          const ops: AnyBulkWriteOperation<PeriodDoc>[] = [];
+          for (const _id of ids) {
+            const c = cells.get(_id);
+            if (!c) {
+              ops.push({ deleteOne: { filter: { _id } } });
+              continue;
+            }
+            const [a, kind, p] = splitPeriodId(_id);
+            ops.push({ replaceOne: { filter: { _id }, replacement: { _id, a, g: kind, p, b: c.brands, m: g, c: countersOf(c) }, upsert: true } });
+          }
+          for (let i = 0; i < ops.length; i += UPDATES_PER_BULK)
+            await this.periodDocs.bulkWrite(ops.slice(i, i + UPDATES_PER_BULK), { ordered: false });
+          // the day's misses of the account, again
+          await this.missDocs.deleteMany({ a: account, day: dayName });
+          const misses = new Map<string, number>();
+          for (const b of list) for (const [m, n] of missesOfBatch(b)) misses.set(m, (misses.get(m) ?? 0) + n);
+          if (misses.size > 0)
+            await this.missDocs.insertMany(
+              [...misses].map(([miss, n]) => ({ _id: `${account}|${dayName}|${miss}`, a: account, day: dayName, miss, n, m: g })),
+            );
+          progress?.({ day: dayName, events });
+        }
+      }
+      return { events, days: days.size };
+    });
+  }
+
+  /**
+   * Retention: batches of days before `beforeDay` (counted ones: the projector counts the rest
+   * first) and hourly documents before `beforeHour` deleted; day documents and misses stay.
+   */
+  async prune(beforeDay: string, beforeHour?: string): Promise<{ days: number; events: number }> {
+    const t = new Date(dayStart(beforeDay));
+    const old = { t: { $lt: t }, p: { $exists: false } } as Filter<LogDoc>;
+    let events = 0;
+    const days = new Set<number>();
+    for await (const d of this.logs.find(old, { projection: { t: 1, n: 1 } })) {
+      events += d.n;
+      days.add(dayNo(d.t.getTime()));
+    }
+    await this.logs.deleteMany(old);
+    if (beforeHour !== undefined) await this.periodDocs.deleteMany({ g: "h", p: { $lt: beforeHour } });
+    return { days: days.size, events };
+  }
+
+  async close() {
+    this.closed = true;
+    if (this.timer) clearInterval(this.timer);
+    if (this.renewing) clearInterval(this.renewing);
+    this.timer = null;
+    this.renewing = null;
+    if (this.projecting) await this.projecting.catch(() => 0);
+    // hand the lease back: another instance projects at once
+    if (this.heldUntil > 0)
+      await this.projector.deleteOne({ _id: "lease", owner: this.owner } as Filter<Lease>).catch(() => {});
+    this.heldUntil = 0;
+  }
+}
+
+/** A period document's id: account, kind, period. */
+function splitPeriodId(id: string): [string, "d" | "h", string] {
+  const i = id.lastIndexOf("|");
+  const j = id.lastIndexOf("|", i - 1);
+  return [id.slice(0, j), id.slice(j + 1, i) as "d" | "h", id.slice(i + 1)];
+}
+
+/** A period's cells as the counters a period document holds. */
+function countersOf(c: PeriodCells): NonNullable<PeriodDoc["c"]> {
+  const out: NonNullable<PeriodDoc["c"]> = {};
+  c.views.forEach((m, v) => {
+    const r = ROLLUP_NAMES[v] as string;
+    for (const cell of m.values()) {
+      const h: Record<string, number> = {};
+      for (let i = 0; i < cell.h.length; i += 2) h[String(cell.h[i])] = cell.h[i + 1] as number;
+      const d: { n: number; e?: number; r?: number; h: Record<string, number> } = { n: cell.n, h };
+      if (cell.e) d.e = cell.e;
+      if (cell.r) d.r = cell.r;
+      out[`${r}~${keyOfFields(cell.f)}`] = d;
+    }
+  });
+  return out;
+}
+
+export { OTHER };
