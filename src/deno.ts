@@ -18,7 +18,7 @@ const server = Deno.serve(
   {
     port: config.PORT,
     hostname: config.HOST,
-    onListen: ({ port }) => announce({ ...config, PORT: port }),
+    onListen: ({ port }) => announce({ ...config, PORT: port }, deps),
   },
   (req, info) => {
     rememberClientAddress(req, info.remoteAddr.hostname);

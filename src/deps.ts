@@ -30,10 +30,10 @@ import type { QuotaService } from "./quota/service";
 import { createCounterStore, createQuotas } from "./quota/setup";
 import { CorrectionsService } from "./reports/service";
 import { openStore, type Store } from "./store";
+import { lockDataDir } from "./store/lock";
 import { projectCounters } from "./usage/counters";
-import type { UsageRecorder } from "./usage/port";
+import { LogRecorder, type RecorderStats, type UsageRecorder } from "./usage/log/recorder";
 import { startRetention } from "./usage/retention";
-import { BatchingRecorder, type WriterStats } from "./usage/writer";
 import { VisitorCounter } from "./visitor-counter/service";
 
 /** How often an instance reads discovery records stored elsewhere. */
@@ -59,7 +59,7 @@ export interface Deps {
   limiter: RateLimiter;
   usage: UsageRecorder;
   /** the usage recorder's counts, for GET /metrics */
-  usageStats: () => WriterStats;
+  usageStats: () => RecorderStats;
   /** logo delivery: variant resolution, render worker pool, render cache (RENDER_CACHE_MB) */
   assets: AssetService;
   verifyBearer?: (token: string) => Promise<Principal | null>;
@@ -77,6 +77,8 @@ export interface Deps {
   mail: MailSender;
   /** the shutdown state: /readyz and every answer follow it (src/http/drain.ts) */
   drain: Drain;
+  /** replay the usage spill files an earlier process left (called once the service listens) */
+  startReplay(): void;
   /** release resources (flush buffers, close connections) */
   close(): Promise<void>;
 }
@@ -104,26 +106,36 @@ async function catalogParts(config: Config, s: Store) {
 
 /**
  * Metering: the daily quotas and short-window caps on the counter store, the usage event
- * recorder, the counters rebuilt from the log, and the retention sweep.
+ * recorder (one per DATA_DIR: `lockDataDir`), the counters seeded from the log's daily tally
+ * and the spill files, and the retention sweep. Spill files an earlier process left are
+ * replayed in the background once the service is ready (`startReplay`).
  */
 async function meteringParts(config: Config, s: Store, accounts: AccountService) {
+  const lock = lockDataDir(config.DATA_DIR);
   const { quota, limiter } = createQuotas(createCounterStore(config), {
     timeoutMs: config.COUNTER_TIMEOUT_MS,
   });
-  const recorder = new BatchingRecorder(s.usage, {
+  const spillDir = join(config.DATA_DIR, "spill");
+  const recorder = new LogRecorder(s.usage, {
     flushMs: config.USAGE_FLUSH_MS,
     flushEvents: config.USAGE_FLUSH_EVENTS,
-    spillDir: join(config.DATA_DIR, "spill"),
+    spillDir,
     onFull: config.USAGE_ON_STORE_FULL,
     durability: config.USAGE_DURABILITY,
     reserveBytes: config.USAGE_SPILL_RESERVE_MB * 1024 * 1024,
+    spillMaxBytes: config.USAGE_SPILL_MAX_MB * 1024 * 1024,
+    replay: "later",
   });
-  const usage: UsageRecorder = recorder;
-  await projectCounters(quota, usage, s.usage, accounts);
+  await projectCounters(quota, s.usage, accounts, spillDir);
   // a regenerated key starts the day with the counts of the keys it replaced
   accounts.onKeyRegenerated((k) => quota.carryOver(k.previous, k.keyId));
-  const retention = startRetention(s.usage, config.USAGE_RETENTION_DAYS);
-  return { quota, limiter, usage, usageStats: () => recorder.stats(), retention };
+  const retention = startRetention(
+    s.usage,
+    config.USAGE_RETENTION_DAYS,
+    undefined,
+    config.USAGE_HOURLY_DAYS,
+  );
+  return { quota, limiter, recorder, lock, retention };
 }
 
 /** Billing on Stripe when STRIPE_* are set; the stripe package is loaded only then (cold start). */
@@ -186,7 +198,8 @@ export async function buildDeps(config: Config, store?: Store): Promise<Deps> {
   const { catalog, background, search, brands, corrections } = await catalogParts(config, s);
   const { enrichment, discovery } = background;
   const accounts = new AccountService(s.accounts, config.KEY_CACHE_TTL_MS);
-  const { quota, limiter, usage, usageStats, retention } = await meteringParts(config, s, accounts);
+  const { quota, limiter, recorder, lock, retention } = await meteringParts(config, s, accounts);
+  const usage: UsageRecorder = recorder;
   const assets = new AssetService(
     catalog,
     createRenderer({ maxWaitMs: config.RENDER_QUEUE_MS, timeoutMs: config.RENDER_TIMEOUT_MS }),
@@ -216,7 +229,8 @@ export async function buildDeps(config: Config, store?: Store): Promise<Deps> {
     quota,
     limiter,
     usage,
-    usageStats,
+    usageStats: () => recorder.stats(),
+    startReplay: () => recorder.startReplay(),
     assets,
     billing,
     visitors,
@@ -234,9 +248,10 @@ export async function buildDeps(config: Config, store?: Store): Promise<Deps> {
       catalog.close();
       corrections.stop();
       await background.close();
-      await usage.close();
+      await recorder.close();
       await quota.close();
       await s.close();
+      lock.release();
     },
   };
 }

@@ -20,7 +20,7 @@ const server = Bun.serve({
     return deps.drain.respond(req, app.fetch);
   },
 });
-announce({ ...config, PORT: server.port ?? config.PORT });
+announce({ ...config, PORT: server.port ?? config.PORT }, deps);
 if (maxHeaderSize < RUNTIME_HEADER_LIMIT)
   log("warn", "the runtime refuses URLs and headers over its own limit with an empty 431", {
     maxHeaderSize,

@@ -4,6 +4,7 @@ import { buildDeps, type Deps } from "./deps";
 import type { Listener } from "./http/drain";
 import { log, setLogLevel } from "./platform/log";
 import { storageCode } from "./store/embedded/db";
+import { DataDirLocked } from "./store/lock";
 
 /**
  * Shared start-up for every runtime: config, stores, catalog, app. Exits with one log line on a
@@ -26,6 +27,12 @@ export async function boot(env: Record<string, string | undefined>) {
   try {
     deps = await buildDeps(config);
   } catch (err) {
+    if (err instanceof DataDirLocked) {
+      log("error", "cannot start: another service process uses DATA_DIR", {
+        error: err.message,
+      });
+      process.exit(1);
+    }
     const code = storageCode(err);
     if (!code) throw err;
     log("error", "cannot start: the database refused", { code, error: (err as Error).message });
@@ -43,7 +50,9 @@ export async function boot(env: Record<string, string | undefined>) {
 }
 
 /** The start-up banner: a JSON log line like every other (LOG_LEVEL=info or lower shows it). */
-export function announce(config: Config) {
+export function announce(config: Config, deps?: Pick<Deps, "startReplay">) {
+  // ready: usage events spilled by an earlier process are replayed in the background now
+  deps?.startReplay();
   const base = `http://localhost:${config.PORT}`;
   log("info", "Brand Asset API listening", {
     url: base,

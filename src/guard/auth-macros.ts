@@ -6,7 +6,7 @@ import type { Bucket } from "../quota/limits";
 import type { QuotaDecision, QuotaGate } from "../quota/port";
 import type { Principal } from "../quota/principal";
 import { dailyLimitMessage, type MeterTarget, startMeter } from "../usage/meter";
-import type { UsageRecorder } from "../usage/port";
+import type { UsageRecorder } from "../usage/log/recorder";
 import { apiKeyOf, authenticate, type BearerPolicy } from "./credentials";
 import { openMeter, settleHook } from "../usage/meter";
 

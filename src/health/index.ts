@@ -2,7 +2,7 @@ import { Elysia, t } from "elysia";
 import type { CatalogService } from "../catalog/service";
 import type { Drain } from "../http/drain";
 import type { QuotaService } from "../quota/service";
-import type { UsageRecorder } from "../usage/port";
+import type { UsageRecorder } from "../usage/log/recorder";
 
 const readiness = (description: string) =>
   t.Object(

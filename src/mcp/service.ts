@@ -32,7 +32,7 @@ import {
   type MeterTarget,
   startMeter,
 } from "../usage/meter";
-import type { UsageRecorder } from "../usage/port";
+import type { UsageRecorder } from "../usage/log/recorder";
 import {
   BrandOutput,
   ListInput,

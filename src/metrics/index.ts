@@ -6,14 +6,14 @@ import type { CatalogService } from "../catalog/service";
 import { hasBearerToken } from "../guard";
 import { ApiError, ErrorBody } from "../http/errors";
 import { processRegistry } from "../platform/metrics";
-import type { WriterStats } from "../usage/writer";
+import type { RecorderStats } from "../usage/log/recorder";
 
 export interface MetricsDeps {
   catalog: Pick<CatalogService, "size">;
   enrichment: Pick<EnrichmentService, "backlog">;
   assets: Pick<AssetService, "poolStats">;
   /** the usage recorder's counts (usage/writer.ts) */
-  usageStats: () => WriterStats;
+  usageStats: () => RecorderStats;
 }
 
 /**
@@ -77,6 +77,16 @@ export function appMetrics(deps: MetricsDeps): Registry {
     "usage_events_buffered",
     "Usage events in memory, not written yet",
     () => usage()?.buffered,
+  );
+  gauge(
+    "usage_spill_bytes",
+    "Bytes of usage spill files waiting for their replay (bounded by USAGE_SPILL_MAX_MB)",
+    () => usage()?.spillBytes,
+  );
+  gauge(
+    "usage_spill_files",
+    "Usage spill files waiting for their replay",
+    () => usage()?.spillFiles,
   );
   gauge(
     "render_queue_length",

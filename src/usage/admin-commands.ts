@@ -1,11 +1,11 @@
 import { DAY_MS, utcDay } from "../platform/day";
 import { type MissKind, rankedMisses } from "./analytics/misses";
-import type { UsageEventStore } from "./port";
+import type { UsageLog } from "./log/port";
 
 /** The part of the store (store/index.ts) these commands read. */
 interface UsageStore {
   kind: "embedded" | "mongodb";
-  usage: UsageEventStore;
+  usage: UsageLog;
 }
 
 /**
@@ -18,17 +18,13 @@ export async function projectionsRebuild(
 ): Promise<string> {
   const started = performance.now();
   let events = 0;
-  const r = await store.usage.rebuildDaily((p) => {
-    events = store.kind === "embedded" ? events + p.events : p.events;
+  const r = await store.usage.rebuild((p) => {
+    events = p.events;
     const s = ((performance.now() - started) / 1000).toFixed(1);
     progress(`${s}s: ${events} events read (up to ${p.day})`);
   });
   const ms = Math.round(performance.now() - started);
-  const note =
-    store.kind === "embedded"
-      ? " (embedded store: the service rebuilds usage_daily at every start and the analytics cells on their first query; this run checked that the log replays)"
-      : "";
-  return `usage_daily rebuilt from ${r.events} events: ${r.rows} rows in ${ms} ms, with the analytics cells and misses${note}`;
+  return `projections rebuilt from ${r.events} events of ${r.days} days in ${ms} ms (daily counts, analytics cells, misses)`;
 }
 
 /** `--since 7d` / `24h` / a YYYY-MM-DD day: the first UTC day it covers. */

@@ -5,7 +5,11 @@ import type { Config } from "../config";
 import { utcDay } from "../platform/day";
 import type { QuotaService } from "../quota/service";
 import { createCounterStore, createQuotas } from "../quota/setup";
-import type { UsageEventStore, UsageRecorder } from "./port";
+import type { CountableEvent } from "../quota/port";
+import { bucketName, dayNo } from "./log/batch";
+import type { UsageLog } from "./log/port";
+import { readSpill, spillFiles } from "./log/spill";
+import { join } from "node:path";
 
 /**
  * The quota counters are a projection of the usage event log, and this module is where they are
@@ -31,20 +35,54 @@ export function successorOf(account: Account | null, keyId: string): string {
 }
 
 /**
- * Replay today's usage events into the counter store (the quota counters are a projection of
- * the log). Counters are only raised, never lowered, so running it on a live store is safe.
+ * Today's requests from the log's daily tally (the day's projection: never a scan of its events)
+ * and from the spill files not replayed yet (their batches the store does not hold), counted by
+ * account, key, bucket and status.
+ */
+async function* todaysCounts(
+  usage: Pick<UsageLog, "tallyOfDay" | "holds">,
+  spillDir: string | undefined,
+  day: string,
+): AsyncIterable<CountableEvent> {
+  yield* usage.tallyOfDay(day);
+  if (!spillDir) return;
+  const today = dayNo(Date.parse(`${day}T00:00:00Z`));
+  for (const name of spillFiles(spillDir)) {
+    const batches = readSpill(join(spillDir, name)).filter((b) => dayNo(b.t0) === today);
+    const held = await usage.holds(batches);
+    for (let k = 0; k < batches.length; k++) {
+      if (held[k]) continue;
+      const b = batches[k] as (typeof batches)[number];
+      for (let i = 0; i < b.n; i++) {
+        const key = b.key[i] as number;
+        yield {
+          day,
+          accountId: b.account,
+          keyId: key < 0 ? "" : (b.strings[key] as string),
+          bucket: bucketName(b.bucket[i] as number),
+          status: b.status[i] as number,
+          events: b.count ? (b.count[i] as number) : 1,
+        };
+      }
+    }
+  }
+}
+
+/**
+ * Replay today's usage into the counter store (the quota counters are a projection of the log):
+ * the log's tally of the day plus the spill files not replayed yet. Counters are only raised,
+ * never lowered, so running it on a live store is safe.
  */
 export async function rebuildCounters(
-  usage: UsageEventStore,
+  usage: Pick<UsageLog, "tallyOfDay" | "holds">,
   quota: Pick<QuotaService, "rebuildFromEvents">,
   accounts: { getAccount(accountId: string): Promise<Account | null> },
   now = new Date(),
+  spillDir?: string,
 ): Promise<{ day: string; events: number; counters: number }> {
   const cache = new Map<string, Account | null>();
   const day = utcDay(now);
-  // the store's tally when it keeps one; else streamed: the day's log is never held in memory
-  // (millions of events on a busy day)
-  return quota.rebuildFromEvents(usage.tallyOfDay?.(day) ?? usage.eventsOfDay(day), {
+  return quota.rebuildFromEvents(todaysCounts(usage, spillDir, day), {
     now,
     successor: async (keyId, accountId) => {
       if (!accountId) return keyId;
@@ -56,20 +94,17 @@ export async function rebuildCounters(
 
 /**
  * Keeps `quota`'s counters a projection of the log: in-memory counters start empty, so today's
- * counts are replayed now (after `recorder` has written what it holds, spill files left by an
- * earlier process included); a remote store that comes back after an outage, or is found empty,
- * is re-seeded the same way.
+ * counts are seeded now, from the log's daily tally and the spill files an earlier process left
+ * (read, not replayed: their replay runs in the background once the service is ready); a remote
+ * store that comes back after an outage, or is found empty, is re-seeded the same way.
  */
 export async function projectCounters(
   quota: QuotaService,
-  recorder: UsageRecorder,
-  usage: UsageEventStore,
+  usage: Pick<UsageLog, "tallyOfDay" | "holds">,
   accounts: AccountService,
+  spillDir?: string,
 ): Promise<void> {
-  const rebuild = async () => {
-    await recorder.flush();
-    return rebuildCounters(usage, quota, accounts);
-  };
+  const rebuild = () => rebuildCounters(usage, quota, accounts, new Date(), spillDir);
   if (quota.store.kind === "memory") await rebuild();
   quota.setReseeder(rebuild);
 }
@@ -82,7 +117,7 @@ export class CountersUnavailable extends Error {}
  * each service process rebuilds its own counters from the log when it starts.
  */
 export async function countersRebuild(
-  store: { usage: UsageEventStore; accounts: AccountStore },
+  store: { usage: UsageLog; accounts: AccountStore },
   config: Config,
 ): Promise<string> {
   const counters = createCounterStore(config);
@@ -96,7 +131,13 @@ export async function countersRebuild(
     timeoutMs: Math.max(config.COUNTER_TIMEOUT_MS, 5000),
   });
   try {
-    const r = await rebuildCounters(store.usage, quota, new AccountService(store.accounts));
+    const r = await rebuildCounters(
+      store.usage,
+      quota,
+      new AccountService(store.accounts),
+      new Date(),
+      join(config.DATA_DIR, "spill"),
+    );
     return `counters for ${r.day} rebuilt from ${r.events} counted events: ${r.counters} counters raised`;
   } finally {
     await quota.close();

@@ -1,27 +1,35 @@
 import { addDays, utcDay } from "../platform/day";
 import { log } from "../platform/log";
-import type { UsageEventStore } from "./port";
+import type { UsageLog } from "./log/port";
 
 /** The first UTC day kept: `days` days back from `now`'s day (today counts as one). */
 export function retentionCutoff(days: number, now = new Date()): string {
   return addDays(utcDay(now), -(days - 1));
 }
 
+/** The first UTC hour (YYYY-MM-DDTHH) whose hourly cells are kept with USAGE_HOURLY_DAYS. */
+export const hourlyCutoff = (hourlyDays: number, now = new Date()): string =>
+  `${retentionCutoff(hourlyDays, now)}T00`;
+
 /**
  * USAGE_RETENTION_DAYS: raw usage events older than `days` UTC days are removed by the service
- * itself, at start and then every `everyMs` (default 6 h); their usage_daily rows are kept
- * forever (see UsageEventStore.prune). Returns a stop function.
+ * itself, at start and then every `everyMs` (default 6 h), and hourly cells older than
+ * USAGE_HOURLY_DAYS (`hourlyDays`); the days' counts are kept forever (UsageLog.prune).
  */
 export function startRetention(
-  store: Pick<UsageEventStore, "prune">,
+  store: Pick<UsageLog, "prune">,
   days: number,
   everyMs = 6 * 3600_000,
+  hourlyDays?: number,
 ): { run(now?: Date): Promise<void>; stop(): Promise<void> } {
   let running: Promise<void> = Promise.resolve();
   const prune = async (now: Date) => {
     const before = retentionCutoff(days, now);
     try {
-      const r = await store.prune(before);
+      const r = await store.prune(
+        before,
+        hourlyDays === undefined ? undefined : hourlyCutoff(hourlyDays, now),
+      );
       if (r.days > 0)
         log("info", "usage events past retention removed; their daily counts are kept", {
           before,

@@ -368,7 +368,7 @@ export class MongoUsageLog implements UsageLog {
   private async takeLease(): Promise<boolean> {
     const until = this.now() + this.leaseMs;
     // renew our own
-    const r = await this.projector.updateOne({ _id: "lease", owner: this.owner } as Filter<Lease>, {
+    const r = await this.projector.updateOne({ _id: "lease", owner: this.owner } as Filter<Lease | GroupDoc>, {
       $set: { until },
     });
     if (r.matchedCount === 1) {
@@ -386,7 +386,11 @@ export class MongoUsageLog implements UsageLog {
     const held = (await this.projector.findOne({ _id: "lease" })) as Lease | null;
     // a holder that died: its lease is removed once it ran out (the next look takes it)
     if (held && held.until < this.now())
-      await this.projector.deleteOne({ _id: "lease", owner: held.owner, until: held.until } as Filter<Lease>);
+      await this.projector.deleteOne({
+        _id: "lease",
+        owner: held.owner,
+        until: held.until,
+      } as Filter<Lease | GroupDoc>);
     this.heldUntil = 0;
     return false;
   }
@@ -860,7 +864,13 @@ export class MongoUsageLog implements UsageLog {
               continue;
             }
             const [a, kind, p] = splitPeriodId(_id);
-            ops.push({ replaceOne: { filter: { _id }, replacement: { _id, a, g: kind, p, b: c.brands, m: g, c: countersOf(c) }, upsert: true } });
+            ops.push({
+              replaceOne: {
+                filter: { _id },
+                replacement: { a, g: kind, p, b: c.brands, m: g, c: countersOf(c) },
+                upsert: true,
+              },
+            });
           }
           for (let i = 0; i < ops.length; i += UPDATES_PER_BULK)
             await this.periodDocs.bulkWrite(ops.slice(i, i + UPDATES_PER_BULK), { ordered: false });
@@ -906,7 +916,9 @@ export class MongoUsageLog implements UsageLog {
     if (this.projecting) await this.projecting.catch(() => 0);
     // hand the lease back: another instance projects at once
     if (this.heldUntil > 0)
-      await this.projector.deleteOne({ _id: "lease", owner: this.owner } as Filter<Lease>).catch(() => {});
+      await this.projector
+        .deleteOne({ _id: "lease", owner: this.owner } as Filter<Lease | GroupDoc>)
+        .catch(() => {});
     this.heldUntil = 0;
   }
 }
