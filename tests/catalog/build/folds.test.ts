@@ -5,22 +5,18 @@
  * as that brand. Rules on names and real package data; the built catalog and the HTTP routes.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { readFileSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { resolve } from "node:path";
 import { foldIconName } from "../../../scripts/catalog/folds";
-import { iconToSvg, resolveIcon } from "../../../scripts/catalog/iconify";
-import { compactKey, siSlugify, TieredIndex } from "../../../scripts/catalog/keys";
-import type { DraftBrand, IconCandidate } from "../../../scripts/catalog/merge";
+import { iconToSvg } from "../../../scripts/catalog/iconify";
+import { compactKey } from "../../../scripts/catalog/keys";
 import { buildDirectory, type Candidate } from "../../../scripts/catalog/nsi";
 import { loadRedirects } from "../../../scripts/catalog/redirects";
 import { loadSet, parseIconName, type SetId } from "../../../scripts/catalog/sources";
-import { parseTheSvgModule, type TheSvgIcon } from "../../../scripts/catalog/thesvg";
-import { DRAWN_ELSEWHERE, mergeTheSvg } from "../../../scripts/catalog/thesvg-merge";
 import { attachTickers } from "../../../scripts/catalog/tickers";
 import { chooseVariants } from "../../../scripts/catalog/variants";
 import { makeApp, type TestApp } from "../../support/app";
 import { builtCatalog } from "../../support/catalog";
-import { brandOf, draft } from "./steps/draft";
+import { brandOf, draft, iconCandidate } from "./steps/draft";
 
 const ROOT = resolve(import.meta.dir, "../../..");
 
@@ -87,29 +83,17 @@ describe("fold rules on icon names", () => {
   });
 });
 
-/** A candidate of a real icon of a set, as merge.ts makes it. */
-function candidate(set: SetId, name: string, mods: string[] = []): IconCandidate {
-  const { set: icons } = loadSet(ROOT, set);
-  return {
-    set,
-    icon: resolveIcon(icons, name) as NonNullable<ReturnType<typeof resolveIcon>>,
-    mods: new Set(mods),
-    alias: false,
-    direct: true,
-  };
-}
-
 describe("variants of a folded brand", () => {
   test("a card badge is never a variant, not even the last choice of mono mark", () => {
     const amazonPay = draft("amazonpay", {
       siSvg: null,
       sources: new Set(["iconify:cib"]),
-      candidates: [candidate("cib", "cc-amazon-pay", ["cc"])],
+      candidates: [iconCandidate("cib", "cc-amazon-pay", ["cc"])],
     });
     expect(chooseVariants(amazonPay).mono).toBeUndefined();
-    amazonPay.candidates.push(candidate("cib", "amazon-pay"));
+    amazonPay.candidates.push(iconCandidate("cib", "amazon-pay"));
     const mono = chooseVariants(amazonPay).mono?.svg;
-    const plain = iconToSvg(candidate("cib", "amazon-pay").icon, amazonPay.name);
+    const plain = iconToSvg(iconCandidate("cib", "amazon-pay").icon, amazonPay.name);
     expect(mono).toBe(plain);
   });
 
@@ -117,96 +101,18 @@ describe("variants of a folded brand", () => {
     const glide = draft("glide", {
       siSvg: null,
       sources: new Set(["iconify:fa6-brands"]),
-      candidates: [candidate("fa6-brands", "glide-g", ["monogram"])],
+      candidates: [iconCandidate("fa6-brands", "glide-g", ["monogram"])],
     });
-    const monogram = iconToSvg(candidate("fa6-brands", "glide-g").icon, glide.name);
+    const monogram = iconToSvg(iconCandidate("fa6-brands", "glide-g").icon, glide.name);
     expect(chooseVariants(glide).mono?.svg).toBe(monogram);
-    glide.candidates.unshift(candidate("fa6-brands", "glide"));
+    glide.candidates.unshift(iconCandidate("fa6-brands", "glide"));
     expect(chooseVariants(glide).mono?.svg).not.toBe(monogram);
     // former artwork never serves
     const slack = draft("slack", {
       siSvg: null,
-      candidates: [candidate("bxl", "slack-old", ["old"])],
+      candidates: [iconCandidate("bxl", "slack-old", ["old"])],
     });
     expect(chooseVariants(slack).mono).toBeUndefined();
-  });
-});
-
-const DIST = join(ROOT, "node_modules/@thesvg/icons/dist");
-const real = (slug: string) =>
-  parseTheSvgModule(readFileSync(join(DIST, `${slug}.js`), "utf8")) as TheSvgIcon;
-
-function indexOf(drafts: DraftBrand[]): TieredIndex<DraftBrand> {
-  const index = new TieredIndex<DraftBrand>();
-  for (const d of drafts) {
-    index.add(0, d.slug, d);
-    index.add(1, siSlugify(d.name), d);
-    index.add(2, compactKey(d.name), d);
-  }
-  return index;
-}
-
-/** A lobehub-only draft carrying the real lobehub icon `name`. */
-const lobehub = (slug: string, name = slug, over: Partial<DraftBrand> = {}) =>
-  draft(slug, {
-    siSvg: null,
-    sources: new Set(["lobehub"]),
-    candidates: [candidate("lobehub" as SetId, name)],
-    ...over,
-  });
-
-describe("thesvg icons that copy another brand's mark", () => {
-  test("the same drawing as a lobehub icon is that icon's brand: Aya (Cohere) is Aya", () => {
-    const aya = lobehub("aya");
-    const drafts = [aya];
-    const r = mergeTheSvg(drafts, [real("aya-cohere")], indexOf(drafts), new Map());
-    expect(drafts.map((d) => d.slug)).toEqual(["aya"]);
-    expect(aya.thesvg?.slug).toBe("aya-cohere");
-    expect(r.decisions).toEqual(["thesvg aya-cohere -> merged into aya (Aya, by drawing)"]);
-  });
-
-  test("a reviewed namesake keeps its own brand: Dolphin (dphn.ai) is not the Dolphin emulator", () => {
-    expect(DRAWN_ELSEWHERE["dolphin-dphnai"]).toBeDefined();
-    const emulator = lobehub("dolphin", "dolphin", {
-      sources: new Set(["simple-icons", "lobehub"]),
-      sourceUrl: "https://dolphin-emu.org",
-    });
-    const drafts = [emulator];
-    mergeTheSvg(drafts, [real("dolphin-dphnai")], indexOf(drafts), new Map());
-    expect(emulator.thesvg).toBeUndefined();
-    expect(drafts.map((d) => d.slug)).toEqual(["dolphin", "dolphin-dphnai"]);
-  });
-
-  test("a website fixtures/domain-overrides.json gives one brand: front.com is Frontapp's", () => {
-    const frontapp = draft("frontapp", { name: "Frontapp", siSvg: null });
-    const drafts = [frontapp];
-    const curated = new Map([["front.com", "frontapp"]]);
-    const r = mergeTheSvg(drafts, [real("front")], indexOf(drafts), new Map(), undefined, curated);
-    expect(frontapp.thesvg?.slug).toBe("front");
-    expect(r.decisions[0]).toContain("by curated domain");
-    // without the curated domain the icon would be a brand of its own
-    const alone = [draft("frontapp", { name: "Frontapp", siSvg: null })];
-    mergeTheSvg(alone, [real("front")], indexOf(alone), new Map());
-    expect(alone.map((d) => d.slug)).toEqual(["frontapp", "front"]);
-  });
-
-  test("former artwork joins no brand and makes none; the brand's own icon comes first", () => {
-    const drafts: DraftBrand[] = [];
-    const r = mergeTheSvg(
-      drafts,
-      [real("thesvg-legacy"), real("thesvg")],
-      indexOf(drafts),
-      new Map(),
-    );
-    expect(drafts.map((d) => [d.slug, d.thesvg?.slug])).toEqual([["thesvg", "thesvg"]]);
-    expect(r.decisions).toContain(
-      "thesvg thesvg-legacy -> left out: former artwork of thesvg (theSVG)",
-    );
-    // "Inflection AI" (a reviewed synonym) after Inflection's own icon, whatever the file order
-    const inflection = lobehub("inflection");
-    const both = [inflection];
-    mergeTheSvg(both, [real("inflection-ai"), real("inflection")], indexOf(both), new Map());
-    expect(inflection.thesvg?.slug).toBe("inflection");
   });
 });
 
