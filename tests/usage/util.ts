@@ -1,17 +1,38 @@
 import { afterAll, afterEach, beforeAll } from "bun:test";
 import { join } from "node:path";
 import { setLogLevel } from "../../src/platform/log";
+import type { Tier } from "../../src/quota/limits";
 import { Database, DB_FILE } from "../../src/store/embedded/db";
-import { dayNumber, EmbeddedUsageStore } from "../../src/store/embedded/usage";
-import type { UsageEvent, UsageEventStore, UsageInput, UsageRecorder } from "../../src/usage/port";
-import type { BatchingRecorder } from "../../src/usage/writer";
+import type { UsageEvent } from "../../src/usage/event";
+import type { Batch } from "../../src/usage/log/batch";
+import { eventsOf } from "../../src/usage/log/batch";
+import { EmbeddedUsageLog, type EmbeddedLogOptions } from "../../src/usage/log/embedded";
+import type { LogRecorder, Metered, UsageRecorder } from "../../src/usage/log/recorder";
+import type { UsageLog } from "../../src/usage/log/port";
+import { decodeRow, rowIds } from "../../src/usage/log/rows";
+import { StringTable } from "../../src/usage/log/strings";
 import { until } from "../support/wait";
 
 export { until };
 
+/** A metered request's event as a test states it (the fields the export lists, and its time). */
+export interface Input {
+  at: number;
+  accountId: string;
+  keyId: string;
+  tier: Tier;
+  bucket: UsageEvent["bucket"];
+  route: string;
+  slug: string | null;
+  variant: string | null;
+  format?: string;
+  miss?: string[];
+  status: number;
+  latencyMs: number;
+}
+
 let seq = 0;
-/** What the metered macro records: the event without id, ts and day, plus its time `at`. */
-export function input(over: Partial<UsageInput> = {}): UsageInput {
+export function input(over: Partial<Input> = {}): Input {
   seq++;
   return {
     at: Date.now(),
@@ -28,59 +49,79 @@ export function input(over: Partial<UsageInput> = {}): UsageInput {
   };
 }
 
-/** A complete event (for store tests). */
-export function event(over: Partial<UsageEvent> = {}): UsageEvent {
-  const ts = over.ts ?? new Date().toISOString();
-  const { at: _at, ...fields } = input();
-  return { id: Bun.randomUUIDv7(), ts, day: ts.slice(0, 10), ...fields, ...over };
+/** What the metered macro hands the recorder for `i` (usage/meter.ts's Meter). */
+export function meteredOf(i: Input): Metered {
+  return {
+    principal: { accountId: i.accountId, keyId: i.keyId, tier: i.tier, limits: null },
+    bucket: i.bucket,
+    at: new Date(i.at),
+    route: i.route,
+    slug: i.slug,
+    variant: i.variant,
+    format: i.format,
+    miss: i.miss,
+  };
 }
 
-/** The real store with a switch that makes appends fail, as an unreachable store would. */
-export class SwitchableStore implements UsageEventStore {
+/** Record an event as a metered request would. */
+export const rec = (r: UsageRecorder, over: Partial<Input> = {}) => {
+  const i = input(over);
+  return r.record(meteredOf(i), i.status, Math.round(i.latencyMs * 1000));
+};
+
+/** The real log with a switch that makes appends fail, as an unreachable store would. */
+export class SwitchableStore implements UsageLog {
   down = false;
+  /** events per append that went through */
   batches: number[] = [];
   /** appends refused while down */
   refused = 0;
-  constructor(readonly inner: UsageEventStore) {}
-  async append(events: UsageEvent[]) {
+  constructor(readonly inner: UsageLog) {}
+  async append(batches: Batch[]) {
     if (this.down) {
       this.refused++;
       throw new Error("event store unreachable");
     }
-    const stored = await this.inner.append(events);
-    this.batches.push(events.length);
+    const stored = await this.inner.append(batches);
+    this.batches.push(batches.reduce((n, b) => n + b.n, 0));
     return stored;
   }
-  daily(accountId: string, from: string, to: string) {
-    return this.inner.daily(accountId, from, to);
+  daily(...a: Parameters<UsageLog["daily"]>) {
+    return this.inner.daily(...a);
   }
-  cells(...a: Parameters<UsageEventStore["cells"]>) {
+  cells(...a: Parameters<UsageLog["cells"]>) {
     return this.inner.cells(...a);
   }
-  cellCounts(...a: Parameters<UsageEventStore["cellCounts"]>) {
-    return this.inner.cellCounts(...a);
-  }
-  misses(...a: Parameters<UsageEventStore["misses"]>) {
+  misses(...a: Parameters<UsageLog["misses"]>) {
     return this.inner.misses(...a);
   }
-  exportEvents(...a: Parameters<UsageEventStore["exportEvents"]>) {
-    return this.inner.exportEvents(...a);
+  exportStream(...a: Parameters<UsageLog["exportStream"]>) {
+    return this.inner.exportStream(...a);
   }
-  eventsOfDay(day: string) {
-    return this.inner.eventsOfDay(day);
+  events(...a: Parameters<UsageLog["events"]>) {
+    return this.inner.events(...a);
   }
-  rebuildDaily() {
-    return this.inner.rebuildDaily();
+  tallyOfDay(day: string) {
+    return this.inner.tallyOfDay(day);
   }
-  prune(beforeDay: string) {
-    return this.inner.prune(beforeDay);
+  holds(...a: Parameters<UsageLog["holds"]>) {
+    return this.inner.holds(...a);
+  }
+  rebuild(...a: Parameters<UsageLog["rebuild"]>) {
+    return this.inner.rebuild(...a);
+  }
+  prune(...a: Parameters<UsageLog["prune"]>) {
+    return this.inner.prune(...a);
+  }
+  settled() {
+    return this.inner.settled();
   }
   close() {
     return this.inner.close();
   }
 }
 
-export async function collect<T>(it: AsyncIterable<T>): Promise<T[]> {
+export async function collect<T>(it: AsyncIterable<T> | Iterable<T>): Promise<T[]> {
   const out: T[] = [];
   for await (const x of it) out.push(x);
   return out;
@@ -88,12 +129,14 @@ export async function collect<T>(it: AsyncIterable<T>): Promise<T[]> {
 
 /**
  * Wait until `n` usage events have been recorded in all (metered requests record theirs before
- * the response is handed back; requests still in flight have not), then write them.
+ * the response is handed back; requests still in flight have not), then write them and wait for
+ * the store to count them.
  */
-export async function settle(usage: UsageRecorder, n: number) {
-  const w = usage as BatchingRecorder;
+export async function settle(usage: UsageRecorder, n: number, store?: Pick<UsageLog, "settled">) {
+  const w = usage as LogRecorder;
   await until(() => w.stats().recorded >= n, 4_000, `${n} recorded events`);
   await w.flush();
+  await store?.settled();
 }
 
 /**
@@ -103,33 +146,36 @@ export async function settle(usage: UsageRecorder, n: number) {
 export function storedEvents(from: Database | string, day?: string): UsageEvent[] {
   const db = typeof from === "string" ? new Database(join(from, DB_FILE)) : from;
   try {
-    const rows =
-      day === undefined
-        ? db.all<{ e: string }>("SELECT e FROM usage_events ORDER BY id")
-        : db.all<{ e: string }>(
-            "SELECT e FROM usage_events WHERE day = ? ORDER BY id",
-            dayNumber(day),
-          );
-    return rows.map((r) => JSON.parse(r.e) as UsageEvent);
+    const strings = new StringTable(db);
+    const rows = db.all<{ a: number; t: number; q: number; d: Uint8Array }>(
+      "SELECT a, t, q, d FROM usage_log ORDER BY a, t, q",
+    );
+    const out: UsageEvent[] = [];
+    for (const r of rows) {
+      strings.resolve(rowIds(r.d));
+      for (const b of decodeRow(r.d, strings.str(r.a), r.t, r.q, strings))
+        for (const e of eventsOf(b)) if (day === undefined || e.day === day) out.push(e);
+    }
+    return out.sort((x, y) => (x.id < y.id ? -1 : x.id > y.id ? 1 : 0));
   } finally {
     if (typeof from === "string") db.close();
   }
 }
 
 /**
- * `open(dir, opts)`: an EmbeddedUsageStore on `dir`, closed after the test; the file's tests
- * run at log level error.
+ * `open(dir, opts)`: an EmbeddedUsageLog on `dir`, closed after the test; the file's tests run
+ * at log level error.
  */
-export function storeOpener() {
-  const stores: EmbeddedUsageStore[] = [];
+export function logOpener() {
+  const logs: EmbeddedUsageLog[] = [];
   beforeAll(() => setLogLevel("error"));
   afterAll(() => setLogLevel("info"));
   afterEach(async () => {
-    for (const s of stores.splice(0)) await s.close();
+    for (const s of logs.splice(0)) await s.close();
   });
-  return (dir: string, opts: Parameters<typeof EmbeddedUsageStore.open>[1] = {}) => {
-    const s = EmbeddedUsageStore.open(dir, opts);
-    stores.push(s);
+  return (dir: string, opts: EmbeddedLogOptions = {}) => {
+    const s = EmbeddedUsageLog.open(dir, opts);
+    logs.push(s);
     return s;
   };
 }

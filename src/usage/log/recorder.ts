@@ -252,6 +252,14 @@ export class LogRecorder implements UsageRecorder {
   record(m: Metered, status: number, latencyUs: number): undefined | Promise<void> {
     this.counters.recorded++;
     let c = this.chunk;
+    if (this.buffered + c.n >= this.maxHeld && !this.closed) {
+      // nothing takes events (store and disk failing) and memory is at its bound
+      this.counters.dropped++;
+      this.dropped("usage events dropped: the store and the spill file fail, memory is full", 1);
+      return this.strict && status !== 429
+        ? Promise.reject(new Error("usage event dropped: memory is full"))
+        : undefined;
+    }
     if (c.n === CHUNK_CAP) {
       this.seal();
       c = this.chunk;
@@ -296,17 +304,22 @@ export class LogRecorder implements UsageRecorder {
       }
       durable = c.waiter.promise;
     }
-    // a write runs or the store is down: the chunk waits (or is sealed now when behind)
+    // more in memory than the bound: to disk now
+    if (this.buffered + c.n > this.maxBuffered) {
+      this.seal();
+      this.spillBuffer();
+    }
+    // a write runs or the store is down: the chunk waits (or goes to disk now when behind)
     if (this.running || this.failures > 0) {
-      const first = this.buffered > 0 ? this.oldest : (c.at[0] as number);
-      if ((c.at[i] as number) - first > this.maxLag) {
+      const first = this.buffered > 0 ? this.oldest : (this.chunk.at[0] as number);
+      if (this.buffered + this.chunk.n > 0 && m.at.getTime() - first > this.maxLag) {
         this.seal();
         this.spillBuffer("writer behind: events older than the lag bound");
       }
       if (this.failures > 0 && !this.running && !this.timer) this.arm(this.backoffMin);
       return durable;
     }
-    if (this.strict || c.n >= this.opts.flushEvents) {
+    if (this.strict || this.chunk.n >= this.opts.flushEvents) {
       if (this.armedMs !== 0) this.arm(0);
     } else if (!this.timer) this.arm(this.opts.flushMs);
     return durable;
@@ -340,15 +353,9 @@ export class LogRecorder implements UsageRecorder {
   }
 
   private push(b: Batch) {
-    if (this.buffered + b.n > this.maxHeld) {
-      // nothing takes events (store and disk failing) and memory is at its bound
-      this.drop([b], "usage events dropped: the store and the spill file fail, memory is full");
-      return;
-    }
     if (this.buffered === 0) this.oldest = b.at[0] as number;
     this.buffer.push(b);
     this.buffered += b.n;
-    if (this.buffered > this.maxBuffered) this.spillBuffer();
   }
 
   // ---- the writer side ----
@@ -593,7 +600,11 @@ export class LogRecorder implements UsageRecorder {
     const n = batches.reduce((s, b) => s + b.n, 0);
     this.settle(batches, new Error(msg));
     this.counters.dropped += n;
-    // the first drop of a spell is logged; then one line per 1,000
+    this.dropped(msg, n);
+  }
+
+  /** The first drop of a spell is logged; then one line per 1,000. */
+  private dropped(msg: string, n: number) {
     if (
       this.counters.dropped === n ||
       Math.floor(this.counters.dropped / 1000) > Math.floor((this.counters.dropped - n) / 1000)
