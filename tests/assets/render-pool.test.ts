@@ -11,6 +11,7 @@ import type { Brand } from "../../src/catalog/types";
 import { setLogLevel } from "../../src/platform/log";
 import { makeApp, type TestApp } from "../support/app";
 import { until } from "../support/wait";
+import { accountEvents } from "../usage/util";
 import { pngSize } from "./util";
 
 /**
@@ -162,9 +163,10 @@ describe("a client that leaves before its render is ready", () => {
       await until(
         async () => {
           await t.deps.usage.flush();
-          events = [];
-          for await (const e of t.deps.store.usage.eventsOfDay(day))
-            if (e.slug === heavy[4]?.slug && e.bucket === "png") events.push(e);
+          const accountId = (await t.deps.accounts.verifyKey(key))?.accountId ?? "";
+          events = (await accountEvents(t.deps.store.usage, accountId, day)).filter(
+            (e) => e.slug === heavy[4]?.slug && e.bucket === "png",
+          );
           return events.length > 0;
         },
         20_000,

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import type { BatchingRecorder } from "../../src/usage/writer";
+import type { LogRecorder } from "../../src/usage/log/recorder";
 import { makeApp, type TestApp } from "../support/app";
 
 // Integer query parameters take plain decimal digits only. Elysia's coercion alone would read
@@ -54,7 +54,7 @@ describe("integer query parameters are plain decimal integers", () => {
 
   test("a refused value consumes no quota and logs no usage event", async () => {
     const free = await t.key("free");
-    const recorded = () => (t.deps.usage as BatchingRecorder).stats().recorded;
+    const recorded = () => (t.deps.usage as LogRecorder).stats().recorded;
     const before = recorded();
     for (const value of NOT_DECIMAL.slice(0, 3)) {
       expect((await t.get(`/v1/png/github?size=${value}`, free)).status).toBe(422);

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "
 import { canonicalQuery, signPath, webCryptoMac } from "../../packages/client/src/signing";
 import { type AuthTestApp, makeAuthApp } from "../accounts/helpers";
 import { PNG_SIGNATURE, pngSize } from "../assets/util";
+import { accountEvents } from "../usage/util";
 import { createEnterprise } from "../support/app";
 
 // argon2id (register, delete) is CPU-bound: leave room on a loaded machine
@@ -228,9 +229,7 @@ describe("POST /v1/image-urls and GET /i/{file}", () => {
     // usage events of the /i/ requests, under the key, in the analytics store
     await t.deps.usage.flush();
     const day = new Date().toISOString().slice(0, 10);
-    const events = [];
-    for await (const e of t.deps.store.usage.eventsOfDay(day))
-      if (e.accountId === accountId) events.push(e);
+    const events = await accountEvents(t.deps.store.usage, accountId, day);
     const viaUrl = events.filter((e) => e.route === "/i/:file");
     expect(viaUrl.map((e) => `${e.bucket} ${e.status} ${e.slug}`).sort()).toEqual([
       "png 200 github",

@@ -5,9 +5,8 @@ import {
   LATEST_PROTOCOL_VERSION,
   McpError,
 } from "@modelcontextprotocol/sdk/types.js";
-import type { UsageEvent } from "../../src/usage/port";
 import { createEnterprise, useAccountIdBearer } from "../support/app";
-import { collect } from "../usage/util";
+import { accountEvents } from "../usage/util";
 import { connect, moved, type Served, serve, toolErrorBody, used } from "./util";
 
 /**
@@ -443,9 +442,7 @@ describe("usage events", () => {
     await client.close();
     await s.deps.usage.flush();
     const day = new Date().toISOString().slice(0, 10);
-    const events = (await collect(s.deps.store.usage.eventsOfDay(day))).filter(
-      (e: UsageEvent) => e.accountId === accountId,
-    );
+    const events = await accountEvents(s.deps.store.usage, accountId, day);
     expect(events.map((e) => [e.bucket, e.route, e.slug, e.variant, e.status])).toEqual([
       ["svg", "mcp:get_logo", "github", "color", 200],
       ["svg", "mcp:get_logo", "no-such-brand-xyz", "mono", 404],

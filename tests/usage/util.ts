@@ -179,3 +179,14 @@ export function logOpener() {
     return s;
   };
 }
+
+/** An account's stored events of one UTC day, in id order. */
+export async function accountEvents(
+  store: Pick<UsageLog, "events">,
+  accountId: string,
+  day: string,
+): Promise<UsageEvent[]> {
+  const out: UsageEvent[] = [];
+  for await (const b of store.events(accountId, day, day)) for (const e of eventsOf(b)) out.push(e);
+  return out;
+}
