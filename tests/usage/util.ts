@@ -4,8 +4,13 @@ import { setLogLevel } from "../../src/platform/log";
 import type { Tier } from "../../src/quota/limits";
 import { Database, DB_FILE } from "../../src/store/embedded/db";
 import type { UsageEvent } from "../../src/usage/event";
-import type { Batch } from "../../src/usage/log/batch";
-import { eventsOf } from "../../src/usage/log/batch";
+import {
+  type Batch,
+  BatchBuilder,
+  bucketIndex,
+  eventsOf,
+  latencyUs,
+} from "../../src/usage/log/batch";
 import { EmbeddedUsageLog, type EmbeddedLogOptions } from "../../src/usage/log/embedded";
 import type { LogRecorder, Metered, UsageRecorder } from "../../src/usage/log/recorder";
 import type { UsageLog } from "../../src/usage/log/port";
@@ -29,6 +34,8 @@ export interface Input {
   miss?: string[];
   status: number;
   latencyMs: number;
+  /** folded 429 refusals (batchesOf only; the recorder folds them itself) */
+  count?: number;
 }
 
 let seq = 0;
@@ -189,4 +196,26 @@ export async function accountEvents(
   const out: UsageEvent[] = [];
   for await (const b of store.events(accountId, day, day)) for (const e of eventsOf(b)) out.push(e);
   return out;
+}
+
+/** Batches of inputs as the recorder makes them (ids derived from batch and position). */
+export function batchesOf(inputs: Partial<Input>[]): Batch[] {
+  const b = new BatchBuilder();
+  for (const over of inputs) {
+    const i = input(over);
+    b.add(i.accountId, i.at, {
+      key: b.ref(i.keyId),
+      tier: b.ref(i.tier),
+      route: b.ref(i.route),
+      slug: b.ref(i.slug),
+      variant: b.ref(i.variant),
+      format: b.ref(i.format ?? null),
+      bucket: bucketIndex(i.bucket),
+      status: i.status,
+      lat: latencyUs(i.latencyMs),
+      count: i.count ?? 1,
+      miss: i.miss?.map((m) => b.ref(m)) ?? null,
+    });
+  }
+  return b.done();
 }
