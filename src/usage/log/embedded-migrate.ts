@@ -317,10 +317,14 @@ function importDayFiles(w: EmbeddedWrites, dataDir: string): void {
     const file = join(dir, `${day}.jsonl`);
     let read = 0;
     let stored = 0;
+    // an event written twice to its file (a replay of the JSONL store) is stored once
+    const seen = new Set<string>();
     // a chunk per transaction: a restart stores the same batches again, found and skipped
     for (const chunk of eventChunks(file)) {
       read += chunk.length;
-      stored += w.append(movedBatches(chunk));
+      if (seen.size > 4_000_000) seen.clear();
+      const fresh = chunk.filter((e) => !seen.has(e.id) && (seen.add(e.id), true));
+      stored += w.append(movedBatches(fresh));
     }
     total += stored;
     log("info", "imported usage events", { file, read, stored });

@@ -49,6 +49,8 @@ export interface EmbeddedLogOptions {
 
 /** Log rows read per query by the export and the event walks. */
 const CHUNK_ROWS = 1000;
+/** Lines of an export chunk (about 250 KB). */
+const CHUNK_LINES = 1000;
 const BS = rollupNo("bs");
 const K = rollupNo("k");
 const HOUR_MS = 3_600_000;
@@ -366,7 +368,7 @@ export class EmbeddedUsageLog implements UsageLog {
       async next() {
         if (left <= 0 || i >= page.length) return null;
         const lines: string[] = [];
-        while (i < page.length && lines.length < 2000 && left > 0) {
+        while (i < page.length && lines.length < CHUNK_LINES && left > 0) {
           const r = page[i++] as { t: number; q: number; d: Uint8Array };
           for (const b of self.decode(accountId, r)) {
             const n = exportLines(b, after, left, lines);

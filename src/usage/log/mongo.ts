@@ -735,7 +735,7 @@ export class MongoUsageLog implements UsageLog {
       async next() {
         if (left <= 0 || i >= page.length) return null;
         const lines: string[] = [];
-        while (i < page.length && lines.length < 2000 && left > 0) {
+        while (i < page.length && lines.length < 1000 && left > 0) {
           const n = exportLines(page[i++] as Batch, after, left, lines);
           left -= n;
         }
