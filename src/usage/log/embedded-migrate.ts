@@ -66,6 +66,10 @@ function movePerEventLog(w: EmbeddedWrites): void {
   const db = w.db;
   const started = performance.now();
   const total = db.get<{ n: number }>("SELECT count(*) AS n FROM usage_events")?.n ?? 0;
+  // cells of the layout before the brand bound (usage_meta `cells` below 2) are counted again
+  // from the events for the days the log holds
+  const cellsVersion =
+    db.get<{ value: number }>("SELECT value FROM usage_meta WHERE name = 'cells'")?.value ?? 0;
   log("info", "usage log: moving the per-event layout (once)", { events: total });
   // 1. the events, each account's in id order, READ_EVENTS at a time
   const accounts = db.all<{ account: string }>("SELECT DISTINCT account FROM usage_events");
@@ -105,8 +109,8 @@ function movePerEventLog(w: EmbeddedWrites): void {
     const views = VIEWS.flatMap((v, i) => (v.startsWith(hourly ? "hour." : "day.") ? [i] : []));
     const list = db
       .all<{ period: string }>(
-        "SELECT DISTINCT period FROM usage_cells WHERE view = ? ORDER BY period",
-        views[0] as number,
+        "SELECT DISTINCT period FROM usage_cells WHERE view IN (SELECT value FROM json_each(?)) ORDER BY period",
+        JSON.stringify(views),
       )
       .map((r) => r.period);
     for (const period of list) {
@@ -156,6 +160,10 @@ function movePerEventLog(w: EmbeddedWrites): void {
     }
   }
   log("info", "usage log: analytics cells moved", { periods });
+  if (cellsVersion < 2 && moved > 0) {
+    const r = w.rebuildNow();
+    log("info", "usage log: days in the log counted again with bounded brands", r);
+  }
   // 3. usage_daily: rows equal to their day's cells are the cells' now; the others stay
   w.tx(() => {
     const rows = db.all<{
@@ -190,6 +198,7 @@ function movePerEventLog(w: EmbeddedWrites): void {
   });
   // 4. the old tables go, in the step's own transaction
   w.tx(() => {
+    db.run("DELETE FROM usage_meta WHERE name = 'cells'");
     db.exec("DROP TABLE IF EXISTS usage_brands");
     db.exec("DROP TABLE IF EXISTS usage_cells");
     db.exec("DROP TABLE usage_events");

@@ -302,60 +302,94 @@ export class EmbeddedWrites {
   async rebuild(
     progress?: (p: { day: string; events: number }) => void,
   ): Promise<{ events: number; days: number }> {
-    const accounts = this.db.all<{ a: number }>("SELECT a FROM usage_accounts").map((r) => r.a);
     let events = 0;
-    const allDays = new Set<number>();
-    const firstHour = firstHourKept(this.hourlyDays, this.now());
-    for (const a of accounts) {
-      const account = this.strings.str(a);
-      const days = this.db
-        .all<{ t: number }>("SELECT t FROM usage_log WHERE a = ? ORDER BY t", a)
-        .map((r) => dayNo(r.t));
-      for (const day of new Set(days)) {
-        allDays.add(day);
-        events += this.tx(() => {
-          const lo = day * DAY_MS;
-          const rows = new Map<string, PeriodCells>();
-          const keep = (table: RowKey["table"], p: number) => {
-            const had = this.readPeriod({ table, a, p });
-            const fresh = new PeriodCells();
-            if (had) fresh.brands = had.brands.slice();
-            rows.set(`${table}|${p}`, fresh);
-          };
-          keep("usage_days", day);
-          for (let h = day * 24; h < day * 24 + 24; h++) if (h >= firstHour) keep("usage_hours", h);
-          this.db.run("DELETE FROM usage_misses WHERE day = ? AND account = ?", utcDay(lo), account);
-          let n = 0;
-          const batches: Batch[] = [];
-          for (const r of this.db.all<{ t: number; q: number; d: Uint8Array }>(
-            "SELECT t, q, d FROM usage_log WHERE a = ? AND t >= ? AND t < ? ORDER BY t, q",
-            a,
-            lo,
-            lo + DAY_MS,
-          )) {
-            this.strings.resolve(rowIds(r.d));
-            for (const b of decodeRow(r.d, account, r.t, r.q, this.strings)) {
-              batches.push(b);
-              n += b.n;
-            }
-          }
-          this.project(a, batches, rows);
-          // hours without events keep no row
-          for (const [k, p] of rows) if (p.empty && k.startsWith("usage_hours")) rows.delete(k);
-          this.db.run(
-            "DELETE FROM usage_hours WHERE a = ? AND p >= ? AND p < ?",
-            a,
-            day * 24,
-            day * 24 + 24,
-          );
-          this.writePeriods(a, rows);
-          return n;
-        });
+    const days = new Set<number>();
+    for (const [a, account] of this.accountsInLog())
+      for (const day of this.daysOf(a)) {
+        days.add(day);
+        events += this.rebuildDay(a, account, day);
         progress?.({ day: utcDay(day * DAY_MS), events });
         await new Promise((r) => setImmediate(r));
       }
+    return { events, days: days.size };
+  }
+
+  /** rebuild without yielding between days (a migration at open, before anything runs). */
+  rebuildNow(): { events: number; days: number } {
+    let events = 0;
+    let days = 0;
+    for (const [a, account] of this.accountsInLog())
+      for (const day of this.daysOf(a)) {
+        days++;
+        events += this.rebuildDay(a, account, day);
+      }
+    return { events, days };
+  }
+
+  private accountsInLog(): [number, string][] {
+    return this.db
+      .all<{ a: number }>("SELECT a FROM usage_accounts")
+      .map((r) => [r.a, this.strings.str(r.a)]);
+  }
+
+  /** The UTC days (day numbers) account `a` has log rows of. */
+  private daysOf(a: number): number[] {
+    const out: number[] = [];
+    // one seek per day: the first row at or after each day's start
+    for (let t = 0; ; ) {
+      const r = this.db.get<{ t: number }>(
+        "SELECT t FROM usage_log WHERE a = ? AND t >= ? ORDER BY t LIMIT 1",
+        a,
+        t,
+      );
+      if (!r) return out;
+      const day = dayNo(r.t);
+      out.push(day);
+      t = (day + 1) * DAY_MS;
     }
-    return { events, days: allDays.size };
+  }
+
+  /** One account's day recomputed from its log rows, in one transaction; returns its events. */
+  private rebuildDay(a: number, account: string, day: number): number {
+    const firstHour = firstHourKept(this.hourlyDays, this.now());
+    return this.tx(() => {
+      const lo = day * DAY_MS;
+      const rows = new Map<string, PeriodCells>();
+      const keep = (table: RowKey["table"], p: number) => {
+        const had = this.readPeriod({ table, a, p });
+        const fresh = new PeriodCells();
+        if (had) fresh.brands = had.brands.slice();
+        rows.set(`${table}|${p}`, fresh);
+      };
+      keep("usage_days", day);
+      for (let h = day * 24; h < day * 24 + 24; h++) if (h >= firstHour) keep("usage_hours", h);
+      this.db.run("DELETE FROM usage_misses WHERE day = ? AND account = ?", utcDay(lo), account);
+      let n = 0;
+      const batches: Batch[] = [];
+      for (const r of this.db.all<{ t: number; q: number; d: Uint8Array }>(
+        "SELECT t, q, d FROM usage_log WHERE a = ? AND t >= ? AND t < ? ORDER BY t, q",
+        a,
+        lo,
+        lo + DAY_MS,
+      )) {
+        this.strings.resolve(rowIds(r.d));
+        for (const b of decodeRow(r.d, account, r.t, r.q, this.strings)) {
+          batches.push(b);
+          n += b.n;
+        }
+      }
+      this.project(a, batches, rows);
+      // hours without events keep no row
+      for (const [k, p] of rows) if (p.empty && k.startsWith("usage_hours")) rows.delete(k);
+      this.db.run(
+        "DELETE FROM usage_hours WHERE a = ? AND p >= ? AND p < ?",
+        a,
+        day * 24,
+        day * 24 + 24,
+      );
+      this.writePeriods(a, rows);
+      return n;
+    });
   }
 }
 

@@ -3,7 +3,7 @@ import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { utcDay } from "../../../src/platform/day";
 import { captureLogs } from "../../../src/platform/log";
-import type { EmbeddedUsageStore } from "../../../src/store/embedded/usage";
+import type { EmbeddedUsageLog } from "../../../src/usage/log/embedded";
 import { makeApp, type TestApp, tempDir } from "../../support/app";
 import { copyDatedFixture, datedFixture, shiftDates } from "../../support/dated-fixture";
 import { storedEvents } from "../../usage/util";
@@ -73,7 +73,7 @@ describe("a JSONL DATA_DIR imported into the SQLite store", () => {
     expect(readdirSync(join(dir, "events.imported")).sort()).toEqual(
       files.map((f) => shiftDates(f.slice(0, 10), dated) + f.slice(10)).sort(),
     );
-    const events = storedEvents((t.deps.store.usage as EmbeddedUsageStore).db);
+    const events = storedEvents((t.deps.store.usage as EmbeddedUsageLog).db);
     expect(new Set(events.map((e) => e.id)).size).toBe(events.length);
     const total = WHO.reduce((n, w) => n + expected.exportCounts[w], 0);
     expect(events.length).toBeGreaterThanOrEqual(total);
