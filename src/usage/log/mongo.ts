@@ -214,7 +214,7 @@ export interface MongoLogOptions {
 export class MongoUsageLog implements UsageLog {
   private readonly owner = new ObjectId().toHexString();
   private readonly leaseMs: number;
-  private readonly hourlyDays: number;
+  readonly hourlyDays: number;
   private readonly now: () => number;
   /** this process holds the lease until (epoch ms; 0: not held) */
   private heldUntil = 0;

@@ -7,6 +7,8 @@ import type { Principal } from "../../../src/quota/principal";
 import { Database, DB_FILE } from "../../../src/store/embedded/db";
 import { usageSeries } from "../../../src/usage/analytics/series";
 import { EmbeddedUsageLog } from "../../../src/usage/log/embedded";
+import type { Document } from "mongodb";
+import { mongoUrl, skipNote, testDbName } from "../../support/mongo";
 import { tempDir } from "../../support/temp";
 import {
   RECORDED_ACCOUNTS,
@@ -194,4 +196,61 @@ describe("the embedded store's per-event layout", () => {
     ]);
     await log.close();
   });
+});
+
+const mongo = await mongoUrl();
+describe.skipIf(!mongo.url)(`the MongoDB store's per-event layout ${skipNote(mongo)}`.trim(), () => {
+  /** A database holding the fixture's collections (with a batch a process left pending). */
+  async function restored() {
+    const { MongoClient } = await import("mongodb");
+    const { EJSON } = await import("bson");
+    const client = new MongoClient(mongo.url as string, { serverSelectionTimeoutMS: 5000 });
+    await client.connect();
+    const db = client.db(testDbName("bapi_usage_upgrade"));
+    const dump = EJSON.parse(gunzipSync(readFileSync(join(FIXTURE, "mongo", "dump.json.gz"))).toString(), {
+      relaxed: false,
+    }) as Record<string, Document[]>;
+    for (const [name, docs] of Object.entries(dump)) {
+      if (name.endsWith(".indexes") || docs.length === 0) continue;
+      await db.collection(name).insertMany(docs);
+    }
+    return { client, db };
+  }
+
+  test("moved once at start under the projector's lease, the pending batch counted; answers, ids and cursors as before", async () => {
+    const { MongoUsageLog } = await import("../../../src/usage/log/mongo");
+    const { migrateMongo } = await import("../../../src/usage/log/mongo-migrate");
+    const { client, db } = await restored();
+    try {
+      await MongoUsageLog.ensureIndexes(db);
+      const log = new MongoUsageLog(db, { now, projectEveryMs: 0 });
+      const logs = captureLogs();
+      try {
+        await migrateMongo(db, log, now());
+      } finally {
+        logs.restore();
+      }
+      const msgs = logs.lines.map((l) => l.msg);
+      expect(msgs[0]).toBe("usage log: moving the per-event MongoDB layout (once)");
+      expect(msgs).toContain("usage log: a batch left pending by the per-event layout counted");
+      expect(msgs.at(-1)).toBe("usage log: per-event layout moved");
+      const names = (await db.listCollections().toArray()).map((c) => c.name);
+      for (const old of ["usage_events", "usage_rollups", "usage_batches", "usage_brands", "usage_daily"])
+        expect(names).not.toContain(old);
+      compare(await recordedAnswers(log), readAnswers("mongo/answers.json.gz"));
+      // once: a second start moves nothing
+      const logs2 = captureLogs();
+      try {
+        await migrateMongo(db, log, now());
+      } finally {
+        logs2.restore();
+      }
+      expect(logs2.lines).toEqual([]);
+      // new batches count on top of the moved cells
+      await log.close();
+    } finally {
+      await db.dropDatabase();
+      await client.close();
+    }
+  }, 120_000);
 });
