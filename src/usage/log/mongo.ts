@@ -361,12 +361,13 @@ export class MongoUsageLog implements UsageLog {
   /** Whether this process holds the projector's lease now (taken when free or run out). */
   private async holds_lease(): Promise<boolean> {
     if (this.closed) return false;
-    if (this.heldUntil > this.now() + this.leaseMs / 3) return true;
+    if (this.heldUntil > Date.now() + this.leaseMs / 3) return true;
     return this.takeLease();
   }
 
+  /** Leases run on the system clock (not the `now` option, which places hourly cells). */
   private async takeLease(): Promise<boolean> {
-    const until = this.now() + this.leaseMs;
+    const until = Date.now() + this.leaseMs;
     // renew our own
     const r = await this.projector.updateOne({ _id: "lease", owner: this.owner } as Filter<Lease | GroupDoc>, {
       $set: { until },
@@ -385,7 +386,7 @@ export class MongoUsageLog implements UsageLog {
     }
     const held = (await this.projector.findOne({ _id: "lease" })) as Lease | null;
     // a holder that died: its lease is removed once it ran out (the next look takes it)
-    if (held && held.until < this.now())
+    if (held && held.until < Date.now())
       await this.projector.deleteOne({
         _id: "lease",
         owner: held.owner,
@@ -431,7 +432,7 @@ export class MongoUsageLog implements UsageLog {
       log("warn", "usage projection: a group left under way counted", { batches: docs.length });
     }
     for (;;) {
-      if (this.closed || this.paused || this.heldUntil <= this.now()) break;
+      if (this.closed || this.paused || this.heldUntil <= Date.now()) break;
       const docs = await this.logs.find({ p: true }).sort({ _id: 1 }).limit(GROUP_BATCHES).toArray();
       this.pending = docs.length;
       if (docs.length === 0) break;
