@@ -1,9 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import type { UsageEvent } from "../../src/usage/port";
-import type { BatchingRecorder } from "../../src/usage/writer";
+import type { LogRecorder } from "../../src/usage/log/recorder";
 import { createEnterprise, makeApp, type TestApp } from "../support/app";
 import { expectError } from "../support/errors";
-import { collect, settle } from "./util";
+import { accountEvents, settle } from "./util";
 
 /** The usage event each metered request leaves, through the real app and embedded log. */
 let t: TestApp;
@@ -14,7 +13,7 @@ afterAll(async () => {
   await t.close();
 });
 
-const recorded = () => (t.deps.usage as BatchingRecorder).stats().recorded;
+const recorded = () => (t.deps.usage as LogRecorder).stats().recorded;
 
 describe("metered requests and their usage events", () => {
   test("one event per outcome (200, 304, 404, 429) with the status the client got; none for 401 or 422", async () => {
@@ -46,9 +45,7 @@ describe("metered requests and their usage events", () => {
     await settle(t.deps.usage, before + 4);
     expect(recorded()).toBe(before + 4);
     const day = new Date().toISOString().slice(0, 10);
-    const events = (await collect(t.deps.store.usage.eventsOfDay(day))).filter(
-      (e: UsageEvent) => e.accountId === accountId,
-    );
+    const events = await accountEvents(t.deps.store.usage, accountId, day);
     expect(events.map((e) => [e.status, e.slug, e.variant])).toEqual([
       [200, "github", "color"],
       [304, "github", "color"],

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { createEnterprise, makeApp, type TestApp } from "../support/app";
 import { expectError } from "../support/errors";
-import { collect } from "./util";
+import { accountEvents } from "./util";
 
 /** A capped key hammering a route: each refusal counts in analytics, the log holds few events. */
 let t: TestApp;
@@ -17,9 +17,7 @@ test("429 refusals reach the log folded per key, bucket and second, and all coun
     await expectError(await t.get("/v1/catalog/github", acct.apiKey), 429, "rate_limit_exceeded");
   await t.deps.usage.flush();
   const today = new Date().toISOString().slice(0, 10);
-  const events = (await collect(t.deps.store.usage.eventsOfDay(today))).filter(
-    (e) => e.accountId === acct.accountId,
-  );
+  const events = await accountEvents(t.deps.store.usage, acct.accountId, today);
   const refusals = events.filter((e) => e.status === 429);
   expect(refusals.reduce((n, e) => n + (e.count ?? 1), 0)).toBe(40);
   // 40 refusals within a second or two of each other: a handful of events, not 40

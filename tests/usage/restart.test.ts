@@ -1,8 +1,9 @@
 import { afterAll, describe, expect, test } from "bun:test";
-import { existsSync, readdirSync, rmSync } from "node:fs";
+import { existsSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { readEventFile } from "../../src/store/embedded/usage-import";
-import type { UsageEvent } from "../../src/usage/port";
+import type { UsageEvent } from "../../src/usage/event";
+import { eventsOf } from "../../src/usage/log/batch";
+import { readSpill, spillFiles } from "../../src/usage/log/spill";
 import { tempDir } from "../support/app";
 import { adminKey, startService } from "../support/service";
 import { storedEvents, until } from "./util";
@@ -51,11 +52,9 @@ const eventsOnDisk = (dataDir: string, accountId: string): UsageEvent[] =>
  */
 function eventsKept(dataDir: string, accountId: string): UsageEvent[] {
   const spill = join(dataDir, "spill");
-  const spilled = existsSync(spill)
-    ? readdirSync(spill)
-        .filter((f) => f.endsWith(".jsonl"))
-        .flatMap((f) => readEventFile(join(spill, f)))
-    : [];
+  const spilled = spillFiles(spill).flatMap((f) =>
+    readSpill(join(spill, f)).flatMap((b) => eventsOf(b)),
+  );
   const byId = new Map<string, UsageEvent>();
   for (const e of [...eventsOnDisk(dataDir, accountId), ...spilled])
     if (e.accountId === accountId) byId.set(e.id, e);
@@ -88,9 +87,7 @@ describe("usage log across process restarts (embedded store)", () => {
       true,
     );
     const spill = join(dataDir, "spill");
-    expect(existsSync(spill) ? readdirSync(spill).filter((f) => f.endsWith(".jsonl")) : []).toEqual(
-      [],
-    );
+    expect(existsSync(spill) ? spillFiles(spill) : []).toEqual([]);
   }, 30_000);
 
   test("kill -9 under load: after the restart the analytics, usage_daily and the log agree", async () => {
@@ -166,7 +163,7 @@ describe("usage log across process restarts (embedded store)", () => {
       env: { ...process.env, DATA_DIR: dataDir, LOG_LEVEL: "error" },
     });
     expect(cli.exitCode).toBe(0);
-    expect(cli.stdout.toString()).toContain(`usage_daily rebuilt from ${onDisk.length} events`);
+    expect(cli.stdout.toString()).toContain(`projections rebuilt from ${onDisk.length} events`);
   }, 40_000);
 
   test("USAGE_DURABILITY=strict: kill -9 right after N acknowledged requests loses none (batched, the same run, loses them)", async () => {

@@ -1,10 +1,10 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { rmSync } from "node:fs";
 import { captureLogs } from "../../src/platform/log";
-import { EmbeddedUsageStore } from "../../src/store/embedded/usage";
-import { retentionCutoff, startRetention } from "../../src/usage/retention";
+import { EmbeddedUsageLog } from "../../src/usage/log/embedded";
+import { hourlyCutoff, retentionCutoff, startRetention } from "../../src/usage/retention";
 import { makeApp, tempDir } from "../support/app";
-import { collect, event, storedEvents, until } from "./util";
+import { accountEvents, batchesOf, storedEvents, until } from "./util";
 
 /** USAGE_RETENTION_DAYS: raw events go after N days, their daily counts stay forever. */
 const dirs: string[] = [];
@@ -12,31 +12,35 @@ afterEach(() => {
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
 
-const at = (day: string, status = 200, accountId = "acc-r") =>
-  event({ ts: `${day}T12:00:00.000Z`, day, status, accountId, bucket: "svg" });
+const at = (day: string, status = 200, accountId = "acc-r") => ({
+  at: Date.parse(`${day}T12:00:00.000Z`),
+  status,
+  accountId,
+});
 
 describe("usage retention", () => {
   test("the cutoff keeps `days` UTC days, today included", () => {
     const now = new Date("2026-03-01T10:00:00Z");
     expect(retentionCutoff(1, now)).toBe("2026-03-01");
     expect(retentionCutoff(90, now)).toBe("2025-12-02");
+    expect(hourlyCutoff(2, now)).toBe("2026-02-28T00");
   });
 
   test("removes the events of old days, keeps their daily counts, and survives a restart", async () => {
     const dir = tempDir("usage-ret-");
     dirs.push(dir);
-    const store = EmbeddedUsageStore.open(dir);
-    await store.append([at("2026-01-01"), at("2026-01-01", 429), at("2026-01-01", 404)]);
-    await store.append([at("2026-02-10"), at("2026-02-10")]);
-    await store.append([at("2026-03-01")]);
+    const store = EmbeddedUsageLog.open(dir);
+    await store.append(batchesOf([at("2026-01-01"), at("2026-01-01", 429), at("2026-01-01", 404)]));
+    await store.append(batchesOf([at("2026-02-10"), at("2026-02-10")]));
+    await store.append(batchesOf([at("2026-03-01")]));
     const r = await store.prune("2026-02-10");
     expect(r).toEqual({ days: 1, events: 3 });
     expect([...new Set(storedEvents(store.db).map((e) => e.day))]).toEqual([
       "2026-02-10",
       "2026-03-01",
     ]);
-    expect(await collect(store.eventsOfDay("2026-01-01"))).toEqual([]);
-    const rows = async (s: EmbeddedUsageStore) =>
+    expect(await accountEvents(store, "acc-r", "2026-01-01")).toEqual([]);
+    const rows = async (s: EmbeddedUsageLog) =>
       (await s.daily("acc-r", "2026-01-01", "2026-03-31")).map((x) => [
         x.day,
         x.requests,
@@ -51,26 +55,35 @@ describe("usage retention", () => {
     expect(await rows(store)).toEqual(expected);
     // a second pass changes nothing; a rebuild and a restart keep the archived day
     expect(await store.prune("2026-02-10")).toEqual({ days: 0, events: 0 });
-    await store.rebuildDaily();
+    await store.rebuild();
     expect(await rows(store)).toEqual(expected);
     await store.close();
-    const again = EmbeddedUsageStore.open(dir);
+    const again = EmbeddedUsageLog.open(dir);
     expect(await rows(again)).toEqual(expected);
     await again.close();
   });
 
-  test("the service prunes at start with USAGE_RETENTION_DAYS", async () => {
+  test("the service prunes at start with USAGE_RETENTION_DAYS, and hourly cells with USAGE_HOURLY_DAYS", async () => {
     const dir = tempDir("usage-ret-app-");
     dirs.push(dir);
     const old = new Date(Date.now() - 10 * 86_400_000).toISOString().slice(0, 10);
-    const seed = EmbeddedUsageStore.open(dir);
-    await seed.append([at(old)]);
+    const older = new Date(Date.now() - 3 * 86_400_000).toISOString().slice(0, 10);
+    const seed = EmbeddedUsageLog.open(dir);
+    await seed.append(batchesOf([at(old), at(older)]));
+    // the hourly cells are there to begin with
+    expect(await seed.cells("acc-r", "hour", "bs", `${older}T00`, `${older}T23`)).toHaveLength(1);
     await seed.close();
-    const t = await makeApp({ DATA_DIR: dir, USAGE_RETENTION_DAYS: "5" });
+    const t = await makeApp({ DATA_DIR: dir, USAGE_RETENTION_DAYS: "5", USAGE_HOURLY_DAYS: "2" });
     try {
       const usage = t.deps.store.usage;
-      await until(async () => (await collect(usage.eventsOfDay(old))).length === 0, 5_000);
-      expect((await t.deps.store.usage.daily("acc-r", old, old))[0]?.requests).toBe(1);
+      await until(async () => (await accountEvents(usage, "acc-r", old)).length === 0, 5_000);
+      await until(
+        async () => (await usage.cells("acc-r", "hour", "bs", `${older}T00`, `${older}T23`)).length === 0,
+        5_000,
+      );
+      expect((await usage.daily("acc-r", old, old))[0]?.requests).toBe(1);
+      expect((await usage.daily("acc-r", older, older))[0]?.requests).toBe(1);
+      expect(await accountEvents(usage, "acc-r", older)).toHaveLength(1);
     } finally {
       await t.close();
     }

@@ -2,9 +2,9 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { setLogLevel } from "../../src/platform/log";
-import { BatchingRecorder } from "../../src/usage/writer";
+import { LogRecorder } from "../../src/usage/log/recorder";
 import { makeApp, type TestApp, tempDir } from "../support/app";
-import { collect, SwitchableStore, until } from "./util";
+import { accountEvents, SwitchableStore, until } from "./util";
 
 /**
  * USAGE_DURABILITY=strict through the app: a metered request is answered once its event is
@@ -28,9 +28,7 @@ describe("USAGE_DURABILITY=strict", () => {
     for (const slug of ["github", "no-such-brand-xyz", "gitlab"]) {
       const r = await t.get(`/v1/catalog/${slug}`, key);
       statuses.push(r.status);
-      const events = (await collect(await t.deps.store.usage.eventsOfDay(today()))).filter(
-        (e) => e.accountId === account,
-      );
+      const events = await accountEvents(t.deps.store.usage, account ?? "", today());
       expect(events.map((e) => e.status)).toEqual(statuses);
     }
     expect(statuses).toEqual([200, 404, 200]);
@@ -48,7 +46,7 @@ describe("USAGE_DURABILITY=strict", () => {
           await deps.usage.close();
           store = new SwitchableStore(deps.store.usage);
           store.down = true;
-          deps.usage = new BatchingRecorder(store, {
+          deps.usage = new LogRecorder(store, {
             flushMs: 20,
             flushEvents: 10,
             spillDir,

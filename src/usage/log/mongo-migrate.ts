@@ -132,7 +132,7 @@ async function countPending(db: Db): Promise<void> {
     }
     for (const [sid, b] of slots)
       await db.collection<{ _id: string }>("usage_brands").updateOne(
-        { _id: sid },
+        { _id: sid } as Document,
         { $set: { b, p: sid.slice(sid.lastIndexOf("|") + 1) } },
         { upsert: true },
       );
@@ -175,7 +175,8 @@ async function moveCells(db: Db, firstHour: number): Promise<number> {
   let ops: AnyBulkWriteOperation<Document>[] = [];
   let sets = new Map<string, Record<string, unknown>>();
   const flush = async () => {
-    for (const [_id, set] of sets) ops.push({ updateOne: { filter: { _id }, update: { $set: set }, upsert: true } });
+    for (const [_id, set] of sets)
+      ops.push({ updateOne: { filter: { _id } as Document, update: { $set: set }, upsert: true } });
     sets = new Map();
     for (let i = 0; i < ops.length; i += BULK)
       await db.collection("usage_periods").bulkWrite(ops.slice(i, i + BULK), { ordered: false });

@@ -91,12 +91,12 @@ describe.skipIf(!mongo.url)(`MongoDB usage log ${skipNote(mongo)}`.trim(), () =>
     await s.settled();
     const docs = await db.collection("usage_log").find({ a: accountId }).toArray();
     expect(docs).toHaveLength(1);
-    const [d] = docs as [Record<string, unknown>];
+    const d = docs[0] as unknown as Record<string, unknown>;
     expect(d.t).toBeInstanceOf(Date);
     expect(d.n).toBe(6);
     expect((d.st as number[]).every((x) => Number.isInteger(x))).toBe(true);
     expect(d.p).toBeUndefined();
-    const periods = await db.collection("usage_periods").find({ a: accountId }).toArray();
+    const periods = await db.collection<{ _id: string }>("usage_periods").find({ a: accountId }).toArray();
     expect(periods.map((p) => p._id).sort()).toEqual([
       `${accountId}|d|2025-10-01`,
       `${accountId}|h|2025-10-01T10`,
