@@ -3,11 +3,12 @@ import { existsSync, readdirSync, rmSync, statSync, writeFileSync } from "node:f
 import { join } from "node:path";
 import { captureLogs } from "../../../src/platform/log";
 import { DB_FILE } from "../../../src/store/embedded/db";
-import { readEventFile } from "../../../src/store/embedded/usage-import";
-import { BatchingRecorder } from "../../../src/usage/writer";
+import { eventsOf } from "../../../src/usage/log/batch";
+import { LogRecorder } from "../../../src/usage/log/recorder";
+import { readSpill, spillFiles } from "../../../src/usage/log/spill";
 import { ADMIN_TOKEN, makeApp, type TestApp, tempDir } from "../../support/app";
 import { adminKey, startService } from "../../support/service";
-import { storedEvents, until } from "../../usage/util";
+import { accountEvents, storedEvents, until } from "../../usage/util";
 
 /**
  * A full disk under DATA_DIR, for real: a 2 MiB tmpfs mounted for the test (needs root; skipped
@@ -62,7 +63,7 @@ describe.skipIf(!mounted)("a full disk under DATA_DIR", () => {
         // the real recorder on the same store, with small bounds so the test reaches them
         customize: async (deps) => {
           await deps.usage.close();
-          deps.usage = new BatchingRecorder(deps.store.usage, {
+          deps.usage = new LogRecorder(deps.store.usage, {
             flushMs: 20,
             flushEvents: 10,
             spillDir: join(dataDir, "spill"),
@@ -156,15 +157,14 @@ describe.skipIf(!mounted)("a full disk under DATA_DIR", () => {
       await t.deps.usage.flush();
       const account = (await t.deps.accounts.verifyKey(key))?.accountId;
       const today = new Date().toISOString().slice(0, 10);
-      const events = await t.deps.store.usage.eventsOfDay(today);
-      let written = 0;
-      for await (const e of events) if (e.accountId === account && e.status === 200) written++;
+      const events = await accountEvents(t.deps.store.usage, account as string, today);
+      const written = events.filter((e) => e.status === 200).length;
       expect(written).toBe(served + 1);
       // counted once: usage_daily and the analytics cells hold every event, none twice
       const [row] = await t.deps.store.usage.daily(account as string, today, today);
       expect(row?.requests).toBe(served + 1);
-      const cells = await t.deps.store.usage.cells(account as string, "day.bs", today, today);
-      const n = cells.flatMap((p) => [...(p.cells as Map<string, { n: number }>).values()]);
+      const cells = await t.deps.store.usage.cells(account as string, "day", "bs", today, today);
+      const n = cells.flatMap((p) => p.cells);
       expect(n.reduce((sum, c) => sum + c.n, 0)).toBe(served + 1);
       expect(t.deps.usage.condition?.().state).toBe("ok");
     } finally {
@@ -269,9 +269,9 @@ describe.skipIf(!bigMounted)("a full disk across a restart (real process)", () =
     expect(Number(kept?.events)).toBeGreaterThanOrEqual(31 - before);
     expect(lines.find((l) => l.msg === "usage recorder closed")).toMatchObject({ dropped: 0 });
     // (failed spill attempts may leave empty files: replayed as nothing)
-    const spilled = readdirSync(join(dir, "spill"))
-      .filter((f) => f.endsWith(".jsonl"))
-      .flatMap((f) => readEventFile(join(dir, "spill", f)));
+    const spilled = spillFiles(join(dir, "spill")).flatMap((f) =>
+      readSpill(join(dir, "spill", f)).flatMap((b) => eventsOf(b)),
+    );
     expect(spilled).toHaveLength(Number(kept?.events));
 
     // space is back: the next start replays the reserve's events and makes a new reserve
@@ -279,11 +279,13 @@ describe.skipIf(!bigMounted)("a full disk across a restart (real process)", () =
     const second = await startService({ dataDir: dir, env });
     procs.push(second.proc);
     try {
-      expect(servedOnDisk(accountId).size).toBe(31);
+      // ready at once: the counters already count the reserve's events (seeded from the spill
+      // files), which are replayed into the log in the background
       const u = (await (
         await fetch(`${second.base}/v1/usage`, { headers: { "x-api-key": apiKey } })
       ).json()) as { endpoints: { catalog: { used: number } } };
       expect(u.endpoints.catalog.used).toBe(31);
+      await until(() => servedOnDisk(accountId).size === 31, 10_000, "the replay");
       // counted exactly once: usage_daily and the analytics cells
       const day = new Date().toISOString().slice(0, 10);
       const a = (await (
@@ -292,7 +294,11 @@ describe.skipIf(!bigMounted)("a full disk across a restart (real process)", () =
         })
       ).json()) as { totals: { requests: number } };
       expect(a.totals.requests).toBe(31);
-      expect(readdirSync(join(dir, "spill")).sort()).toEqual(["reserve"]);
+      await until(
+        () => readdirSync(join(dir, "spill")).sort().join() === "reserve",
+        10_000,
+        "the spill files replayed, a new reserve made",
+      );
     } finally {
       second.proc.kill("SIGTERM");
       expect(await second.proc.exited).toBe(0);
