@@ -8,7 +8,7 @@ import { createCounterStore, createQuotas } from "../quota/setup";
 import type { CountableEvent } from "../quota/port";
 import { bucketName, dayNo } from "./log/batch";
 import type { UsageLog } from "./log/port";
-import { readSpill, spillFiles } from "./log/spill";
+import { spilledBatches, spillFiles } from "./log/spill";
 import { join } from "node:path";
 
 /**
@@ -40,7 +40,7 @@ export function successorOf(account: Account | null, keyId: string): string {
  * account, key, bucket and status.
  */
 async function* todaysCounts(
-  usage: Pick<UsageLog, "tallyOfDay" | "holds">,
+  usage: Pick<UsageLog, "tallyOfDay" | "holds" | "events">,
   spillDir: string | undefined,
   day: string,
 ): AsyncIterable<CountableEvent> {
@@ -48,7 +48,9 @@ async function* todaysCounts(
   if (!spillDir) return;
   const today = dayNo(Date.parse(`${day}T00:00:00Z`));
   for (const name of spillFiles(spillDir)) {
-    const batches = readSpill(join(spillDir, name)).filter((b) => dayNo(b.t0) === today);
+    const batches = (await spilledBatches(join(spillDir, name), usage)).filter(
+      (b) => dayNo(b.t0) === today,
+    );
     const held = await usage.holds(batches);
     for (let k = 0; k < batches.length; k++) {
       if (held[k]) continue;
@@ -74,7 +76,7 @@ async function* todaysCounts(
  * never lowered, so running it on a live store is safe.
  */
 export async function rebuildCounters(
-  usage: Pick<UsageLog, "tallyOfDay" | "holds">,
+  usage: Pick<UsageLog, "tallyOfDay" | "holds" | "events">,
   quota: Pick<QuotaService, "rebuildFromEvents">,
   accounts: { getAccount(accountId: string): Promise<Account | null> },
   now = new Date(),
@@ -100,7 +102,7 @@ export async function rebuildCounters(
  */
 export async function projectCounters(
   quota: QuotaService,
-  usage: Pick<UsageLog, "tallyOfDay" | "holds">,
+  usage: Pick<UsageLog, "tallyOfDay" | "holds" | "events">,
   accounts: AccountService,
   spillDir?: string,
 ): Promise<void> {

@@ -6,7 +6,14 @@ import type { Principal } from "../../quota/principal";
 import type { RecorderCondition } from "../recorder-condition";
 import { type Batch, bucketIndex, dayNo, emptyBatch, MAX_BATCH_EVENTS, mintQ, NONE } from "./batch";
 import type { UsageLog } from "./port";
-import { readSpill, SpillFile, SpillReserve, spillBytes, spillFiles, spillName } from "./spill";
+import {
+  SpillFile,
+  SpillReserve,
+  spillBytes,
+  spilledBatches,
+  spillFiles,
+  spillName,
+} from "./spill";
 
 /** What the recorder reads of a metered request (usage/meter.ts's Meter). */
 export interface Metered {
@@ -199,7 +206,7 @@ export class LogRecorder implements UsageRecorder {
   readonly strict: boolean;
 
   constructor(
-    private store: Pick<UsageLog, "append">,
+    private store: Pick<UsageLog, "append" | "events">,
     private opts: RecorderOptions,
   ) {
     this.strict = opts.durability === "strict";
@@ -666,7 +673,7 @@ export class LogRecorder implements UsageRecorder {
     }
     this.replaying = true;
     const path = join(this.opts.spillDir, name);
-    const batches = readSpill(path);
+    const batches = await spilledBatches(path, this.store);
     let events = 0;
     for (let i = 0; i < batches.length; ) {
       const part: Batch[] = [];

@@ -17,7 +17,9 @@ import { join } from "node:path";
 import { log } from "../../platform/log";
 import { isUsageEvent } from "../daily";
 import type { UsageEvent } from "../event";
-import { type Batch, batchesOfEvents, decodeFrames, encodeFrames } from "./batch";
+import { utcDay } from "../../platform/day";
+import { type Batch, batchesOfEvents, decodeFrames, encodeFrames, eventsOf } from "./batch";
+import type { UsageLog } from "./port";
 
 /**
  * Spill files: batches the store did not take (down, or slower than the traffic), kept on disk
@@ -49,10 +51,39 @@ export function spillFiles(dir: string): string[] {
   }
 }
 
+/**
+ * The batches of a spill file still to be written: of a file of frames, all of them (their ids
+ * make a replay exactly-once); of an earlier version's JSONL file, its events the log does not
+ * hold yet (that version named each event by its own id, and may have stored some of them before
+ * it spilled them: they are looked for among the log's events of their account and day).
+ */
+export async function spilledBatches(
+  path: string,
+  log: Pick<UsageLog, "events">,
+): Promise<Batch[]> {
+  const batches = readSpill(path);
+  if (!path.endsWith(".jsonl")) return batches;
+  const held = new Set<string>();
+  const seen = new Set<string>();
+  for (const b of batches) {
+    const day = utcDay(b.t0);
+    const k = `${b.account}\u0000${day}`;
+    if (seen.has(k)) continue;
+    seen.add(k);
+    for await (const x of log.events(b.account, day, day)) for (const id of x.ids ?? []) held.add(id);
+  }
+  if (held.size === 0) return batches;
+  const left = batches
+    .flatMap((b) => eventsOf(b))
+    .filter((e) => !held.has(e.id));
+  return batchesOfEvents(left);
+}
+
 /** The batches of a spill file (a torn tail skipped with a warning). */
 export function readSpill(path: string): Batch[] {
   if (path.endsWith(".jsonl")) {
     const events: UsageEvent[] = [];
+    const ids = new Set<string>();
     const text = existsSync(path) ? readFileSync(path, "utf8") : "";
     for (const line of text.split("\n")) {
       if (!line.trim()) continue;
@@ -60,8 +91,11 @@ export function readSpill(path: string): Batch[] {
       try {
         e = JSON.parse(line);
       } catch {}
-      if (isUsageEvent(e)) events.push(e);
-      else log("warn", "skipped an unreadable usage event line", { file: path });
+      if (isUsageEvent(e) && !ids.has(e.id)) {
+        ids.add(e.id);
+        events.push(e);
+      } else if (!isUsageEvent(e))
+        log("warn", "skipped an unreadable usage event line", { file: path });
     }
     return batchesOfEvents(events);
   }

@@ -135,10 +135,12 @@ describe("embedded usage log (SQLite)", () => {
     spill.append(batches);
     spill.close();
     cpSync(join(spillDir, "usage-1.spill"), join(spillDir, "usage-2.spill"));
-    // and events of the per-event log, spilled by an earlier version
-    const old = [
-      { id: "019a0000-0000-7000-8000-000000000001", ts: "2025-04-02T11:00:00.000Z", day: "2025-04-02", accountId: "acc-9", keyId: "k", tier: "pro", bucket: "svg", route: "/v1/svg/:slug", slug: "x", variant: null, status: 200, latencyMs: 1 },
-    ];
+    // and events of the per-event log, spilled by an earlier version: one of them it had stored
+    // as well (moved into the log with its id), the other not
+    const old = ["019a0000-0000-7000-8000-000000000001", "019a0000-0000-7000-8000-000000000002"].map(
+      (id, i) => ({ id, ts: `2025-04-02T11:00:0${i}.000Z`, day: "2025-04-02", accountId: "acc-9", keyId: "k", tier: "pro", bucket: "svg", route: "/v1/svg/:slug", slug: "x", variant: null, status: 200, latencyMs: 1 }),
+    );
+    await s.append(batchesOfEvents(old.slice(0, 1) as UsageEvent[]));
     writeFileSync(join(spillDir, "usage-3.jsonl"), `${old.map((e) => JSON.stringify(e)).join("\n")}\n`);
     const writer = new LogRecorder(s, { flushMs: 10, flushEvents: 100, spillDir });
     await writer.flush();
@@ -147,6 +149,7 @@ describe("embedded usage log (SQLite)", () => {
     expect(writer.stats().replayed).toBe(41);
     for (let a = 0; a < 4; a++) await expectCounted(s, `acc-${a}`, "2025-04-02", "2025-04-02", 5);
     expect(await accountEvents(s, "acc-9", "2025-04-02")).toEqual(old as UsageEvent[]);
+    await expectCounted(s, "acc-9", "2025-04-02", "2025-04-02", 2);
   });
 
   test("kill -9 in the middle of appends: every event in the log is counted, none twice", async () => {
