@@ -64,11 +64,8 @@ describe.skipIf(!mongo.url)(`HTTP on the MongoDB store ${skipNote(mongo)}`.trim(
     expect(await names("account_events")).toEqual(expect.arrayContaining(["id_unique"]));
     expect(await names("brands")).toEqual(expect.arrayContaining(["slug_unique", "domains"]));
     expect(await names("assets")).toEqual(expect.arrayContaining(["brand_variant"]));
-    expect(await names("usage_events")).toEqual(
-      expect.arrayContaining(["day", "account_id", "batch", "ts"]),
-    );
-    expect(await names("usage_rollups")).toEqual(expect.arrayContaining(["a_v_p"]));
-    expect(await names("usage_daily")).toEqual(expect.arrayContaining(["a_day"]));
+    expect(await names("usage_log")).toEqual(expect.arrayContaining(["p", "t"]));
+    expect(await names("usage_periods")).toEqual(expect.arrayContaining(["a_g_p", "g_p"]));
     expect(await names("usage_misses")).toEqual(expect.arrayContaining(["a_day", "day"]));
   }, 60_000);
 
@@ -97,13 +94,11 @@ describe.skipIf(!mongo.url)(`HTTP on the MongoDB store ${skipNote(mongo)}`.trim(
       statuses.push((await t.get(`/v1/catalog/${slug}`, account.apiKey)).status);
     }
     expect(statuses).toEqual([200, 200, 404]);
-    await settle(t.deps.usage, metered);
-    const events = await db
-      .collection("usage_events")
-      .find({ accountId: account.accountId })
-      .toArray();
-    expect(events).toHaveLength(metered);
-    expect(events.map((e) => e.status).sort()).toEqual([200, 200, 200, 404]);
+    await settle(t.deps.usage, metered, t.deps.store.usage);
+    // the account's batches: their events' statuses as int columns
+    const batches = await db.collection("usage_log").find({ a: account.accountId }).toArray();
+    expect(batches.reduce((n, b) => n + (b.n as number), 0)).toBe(metered);
+    expect(batches.flatMap((b) => b.st as number[]).sort()).toEqual([200, 200, 200, 404]);
     const r = await t.get(`/v1/analytics/usage?from=${today()}&to=${today()}`, account.apiKey);
     expect(r.status).toBe(200);
     const body = (await r.json()) as {
@@ -132,7 +127,7 @@ describe.skipIf(!mongo.url)(`HTTP on the MongoDB store ${skipNote(mongo)}`.trim(
       false,
     ]);
     account.apiKey = regen.apiKey;
-    await settle(t.deps.usage, metered);
+    await settle(t.deps.usage, metered, t.deps.store.usage);
   }, 60_000);
 
   test("enrichment results are written to MongoDB and served", async () => {
@@ -155,7 +150,7 @@ describe.skipIf(!mongo.url)(`HTTP on the MongoDB store ${skipNote(mongo)}`.trim(
     metered++;
     const served = await t.get("/v1/svg/github?variant=dark", account.apiKey);
     expect(served.headers.get("x-svg-variant")).toBe("dark");
-    await settle(t.deps.usage, metered);
+    await settle(t.deps.usage, metered, t.deps.store.usage);
   }, 60_000);
 
   test("a new catalog version written to MongoDB is picked up by a running instance", async () => {
@@ -178,7 +173,7 @@ describe.skipIf(!mongo.url)(`HTTP on the MongoDB store ${skipNote(mongo)}`.trim(
     const gh = await t.get("/v1/catalog/github", account.apiKey);
     expect(await gh.json()).toMatchObject({ slug: "github", name: "GitHub (renamed)" });
     expect((await t.get("/v1/catalog/gitlab", account.apiKey)).status).toBe(404);
-    await settle(t.deps.usage, metered);
+    await settle(t.deps.usage, metered, t.deps.store.usage);
   }, 90_000);
 
   test("signed image URLs and publishable keys on MongoDB: stored hashed, stopped by regeneration and revocation", async () => {
@@ -211,7 +206,7 @@ describe.skipIf(!mongo.url)(`HTTP on the MongoDB store ${skipNote(mongo)}`.trim(
     expect((await admin(t, `/admin/publishable-keys/${keyId}`, "DELETE")).status).toBe(200);
     expect((await t.req(viaPk, origin)).status).toBe(401);
     metered += 3;
-    await settle(t.deps.usage, metered);
+    await settle(t.deps.usage, metered, t.deps.store.usage);
   }, 60_000);
 
   test("a restarted instance on the same database keeps accounts, keys and usage", async () => {
@@ -219,7 +214,7 @@ describe.skipIf(!mongo.url)(`HTTP on the MongoDB store ${skipNote(mongo)}`.trim(
     t = await mongoApp();
     metered = 1;
     expect((await t.get("/v1/svg/github", account.apiKey)).status).toBe(200);
-    await settle(t.deps.usage, metered);
+    await settle(t.deps.usage, metered, t.deps.store.usage);
     const r = await t.get(`/v1/analytics/usage?from=${today()}&to=${today()}`, account.apiKey);
     const body = (await r.json()) as { totals: Record<string, { requests: number }> };
     // 1 + 1 + 1 svg before the restart (one of them the dark variant) and 1 after
