@@ -26,12 +26,22 @@ export class ByteWriter {
 
   /** An unsigned integer up to 2^53 - 1. */
   uint(v: number): void {
-    this.room(8);
+    if (this.pos + 8 > this.buf.length) this.room(8);
+    const buf = this.buf;
+    if (v < 0x80) {
+      buf[this.pos++] = v;
+      return;
+    }
+    if (v < 0x4000) {
+      buf[this.pos++] = (v & 0x7f) | 0x80;
+      buf[this.pos++] = v >>> 7;
+      return;
+    }
     while (v >= 0x80) {
-      this.buf[this.pos++] = (v % 0x80) | 0x80;
+      buf[this.pos++] = (v % 0x80) | 0x80;
       v = Math.floor(v / 0x80);
     }
-    this.buf[this.pos++] = v;
+    buf[this.pos++] = v;
   }
 
   byte(v: number): void {
@@ -87,6 +97,14 @@ export class ByteReader {
   }
 
   uint(): number {
+    const buf = this.buf;
+    if (this.pos < buf.length) {
+      const b0 = buf[this.pos] as number;
+      if (b0 < 0x80) {
+        this.pos++;
+        return b0;
+      }
+    }
     let v = 0;
     let mul = 1;
     for (;;) {

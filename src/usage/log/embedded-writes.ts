@@ -69,6 +69,9 @@ CREATE TABLE IF NOT EXISTS usage_meta (
 ) WITHOUT ROWID;
 `;
 
+/** Period rows a writer keeps decoded in memory (then it starts over). */
+const CACHE_ROWS = 20_000;
+
 export interface WriteOptions {
   /** each transaction on disk before it returns (USAGE_DURABILITY=strict) */
   durable?: boolean;
@@ -89,6 +92,14 @@ type RowKey = { table: "usage_days" | "usage_hours"; a: number; p: number };
 export class EmbeddedWrites {
   readonly strings: StringTable;
   private accounts = new Set<number>();
+  /**
+   * The period rows this writer read or wrote lately, decoded (no read and decode per append):
+   * valid while no other connection wrote usage rows since (usage_meta `writes`, a counter every
+   * usage write transaction raises), dropped when a transaction rolls back.
+   */
+  private cache = new Map<string, PeriodCells>();
+  /** `writes` as this writer's last transaction left it (-1: unknown) */
+  private writesSeen = -1;
   private readonly durable: boolean;
   readonly hourlyDays: number;
   readonly now: () => number;
@@ -107,14 +118,32 @@ export class EmbeddedWrites {
   /** Run `fn` in one write transaction, the string ids it makes forgotten if it rolls back. */
   tx<T>(fn: () => T): T {
     this.strings.begin();
+    let writes = -1;
     try {
-      const out = this.db.tx(fn, this.durable);
+      const out = this.db.tx(() => {
+        const seen =
+          this.db.get<{ value: number }>("SELECT value FROM usage_meta WHERE name = 'writes'")
+            ?.value ?? 0;
+        // another connection wrote usage rows: what this one remembers may be stale
+        if (seen !== this.writesSeen) this.cache.clear();
+        const r = fn();
+        writes = seen + 1;
+        this.db.run(
+          "INSERT INTO usage_meta (name, value) VALUES ('writes', ?) ON CONFLICT DO UPDATE SET value = excluded.value",
+          writes,
+        );
+        return r;
+      }, this.durable);
       this.strings.commit();
+      this.writesSeen = writes;
       return out;
     } catch (err) {
       this.strings.rollback();
-      // accounts it noted are not in usage_accounts: noted again by the next append
+      // accounts it noted are not in usage_accounts: noted again by the next append; rows it
+      // changed in memory were not written
       this.accounts.clear();
+      this.cache.clear();
+      this.writesSeen = -1;
       throw err;
     }
   }
@@ -202,8 +231,13 @@ export class EmbeddedWrites {
       const k = `${key.table}|${key.p}`;
       let p = rows.get(k);
       if (!p) {
-        p = this.readPeriod(key) ?? new PeriodCells();
+        const ck = `${key.table}|${key.a}|${key.p}`;
+        p = (keepCells ? undefined : this.cache.get(ck)) ?? this.readPeriod(key) ?? new PeriodCells();
         rows.set(k, p);
+        if (!keepCells) {
+          if (this.cache.size >= CACHE_ROWS) this.cache.clear();
+          this.cache.set(ck, p);
+        }
       }
       return p;
     };
@@ -287,6 +321,7 @@ export class EmbeddedWrites {
           this.db.run("DELETE FROM usage_log WHERE a = ? AND t < ?", a, t);
           if (beforeHour !== undefined)
             this.db.run("DELETE FROM usage_hours WHERE a = ? AND p < ?", a, beforeHour);
+          this.cache.clear();
         }
       });
       await new Promise((r) => setImmediate(r));
@@ -388,6 +423,7 @@ export class EmbeddedWrites {
         day * 24 + 24,
       );
       this.writePeriods(a, rows);
+      this.cache.clear();
       return n;
     });
   }

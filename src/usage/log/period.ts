@@ -30,13 +30,19 @@ export interface PCell {
   r: number;
   /** [bin, requests, bin, requests, ...] */
   h: number[];
+  /** its fields as a store wrote them last (encodePeriod): the store's ids, made once */
+  w?: number[];
 }
 
 /** A part of a map key for a field value. */
 const part = (v: FieldValue): string =>
   v === null ? "\u0001" : v === OTHER ? "\u0002" : typeof v === "number" ? `#${v}` : v;
 /** The map key of a cell's fields. */
-export const cellKey = (f: readonly FieldValue[]): string => f.map(part).join("\u0000");
+export function cellKey(f: readonly FieldValue[]): string {
+  let k = part(f[0] as FieldValue);
+  for (let i = 1; i < f.length; i++) k += `\u0000${part(f[i] as FieldValue)}`;
+  return k;
+}
 
 const BIN_LIMIT = LAT_BINS - 1;
 
@@ -70,17 +76,30 @@ export class PeriodCells {
 
   /** Add counts into the cell of `fields` in rollup `v` (made if new). */
   add(v: number, fields: FieldValue[], n: number, e: number, r: number, h: readonly number[]) {
+    this.addKeyed(v, cellKey(fields), () => fields, n, e, r, h);
+  }
+
+  /** add, the cell's key made already; its fields made only for a new cell */
+  addKeyed(
+    v: number,
+    k: string,
+    fields: () => FieldValue[],
+    n: number,
+    e: number,
+    r: number,
+    h: readonly number[],
+  ) {
     const map = this.views[v] as Map<string, PCell>;
-    const k = cellKey(fields);
     let c = map.get(k);
     if (!c) {
-      c = { f: fields, n: 0, e: 0, r: 0, h: [] };
+      c = { f: fields(), n: 0, e: 0, r: 0, h: [] };
       map.set(k, c);
     }
     c.n += n;
     c.e += e;
     c.r += r;
-    for (let i = 0; i < h.length; i += 2) addBin(c.h, h[i] as number, h[i + 1] as number);
+    if (h.length === 2) addBin(c.h, h[0] as number, h[1] as number);
+    else for (let i = 0; i < h.length; i += 2) addBin(c.h, h[i] as number, h[i + 1] as number);
   }
 
   /** Add every cell of `other` into this one (its brands admitted after these). */
@@ -107,6 +126,8 @@ interface Group {
   brand: string | null;
   /** the `all` fields, brand slot filled per period */
   all: FieldValue[];
+  /** each rollup's cell key (cellKey), with the brand's own cells and with OTHER: made once */
+  keys: [string[] | null, string[] | null];
   n: number;
   e: number;
   r: number;
@@ -122,7 +143,10 @@ export function groupsOf(b: Batch): Group[] {
   const s = b.strings;
   // per batch string: the brand it names (lower-cased slug)
   const lower = new Map<number, string>();
-  const groups = new Map<string, Group>();
+  // groups by two numbers of batch-local indexes (hour of day, bucket, status, key | variant,
+  // format, slug), or by text when an index is too large for them
+  const groups = new Map<number, Map<number, Group>>();
+  const wide = new Map<string, Group>();
   const out: Group[] = [];
   for (let i = 0; i < b.n; i++) {
     const at = b.at[i] as number;
@@ -141,8 +165,21 @@ export function groupsOf(b: Batch): Group[] {
     const key = b.key[i] as number;
     const variant = b.variant[i] as number;
     const format = b.format[i] as number;
-    const gk = `${hour}|${bucket}|${status}|${key}|${variant}|${format}|${brand === null ? "\u0001" : brand}`;
-    let g = groups.get(gk);
+    let g: Group | undefined;
+    let inner: Map<number, Group> | undefined;
+    let k2 = 0;
+    const narrow = key < 1023 && variant < 1023 && format < 1023 && slug < 1023 && status < 1024;
+    if (narrow) {
+      const k1 = (((hour % 24) * 8 + bucket) * 1024 + status) * 1024 + key + 1;
+      k2 = ((variant + 1) * 1024 + format + 1) * 1024 + slug + 1;
+      inner = groups.get(k1);
+      if (!inner) {
+        inner = new Map();
+        groups.set(k1, inner);
+      }
+      g = inner.get(k2);
+    } else
+      g = wide.get(`${hour}|${bucket}|${status}|${key}|${variant}|${format}|${slug}`);
     if (!g) {
       const bname = bucketName(bucket);
       g = {
@@ -156,12 +193,14 @@ export function groupsOf(b: Batch): Group[] {
           format !== NONE ? (s[format] as string) : IMAGE.has(bname) ? bname : null,
           status,
         ],
+        keys: [null, null],
         n: 0,
         e: 0,
         r: 0,
         h: [],
       };
-      groups.set(gk, g);
+      if (inner) inner.set(k2, g);
+      else wide.set(`${hour}|${bucket}|${status}|${key}|${variant}|${format}|${slug}`, g);
       out.push(g);
     }
     const n = b.count ? (b.count[i] as number) : 1;
@@ -194,13 +233,29 @@ export function foldBatch(b: Batch, source: { day(d: number): PeriodCells; hour(
 }
 
 function addGroup(p: PeriodCells, g: Group) {
-  const all = g.all.slice();
-  all[0] = p.admit(g.brand);
-  for (let v = 0; v < PICK.length; v++) {
-    const pick = PICK[v] as number[];
-    const f = v === PICK.length - 1 ? all : pick.map((i) => all[i] as FieldValue);
-    p.add(v, f, g.n, g.e, g.r, g.h);
+  const brand = p.admit(g.brand);
+  const other = brand === OTHER ? 1 : 0;
+  let keys = g.keys[other];
+  if (!keys) {
+    const all = g.all.slice();
+    all[0] = brand;
+    keys = PICK.map((pick) => cellKey(pick.map((i) => all[i] as FieldValue)));
+    g.keys[other] = keys;
   }
+  for (let v = 0; v < PICK.length; v++)
+    p.addKeyed(
+      v,
+      keys[v] as string,
+      () => {
+        const all = g.all.slice();
+        all[0] = brand;
+        return (PICK[v] as number[]).map((i) => all[i] as FieldValue);
+      },
+      g.n,
+      g.e,
+      g.r,
+      g.h,
+    );
 }
 
 /** The misses of a batch: miss → requests. */
@@ -245,24 +300,43 @@ const BUCKET_NO = new Map<string, number>(BUCKETS.map((b, i) => [b, i]));
  * the admitted brands, then each rollup's cells, each rollup prefixed by its length so a read
  * of one rollup skips the others.
  */
+/** Scratch writers of encodePeriod (grown once, reused: rows are encoded one at a time). */
+const whole = new ByteWriter(1 << 16);
+const section = new ByteWriter(1 << 16);
+
 export function encodePeriod(p: PeriodCells, ids: StringIds): Uint8Array {
-  const w = new ByteWriter(256);
+  const w = whole;
+  w.pos = 0;
   w.byte(VERSION);
   w.uint(p.brands.length);
   for (const b of p.brands) w.uint(ids.id(b));
-  const section = new ByteWriter(256);
   p.views.forEach((m, v) => {
     section.pos = 0;
     const kinds = KINDS[v] as ("s" | "b" | "n")[];
     section.uint(m.size);
     for (const c of m.values()) {
+      let written = c.w;
+      if (!written) {
+        written = new Array(kinds.length);
+        for (let i = 0; i < kinds.length; i++) {
+          const x = c.f[i] as FieldValue;
+          const kind = kinds[i];
+          written[i] =
+            kind === "s"
+              ? x === null
+                ? 0
+                : x === OTHER
+                  ? 1
+                  : ids.id(x as string) + 2
+              : kind === "b"
+                ? (BUCKET_NO.get(x as string) ?? 0)
+                : (x as number);
+        }
+        c.w = written;
+      }
       for (let i = 0; i < kinds.length; i++) {
-        const x = c.f[i] as FieldValue;
-        const kind = kinds[i];
-        if (kind === "s")
-          section.uint(x === null ? 0 : x === OTHER ? 1 : ids.id(x as string) + 2);
-        else if (kind === "b") section.byte(BUCKET_NO.get(x as string) ?? 0);
-        else section.uint(x as number);
+        if (kinds[i] === "b") section.byte(written[i] as number);
+        else section.uint(written[i] as number);
       }
       section.uint(c.n);
       section.uint(c.e);
@@ -277,7 +351,8 @@ export function encodePeriod(p: PeriodCells, ids: StringIds): Uint8Array {
     w.uint(bytes.length);
     w.bytes(bytes);
   });
-  return w.done();
+  // a copy: the scratch is reused by the next row
+  return w.done().slice();
 }
 
 /** The string ids a period row refers to (so a reader can resolve them in one query). */

@@ -217,7 +217,11 @@ export class LogRecorder implements UsageRecorder {
     this.backoffMax = opts.backoffMaxMs ?? 30_000;
     this.spillMax = opts.spillMaxBytes ?? Number.POSITIVE_INFINITY;
     mkdirSync(opts.spillDir, { recursive: true });
-    this.reserve = new SpillReserve(opts.spillDir, opts.reserveBytes ?? 64 * this.maxHeld);
+    // about 40 bytes a held event in frames; 16 MB at most unless asked (USAGE_SPILL_RESERVE_MB)
+    this.reserve = new SpillReserve(
+      opts.spillDir,
+      opts.reserveBytes ?? Math.min(16 * 1024 * 1024, 64 * this.maxHeld),
+    );
     // first: a reserve a stopped process filled becomes a spill file, replayed below
     this.reserved = this.reserve.ensure();
     this.spillSize = spillBytes(opts.spillDir);
