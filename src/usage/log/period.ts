@@ -30,9 +30,10 @@ export interface PCell {
   r: number;
   /** [bin, requests, bin, requests, ...] */
   h: number[];
-  /** its fields as a store wrote them last (encodePeriod): the store's ids, made once */
-  w?: number[];
 }
+
+/** Each cell's fields as encodePeriod wrote them (the store's ids), made once per cell. */
+const written = new WeakMap<PCell, number[]>();
 
 /** A part of a map key for a field value. */
 const part = (v: FieldValue): string =>
@@ -315,13 +316,13 @@ export function encodePeriod(p: PeriodCells, ids: StringIds): Uint8Array {
     const kinds = KINDS[v] as ("s" | "b" | "n")[];
     section.uint(m.size);
     for (const c of m.values()) {
-      let written = c.w;
-      if (!written) {
-        written = new Array(kinds.length);
+      let ids_ = written.get(c);
+      if (!ids_) {
+        ids_ = new Array(kinds.length);
         for (let i = 0; i < kinds.length; i++) {
           const x = c.f[i] as FieldValue;
           const kind = kinds[i];
-          written[i] =
+          ids_[i] =
             kind === "s"
               ? x === null
                 ? 0
@@ -332,11 +333,11 @@ export function encodePeriod(p: PeriodCells, ids: StringIds): Uint8Array {
                 ? (BUCKET_NO.get(x as string) ?? 0)
                 : (x as number);
         }
-        c.w = written;
+        written.set(c, ids_);
       }
       for (let i = 0; i < kinds.length; i++) {
-        if (kinds[i] === "b") section.byte(written[i] as number);
-        else section.uint(written[i] as number);
+        if (kinds[i] === "b") section.byte(ids_[i] as number);
+        else section.uint(ids_[i] as number);
       }
       section.uint(c.n);
       section.uint(c.e);
