@@ -5,16 +5,15 @@
  * first account's, on the embedded store and on MongoDB (FerretDB v1, scripts/mongo-local.ts;
  * `--mongo false` or no binary: skipped). Prints figures only.
  *
- * Events: usage-gen.ts (7 buckets, 5 keys, 200 brands, a few popular). Seeded through the store's usage port (`append`, batches of --batch), which
- * writes the log and folds every projection as the app's recorder does; on MongoDB by default
- * the events go straight into usage_events and the projections are rebuilt from the log
- * (`--mongo-seed port` for the append path: much slower on FerretDB, whose updates read then
- * write each document).
+ * Events: usage-gen.ts (7 buckets, 5 keys, 200 brands, a few popular), batched as the recorder
+ * batches them, seeded through the log's `append` (appends of --batch events), which writes the
+ * log and counts every projection as the service does (on MongoDB: the projector counts them).
  *
  * Measured over a real socket (the app listening on 127.0.0.1, sequential fetches; the
  * per-minute rate limits run on a clock that moves a minute per call so they never refuse):
  *  - the first series query;
- *  - logging once the cells exist: CPU per event of a 20,000-event append;
+ *  - logging once the cells exist: CPU per event of a 20,000-event append (this process's
+ *    CPU: on MongoDB the projector's work, on the embedded store the encoding for the thread);
  *  - p50/p95/p99 of each query kind below, --reads calls each after a first one (printed apart:
  *    it reads pages of the database not yet in its cache);
  *  - GET /v1/analytics/events: every event of the account in pages of 50,000 (events/s, and the
@@ -29,7 +28,7 @@ import { buildDeps } from "../../src/deps";
 import { findFerretDb, startMongoLocal } from "../mongo-local";
 import { tempDir } from "./servers";
 import { fmt } from "./stats";
-import { exportAll, serveUncapped, timeQueries, usageBatches } from "./usage-gen";
+import { exportAll, serveUncapped, timeQueries, usageFlushes } from "./usage-gen";
 
 const { values } = parseArgs({
   options: {
@@ -44,9 +43,7 @@ const { values } = parseArgs({
     queries: { type: "string", default: "true" },
     /** "false": skip the export and rebuild figures */
     export: { type: "string", default: "true" },
-    /** MongoDB: "rebuild" (default: the events inserted into the log, then the projections
-     * rebuilt from it) or "port" (through append, batch by batch, as live traffic) */
-    "mongo-seed": { type: "string", default: "rebuild" },
+
   },
 });
 const EVENTS = Number(values.events);
@@ -69,11 +66,11 @@ const batches = (
   count = EVENTS,
   from = first,
   to = now - 60_000,
-) => usageBatches({ accountId, keys, count, batch: BATCH, from, to, accounts: ACCOUNTS });
+) => usageFlushes({ accountId, keys, count, perAppend: BATCH, from, to, accounts: ACCOUNTS });
 
 const rssMb = () => process.memoryUsage.rss() / 1048576;
 
-async function bench(name: string, env: Record<string, string>, seed: "port" | "rebuild") {
+async function bench(name: string, env: Record<string, string>) {
   const config = loadConfig({
     LOG_LEVEL: "error",
     LOG_REQUESTS: "off",
@@ -90,27 +87,8 @@ async function bench(name: string, env: Record<string, string>, seed: "port" | "
     const { accountId, keyId, apiKey } = await deps.accounts.createAccountWithKey({ tier: "pro" });
     const keys = [keyId, "key-b", "key-c", "key-d", ""];
     let started = performance.now();
-    if (seed === "port")
-      for (const batch of batches(accountId, keys))
-        await deps.store.usage.append(batch, { fresh: true });
-    else {
-      const { MongoClient } = await import("mongodb");
-      const client = new MongoClient(deps.config.MONGODB_URL as string);
-      try {
-        const log = client.db(deps.config.MONGODB_DB).collection("usage_events");
-        for (const batch of batches(accountId, keys))
-          await log.insertMany(batch.map((e) => ({ _id: e.id, ...e })) as never[], {
-            ordered: false,
-          });
-      } finally {
-        await client.close();
-      }
-      const inserted = performance.now();
-      await deps.store.usage.rebuildDaily();
-      console.log(
-        `${name}: events inserted into the log in ${fmt((inserted - started) / 1000)} s, projections rebuilt from it in ${fmt((performance.now() - inserted) / 1000)} s`,
-      );
-    }
+    for (const list of batches(accountId, keys)) await deps.store.usage.append(list);
+    await deps.store.usage.settled();
     console.log(
       `${name}: seeded ${EVENTS} events in ${fmt((performance.now() - started) / 1000)} s`,
     );
@@ -132,10 +110,12 @@ async function bench(name: string, env: Record<string, string>, seed: "port" | "
     // logging once the cells exist: appends of fresh events (the last minute)
     const recent = [...batches(accountId, keys, 20_000, now - 60_000, now)].flat();
     const cpu = process.cpuUsage();
-    await deps.store.usage.append(recent, { fresh: true });
+    await deps.store.usage.append(recent);
+    await deps.store.usage.settled();
     const used = process.cpuUsage(cpu);
+    const n = recent.reduce((x, b) => x + b.n, 0);
     console.log(
-      `  logging: append ${fmt((used.user + used.system) / recent.length, 2)} µs CPU/event (log, usage_daily, cells and misses)`,
+      `  logging: append ${fmt((used.user + used.system) / n, 2)} µs CPU/event in this process (log and projections)`,
     );
     if (values.queries !== "false") await timeQueries(get, READS, now);
 
@@ -151,7 +131,7 @@ async function bench(name: string, env: Record<string, string>, seed: "port" | "
     Bun.gc(true);
     const before = rssMb();
     started = performance.now();
-    const r = await deps.store.usage.rebuildDaily();
+    const r = await deps.store.usage.rebuild();
     console.log(
       `  projections rebuild: ${r.events} events in ${fmt((performance.now() - started) / 1000, 2)} s, RSS ${fmt(before, 0)} -> ${fmt(rssMb(), 0)} MB`,
     );
@@ -164,7 +144,7 @@ async function bench(name: string, env: Record<string, string>, seed: "port" | "
 console.log(
   `Dashboard analytics over HTTP, ${EVENTS} events over 366 days in ${ACCOUNTS} account(s), the queries reading one (${Math.ceil(EVENTS / ACCOUNTS)} events)`,
 );
-if (values.embedded !== "false") await bench("embedded", {}, "port");
+if (values.embedded !== "false") await bench("embedded", {});
 const found = values.mongo === "false" ? { bin: null, reason: "--mongo false" } : findFerretDb();
 if (!found.bin) console.log(`MongoDB: skipped (${(found as { reason: string }).reason})`);
 else {
@@ -177,7 +157,6 @@ else {
         MONGODB_DB: "bench_dash",
         JWT_SECRET: "bench-jwt-secret-0123456789abcdefghij",
       },
-      values["mongo-seed"] === "port" ? "port" : "rebuild",
     );
   } finally {
     await mongo.stop();

@@ -15,7 +15,7 @@ import { loadConfig } from "../../src/config";
 import { buildDeps } from "../../src/deps";
 import { rememberClientAddress } from "../../src/http/client-ip";
 import { TIERS, type Tier } from "../../src/quota/limits";
-import { noopRecorder } from "../../src/usage/port";
+import { noopRecorder } from "../../src/usage/log/recorder";
 
 const dataDir = mkdtempSync(join(tmpdir(), "bench-"));
 const config = loadConfig({ LOG_LEVEL: "error", ...process.env, DATA_DIR: dataDir, PORT: "0" });

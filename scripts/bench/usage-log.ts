@@ -1,10 +1,15 @@
 #!/usr/bin/env bun
 /**
  * Usage event log benchmark. Prints figures only.
- *  1. Events/s the embedded log sustains: EmbeddedUsageStore.append in batches of 500 (each
- *     batch one SQLite transaction with its projections, WAL, synchronous=NORMAL), and the BatchingRecorder in front of it (default
- *     flush settings) fed as fast as one producer can.
- *  2. Cost of event logging on a metered route, in one server under steady wrk load for
+ *  1. The request thread's cost per event: `record` (the event's fields written into the
+ *     preallocated chunk), and the whole main-thread cost with the chunk's sealing into batches
+ *     and their hand-off to the write thread.
+ *  2. Writer ingest into SQLite on one core: EmbeddedUsageLog.append inline (the calling thread
+ *     does everything: the log rows, the projections, one transaction per append), appends as a
+ *     busy recorder makes them (the events of 50 accounts, 200 brands, 3 variants, grouped per
+ *     account), events/s and CPU µs per event; and through the LogRecorder and the write thread
+ *     as the service runs it, fed as fast as one producer can.
+ *  3. Cost of event logging on a metered route, in one server under steady wrk load for
  *     --duration seconds: it hands its events to the real batching recorder in some --window
  *     ms windows and drops them in the others (on, on, off, off, ...). The route is
  *     GET /v1/svg/{slug} when the app serves it, else GET /v1/catalog/{slug}.
@@ -28,21 +33,20 @@ import { createApp } from "../../src/app";
 import { loadConfig } from "../../src/config";
 import { buildDeps } from "../../src/deps";
 import { setLogLevel } from "../../src/platform/log";
-import { EmbeddedUsageStore } from "../../src/store/embedded/usage";
+import { EmbeddedUsageLog } from "../../src/usage/log/embedded";
 import {
+  LogRecorder,
+  type Metered,
   noopRecorder,
-  type UsageEvent,
-  type UsageInput,
   type UsageRecorder,
-} from "../../src/usage/port";
-import { eventOf } from "../../src/usage/serialize";
-import { BatchingRecorder } from "../../src/usage/writer";
+} from "../../src/usage/log/recorder";
 import { loadArgs } from "./args";
 import { type LoadResult, load, loadGenerator } from "./load";
 import { removeTempDir, tempDir } from "./servers";
 import { fmt, fmtRounds, judged, percentile, roundRatios } from "./stats";
 
 const SLUGS = ["github", "stripe", "slack", "google", "apple", "microsoft", "openai", "figma"];
+const BRANDS = Array.from({ length: 200 }, (_, i) => `brand-${i}`);
 
 if (process.argv.includes("--serve")) await serve();
 else await main();
@@ -54,7 +58,7 @@ async function serve() {
   const dataDir = mkdtempSync(join(tmpdir(), "bench-usage-"));
   const config = loadConfig({ LOG_LEVEL: "error", ...process.env, DATA_DIR: dataDir, PORT: "0" });
   const deps = await buildDeps(config);
-  const recorder = deps.usage as BatchingRecorder;
+  const recorder = deps.usage as LogRecorder;
   if (mode === "off") deps.usage = noopRecorder;
   if (mode === "toggle") deps.usage = toggling(recorder, Number(process.env.BENCH_WINDOW_MS));
   const app = createApp(deps);
@@ -106,9 +110,9 @@ function toggling(real: UsageRecorder, windowMs: number): UsageRecorder {
     windows = [];
   });
   return {
-    record(event) {
+    record(m, status, latency) {
       n++;
-      return on ? real.record(event) : undefined;
+      return on ? real.record(m, status, latency) : undefined;
     },
     flush: () => real.flush(),
     close: () => real.close(),
@@ -189,54 +193,134 @@ async function spawnApp(
   };
 }
 
-function sampleEvent(i: number): UsageInput {
+/** A metered request's meter, as the metered macro hands it over (50 accounts, 200 brands). */
+function meter(i: number): Metered {
   return {
-    at: Date.now(),
-    accountId: `acc-${i % 50}`,
-    keyId: `key-${i % 50}`,
-    tier: "pro",
+    principal: { accountId: `acc-${i % 50}`, keyId: `key-${i % 50}`, tier: "pro", limits: null },
     bucket: "svg",
+    at: new Date(),
     route: "/v1/svg/:slug",
-    slug: SLUGS[i % SLUGS.length] ?? "github",
-    variant: "mono",
-    status: 200,
-    latencyMs: 0.42,
+    slug: BRANDS[(i * 7) % 200] as string,
+    variant: ["mono", "color", "icon"][i % 3] as string,
+    format: "svg",
   };
 }
 
-async function storeThroughput(n: number) {
-  const dir = tempDir("bench-usage-store-");
-  const store = EmbeddedUsageStore.open(dir);
-  const t0 = performance.now();
-  for (let i = 0; i < n; i += 500) {
-    const batch: UsageEvent[] = [];
-    for (let j = i; j < Math.min(n, i + 500); j++) batch.push(eventOf(sampleEvent(j)));
-    await store.append(batch);
+/** ns per record() and per event of the whole main-thread path (record, seal, encode, post). */
+async function requestThread(n: number) {
+  const dir = tempDir("bench-usage-rt-");
+  const meters = Array.from({ length: 10_000 }, (_, i) => meter(i));
+  // record alone: a recorder whose chunks are never sealed
+  const idle = new LogRecorder(
+    { append: async () => 0, events: async function* () {} },
+    { flushMs: 1e9, flushEvents: 1e9, spillDir: join(dir, "a"), reserveBytes: 0 },
+  );
+  const chunk = (idle as unknown as { chunk: { n: number } }).chunk;
+  for (let i = 0; i < 8000; i++) idle.record(meters[i % meters.length] as Metered, 200, 420);
+  chunk.n = 0;
+  let t = performance.now();
+  for (let k = 0; k < n / 8000; k++) {
+    for (let i = 0; i < 8000; i++) idle.record(meters[i % meters.length] as Metered, 200, 420);
+    chunk.n = 0;
   }
-  const ms = performance.now() - t0;
-  await store.close();
+  const recordNs = ((performance.now() - t) * 1e6) / n;
+  // the whole main-thread path: record, then seal into batches and encode them for the write
+  // thread (a store that takes the encoded frames and drops them)
+  const sink = EmbeddedUsageLog.open(join(dir, "b"), { writer: "inline" });
+  const { encodeFrames } = await import("../../src/usage/log/batch");
+  const live = new LogRecorder(
+    {
+      append: async (batches) => {
+        encodeFrames(batches);
+        return 0;
+      },
+      events: async function* () {},
+    },
+    { flushMs: 250, flushEvents: 5000, spillDir: join(dir, "c"), reserveBytes: 0 },
+  );
+  const cpu = process.cpuUsage();
+  t = performance.now();
+  for (let i = 0; i < n; i++) {
+    live.record(meters[i % meters.length] as Metered, 200, 420);
+    if (i % 5000 === 4999) await live.flush();
+  }
+  await live.flush();
+  const used = process.cpuUsage(cpu);
+  const wholeNs = ((performance.now() - t) * 1e6) / n;
+  await live.close();
+  await idle.close();
+  await sink.close();
   removeTempDir(dir);
-  return { eps: (n / ms) * 1000, ms };
+  return { recordNs, wholeNs, cpuNs: ((used.user + used.system) * 1000) / n };
 }
 
+/** Batches as a busy recorder hands them to the store: `per` events per append. */
+async function* appends(n: number, per: number) {
+  const { formBatches } = await import("../../src/usage/log/recorder");
+  const meters = Array.from({ length: 10_000 }, (_, i) => meter(i));
+  const r = new LogRecorder(
+    { append: async () => 0, events: async function* () {} },
+    { flushMs: 1e9, flushEvents: 1e9, spillDir: tempDir("bench-usage-ap-"), reserveBytes: 0 },
+  );
+  const internals = r as unknown as {
+    chunk: Parameters<typeof formBatches>[0] & { n: number };
+    strings: string[];
+  };
+  for (let i = 0; i < n; i += per) {
+    for (let j = 0; j < per; j++) {
+      const m = meters[(i + j) % meters.length] as Metered;
+      m.at = new Date();
+      r.record(m, 200, 420 + (j % 3000));
+      if (internals.chunk.n === 8192) {
+        yield formBatches(internals.chunk, internals.strings);
+        internals.chunk.n = 0;
+      }
+    }
+  }
+  if (internals.chunk.n > 0) yield formBatches(internals.chunk, internals.strings);
+}
+
+/** EmbeddedUsageLog.append on the calling thread: events/s and CPU µs per event. */
+async function storeThroughput(n: number) {
+  const dir = tempDir("bench-usage-store-");
+  const store = EmbeddedUsageLog.open(dir, { writer: "inline" });
+  const list: Awaited<ReturnType<typeof appends>> extends AsyncGenerator<infer B> ? B[] : never = [];
+  for await (const b of appends(n, 8192)) list.push(b);
+  const cpu = process.cpuUsage();
+  const t0 = performance.now();
+  let events = 0;
+  for (const batches of list) {
+    await store.append(batches);
+    for (const b of batches) events += b.n;
+  }
+  const ms = performance.now() - t0;
+  const used = process.cpuUsage(cpu);
+  await store.close();
+  removeTempDir(dir);
+  return { eps: (events / ms) * 1000, ms, cpuUs: (used.user + used.system) / events };
+}
+
+/** The recorder and the write thread, as the service runs them, fed by one fast producer. */
 async function writerThroughput(n: number) {
   const dir = tempDir("bench-usage-writer-");
-  const store = EmbeddedUsageStore.open(dir);
-  const writer = new BatchingRecorder(store, {
+  const store = EmbeddedUsageLog.open(dir);
+  const writer = new LogRecorder(store, {
     flushMs: 250,
     flushEvents: 500,
     spillDir: join(dir, "spill"),
+    reserveBytes: 0,
   });
+  const meters = Array.from({ length: 10_000 }, (_, i) => meter(i));
   const t0 = performance.now();
   for (let i = 0; i < n; i++) {
-    writer.record(sampleEvent(i));
-    // one producer yielding like a server between requests; waits only if the writer falls behind
-    if (i % 500 === 499) {
-      await new Promise((r) => setImmediate(r));
-      while (writer.stats().buffered > 5_000) await new Promise((r) => setTimeout(r, 1));
-    }
+    const m = meters[i % meters.length] as Metered;
+    m.at = new Date();
+    writer.record(m, 200, 420);
+    // one producer yielding like a server between requests
+    if (i % 500 === 499) await new Promise((r) => setImmediate(r));
   }
-  while (writer.stats().written + writer.stats().spilled < n) await Bun.sleep(1);
+  await writer.flush();
+  for (let k = 0; k < 100 && writer.stats().spillFiles > 0; k++) await writer.flush();
   const ms = performance.now() - t0;
   const stats = writer.stats();
   await writer.close();
@@ -259,14 +343,23 @@ async function main() {
   const events = Number(values.events);
   setLogLevel("error");
 
-  const s = await storeThroughput(events);
-  const w = await writerThroughput(events);
-  console.log(`Embedded usage log, ${events} events`);
+  const { loadavg } = await import("node:os");
+  const loadAvg = () =>
+    loadavg()
+      .map((x) => x.toFixed(2))
+      .join(" ");
+  console.log(`Embedded usage log, ${events} events; load average ${loadAvg()}`);
+  const rt = await requestThread(Math.min(events, 400_000));
   console.log(
-    `  store.append (batches of 500, one transaction each): ${fmt(s.eps, 0)} events/s (${fmt(s.ms, 0)} ms)`,
+    `  request thread: record() ${fmt(rt.recordNs, 0)} ns/event; with sealing, batching and encoding for the write thread ${fmt(rt.wholeNs, 0)} ns/event (CPU ${fmt(rt.cpuNs, 0)} ns/event)`,
   );
+  const s = await storeThroughput(events);
   console.log(
-    `  BatchingRecorder (250 ms / 500 events)       : ${fmt(w.eps, 0)} events/s (${fmt(w.ms, 0)} ms; written ${w.stats.written}, spilled ${w.stats.spilled}, dropped ${w.stats.dropped})`,
+    `  writer ingest, EmbeddedUsageLog.append on one thread (appends of 8,192 events, 50 accounts): ${fmt(s.eps, 0)} events/s, ${fmt(s.cpuUs, 2)} µs CPU/event (${fmt(s.ms, 0)} ms)`,
+  );
+  const w = await writerThroughput(events);
+  console.log(
+    `  LogRecorder + write thread, one producer: ${fmt(w.eps, 0)} events/s (${fmt(w.ms, 0)} ms; written ${w.stats.written}, spilled ${w.stats.spilled}, replayed ${w.stats.replayed}, dropped ${w.stats.dropped}); load ${loadAvg()}`,
   );
 
   const server = await spawnApp("toggle", windowMs);

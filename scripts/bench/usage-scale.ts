@@ -222,7 +222,7 @@ async function main() {
     const last = day(info.to);
     const mid = day(info.from + (info.to - info.from) / 2);
     for (const [label, from, max] of [
-      ["from the first day", day(info.from), 2_000_000],
+      ["from the first day", day(Math.max(info.from, info.to - 365 * DAY_MS)), 2_000_000],
       ["from the middle of the range", mid, 2_000_000],
       ["of the last day only", last, 2_000_000],
     ] as const) {

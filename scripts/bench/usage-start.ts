@@ -1,120 +1,131 @@
+#!/usr/bin/env bun
 /**
- * Start-up on an older DATA_DIR with a large JSONL usage log (prints figures, no assertions).
+ * How soon the service is ready after a crash (prints figures, asserts nothing).
  *
- *   bun scripts/bench/usage-start.ts [--events 1000000] [--accounts 1000]
+ *   bun scripts/bench/usage-start.ts [--events 1000000] [--spilled 30000] [--accounts 1000]
  *
- * Writes `events` usage events of today (real event shape, `accounts` accounts with one key
- * each, 5% refusals) into a temp DATA_DIR's JSONL day file, then, in a fresh child process, does
- * what the first start-up does with them: opens the embedded store (imports the day file into
- * SQLite, projections included) and rebuilds today's quota counters (in-memory counter store,
- * from the store's tally). Prints the time and the RSS added.
+ * A DATA_DIR holding --events usage events of today (usage-gen.ts, --accounts accounts) and
+ * --spilled more in spill files (a crashed process's: the store was down or behind), then the
+ * service (`bun src/main.ts`, embedded store, in-memory counters) started on it: the time until
+ * GET /readyz answers 200 (the counters seeded from the day's tally and the spill files), its
+ * RSS then, and the time until the spill files are replayed in the background (/readyz's
+ * backlog empty). The same start on an empty DATA_DIR for comparison.
  */
-import { closeSync, mkdirSync, openSync, statSync, writeSync } from "node:fs";
+import { mkdirSync, readFileSync } from "node:fs";
+import { loadavg } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { removeTempDir, tempDir } from "./servers";
+import { EmbeddedUsageLog } from "../../src/usage/log/embedded";
+import { SpillFile, spillName } from "../../src/usage/log/spill";
+import { freePort } from "../lib/net";
+import { ROOT, removeTempDir, tempDir } from "./servers";
 import { fmt } from "./stats";
+import { DAY_MS, usageFlushes } from "./usage-gen";
 
 const { values } = parseArgs({
   options: {
     events: { type: "string", default: "1000000" },
+    spilled: { type: "string", default: "30000" },
     accounts: { type: "string", default: "1000" },
-    measure: { type: "string" },
   },
 });
+const load = () =>
+  loadavg()
+    .map((x) => x.toFixed(2))
+    .join(" ");
+const rssOf = (pid: number) =>
+  Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? 0) / 1024;
 
-if (values.measure) {
-  // the child: start-up work only, in a process that did nothing else
-  const { EmbeddedUsageStore } = await import("../../src/store/embedded/usage");
-  const { MemoryCounterStore } = await import("../../src/quota/memory-store");
-  const { QuotaService } = await import("../../src/quota/service");
-  const { rebuildCounters } = await import("../../src/usage/counters");
-  Bun.gc(true);
-  const rss0 = process.memoryUsage().rss;
-  let peak = rss0;
-  const sampler = setInterval(() => {
-    peak = Math.max(peak, process.memoryUsage().rss);
-  }, 20);
+/** Start the service on `dir`; the times to ready and to an empty backlog, RSS at ready. */
+async function start(dir: string) {
+  const port = await freePort();
   const t0 = performance.now();
-  const store = EmbeddedUsageStore.open(values.measure);
-  const t1 = performance.now();
-  peak = Math.max(peak, process.memoryUsage().rss);
-  const quota = new QuotaService(new MemoryCounterStore());
-  const r = await rebuildCounters(store, quota, { getAccount: async () => null });
-  const t2 = performance.now();
-  clearInterval(sampler);
-  peak = Math.max(peak, process.memoryUsage().rss);
-  console.log(
-    JSON.stringify({
-      replayMs: t1 - t0,
-      rebuildMs: t2 - t1,
-      events: store.size,
-      counted: r.events,
-      rssStartMb: rss0 / 1048576,
-      peakExtraMb: (peak - rss0) / 1048576,
-    }),
-  );
-  process.exit(0);
+  const proc = Bun.spawn([process.execPath, "src/main.ts"], {
+    cwd: ROOT,
+    env: { ...process.env, DATA_DIR: dir, PORT: String(port), HOST: "127.0.0.1", LOG_LEVEL: "error" },
+    stdout: "ignore",
+    stderr: "inherit",
+  });
+  const base = `http://127.0.0.1:${port}`;
+  let readyMs = 0;
+  let rss = 0;
+  for (;;) {
+    try {
+      const r = await fetch(`${base}/readyz`);
+      if (r.status === 200) {
+        readyMs = performance.now() - t0;
+        rss = rssOf(proc.pid);
+        await r.arrayBuffer();
+        break;
+      }
+      await r.arrayBuffer();
+    } catch {}
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  let replayedMs = readyMs;
+  for (;;) {
+    const body = (await (await fetch(`${base}/readyz`)).json()) as {
+      usage: { backlog?: { spillFiles: number } };
+    };
+    if ((body.usage.backlog?.spillFiles ?? 0) === 0) {
+      replayedMs = performance.now() - t0;
+      break;
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  proc.kill("SIGTERM");
+  await proc.exited;
+  return { readyMs, rss, replayedMs };
 }
 
-const n = Number(values.events);
-const accounts = Number(values.accounts);
-const dir = tempDir("usage-start-");
-const eventsDir = join(dir, "events");
-mkdirSync(eventsDir, { recursive: true });
+const EVENTS = Number(values.events);
+const SPILLED = Number(values.spilled);
+console.log(
+  `Start-up after a crash: ${EVENTS} events of today in the log, ${SPILLED} in spill files, ${values.accounts} accounts; load ${load()}`,
+);
+const empty = tempDir("bench-start-empty-");
+const e = await start(empty);
+console.log(`  empty DATA_DIR: ready in ${fmt(e.readyMs, 0)} ms, RSS ${fmt(e.rss, 0)} MB`);
+removeTempDir(empty);
+
+const dir = tempDir("bench-start-");
 const now = Date.now();
-const day = new Date(now).toISOString().slice(0, 10);
-const file = join(eventsDir, `${day}.jsonl`);
-const fd = openSync(file, "a");
-const started = performance.now();
-const BLOCK = 50_000;
-for (let i = 0; i < n; i += BLOCK) {
-  const lines: string[] = [];
-  for (let j = i; j < Math.min(n, i + BLOCK); j++) {
-    const a = j % accounts;
-    const at = now - (n - j);
-    lines.push(
-      JSON.stringify({
-        id: Bun.randomUUIDv7("hex", at),
-        ts: new Date(at).toISOString(),
-        day,
-        accountId: `acc-${a}`,
-        keyId: `key-${a}`,
-        tier: "free",
-        bucket: j % 3 === 0 ? "svg" : "catalog",
-        route: "/v1/catalog/:slug",
-        slug: "github",
-        variant: null,
-        status: j % 20 === 0 ? 429 : 200,
-        latencyMs: 0.42,
-      }),
-    );
-  }
-  writeSync(fd, `${lines.join("\n")}\n`);
+const today = now - (now % DAY_MS);
+const log = EmbeddedUsageLog.open(dir);
+let seeded = 0;
+for (const batches of usageFlushes({
+  accountId: "bench-measured",
+  keys: ["k"],
+  count: EVENTS,
+  from: today,
+  to: now - 60_000,
+  accounts: Number(values.accounts),
+})) {
+  await log.append(batches);
+  for (const b of batches) seeded += b.n;
 }
-closeSync(fd);
-const mb = statSync(file).size / 1048576;
+await log.close();
+// spill files of a crashed process: batches of the last minute, a file per 5,000 events
+mkdirSync(join(dir, "spill"), { recursive: true });
+let spilled = 0;
+let file: SpillFile | null = null;
+for (const batches of usageFlushes({
+  accountId: "bench-measured",
+  keys: ["k"],
+  count: SPILLED,
+  from: now - 60_000,
+  to: now - 1_000,
+  accounts: Number(values.accounts),
+  perAppend: 5_000,
+})) {
+  file?.close();
+  file = new SpillFile(join(dir, "spill", spillName()));
+  file.append(batches);
+  for (const b of batches) spilled += b.n;
+}
+file?.close();
+const r = await start(dir);
 console.log(
-  `${n.toLocaleString()} events of ${day} written (${fmt(mb, 0)} MB, ${fmt((performance.now() - started) / 1000)} s)`,
+  `  ${seeded} events of today, ${spilled} spilled: ready in ${fmt(r.readyMs, 0)} ms (RSS ${fmt(r.rss, 0)} MB), spill files replayed ${fmt(r.replayedMs - r.readyMs, 0)} ms after; load ${load()}`,
 );
-const child = Bun.spawnSync([process.execPath, import.meta.path, "--measure", dir], {
-  stdout: "pipe",
-  stderr: "inherit",
-});
 removeTempDir(dir);
-const out = child.stdout.toString().trim().split("\n").at(-1) ?? "{}";
-const r = JSON.parse(out) as {
-  replayMs: number;
-  rebuildMs: number;
-  events: number;
-  counted: number;
-  peakExtraMb: number;
-};
-const total = (r.replayMs + r.rebuildMs) / 1000;
-console.log(
-  `start-up: import ${fmt(r.replayMs / 1000, 2)} s + counter rebuild ${fmt(r.rebuildMs / 1000, 2)} s = ${fmt(total, 2)} s; RSS +${fmt(r.peakExtraMb, 0)} MB at peak (${r.events.toLocaleString()} events, ${r.counted.toLocaleString()} counted)`,
-);
-const scale = 6_000_000 / n;
-console.log(
-  `scaled to 6,000,000 events (linear): ${fmt(total * scale, 1)} s (memory does not scale: the file is read 4 MB at a time)`,
-);

@@ -50,24 +50,34 @@ const BUCKET_INDEX = new Map<string, number>(BUCKETS.map((b, i) => [b, i]));
 export const bucketIndex = (b: string): number => BUCKET_INDEX.get(b) ?? 0;
 export const bucketName = (i: number): Bucket => (BUCKETS[i] ?? "svg") as Bucket;
 
-/** An empty batch of `n` events (columns zeroed). */
+/** Bytes of the columns of one event (at, 6 string columns, bucket, status, latency). */
+const EVENT_BYTES = 8 + 6 * 4 + 4 + 2 + 1;
+
+/** An empty batch of `n` events (columns zeroed, all in one buffer). */
 export function emptyBatch(account: string, n: number): Batch {
+  const buf = new ArrayBuffer(n * EVENT_BYTES);
+  let at = 0;
+  const take = (bytes: number) => {
+    const start = at;
+    at += n * bytes;
+    return start;
+  };
   return {
     account,
     t0: 0,
     q: 0,
     n,
     strings: [],
-    at: new Float64Array(n),
-    key: new Int32Array(n),
-    tier: new Int32Array(n),
-    route: new Int32Array(n),
-    slug: new Int32Array(n),
-    variant: new Int32Array(n),
-    format: new Int32Array(n),
-    bucket: new Uint8Array(n),
-    status: new Uint16Array(n),
-    lat: new Uint32Array(n),
+    at: new Float64Array(buf, take(8), n),
+    key: new Int32Array(buf, take(4), n),
+    tier: new Int32Array(buf, take(4), n),
+    route: new Int32Array(buf, take(4), n),
+    slug: new Int32Array(buf, take(4), n),
+    variant: new Int32Array(buf, take(4), n),
+    format: new Int32Array(buf, take(4), n),
+    lat: new Uint32Array(buf, take(4), n),
+    status: new Uint16Array(buf, take(2), n),
+    bucket: new Uint8Array(buf, take(1), n),
     count: null,
     miss: null,
     ids: null,

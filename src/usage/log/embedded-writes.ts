@@ -69,7 +69,10 @@ CREATE TABLE IF NOT EXISTS usage_meta (
 ) WITHOUT ROWID;
 `;
 
-/** Period rows a writer keeps decoded in memory (then it starts over). */
+/**
+ * Period rows a writer keeps decoded in memory (then it starts over): the rows of the last two
+ * days and hours, a few per active account.
+ */
 const CACHE_ROWS = 20_000;
 
 export interface WriteOptions {
@@ -226,15 +229,21 @@ export class EmbeddedWrites {
   /** Count new batches of account `a` into its day and hour rows and its misses. */
   project(a: number, list: readonly Batch[], keepCells?: Map<string, PeriodCells>): void {
     const rows = keepCells ?? new Map<string, PeriodCells>();
-    const firstHour = firstHourKept(this.hourlyDays, this.now());
+    const now = this.now();
+    const firstHour = firstHourKept(this.hourlyDays, now);
+    // the rows live traffic writes again and again: yesterday's and today's, the last hours'
+    const hotDay = dayNo(now) - 1;
+    const hotHour = Math.floor(now / 3_600_000) - 1;
     const get = (key: RowKey): PeriodCells => {
       const k = `${key.table}|${key.p}`;
       let p = rows.get(k);
       if (!p) {
+        const hot =
+          !keepCells && key.p >= (key.table === "usage_days" ? hotDay : hotHour);
         const ck = `${key.table}|${key.a}|${key.p}`;
-        p = (keepCells ? undefined : this.cache.get(ck)) ?? this.readPeriod(key) ?? new PeriodCells();
+        p = (hot ? this.cache.get(ck) : undefined) ?? this.readPeriod(key) ?? new PeriodCells();
         rows.set(k, p);
-        if (!keepCells) {
+        if (hot) {
           if (this.cache.size >= CACHE_ROWS) this.cache.clear();
           this.cache.set(ck, p);
         }

@@ -9,7 +9,7 @@ import { WriteThread, WriteThreadDied } from "./embedded-thread";
 import { migrateEmbedded } from "./embedded-migrate";
 import { EmbeddedWrites, SCHEMA } from "./embedded-writes";
 import { exportLines } from "./export-lines";
-import { decodePeriod, OTHER, periodIds, rollupNo } from "./period";
+import { decodePeriod, OTHER, periodIds, readCells, rollupNo } from "./period";
 import type {
   CellHint,
   DailyRow,
@@ -244,16 +244,24 @@ export class EmbeddedUsageLog implements UsageLog {
       periodNo(granularity, from),
       periodNo(granularity, to),
     );
+    // a brand= read: the brand as rows encode it (store id + 2); a brand never seen has no cells
+    let brand: number | undefined;
+    if (hint?.brand !== undefined && (rollup === "b" || rollup === "all")) {
+      if (hint.brand === null) brand = 0;
+      else if (hint.brand === OTHER) brand = 1;
+      else {
+        const id = this.strings.find(hint.brand as string);
+        if (id === undefined) return [];
+        brand = id + 2;
+      }
+    }
     const ids = new Set<number>();
     for (const r of rows) for (const id of periodIds(r.d, v)) ids.add(id);
     this.strings.resolve(ids);
-    const brandAt = rollup === "b" || rollup === "all" ? 0 : -1;
     const keyAt = rollup === "k" ? 0 : rollup === "all" ? 2 : -1;
     const out: PeriodRow[] = [];
     for (const r of rows) {
-      const p = decodePeriod(r.d, this.strings, v);
-      let cells = [...(p.views[v] as Map<string, PeriodRow["cells"][number]>).values()];
-      if (hint?.brand !== undefined && brandAt >= 0) cells = cells.filter((c) => c.f[brandAt] === hint.brand);
+      let cells = readCells(r.d, this.strings, v, brand);
       if (hint?.key !== undefined && keyAt >= 0) cells = cells.filter((c) => c.f[keyAt] === hint.key);
       if (cells.length > 0) out.push({ t: periodName(granularity, r.p), cells });
     }

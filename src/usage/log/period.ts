@@ -301,6 +301,31 @@ const BUCKET_NO = new Map<string, number>(BUCKETS.map((b, i) => [b, i]));
  * the admitted brands, then each rollup's cells, each rollup prefixed by its length so a read
  * of one rollup skips the others.
  */
+const ALL_NO = ROLLUP_NAMES.indexOf("all");
+
+/** A cell's fields as a row holds them (the store's ids + 2; 0 null; 1 OTHER), made once. */
+function writtenOf(c: PCell, kinds: ("s" | "b" | "n")[], ids: StringIds): number[] {
+  let w = written.get(c);
+  if (w) return w;
+  w = new Array(kinds.length);
+  for (let i = 0; i < kinds.length; i++) {
+    const x = c.f[i] as FieldValue;
+    const kind = kinds[i];
+    w[i] =
+      kind === "s"
+        ? x === null
+          ? 0
+          : x === OTHER
+            ? 1
+            : ids.id(x as string) + 2
+        : kind === "b"
+          ? (BUCKET_NO.get(x as string) ?? 0)
+          : (x as number);
+  }
+  written.set(c, w);
+  return w;
+}
+
 /** Scratch writers of encodePeriod (grown once, reused: rows are encoded one at a time). */
 const whole = new ByteWriter(1 << 16);
 const section = new ByteWriter(1 << 16);
@@ -315,26 +340,28 @@ export function encodePeriod(p: PeriodCells, ids: StringIds): Uint8Array {
     section.pos = 0;
     const kinds = KINDS[v] as ("s" | "b" | "n")[];
     section.uint(m.size);
-    for (const c of m.values()) {
-      let ids_ = written.get(c);
-      if (!ids_) {
-        ids_ = new Array(kinds.length);
-        for (let i = 0; i < kinds.length; i++) {
-          const x = c.f[i] as FieldValue;
-          const kind = kinds[i];
-          ids_[i] =
-            kind === "s"
-              ? x === null
-                ? 0
-                : x === OTHER
-                  ? 1
-                  : ids.id(x as string) + 2
-              : kind === "b"
-                ? (BUCKET_NO.get(x as string) ?? 0)
-                : (x as number);
-        }
-        written.set(c, ids_);
+    let cells: Iterable<PCell> = m.values();
+    if (v === ALL_NO) {
+      // by brand, with a directory (brand, first cell's offset, cells): a brand= read seeks it
+      const list = [...m.values()];
+      const enc = list.map((c) => writtenOf(c, kinds, ids));
+      const order = list.map((_, i) => i).sort((a, b) => (enc[a]?.[0] as number) - (enc[b]?.[0] as number));
+      cells = order.map((i) => list[i] as PCell);
+      const dir: [number, number][] = [];
+      for (const i of order) {
+        const brand = enc[i]?.[0] as number;
+        const last = dir[dir.length - 1];
+        if (last && last[0] === brand) last[1]++;
+        else dir.push([brand, 1]);
       }
+      section.uint(dir.length);
+      for (const [brand, n] of dir) {
+        section.uint(brand);
+        section.uint(n);
+      }
+    }
+    for (const c of cells) {
+      const ids_ = writtenOf(c, kinds, ids);
       for (let i = 0; i < kinds.length; i++) {
         if (kinds[i] === "b") section.byte(ids_[i] as number);
         else section.uint(ids_[i] as number);
@@ -372,6 +399,7 @@ export function periodIds(bytes: Uint8Array, only?: number): Set<number> {
     const end = r.pos + len;
     const kinds = KINDS[v] as ("s" | "b" | "n")[];
     const count = r.uint();
+    if (v === ALL_NO) skipDirectory(r);
     for (let c = 0; c < count; c++) {
       for (const kind of kinds) {
         if (kind === "b") r.byte();
@@ -410,6 +438,7 @@ export function decodePeriod(bytes: Uint8Array, ids: StringIds, only?: number): 
     const kinds = KINDS[v] as ("s" | "b" | "n")[];
     const map = p.views[v] as Map<string, PCell>;
     const count = r.uint();
+    if (v === ALL_NO) skipDirectory(r);
     for (let c = 0; c < count; c++) {
       const f: FieldValue[] = new Array(kinds.length);
       for (let i = 0; i < kinds.length; i++) {
@@ -434,6 +463,90 @@ export function decodePeriod(bytes: Uint8Array, ids: StringIds, only?: number): 
     }
   }
   return p;
+}
+
+function skipDirectory(r: ByteReader) {
+  const n = r.uint();
+  for (let i = 0; i < 2 * n; i++) r.uint();
+}
+
+/**
+ * The cells of one rollup of a period row, for a read: as a list (no map, no keys), of one brand
+ * only when `brand` is given (the row's encoding of it: store id + 2, 0 none, 1 OTHER; the `all`
+ * rollup seeks it by its directory). `ids` must resolve every id the cells name
+ * (periodIds).
+ */
+export function readCells(
+  bytes: Uint8Array,
+  ids: StringIds,
+  v: number,
+  brand?: number,
+  out: PCell[] = [],
+): PCell[] {
+  const r = new ByteReader(bytes);
+  if (r.byte() !== VERSION) throw new RangeError("not a usage period row");
+  const nb = r.uint();
+  for (let i = 0; i < nb; i++) r.uint();
+  for (let k = 0; k < v; k++) {
+    const len = r.uint();
+    r.pos += len;
+  }
+  r.uint();
+  const kinds = KINDS[v] as ("s" | "b" | "n")[];
+  let count = r.uint();
+  let skip = 0;
+  if (v === ALL_NO) {
+    const dirs = r.uint();
+    let before = 0;
+    let found = -1;
+    for (let i = 0; i < dirs; i++) {
+      const b = r.uint();
+      const n = r.uint();
+      if (brand !== undefined && found < 0) {
+        if (b === brand) found = n;
+        else before += n;
+      }
+    }
+    if (brand !== undefined) {
+      if (found < 0) return out;
+      skip = before;
+      count = before + found;
+    }
+  }
+  for (let c = 0; c < count; c++) {
+    const keep = c >= skip;
+    const f: FieldValue[] | null = keep ? new Array(kinds.length) : null;
+    let mine = true;
+    for (let i = 0; i < kinds.length; i++) {
+      const kind = kinds[i];
+      if (kind === "b") {
+        const x = r.byte();
+        if (f) f[i] = BUCKETS[x] ?? "svg";
+      } else if (kind === "n") {
+        const x = r.uint();
+        if (f) f[i] = x;
+      } else {
+        const x = r.uint();
+        if (i === 0 && brand !== undefined && x !== brand) mine = false;
+        if (f) f[i] = x === 0 ? null : x === 1 ? OTHER : ids.str(x - 2);
+      }
+    }
+    const n = r.uint();
+    const e = r.uint();
+    const rl = r.uint();
+    const pairs = r.uint();
+    const h: number[] | null = keep && mine ? new Array(pairs * 2) : null;
+    for (let i = 0; i < pairs; i++) {
+      const bin = r.byte();
+      const x = r.uint();
+      if (h) {
+        h[2 * i] = bin;
+        h[2 * i + 1] = x;
+      }
+    }
+    if (f && h) out.push({ f, n, e, r: rl, h });
+  }
+  return out;
 }
 
 /** The rollup number of a rollup name (its place in ROLLUP_NAMES). */
