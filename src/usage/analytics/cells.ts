@@ -2,32 +2,16 @@ import { BUCKETS } from "../../quota/limits";
 import type { UsageEvent } from "../event";
 
 /**
- * The analytics projections' cells and their keys, shared by both store adapters:
+ * The rules of the analytics projection, shared by both store adapters and the reads:
  *  - cells: per account, UTC day (and UTC hour), rollup (see ROLLUPS) and group of the rollup's
  *    fields (bucket, key, brand, variant, format, exact status), the counts (requests, errors,
  *    rateLimited: the usage_daily rules) and a fixed latency histogram; at most TOP_BRANDS
- *    brands per account and period, the rest under OTHER_BRAND;
+ *    brands per account and period, the rest under OTHER_BRAND (usage/log/period.ts folds batches
+ *    into them);
+ *  - cell keys as text (`enc`, `groupOf`, `allKey`, `rollupKey`): the counters' names in
+ *    MongoDB's period documents, and the keys of the per-event log's cells (its migration);
  *  - misses: per account, UTC day and miss (`domain:acme.test`, `slug:acme`, ...), the count.
- * Both stores keep them in their database: the embedded store as rows of usage_cells and
- * usage_misses (SQLite), the MongoDB store as one rollup document per cell and one per account,
- * day and miss (src/store/mongo/usage-rollups.ts). A read returns a fresh map of one view's
- * cells per period.
  */
-
-/** A projection cell: counts and a latency histogram (bin index → requests). */
-export interface Cell {
-  /** requests */
-  n: number;
-  /** errors: 4xx/5xx other than 429 */
-  e: number;
-  /** rateLimited: 429 */
-  r: number;
-  /**
-   * latency histogram as pairs [bin, requests, bin, requests, ...] (bins: latencyBin), only bins
-   * with requests: far quicker to walk than an object keyed by bin
-   */
-  h: number[];
-}
 
 export type Granularity = "day" | "hour";
 
@@ -62,30 +46,10 @@ export function binValue(bin: number): number {
   return Math.round(v * 100) / 100;
 }
 
-export const emptyCell = (): Cell => ({ n: 0, e: 0, r: 0, h: [] });
-
-/** Add `n` requests to one bin of a histogram (pairs). */
-function addToBin(h: number[], bin: number, n: number): void {
-  for (let i = 0; i < h.length; i += 2)
-    if (h[i] === bin) {
-      h[i + 1] = (h[i + 1] as number) + n;
-      return;
-    }
-  h.push(bin, n);
-}
-
-/** Count `n` requests of one status and latency bin into a cell (the usage_daily rules). */
-export function countCell(c: Cell, status: number, bin: number, n: number): void {
-  c.n += n;
-  if (status === 429) c.r += n;
-  else if (status >= 400) c.e += n;
-  addToBin(c.h, bin, n);
-}
-
 const IMAGE_BUCKETS = new Set(["svg", "png", "webp"]);
 
 /** The format of an event: recorded by the asset routes, else its image bucket (older events). */
-export const formatOf = (e: Pick<UsageEvent, "format" | "bucket">): string | null =>
+const formatOf = (e: Pick<UsageEvent, "format" | "bucket">): string | null =>
   typeof e.format === "string" ? e.format : IMAGE_BUCKETS.has(e.bucket) ? e.bucket : null;
 
 /**
@@ -110,10 +74,6 @@ export const TOP_BRANDS = 50;
 export const OTHER_BRAND = "(other)";
 /** OTHER_BRAND in a cell key: "%o" is never an encoded value (a "%" is followed by two hex digits). */
 export const OTHER_MARK = "%o";
-
-/** A brand (a lower-cased slug, null, or OTHER_BRAND) as encoded in cell keys. */
-export const encBrand = (brand: string | null): string =>
-  brand === OTHER_BRAND ? OTHER_MARK : enc(brand);
 
 /** The brand part (encoded) of an `all` cell key: its first field. */
 export const brandOfKey = (allKey: string): string => allKey.slice(0, allKey.indexOf("|"));
@@ -148,11 +108,6 @@ export const ROLLUP_NAMES = Object.keys(ROLLUPS) as Rollup[];
 export type View = `${Granularity}.${Rollup}`;
 export const VIEWS: View[] = (["day", "hour"] as const).flatMap((g) =>
   ROLLUP_NAMES.map((r): View => `${g}.${r}`),
-);
-
-/** The views whose cell keys lead with the brand (a brand= read seeks them by prefix). */
-export const BRAND_VIEWS: ReadonlySet<View> = new Set(
-  VIEWS.filter((v) => (ROLLUPS[v.slice(v.indexOf(".") + 1) as Rollup][0] as string) === "brand"),
 );
 
 /** The smallest rollup holding every field in `fields`. */
@@ -218,44 +173,6 @@ export function periodsBetween(from: string, to: string, hourly: boolean): strin
   return out;
 }
 
-/** Cells of one period: cell key → cell. */
-export type PeriodCells = Map<string, Cell>;
-
-/** A period's cells as read back for a query. */
-export interface PeriodRow {
-  t: string;
-  cells: PeriodCells;
-}
-
-/** Filters a read may apply early (encoded as in cell keys); the caller filters again. */
-export interface CellHint {
-  brand?: string | null;
-  key?: string;
-  /** only these cell keys of the view (the top groups' cells of a two-pass grouped read) */
-  keys?: readonly string[];
-  /**
-   * each period's cells summed into one cell, keyed "" (a series without filters or groups, the
-   * totals of a two-pass read); set without the other fields. A store may ignore it.
-   */
-  summed?: true;
-}
-
-/** A cell key's requests and cells over a range (UsageEventStore.cellCounts). */
-export interface KeyCount {
-  /** requests */
-  n: number;
-  /** cells: the periods the key has one in */
-  cells: number;
-}
-
-/** Add cell `c` into `into` (counts, and the histogram pairs bin by bin). */
-export function addInto(into: Cell, c: Cell): void {
-  into.n += c.n;
-  into.e += c.e;
-  into.r += c.r;
-  for (let i = 0; i < c.h.length; i += 2) addToBin(into.h, c.h[i] as number, c.h[i + 1] as number);
-}
-
 const ALL_FIELDS: readonly GroupField[] = ROLLUPS.all;
 /** positions of each rollup's fields in an `all` key */
 const PICK = Object.fromEntries(
@@ -281,39 +198,4 @@ export function presentAllKey(key: string): string {
   const [first, second, third, ...rest] = key.split("|");
   if (BUCKET_SET.has(second as string)) return key;
   return [third, first, second, ...rest].join("|");
-}
-
-/** The key field (encoded) of an `all` cell key. */
-const keyPart = (allKey: string): string => allKey.split("|")[2] as string;
-
-/**
- * Which cell keys a hint keeps (null: every one): of a `keys` hint those keys (any view); of a
- * brand or key hint the `all` keys of that brand or key.
- */
-export function hintFilter(hint?: CellHint): ((allKey: string) => boolean) | null {
-  if (hint?.keys !== undefined) {
-    const keys = new Set(hint.keys);
-    return (k) => keys.has(k);
-  }
-  if (hint?.brand !== undefined) {
-    const want = encBrand(hint.brand);
-    return (k) => brandOfKey(k) === want;
-  }
-  if (hint?.key !== undefined) {
-    const want = enc(hint.key);
-    return (k) => keyPart(k) === want;
-  }
-  return null;
-}
-
-/**
- * What every `all` cell key a hint keeps contains: a brand hint its prefix (the brand and the
- * separator), a key hint its encoded key between two separators (a superset: the value may also
- * stand in another field). A store may pre-select keys by it, then hintFilter decides. null: no
- * hint.
- */
-export function hintNeedle(hint?: CellHint): { prefix: string } | { inner: string } | null {
-  if (hint?.brand !== undefined) return { prefix: `${encBrand(hint.brand)}|` };
-  if (hint?.key !== undefined) return { inner: `|${enc(hint.key)}|` };
-  return null;
 }
