@@ -14,7 +14,6 @@ import { readCatalogMeta } from "../../catalog/store/db";
 import { writeCatalogFile } from "../../catalog/store/schema";
 import type { Brand, BuiltCatalog, StoredSvg, Variant } from "../../catalog/types";
 import { DUPLICATE_KEY } from "./errors";
-import { FERRET_UPDATES_PER_BULK, isFerretDb } from "./ferret";
 import { ensureIndexes } from "./indexes";
 
 /** A brand without its artwork; `_id` is the brand id as a string. */
@@ -131,19 +130,14 @@ export class MongoCatalogSource implements CatalogSource {
         ...(svg as StoredSvg),
       })),
     );
-    const perBulk = (await isFerretDb(this.db)) ? FERRET_UPDATES_PER_BULK : CHUNK;
-    await syncCollection(
-      this.db.collection<BrandDoc>("brands"),
-      brandDocs,
-      (a, b) => isDeepStrictEqual(a, b),
-      perBulk,
+    await syncCollection(this.db.collection<BrandDoc>("brands"), brandDocs, (a, b) =>
+      isDeepStrictEqual(a, b),
     );
     // an asset is the same when its sha256 and source are
     await syncCollection(
       this.db.collection<AssetDoc>("assets"),
       assetDocs,
       (a, b) => a.sha256 === b.sha256 && a.source === b.source,
-      perBulk,
       { _id: 1, sha256: 1, source: 1 },
     );
     await this.db
@@ -158,16 +152,21 @@ export class MongoCatalogSource implements CatalogSource {
 }
 
 const CHUNK = 500;
+/**
+ * Replacements per bulk write. FerretDB v1 on PostgreSQL stops answering every client once one
+ * bulk write updates about 48 or more existing documents; on any server the catalog sends at
+ * most this many (a catalog changes a few documents per build).
+ */
+const UPDATES_PER_BULK = 32;
 
 /**
  * Make a collection hold exactly `docs` (by _id), writing only the differences, at most
- * `perBulk` replacements per bulk write.
+ * UPDATES_PER_BULK replacements per bulk write.
  */
 async function syncCollection<T extends { _id: string }>(
   col: Collection<T>,
   docs: T[],
   same: (stored: T, wanted: T) => boolean,
-  perBulk: number,
   projection?: Record<string, 1>,
 ) {
   const stored = new Map<string, T>();
@@ -192,9 +191,9 @@ async function syncCollection<T extends { _id: string }>(
       if (codes.length === 0 || codes.some((w) => w.code !== DUPLICATE_KEY)) throw err;
     }
   }
-  for (let i = 0; i < changed.length; i += perBulk)
+  for (let i = 0; i < changed.length; i += UPDATES_PER_BULK)
     await col.bulkWrite(
-      changed.slice(i, i + perBulk).map((d) => ({
+      changed.slice(i, i + UPDATES_PER_BULK).map((d) => ({
         replaceOne: { filter: { _id: d._id } as Filter<T>, replacement: d, upsert: true },
       })),
       { ordered: false },

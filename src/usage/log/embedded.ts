@@ -5,19 +5,12 @@ import type { CountableEvent } from "../../quota/port";
 import { Database, DB_FILE } from "../../store/embedded/db";
 import type { Granularity, Rollup } from "../analytics/cells";
 import { type Batch, dayNo, encodeFrames, idOf, parseEventId } from "./batch";
-import { WriteThread, WriteThreadDied } from "./embedded-thread";
 import { migrateEmbedded } from "./embedded-migrate";
+import { WriteThread, WriteThreadDied } from "./embedded-thread";
 import { EmbeddedWrites, SCHEMA } from "./embedded-writes";
 import { exportLines } from "./export-lines";
 import { decodePeriod, OTHER, periodIds, readCells, rollupNo } from "./period";
-import type {
-  CellHint,
-  DailyRow,
-  ExportQuery,
-  ExportStream,
-  PeriodRow,
-  UsageLog,
-} from "./port";
+import type { CellHint, DailyRow, ExportQuery, ExportStream, PeriodRow, UsageLog } from "./port";
 import { decodeRow, rowIds } from "./rows";
 import { StringTable } from "./strings";
 
@@ -57,9 +50,7 @@ const HOUR_MS = 3_600_000;
 
 /** The period string of a day or hour number. */
 const periodName = (g: Granularity, p: number): string =>
-  g === "day"
-    ? utcDay(p * DAY_MS)
-    : new Date(p * HOUR_MS).toISOString().slice(0, 13);
+  g === "day" ? utcDay(p * DAY_MS) : new Date(p * HOUR_MS).toISOString().slice(0, 13);
 
 /** The day or hour number of a period string (YYYY-MM-DD or YYYY-MM-DDTHH). */
 function periodNo(g: Granularity, period: string): number {
@@ -199,7 +190,9 @@ export class EmbeddedUsageLog implements UsageLog {
         this.strings.resolve(periodIds(r.d, BS));
         const p = decodePeriod(r.d, this.strings, BS);
         const byBucket = new Map<string, DailyRow>();
-        for (const c of (p.views[BS] as Map<string, { f: unknown[]; n: number; e: number; r: number }>).values()) {
+        for (const c of (
+          p.views[BS] as Map<string, { f: unknown[]; n: number; e: number; r: number }>
+        ).values()) {
           const bucket = c.f[0] as Bucket;
           let row = byBucket.get(bucket);
           if (!row) {
@@ -223,7 +216,15 @@ export class EmbeddedUsageLog implements UsageLog {
         rateLimited: r.rl,
       });
     return out.sort((x, y) =>
-      x.day !== y.day ? (x.day < y.day ? -1 : 1) : x.bucket < y.bucket ? -1 : x.bucket > y.bucket ? 1 : 0,
+      x.day !== y.day
+        ? x.day < y.day
+          ? -1
+          : 1
+        : x.bucket < y.bucket
+          ? -1
+          : x.bucket > y.bucket
+            ? 1
+            : 0,
     );
   }
 
@@ -262,7 +263,8 @@ export class EmbeddedUsageLog implements UsageLog {
     const out: PeriodRow[] = [];
     for (const r of rows) {
       let cells = readCells(r.d, this.strings, v, brand);
-      if (hint?.key !== undefined && keyAt >= 0) cells = cells.filter((c) => c.f[keyAt] === hint.key);
+      if (hint?.key !== undefined && keyAt >= 0)
+        cells = cells.filter((c) => c.f[keyAt] === hint.key);
       if (cells.length > 0) out.push({ t: periodName(granularity, r.p), cells });
     }
     return out;
@@ -306,8 +308,8 @@ export class EmbeddedUsageLog implements UsageLog {
    * An export page: the account's log rows in id order from the cursor's row (found by the
    * greatest row key at or before the cursor's batch), events after the cursor, until `limit`
    * events or the first batch holding an event metered at or after `before` (the page stops
-   * there, so a later page never finds an event behind its cursor). The page's rows are held
-   * as their compact bytes (a few MB for 50,000 events), decoded again as the lines are sent.
+   * there, so a later page never finds an event behind its cursor). The page's batches are held
+   * decoded (columns of integers: a few MB for 50,000 events) until their lines are sent.
    */
   async exportStream(accountId: string, q: ExportQuery): Promise<ExportStream> {
     const empty: ExportStream = { events: 0, last: null, next: async () => null, close() {} };
@@ -337,7 +339,7 @@ export class EmbeddedUsageLog implements UsageLog {
         }
       }
     }
-    const page: { t: number; q: number; d: Uint8Array }[] = [];
+    const page: Batch[] = [];
     let events = 0;
     let last: string | null = null;
     let stop = false;
@@ -347,42 +349,47 @@ export class EmbeddedUsageLog implements UsageLog {
       for (const r of rows) {
         t = r.t;
         qq = r.q;
-        let kept = 0;
         for (const b of this.decode(accountId, r)) {
           if ((b.at[b.n - 1] as number) >= q.before) {
             stop = true;
             break;
           }
-          for (let i = 0; i < b.n && events < q.limit; i++) {
-            const id = idOf(b, i);
-            if (after !== null && id <= after) continue;
-            events++;
-            kept++;
-            last = id;
+          const room = q.limit - events;
+          if ((after === null || idOf(b, 0) > after) && b.n <= room) {
+            // the whole batch: no id to compare
+            events += b.n;
+            last = idOf(b, b.n - 1);
+            page.push(b);
+          } else {
+            let kept = 0;
+            for (let i = 0; i < b.n && kept < room; i++) {
+              const id = idOf(b, i);
+              if (after !== null && id <= after) continue;
+              kept++;
+              last = id;
+            }
+            events += kept;
+            if (kept > 0) page.push(b);
           }
-          if (stop || events >= q.limit) break;
+          if (events >= q.limit) break;
         }
-        if (kept > 0) page.push(r);
         if (stop || events >= q.limit) break;
       }
     }
     if (events === 0) return empty;
     let i = 0;
     let left = events;
-    const self = this;
     return {
       events,
       last,
       async next() {
         if (left <= 0 || i >= page.length) return null;
         const lines: string[] = [];
-        while (i < page.length && lines.length < CHUNK_LINES && left > 0) {
-          const r = page[i++] as { t: number; q: number; d: Uint8Array };
-          for (const b of self.decode(accountId, r)) {
-            const n = exportLines(b, after, left, lines);
-            left -= n;
-            if (left <= 0) break;
-          }
+        let count = 0;
+        while (i < page.length && count < CHUNK_LINES && left > 0) {
+          const n = exportLines(page[i++] as Batch, after, left, lines);
+          left -= n;
+          count += n;
         }
         return new TextEncoder().encode(lines.join(""));
       },

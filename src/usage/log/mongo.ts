@@ -71,7 +71,8 @@ const DUPLICATE_KEY = 11000;
 
 const pad = (n: number) => String(Math.max(0, Math.floor(n))).padStart(13, "0");
 /** A batch's `_id`. */
-export const batchId = (account: string, t0: number, q: number) => `${account}|${pad(t0)}|${pad(q)}`;
+export const batchId = (account: string, t0: number, q: number) =>
+  `${account}|${pad(t0)}|${pad(q)}`;
 
 /** A batch as stored. */
 export interface LogDoc {
@@ -257,7 +258,9 @@ export class MongoUsageLog implements UsageLog {
   private get projector(): Collection<Lease | GroupDoc> {
     return this.db.collection<Lease | GroupDoc>("usage_projector");
   }
-  private get kept(): Collection<{ _id: string; a: string; day: string; bucket: string } & Record<string, unknown>> {
+  private get kept(): Collection<
+    { _id: string; a: string; day: string; bucket: string } & Record<string, unknown>
+  > {
     return this.db.collection("usage_daily_kept");
   }
 
@@ -272,7 +275,10 @@ export class MongoUsageLog implements UsageLog {
     await ensureIndexes(db, "usage_log", [{ key: { p: 1 }, name: "p", sparse: true }]);
     const expireAfterSeconds =
       opts.retentionDays === undefined ? undefined : (opts.retentionDays + 1) * 86_400;
-    const have = (await db.collection("usage_log").indexes().catch(() => [])) as {
+    const have = (await db
+      .collection("usage_log")
+      .indexes()
+      .catch(() => [])) as {
       name?: string;
       expireAfterSeconds?: number;
     }[];
@@ -281,7 +287,10 @@ export class MongoUsageLog implements UsageLog {
       try {
         await db
           .collection("usage_log")
-          .createIndex({ t: 1 }, { name: "t", ...(expireAfterSeconds ? { expireAfterSeconds } : {}) });
+          .createIndex(
+            { t: 1 },
+            { name: "t", ...(expireAfterSeconds ? { expireAfterSeconds } : {}) },
+          );
       } catch (err) {
         // a server without TTL indexes: retention's prune does the work alone
         log("info", "usage_log: no TTL index on this server; retention prunes old batches", {
@@ -289,7 +298,11 @@ export class MongoUsageLog implements UsageLog {
         });
         await db.collection("usage_log").createIndex({ t: 1 }, { name: "t" });
       }
-    } else if (expireAfterSeconds && t.expireAfterSeconds !== undefined && t.expireAfterSeconds !== expireAfterSeconds)
+    } else if (
+      expireAfterSeconds &&
+      t.expireAfterSeconds !== undefined &&
+      t.expireAfterSeconds !== expireAfterSeconds
+    )
       await db.command({ collMod: "usage_log", index: { name: "t", expireAfterSeconds } });
     await ensureIndexes(db, "usage_periods", [
       { key: { a: 1, g: 1, p: 1 }, name: "a_g_p" },
@@ -332,9 +345,11 @@ export class MongoUsageLog implements UsageLog {
       });
       if (taken.length > 0) {
         const had = new Map(
-          (await this.logs.find({ _id: { $in: taken.map((b) => batchId(b.account, b.t0, b.q)) } }).toArray()).map(
-            (d) => [d._id, batchOfDoc(d)],
-          ),
+          (
+            await this.logs
+              .find({ _id: { $in: taken.map((b) => batchId(b.account, b.t0, b.q)) } })
+              .toArray()
+          ).map((d) => [d._id, batchOfDoc(d)]),
         );
         for (const b of taken) {
           const h = had.get(batchId(b.account, b.t0, b.q));
@@ -369,9 +384,12 @@ export class MongoUsageLog implements UsageLog {
   private async takeLease(): Promise<boolean> {
     const until = Date.now() + this.leaseMs;
     // renew our own
-    const r = await this.projector.updateOne({ _id: "lease", owner: this.owner } as Filter<Lease | GroupDoc>, {
-      $set: { until },
-    });
+    const r = await this.projector.updateOne(
+      { _id: "lease", owner: this.owner } as Filter<Lease | GroupDoc>,
+      {
+        $set: { until },
+      },
+    );
     if (r.matchedCount === 1) {
       this.heldUntil = until;
       return true;
@@ -433,7 +451,11 @@ export class MongoUsageLog implements UsageLog {
     }
     for (;;) {
       if (this.closed || this.paused || this.heldUntil <= Date.now()) break;
-      const docs = await this.logs.find({ p: true }).sort({ _id: 1 }).limit(GROUP_BATCHES).toArray();
+      const docs = await this.logs
+        .find({ p: true })
+        .sort({ _id: 1 })
+        .limit(GROUP_BATCHES)
+        .toArray();
       this.pending = docs.length;
       if (docs.length === 0) break;
       const g = new ObjectId().toHexString();
@@ -486,7 +508,10 @@ export class MongoUsageLog implements UsageLog {
     const list = [...ids];
     for (let i = 0; i < list.length; i += 1000)
       for (const d of await this.periodDocs
-        .find({ _id: { $in: list.slice(i, i + 1000) } }, { projection: { b: 1, m: 1, a: 1, g: 1, p: 1 } })
+        .find(
+          { _id: { $in: list.slice(i, i + 1000) } },
+          { projection: { b: 1, m: 1, a: 1, g: 1, p: 1 } },
+        )
         .toArray())
         had.set(d._id, d);
     // fold the batches into fresh cells over each document's kept brands
@@ -519,7 +544,8 @@ export class MongoUsageLog implements UsageLog {
           if (cell.e) inc[`${path}.e`] = (inc[`${path}.e`] ?? 0) + cell.e;
           if (cell.r) inc[`${path}.r`] = (inc[`${path}.r`] ?? 0) + cell.r;
           for (let i = 0; i < cell.h.length; i += 2)
-            inc[`${path}.h.${cell.h[i]}`] = (inc[`${path}.h.${cell.h[i]}`] ?? 0) + (cell.h[i + 1] as number);
+            inc[`${path}.h.${cell.h[i]}`] =
+              (inc[`${path}.h.${cell.h[i]}`] ?? 0) + (cell.h[i + 1] as number);
         }
       });
       ops.push({
@@ -571,12 +597,18 @@ export class MongoUsageLog implements UsageLog {
    * whose condition did not hold: the document changed since it was read (another projector:
    * this one lost its lease). The group is then left for the lease's holder.
    */
-  private async write<T extends { _id: string }>(col: Collection<T>, ops: AnyBulkWriteOperation<T>[]) {
+  private async write<T extends { _id: string }>(
+    col: Collection<T>,
+    ops: AnyBulkWriteOperation<T>[],
+  ) {
     for (let i = 0; i < ops.length; i += UPDATES_PER_BULK) {
       try {
         await col.bulkWrite(ops.slice(i, i + UPDATES_PER_BULK), { ordered: false });
       } catch (err) {
-        if (err instanceof MongoBulkWriteError && writeErrorsOf(err).every((w) => w.code === DUPLICATE_KEY)) {
+        if (
+          err instanceof MongoBulkWriteError &&
+          writeErrorsOf(err).every((w) => w.code === DUPLICATE_KEY)
+        ) {
           this.heldUntil = 0;
           throw new Error("usage projection: a document changed under the projector (lease lost)");
         }
@@ -631,7 +663,15 @@ export class MongoUsageLog implements UsageLog {
         rateLimited: (r.rateLimited as number) ?? 0,
       });
     return out.sort((x, y) =>
-      x.day !== y.day ? (x.day < y.day ? -1 : 1) : x.bucket < y.bucket ? -1 : x.bucket > y.bucket ? 1 : 0,
+      x.day !== y.day
+        ? x.day < y.day
+          ? -1
+          : 1
+        : x.bucket < y.bucket
+          ? -1
+          : x.bucket > y.bucket
+            ? 1
+            : 0,
     );
   }
 
@@ -697,7 +737,10 @@ export class MongoUsageLog implements UsageLog {
       const c = parseEventId(after);
       if (c) {
         const [row] = await this.logs
-          .find({ a: accountId, _id: { $lte: batchId(accountId, c.t0, c.q), $gte: start } }, { projection: { _id: 1 } })
+          .find(
+            { a: accountId, _id: { $lte: batchId(accountId, c.t0, c.q), $gte: start } },
+            { projection: { _id: 1 } },
+          )
           .sort({ _id: -1 })
           .limit(1)
           .toArray();
@@ -736,9 +779,11 @@ export class MongoUsageLog implements UsageLog {
       async next() {
         if (left <= 0 || i >= page.length) return null;
         const lines: string[] = [];
-        while (i < page.length && lines.length < 1000 && left > 0) {
+        let count = 0;
+        while (i < page.length && count < 1000 && left > 0) {
           const n = exportLines(page[i++] as Batch, after, left, lines);
           left -= n;
+          count += n;
         }
         return new TextEncoder().encode(lines.join(""));
       },
@@ -821,7 +866,9 @@ export class MongoUsageLog implements UsageLog {
       const accounts = await this.logs.distinct("a");
       for (const account of accounts) {
         const byDay = new Map<number, Batch[]>();
-        for await (const d of this.logs.find({ a: account, p: { $exists: false } }).sort({ _id: 1 })) {
+        for await (const d of this.logs
+          .find({ a: account, p: { $exists: false } })
+          .sort({ _id: 1 })) {
           const b = batchOfDoc(d);
           const day = dayNo(b.t0);
           const list = byDay.get(day) ?? [];
@@ -833,12 +880,12 @@ export class MongoUsageLog implements UsageLog {
           const g = new ObjectId().toHexString();
           const dayName = utcDay(day * DAY_MS);
           const ids = [periodId(account, "d", dayName)];
-          for (let h = day * 24; h < day * 24 + 24; h++) if (h >= firstHour) ids.push(periodId(account, "h", hourName(h)));
+          for (let h = day * 24; h < day * 24 + 24; h++)
+            if (h >= firstHour) ids.push(periodId(account, "h", hourName(h)));
           const had = new Map(
-            (await this.periodDocs.find({ _id: { $in: ids } }, { projection: { b: 1 } }).toArray()).map((d) => [
-              d._id,
-              d.b ?? [],
-            ]),
+            (
+              await this.periodDocs.find({ _id: { $in: ids } }, { projection: { b: 1 } }).toArray()
+            ).map((d) => [d._id, d.b ?? []]),
           );
           const cells = new Map<string, PeriodCells>();
           const of = (id: string) => {
@@ -878,10 +925,18 @@ export class MongoUsageLog implements UsageLog {
           // the day's misses of the account, again
           await this.missDocs.deleteMany({ a: account, day: dayName });
           const misses = new Map<string, number>();
-          for (const b of list) for (const [m, n] of missesOfBatch(b)) misses.set(m, (misses.get(m) ?? 0) + n);
+          for (const b of list)
+            for (const [m, n] of missesOfBatch(b)) misses.set(m, (misses.get(m) ?? 0) + n);
           if (misses.size > 0)
             await this.missDocs.insertMany(
-              [...misses].map(([miss, n]) => ({ _id: `${account}|${dayName}|${miss}`, a: account, day: dayName, miss, n, m: g })),
+              [...misses].map(([miss, n]) => ({
+                _id: `${account}|${dayName}|${miss}`,
+                a: account,
+                day: dayName,
+                miss,
+                n,
+                m: g,
+              })),
             );
           progress?.({ day: dayName, events });
         }
@@ -904,7 +959,8 @@ export class MongoUsageLog implements UsageLog {
       days.add(dayNo(d.t.getTime()));
     }
     await this.logs.deleteMany(old);
-    if (beforeHour !== undefined) await this.periodDocs.deleteMany({ g: "h", p: { $lt: beforeHour } });
+    if (beforeHour !== undefined)
+      await this.periodDocs.deleteMany({ g: "h", p: { $lt: beforeHour } });
     return { days: days.size, events };
   }
 

@@ -1,4 +1,5 @@
 import { describe, expect, test } from "bun:test";
+import { TOP_BRANDS } from "../../../src/usage/analytics/cells";
 import type { UsageEvent } from "../../../src/usage/event";
 import {
   type Batch,
@@ -15,6 +16,7 @@ import {
   parseEventId,
   sameBatch,
 } from "../../../src/usage/log/batch";
+import { exportLines } from "../../../src/usage/log/export-lines";
 import {
   decodePeriod,
   encodePeriod,
@@ -25,7 +27,6 @@ import {
   type StringIds,
 } from "../../../src/usage/log/period";
 import { decodeRow, encodeRow } from "../../../src/usage/log/rows";
-import { TOP_BRANDS } from "../../../src/usage/analytics/cells";
 
 const event = (over: Partial<UsageEvent> = {}): UsageEvent => ({
   id: "019a0000-0000-7000-8000-000000000000",
@@ -74,7 +75,9 @@ describe("event ids", () => {
       for (const q of qs)
         for (const pos of [0, 1, 0xfffe, 0xffff]) {
           const id = eventId(t, q, pos);
-          expect(id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+          expect(id).toMatch(
+            /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/,
+          );
           expect(parseEventId(id)).toEqual({ t0: t, q, pos });
           seen.push(id);
         }
@@ -114,7 +117,10 @@ describe("batches", () => {
     ]);
     const [first] = batches as [Batch];
     const events = eventsOf(first);
-    expect(events.map((e) => e.ts)).toEqual(["2026-11-22T23:59:59.994Z", "2026-11-22T23:59:59.999Z"]);
+    expect(events.map((e) => e.ts)).toEqual([
+      "2026-11-22T23:59:59.994Z",
+      "2026-11-22T23:59:59.999Z",
+    ]);
     expect(events[0]).toEqual({
       id: eventId(at - 5, first.q, 0),
       ts: "2026-11-22T23:59:59.994Z",
@@ -139,14 +145,37 @@ describe("batches", () => {
     const list = [
       event({ id: "019a0000-0000-7000-8000-000000000002", ts: "2026-11-22T10:00:00.125Z" }),
       event({ id: "019a0000-0000-7000-8000-000000000001", status: 429, count: 7 }),
-      event({ id: "019a0000-0000-7000-8000-000000000003", slug: null, variant: null, format: undefined, bucket: "search", route: "/v1/search", miss: ["query:acme corp"], latencyMs: 0.01 }),
+      event({
+        id: "019a0000-0000-7000-8000-000000000003",
+        slug: null,
+        variant: null,
+        format: undefined,
+        bucket: "search",
+        route: "/v1/search",
+        miss: ["query:acme corp"],
+        latencyMs: 0.01,
+      }),
     ];
     const [b] = batchesOfEvents(list) as [Batch];
     const back = eventsOf(b);
     const { format: _f, ...noFormat } = list[2] as UsageEvent;
     expect(back).toEqual([list[1], list[0], noFormat] as UsageEvent[]);
     // the stored field order (the export's): miss between variant and status
-    expect(Object.keys(back[2] as object)).toEqual(["id", "ts", "day", "accountId", "keyId", "tier", "bucket", "route", "slug", "variant", "miss", "status", "latencyMs"]);
+    expect(Object.keys(back[2] as object)).toEqual([
+      "id",
+      "ts",
+      "day",
+      "accountId",
+      "keyId",
+      "tier",
+      "bucket",
+      "route",
+      "slug",
+      "variant",
+      "miss",
+      "status",
+      "latencyMs",
+    ]);
     expect(JSON.stringify(back[0])).toBe(JSON.stringify(list[1]));
   });
 
@@ -184,7 +213,12 @@ describe("batches", () => {
     const s = ids();
     const batches = batchesOfEvents([
       event(),
-      event({ id: "019a0000-0000-7000-8000-000000000005", status: 429, count: 3, miss: ["slug:a", "slug:b"] }),
+      event({
+        id: "019a0000-0000-7000-8000-000000000005",
+        status: 429,
+        count: 3,
+        miss: ["slug:a", "slug:b"],
+      }),
       event({ id: "019a0000-0000-7000-8000-000000000006", keyId: "other", variant: null }),
     ]);
     for (const b of batches) {
@@ -195,13 +229,58 @@ describe("batches", () => {
   });
 });
 
+describe("export lines", () => {
+  test("each line is JSON.stringify of the event; after and max cut the batch", () => {
+    const b = new BatchBuilder();
+    const t = Date.parse("2026-11-22T23:59:58.000Z");
+    const times = [t, t + 7, t + 42, t + 999, t + 1000, t + 1999, t + 2000];
+    times.forEach((at, i) =>
+      b.add('acc "x"', at, {
+        key: b.ref(i === 1 ? null : "k1"),
+        tier: b.ref("pro"),
+        route: b.ref("/v1/svg/:slug"),
+        slug: b.ref(i === 2 ? null : 'caf\u00e9 \u2603 "q"\n'),
+        variant: b.ref(i === 3 ? "mono" : null),
+        format: b.ref(i === 4 ? null : "svg"),
+        bucket: bucketIndex(i === 4 ? "search" : "svg"),
+        status: i === 5 ? 429 : 200,
+        lat: [1234, 1, 0, 10, 999_999, 1_000_000, 123][i] as number,
+        miss: i === 3 ? [b.ref("slug:a"), b.ref("query:x,y")] : i === 6 ? [] : null,
+      }),
+    );
+    const withIds = batchesOfEvents([
+      event(),
+      event({
+        id: "019a0000-0000-7000-8000-000000000005",
+        status: 429,
+        count: 3,
+        miss: ["slug:a"],
+      }),
+    ]);
+    for (const batch of [...b.done(), ...withIds]) {
+      const all = eventsOf(batch).map((e) => `${JSON.stringify(e)}\n`);
+      const out: string[] = [];
+      expect(exportLines(batch, null, 1000, out)).toBe(all.length);
+      expect(out.join("")).toBe(all.join(""));
+      const after = eventsOf(batch)[0]?.id as string;
+      const cut: string[] = [];
+      expect(exportLines(batch, after, 1, cut)).toBe(Math.min(1, all.length - 1));
+      expect(cut.join("")).toBe(all.slice(1, 2).join(""));
+    }
+  });
+});
+
 describe("period cells", () => {
   test("the usage_daily rules and the histogram; rows read back; the 51st brand of a period counts as OTHER", () => {
     const list: UsageEvent[] = [];
     for (let i = 0; i < TOP_BRANDS + 2; i++)
-      list.push(event({ id: `019a0000-0000-7000-8000-${String(i).padStart(12, "0")}`, slug: `b${i}` }));
+      list.push(
+        event({ id: `019a0000-0000-7000-8000-${String(i).padStart(12, "0")}`, slug: `b${i}` }),
+      );
     list.push(event({ id: "019a0000-0000-7000-8000-100000000000", slug: "b0", status: 404 }));
-    list.push(event({ id: "019a0000-0000-7000-8000-100000000001", slug: null, status: 429, count: 4 }));
+    list.push(
+      event({ id: "019a0000-0000-7000-8000-100000000001", slug: null, status: 429, count: 4 }),
+    );
     const day = new PeriodCells();
     const hours = new Map<number, PeriodCells>();
     for (const b of batchesOfEvents(list))
@@ -214,7 +293,11 @@ describe("period cells", () => {
         },
       });
     expect(day.brands).toHaveLength(TOP_BRANDS);
-    const bs = [...(day.views[rollupNo("bs")] as Map<string, { f: unknown[]; n: number; e: number; r: number }>).values()];
+    const bs = [
+      ...(
+        day.views[rollupNo("bs")] as Map<string, { f: unknown[]; n: number; e: number; r: number }>
+      ).values(),
+    ];
     expect(bs.map((c) => [c.f, c.n, c.e, c.r])).toEqual([
       [["svg", 200], TOP_BRANDS + 2, 0, 0],
       [["svg", 404], 1, 1, 0],
@@ -228,7 +311,8 @@ describe("period cells", () => {
     const back = decodePeriod(encodePeriod(day, s), s);
     expect(back.brands).toEqual(day.brands);
     // the same cells (the `all` rollup's sorted by brand in the row)
-    const sorted = (m: Map<string, unknown>) => [...m].sort(([x], [y]) => (x < y ? -1 : x > y ? 1 : 0));
+    const sorted = (m: Map<string, unknown>) =>
+      [...m].sort(([x], [y]) => (x < y ? -1 : x > y ? 1 : 0));
     expect(back.views.map(sorted)).toEqual(day.views.map(sorted));
     // one rollup alone
     const only = decodePeriod(encodePeriod(day, s), s, rollupNo("b"));
