@@ -12,7 +12,9 @@ import { StringTable } from "./strings";
  *  - usage_log: one row per batch (account, t0, q): its events column by column (rows.ts);
  *  - usage_days, usage_hours: one row per account and UTC day / hour: the analytics cells of
  *    the five rollups and the brands the period keeps (period.ts); usage_daily's counts are the
- *    day's `bs` cells;
+ *    day's `bs` cells. Keyed by one integer, account id x 2^24 + period number (periodKey): a
+ *    rowid table keeps a row of up to ~4 KB in its page, where a WITHOUT ROWID table moves
+ *    the part past ~1 KB to an overflow page of its own (most of it left empty);
  *  - usage_misses: one row per UTC day, account and miss;
  *  - usage_accounts: the accounts that have log rows (retention and the tally walk them);
  *  - usage_daily: counts of days the per-event log kept apart from their cells (an older
@@ -33,17 +35,13 @@ CREATE TABLE IF NOT EXISTS usage_log (
   PRIMARY KEY (a, t, q)
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS usage_days (
-  a INTEGER NOT NULL,
-  p INTEGER NOT NULL,
-  d BLOB NOT NULL,
-  PRIMARY KEY (a, p)
-) WITHOUT ROWID;
+  k INTEGER PRIMARY KEY,
+  d BLOB NOT NULL
+);
 CREATE TABLE IF NOT EXISTS usage_hours (
-  a INTEGER NOT NULL,
-  p INTEGER NOT NULL,
-  d BLOB NOT NULL,
-  PRIMARY KEY (a, p)
-) WITHOUT ROWID;
+  k INTEGER PRIMARY KEY,
+  d BLOB NOT NULL
+);
 CREATE TABLE IF NOT EXISTS usage_accounts (
   a INTEGER PRIMARY KEY
 );
@@ -83,6 +81,15 @@ export interface WriteOptions {
   /** the clock (tests) */
   now?: () => number;
 }
+
+/** Period numbers per account in a period row's key (hour numbers up to the year 3883). */
+const PERIODS = 2 ** 24;
+/** The key of account `a`'s period row `p` (usage_days, usage_hours). */
+export const periodKey = (a: number, p: number): number => a * PERIODS + p;
+/** The period number of a period row's key. */
+export const periodOfKey = (k: number): number => k % PERIODS;
+/** The account id of a period row's key. */
+export const accountOfKey = (k: number): number => Math.floor(k / PERIODS);
 
 /** A period row's key: usage_days or usage_hours, account id, period number. */
 type RowKey = { table: "usage_days" | "usage_hours"; a: number; p: number };
@@ -238,8 +245,7 @@ export class EmbeddedWrites {
       const k = `${key.table}|${key.p}`;
       let p = rows.get(k);
       if (!p) {
-        const hot =
-          !keepCells && key.p >= (key.table === "usage_days" ? hotDay : hotHour);
+        const hot = !keepCells && key.p >= (key.table === "usage_days" ? hotDay : hotHour);
         const ck = `${key.table}|${key.a}|${key.p}`;
         p = (hot ? this.cache.get(ck) : undefined) ?? this.readPeriod(key) ?? new PeriodCells();
         rows.set(k, p);
@@ -273,16 +279,18 @@ export class EmbeddedWrites {
     for (const [k, p] of rows) {
       const [table, period] = k.split("|") as [RowKey["table"], string];
       this.db.run(
-        `INSERT INTO ${table} (a, p, d) VALUES (?, ?, ?) ON CONFLICT DO UPDATE SET d = excluded.d`,
-        a,
-        Number(period),
+        `INSERT INTO ${table} (k, d) VALUES (?, ?) ON CONFLICT DO UPDATE SET d = excluded.d`,
+        periodKey(a, Number(period)),
         encodePeriod(p, this.strings),
       );
     }
   }
 
   /** An account's daily counts of a day (its day row's `bs` cells), by bucket. */
-  dailyOf(account: string, day: string): Map<string, { requests: number; errors: number; rateLimited: number }> {
+  dailyOf(
+    account: string,
+    day: string,
+  ): Map<string, { requests: number; errors: number; rateLimited: number }> {
     const out = new Map<string, { requests: number; errors: number; rateLimited: number }>();
     const a = this.strings.find(account);
     if (a === undefined) return out;
@@ -300,9 +308,8 @@ export class EmbeddedWrites {
 
   private readPeriod(key: RowKey): PeriodCells | null {
     const row = this.db.get<{ d: Uint8Array }>(
-      `SELECT d FROM ${key.table} WHERE a = ? AND p = ?`,
-      key.a,
-      key.p,
+      `SELECT d FROM ${key.table} WHERE k = ?`,
+      periodKey(key.a, key.p),
     );
     return row ? decodePeriod(row.d, this.strings) : null;
   }
@@ -329,7 +336,11 @@ export class EmbeddedWrites {
           }
           this.db.run("DELETE FROM usage_log WHERE a = ? AND t < ?", a, t);
           if (beforeHour !== undefined)
-            this.db.run("DELETE FROM usage_hours WHERE a = ? AND p < ?", a, beforeHour);
+            this.db.run(
+              "DELETE FROM usage_hours WHERE k >= ? AND k < ?",
+              periodKey(a, 0),
+              periodKey(a, beforeHour),
+            );
           this.cache.clear();
         }
       });
@@ -426,10 +437,9 @@ export class EmbeddedWrites {
       // hours without events keep no row
       for (const [k, p] of rows) if (p.empty && k.startsWith("usage_hours")) rows.delete(k);
       this.db.run(
-        "DELETE FROM usage_hours WHERE a = ? AND p >= ? AND p < ?",
-        a,
-        day * 24,
-        day * 24 + 24,
+        "DELETE FROM usage_hours WHERE k >= ? AND k < ?",
+        periodKey(a, day * 24),
+        periodKey(a, day * 24 + 24),
       );
       this.writePeriods(a, rows);
       this.cache.clear();
@@ -437,4 +447,3 @@ export class EmbeddedWrites {
     });
   }
 }
-

@@ -7,7 +7,7 @@ import type { Granularity, Rollup } from "../analytics/cells";
 import { type Batch, dayNo, encodeFrames, idOf, parseEventId } from "./batch";
 import { migrateEmbedded } from "./embedded-migrate";
 import { WriteThread, WriteThreadDied } from "./embedded-thread";
-import { EmbeddedWrites, SCHEMA } from "./embedded-writes";
+import { accountOfKey, EmbeddedWrites, periodKey, periodOfKey, SCHEMA } from "./embedded-writes";
 import { exportLines } from "./export-lines";
 import { decodePeriod, OTHER, periodIds, readCells, rollupNo } from "./period";
 import type { CellHint, DailyRow, ExportQuery, ExportStream, PeriodRow, UsageLog } from "./port";
@@ -156,13 +156,12 @@ export class EmbeddedUsageLog implements UsageLog {
 
   /** Rows of a period table of one account, p from..to, each decoded (one rollup, or all). */
   private periods(table: "usage_days" | "usage_hours", a: number, lo: number, hi: number) {
-    const rows = this.db.all<{ p: number; d: Uint8Array }>(
-      `SELECT p, d FROM ${table} WHERE a = ? AND p >= ? AND p <= ? ORDER BY p`,
-      a,
-      lo,
-      hi,
+    const rows = this.db.all<{ k: number; d: Uint8Array }>(
+      `SELECT k, d FROM ${table} WHERE k >= ? AND k <= ? ORDER BY k`,
+      periodKey(a, lo),
+      periodKey(a, hi),
     );
-    return rows;
+    return rows.map((r) => ({ p: periodOfKey(r.k), d: r.d }));
   }
 
   async daily(accountId: string, from: string, to: string): Promise<DailyRow[]> {
@@ -420,13 +419,13 @@ export class EmbeddedUsageLog implements UsageLog {
   /** The day's requests by account, key, bucket and status, from each account's day row. */
   *tallyOfDay(day: string): Iterable<CountableEvent> {
     const p = periodNo("day", day);
-    const rows = this.db.all<{ a: number; d: Uint8Array }>(
-      "SELECT a, d FROM usage_days WHERE a IN (SELECT a FROM usage_accounts) AND p = ?",
+    const rows = this.db.all<{ k: number; d: Uint8Array }>(
+      `SELECT k, d FROM usage_days WHERE k IN (SELECT a * ${periodKey(1, 0)} + ? FROM usage_accounts)`,
       p,
     );
     for (const r of rows) {
       this.strings.resolve(periodIds(r.d, K));
-      const accountId = this.strings.str(r.a);
+      const accountId = this.strings.str(accountOfKey(r.k));
       const cells = decodePeriod(r.d, this.strings, K).views[K] as Map<
         string,
         { f: unknown[]; n: number }
