@@ -26,7 +26,7 @@ const Env = T.Object({
   RENDER_TIMEOUT_MS: T.Integer({ minimum: 100, maximum: 120_000, default: 10_000 }),
   USAGE_RETENTION_DAYS: T.Integer({ minimum: 1, maximum: 36_500, default: 90 }),
   USAGE_FLUSH_MS: T.Integer({ minimum: 1, maximum: 60000, default: 250 }),
-  USAGE_FLUSH_EVENTS: T.Integer({ minimum: 1, maximum: 100000, default: 500 }),
+  USAGE_FLUSH_EVENTS: T.Integer({ minimum: 1, maximum: 100000, default: 8192 }),
   USAGE_ON_STORE_FULL: T.Union([T.Literal("serve"), T.Literal("refuse")], { default: "serve" }),
   USAGE_DURABILITY: T.Union([T.Literal("batched"), T.Literal("strict")], { default: "batched" }),
   USAGE_SPILL_RESERVE_MB: T.Integer({ minimum: 0, maximum: 1024, default: 16 }),

@@ -23,8 +23,9 @@
  * benches), GET /v1/svg/github and GET /v1/catalog/github on the real app (internal key, in-
  * memory counters), and the SVG route with a no-op usage recorder (the cost of event logging).
  * Under valgrind the app serves a few hundred requests per second, so USAGE_FLUSH_MS is raised
- * to 10 s for both app configurations: batches then fill to USAGE_FLUSH_EVENTS (500), as they
- * do under real load, instead of being flushed every 250 ms with a handful of events.
+ * to 10 s for both app configurations: batches then hold thousands of events (up to
+ * USAGE_FLUSH_EVENTS, 8,192), as they do under real load, instead of being flushed every 250 ms
+ * with a handful of events.
  * Needs valgrind (Debian's `valgrind` package); prints a note and exits when it is missing.
  */
 import { readdirSync, readFileSync } from "node:fs";

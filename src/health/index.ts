@@ -42,6 +42,28 @@ const readiness = (description: string) =>
           }),
           since: t.Union([t.String({ format: "date-time" }), t.Null()]),
           held: t.Integer({ description: "Usage events in memory, not written yet" }),
+          backlog: t.Optional(
+            t.Object(
+              {
+                spillFiles: t.Integer({
+                  description:
+                    "Spill files not replayed yet (replayed in the background while ready)",
+                }),
+                spillBytes: t.Integer({
+                  description: "Their bytes, bounded by USAGE_SPILL_MAX_MB",
+                }),
+                replaying: t.Boolean({ description: "A spill file is being replayed" }),
+                pendingBatches: t.Integer({
+                  description:
+                    "Batches in the log not counted into the analytics yet (MongoDB; 0 on the embedded store, which counts a batch in its own transaction)",
+                }),
+              },
+              {
+                description:
+                  "Usage events kept but not in the analytics yet; the instance is ready meanwhile",
+              },
+            ),
+          ),
         },
         { description: "The usage event recorder's condition" },
       ),

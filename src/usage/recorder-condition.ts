@@ -14,5 +14,7 @@ export interface RecorderCondition {
     spillBytes: number;
     /** a replay runs */
     replaying: boolean;
+    /** batches in the log not counted into the projections yet (MongoDB; 0 on the embedded store) */
+    pendingBatches: number;
   };
 }

@@ -167,8 +167,18 @@ describe("counters rebuild (in-memory counter store)", () => {
     try {
       // counted before the replay: the counters are seeded from the spill files too
       expect((await usage(second, a.apiKey)).body.endpoints.search?.used).toBe(3);
-      expect(readdirSync(join(dataDir, "spill")).filter((f) => f.endsWith(".jsonl"))).toHaveLength(1);
-      // ready: the replay runs in the background; counted once
+      expect(readdirSync(join(dataDir, "spill")).filter((f) => f.endsWith(".jsonl"))).toHaveLength(
+        1,
+      );
+      // ready, naming the backlog
+      const ready = await second.get("/readyz");
+      expect(ready.status).toBe(200);
+      const { usage: cond } = (await ready.json()) as {
+        usage: { backlog: { spillFiles: number; spillBytes: number; replaying: boolean } };
+      };
+      expect(cond.backlog).toMatchObject({ spillFiles: 1, replaying: false });
+      expect(cond.backlog.spillBytes).toBeGreaterThan(0);
+      // the replay runs in the background; counted once
       second.deps.startReplay();
       await until(
         () => readdirSync(join(dataDir, "spill")).filter((f) => f.endsWith(".jsonl")).length === 0,
@@ -176,9 +186,18 @@ describe("counters rebuild (in-memory counter store)", () => {
         "the replay",
       );
       expect((await usage(second, a.apiKey)).body.endpoints.search?.used).toBe(3);
+      const after = (await (await second.get("/readyz")).json()) as {
+        usage: { backlog: { spillFiles: number; spillBytes: number } };
+      };
+      expect(after.usage.backlog).toMatchObject({ spillFiles: 0, spillBytes: 0 });
       const day = ts.slice(0, 10);
-      const r = await second.get(`/v1/analytics/usage?from=${day}&to=${day}&bucket=search`, a.apiKey);
-      expect(((await r.json()) as { totals: { search: { requests: number } } }).totals.search.requests).toBe(4);
+      const r = await second.get(
+        `/v1/analytics/usage?from=${day}&to=${day}&bucket=search`,
+        a.apiKey,
+      );
+      expect(
+        ((await r.json()) as { totals: { search: { requests: number } } }).totals.search.requests,
+      ).toBe(4);
     } finally {
       await second.close();
       rmSync(dataDir, { recursive: true, force: true });

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import type { UsageEvent } from "../../src/usage/event";
 import { eventsOf } from "../../src/usage/log/batch";
 import { readSpill, spillFiles } from "../../src/usage/log/spill";
-import { tempDir } from "../support/app";
+import { SERVICE_CMD, tempDir } from "../support/app";
 import { adminKey, startService } from "../support/service";
 import { storedEvents, until } from "./util";
 
@@ -205,4 +205,35 @@ describe("usage log across process restarts (embedded store)", () => {
     }
     expect(lost).toEqual({ strict: 0, batched: 120 });
   }, 60_000);
+
+  test("one service per DATA_DIR: a second process is refused with the first one's pid; a kill -9 frees it", async () => {
+    const dataDir = tempDir("usage-lock-");
+    dirs.push(dataDir);
+    const first = await start(dataDir);
+    try {
+      const second = Bun.spawn(SERVICE_CMD, {
+        cwd: ROOT,
+        env: {
+          ...process.env,
+          DATA_DIR: dataDir,
+          PORT: "0",
+          HOST: "127.0.0.1",
+          LOG_LEVEL: "error",
+        },
+        stdout: "ignore",
+        stderr: "pipe",
+      });
+      expect(await second.exited).toBe(1);
+      const err = await new Response(second.stderr as ReadableStream).text();
+      expect(err).toContain("another service process uses DATA_DIR");
+      expect(err).toContain(`pid ${first.proc.pid}`);
+    } finally {
+      first.proc.kill("SIGKILL");
+      await first.proc.exited;
+    }
+    // the lock went with the process: a new one starts on the same DATA_DIR
+    const third = await start(dataDir);
+    third.proc.kill("SIGTERM");
+    expect(await third.proc.exited).toBe(0);
+  });
 });

@@ -456,7 +456,9 @@ export class MongoUsageLog implements UsageLog {
         .sort({ _id: 1 })
         .limit(GROUP_BATCHES)
         .toArray();
-      this.pending = docs.length;
+      // a full group: how many wait in all (the sparse index on p), for /readyz
+      this.pending =
+        docs.length < GROUP_BATCHES ? docs.length : await this.logs.countDocuments({ p: true });
       if (docs.length === 0) break;
       const g = new ObjectId().toHexString();
       const ids = docs.map((d) => d._id);

@@ -61,7 +61,7 @@ export interface RecorderOptions {
   flushEvents: number;
   /** where batches go when the store is down or behind (DATA_DIR/spill) */
   spillDir: string;
-  /** events held in memory while the store is down; default max(10,000, 20 × flushEvents) */
+  /** events held in memory while the store is down; default max(10,000, 2 × flushEvents) */
   maxBuffered?: number;
   /**
    * the writer is behind when a buffered event is older than this while a write runs or the
@@ -206,11 +206,11 @@ export class LogRecorder implements UsageRecorder {
   readonly strict: boolean;
 
   constructor(
-    private store: Pick<UsageLog, "append" | "events">,
+    private store: Pick<UsageLog, "append" | "events"> & Pick<Partial<UsageLog>, "backlog">,
     private opts: RecorderOptions,
   ) {
     this.strict = opts.durability === "strict";
-    this.maxBuffered = opts.maxBuffered ?? Math.max(10_000, 20 * opts.flushEvents);
+    this.maxBuffered = opts.maxBuffered ?? Math.max(10_000, 2 * opts.flushEvents);
     this.maxLag = opts.maxLagMs ?? 2 * opts.flushMs;
     this.maxHeld = opts.maxHeld ?? 5 * this.maxBuffered;
     this.backoffMin = opts.backoffMinMs ?? 100;
@@ -443,6 +443,7 @@ export class LogRecorder implements UsageRecorder {
         spillFiles: this.spillPending ? spillFiles(this.opts.spillDir).length : 0,
         spillBytes: this.spillSize,
         replaying: this.replaying,
+        pendingBatches: this.store.backlog?.().pendingBatches ?? 0,
       },
     };
   }
@@ -510,7 +511,10 @@ export class LogRecorder implements UsageRecorder {
           events += b.n;
         }
         this.buffered -= events;
-        this.oldest = this.buffer.length > 0 ? ((this.buffer[0] as Batch).at[0] as number) : Number.POSITIVE_INFINITY;
+        this.oldest =
+          this.buffer.length > 0
+            ? ((this.buffer[0] as Batch).at[0] as number)
+            : Number.POSITIVE_INFINITY;
         try {
           await this.store.append(batch);
         } catch (err) {
@@ -791,7 +795,8 @@ export function formBatches(c: Chunk, strings: readonly string[]): Batch[] {
             });
           }
         }
-        if (counted && count) b.count = Uint32Array.from(part, (i) => (count as Uint32Array)[i] as number);
+        if (counted && count)
+          b.count = Uint32Array.from(part, (i) => (count as Uint32Array)[i] as number);
         b.t0 = b.at[0] as number;
         b.q = mintQ();
         out.push(b);
