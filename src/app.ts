@@ -159,6 +159,7 @@ export function createApp(deps: Deps) {
         trustProxy: deps.config.TRUST_PROXY,
         usage: deps.store.usage,
         exportSettleMs: deps.config.USAGE_EXPORT_SETTLE_MS,
+        hourlyDays: deps.config.USAGE_HOURLY_DAYS,
       }),
     )
     .use(billingController({ ...auth, billing: deps.billing }))

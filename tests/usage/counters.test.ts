@@ -171,7 +171,7 @@ describe("counters rebuild (in-memory counter store)", () => {
         1,
       );
       // ready, naming the backlog
-      const ready = await second.get("/readyz");
+      const ready = await second.req("/readyz");
       expect(ready.status).toBe(200);
       const { usage: cond } = (await ready.json()) as {
         usage: { backlog: { spillFiles: number; spillBytes: number; replaying: boolean } };
@@ -186,7 +186,7 @@ describe("counters rebuild (in-memory counter store)", () => {
         "the replay",
       );
       expect((await usage(second, a.apiKey)).body.endpoints.search?.used).toBe(3);
-      const after = (await (await second.get("/readyz")).json()) as {
+      const after = (await (await second.req("/readyz")).json()) as {
         usage: { backlog: { spillFiles: number; spillBytes: number } };
       };
       expect(after.usage.backlog).toMatchObject({ spillFiles: 0, spillBytes: 0 });

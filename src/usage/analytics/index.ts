@@ -30,7 +30,12 @@ const UsageAnswer = t.Union([AnalyticsResponse, AnalyticsSeriesResponse], {
  * (raw events export) and /v1/analytics/misses (what the account asked for in vain).
  */
 export function analyticsController(
-  deps: RateLimitDeps & { usage: UsageLog; exportSettleMs: number },
+  deps: RateLimitDeps & {
+    usage: UsageLog;
+    exportSettleMs: number;
+    /** USAGE_HOURLY_DAYS: how far back granularity=hour answers */
+    hourlyDays?: number;
+  },
 ) {
   return new Elysia({ prefix: "/v1/analytics", tags: ["usage"] })
     .use(rateLimitPlugin(deps))
@@ -39,7 +44,7 @@ export function analyticsController(
       "/usage",
       async ({ principal, query, set }) => {
         const body = wantsSeries(query)
-          ? await usageSeries(deps.usage, principal, query)
+          ? await usageSeries(deps.usage, principal, query, new Date(), deps.hourlyDays)
           : await usageHistory(deps.usage, principal, query);
         // sent as text: a year of series is thousands of objects, and checking and cleaning
         // them against the schema cost several times the query (the tests check every
@@ -71,7 +76,8 @@ export function analyticsController(
             "Series answer (AnalyticsSeriesResponse) as soon as any of granularity, group_by, key, " +
             "brand or limit is given: `series` holds one point `{t, requests, errors, rateLimited, " +
             "p50, p95, p99}` per UTC day (granularity=day, the default) or hour (granularity=hour: " +
-            "at most 7 days, default the day `to`), zero-filled, ready for a chart library's time " +
+            "at most 7 days, default the day `to`; hours are kept for the last USAGE_HOURLY_DAYS days, " +
+            "90 by default: older ones answer 422), zero-filled, ready for a chart library's time " +
             "axis. group_by=one or two of bucket, key, brand, variant, format, status (exact " +
             "code), status_class (2xx, 3xx, 4xx, 429, 5xx) splits the traffic into `groups`, each " +
             "with totals and its own series: the top `limit` (1..100, default 10) by requests, then " +

@@ -3,6 +3,7 @@ import type { Bucket, Tier } from "../../quota/limits";
 import type { Principal } from "../../quota/principal";
 import { type FieldValue, OTHER, type PCell } from "../log/period";
 import type { CellHint, PeriodRow, UsageLog } from "../log/port";
+import { retentionCutoff } from "../retention";
 import {
   binValue,
   type GroupField as CellField,
@@ -253,13 +254,17 @@ class Groups {
     }
     const first = this.cache.get(f[this.at[0] as number] as FieldValue);
     if (this.at.length === 1) return (first as Group | undefined) ?? this.group(f);
-    const g = (first as Map<FieldValue, Group> | undefined)?.get(f[this.at[1] as number] as FieldValue);
+    const g = (first as Map<FieldValue, Group> | undefined)?.get(
+      f[this.at[1] as number] as FieldValue,
+    );
     return g ?? this.group(f);
   }
 
   private group(f: FieldValue[]): Group {
     const values: GroupValues = {};
-    const id = this.groupBy.map((name, i) => setField(values, name, f[this.at[i] as number] as FieldValue)).join("/");
+    const id = this.groupBy
+      .map((name, i) => setField(values, name, f[this.at[i] as number] as FieldValue))
+      .join("/");
     let g = this.byId.get(id);
     if (!g) {
       g = { id, values, n: 0, slot: 0 };
@@ -297,6 +302,7 @@ export async function usageSeries(
   principal: Principal,
   q: SeriesQuery,
   now = new Date(),
+  hourlyDays = Number.POSITIVE_INFINITY,
 ): Promise<UsageSeries> {
   const granularity = q.granularity ?? "day";
   const groupBy = parseGroupBy(q.group_by);
@@ -306,6 +312,11 @@ export async function usageSeries(
     defaultDays: hourly ? 1 : undefined,
     what: hourly ? "with granularity=hour" : undefined,
   });
+  // hours older than USAGE_HOURLY_DAYS are kept only in their days' counts
+  if (hourly && Number.isFinite(hourlyDays) && from < retentionCutoff(hourlyDays, now))
+    throw validationError(
+      `Invalid query parameter from: granularity=hour covers the last ${hourlyDays} days (from ${retentionCutoff(hourlyDays, now)}); older days are answered per day`,
+    );
   const limit = q.limit ?? DEFAULT_LIMIT;
   const lower = q.brand?.toLowerCase();
   const brand: FieldValue | undefined =
@@ -324,7 +335,11 @@ export async function usageSeries(
   const times = all.map(isoOf);
   const groups = new Groups(rollup, groupBy, filters);
   const hint: CellHint | undefined =
-    brand !== undefined ? { brand: brand as CellHint["brand"] } : q.key !== undefined ? { key: q.key } : undefined;
+    brand !== undefined
+      ? { brand: brand as CellHint["brand"] }
+      : q.key !== undefined
+        ? { key: q.key }
+        : undefined;
   const rows = await store.cells(
     principal.accountId,
     granularity,

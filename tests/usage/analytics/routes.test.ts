@@ -155,11 +155,21 @@ describe("GET /v1/analytics/usage, series answer", () => {
       });
       expect(body.message.length).toBeGreaterThan(10);
     }
+    const weekAgo = new Date(Date.parse(today) - 6 * 86_400_000).toISOString().slice(0, 10);
     const ok = await t.get(
-      "/v1/analytics/usage?granularity=hour&from=2025-01-01&to=2025-01-07",
+      `/v1/analytics/usage?granularity=hour&from=${weekAgo}&to=${today}`,
       a.apiKey,
     );
     expect(ok.status).toBe(200);
+    // hours are kept for USAGE_HOURLY_DAYS (90) days; older days answer per day
+    const old = await t.get(
+      "/v1/analytics/usage?granularity=hour&from=2025-01-01&to=2025-01-07",
+      a.apiKey,
+    );
+    expect(old.status).toBe(422);
+    expect(((await old.json()) as { message: string }).message).toContain(
+      "granularity=hour covers the last 90 days",
+    );
   });
 });
 
