@@ -31,7 +31,10 @@ function picker<T>(list: readonly T[], weights: readonly number[]): () => T {
   const total = weights.reduce((a, b) => a + b, 0);
   const cum: number[] = [];
   let s = 0;
-  for (const w of weights) cum.push((s += w / total));
+  for (const w of weights) {
+    s += w / total;
+    cum.push(s);
+  }
   return () => {
     const r = rand();
     let lo = 0;

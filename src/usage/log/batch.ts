@@ -1,6 +1,6 @@
+import { crc32 } from "node:zlib";
 import { BUCKETS, type Bucket, type Tier } from "../../quota/limits";
 import type { UsageEvent } from "../event";
-import { crc32 } from "node:zlib";
 import { ByteReader, ByteWriter } from "./bytes";
 
 /**
@@ -90,11 +90,8 @@ export const dayNo = (ms: number): number => Math.floor(ms / 86_400_000);
 export const hourNo = (ms: number): number => Math.floor(ms / 3_600_000);
 
 const HEX = "0123456789abcdef";
-const hex = (v: number, digits: number): string => {
-  let s = "";
-  for (let i = digits - 1; i >= 0; i--) s += HEX[Math.floor(v / 16 ** i) % 16];
-  return s;
-};
+/** A non-negative integer below 16^digits as `digits` hex digits. */
+const hex = (v: number, digits: number): string => v.toString(16).padStart(digits, "0");
 
 /**
  * The id of the event at `pos` of batch (t0, q): UUIDv7-shaped, so ids sort by their batch's
@@ -103,7 +100,7 @@ const hex = (v: number, digits: number): string => {
  * 10 + q bits 27-26 | q bits 25-14 (3) | q bits 13-0, pos (16 bits), 18 zero bits (12).
  */
 export function eventId(t0: number, q: number, pos: number): string {
-  const t = hex(t0, 12);
+  const t = hex(t0 % 2 ** 48, 12);
   const hi = Math.floor(q / 2 ** 28) % 0x1000;
   const v = 8 + (Math.floor(q / 2 ** 26) % 4);
   const mid = Math.floor(q / 2 ** 14) % 0x1000;
@@ -112,7 +109,8 @@ export function eventId(t0: number, q: number, pos: number): string {
   return `${t.slice(0, 8)}-${t.slice(8)}-7${hex(hi, 3)}-${HEX[v]}${hex(mid, 3)}-${hex(low, 12)}`;
 }
 
-const ID = /^([0-9a-f]{8})-([0-9a-f]{4})-([0-9a-f])([0-9a-f]{3})-([0-9a-f])([0-9a-f]{3})-([0-9a-f]{12})$/;
+const ID =
+  /^([0-9a-f]{8})-([0-9a-f]{4})-([0-9a-f])([0-9a-f]{3})-([0-9a-f])([0-9a-f]{3})-([0-9a-f]{12})$/;
 
 /**
  * The batch time, batch number and position an event id names (for an id of the per-event log,
@@ -284,7 +282,8 @@ export class BatchBuilder {
           if (r.miss && r.miss.length > 0) missed = true;
         });
         if (counted) b.count = Uint32Array.from(part, (r) => r.count);
-        if (missed) b.miss = part.map((r) => (r.miss && r.miss.length > 0 ? r.miss.map(own) : null));
+        if (missed)
+          b.miss = part.map((r) => (r.miss && r.miss.length > 0 ? r.miss.map(own) : null));
         if (explicit) b.ids = part.map((r) => r.id as string);
         let t0 = (part[0] as (typeof g)[number]).at;
         if (explicit) for (const r of part) if (r.at < t0) t0 = r.at;
@@ -516,8 +515,7 @@ export function decodeFrames(bytes: Uint8Array): { batches: Batch[]; whole: bool
     while (!r.end) {
       const len = r.uint();
       if (len === 0) return { batches, whole: false, end };
-      const crc =
-        (r.byte() | (r.byte() << 8) | (r.byte() << 16) | (r.byte() << 24)) >>> 0;
+      const crc = (r.byte() | (r.byte() << 8) | (r.byte() << 16) | (r.byte() << 24)) >>> 0;
       const body = r.bytes(len);
       if (crc32(body) >>> 0 !== crc) return { batches, whole: false, end };
       batches.push(decodeBatch(body));

@@ -90,7 +90,7 @@ export class ByteWriter {
 /** Reads what a ByteWriter wrote; a read past the end throws RangeError. */
 export class ByteReader {
   pos = 0;
-  constructor(readonly buf: Uint8Array) {}
+  constructor(public buf: Uint8Array) {}
 
   get end(): boolean {
     return this.pos >= this.buf.length;

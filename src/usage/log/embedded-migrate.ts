@@ -154,7 +154,10 @@ function movePerEventLog(w: EmbeddedWrites): void {
       }
       w.tx(() => {
         for (const [account, c] of cells)
-          w.writePeriods(w.strings.id(account), new Map([[`${hourly ? "usage_hours" : "usage_days"}|${p}`, c]]));
+          w.writePeriods(
+            w.strings.id(account),
+            new Map([[`${hourly ? "usage_hours" : "usage_days"}|${p}`, c]]),
+          );
       });
       periods++;
     }
@@ -173,7 +176,9 @@ function movePerEventLog(w: EmbeddedWrites): void {
       requests: number;
       errors: number;
       rate_limited: number;
-    }>("SELECT day, account, bucket, requests, errors, rate_limited FROM usage_daily ORDER BY account, day");
+    }>(
+      "SELECT day, account, bucket, requests, errors, rate_limited FROM usage_daily ORDER BY account, day",
+    );
     const byDay = new Map<string, typeof rows>();
     for (const r of rows) {
       const k = `${r.account}\u0000${r.day}`;
@@ -189,7 +194,12 @@ function movePerEventLog(w: EmbeddedWrites): void {
         derived.size === list.length &&
         list.every((r) => {
           const d = derived.get(r.bucket);
-          return d && d.requests === r.requests && d.errors === r.errors && d.rateLimited === r.rate_limited;
+          return (
+            d &&
+            d.requests === r.requests &&
+            d.errors === r.errors &&
+            d.rateLimited === r.rate_limited
+          );
         });
       if (same) db.run("DELETE FROM usage_daily WHERE day = ? AND account = ?", day, account);
       else kept += list.length;
@@ -283,7 +293,10 @@ function importDayFiles(w: EmbeddedWrites, dataDir: string): void {
   if (!existsSync(dir)) return;
   const started = performance.now();
   const db = w.db;
-  const archived = new Map<string, { accountId: string; day: string; bucket: string } & ReturnType<typeof zeroCounts>>();
+  const archived = new Map<
+    string,
+    { accountId: string; day: string; bucket: string } & ReturnType<typeof zeroCounts>
+  >();
   const archive = join(dir, ARCHIVE);
   if (existsSync(archive))
     for (const lines of lineChunks(archive))
@@ -332,7 +345,12 @@ function importDayFiles(w: EmbeddedWrites, dataDir: string): void {
     for (const chunk of eventChunks(file)) {
       read += chunk.length;
       if (seen.size > 4_000_000) seen.clear();
-      const fresh = chunk.filter((e) => !seen.has(e.id) && (seen.add(e.id), true));
+      const fresh: UsageEvent[] = [];
+      for (const e of chunk)
+        if (!seen.has(e.id)) {
+          seen.add(e.id);
+          fresh.push(e);
+        }
       stored += w.append(movedBatches(fresh));
     }
     total += stored;

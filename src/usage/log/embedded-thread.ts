@@ -11,7 +11,11 @@ import { findWorkerScript, startWorker, type WorkerLike } from "../../platform/w
 import type { WriteReply, WriteRequest } from "./embedded-messages";
 
 /** Distributes Omit over the request union (each op keeps its own fields). */
-type Request = WriteRequest extends infer R ? (R extends { id: number } ? Omit<R, "id"> : never) : never;
+type Request = WriteRequest extends infer R
+  ? R extends { id: number }
+    ? Omit<R, "id">
+    : never
+  : never;
 
 interface Pending {
   resolve(value: unknown): void;
@@ -47,12 +51,18 @@ export class WriteThread {
     url?: URL,
   ) {
     this.url =
-      typeof Worker === "undefined" ? null : (url ?? findWorkerScript(WORKER_SCRIPTS, import.meta.url));
+      typeof Worker === "undefined"
+        ? null
+        : (url ?? findWorkerScript(WORKER_SCRIPTS, import.meta.url));
     if (!this.url) this.fail("no Worker or worker script");
   }
 
   /** Post a write (its ArrayBuffers in `transfer` moved, not copied); resolves once committed. */
-  request<T>(req: Request, transfer: Transferable[] = [], progress?: Pending["progress"]): Promise<T> {
+  request<T>(
+    req: Request,
+    transfer: Transferable[] = [],
+    progress?: Pending["progress"],
+  ): Promise<T> {
     const id = this.nextId++;
     if (this.unavailable) return Promise.reject(new WriteThreadDied("unavailable"));
     let worker: Worker2;
@@ -74,7 +84,9 @@ export class WriteThread {
     const worker = startWorker<WriteRequest>(this.url as URL) as Worker2;
     this.worker = worker;
     this.alive = false;
-    worker.addEventListener("message", (event) => this.answer((event as MessageEvent<WriteReply>).data));
+    worker.addEventListener("message", (event) =>
+      this.answer((event as MessageEvent<WriteReply>).data),
+    );
     worker.addEventListener("error", (event) => {
       (event as Event & { preventDefault?: () => void }).preventDefault?.();
       this.died(worker, (event as ErrorEvent).message ?? "worker error");

@@ -5,8 +5,8 @@
  */
 import { Database, storageCode } from "../../store/embedded/db";
 import { decodeFrames } from "./batch";
-import { EmbeddedWrites } from "./embedded-writes";
 import type { WriteReply, WriteRequest } from "./embedded-messages";
+import { EmbeddedWrites } from "./embedded-writes";
 
 const scope = globalThis as unknown as {
   onmessage: ((event: MessageEvent<WriteRequest>) => void) | null;

@@ -4,11 +4,12 @@ import type { Bucket } from "../../quota/limits";
 import type { CountableEvent } from "../../quota/port";
 import { Database, DB_FILE } from "../../store/embedded/db";
 import type { Granularity, Rollup } from "../analytics/cells";
-import { type Batch, dayNo, encodeFrames, idOf, parseEventId } from "./batch";
+import { type Batch, dayNo, encodeFrames, eventId, idOf, parseEventId } from "./batch";
 import { migrateEmbedded } from "./embedded-migrate";
 import { WriteThread, WriteThreadDied } from "./embedded-thread";
 import { accountOfKey, EmbeddedWrites, periodKey, periodOfKey, SCHEMA } from "./embedded-writes";
 import { exportLines } from "./export-lines";
+import { RowLines, type RowScan, scanRow } from "./export-rows";
 import { decodePeriod, OTHER, periodIds, readCells, rollupNo } from "./period";
 import type { CellHint, DailyRow, ExportQuery, ExportStream, PeriodRow, UsageLog } from "./port";
 import { decodeRow, rowIds } from "./rows";
@@ -307,8 +308,10 @@ export class EmbeddedUsageLog implements UsageLog {
    * An export page: the account's log rows in id order from the cursor's row (found by the
    * greatest row key at or before the cursor's batch), events after the cursor, until `limit`
    * events or the first batch holding an event metered at or after `before` (the page stops
-   * there, so a later page never finds an event behind its cursor). The page's batches are held
-   * decoded (columns of integers: a few MB for 50,000 events) until their lines are sent.
+   * there, so a later page never finds an event behind its cursor). A row is counted from its
+   * bytes (scanRow: its events and last time), its lines built from them when sent; only rows
+   * the scan does not read (events moved from the per-event layout, with their own ids) are
+   * decoded into batches, held until their lines are sent.
    */
   async exportStream(accountId: string, q: ExportQuery): Promise<ExportStream> {
     const empty: ExportStream = { events: 0, last: null, next: async () => null, close() {} };
@@ -319,28 +322,30 @@ export class EmbeddedUsageLog implements UsageLog {
     let t = lo;
     let qq = -1;
     const after = q.after;
-    if (after !== null) {
-      const c = parseEventId(after);
-      if (c) {
-        const row = this.db.get<{ t: number; q: number }>(
-          "SELECT t, q FROM usage_log WHERE a = ? AND (t, q) <= (?, ?) ORDER BY t DESC, q DESC LIMIT 1",
-          a,
-          c.t0,
-          c.q,
-        );
-        // from that row (its events after the cursor are listed), or from the range's start
-        if (row && row.t >= lo) {
-          t = row.t;
-          qq = row.q - 1;
-        } else if (c.t0 >= lo) {
-          t = c.t0;
-          qq = -1;
-        }
+    const c = after === null ? null : parseEventId(after);
+    if (c) {
+      const row = this.db.get<{ t: number; q: number }>(
+        "SELECT t, q FROM usage_log WHERE a = ? AND (t, q) <= (?, ?) ORDER BY t DESC, q DESC LIMIT 1",
+        a,
+        c.t0,
+        c.q,
+      );
+      // from that row (its events after the cursor are listed), or from the range's start
+      if (row && row.t >= lo) {
+        t = row.t;
+        qq = row.q - 1;
+      } else if (c.t0 >= lo) {
+        t = c.t0;
+        qq = -1;
       }
     }
-    const page: Batch[] = [];
+    // rows as their bytes with the events to list (skip, take), or as decoded batches
+    const page: ({ t: number; q: number; d: Uint8Array; skip: number; take: number } | Batch[])[] =
+      [];
+    const scan: RowScan = { n: 0, last: 0 };
     let events = 0;
     let last: string | null = null;
+    let lastRow: { t: number; q: number; pos: number } | null = null;
     let stop = false;
     while (!stop && events < q.limit) {
       const rows = this.rowsAfter(a, t, qq, hi);
@@ -348,34 +353,55 @@ export class EmbeddedUsageLog implements UsageLog {
       for (const r of rows) {
         t = r.t;
         qq = r.q;
-        for (const b of this.decode(accountId, r)) {
-          if ((b.at[b.n - 1] as number) >= q.before) {
+        if (scanRow(r.d, r.t, scan)) {
+          if (scan.last >= q.before) {
             stop = true;
             break;
           }
-          const room = q.limit - events;
-          if ((after === null || idOf(b, 0) > after) && b.n <= room) {
-            // the whole batch: no id to compare
-            events += b.n;
-            last = idOf(b, b.n - 1);
-            page.push(b);
-          } else {
-            let kept = 0;
-            for (let i = 0; i < b.n && kept < room; i++) {
+          // ids sort as (t0, q, position): a row before the cursor's batch lists nothing, the
+          // cursor's batch the events after its position
+          let skip = 0;
+          if (c && after !== null)
+            skip =
+              r.t < c.t0 || (r.t === c.t0 && r.q < c.q)
+                ? scan.n
+                : r.t === c.t0 && r.q === c.q
+                  ? Math.min(scan.n, c.pos + 1)
+                  : 0;
+          const take = Math.min(scan.n - skip, q.limit - events);
+          if (take > 0) {
+            page.push({ t: r.t, q: r.q, d: r.d, skip, take });
+            events += take;
+            lastRow = { t: r.t, q: r.q, pos: skip + take - 1 };
+            last = null;
+          }
+        } else {
+          const kept: Batch[] = [];
+          for (const b of this.decode(accountId, r)) {
+            if ((b.at[b.n - 1] as number) >= q.before) {
+              stop = true;
+              break;
+            }
+            let n = 0;
+            for (let i = 0; i < b.n && events < q.limit; i++) {
               const id = idOf(b, i);
               if (after !== null && id <= after) continue;
-              kept++;
+              events++;
+              n++;
               last = id;
+              lastRow = null;
             }
-            events += kept;
-            if (kept > 0) page.push(b);
+            if (n > 0) kept.push(b);
+            if (events >= q.limit) break;
           }
-          if (events >= q.limit) break;
+          if (kept.length > 0) page.push(kept);
         }
         if (stop || events >= q.limit) break;
       }
     }
     if (events === 0) return empty;
+    if (lastRow) last = eventId(lastRow.t, lastRow.q, lastRow.pos);
+    const lines = new RowLines(accountId, (id) => this.strings.str(id));
     let i = 0;
     let left = events;
     return {
@@ -383,14 +409,24 @@ export class EmbeddedUsageLog implements UsageLog {
       last,
       async next() {
         if (left <= 0 || i >= page.length) return null;
-        const lines: string[] = [];
         let count = 0;
         while (i < page.length && count < CHUNK_LINES && left > 0) {
-          const n = exportLines(page[i++] as Batch, after, left, lines);
-          left -= n;
-          count += n;
+          const p = page[i++] as (typeof page)[number];
+          if (Array.isArray(p))
+            for (const b of p) {
+              const out: string[] = [];
+              const n = exportLines(b, after, left, out);
+              lines.write(out.join(""));
+              left -= n;
+              count += n;
+            }
+          else {
+            lines.lines(p.d, p.t, p.q, p.skip, p.take);
+            left -= p.take;
+            count += p.take;
+          }
         }
-        return new TextEncoder().encode(lines.join(""));
+        return lines.take();
       },
       close() {
         left = 0;

@@ -41,14 +41,20 @@ const BULK = 32;
 const READ = 1000;
 
 export async function migrateMongo(db: Db, usage: MongoUsageLog, now = Date.now()): Promise<void> {
-  const names = new Set((await db.listCollections({}, { nameOnly: true }).toArray()).map((c) => c.name));
+  const names = new Set(
+    (await db.listCollections({}, { nameOnly: true }).toArray()).map((c) => c.name),
+  );
   if (!names.has("usage_events") && !names.has("usage_rollups")) return;
   await usage.exclusive(async () => {
     // another instance may have finished the move while this one waited for the lease
-    const again = new Set((await db.listCollections({}, { nameOnly: true }).toArray()).map((c) => c.name));
+    const again = new Set(
+      (await db.listCollections({}, { nameOnly: true }).toArray()).map((c) => c.name),
+    );
     if (!again.has("usage_events") && !again.has("usage_rollups")) return;
     const started = Date.now();
-    const total = again.has("usage_events") ? await db.collection("usage_events").estimatedDocumentCount() : 0;
+    const total = again.has("usage_events")
+      ? await db.collection("usage_events").estimatedDocumentCount()
+      : 0;
     log("info", "usage log: moving the per-event MongoDB layout (once)", { events: total });
     await countPending(db);
     const periods = await moveCells(db, firstHourKept(usage.hourlyDays, now));
@@ -59,13 +65,27 @@ export async function migrateMongo(db: Db, usage: MongoUsageLog, now = Date.now(
     log("info", "usage log: daily counts moved", { keptApart: kept });
     await unmarkMisses(db);
     for (const name of [...OLD, "usage_locks", "usage_meta"])
-      if (again.has(name)) await db.collection(name).drop().catch(() => {});
+      if (again.has(name))
+        await db
+          .collection(name)
+          .drop()
+          .catch(() => {});
     log("info", "usage log: per-event layout moved", { events, ms: Date.now() - started });
   });
 }
 
 /** Old cell documents' `h.<bin>` counters as a `{bin: n}` object (as they are). */
-type OldCell = { _id: string; a: string; v: View; p: string; n?: number; e?: number; r?: number; h?: Record<string, number>; m?: ObjectId[] };
+type OldCell = {
+  _id: string;
+  a: string;
+  v: View;
+  p: string;
+  n?: number;
+  e?: number;
+  r?: number;
+  h?: Record<string, number>;
+  m?: ObjectId[];
+};
 
 /**
  * Step 1: every pending batch of the old layout counted into the old documents, the way the
@@ -79,8 +99,17 @@ async function countPending(db: Db): Promise<void> {
       const { _id, ts, b: _b, lb: _lb, hr: _hr, ...rest } = d as Document;
       return { ...rest, id: _id, ts: (ts as Date).toISOString() } as unknown as UsageEvent;
     });
-    const deltas = new Map<string, { col: string; set: Record<string, unknown>; inc: Record<string, number> }>();
-    const add = (col: string, _id: string, set: Record<string, unknown>, field: string, n: number) => {
+    const deltas = new Map<
+      string,
+      { col: string; set: Record<string, unknown>; inc: Record<string, number> }
+    >();
+    const add = (
+      col: string,
+      _id: string,
+      set: Record<string, unknown>,
+      field: string,
+      n: number,
+    ) => {
       let d = deltas.get(`${col}\u0000${_id}`);
       if (!d) {
         d = { col, set, inc: {} };
@@ -94,7 +123,16 @@ async function countPending(db: Db): Promise<void> {
       for (const p of [e.day, e.ts.slice(0, 13)]) {
         const sid = `${e.accountId}|${p}`;
         if (!slots.has(sid))
-          slots.set(sid, ((await db.collection<{ _id: string; b?: string[] }>("usage_brands").findOne({ _id: sid }))?.b ?? []).slice());
+          slots.set(
+            sid,
+            (
+              (
+                await db
+                  .collection<{ _id: string; b?: string[] }>("usage_brands")
+                  .findOne({ _id: sid })
+              )?.b ?? []
+            ).slice(),
+          );
       }
     for (const e of events.filter(isUsageEvent)) {
       const key = allKey(e);
@@ -128,15 +166,26 @@ async function countPending(db: Db): Promise<void> {
       if (status === 429) add("usage_daily", did, dset, "rateLimited", n);
       else if (status >= 400) add("usage_daily", did, dset, "errors", n);
       for (const miss of missesOf(e))
-        add("usage_misses", `${e.accountId}|${e.day}|${miss}`, { a: e.accountId, day: e.day, miss }, "n", n);
+        add(
+          "usage_misses",
+          `${e.accountId}|${e.day}|${miss}`,
+          { a: e.accountId, day: e.day, miss },
+          "n",
+          n,
+        );
     }
     for (const [sid, b] of slots)
-      await db.collection<{ _id: string }>("usage_brands").updateOne(
-        { _id: sid } as Document,
-        { $set: { b, p: sid.slice(sid.lastIndexOf("|") + 1) } },
-        { upsert: true },
-      );
-    const byCol = new Map<string, [string, { set: Record<string, unknown>; inc: Record<string, number> }][]>();
+      await db
+        .collection<{ _id: string }>("usage_brands")
+        .updateOne(
+          { _id: sid } as Document,
+          { $set: { b, p: sid.slice(sid.lastIndexOf("|") + 1) } },
+          { upsert: true },
+        );
+    const byCol = new Map<
+      string,
+      [string, { set: Record<string, unknown>; inc: Record<string, number> }][]
+    >();
     for (const [k, d] of deltas) {
       const list = byCol.get(d.col) ?? [];
       list.push([k.slice(k.indexOf("\u0000") + 1), d]);
@@ -147,7 +196,10 @@ async function countPending(db: Db): Promise<void> {
       const held = new Set<string>();
       for (let i = 0; i < list.length; i += READ)
         for (const d of await c
-          .find({ _id: { $in: list.slice(i, i + READ).map(([id]) => id) } }, { projection: { m: 1 } })
+          .find(
+            { _id: { $in: list.slice(i, i + READ).map(([id]) => id) } },
+            { projection: { m: 1 } },
+          )
           .toArray())
           if (d.m?.some((x) => x.equals(b))) held.add(d._id);
       const ops: AnyBulkWriteOperation<{ _id: string; m?: ObjectId[] }>[] = list
@@ -159,10 +211,13 @@ async function countPending(db: Db): Promise<void> {
             upsert: true,
           },
         }));
-      for (let i = 0; i < ops.length; i += BULK) await c.bulkWrite(ops.slice(i, i + BULK), { ordered: false });
+      for (let i = 0; i < ops.length; i += BULK)
+        await c.bulkWrite(ops.slice(i, i + BULK), { ordered: false });
     }
     await db.collection("usage_batches").deleteOne({ _id: b });
-    log("info", "usage log: a batch left pending by the per-event layout counted", { events: events.length });
+    log("info", "usage log: a batch left pending by the per-event layout counted", {
+      events: events.length,
+    });
   }
 }
 
@@ -170,7 +225,10 @@ async function countPending(db: Db): Promise<void> {
 async function moveCells(db: Db, firstHour: number): Promise<number> {
   const brands = new Map<string, string[]>();
   for await (const d of db.collection<{ _id: string; b?: string[] }>("usage_brands").find({}))
-    brands.set(d._id, (d.b ?? []).map((x) => decodeURIComponent(x)));
+    brands.set(
+      d._id,
+      (d.b ?? []).map((x) => decodeURIComponent(x)),
+    );
   const periods = new Set<string>();
   let ops: AnyBulkWriteOperation<Document>[] = [];
   let sets = new Map<string, Record<string, unknown>>();
@@ -182,7 +240,10 @@ async function moveCells(db: Db, firstHour: number): Promise<number> {
       await db.collection("usage_periods").bulkWrite(ops.slice(i, i + BULK), { ordered: false });
     ops = [];
   };
-  for await (const d of db.collection<OldCell>("usage_rollups").find({}, { projection: { m: 0 } }).sort({ _id: 1 })) {
+  for await (const d of db
+    .collection<OldCell>("usage_rollups")
+    .find({}, { projection: { m: 0 } })
+    .sort({ _id: 1 })) {
     const hourly = d.v.startsWith("hour.");
     if (hourly && Date.parse(`${d.p}:00:00Z`) / 3_600_000 < firstHour) continue;
     const rollup = d.v.slice(d.v.indexOf(".") + 1) as (typeof ROLLUP_NAMES)[number];
@@ -225,9 +286,8 @@ async function moveEvents(db: Db, total: number): Promise<number> {
       await db.collection("usage_log").insertMany(docs as never[], { ordered: false });
     } catch (err) {
       // a run taken up again: the batches it had moved are there (the same ids)
-      const codes = ((err as { writeErrors?: { code: number }[] | { code: number } }).writeErrors ?? []) as
-        | { code: number }[]
-        | { code: number };
+      const codes = ((err as { writeErrors?: { code: number }[] | { code: number } }).writeErrors ??
+        []) as { code: number }[] | { code: number };
       const list = Array.isArray(codes) ? codes : [codes];
       if (list.length === 0 || list.some((w) => w.code !== 11000)) throw err;
     }
@@ -270,10 +330,27 @@ function idHash(id: string): number {
 
 /** Step 4: old usage_daily rows (summed per account, day and bucket) that differ from the cells. */
 async function keepDaily(db: Db): Promise<number> {
-  const rows = new Map<string, { a: string; day: string; bucket: string; requests: number; errors: number; rateLimited: number }>();
+  const rows = new Map<
+    string,
+    {
+      a: string;
+      day: string;
+      bucket: string;
+      requests: number;
+      errors: number;
+      rateLimited: number;
+    }
+  >();
   for await (const d of db.collection("usage_daily").find({}, { projection: { m: 0 } })) {
     const k = `${d.a}|${d.day}|${d.bucket}`;
-    const r = rows.get(k) ?? { a: d.a, day: d.day, bucket: d.bucket, requests: 0, errors: 0, rateLimited: 0 };
+    const r = rows.get(k) ?? {
+      a: d.a,
+      day: d.day,
+      bucket: d.bucket,
+      requests: 0,
+      errors: 0,
+      rateLimited: 0,
+    };
     r.requests += d.requests ?? 0;
     r.errors += d.errors ?? 0;
     r.rateLimited += d.rateLimited ?? 0;
@@ -288,9 +365,11 @@ async function keepDaily(db: Db): Promise<number> {
   }
   let kept = 0;
   for (const [k, list] of byDay) {
-    const doc = await db.collection<{ _id: string; c?: Record<string, { n?: number; e?: number; r?: number }> }>("usage_periods").findOne(
-      { _id: `${k.slice(0, k.lastIndexOf("|"))}|d|${k.slice(k.lastIndexOf("|") + 1)}` },
-    );
+    const doc = await db
+      .collection<{ _id: string; c?: Record<string, { n?: number; e?: number; r?: number }> }>(
+        "usage_periods",
+      )
+      .findOne({ _id: `${k.slice(0, k.lastIndexOf("|"))}|d|${k.slice(k.lastIndexOf("|") + 1)}` });
     const derived = new Map<string, { requests: number; errors: number; rateLimited: number }>();
     for (const [name, c] of Object.entries(doc?.c ?? {})) {
       if (!name.startsWith("bs~")) continue;
@@ -305,16 +384,16 @@ async function keepDaily(db: Db): Promise<number> {
       derived.size === list.length &&
       list.every((r) => {
         const d = derived.get(r.bucket);
-        return d && d.requests === r.requests && d.errors === r.errors && d.rateLimited === r.rateLimited;
+        return (
+          d && d.requests === r.requests && d.errors === r.errors && d.rateLimited === r.rateLimited
+        );
       });
     if (same) continue;
     kept += list.length;
     for (const r of list)
-      await db.collection<{ _id: string }>("usage_daily_kept").replaceOne(
-        { _id: `${r.a}|${r.day}|${r.bucket}` },
-        r,
-        { upsert: true },
-      );
+      await db
+        .collection<{ _id: string }>("usage_daily_kept")
+        .replaceOne({ _id: `${r.a}|${r.day}|${r.bucket}` }, r, { upsert: true });
   }
   return kept;
 }
@@ -328,7 +407,9 @@ async function unmarkMisses(db: Db): Promise<void> {
     if (Array.isArray(d.m)) ids.push(d._id);
   for (let i = 0; i < ids.length; i += BULK)
     await db.collection<{ _id: string }>("usage_misses").bulkWrite(
-      ids.slice(i, i + BULK).map((_id) => ({ updateOne: { filter: { _id }, update: { $unset: { m: "" } } } })),
+      ids
+        .slice(i, i + BULK)
+        .map((_id) => ({ updateOne: { filter: { _id }, update: { $unset: { m: "" } } } })),
       { ordered: false },
     );
 }

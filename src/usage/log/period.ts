@@ -1,5 +1,12 @@
 import { BUCKETS } from "../../quota/limits";
-import { LAT_BINS, latencyBin, ROLLUP_NAMES, ROLLUPS, type Rollup, TOP_BRANDS } from "../analytics/cells";
+import {
+  LAT_BINS,
+  latencyBin,
+  ROLLUP_NAMES,
+  ROLLUPS,
+  type Rollup,
+  TOP_BRANDS,
+} from "../analytics/cells";
 import { type Batch, bucketName, dayNo, hourNo, NONE } from "./batch";
 import { ByteReader, ByteWriter } from "./bytes";
 
@@ -118,7 +125,9 @@ export class PeriodCells {
 
 /** Field positions in an `all` cell (ROLLUPS.all: brand, bucket, key, variant, format, status). */
 const ALL = ROLLUPS.all;
-const PICK: number[][] = ROLLUP_NAMES.map((r) => ROLLUPS[r].map((f) => (ALL as readonly string[]).indexOf(f)));
+const PICK: number[][] = ROLLUP_NAMES.map((r) =>
+  ROLLUPS[r].map((f) => (ALL as readonly string[]).indexOf(f)),
+);
 const IMAGE = new Set(["svg", "png", "webp"]);
 
 /** A group of a batch's events that share every field of a cell and their hour. */
@@ -179,8 +188,7 @@ export function groupsOf(b: Batch): Group[] {
         groups.set(k1, inner);
       }
       g = inner.get(k2);
-    } else
-      g = wide.get(`${hour}|${bucket}|${status}|${key}|${variant}|${format}|${slug}`);
+    } else g = wide.get(`${hour}|${bucket}|${status}|${key}|${variant}|${format}|${slug}`);
     if (!g) {
       const bname = bucketName(bucket);
       g = {
@@ -224,7 +232,10 @@ export interface PeriodSource {
  * and of its hour, its brand admitted (or counted under OTHER) per period. Hours for which
  * `source.hour` answers null (past the age hourly cells are kept) are left out.
  */
-export function foldBatch(b: Batch, source: { day(d: number): PeriodCells; hour(h: number): PeriodCells | null }) {
+export function foldBatch(
+  b: Batch,
+  source: { day(d: number): PeriodCells; hour(h: number): PeriodCells | null },
+) {
   const day = source.day(dayNo(b.t0));
   for (const g of groupsOf(b)) {
     addGroup(day, g);
@@ -345,7 +356,9 @@ export function encodePeriod(p: PeriodCells, ids: StringIds): Uint8Array {
       // by brand, with a directory (brand, first cell's offset, cells): a brand= read seeks it
       const list = [...m.values()];
       const enc = list.map((c) => writtenOf(c, kinds, ids));
-      const order = list.map((_, i) => i).sort((a, b) => (enc[a]?.[0] as number) - (enc[b]?.[0] as number));
+      const order = list
+        .map((_, i) => i)
+        .sort((a, b) => (enc[a]?.[0] as number) - (enc[b]?.[0] as number));
       cells = order.map((i) => list[i] as PCell);
       const dir: [number, number][] = [];
       for (const i of order) {

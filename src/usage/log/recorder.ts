@@ -289,8 +289,11 @@ export class LogRecorder implements UsageRecorder {
     f[o + F_FORMAT] = m.format === undefined ? NONE : this.intern(m.format);
     f[o + F_BUCKET] = bucketIndex(m.bucket);
     f[o + F_STATUS] = status;
-    c.lat[i] = latencyUs > 0xffffffff ? 0xffffffff : latencyUs;
-    if (m.miss !== undefined && m.miss.length > 0) (c.miss ??= new Map()).set(i, m.miss);
+    c.lat[i] = Math.min(latencyUs, 0xffffffff);
+    if (m.miss !== undefined && m.miss.length > 0) {
+      c.miss ??= new Map();
+      c.miss.set(i, m.miss);
+    }
     if (this.closed) {
       // after close (a response that finished late): straight to a spill file
       this.seal();

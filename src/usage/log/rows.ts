@@ -12,9 +12,10 @@ import type { StringIds } from "./period";
  */
 
 const VERSION = 1;
-const HAS_COUNT = 1;
-const HAS_MISS = 2;
-const HAS_IDS = 4;
+/** Flags of a row: optional columns present. */
+export const HAS_COUNT = 1;
+export const HAS_MISS = 2;
+export const HAS_IDS = 4;
 
 /** A run of a row: the events of one batch (its time, number and count). */
 export interface Run {
@@ -156,7 +157,15 @@ export function decodeRow(
   for (let s = 0; s < nshapes; s++) {
     const v: number[] = [];
     for (let k = 0; k < 7; k++) v.push(r.uint());
-    shapes.push([local(v[0] as number), local(v[1] as number), local(v[2] as number), local(v[3] as number), local(v[4] as number), v[5] as number, v[6] as number]);
+    shapes.push([
+      local(v[0] as number),
+      local(v[1] as number),
+      local(v[2] as number),
+      local(v[3] as number),
+      local(v[4] as number),
+      v[5] as number,
+      v[6] as number,
+    ]);
   }
   for (let i = 0; i < n; i++) {
     const s = (nshapes > 1 ? shapes[r.uint()] : shapes[0]) as number[];
@@ -199,7 +208,13 @@ export function decodeRow(
     b.q = q;
     return [b];
   }
-  return runs.map((run, k) => sliceBatch(b, runs.slice(0, k).reduce((s, x) => s + x.n, 0), run));
+  return runs.map((run, k) =>
+    sliceBatch(
+      b,
+      runs.slice(0, k).reduce((s, x) => s + x.n, 0),
+      run,
+    ),
+  );
 }
 
 /** Events start..start+run.n of `b` as a batch of their own. */

@@ -14,10 +14,10 @@ import {
   writeSync,
 } from "node:fs";
 import { join } from "node:path";
+import { utcDay } from "../../platform/day";
 import { log } from "../../platform/log";
 import { isUsageEvent } from "../daily";
 import type { UsageEvent } from "../event";
-import { utcDay } from "../../platform/day";
 import { type Batch, batchesOfEvents, decodeFrames, encodeFrames, eventsOf } from "./batch";
 import type { UsageLog } from "./port";
 
@@ -70,12 +70,11 @@ export async function spilledBatches(
     const k = `${b.account}\u0000${day}`;
     if (seen.has(k)) continue;
     seen.add(k);
-    for await (const x of log.events(b.account, day, day)) for (const id of x.ids ?? []) held.add(id);
+    for await (const x of log.events(b.account, day, day))
+      for (const id of x.ids ?? []) held.add(id);
   }
   if (held.size === 0) return batches;
-  const left = batches
-    .flatMap((b) => eventsOf(b))
-    .filter((e) => !held.has(e.id));
+  const left = batches.flatMap((b) => eventsOf(b)).filter((e) => !held.has(e.id));
   return batchesOfEvents(left);
 }
 
@@ -226,7 +225,8 @@ export class SpillReserve {
     let fd: number | null = null;
     try {
       fd = openSync(this.path, "r+");
-      for (let off = 0; off < frames.length; ) off += writeSync(fd, frames, off, frames.length - off, off);
+      for (let off = 0; off < frames.length; )
+        off += writeSync(fd, frames, off, frames.length - off, off);
       ftruncateSync(fd, frames.length);
       fdatasyncSync(fd);
       closeSync(fd);

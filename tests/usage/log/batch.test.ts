@@ -17,6 +17,7 @@ import {
   sameBatch,
 } from "../../../src/usage/log/batch";
 import { exportLines } from "../../../src/usage/log/export-lines";
+import { RowLines, scanRow } from "../../../src/usage/log/export-rows";
 import {
   decodePeriod,
   encodePeriod,
@@ -234,7 +235,7 @@ describe("export lines", () => {
     const b = new BatchBuilder();
     const t = Date.parse("2026-11-22T23:59:58.000Z");
     const times = [t, t + 7, t + 42, t + 999, t + 1000, t + 1999, t + 2000];
-    times.forEach((at, i) =>
+    times.forEach((at, i) => {
       b.add('acc "x"', at, {
         key: b.ref(i === 1 ? null : "k1"),
         tier: b.ref("pro"),
@@ -246,8 +247,8 @@ describe("export lines", () => {
         status: i === 5 ? 429 : 200,
         lat: [1234, 1, 0, 10, 999_999, 1_000_000, 123][i] as number,
         miss: i === 3 ? [b.ref("slug:a"), b.ref("query:x,y")] : i === 6 ? [] : null,
-      }),
-    );
+      });
+    });
     const withIds = batchesOfEvents([
       event(),
       event({
@@ -257,7 +258,28 @@ describe("export lines", () => {
         miss: ["slug:a"],
       }),
     ]);
-    for (const batch of [...b.done(), ...withIds]) {
+    const batches = [...b.done(), ...withIds];
+    // the same lines read straight from a store row (export-rows.ts), any slice of them
+    const s = ids();
+    for (const batch of batches) {
+      const row = encodeRow(batch, s);
+      const all = eventsOf(batch).map((e) => `${JSON.stringify(e)}\n`);
+      const scan = { n: 0, last: 0 };
+      if (batch.ids) {
+        expect(scanRow(row, batch.t0, scan)).toBe(false);
+        continue;
+      }
+      expect(scanRow(row, batch.t0, scan)).toBe(true);
+      expect(scan).toEqual({ n: batch.n, last: batch.at[batch.n - 1] as number });
+      const lines = new RowLines(batch.account, (i) => s.str(i));
+      const text = () => new TextDecoder().decode(lines.take());
+      lines.lines(row, batch.t0, batch.q, 0, batch.n);
+      expect(text()).toBe(all.join(""));
+      const take = Math.min(2, batch.n - 1);
+      lines.lines(row, batch.t0, batch.q, 1, take);
+      expect(text()).toBe(all.slice(1, 1 + take).join(""));
+    }
+    for (const batch of batches) {
       const all = eventsOf(batch).map((e) => `${JSON.stringify(e)}\n`);
       const out: string[] = [];
       expect(exportLines(batch, null, 1000, out)).toBe(all.length);
