@@ -48,6 +48,16 @@ function picker<T>(list: readonly T[], weights: readonly number[]): () => T {
   };
 }
 
+/** list[i], made by `make` the first time. */
+function memo<T>(list: T[], i: number, make: () => T): T {
+  let v = list[i];
+  if (v === undefined) {
+    v = make();
+    list[i] = v;
+  }
+  return v;
+}
+
 const BUCKET_LIST = ["svg", "png", "webp", "catalog", "search", "domain", "batch"] as const;
 const BUCKET_WEIGHTS = [50, 20, 5, 10, 8, 5, 2];
 const VARIANTS = ["mono", "color", "icon", "wordmark"];
@@ -85,68 +95,91 @@ export function* usageFlushes(o: GenOptions): Generator<Batch[]> {
   const perAppend = o.perAppend ?? 20_000;
   const every = Math.max(1, Math.round(1 / (o.share ?? 1 / o.accounts)));
   const brands = Array.from({ length: o.brands ?? 200 }, (_, i) => `brand-${i}`);
-  const pickBrand = picker(
-    brands,
+  const brandIndex = picker(
+    brands.map((_, i) => i),
     brands.map((_, i) => 1 / (i + 1)),
   );
-  const pickBucket = o.svgOnly ? () => "svg" as const : picker(BUCKET_LIST, BUCKET_WEIGHTS);
+  const bucketIndex = o.svgOnly
+    ? () => 0
+    : picker(
+        BUCKET_LIST.map((_, i) => i),
+        BUCKET_WEIGHTS,
+      );
   const variants = VARIANTS.slice(0, o.variants ?? 4);
+  // the strings events refer to, in one table (numbers per event: no object or string made)
+  const table: string[] = ["pro", ...o.keys, ...brands, ...variants];
+  const KEY0 = 1;
+  const BRAND0 = KEY0 + o.keys.length;
+  const VARIANT0 = BRAND0 + brands.length;
+  const more = new Map<string, number>();
+  const ref = (s: string): number => {
+    let i = more.get(s);
+    if (i === undefined) {
+      i = table.length;
+      table.push(s);
+      more.set(s, i);
+    }
+    return i;
+  };
+  const ROUTE = BUCKET_LIST.map((b) =>
+    ref(b === "svg" || b === "png" || b === "webp" ? `/v1/${b}/:slug` : `/v1/${b}`),
+  );
+  const FORMAT = BUCKET_LIST.map((b) => (b === "svg" || b === "png" || b === "webp" ? ref(b) : -1));
+  const names: string[] = [];
+  const keyRefs: number[] = [];
+  const missRefs: number[] = [];
+  // an event: at, key, bucket, slug, variant, status, lat, count, miss (string table indexes, -1 null)
+  const F = 9;
   let out: Batch[] = [];
   let outEvents = 0;
-  // the window under way: per account, its events' fields
   let window = -1;
-  type Row = {
-    at: number;
-    key: string;
-    bucket: number;
-    route: string;
-    slug: string | null;
-    variant: string | null;
-    format: string | null;
-    status: number;
-    lat: number;
-    count: number;
-    miss: string | null;
-  };
-  let open = new Map<string, Row[]>();
+  let open = new Map<string, number[]>();
   const close = () => {
-    for (const [account, rows] of open) {
-      const b = emptyBatch(account, rows.length);
-      const ids = new Map<string, number>();
-      const ref = (s: string | null) => {
-        if (s === null) return NONE;
-        let i = ids.get(s);
-        if (i === undefined) {
-          i = b.strings.length;
-          b.strings.push(s);
-          ids.set(s, i);
-        }
-        return i;
+    for (const [account, ev] of open) {
+      const n = ev.length / F;
+      const b = emptyBatch(account, n);
+      // the batch's strings: table index -> batch index
+      const local: number[] = [];
+      const idx: number[] = [];
+      const loc = (t: number): number => {
+        if (t < 0) return NONE;
+        for (let k = 0; k < idx.length; k++) if (idx[k] === t) return local[k] as number;
+        idx.push(t);
+        local.push(b.strings.length);
+        b.strings.push(table[t] as string);
+        return b.strings.length - 1;
       };
-      const tier = ref("pro");
+      const tier = loc(0);
       let counted = false;
-      rows.forEach((r, i) => {
-        b.at[i] = r.at;
-        b.key[i] = ref(r.key);
+      for (let i = 0; i < n; i++) {
+        const o_ = i * F;
+        const bucket = ev[o_ + 2] as number;
+        b.at[i] = ev[o_] as number;
+        b.key[i] = loc(ev[o_ + 1] as number);
         b.tier[i] = tier;
-        b.route[i] = ref(r.route);
-        b.slug[i] = ref(r.slug);
-        b.variant[i] = ref(r.variant);
-        b.format[i] = ref(r.format);
-        b.bucket[i] = r.bucket;
-        b.status[i] = r.status;
-        b.lat[i] = r.lat;
-        if (r.count > 1) counted = true;
-        if (r.miss) {
-          b.miss ??= new Array(rows.length).fill(null);
-          b.miss[i] = [ref(r.miss)];
+        b.route[i] = loc(ROUTE[bucket] as number);
+        b.slug[i] = loc(ev[o_ + 3] as number);
+        b.variant[i] = loc(ev[o_ + 4] as number);
+        b.format[i] = loc(FORMAT[bucket] as number);
+        b.bucket[i] = bucket;
+        b.status[i] = ev[o_ + 5] as number;
+        b.lat[i] = ev[o_ + 6] as number;
+        if ((ev[o_ + 7] as number) > 1) counted = true;
+        const miss = ev[o_ + 8] as number;
+        if (miss >= 0) {
+          b.miss ??= new Array(n).fill(null);
+          b.miss[i] = [loc(miss)];
         }
-      });
-      if (counted) b.count = Uint32Array.from(rows, (r) => r.count);
+      }
+      if (counted) {
+        const count = new Uint32Array(n);
+        for (let i = 0; i < n; i++) count[i] = ev[i * F + 7] as number;
+        b.count = count;
+      }
       b.t0 = b.at[0] as number;
       b.q = mintQ();
       out.push(b);
-      outEvents += rows.length;
+      outEvents += n;
     }
     open = new Map();
   };
@@ -163,39 +196,35 @@ export function* usageFlushes(o: GenOptions): Generator<Batch[]> {
         outEvents = 0;
       }
     }
-    const bucketName = pickBucket();
-    const bucket = BUCKET_LIST.indexOf(bucketName);
+    const bucket = bucketIndex();
     const r = rand();
     const status = r < 0.03 ? 404 : r < 0.08 ? 304 : r < 0.1 ? 429 : r < 0.102 ? 500 : 200;
-    const image = bucketName === "svg" || bucketName === "png" || bucketName === "webp";
-    const slug = bucketName === "search" ? null : pickBrand();
+    const image = bucket < 3;
     const latency = Math.exp(Math.log(1.5) + 0.8 * Math.sqrt(-2 * Math.log(rand() || 1e-9)));
     const other = o.accounts > 1 ? 1 + (j % (o.accounts - 1)) : 0;
     const mine = j % every === 0;
-    const account = mine ? o.accountId : `bench-account-${other}`;
-    let rows = open.get(account);
-    if (!rows) {
-      rows = [];
-      open.set(account, rows);
-    } else if (dayNo((rows[0] as Row).at) !== dayNo(at)) {
+    const account = mine ? o.accountId : memo(names, other, () => `bench-account-${other}`);
+    let ev = open.get(account);
+    if (!ev) {
+      ev = [];
+      open.set(account, ev);
+    } else if (dayNo(ev[0] as number) !== dayNo(at)) {
       // a window across midnight: the new day's events start a batch of their own
       close();
-      rows = [];
-      open.set(account, rows);
+      ev = [];
+      open.set(account, ev);
     }
-    rows.push({
+    ev.push(
       at,
-      key: mine ? (o.keys[j % o.keys.length] as string) : `key-${other}`,
+      mine ? KEY0 + (j % o.keys.length) : memo(keyRefs, other, () => ref(`key-${other}`)),
       bucket,
-      route: image ? `/v1/${bucketName}/:slug` : `/v1/${bucketName}`,
-      slug,
-      variant: image ? (variants[j % variants.length] as string) : null,
-      format: image ? bucketName : null,
+      BUCKET_LIST[bucket] === "search" ? -1 : BRAND0 + brandIndex(),
+      image ? VARIANT0 + (j % variants.length) : -1,
       status,
-      lat: Math.round(latency * 1000),
-      count: status === 429 ? 1 + (j % 20) : 1,
-      miss: status === 404 ? `slug:missing-${j % 500}` : null,
-    });
+      Math.round(latency * 1000),
+      status === 429 ? 1 + (j % 20) : 1,
+      status === 404 ? memo(missRefs, j % 500, () => ref(`slug:missing-${j % 500}`)) : -1,
+    );
   }
   close();
   if (out.length > 0) yield out;

@@ -3,7 +3,7 @@
  * The embedded usage log at scale. Prints every figure (and the load average), asserts nothing.
  *
  *   bun scripts/bench/usage-scale.ts [--events 10000000] [--accounts 1000] [--share 0.02]
- *     [--days 366] [--reads 20] [--dir /work/bench-data/usage-scale] [--keep]
+ *     [--days 366] [--reads 20] [--dir /work/bench-data/usage-scale] [--keep] [--ram-mb 1024]
  *   bun scripts/bench/usage-scale.ts --dense [--events 1000000] [--rate 15000]
  *
  * Year (default): --events usage events (usage-gen.ts) spread evenly over the --days ending now
@@ -20,6 +20,7 @@
  *     (GET /v1/analytics/events, NDJSON pages of 50,000) from the first day, from the middle
  *     of the range and of today only: events/s and the time to the first byte, RSS peak.
  * The seeded DATA_DIR is removed at the end unless --keep (then a second run skips the seed).
+ * Both children run with their JavaScript heap sized for --ram-mb of RAM (0: the machine's).
  */
 import { existsSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { loadavg } from "node:os";
@@ -44,6 +45,7 @@ const { values } = parseArgs({
     rate: { type: "string", default: "15000" },
     keep: { type: "boolean", default: false },
     seed: { type: "boolean", default: false },
+    "ram-mb": { type: "string", default: "1024" },
     serve: { type: "boolean", default: false },
   },
 });
@@ -72,7 +74,9 @@ else await main();
 async function seed() {
   const now = Date.now();
   const accounts = DENSE ? 50 : Number(values.accounts);
-  const span = DENSE ? Math.ceil((EVENTS / Number(values.rate)) * 1000) : Number(values.days) * DAY_MS;
+  const span = DENSE
+    ? Math.ceil((EVENTS / Number(values.rate)) * 1000)
+    : Number(values.days) * DAY_MS;
   const to = now - 120_000;
   const from = DENSE ? Math.max(to - span, to - (to % DAY_MS)) : to - span;
   const deps = await buildDeps(loadConfig(env));
@@ -158,10 +162,17 @@ function disk() {
   return { total, tables };
 }
 
-async function child(flag: string) {
+/**
+ * A child process of this script. Its JavaScript heap is sized for a machine of `--ram-mb`
+ * (BUN_JSC_forceRAMSize: JavaScriptCore sizes its heap and collects by the machine's RAM, 24 GB
+ * here, and lets garbage pile up accordingly; 1 GiB is a modest container's budget).
+ */
+async function child(flag: string, stdout: "pipe" | "inherit" = "pipe") {
+  const ram = Number(values["ram-mb"]);
   const proc = Bun.spawn([process.execPath, import.meta.path, ...process.argv.slice(2), flag], {
-    stdout: "pipe",
+    stdout,
     stderr: "inherit",
+    env: { ...process.env, ...(ram > 0 ? { BUN_JSC_forceRAMSize: String(ram * 1048576) } : {}) },
   });
   return proc;
 }
@@ -175,11 +186,10 @@ async function main() {
         : DENSE
           ? `${EVENTS} events of one day at ${values.rate}/s, 50 accounts, 200 brands, 3 variants (svg)`
           : `${EVENTS} events over ${values.days} days, ${values.accounts} accounts (the measured one ${Number(values.share) * 100}%)`
-    }; load average ${load()}`,
+    }; children's heap sized for ${Number(values["ram-mb"]) > 0 ? `${values["ram-mb"]} MB of RAM (BUN_JSC_forceRAMSize)` : "this machine's RAM"}; load average ${load()}`,
   );
   if (!existsSync(meta)) {
-    const s = await child("--seed");
-    await new Response(s.stdout).text().then((t) => process.stdout.write(t));
+    const s = await child("--seed", "inherit");
     if ((await s.exited) !== 0) throw new Error("seed failed");
   }
   const info = JSON.parse(readFileSync(meta, "utf8")) as {
@@ -198,7 +208,7 @@ async function main() {
 
   const proc = await child("--serve");
   try {
-    const reader = proc.stdout.getReader();
+    const reader = (proc.stdout as ReadableStream<Uint8Array>).getReader();
     let line = "";
     while (!line.includes("\n")) {
       const { value, done } = await reader.read();

@@ -67,6 +67,9 @@ CREATE TABLE IF NOT EXISTS usage_meta (
 ) WITHOUT ROWID;
 `;
 
+/** The writer connection's page cache, KiB (SQLite's default is 2 MiB). */
+const WRITER_CACHE_KB = 65_536;
+
 /**
  * Period rows a writer keeps decoded in memory (then it starts over): the rows of the last two
  * days and hours, a few per active account.
@@ -119,6 +122,8 @@ export class EmbeddedWrites {
     opts: WriteOptions = {},
   ) {
     db.exec(SCHEMA);
+    // appends touch the newest leaf of every active account's rows: kept in the page cache
+    db.exec(`PRAGMA cache_size = -${WRITER_CACHE_KB}`);
     this.strings = new StringTable(db);
     this.durable = opts.durable === true;
     this.hourlyDays = opts.hourlyDays ?? 90;
