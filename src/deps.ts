@@ -96,6 +96,7 @@ async function catalogParts(config: Config, s: Store) {
     catalog,
     brands,
     fetcher: background.discovery.fetcher,
+    discover: (domain) => background.discovery.requestDomain(domain),
   });
   await corrections.start();
   corrections.watch(DISCOVERY_POLL_MS);

@@ -89,6 +89,8 @@ export interface DiscoveryRecord {
   redirects?: string[];
   variants: Partial<Record<Variant, StoredSvg>>;
   assets: DiscoveredAsset[];
+  /** the operator who asked for this record (a takedown), absent for discovery's own */
+  by?: string;
 }
 
 /** Where discovery results persist, beside the enrichment records (same adapters). */

@@ -339,7 +339,7 @@ export class DiscoveryService {
    * Take a domain's discovered artwork down for good (a domain not yet discovered is blocked
    * before it is). Rediscovery never brings it back.
    */
-  async takedown(host: string): Promise<DiscoveryRecord> {
+  async takedown(host: string, by?: string): Promise<DiscoveryRecord> {
     const domain = domainOfInput(host);
     const previous = await this.store.discovery(domain);
     if (previous?.status === "taken_down") return previous;
@@ -349,6 +349,7 @@ export class DiscoveryService {
       at: new Date().toISOString(),
       reason: "taken down by an operator",
       variants: {},
+      ...(by ? { by } : {}),
     };
     const saved = await this.store.saveDiscovery(record);
     this.enrichment.applyDiscovery(saved);
