@@ -9,6 +9,7 @@
  * a `catalog_changed` event per brand added, changed or retired, handles the retired brands'
  * pins, and records the new state. The first version an empty store sees is recorded as it is.
  */
+import { DISCOVERED_ID_BASE } from "../catalog/discovery/service";
 import type { CatalogService } from "../catalog/service";
 import { log } from "../platform/log";
 import { auditEvent, variantsValue } from "./audit";
@@ -44,6 +45,8 @@ export interface BuildAuditDeps {
   refreshPins(): Promise<void>;
   /** the pins in force by brand */
   pinsOf(brandId: number): Pin[];
+  /** every pin in force */
+  pins(): Pin[];
   /** put a pin_orphaned report of the brand in the review queue, filed by the service itself */
   reportOrphan(brand: { id: number; slug: string }, note: string): Promise<Report>;
 }
@@ -61,6 +64,14 @@ export async function recordBuild(deps: BuildAuditDeps): Promise<void> {
   const now = catalog.database.builtBrands();
   if (previous === null) {
     await store.putCatalogState(now, []);
+    // pins an earlier build left on brands it retired, before this store recorded builds
+    const ids = new Set(now.map((s) => s.id));
+    await deps.refreshPins();
+    const left = new Map<number, { id: number; slug: string }>();
+    for (const p of deps.pins())
+      if (!ids.has(p.brandId) && p.brandId < DISCOVERED_ID_BASE)
+        left.set(p.brandId, { id: p.brandId, slug: p.slug });
+    await movePins(deps, [...left.values()]);
     return;
   }
   const before = new Map((await store.catalogState()).map((s) => [s.id, s]));
@@ -107,7 +118,7 @@ export async function recordBuild(deps: BuildAuditDeps): Promise<void> {
 }
 
 /** The brand a retired brand's slug answers with now (a redirect), if any. */
-function redirectOf(catalog: CatalogService, s: BuiltBrandState) {
+function redirectOf(catalog: CatalogService, s: { id: number; slug: string }) {
   const b = catalog.brand(s.slug);
   return b && b.id !== s.id ? b : undefined;
 }
@@ -118,7 +129,7 @@ function redirectOf(catalog: CatalogService, s: BuiltBrandState) {
  * queue (kind pin_orphaned) and stays stored under the retired brand until an operator
  * removes it.
  */
-async function movePins(deps: BuildAuditDeps, retired: BuiltBrandState[]) {
+async function movePins(deps: BuildAuditDeps, retired: { id: number; slug: string }[]) {
   await deps.refreshPins();
   const events: AuditEvent[] = [];
   let moved = false;

@@ -120,6 +120,7 @@ export class CorrectionsService {
         catalog: this.catalog,
         refreshPins: () => this.refreshPins(),
         pinsOf: (id) => this.overlay.pinsOf(id),
+        pins: () => [...this.overlay.pinnedIds()].flatMap((id) => this.overlay.pinsOf(id)),
         reportOrphan: (brand, note) => this.reportOrphan(brand, note),
       }).catch((err) =>
         log("warn", "catalog build audit failed", { reason: (err as Error).message }),
@@ -386,7 +387,6 @@ export class CorrectionsService {
 
   /** Pin any of name, brandColor, domains, aliases (a null value removes that pin). */
   async patchBrand(slug: string, patch: BrandPatch, by: string): Promise<Pin[]> {
-    const brand = this.brandOf(slug);
     const pins: [PinField, Pin["value"]][] = [];
     const why = patch.why ?? null;
     if (patch.name !== undefined) {
@@ -412,7 +412,9 @@ export class CorrectionsService {
     if (patch.aliases !== undefined) {
       pins.push(["aliases", [...new Set(patch.aliases.map((a) => a.trim()).filter(Boolean))]]);
     }
+    if (!pins.length) return [];
     // every field checked before any is stored; the brand is shown anew once
+    const brand = this.brandOf(slug);
     const set: Pin[] = [];
     for (const [field, value] of pins)
       set.push(await this.setPin(brand, field, value, by, why, false));

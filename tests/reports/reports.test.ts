@@ -6,6 +6,8 @@
  * removing the pin restoring the catalog's artwork; pinned fields and domains.
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { retiredPins, storedPins } from "../../scripts/catalog/redirects";
+import type { Brand } from "../../src/catalog/types";
 import type { Deps } from "../../src/deps";
 import { setLogLevel } from "../../src/platform/log";
 import { ADMIN_TOKEN, makeApp, type TestApp, tempDir } from "../support/app";
@@ -143,6 +145,35 @@ describe("POST /v1/reports", () => {
       note: "x".repeat(70_000),
     });
     expect(big.status).toBe(413);
+  });
+
+  test("a missing company by domain: in the queue with discovery off (nothing queued)", async () => {
+    const r = await t.post("/v1/reports", key, {
+      domain: "https://www.missing-company.example/about",
+      kind: "missing_brand",
+    });
+    expect(r.status).toBe(202);
+    const filed = (await r.json()) as { id: string };
+    expect(filed).toMatchObject({
+      slug: null,
+      domain: "missing-company.example",
+      kind: "missing_brand",
+      discoveryQueued: false,
+    });
+    const queue = (await (await admin(t, "/admin/reports?status=open")).json()) as {
+      items: { id: string; domain: string | null; brandId: number | null; brand: unknown }[];
+    };
+    expect(queue.items.find((i) => i.id === filed.id)).toMatchObject({
+      domain: "missing-company.example",
+      brandId: null,
+      brand: null,
+    });
+    expect(
+      await (await t.post("/v1/reports", key, { slug: SLUG, kind: "missing_brand" })).json(),
+    ).toMatchObject({ error: "invalid_report", field: "domain" });
+    expect(
+      (await t.post("/v1/reports", key, { domain: "localhost", kind: "missing_brand" })).status,
+    ).toBe(400);
   });
 
   test("20 reports per account and day, then 429 in the spec's shape", async () => {
@@ -433,6 +464,49 @@ describe("operator review, pins and audit (embedded store)", () => {
     } finally {
       await t.close();
       await sites.stop();
+    }
+  });
+});
+
+describe("the catalog build and pins", () => {
+  test("names the pins of the embedded store on brands a build retires, and what becomes of them", async () => {
+    const dataDir = tempDir();
+    const t = await makeApp({ DATA_DIR: dataDir, ...OPERATORS });
+    try {
+      const brands = t.deps.catalog
+        .all()
+        .filter((b) => b.variants.color)
+        .slice(0, 4);
+      const [moved, target, orphan, clash] = brands;
+      for (const b of [moved, orphan, clash, target])
+        expect(
+          (await adminJson(t, "PATCH", `/admin/brands/${b?.slug}`, { name: `Pinned ${b?.slug}` }))
+            .status,
+        ).toBe(200);
+      const pins = storedPins(dataDir);
+      expect(pins).toHaveLength(4);
+      const issued = Object.fromEntries(brands.map((b) => [b.slug, b.id]));
+      const next = [target as Brand];
+      const lines = retiredPins(pins, next, issued, {
+        [moved?.slug as string]: target?.slug as string,
+        [clash?.slug as string]: target?.slug as string,
+      });
+      expect(lines.sort()).toEqual(
+        [
+          `${moved?.slug} name: ${target?.slug} has its own pin on it, will be reported`,
+          `${orphan?.slug} name: retired without a redirect, will be reported`,
+          `${clash?.slug} name: ${target?.slug} has its own pin on it, will be reported`,
+        ].sort(),
+      );
+      await adminJson(t, "PATCH", `/admin/brands/${target?.slug}`, { name: null });
+      expect(
+        retiredPins(storedPins(dataDir), next, issued, {
+          [moved?.slug as string]: target?.slug as string,
+        }),
+      ).toContain(`${moved?.slug} name: moves to ${target?.slug}`);
+      expect(storedPins(tempDir())).toEqual([]);
+    } finally {
+      await t.close();
     }
   });
 });

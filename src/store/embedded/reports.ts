@@ -29,7 +29,8 @@ const APPEND_ONLY = "audit_events is append-only";
  *                    across processes
  *   report_votes     one row per report and account that filed it (one vote each)
  *   pins             one row per brand and field
- *   audit_events     append-only: triggers refuse UPDATE and DELETE
+ *   audit_events     append-only: triggers refuse UPDATE and DELETE, and skip an INSERT of
+ *                    an id already there (so INSERT OR REPLACE cannot rewrite an event)
  *   catalog_state    the built brands as the audit last recorded them (slug, name, variants'
  *                    sha256 and source), and `catalog_state_version` the version they are of
  *
@@ -75,6 +76,9 @@ export class EmbeddedCorrectionsStore implements CorrectionsStore {
           BEGIN SELECT RAISE(ABORT, '${APPEND_ONLY}'); END;
         CREATE TRIGGER IF NOT EXISTS audit_events_no_delete BEFORE DELETE ON audit_events
           BEGIN SELECT RAISE(ABORT, '${APPEND_ONLY}'); END;
+        CREATE TRIGGER IF NOT EXISTS audit_events_no_replace BEFORE INSERT ON audit_events
+          WHEN EXISTS (SELECT 1 FROM audit_events WHERE id = NEW.id)
+          BEGIN SELECT RAISE(IGNORE); END;
         CREATE TABLE IF NOT EXISTS catalog_state (id INTEGER PRIMARY KEY, state TEXT NOT NULL);
         CREATE TABLE IF NOT EXISTS catalog_state_version (
           one INTEGER PRIMARY KEY CHECK (one = 1),
