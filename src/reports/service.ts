@@ -165,8 +165,11 @@ export class CorrectionsService {
     for (const id of changed) this.catalog.overlayChanged(id);
   }
 
+  /** Append events to the trail; a failed write (after the change was made) is logged. */
   private append(...events: AuditEvent[]) {
-    return this.store.appendAudit(events);
+    return this.store
+      .appendAudit(events)
+      .catch((err) => log("warn", "audit event not stored", { reason: (err as Error).message }));
   }
 
   /** A brand by slug, 404 when the catalog has none. */
