@@ -4,18 +4,23 @@ import { cappedBody } from "../http/body-limits";
 import { ErrorBody, RateLimitedBody } from "../http/errors";
 import { RATE_LIMITS } from "../quota/limits";
 import { OwnReports, PageQuery, ReportBody, ReportFiled } from "./model";
-import { type OwnReport, REPORT_KINDS } from "./port";
+import { type OwnReport, REPORT_KINDS, type Report } from "./port";
 import { type CorrectionsService, NOTE_MAX } from "./service";
+
+/** What a reporter sees of any report (a user's kind: the service files none for them). */
+const reporterFields = (r: Report) => ({
+  id: r.id,
+  slug: r.slug,
+  domain: r.domain,
+  kind: r.kind as (typeof REPORT_KINDS)[number],
+  status: r.status,
+  votes: r.votes,
+});
 
 /** A report as the account that filed it sees it: its own notes, no other reporter's data. */
 function ownView(r: OwnReport, accountId: string) {
   return {
-    id: r.id,
-    slug: r.slug,
-    domain: r.domain,
-    kind: r.kind as (typeof REPORT_KINDS)[number],
-    status: r.status,
-    votes: r.votes,
+    ...reporterFields(r),
     notes: r.notes.filter((n) => n.accountId === accountId).map(({ text, at }) => ({ text, at })),
     filedAt: r.filedAt,
     createdAt: r.createdAt,
@@ -37,16 +42,7 @@ export function reportsController(deps: RateLimitDeps & { corrections: Correctio
       async ({ principal, body, set }) => {
         const { report: r, voted, queued } = await deps.corrections.fileReport(principal, body);
         set.status = 202;
-        return {
-          id: r.id,
-          slug: r.slug,
-          domain: r.domain,
-          kind: r.kind as (typeof REPORT_KINDS)[number],
-          status: r.status,
-          votes: r.votes,
-          voted,
-          discoveryQueued: queued,
-        };
+        return { ...reporterFields(r), voted, discoveryQueued: queued };
       },
       {
         accountRateLimit: RATE_LIMITS.reports,
