@@ -240,7 +240,9 @@ describe("reports kept by an earlier version", () => {
       ["rejected", 3, 1, 1],
       ["open", 3, 2, 2],
     ]);
-    expect((await store.reportsOf("acct-b", 10)).map((r) => r.id)).toEqual([reports[1]?.id as string]);
+    expect((await store.reportsOf("acct-b", 10)).map((r) => r.id)).toEqual([
+      reports[1]?.id as string,
+    ]);
     // a new filing joins the folded report
     const joined = await store.fileReport({ ...reports[1], id: "x" } as never, {
       accountId: "acct-d",
@@ -272,7 +274,9 @@ describe("reports kept by an earlier version", () => {
         ["rejected", 3, 1, 1],
         ["open", 3, 2, 2],
       ]);
-      expect((await store.reportsOf("acct-b", 10)).map((r) => r.id)).toEqual([reports[1]?.id as string]);
+      expect((await store.reportsOf("acct-b", 10)).map((r) => r.id)).toEqual([
+        reports[1]?.id as string,
+      ]);
     } finally {
       await db.dropDatabase();
       await c.close();
