@@ -232,8 +232,10 @@ export async function buildDeps(config: Config, store?: Store): Promise<Deps> {
       if (mail instanceof SmtpMailer) mail.close();
       await retention.stop();
       await assets.close();
-      catalog.close();
+      // a catalog build being recorded finishes before the catalog and the store close
       corrections.stop();
+      await corrections.settled();
+      catalog.close();
       await background.close();
       await usage.close();
       await quota.close();
