@@ -7,7 +7,8 @@
  * sha256 and source) and the version they are of. When an instance serves another version,
  * the one instance that moves the recorded version first (claimCatalogState) compares, appends
  * a `catalog_changed` event per brand added, changed or retired, handles the retired brands'
- * pins, and records the new state. The first version an empty store sees is recorded as it is.
+ * pins, and records the new state. The first version an empty store sees is recorded as it is
+ * (the same rows by whichever instances get there, then claimed once).
  */
 import { DISCOVERED_ID_BASE } from "../catalog/discovery/service";
 import type { CatalogService } from "../catalog/service";
@@ -60,12 +61,15 @@ export async function recordBuild(deps: BuildAuditDeps): Promise<void> {
   const version = catalog.version;
   if (!version) return;
   const previous = await store.catalogStateVersion();
-  if (previous === version || !(await store.claimCatalogState(previous, version))) return;
+  if (previous === version) return;
   const now = catalog.database.builtBrands();
   if (previous === null) {
-    await store.putCatalogState(now, []);
-    // pins an earlier build left on brands it retired, before this store recorded builds
+    // recorded before it is claimed: a write that fails (a full disk) leaves nothing claimed
     const ids = new Set(now.map((s) => s.id));
+    const stale = (await store.catalogState()).filter((s) => !ids.has(s.id)).map((s) => s.id);
+    await store.putCatalogState(now, stale);
+    if (!(await store.claimCatalogState(null, version))) return;
+    // pins an earlier build left on brands it retired, before this store recorded builds
     await deps.refreshPins();
     const left = new Map<number, { id: number; slug: string }>();
     for (const p of deps.pins())
@@ -74,6 +78,7 @@ export async function recordBuild(deps: BuildAuditDeps): Promise<void> {
     await movePins(deps, [...left.values()]);
     return;
   }
+  if (!(await store.claimCatalogState(previous, version))) return;
   const before = new Map((await store.catalogState()).map((s) => [s.id, s]));
   const events: AuditEvent[] = [];
   const changed: BuiltBrandState[] = [];

@@ -41,6 +41,11 @@ const toEvent = ({ _id, ...rest }: AuditDoc): AuditEvent => ({
   after: rest.after ?? null,
 });
 const pinId = (brandId: number, field: PinField) => `${brandId}:${field}`;
+/** Whether a (bulk) insert failed on duplicate keys alone. */
+const duplicatesOnly = (err: unknown) => {
+  const writeErrors = (err as { writeErrors?: unknown }).writeErrors;
+  return (writeErrors ? [writeErrors].flat() : [err]).every(isDuplicate);
+};
 const reportDoc = (r: Report): ReportDoc => {
   const { id, ...rest } = r;
   return { _id: id, ...rest, openKey: r.status === "open" ? openKey(r) : id };
@@ -234,9 +239,7 @@ export class MongoCorrectionsStore implements CorrectionsStore {
       );
     } catch (err) {
       // the same event appended twice: kept once
-      const writeErrors = (err as { writeErrors?: unknown }).writeErrors;
-      const errors = writeErrors ? [writeErrors].flat() : [err];
-      if (!errors.every(isDuplicate)) throw err;
+      if (!duplicatesOnly(err)) throw err;
     }
   }
 
@@ -285,10 +288,15 @@ export class MongoCorrectionsStore implements CorrectionsStore {
     for (let i = 0; i < ids.length; i += CHUNK)
       await this.stateDocs.deleteMany({ _id: { $in: ids.slice(i, i + CHUNK) } });
     for (let i = 0; i < changed.length; i += CHUNK)
-      await this.stateDocs.insertMany(
-        changed.slice(i, i + CHUNK).map(({ id, ...rest }) => ({ _id: String(id), ...rest })),
-        { ordered: false },
-      );
+      await this.stateDocs
+        .insertMany(
+          changed.slice(i, i + CHUNK).map(({ id, ...rest }) => ({ _id: String(id), ...rest })),
+          { ordered: false },
+        )
+        .catch((err) => {
+          // another instance recording the same first version wrote the same rows
+          if (!duplicatesOnly(err)) throw err;
+        });
   }
 }
 
