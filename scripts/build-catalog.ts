@@ -87,7 +87,7 @@ async function build(): Promise<void> {
   const pinLines = retiredPins(storedPins(dataDir), brands, issued, redirects);
   phase("pins", `${pinLines.length} pins on retired brands`);
   for (const line of pinLines) console.error(`[catalog]   ${line}`);
-  const version = writeCatalog(paths, brands, { merged, variants, enriched, undrawn });
+  const version = writeCatalog(paths, brands, { merged, variants, enriched, undrawn, retired });
   phase("write", `${CATALOG_FILE} version ${version}`);
   // the readability check: fails the build when more variants fall below the floor
   const { readability, readabilityLimit } = await import("./catalog/readability");
