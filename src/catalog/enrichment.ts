@@ -11,7 +11,8 @@
  *  - color roles brand / dark-mode / contrast-text and the darkModeColor and contrastTextColor
  *    fields when missing;
  *  - verifiedAt: the time every stored SVG matched its recorded sha256 and passed the
- *    sanitizer again (left null when a check fails; the failure is logged).
+ *    sanitizer again (left null when a check fails; the failure is logged), and none of the
+ *    artwork was read over plain http (left null: such artwork is never verified).
  *
  * Jobs are deduplicated per brand (one queued or running at a time, none once the brand's
  * record is applied), run at most `concurrency` at a time, are idempotent (same inputs give
@@ -30,6 +31,7 @@ import type {
   EnrichmentRecord,
   EnrichmentStore,
 } from "./enrichment-port";
+import { readOverHttp } from "./provenance";
 import { sanitizeSvg } from "./sanitize";
 import type { Brand, ColorRole, StoredSvg, Variant } from "./types";
 
@@ -90,6 +92,8 @@ export function withDiscovery(b: Brand | undefined, r: DiscoveryRecord): Brand |
   const tags = b.brandColor || !r.brandColor ? [WEB_SOURCE] : [WEB_SOURCE, WEB_COLOR];
   return {
     ...b,
+    // new artwork: checked again before the brand is verified
+    verifiedAt: null,
     brandColor: b.brandColor ?? r.brandColor,
     sources: [...b.sources.filter((s) => !tags.includes(s)), ...tags],
     variants: r.variants,
@@ -225,7 +229,7 @@ export function deriveEnrichment(b: Brand, now = new Date()): EnrichmentRecord {
     slug: b.slug,
     basis: enrichmentBasis(b),
     at: now.toISOString(),
-    verifiedAt: b.verifiedAt ?? (problem ? null : now.toISOString()),
+    verifiedAt: b.verifiedAt ?? (problem || readOverHttp(b) ? null : now.toISOString()),
     darkModeColor,
     contrastTextColor,
     colors,

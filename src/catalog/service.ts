@@ -8,9 +8,10 @@ import { log } from "../platform/log";
 import { contrastTextColor } from "./colors";
 import { directoryFields, type ServiceResponse } from "./model";
 import type { CatalogSource } from "./port";
+import { provenances } from "./provenance";
 import { CatalogDb } from "./store/db";
 import { writeCatalogFileSync } from "./store/schema";
-import type { Brand, BuiltCatalog } from "./types";
+import { type Brand, type BuiltCatalog, VARIANTS } from "./types";
 
 export const NOTICE =
   "Brand names, logos and colors are trademarks of their respective owners. Use them only to " +
@@ -49,6 +50,7 @@ export function toServiceView(b: Brand): ServiceView {
     darkModeColor: b.darkModeColor,
     svgVariants: null,
     colors: b.colors.length ? b.colors : null,
+    provenance: provenances(b, VARIANTS),
     _css: cssVars(b),
     _notice: NOTICE,
     ...directoryFields(b),

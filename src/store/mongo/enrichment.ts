@@ -84,6 +84,7 @@ export class MongoEnrichmentStore implements EnrichmentStore, DiscoveryStore {
 
   static async ensureIndexes(db: Db) {
     await db.collection("discoveries").createIndex({ at: 1 });
+    await db.collection("discoveries").createIndex({ status: 1, refreshAt: 1 });
   }
 
   async discoveries(since?: string): Promise<DiscoveryRecord[]> {
@@ -96,13 +97,26 @@ export class MongoEnrichmentStore implements EnrichmentStore, DiscoveryStore {
     return doc ? withoutId(doc) : null;
   }
 
+  async discoveriesDue(before: string, limit: number): Promise<DiscoveryRecord[]> {
+    const docs = await this.found
+      .find({
+        status: "found",
+        $or: [{ refreshAt: { $lte: before } }, { refreshAt: { $exists: false } }],
+      })
+      .sort({ refreshAt: 1 })
+      .limit(limit)
+      .toArray();
+    return docs.map(withoutId);
+  }
+
   async saveDiscovery(record: DiscoveryRecord): Promise<DiscoveryRecord> {
     // never over a taken-down record: the filter does not match it, and the upsert's insert
-    // then fails on the existing _id
+    // then fails on the existing _id. The whole record is replaced: a field the new record
+    // lacks (bimi, previous, pinned ...) must not survive from the old one.
     try {
-      await this.found.updateOne(
+      await this.found.replaceOne(
         { _id: record.domain, status: { $ne: "taken_down" } },
-        { $set: record },
+        record as DiscoveryDoc,
         { upsert: true },
       );
       return record;
