@@ -157,8 +157,9 @@ export interface DiscoveryStore {
    */
   saveDiscovery(record: DiscoveryRecord): Promise<DiscoveryRecord>;
   /**
-   * Found records due to be checked again (`refreshAt` at or before `before`, or none
-   * recorded), soonest first, at most `limit`.
+   * Found records due to be checked again, soonest first, at most `limit`: `refreshAt` at or
+   * before `before`, or (a record stored before refreshAt was recorded) none and `at` at or
+   * before `staleBefore`.
    */
-  discoveriesDue(before: string, limit: number): Promise<DiscoveryRecord[]>;
+  discoveriesDue(before: string, staleBefore: string, limit: number): Promise<DiscoveryRecord[]>;
 }

@@ -5,7 +5,6 @@
  * its hash, each part changeable to make the certificates discovery must refuse. Made with
  * @peculiar/x509 and @peculiar/asn1-x509-logotype (ECDSA P-256 through WebCrypto).
  */
-import "reflect-metadata";
 import { gzipSync } from "node:zlib";
 import { AsnConvert, OctetString } from "@peculiar/asn1-schema";
 import { AlgorithmIdentifier } from "@peculiar/asn1-x509";
@@ -27,7 +26,7 @@ import {
   SubjectAlternativeNameExtension,
   type X509Certificate,
   X509CertificateGenerator,
-} from "@peculiar/x509";
+} from "../../src/catalog/discovery/x509";
 import { BIMI_EKU } from "../../src/catalog/discovery/mark";
 
 const ALG = { name: "ECDSA", namedCurve: "P-256", hash: "SHA-256" } as const;

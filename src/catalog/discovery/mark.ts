@@ -14,8 +14,6 @@
  *   logotype    it has a logotype extension with an SVG image and a known hash algorithm
  *   hash        the logotype hash matches the SVG served at the record's l= URL
  */
-// @peculiar/x509 resolves its services with tsyringe, which needs the Reflect metadata API
-import "reflect-metadata";
 import { AsnConvert } from "@peculiar/asn1-schema";
 import { id_pe_logotype, LogotypeExtn } from "@peculiar/asn1-x509-logotype";
 import {
@@ -24,7 +22,7 @@ import {
   SubjectAlternativeNameExtension,
   X509Certificate,
   X509ChainBuilder,
-} from "@peculiar/x509";
+} from "./x509";
 import { registrableDomain } from "../brand/domain";
 import { MARK_ROOTS } from "./mark-roots";
 

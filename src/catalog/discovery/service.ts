@@ -14,7 +14,7 @@
  */
 import { readFileSync } from "node:fs";
 import tls from "node:tls";
-import type { X509Certificate } from "@peculiar/x509";
+import type { X509Certificate } from "./x509";
 import { slugify } from "transliteration";
 import type { Config } from "../../config";
 import { log } from "../../platform/log";
@@ -257,8 +257,16 @@ export class DiscoveryService {
   /** Whether a found record is due to be checked again. */
   private refreshDue(r: DiscoveryRecord): boolean {
     if (r.refreshAt) return this.now() >= Date.parse(r.refreshAt);
-    // a record stored before refreshAt was recorded: low-resolution artwork only, a day on
-    return lowResOnly(r) && this.now() - Date.parse(r.at) >= RETRY_AFTER_MS;
+    // a record stored before refreshAt was recorded: low-resolution artwork a day on, any
+    // other after refreshDays
+    const age = this.now() - Date.parse(r.at);
+    return lowResOnly(r) ? age >= RETRY_AFTER_MS : age >= this.staleAfterMs();
+  }
+
+  /** Age after which a found record without refreshAt is due (never when refreshing is off). */
+  private staleAfterMs(): number {
+    const days = this.options.refreshDays ?? 0;
+    return days > 0 ? days * DAY_MS : Number.POSITIVE_INFINITY;
   }
 
   /**
@@ -272,7 +280,10 @@ export class DiscoveryService {
     const room = Math.min(limit, Math.floor(this.options.queueSize / 2) - this.queue.length);
     if (room <= 0) return 0;
     let queued = 0;
-    for (const r of await this.store.discoveriesDue(this.isoNow(), room + this.pending.size))
+    const stale = this.now() - this.staleAfterMs();
+    const staleBefore = Number.isFinite(stale) ? new Date(stale).toISOString() : "";
+    const due = await this.store.discoveriesDue(this.isoNow(), staleBefore, room + this.pending.size);
+    for (const r of due)
       if (queued < room && this.enqueue({ domain: r.domain, brandId: r.brandId })) queued++;
     return queued;
   }

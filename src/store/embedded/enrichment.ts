@@ -83,13 +83,15 @@ export class EmbeddedEnrichmentStore implements EnrichmentStore, DiscoveryStore 
     return row ? (JSON.parse(row.record) as DiscoveryRecord) : null;
   }
 
-  async discoveriesDue(before: string, limit: number) {
+  async discoveriesDue(before: string, staleBefore: string, limit: number) {
     return this.db
       .all<{ record: string }>(
         `SELECT record FROM discoveries WHERE status = 'found'
-           AND (json_extract(record, '$.refreshAt') <= ? OR json_extract(record, '$.refreshAt') IS NULL)
-         ORDER BY json_extract(record, '$.refreshAt') LIMIT ?`,
+           AND (json_extract(record, '$.refreshAt') <= ?
+             OR (json_extract(record, '$.refreshAt') IS NULL AND at <= ?))
+         ORDER BY coalesce(json_extract(record, '$.refreshAt'), at) LIMIT ?`,
         before,
+        staleBefore,
         limit,
       )
       .map((r) => JSON.parse(r.record) as DiscoveryRecord);

@@ -1,4 +1,4 @@
-import type { Db } from "mongodb";
+import type { Db, Filter } from "mongodb";
 import type {
   DiscoveryRecord,
   DiscoveryStore,
@@ -97,16 +97,18 @@ export class MongoEnrichmentStore implements EnrichmentStore, DiscoveryStore {
     return doc ? withoutId(doc) : null;
   }
 
-  async discoveriesDue(before: string, limit: number): Promise<DiscoveryRecord[]> {
-    const docs = await this.found
-      .find({
-        status: "found",
-        $or: [{ refreshAt: { $lte: before } }, { refreshAt: { $exists: false } }],
-      })
-      .sort({ refreshAt: 1 })
-      .limit(limit)
-      .toArray();
-    return docs.map(withoutId);
+  async discoveriesDue(before: string, staleBefore: string, limit: number) {
+    const find = (filter: Filter<DiscoveryDoc>, order: "refreshAt" | "at") =>
+      this.found.find(filter).sort({ [order]: 1 }).limit(limit).toArray();
+    // two indexed queries (status, refreshAt) and (at), merged soonest first
+    const [due, stale] = await Promise.all([
+      find({ status: "found", refreshAt: { $lte: before } }, "refreshAt"),
+      find({ status: "found", refreshAt: { $exists: false }, at: { $lte: staleBefore } }, "at"),
+    ]);
+    return [...due, ...stale]
+      .sort((a, b) => ((a.refreshAt ?? a.at) < (b.refreshAt ?? b.at) ? -1 : 1))
+      .slice(0, limit)
+      .map(withoutId);
   }
 
   async saveDiscovery(record: DiscoveryRecord): Promise<DiscoveryRecord> {
