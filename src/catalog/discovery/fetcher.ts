@@ -49,8 +49,11 @@ export type FetchErrorCode =
 /** Error codes of a failed certificate check or TLS handshake (OpenSSL's, Node's, Bun's). */
 const TLS_ERROR = /CERT|SELF_SIGNED|UNABLE_TO_|ERR_TLS|ERR_SSL|EPROTO|HANDSHAKE|TLS/i;
 
-/** A request error as a FetchError: "tls" for certificate and handshake failures. */
-function requestError(url: URL, err: Error): FetchError {
+/**
+ * A request error as a FetchError: "tls" for certificate and handshake failures, "port_closed"
+ * for a refused connection (nothing listening), "connect" for any other (a reset included).
+ */
+export function fetchErrorOf(url: URL, err: Error): FetchError {
   if (err instanceof FetchError) return err;
   const code = String((err as { code?: string }).code ?? "");
   const tlsFailed = url.protocol === "https:" && TLS_ERROR.test(code);
@@ -230,7 +233,7 @@ export class GuardedFetcher {
         cleanup.push(() => fail(new FetchError("timeout", `${url.href} took over ${ms} ms`)));
         this.open(url, addresses, opts, cleanup).then((req) => {
           cleanup.push(() => req.destroy());
-          req.on("error", (err) => fail(requestError(url, err)));
+          req.on("error", (err) => fail(fetchErrorOf(url, err)));
           req.on("response", (res) => {
             cleanup.push(() => res.destroy());
             readResponse(res, url, opts.maxBytes, cleanup).then((hop) => {
