@@ -132,6 +132,9 @@ export function enrichmentBasis(b: Brand): string {
       b.colors,
       b.verifiedAt,
       own,
+      // artwork read over plain http is never verified, the same artwork over https is (only
+      // added when true: every other brand keeps the basis its stored record has)
+      ...(readOverHttp(b) ? ["read over http"] : []),
     ]),
   );
 }

@@ -1,8 +1,9 @@
 /**
- * A mark certificate PKI made by the tests (for BIMI): a root of their own (given to the app
+ * A PKI made by the tests. For BIMI: a mark certificate root of their own (given to the app
  * through DISCOVERY_VMC_ROOTS), an intermediate, and mark certificates with the BIMI extended
  * key usage, a subject alternative name and an RFC 3709 logotype extension carrying an SVG and
- * its hash, each part changeable to make the certificates discovery must refuse. Made with
+ * its hash, each part changeable to make the certificates discovery must refuse. For https
+ * fixture sites: server certificates for any test host names. Made with
  * @peculiar/x509 and @peculiar/asn1-x509-logotype (ECDSA P-256 through WebCrypto).
  */
 import { gzipSync } from "node:zlib";
@@ -156,6 +157,35 @@ export async function makeMark(
         signingKey: issuer.keys.privateKey,
       })
     : X509CertificateGenerator.createSelfSigned({ ...common, name: subject, keys });
+}
+
+/**
+ * A TLS server certificate for `hosts` issued by `issuer` (a test CA given to discovery through
+ * DISCOVERY_CA_FILE), valid from a day before now for 30 days: TLS checks the real clock.
+ */
+export async function makeServerCert(
+  issuer: Authority,
+  hosts: string[],
+): Promise<{ hosts: string[]; cert: string; key: string }> {
+  const keys = await newKeys();
+  const cert = await X509CertificateGenerator.create({
+    serialNumber: nextSerial(),
+    subject: `CN=${hosts[0]}`,
+    issuer: issuer.cert.subject,
+    notBefore: new Date(Date.now() - 86_400_000),
+    notAfter: new Date(Date.now() + 30 * 86_400_000),
+    publicKey: keys.publicKey,
+    signingKey: issuer.keys.privateKey,
+    signingAlgorithm: ALG,
+    extensions: [
+      new BasicConstraintsExtension(false, undefined, true),
+      new ExtendedKeyUsageExtension(["1.3.6.1.5.5.7.3.1"], false),
+      new SubjectAlternativeNameExtension(hosts.map((value) => ({ type: "dns" as const, value }))),
+    ],
+  });
+  const pkcs8 = Buffer.from(await crypto.subtle.exportKey("pkcs8", keys.privateKey));
+  const key = `-----BEGIN PRIVATE KEY-----\n${pkcs8.toString("base64").replace(/.{64}/g, "$&\n")}\n-----END PRIVATE KEY-----\n`;
+  return { hosts, cert: `${cert.toString("pem")}\n${issuer.cert.toString("pem")}`, key };
 }
 
 /** A PEM bundle: the certificate, then its issuers. */
