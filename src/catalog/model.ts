@@ -26,10 +26,7 @@ export const ProvenanceName = t.Union(
     t.Literal("website-http"),
     t.Literal("pin"),
   ],
-  {
-    description:
-      "catalog: an icon package of the catalog build (see artwork for the package and licence); bimi-verified: the brand's BIMI logo with a verified mark certificate (it chains to a mark verifying authority's root, is valid, carries the BIMI usage, names the brand's domain and hashes to the logo); bimi: the brand's BIMI logo without a verified mark; website: the brand's own website over https; website-http: the brand's website over plain http (its https port refused connections; replaced by the first later read over https, and never verified); pin: set by an operator after a report. A variant derived from the mono mark (dark, light) has the mono mark's provenance.",
-  },
+  { description: "Where the variant came from (see provenance)" },
 );
 
 /** Every stored variant's provenance, by variant name. */
@@ -44,7 +41,7 @@ export const VariantProvenance = t.Object(
   } satisfies Record<(typeof VARIANTS)[number], unknown>,
   {
     description:
-      "Where each stored variant came from, by variant name (the same values as the X-Asset-Provenance header of the asset routes); {} for a brand without artwork",
+      "Where each stored variant came from, by variant name ({} for a brand without artwork; the asset routes send the same value as X-Asset-Provenance). catalog: an icon package of the catalog build (see artwork for the package and licence); bimi-verified: the brand's BIMI logo with a verified mark certificate (it chains to a mark verifying authority's root, is valid, carries the BIMI usage, names the brand's domain and hashes to the logo); bimi: the brand's BIMI logo without a verified mark; website: the brand's own website over https; website-http: the brand's website over plain http (its https port refused connections; replaced by the first later read over https, and never verified); pin: set by an operator after a report. A variant derived from the mono mark (dark, light) has the mono mark's provenance.",
   },
 );
 
