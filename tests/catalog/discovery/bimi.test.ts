@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { dohTxt, parseBimi, systemTxt, tinyPsProblem } from "../../../src/catalog/discovery/bimi";
 import { GuardedFetcher } from "../../../src/catalog/discovery/fetcher";
 import type { DiscoveryRecord } from "../../../src/catalog/enrichment-port";
-import { makeApp, type TestApp, tempDir } from "../../support/app";
+import { ADMIN_TOKEN, makeApp, type TestApp, tempDir } from "../../support/app";
 import { dohSite, startUdpDns } from "../../support/dns-fixture";
 import { png } from "../../support/logo-sites";
 import {
@@ -316,5 +316,16 @@ describe("mark certificates in discovery (DISCOVERY_VMC_ROOTS, DoH)", () => {
       expect(r.variants.icon).toBeUndefined();
       expect(r.bimi?.unusable).toMatch(/over|not square/);
     }
+  });
+
+  test("operators see each record's BIMI checks (GET /admin/discoveries, checked against its schema)", async () => {
+    const r = await t.req("/admin/discoveries?limit=100", {
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+    });
+    expect(r.status).toBe(200);
+    const { items } = (await r.json()) as { items: DiscoveryRecord[] };
+    const byDomain = new Map(items.map((i) => [i.domain, i]));
+    expect(byDomain.get("bimi-verified.test")?.bimi?.verifiedMark).toBe(true);
+    expect(byDomain.get("bimi-mismatch.test")?.bimi?.failed[0]?.check).toBe("hash");
   });
 });

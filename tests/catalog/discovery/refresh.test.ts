@@ -166,6 +166,15 @@ async function scenario(t: TestApp) {
   const svg = await t.get(`/v1/svg/${slug}?variant=color`, key);
   expect(await svg.text()).toContain("#00843d");
   expect(svg.headers.get("x-asset-provenance")).toBe("website");
+  for (const format of ["png", "webp"]) {
+    const img = await t.get(`/v1/${format}/${slug}?variant=color&size=64`, key);
+    expect(img.headers.get("content-type")).toBe(`image/${format}`);
+    expect(img.headers.get("x-asset-provenance")).toBe("website");
+  }
+  // a catalog brand's artwork says so too
+  expect((await t.get("/v1/png/github?size=64", key)).headers.get("x-asset-provenance")).toBe(
+    "catalog",
+  );
 
   // a pin holds its variant: the next change is stored, the pin stays served
   const pin = await t.req(`/admin/brands/${slug}/artwork/color`, {
