@@ -1,6 +1,6 @@
 import { type Static, t } from "elysia";
 import { queryEnum, queryInt } from "../http/params";
-import { VARIANTS } from "./types";
+import type { VARIANTS } from "./types";
 
 const Hex = t.String({ pattern: "^[0-9a-f]{6}$", description: "6 hex characters, no leading #" });
 const NullableHex = t.Union([Hex, t.Null()]);

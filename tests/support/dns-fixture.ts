@@ -28,9 +28,11 @@ export function txtResponse(query: Buffer, records: Record<string, string[]>): B
       name,
       ttl: 60,
       // one TXT record: its text in strings of at most 255 bytes
-      data: (Buffer.from(text, "utf8").toString("latin1").match(/[\s\S]{1,255}/g) ?? []).map((c) =>
-        Buffer.from(c, "latin1"),
-      ),
+      data: (
+        Buffer.from(text, "utf8")
+          .toString("latin1")
+          .match(/[\s\S]{1,255}/g) ?? []
+      ).map((c) => Buffer.from(c, "latin1")),
     })),
   });
 }

@@ -18,6 +18,7 @@ import {
   LogotypeImage,
   LogotypeInfo,
 } from "@peculiar/asn1-x509-logotype";
+import { BIMI_EKU } from "../../src/catalog/discovery/mark";
 import {
   BasicConstraintsExtension,
   ExtendedKeyUsageExtension,
@@ -28,7 +29,6 @@ import {
   type X509Certificate,
   X509CertificateGenerator,
 } from "../../src/catalog/discovery/x509";
-import { BIMI_EKU } from "../../src/catalog/discovery/mark";
 
 const ALG = { name: "ECDSA", namedCurve: "P-256", hash: "SHA-256" } as const;
 const SHA256_OID = "2.16.840.1.101.3.4.2.1";

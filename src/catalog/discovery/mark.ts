@@ -16,6 +16,8 @@
  */
 import { AsnConvert } from "@peculiar/asn1-schema";
 import { id_pe_logotype, LogotypeExtn } from "@peculiar/asn1-x509-logotype";
+import { registrableDomain } from "../brand/domain";
+import { MARK_ROOTS } from "./mark-roots";
 import {
   BasicConstraintsExtension,
   ExtendedKeyUsageExtension,
@@ -23,8 +25,6 @@ import {
   X509Certificate,
   X509ChainBuilder,
 } from "./x509";
-import { registrableDomain } from "../brand/domain";
-import { MARK_ROOTS } from "./mark-roots";
 
 /** id-kp-BrandIndicatorforMessageIdentification */
 export const BIMI_EKU = "1.3.6.1.5.5.7.3.31";
@@ -95,7 +95,9 @@ function outOfDate(c: X509Certificate, now: Date): string | null {
 }
 
 /** The image the logotype extension carries: its media type and hashes. */
-function logotypeOf(c: X509Certificate): { mediaType: string; hashes: [string, Buffer][] } | string {
+function logotypeOf(
+  c: X509Certificate,
+): { mediaType: string; hashes: [string, Buffer][] } | string {
   const ext = c.getExtension(id_pe_logotype);
   if (!ext) return "the certificate has no logotype extension";
   let logo: LogotypeExtn;
@@ -136,18 +138,25 @@ export async function verifyMark(
     };
 
   // chain: signatures verified link by link, ending at a trust anchor
-  const anchors = new Set(await Promise.all(opts.roots.map(async (r) => hex(await r.getThumbprint()))));
+  const anchors = new Set(
+    await Promise.all(opts.roots.map(async (r) => hex(await r.getThumbprint()))),
+  );
   if (await leaf.isSelfSigned()) {
     if (!anchors.has(hex(await leaf.getThumbprint())))
       fail("self_signed", "the certificate signed itself; no mark verifying authority issued it");
   } else {
     let chain: X509Certificate[] = [leaf];
     try {
-      chain = [...(await new X509ChainBuilder({ certificates: [...bundle, ...opts.roots] }).build(leaf))];
+      chain = [
+        ...(await new X509ChainBuilder({ certificates: [...bundle, ...opts.roots] }).build(leaf)),
+      ];
     } catch {}
     const top = chain[chain.length - 1] as X509Certificate;
     if (chain.length < 2 || !anchors.has(hex(await top.getThumbprint())))
-      fail("chain", `issued by "${top.issuer}", which does not chain to a trusted mark certificate root`);
+      fail(
+        "chain",
+        `issued by "${top.issuer}", which does not chain to a trusted mark certificate root`,
+      );
     else
       for (const ca of chain.slice(1)) {
         const stale = outOfDate(ca, opts.now);

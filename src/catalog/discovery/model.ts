@@ -57,7 +57,9 @@ export const DiscoveredAssetView = t.Object({
       },
     ),
   ),
-  etag: t.Optional(t.String({ description: "The response's ETag (the refresh's conditional GET)" })),
+  etag: t.Optional(
+    t.String({ description: "The response's ETag (the refresh's conditional GET)" }),
+  ),
   lastModified: t.Optional(
     t.String({ description: "The response's Last-Modified (the refresh's conditional GET)" }),
   ),
@@ -79,7 +81,9 @@ const BimiCheckView = t.Object(
       { description: "Each failed check of the mark certificate" },
     ),
     unusable: t.Optional(
-      t.String({ description: "Why the logo itself is not used (not https, too large, not square ...)" }),
+      t.String({
+        description: "Why the logo itself is not used (not https, too large, not square ...)",
+      }),
     ),
     organization: t.Optional(t.Union([t.String(), t.Null()])),
     notAfter: t.Optional(t.Union([t.String(), t.Null()])),

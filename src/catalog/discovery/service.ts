@@ -14,7 +14,6 @@
  */
 import { readFileSync } from "node:fs";
 import tls from "node:tls";
-import type { X509Certificate } from "./x509";
 import { slugify } from "transliteration";
 import type { Config } from "../../config";
 import { log } from "../../platform/log";
@@ -60,6 +59,7 @@ import {
   type Validators,
 } from "./fetcher";
 import { markRoots, pemCertificates, verifyMark } from "./mark";
+import type { X509Certificate } from "./x509";
 
 export const DOMAIN_BUDGET_MS = 15_000;
 export const RETRY_AFTER_MS = 24 * 60 * 60 * 1000;
@@ -147,7 +147,8 @@ const sameArtwork = (a: DiscoveryRecord, b: DiscoveryRecord) =>
   JSON.stringify(artworkHashes(a)) === JSON.stringify(artworkHashes(b));
 
 /** The channel a URL was read over: plain http is marked as such. */
-const channelOf = (url: string): WebChannel => (url.startsWith("http:") ? "website-http" : "website");
+const channelOf = (url: string): WebChannel =>
+  url.startsWith("http:") ? "website-http" : "website";
 
 /** A response's validators, for a later conditional GET (absent when it sent none). */
 const validatorsOf = (r: FetchResult) => ({
@@ -282,7 +283,11 @@ export class DiscoveryService {
     let queued = 0;
     const stale = this.now() - this.staleAfterMs();
     const staleBefore = Number.isFinite(stale) ? new Date(stale).toISOString() : "";
-    const due = await this.store.discoveriesDue(this.isoNow(), staleBefore, room + this.pending.size);
+    const due = await this.store.discoveriesDue(
+      this.isoNow(),
+      staleBefore,
+      room + this.pending.size,
+    );
     for (const r of due)
       if (queued < room && this.enqueue({ domain: r.domain, brandId: r.brandId })) queued++;
     return queued;
@@ -550,7 +555,7 @@ export class DiscoveryService {
       kept.refreshAt = new Date(Date.parse(at) + RETRY_AFTER_MS).toISOString();
       return attempted ? kept : this.withRefresh(kept);
     }
-    if (!attempted || attempted.status !== "found") return attempted as DiscoveryRecord;
+    if (attempted?.status !== "found") return attempted as DiscoveryRecord;
     const record: DiscoveryRecord = { ...attempted, change: "new" };
     if (previous) {
       record.change = sameArtwork(previous, attempted) ? "unchanged" : "replaced";
@@ -810,12 +815,15 @@ export class DiscoveryService {
         });
       } catch (err) {
         if (err instanceof Refused) throw err;
-        check.failed = [
-          { check: "certificate", reason: `not fetched: ${(err as Error).message}` },
-        ];
+        check.failed = [{ check: "certificate", reason: `not fetched: ${(err as Error).message}` }];
       }
     }
-    const c: Candidate = { origin: "bimi", score: CANDIDATE_SCORES.bimi, url: record.logo, declared: 0 };
+    const c: Candidate = {
+      origin: "bimi",
+      score: CANDIDATE_SCORES.bimi,
+      url: record.logo,
+      declared: 0,
+    };
     const asset = this.asset(c, svg.url, this.isoNow(), sha256(svg.body), artwork, svg);
     return {
       found: {
@@ -980,7 +988,11 @@ export class DiscoveryService {
     if (mono) {
       // the mark in black, as catalog mono marks are; dark and light are derived from it
       const black = recolorMono(mono.artwork.svg, "000000").svg;
-      variants.mono = { svg: black, sha256: sha256(black), source: webSource(mono.asset.provenance) };
+      variants.mono = {
+        svg: black,
+        sha256: sha256(black),
+        source: webSource(mono.asset.provenance),
+      };
       assets.push({ ...mono.asset, variant: "mono" });
     } else if (variants.color && color !== bimi) {
       // multi-colour or raster artwork serves light and dark backgrounds as it is (not a BIMI
@@ -1143,7 +1155,8 @@ export function createDiscovery(
     },
     artworkPool,
   );
-  if (config.DISCOVERY_VMC_ROOTS) service.vmcRoots = markRoots(vmcRootsPem(config.DISCOVERY_VMC_ROOTS));
+  if (config.DISCOVERY_VMC_ROOTS)
+    service.vmcRoots = markRoots(vmcRootsPem(config.DISCOVERY_VMC_ROOTS));
   // BIMI records: over DoH when configured, else the system's DNS unless the proxy resolves
   // (then this host has no DNS to ask)
   service.txt = config.DISCOVERY_DOH_URL

@@ -99,7 +99,11 @@ export class MongoEnrichmentStore implements EnrichmentStore, DiscoveryStore {
 
   async discoveriesDue(before: string, staleBefore: string, limit: number) {
     const find = (filter: Filter<DiscoveryDoc>, order: "refreshAt" | "at") =>
-      this.found.find(filter).sort({ [order]: 1 }).limit(limit).toArray();
+      this.found
+        .find(filter)
+        .sort({ [order]: 1 })
+        .limit(limit)
+        .toArray();
     // two indexed queries (status, refreshAt) and (at), merged soonest first
     const [due, stale] = await Promise.all([
       find({ status: "found", refreshAt: { $lte: before } }, "refreshAt"),

@@ -16,10 +16,10 @@ import { dohSite, startUdpDns } from "../../support/dns-fixture";
 import { png } from "../../support/logo-sites";
 import {
   type Authority,
+  type MarkOptions,
   makeIntermediate,
   makeMark,
   makeRoot,
-  type MarkOptions,
   pemOf,
 } from "../../support/mark-pki";
 import { FIXTURE_TLS } from "../../support/tls-fixture";
@@ -79,8 +79,8 @@ const home = (name: string) => ({
   ),
 });
 
-/** The PEM served for each certified domain: a chain from the test root, or a refusal. */
-async function certificates(root: Authority, ca: Authority): Promise<Record<Certified, string>> {
+/** The PEM served for each certified domain: a chain through `ca` to the test root, or a refusal. */
+async function certificates(ca: Authority): Promise<Record<Certified, string>> {
   const valid = { svg: MARK, notBefore: at(-30), notAfter: at(300) };
   const mark = (domain: string, extra: Partial<MarkOptions> = {}, issuer: Authority | null = ca) =>
     makeMark(issuer, { ...valid, domains: [domain], ...extra });
@@ -104,15 +104,14 @@ async function certificates(root: Authority, ca: Authority): Promise<Record<Cert
 beforeAll(async () => {
   const root = await makeRoot("Test Mark Root", at(-400), at(4000));
   const ca = await makeIntermediate(root, "Test Mark CA", at(-300), at(3000));
-  const pems = await certificates(root, ca);
+  const pems = await certificates(ca);
   const touch = bytes(await png(180, "#333333"), "image/png");
   const secure: Record<string, ReturnType<typeof html>> = {
     "/bimi/mark.svg": bytes(MARK, "image/svg+xml"),
     "/bimi/huge.svg": bytes(HUGE, "image/svg+xml"),
     "/bimi/wide.svg": bytes(WIDE, "image/svg+xml"),
   };
-  for (const c of CERTIFIED)
-    secure[`/bimi/${c}.pem`] = bytes(pems[c], "application/x-pem-file");
+  for (const c of CERTIFIED) secure[`/bimi/${c}.pem`] = bytes(pems[c], "application/x-pem-file");
   const sites: Record<string, Record<string, ReturnType<typeof html>>> = {
     "doh.test": dohSite(RECORDS, dohAsked),
     "secure.test": secure,

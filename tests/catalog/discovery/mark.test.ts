@@ -9,9 +9,9 @@ import { spawnSync } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { gunzipSync } from "node:zlib";
-import { X509Certificate } from "../../../src/catalog/discovery/x509";
 import { markRoots, pemCertificates, verifyMark } from "../../../src/catalog/discovery/mark";
 import { MARK_ROOTS } from "../../../src/catalog/discovery/mark-roots";
+import { X509Certificate } from "../../../src/catalog/discovery/x509";
 import { ProvenanceName } from "../../../src/catalog/model";
 import { PROVENANCES } from "../../../src/catalog/provenance";
 import { tempDir } from "../../support/app";
@@ -31,7 +31,12 @@ function carriedSvg(pem: string): Uint8Array {
 const REAL = [
   { file: "cnn.com.pem", domain: "cnn.com", inside: "2022-01-01", after: "2022-09-01" },
   { file: "redsift.com.pem", domain: "redsift.com", inside: "2022-01-01", after: "2022-08-01" },
-  { file: "globalsign.com.pem", domain: "globalsign.com", inside: "2025-06-01", after: "2026-05-01" },
+  {
+    file: "globalsign.com.pem",
+    domain: "globalsign.com",
+    inside: "2025-06-01",
+    after: "2026-05-01",
+  },
 ];
 
 describe("bundled mark certificate roots", () => {
@@ -97,8 +102,14 @@ describe("every check at once", () => {
       "domain",
       "hash",
     ]);
-    const none = await verifyMark("not a certificate", { ...{ domain: "a.test", now }, svg: new Uint8Array(), roots: [] });
-    expect(none.failed).toEqual([{ check: "certificate", reason: "no readable certificate in the PEM" }]);
+    const none = await verifyMark("not a certificate", {
+      ...{ domain: "a.test", now },
+      svg: new Uint8Array(),
+      roots: [],
+    });
+    expect(none.failed).toEqual([
+      { check: "certificate", reason: "no readable certificate in the PEM" },
+    ]);
   });
 
   test("a subdomain's certificate is checked against its organisational domain too", async () => {

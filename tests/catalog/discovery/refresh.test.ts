@@ -26,9 +26,12 @@ setDefaultTimeout(60_000);
 
 const DAY = 24 * 3600_000;
 const START = Date.parse("2031-01-01T00:00:00.000Z");
-const RED = '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 24 24"><path fill="#c8102e" d="M12 2 22 22H2z"/></svg>';
-const BLUE = '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 24 24"><path fill="#0050a0" d="M2 2h20v20H2z"/></svg>';
-const GREEN = '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 24 24"><circle fill="#00843d" cx="12" cy="12" r="10"/></svg>';
+const RED =
+  '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 24 24"><path fill="#c8102e" d="M12 2 22 22H2z"/></svg>';
+const BLUE =
+  '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 24 24"><path fill="#0050a0" d="M2 2h20v20H2z"/></svg>';
+const GREEN =
+  '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 24 24"><circle fill="#00843d" cx="12" cy="12" r="10"/></svg>';
 const HOSTS = ["fresh.test", "plain.test"];
 
 /** Requests each fixture path answered, by status ("fresh.test/ 304"). */
@@ -56,7 +59,8 @@ const site = (host: string, name: string) => ({
   "/": conditional(
     host,
     "/",
-    () => `<title>${name}</title><link rel="icon" type="image/svg+xml" href="/logo.svg"><p>${name} makes things.</p>`,
+    () =>
+      `<title>${name}</title><link rel="icon" type="image/svg+xml" href="/logo.svg"><p>${name} makes things.</p>`,
     "text/html",
   ),
   "/logo.svg": conditional(host, "/logo.svg", () => logo[host] as string, "image/svg+xml"),
@@ -66,7 +70,11 @@ let web: FixtureWeb;
 let caFile: string;
 
 beforeAll(async () => {
-  const ca = await makeRoot("Fixture TLS CA", new Date(Date.now() - DAY), new Date(Date.now() + 60 * DAY));
+  const ca = await makeRoot(
+    "Fixture TLS CA",
+    new Date(Date.now() - DAY),
+    new Date(Date.now() + 60 * DAY),
+  );
   const tls = await makeServerCert(ca, HOSTS);
   caFile = join(tempDir(), "fixture-ca.pem");
   writeFileSync(caFile, ca.cert.toString("pem"));
@@ -313,4 +321,3 @@ function fixtures(deps: Deps) {
   deps.discovery.fetcher.resolve = web.resolve;
   deps.discovery.fetcher.requestTimeoutMs = 2000;
 }
-
