@@ -24,6 +24,7 @@ import { createHash } from "node:crypto";
 import type { CustomPlugin } from "svgo";
 import { optimize } from "svgo";
 import { log } from "../platform/log";
+import { repeat } from "../platform/repeat";
 import { contrastRatio, DARK_SURFACE, deriveBrandColors } from "./colors";
 import type {
   DiscoveryRecord,
@@ -403,19 +404,7 @@ export class EnrichmentService {
   /** Poll the store for discovery records every `ms`. */
   watchDiscoveries(ms: number) {
     if (!this.discoveries || this.discoveryTimer) return;
-    let busy = false;
-    this.discoveryTimer = setInterval(async () => {
-      if (busy) return;
-      busy = true;
-      try {
-        await this.pollDiscoveries();
-      } catch (err) {
-        log("warn", "discovery poll failed", { error: String(err) });
-      } finally {
-        busy = false;
-      }
-    }, ms);
-    (this.discoveryTimer as { unref?: () => void }).unref?.();
+    this.discoveryTimer = repeat(ms, () => this.pollDiscoveries(), "discovery poll failed");
   }
 
   private replay() {

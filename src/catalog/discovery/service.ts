@@ -17,6 +17,7 @@ import tls from "node:tls";
 import { slugify } from "transliteration";
 import type { Config } from "../../config";
 import { log } from "../../platform/log";
+import { repeat } from "../../platform/repeat";
 import { registrableDomain } from "../brand/domain";
 import { type EnrichableCatalog, EnrichmentService, recolorMono, WEB_SOURCE } from "../enrichment";
 import type {
@@ -296,19 +297,7 @@ export class DiscoveryService {
   /** Look for due domains every `ms` (the service; the admin CLI does not). */
   startRefresh(ms = REFRESH_TICK_MS) {
     if (!this.options.enabled || this.refreshTimer) return;
-    let busy = false;
-    this.refreshTimer = setInterval(async () => {
-      if (busy) return;
-      busy = true;
-      try {
-        await this.refreshDueDomains();
-      } catch (err) {
-        log("warn", "discovery refresh failed", { error: String(err) });
-      } finally {
-        busy = false;
-      }
-    }, ms);
-    (this.refreshTimer as { unref?: () => void }).unref?.();
+    this.refreshTimer = repeat(ms, () => this.refreshDueDomains(), "discovery refresh failed");
   }
 
   stats(): DiscoveryStats {
