@@ -1116,6 +1116,7 @@ export function createDiscovery(
   enrichment: EnrichmentService,
   catalog: DiscoveryCatalog,
   artworkPool: ArtworkPool,
+  trust = discoveryTrust(config),
 ): DiscoveryService {
   if (config.DISCOVERY_ALLOW_PRIVATE)
     log(
@@ -1129,7 +1130,7 @@ export function createDiscovery(
     proxy: config.DISCOVERY_PROXY ?? null,
     allowLoopback: config.DISCOVERY_ALLOW_PRIVATE,
     proxyResolves: config.DISCOVERY_PROXY_RESOLVES,
-    ...(config.DISCOVERY_CA_FILE ? { ca: trustedCas(config.DISCOVERY_CA_FILE) } : {}),
+    ...(trust.ca ? { ca: trust.ca } : {}),
   });
   const service = new DiscoveryService(
     store,
@@ -1144,8 +1145,7 @@ export function createDiscovery(
     },
     artworkPool,
   );
-  if (config.DISCOVERY_VMC_ROOTS)
-    service.vmcRoots = markRoots(vmcRootsPem(config.DISCOVERY_VMC_ROOTS));
+  service.vmcRoots = trust.vmcRoots;
   // BIMI records: over DoH when configured, else the system's DNS unless the proxy resolves
   // (then this host has no DNS to ask)
   service.txt = config.DISCOVERY_DOH_URL
@@ -1154,6 +1154,21 @@ export function createDiscovery(
       ? null
       : systemTxt();
   return service;
+}
+
+/**
+ * What discovery trusts besides the system: DISCOVERY_CA_FILE's CAs for https, and the mark
+ * certificate roots for BIMI (bundled, plus DISCOVERY_VMC_ROOTS). Read first, so a bad file
+ * stops the start before anything else is started.
+ */
+export function discoveryTrust(config: Pick<Config, "DISCOVERY_CA_FILE" | "DISCOVERY_VMC_ROOTS">): {
+  ca?: string[];
+  vmcRoots: X509Certificate[];
+} {
+  return {
+    ...(config.DISCOVERY_CA_FILE ? { ca: trustedCas(config.DISCOVERY_CA_FILE) } : {}),
+    vmcRoots: markRoots(config.DISCOVERY_VMC_ROOTS ? vmcRootsPem(config.DISCOVERY_VMC_ROOTS) : ""),
+  };
 }
 
 /**
@@ -1234,12 +1249,13 @@ export async function startEnrichment(
   store: EnrichmentStore & DiscoveryStore,
   catalog: EnrichableCatalog & DiscoveryCatalog,
 ) {
+  const trust = discoveryTrust(config);
   const artworkPool = new ArtworkPool();
   const enrichment = new EnrichmentService(store, catalog);
   enrichment.useDeriver((b) => artworkPool.derive(b));
   enrichment.useDiscoveries(store);
   await enrichment.start();
-  const discovery = createDiscovery(config, store, enrichment, catalog, artworkPool);
+  const discovery = createDiscovery(config, store, enrichment, catalog, artworkPool, trust);
   await discovery.start();
   return {
     enrichment,

@@ -327,4 +327,11 @@ describe("mark certificates in discovery (DISCOVERY_VMC_ROOTS, DoH)", () => {
     expect(byDomain.get("bimi-verified.test")?.bimi?.verifiedMark).toBe(true);
     expect(byDomain.get("bimi-mismatch.test")?.bimi?.failed[0]?.check).toBe("hash");
   });
+
+  test("a DISCOVERY_VMC_ROOTS file without a certificate stops the start", async () => {
+    const file = join(tempDir(), "no-roots.pem");
+    writeFileSync(file, "# nothing here\n");
+    const failed = await makeApp({ DISCOVERY: "on", DISCOVERY_VMC_ROOTS: file }).catch((e) => e);
+    expect(String(failed)).toMatch(/DISCOVERY_VMC_ROOTS .* holds no PEM certificate/);
+  });
 });
