@@ -11,6 +11,7 @@ import { join } from "node:path";
 import type { MongoClient } from "mongodb";
 import { setLogLevel } from "../../src/platform/log";
 import { reportHooks } from "../../src/reports/cli";
+import type { CorrectionsStore } from "../../src/reports/port";
 import { openMongoStore } from "../../src/store";
 import { cliInProcess } from "../support/admin-cli";
 import { ADMIN_TOKEN, CATALOG_FILE, makeApp, type TestApp, tempDir } from "../support/app";
@@ -216,6 +217,20 @@ const legacyReports = (brandId: number) =>
     decidedBy: i === 2 ? "admin" : null,
   }));
 
+/** The legacy reports as either store reads them after its migration: open duplicates folded. */
+async function expectFolded(store: CorrectionsStore) {
+  const reports = await store.reports(undefined, 10);
+  expect(reports.map((r) => [r.status, r.votes, r.urls.length, r.notes.length])).toEqual([
+    ["rejected", 3, 1, 1],
+    ["open", 3, 2, 2],
+  ]);
+  // the folded report's accounts voted on the one kept
+  expect((await store.reportsOf("acct-b", 10)).map((r) => r.id)).toEqual([
+    reports[1]?.id as string,
+  ]);
+  return reports;
+}
+
 describe("reports kept by an earlier version", () => {
   test("embedded: open duplicates folded, urls and notes kept, a vote row per first reporter", async () => {
     const { Database } = await import("../../src/store/embedded/db");
@@ -235,14 +250,7 @@ describe("reports kept by an earlier version", () => {
         JSON.stringify(r),
       );
     const store = new EmbeddedCorrectionsStore(db);
-    const reports = await store.reports(undefined, 10);
-    expect(reports.map((r) => [r.status, r.votes, r.urls.length, r.notes.length])).toEqual([
-      ["rejected", 3, 1, 1],
-      ["open", 3, 2, 2],
-    ]);
-    expect((await store.reportsOf("acct-b", 10)).map((r) => r.id)).toEqual([
-      reports[1]?.id as string,
-    ]);
+    const reports = await expectFolded(store);
     // a new filing joins the folded report
     const joined = await store.fileReport({ ...reports[1], id: "x" } as never, {
       accountId: "acct-d",
@@ -268,15 +276,7 @@ describe("reports kept by an earlier version", () => {
         })),
       );
       await MongoCorrectionsStore.ensureIndexes(db);
-      const store = new MongoCorrectionsStore(db);
-      const reports = await store.reports(undefined, 10);
-      expect(reports.map((r) => [r.status, r.votes, r.urls.length, r.notes.length])).toEqual([
-        ["rejected", 3, 1, 1],
-        ["open", 3, 2, 2],
-      ]);
-      expect((await store.reportsOf("acct-b", 10)).map((r) => r.id)).toEqual([
-        reports[1]?.id as string,
-      ]);
+      await expectFolded(new MongoCorrectionsStore(db));
     } finally {
       await db.dropDatabase();
       await c.close();
