@@ -108,7 +108,7 @@ if (process.argv.includes("--if-stale")) {
   const current = builtVersion(CATALOG_FILE);
   if (current && current === inputsVersion(ROOT)) {
     // the catalog database beside it, written from the JSON when missing or of another version
-    const { FileCatalogSource } = await import("../src/store/embedded/catalog");
+    const { FileCatalogSource } = await import("../src/catalog/store/embedded");
     const db = await new FileCatalogSource(CATALOG_FILE).file();
     console.error(
       `[catalog] up to date (${current}, ${db}), ${Math.round(performance.now() - started)} ms`,

@@ -15,8 +15,8 @@ import { BrandResolver } from "../src/catalog/brand/service";
 import { SearchIndex } from "../src/catalog/search/service";
 import { compact } from "../src/catalog/search/text";
 import { CatalogService, hasArtwork } from "../src/catalog/service";
+import { FileCatalogSource } from "../src/catalog/store/embedded";
 import type { Brand } from "../src/catalog/types";
-import { FileCatalogSource } from "../src/store/embedded/catalog";
 
 const ROOT = resolve(import.meta.dir, "..");
 const LISTS = join(ROOT, "tests", "catalog", "lists");

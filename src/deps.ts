@@ -15,7 +15,7 @@ import { AssetService } from "./assets/service";
 import { BillingService } from "./billing/service";
 import { BrandResolver } from "./catalog/brand/service";
 import { type DiscoveryService, startEnrichment } from "./catalog/discovery/service";
-import type { EnrichmentService } from "./catalog/enrichment";
+import type { EnrichmentService } from "./catalog/enrichment/service";
 import { SearchIndex } from "./catalog/search/service";
 import { CatalogService } from "./catalog/service";
 import type { Config } from "./config";

@@ -22,7 +22,7 @@ import { join } from "node:path";
 import { SearchResponses } from "../../src/catalog/search/responses";
 import { SearchIndex } from "../../src/catalog/search/service";
 import { CatalogService } from "../../src/catalog/service";
-import { FileCatalogSource } from "../../src/store/embedded/catalog";
+import { FileCatalogSource } from "../../src/catalog/store/embedded";
 import { loadArgs } from "./args";
 import { type LoadResult, load, loadGenerator } from "./load";
 import { realisticQueries, zipfStream } from "./queries";

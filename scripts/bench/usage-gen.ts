@@ -8,8 +8,8 @@
  */
 import { createApp } from "../../src/app";
 import type { Deps } from "../../src/deps";
-import { MemoryCounterStore } from "../../src/quota/memory-store";
 import { RateLimiter } from "../../src/quota/rate-limit";
+import { MemoryCounterStore } from "../../src/quota/store/memory";
 import type { UsageEvent } from "../../src/usage/port";
 import { eventOf } from "../../src/usage/serialize";
 import { fmt, percentile } from "./stats";

@@ -26,7 +26,7 @@ const { values } = parseArgs({
 if (values.measure) {
   // the child: start-up work only, in a process that did nothing else
   const { EmbeddedUsageStore } = await import("../../src/store/embedded/usage");
-  const { MemoryCounterStore } = await import("../../src/quota/memory-store");
+  const { MemoryCounterStore } = await import("../../src/quota/store/memory");
   const { QuotaService } = await import("../../src/quota/service");
   const { rebuildCounters } = await import("../../src/usage/counters");
   Bun.gc(true);

@@ -11,8 +11,8 @@ import { randomToken } from "./jwt";
 import type { MailSender } from "./mail";
 import type { Account, AccountEvent } from "./model";
 import { emailIndex, newDataKey, seal, unseal } from "./pii";
-import type { AccountStore, TokenRecord, TokenStore } from "./port";
 import type { AccountService } from "./service";
+import type { AccountStore, TokenRecord, TokenStore } from "./store/port";
 
 const HOUR_MS = 3_600_000;
 export const TOKEN_TTL_MS = {

@@ -12,7 +12,7 @@ import {
 } from "./keys";
 import type { Account, AccountEvent, PublishableKeyRecord, SealedPii } from "./model";
 import { newDataKey, seal, unseal } from "./pii";
-import type { AccountStore } from "./port";
+import type { AccountStore } from "./store/port";
 
 /** A verified publishable key: whom it charges and where it may be used. */
 export interface PublishableCaller {

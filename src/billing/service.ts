@@ -10,7 +10,7 @@ import {
   InvalidSignature,
   ProviderError,
   type WebhookVerifier,
-} from "./port";
+} from "./store/port";
 
 /** What a webhook delivery did (the webhook's response body names it). */
 export type WebhookResult =

@@ -8,9 +8,9 @@ import { log } from "../platform/log";
 import { repeat } from "../platform/repeat";
 import { contrastTextColor } from "./colors";
 import { directoryFields, type ServiceResponse } from "./model";
-import type { CatalogSource } from "./port";
 import { provenances } from "./provenance";
-import { CatalogDb } from "./store/db";
+import { CatalogDb } from "./store/catalog-db";
+import type { CatalogSource } from "./store/port";
 import { writeCatalogFileSync } from "./store/schema";
 import { type Brand, type BuiltCatalog, VARIANTS } from "./types";
 

@@ -6,7 +6,7 @@ import type { AccountService } from "../accounts/service";
 import type { AssetService, ServedSvg } from "../assets/service";
 import { lookupBrand } from "../catalog/brand/lookup";
 import { type BrandResolver, toBrandView } from "../catalog/brand/service";
-import type { EnrichmentService } from "../catalog/enrichment";
+import type { EnrichmentService } from "../catalog/enrichment/service";
 import type { SearchIndex } from "../catalog/search/service";
 import { normalizeQuery } from "../catalog/search/text";
 import type { CatalogService } from "../catalog/service";
@@ -19,8 +19,8 @@ import {
   windowLimited,
 } from "../http/errors";
 import { log } from "../platform/log";
+import type { QuotaDecision } from "../quota/gate";
 import { type Bucket, RATE_LIMITS } from "../quota/limits";
-import type { QuotaDecision } from "../quota/port";
 import type { Principal } from "../quota/principal";
 import type { RateLimiter } from "../quota/rate-limit";
 import type { QuotaService } from "../quota/service";

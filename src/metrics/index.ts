@@ -1,7 +1,7 @@
 import { Elysia, t } from "elysia";
 import { Counter, Gauge, Registry } from "prom-client";
 import type { AssetService } from "../assets/service";
-import type { EnrichmentService } from "../catalog/enrichment";
+import type { EnrichmentService } from "../catalog/enrichment/service";
 import type { CatalogService } from "../catalog/service";
 import { hasBearerToken } from "../guard";
 import { ApiError, ErrorBody } from "../http/errors";

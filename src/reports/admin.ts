@@ -17,8 +17,8 @@ import {
   ReportStatusQuery,
 } from "./model";
 import { type ArtworkInput, PIN_MAX_BYTES } from "./pin-artwork";
-import type { PinField } from "./port";
 import { type CorrectionsService, pinView } from "./service";
+import type { PinField } from "./store/port";
 
 const IMAGE_TYPES: Record<string, "svg" | "png"> = { "image/svg+xml": "svg", "image/png": "png" };
 

@@ -8,11 +8,11 @@ import type {
   DiscoveryStore,
   EnrichmentRecord,
   EnrichmentStore,
-} from "../catalog/enrichment-port";
+} from "../catalog/enrichment/store/port";
 import type { Brand, StoredSvg, Variant } from "../catalog/types";
 import { newId } from "../platform/ids";
 import { log } from "../platform/log";
-import type { AuditEvent, AuditStore, AuditType, AuditValue } from "./port";
+import type { AuditEvent, AuditStore, AuditType, AuditValue } from "./store/port";
 
 /** An event of `type` on `brand` (null: a company the catalog does not have), made now. */
 export function auditEvent(

@@ -21,7 +21,7 @@ import type {
   CorrectionsStore,
   Pin,
   Report,
-} from "./port";
+} from "./store/port";
 
 const stateValue = (s: BuiltBrandState): AuditValue => ({
   slug: s.slug,

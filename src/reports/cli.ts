@@ -15,8 +15,8 @@ import { CliError, cliOperator, withStore } from "../cli";
 import { loadConfig } from "../config";
 import { ApiError } from "../http/errors";
 import type { Store } from "../store";
-import { REPORT_STATUSES, type Report, type ReportStatus } from "./port";
 import type { CorrectionsService } from "./service";
+import { REPORT_STATUSES, type Report, type ReportStatus } from "./store/port";
 
 /** Tests point the CLI's fetcher at their fixtures here. */
 export const reportHooks: { configure?: (c: CorrectionsService) => void } = {};

@@ -2,7 +2,7 @@
  * How filings join a report, the same in both stores: one open report per brand (or domain)
  * and kind; each account votes once; the URLs and notes of later filings are attached.
  */
-import type { Filing, Report } from "./port";
+import type { Filing, Report } from "./store/port";
 
 /** Most distinct URLs and notes one report keeps (later ones are left out). */
 export const URLS_MAX = 20;

@@ -4,8 +4,8 @@ import { cappedBody } from "../http/body-limits";
 import { ErrorBody, RateLimitedBody } from "../http/errors";
 import { RATE_LIMITS } from "../quota/limits";
 import { OwnReports, PageQuery, ReportBody, ReportFiled } from "./model";
-import { type OwnReport, REPORT_KINDS, type Report } from "./port";
 import { type CorrectionsService, NOTE_MAX } from "./service";
+import { type OwnReport, REPORT_KINDS, type Report } from "./store/port";
 
 /** What a reporter sees of any report (a user's kind: the service files none for them). */
 const reporterFields = (r: Report) => ({

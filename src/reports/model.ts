@@ -1,8 +1,8 @@
 import { t } from "elysia";
 import { ArtworkSource, VariantName } from "../catalog/model";
 import { queryInt } from "../http/params";
-import { ALL_REPORT_KINDS, AUDIT_TYPES, REPORT_KINDS, REPORT_STATUSES } from "./port";
 import { NOTE_MAX } from "./service";
+import { ALL_REPORT_KINDS, AUDIT_TYPES, REPORT_KINDS, REPORT_STATUSES } from "./store/port";
 
 /**
  * POST /v1/reports. `kind`, `url` and `note` are checked by the service (400 invalid_report

@@ -12,11 +12,11 @@ import {
   svgArtwork,
 } from "../catalog/discovery/artwork";
 import { type GuardedFetcher, IMAGE_MAX_BYTES } from "../catalog/discovery/fetcher";
-import { deriveEnrichment, recolorMono } from "../catalog/enrichment";
+import { deriveEnrichment, recolorMono } from "../catalog/enrichment/service";
 import type { Brand, StoredSvg, Variant } from "../catalog/types";
 import { ApiError } from "../http/errors";
 import { PIN_SOURCE } from "./pins";
-import type { PinnedArtwork } from "./port";
+import type { PinnedArtwork } from "./store/port";
 
 export const URL_MAX = 2048;
 /** Largest pinned artwork accepted, uploaded or fetched (discovery's image cap). */

@@ -16,7 +16,7 @@ import {
   VARIANTS,
   type Variant,
 } from "../catalog/types";
-import type { Pin, PinField, PinnedArtwork, RemovedArtwork } from "./port";
+import type { Pin, PinField, PinnedArtwork, RemovedArtwork } from "./store/port";
 
 /** The source label of pinned artwork and of the brand's pinned fields. */
 export const PIN_SOURCE = "pin";

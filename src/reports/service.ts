@@ -33,7 +33,7 @@ import {
   type ReportKind,
   type ReportStatus,
   SYSTEM_ACCOUNT,
-} from "./port";
+} from "./store/port";
 
 export const NOTE_MAX = 1000;
 /** The variants a pin of the brand's mark (color, mono) may keep of its own artwork. */

@@ -1,25 +1,25 @@
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { AccountStore, TokenStore } from "../accounts/port";
-import type { BillingStore } from "../billing/port";
-import type { DiscoveryStore, EnrichmentStore } from "../catalog/enrichment-port";
-import type { CatalogSource } from "../catalog/port";
+import { EmbeddedAccountStore } from "../accounts/store/embedded";
+import { EmbeddedTokenStore } from "../accounts/store/embedded-tokens";
+import type { AccountStore, TokenStore } from "../accounts/store/port";
+import { EmbeddedBillingStore } from "../billing/store/embedded";
+import type { BillingStore } from "../billing/store/port";
+import { EmbeddedEnrichmentStore } from "../catalog/enrichment/store/embedded";
+import type { DiscoveryStore, EnrichmentStore } from "../catalog/enrichment/store/port";
+import { FileCatalogSource } from "../catalog/store/embedded";
+import type { CatalogSource } from "../catalog/store/port";
 import type { Config } from "../config";
 import { log } from "../platform/log";
 import { auditedDiscoveries } from "../reports/audit";
-import type { CorrectionsStore } from "../reports/port";
+import { EmbeddedCorrectionsStore } from "../reports/store/embedded";
+import type { CorrectionsStore } from "../reports/store/port";
 import type { UsageEventStore } from "../usage/port";
-import type { VisitorCountStore } from "../visitor-counter/port";
-import { EmbeddedAccountStore } from "./embedded/accounts";
-import { EmbeddedTokenStore } from "./embedded/accounts-tokens";
-import { EmbeddedBillingStore } from "./embedded/billing";
-import { FileCatalogSource } from "./embedded/catalog";
+import { EmbeddedVisitorStore } from "../visitor-counter/store/embedded";
+import type { VisitorCountStore } from "../visitor-counter/store/port";
 import { Database, DB_FILE } from "./embedded/db";
-import { EmbeddedEnrichmentStore } from "./embedded/enrichment";
 import { importLegacyFiles } from "./embedded/legacy-import";
-import { EmbeddedCorrectionsStore } from "./embedded/reports";
 import { EmbeddedUsageStore } from "./embedded/usage";
-import { EmbeddedVisitorStore } from "./embedded/visitors";
 
 /** The storage ports a running service needs, behind one of two adapters. */
 export interface Store {
@@ -28,7 +28,7 @@ export interface Store {
   /** refresh, verification and reset tokens (hashed) */
   tokens: TokenStore;
   catalog: CatalogSource;
-  /** results of background brand enrichment and web logo discovery (catalog/enrichment.ts) */
+  /** results of background brand enrichment and web logo discovery (catalog/enrichment/service.ts) */
   enrichment: EnrichmentStore & DiscoveryStore;
   /** usage event log + usage_daily projection */
   usage: UsageEventStore;
@@ -94,13 +94,13 @@ export async function openMongoStore(
   url: string,
 ): Promise<Store> {
   const { MongoClient } = await import("mongodb");
-  const { MongoAccountStore, MongoTokenStore } = await import("./mongo/accounts");
-  const { MongoCatalogSource } = await import("./mongo/catalog");
-  const { MongoEnrichmentStore } = await import("./mongo/enrichment");
+  const { MongoAccountStore, MongoTokenStore } = await import("../accounts/store/mongo");
+  const { MongoCatalogSource } = await import("../catalog/store/mongo");
+  const { MongoEnrichmentStore } = await import("../catalog/enrichment/store/mongo");
   const { MongoUsageStore } = await import("./mongo/usage");
-  const { MongoBillingStore } = await import("./mongo/billing");
-  const { MongoVisitorStore } = await import("./mongo/visitors");
-  const { MongoCorrectionsStore } = await import("./mongo/reports");
+  const { MongoBillingStore } = await import("../billing/store/mongo");
+  const { MongoVisitorStore } = await import("../visitor-counter/store/mongo");
+  const { MongoCorrectionsStore } = await import("../reports/store/mongo");
   const client = new MongoClient(url, { serverSelectionTimeoutMS: 5000 });
   await client.connect();
   const db = client.db(config.MONGODB_DB);

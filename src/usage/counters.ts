@@ -1,6 +1,6 @@
 import type { Account } from "../accounts/model";
-import type { AccountStore } from "../accounts/port";
 import { AccountService } from "../accounts/service";
+import type { AccountStore } from "../accounts/store/port";
 import type { Config } from "../config";
 import { utcDay } from "../platform/day";
 import type { QuotaService } from "../quota/service";

@@ -1,6 +1,6 @@
 import { storageUnavailable } from "../http/errors";
+import type { QuotaDecision, QuotaGate } from "../quota/gate";
 import type { Bucket } from "../quota/limits";
-import type { QuotaDecision, QuotaGate } from "../quota/port";
 import type { Principal } from "../quota/principal";
 import type { UsageRecorder } from "./port";
 

@@ -1,5 +1,5 @@
+import type { CountableEvent } from "../quota/gate";
 import type { Bucket } from "../quota/limits";
-import type { CountableEvent } from "../quota/port";
 import type { CellHint, KeyCount, PeriodRow, View } from "./analytics/cells";
 import type { UsageEvent } from "./event";
 import type { RecorderCondition } from "./recorder-condition";

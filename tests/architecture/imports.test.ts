@@ -18,7 +18,14 @@ const FLOORS: { floor: number; name: string; files: RegExp[] }[] = [
       /^src\/web\/(?!index\.ts$)/,
     ],
   },
-  { floor: 6, name: "wiring and adapters", files: [/^src\/(app|deps)\.ts$/, /^src\/store\//] },
+  {
+    floor: 6,
+    name: "wiring and adapters",
+    files: [
+      /^src\/(app|deps)\.ts$/,
+      /^src\/store\/(?!embedded\/db\.ts$|mongo\/(errors|ferret|indexes)\.ts$)/,
+    ],
+  },
   {
     floor: 5,
     name: "controllers",
@@ -38,7 +45,17 @@ const FLOORS: { floor: number; name: string; files: RegExp[] }[] = [
   },
   { floor: 2, name: "quota", files: [/^src\/quota\//] },
   { floor: 1, name: "http", files: [/^src\/http\//] },
-  { floor: 0, name: "base", files: [/^src\/platform\//, /^src\/config\.ts$/] },
+  {
+    floor: 0,
+    name: "base",
+    files: [
+      /^src\/platform\//,
+      /^src\/config\.ts$/,
+      // the database handles every adapter builds on (a feature's adapters live in its folder)
+      /^src\/store\/embedded\/db\.ts$/,
+      /^src\/store\/mongo\/(errors|ferret|indexes)\.ts$/,
+    ],
+  },
 ];
 
 /**

@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import type { BillingLink } from "../../src/billing/port";
+import type { BillingLink } from "../../src/billing/store/port";
 import { openEmbeddedStore, openMongoStore, type Store } from "../../src/store";
 import { CATALOG_FILE, tempDir } from "../support/app";
 import { smallCatalogFile } from "../support/catalog";

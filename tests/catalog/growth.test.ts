@@ -1,10 +1,10 @@
 /**
  * The catalog grows at run time: a discovered brand goes into the catalog database's writable
- * overlay (src/catalog/store/db.ts) and is found by slug, domain and search at once, through the
+ * overlay (src/catalog/store/catalog-db.ts) and is found by slug, domain and search at once, through the
  * real app; taken down, it is gone from all three. The built file stays as it was.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import type { DiscoveryRecord } from "../../src/catalog/enrichment-port";
+import type { DiscoveryRecord } from "../../src/catalog/enrichment/store/port";
 import { makeApp, type TestApp } from "../support/app";
 
 let t: TestApp;

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import Redis from "ioredis";
-import { MemoryCounterStore } from "../../src/quota/memory-store";
-import { UpstashCounterStore } from "../../src/quota/upstash-store";
+import { MemoryCounterStore } from "../../src/quota/store/memory";
+import { UpstashCounterStore } from "../../src/quota/store/upstash";
 import { HAS_REDIS, type RedisHarness, startRedisHarness, withRedis } from "../support/redis";
 import { counterStoreContract } from "./counter-store.contract";
 

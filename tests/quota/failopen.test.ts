@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, spyOn, test } from "bun:test";
 import { utcDay } from "../../src/platform/day";
-import { dailyKey } from "../../src/quota/counter-store";
 import type { Bucket } from "../../src/quota/limits";
-import { UpstashCounterStore } from "../../src/quota/upstash-store";
+import { dailyKey } from "../../src/quota/store/port";
+import { UpstashCounterStore } from "../../src/quota/store/upstash";
 import { createEnterprise, freePort, makeApp, type TestApp } from "../support/app";
 import { expectError } from "../support/errors";
 import { type RedisHarness, startRedisHarness, withRedis } from "../support/redis";

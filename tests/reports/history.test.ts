@@ -15,10 +15,10 @@ import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "
 import { copyFileSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Collection } from "mongodb";
+import type { MongoCatalogSource } from "../../src/catalog/store/mongo";
 import type { BuiltCatalog, Variant } from "../../src/catalog/types";
 import { setLogLevel } from "../../src/platform/log";
 import { openEmbeddedStore, openMongoStore, type Store } from "../../src/store";
-import type { MongoCatalogSource } from "../../src/store/mongo/catalog";
 import { ADMIN_TOKEN, makeApp, type TestApp, tempDir, testConfig } from "../support/app";
 import { smallCatalogFile } from "../support/catalog";
 import { ICON_SVG, TWO_COLOUR_SVG } from "../support/logo-sites";

@@ -11,7 +11,7 @@ import { join } from "node:path";
 import type { MongoClient } from "mongodb";
 import { setLogLevel } from "../../src/platform/log";
 import { reportHooks } from "../../src/reports/cli";
-import type { CorrectionsStore } from "../../src/reports/port";
+import type { CorrectionsStore } from "../../src/reports/store/port";
 import { openMongoStore } from "../../src/store";
 import { cliInProcess } from "../support/admin-cli";
 import { ADMIN_TOKEN, CATALOG_FILE, makeApp, type TestApp, tempDir } from "../support/app";
@@ -234,7 +234,7 @@ async function expectFolded(store: CorrectionsStore) {
 describe("reports kept by an earlier version", () => {
   test("embedded: open duplicates folded, urls and notes kept, a vote row per first reporter", async () => {
     const { Database } = await import("../../src/store/embedded/db");
-    const { EmbeddedCorrectionsStore } = await import("../../src/store/embedded/reports");
+    const { EmbeddedCorrectionsStore } = await import("../../src/reports/store/embedded");
     const db = new Database(join(tempDir(), "old.sqlite"));
     db.exec(`CREATE TABLE reports (id TEXT PRIMARY KEY, brand_id INTEGER NOT NULL, kind TEXT NOT NULL,
       url TEXT NOT NULL, status TEXT NOT NULL, record TEXT NOT NULL);
@@ -264,7 +264,7 @@ describe("reports kept by an earlier version", () => {
 
   test.skipIf(!mongo.url)("MongoDB: the same, on the stored documents", async () => {
     const { MongoClient } = await import("mongodb");
-    const { MongoCorrectionsStore } = await import("../../src/store/mongo/reports");
+    const { MongoCorrectionsStore } = await import("../../src/reports/store/mongo");
     const c = await MongoClient.connect(mongo.url as string);
     const db = c.db(testDbName("bapi_reports_old"));
     try {

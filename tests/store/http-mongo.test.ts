@@ -7,11 +7,11 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Db, MongoClient } from "mongodb";
+import { FileCatalogSource } from "../../src/catalog/store/embedded";
+import { MongoCatalogSource } from "../../src/catalog/store/mongo";
 import type { BuiltCatalog } from "../../src/catalog/types";
 import { setLogLevel } from "../../src/platform/log";
 import { openMongoStore } from "../../src/store";
-import { FileCatalogSource } from "../../src/store/embedded/catalog";
-import { MongoCatalogSource } from "../../src/store/mongo/catalog";
 import { ADMIN_TOKEN, makeApp, type TestApp, tempDir } from "../support/app";
 import { smallCatalogFile } from "../support/catalog";
 import { mongoUrl, skipNote, testDbName } from "../support/mongo";

@@ -53,7 +53,7 @@ export const newMonoReport = (): MonoReport => ({
 /**
  * The derived mono mark of a brand without one (ids still carry ID_TOKEN) and its source,
  * or null. The source is "flattened:<artwork source>", never "derived...": the runtime
- * enrichment (src/catalog/enrichment.ts) treats every "derived*" variant as its own output,
+ * enrichment (src/catalog/enrichment/service.ts) treats every "derived*" variant as its own output,
  * so it would neither colour dark/light from such a mono mark nor keep it.
  */
 export function derivedMono(

@@ -2,7 +2,7 @@ import { Elysia } from "elysia";
 import { type AuthDeps, authPlugin, noteMeter } from "../../guard";
 import { ApiError, ErrorBody, RateLimitedBody } from "../../http/errors";
 import type { DiscoveryService } from "../discovery/service";
-import type { EnrichmentService } from "../enrichment";
+import type { EnrichmentService } from "../enrichment/service";
 import { hasArtwork } from "../service";
 import type { Brand } from "../types";
 import { lookupBrand } from "./lookup";

@@ -8,7 +8,7 @@ import { Lru } from "../../platform/cache";
 import { directoryFields } from "../model";
 import { provenances, readOverHttp } from "../provenance";
 import { contrastOf, cssVars, NOTICE } from "../service";
-import type { CatalogDb } from "../store/db";
+import type { CatalogDb } from "../store/catalog-db";
 import { splitRegistrable } from "../store/schema";
 import { type Brand, VARIANTS } from "../types";
 import { isCountrySuffix, lookupChain, registrableDomain } from "./domain";

@@ -8,7 +8,7 @@
  */
 import { log } from "../../platform/log";
 import { findWorkerScript, startWorker, type WorkerLike } from "../../platform/worker-script";
-import type { EnrichmentRecord } from "../enrichment-port";
+import type { EnrichmentRecord } from "../enrichment/store/port";
 import type { Brand } from "../types";
 import { type Artwork, type ArtworkJob, runWorkerJob, type WorkerJob } from "./artwork";
 

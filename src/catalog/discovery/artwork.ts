@@ -14,8 +14,8 @@
 import { createHash } from "node:crypto";
 import decodeIco from "decode-ico";
 import { dominantColor, rgbToHex } from "../colors";
-import { deriveEnrichment } from "../enrichment";
-import type { EnrichmentRecord } from "../enrichment-port";
+import { deriveEnrichment } from "../enrichment/service";
+import type { EnrichmentRecord } from "../enrichment/store/port";
 import { sanitizeAndOptimizeSvg } from "../sanitize";
 import type { Brand } from "../types";
 

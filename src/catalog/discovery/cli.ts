@@ -17,7 +17,7 @@ import type { Command } from "commander";
 import { CliError, cliOperator, withStore } from "../../cli";
 import { loadConfig } from "../../config";
 import type { Store } from "../../store";
-import type { DiscoveryRecord } from "../enrichment-port";
+import type { DiscoveryRecord } from "../enrichment/store/port";
 import { CatalogService, hasArtwork } from "../service";
 import type { DiscoveryService, TrailEntry } from "./service";
 

@@ -19,14 +19,19 @@ import type { Config } from "../../config";
 import { log } from "../../platform/log";
 import { repeat } from "../../platform/repeat";
 import { registrableDomain } from "../brand/domain";
-import { type EnrichableCatalog, EnrichmentService, recolorMono, WEB_SOURCE } from "../enrichment";
+import {
+  type EnrichableCatalog,
+  EnrichmentService,
+  recolorMono,
+  WEB_SOURCE,
+} from "../enrichment/service";
 import type {
   BimiCheck,
   DiscoveredAsset,
   DiscoveryRecord,
   DiscoveryStore,
   EnrichmentStore,
-} from "../enrichment-port";
+} from "../enrichment/store/port";
 import { provenanceOf, readOverHttp, type WebChannel, webSource } from "../provenance";
 import { hasArtwork } from "../service";
 import { type Brand, type StoredSvg, VARIANTS, type Variant } from "../types";

@@ -23,7 +23,7 @@
  */
 import { transliterate } from "transliteration";
 import { Lru } from "../../platform/cache";
-import type { CatalogDb, TermRow } from "../store/db";
+import type { CatalogDb, TermRow } from "../store/catalog-db";
 import type { Brand } from "../types";
 import { type Entry, exactKeys, FIELD, termsOf, toEntry } from "./entry";
 import {

@@ -1,7 +1,7 @@
 import { join } from "node:path";
 import { DAY_MS, dayStart, utcDay } from "../../platform/day";
 import { log } from "../../platform/log";
-import type { CountableEvent } from "../../quota/port";
+import type { CountableEvent } from "../../quota/gate";
 import {
   allKey,
   BRAND_VIEWS,

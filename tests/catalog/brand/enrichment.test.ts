@@ -15,13 +15,13 @@ import {
   enrichmentBasis,
   isEnriched,
   recolorMono,
-} from "../../../src/catalog/enrichment";
-import type { EnrichmentStore } from "../../../src/catalog/enrichment-port";
+} from "../../../src/catalog/enrichment/service";
+import { EmbeddedEnrichmentStore } from "../../../src/catalog/enrichment/store/embedded";
+import type { EnrichmentStore } from "../../../src/catalog/enrichment/store/port";
 import { CatalogService } from "../../../src/catalog/service";
+import { FileCatalogSource } from "../../../src/catalog/store/embedded";
 import type { Brand, BuiltCatalog } from "../../../src/catalog/types";
 import { setLogLevel } from "../../../src/platform/log";
-import { FileCatalogSource } from "../../../src/store/embedded/catalog";
-import { EmbeddedEnrichmentStore } from "../../../src/store/embedded/enrichment";
 import { CATALOG_FILE, makeApp, tempDir } from "../../support/app";
 import { openDatabase } from "../../support/db";
 import { until } from "../../support/wait";

@@ -20,8 +20,8 @@ import { demultiply, squareFrame } from "../../../src/assets/render";
 import { BrandResolver } from "../../../src/catalog/brand/service";
 import { contrastRatio, rgbToHex } from "../../../src/catalog/colors";
 import { CatalogService } from "../../../src/catalog/service";
+import { FileCatalogSource } from "../../../src/catalog/store/embedded";
 import type { Brand, BuiltCatalog, Variant } from "../../../src/catalog/types";
-import { FileCatalogSource } from "../../../src/store/embedded/catalog";
 import { tempDir } from "../../support/app";
 
 const ROOT = resolve(import.meta.dir, "../../..");

@@ -10,7 +10,7 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { dohTxt, parseBimi, systemTxt, tinyPsProblem } from "../../../src/catalog/discovery/bimi";
 import { GuardedFetcher } from "../../../src/catalog/discovery/fetcher";
-import type { DiscoveryRecord } from "../../../src/catalog/enrichment-port";
+import type { DiscoveryRecord } from "../../../src/catalog/enrichment/store/port";
 import { ADMIN_TOKEN, makeApp, type TestApp, tempDir } from "../../support/app";
 import { dohSite, startUdpDns } from "../../support/dns-fixture";
 import { png } from "../../support/logo-sites";

@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import sharp from "sharp";
 import { DiscoveryService } from "../../../src/catalog/discovery/service";
-import type { DiscoveryRecord } from "../../../src/catalog/enrichment-port";
+import type { DiscoveryRecord } from "../../../src/catalog/enrichment/store/port";
 import type { Deps } from "../../../src/deps";
 import { ADMIN_TOKEN, makeApp, type TestApp, tempDir } from "../../support/app";
 import { ICON_SVG, logoSites, SSRF_DNS } from "../../support/logo-sites";

@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { MongoClient } from "mongodb";
-import type { DiscoveryRecord } from "../../../src/catalog/enrichment-port";
+import type { DiscoveryRecord } from "../../../src/catalog/enrichment/store/port";
 import type { Deps } from "../../../src/deps";
 import { openMongoStore } from "../../../src/store";
 import { ADMIN_TOKEN, makeApp, type TestApp, tempDir } from "../../support/app";

@@ -6,8 +6,8 @@ import { beforeAll, describe, expect, test } from "bun:test";
 import { popularityOf, SearchIndex } from "../../../src/catalog/search/service";
 import { compact } from "../../../src/catalog/search/text";
 import { CatalogService } from "../../../src/catalog/service";
+import { FileCatalogSource } from "../../../src/catalog/store/embedded";
 import type { Brand, BuiltCatalog } from "../../../src/catalog/types";
-import { FileCatalogSource } from "../../../src/store/embedded/catalog";
 import { CATALOG_FILE } from "../../support/app";
 import { sharedCatalogSource } from "../../support/catalog";
 

@@ -5,16 +5,16 @@
  */
 import { afterEach, expect, setSystemTime, test } from "bun:test";
 import type { AccountEvent } from "../../../src/accounts/model";
-import type { TokenRecord } from "../../../src/accounts/port";
+import { EmbeddedAccountStore } from "../../../src/accounts/store/embedded";
+import { EmbeddedTokenStore } from "../../../src/accounts/store/embedded-tokens";
+import type { TokenRecord } from "../../../src/accounts/store/port";
+import { EmbeddedBillingStore } from "../../../src/billing/store/embedded";
 import { emptyRecord } from "../../../src/catalog/discovery/service";
-import type { DiscoveryRecord } from "../../../src/catalog/enrichment-port";
+import { EmbeddedEnrichmentStore } from "../../../src/catalog/enrichment/store/embedded";
+import type { DiscoveryRecord } from "../../../src/catalog/enrichment/store/port";
 import { newId } from "../../../src/platform/ids";
-import { EmbeddedAccountStore } from "../../../src/store/embedded/accounts";
-import { EmbeddedTokenStore } from "../../../src/store/embedded/accounts-tokens";
-import { EmbeddedBillingStore } from "../../../src/store/embedded/billing";
 import type { Database } from "../../../src/store/embedded/db";
-import { EmbeddedEnrichmentStore } from "../../../src/store/embedded/enrichment";
-import { EmbeddedVisitorStore } from "../../../src/store/embedded/visitors";
+import { EmbeddedVisitorStore } from "../../../src/visitor-counter/store/embedded";
 import { tempDir } from "../../support/app";
 import { openDatabase } from "../../support/db";
 

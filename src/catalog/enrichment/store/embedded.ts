@@ -1,10 +1,5 @@
-import type {
-  DiscoveryRecord,
-  DiscoveryStore,
-  EnrichmentRecord,
-  EnrichmentStore,
-} from "../../catalog/enrichment-port";
-import type { Database } from "./db";
+import type { Database } from "../../../store/embedded/db";
+import type { DiscoveryRecord, DiscoveryStore, EnrichmentRecord, EnrichmentStore } from "./port";
 
 /**
  * Embedded enrichment store on the shared SQLite database: `enrichment`, the latest record per

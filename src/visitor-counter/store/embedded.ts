@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
-import type { VisitorCountStore } from "../../visitor-counter/port";
-import type { Database } from "./db";
+import type { Database } from "../../store/embedded/db";
+import type { VisitorCountStore } from "./port";
 
 /**
  * Embedded visitor counter: one row in `visitor_counter` on the shared SQLite database; an

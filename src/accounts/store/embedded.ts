@@ -1,8 +1,8 @@
 import { randomBytes } from "node:crypto";
-import { type Account, type AccountEvent, applyAccountEvent } from "../../accounts/model";
-import type { AccountStore, DataKeyRecord } from "../../accounts/port";
 import { log } from "../../platform/log";
-import type { Database } from "./db";
+import type { Database } from "../../store/embedded/db";
+import { type Account, type AccountEvent, applyAccountEvent } from "../model";
+import type { AccountStore, DataKeyRecord } from "./port";
 
 /**
  * Embedded account store on the shared SQLite database: `account_events` is the append-only log

@@ -1,5 +1,5 @@
-import type { WebChannel } from "./provenance";
-import type { ColorRole, StoredSvg, Variant } from "./types";
+import type { WebChannel } from "../../provenance";
+import type { ColorRole, StoredSvg, Variant } from "../../types";
 
 /**
  * What one enrichment job derived for one brand. Records are replayed over the catalog at

@@ -1,7 +1,7 @@
 /**
  * Billing ports: the payment provider (Stripe adapter in ./stripe.ts) and the store of links
- * between accounts and the provider's customers and subscriptions (src/store/embedded/billing.ts,
- * src/store/mongo/billing.ts).
+ * between accounts and the provider's customers and subscriptions (./embedded.ts,
+ * ./mongo.ts).
  */
 
 /** A provider event, already verified and reduced to what billing acts on. */

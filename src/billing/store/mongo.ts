@@ -1,7 +1,7 @@
 import type { Db } from "mongodb";
-import type { BillingLink, BillingStore } from "../../billing/port";
-import { isDuplicate } from "./errors";
-import { ensureIndexes } from "./indexes";
+import { isDuplicate } from "../../store/mongo/errors";
+import { ensureIndexes } from "../../store/mongo/indexes";
+import type { BillingLink, BillingStore } from "./port";
 
 type LinkDoc = Omit<BillingLink, "accountId"> & { _id: string };
 

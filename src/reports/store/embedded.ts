@@ -1,10 +1,5 @@
-import {
-  firstFiling,
-  foldDuplicates,
-  openKey,
-  upgradeReport,
-  withFiling,
-} from "../../reports/filing";
+import type { Database } from "../../store/embedded/db";
+import { firstFiling, foldDuplicates, openKey, upgradeReport, withFiling } from "../filing";
 import type {
   AuditEvent,
   AuditScope,
@@ -16,8 +11,7 @@ import type {
   PinField,
   Report,
   ReportStatus,
-} from "../../reports/port";
-import type { Database } from "./db";
+} from "./port";
 
 const APPEND_ONLY = "audit_events is append-only";
 

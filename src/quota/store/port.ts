@@ -1,4 +1,4 @@
-import type { Bucket } from "./limits";
+import type { Bucket } from "../limits";
 
 /**
  * Storage port for quota and rate-limit counters. Two adapters: `MemoryCounterStore`

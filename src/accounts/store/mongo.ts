@@ -1,9 +1,9 @@
 import { randomBytes } from "node:crypto";
 import type { Db } from "mongodb";
-import { type Account, type AccountEvent, applyAccountEvent } from "../../accounts/model";
-import type { AccountStore, DataKeyRecord, TokenRecord, TokenStore } from "../../accounts/port";
-import { isDuplicate } from "./errors";
-import { ensureIndexes } from "./indexes";
+import { isDuplicate } from "../../store/mongo/errors";
+import { ensureIndexes } from "../../store/mongo/indexes";
+import { type Account, type AccountEvent, applyAccountEvent } from "../model";
+import type { AccountStore, DataKeyRecord, TokenRecord, TokenStore } from "./port";
 
 /**
  * MongoDB account store: `account_events` is the append-only log (unique event id, so a

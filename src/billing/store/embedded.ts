@@ -1,5 +1,5 @@
-import type { BillingLink, BillingStore } from "../../billing/port";
-import type { Database } from "./db";
+import type { Database } from "../../store/embedded/db";
+import type { BillingLink, BillingStore } from "./port";
 
 interface LinkRow {
   account_id: string;

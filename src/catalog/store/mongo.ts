@@ -9,13 +9,13 @@ import {
   MongoBulkWriteError,
   type OptionalUnlessRequiredId,
 } from "mongodb";
-import type { CatalogSource } from "../../catalog/port";
-import { readCatalogMeta } from "../../catalog/store/db";
-import { writeCatalogFile } from "../../catalog/store/schema";
-import type { Brand, BuiltCatalog, StoredSvg, Variant } from "../../catalog/types";
-import { DUPLICATE_KEY } from "./errors";
-import { FERRET_UPDATES_PER_BULK, isFerretDb } from "./ferret";
-import { ensureIndexes } from "./indexes";
+import { DUPLICATE_KEY } from "../../store/mongo/errors";
+import { FERRET_UPDATES_PER_BULK, isFerretDb } from "../../store/mongo/ferret";
+import { ensureIndexes } from "../../store/mongo/indexes";
+import type { Brand, BuiltCatalog, StoredSvg, Variant } from "../types";
+import { readCatalogMeta } from "./catalog-db";
+import type { CatalogSource } from "./port";
+import { writeCatalogFile } from "./schema";
 
 /** A brand without its artwork; `_id` is the brand id as a string. */
 type BrandDoc = Omit<Brand, "variants"> & { _id: string };

@@ -1,5 +1,5 @@
-import type { TokenRecord, TokenStore } from "../../accounts/port";
-import type { Database } from "./db";
+import type { Database } from "../../store/embedded/db";
+import type { TokenRecord, TokenStore } from "./port";
 
 interface TokenRow {
   hash: string;

@@ -23,18 +23,18 @@
 import { createHash } from "node:crypto";
 import type { CustomPlugin } from "svgo";
 import { optimize } from "svgo";
-import { log } from "../platform/log";
-import { repeat } from "../platform/repeat";
-import { contrastRatio, DARK_SURFACE, deriveBrandColors } from "./colors";
+import { log } from "../../platform/log";
+import { repeat } from "../../platform/repeat";
+import { contrastRatio, DARK_SURFACE, deriveBrandColors } from "../colors";
+import { readOverHttp } from "../provenance";
+import { sanitizeSvg } from "../sanitize";
+import type { Brand, ColorRole, StoredSvg, Variant } from "../types";
 import type {
   DiscoveryRecord,
   DiscoveryStore,
   EnrichmentRecord,
   EnrichmentStore,
-} from "./enrichment-port";
-import { readOverHttp } from "./provenance";
-import { sanitizeSvg } from "./sanitize";
-import type { Brand, ColorRole, StoredSvg, Variant } from "./types";
+} from "./store/port";
 
 export const DERIVED_SOURCE = "derived:mono";
 const isDerived = (svg: StoredSvg | undefined) => svg?.source.startsWith("derived") ?? false;

@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { setImmediate } from "node:timers";
 import { Redis } from "@upstash/redis";
-import type { ConsumeOptions, ConsumeResult, CounterStore } from "./counter-store";
+import type { ConsumeOptions, ConsumeResult, CounterStore } from "./port";
 
 /**
  * Lua scripts: each operation is one atomic EVALSHA (EVAL the first time after a Redis restart,

@@ -1,11 +1,7 @@
 import type { Db } from "mongodb";
-import {
-  firstFiling,
-  foldDuplicates,
-  openKey,
-  upgradeReport,
-  withFiling,
-} from "../../reports/filing";
+import { isDuplicate } from "../../store/mongo/errors";
+import { ensureIndexes } from "../../store/mongo/indexes";
+import { firstFiling, foldDuplicates, openKey, upgradeReport, withFiling } from "../filing";
 import type {
   AuditEvent,
   AuditScope,
@@ -17,9 +13,7 @@ import type {
   PinField,
   Report,
   ReportStatus,
-} from "../../reports/port";
-import { isDuplicate } from "./errors";
-import { ensureIndexes } from "./indexes";
+} from "./port";
 
 /**
  * `openKey`: the brand (or domain) and kind while the report is open (unique: a later filing

@@ -3,10 +3,10 @@ import { readFile, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
-import type { CatalogSource } from "../../catalog/port";
-import { CatalogDb, catalogFileError, readCatalogMeta } from "../../catalog/store/db";
-import { writeCatalogFile } from "../../catalog/store/schema";
-import type { BuiltCatalog } from "../../catalog/types";
+import type { BuiltCatalog } from "../types";
+import { CatalogDb, catalogFileError, readCatalogMeta } from "./catalog-db";
+import type { CatalogSource } from "./port";
+import { writeCatalogFile } from "./schema";
 
 /**
  * Largest JSON catalog read (into one string, then parsed): beyond it the runtime's string

@@ -1,4 +1,4 @@
-import type { Account, AccountEvent } from "./model";
+import type { Account, AccountEvent } from "../model";
 
 /**
  * An account's data key (AES-256-GCM, base64url) and the lookup index of its e-mail address

@@ -1,12 +1,7 @@
 import type { Db, Filter } from "mongodb";
-import type {
-  DiscoveryRecord,
-  DiscoveryStore,
-  EnrichmentRecord,
-  EnrichmentStore,
-} from "../../catalog/enrichment-port";
-import type { StoredSvg, Variant } from "../../catalog/types";
-import { isDuplicate } from "./errors";
+import { isDuplicate } from "../../../store/mongo/errors";
+import type { StoredSvg, Variant } from "../../types";
+import type { DiscoveryRecord, DiscoveryStore, EnrichmentRecord, EnrichmentStore } from "./port";
 
 type RecordDoc = EnrichmentRecord & { _id: number };
 type DiscoveryDoc = DiscoveryRecord & { _id: string };
@@ -50,7 +45,7 @@ export class MongoEnrichmentStore implements EnrichmentStore, DiscoveryStore {
       const { _id, ...kept } = res;
       return kept;
     }
-    // string _ids, as the catalog seed writes them (store/mongo/catalog.ts)
+    // string _ids, as the catalog seed writes them (catalog/store/mongo.ts)
     await this.db.collection<{ _id: string }>("brands").updateOne(
       { _id: String(record.brandId) },
       {

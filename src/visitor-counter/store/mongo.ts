@@ -1,8 +1,8 @@
 import { randomBytes } from "node:crypto";
 import type { Db } from "mongodb";
 import { newId } from "../../platform/ids";
-import type { VisitorCountStore } from "../../visitor-counter/port";
-import { retryInsertRace } from "./errors";
+import { retryInsertRace } from "../../store/mongo/errors";
+import type { VisitorCountStore } from "./port";
 
 type Doc = { _id: string; count?: number; value?: string };
 

@@ -1,8 +1,8 @@
 /**
  * Storage port for the visitor counter's durable part: the running total (shared by every
  * instance and kept across restarts) and the secret that salts visitor hashes. Adapters:
- * src/store/embedded/visitors.ts, src/store/mongo/visitors.ts. Which visitors were counted today
- * lives in the counter store (quota/counter-store.ts), not here.
+ * ./embedded.ts, ./mongo.ts. Which visitors were counted today
+ * lives in the counter store (quota/store/port.ts), not here.
  */
 export interface VisitorCountStore {
   total(): Promise<number>;

@@ -1,4 +1,4 @@
-import type { ConsumeOptions, ConsumeResult, CounterStore } from "./counter-store";
+import type { ConsumeOptions, ConsumeResult, CounterStore } from "./port";
 
 interface Entry {
   count: number;
