@@ -86,7 +86,7 @@ async function catalogParts(config: Config, s: Store) {
   const catalog = new CatalogService(s.catalog);
   await catalog.load();
   // their svgo, resvg and sharp work runs in one background Worker
-  const background = await startEnrichment(config, s.enrichment, catalog);
+  const background = await startEnrichment(config, s, catalog);
   // records stored by other instances and the admin CLI
   background.enrichment.watchDiscoveries(DISCOVERY_POLL_MS);
   // found domains checked again when due (DISCOVERY_REFRESH_DAYS)

@@ -3,12 +3,7 @@
  * (artwork by its sha256 and provenance, never its markup), and the discovery store that
  * appends an event for every discovery record that changes a brand.
  */
-import type {
-  DiscoveryRecord,
-  DiscoveryStore,
-  EnrichmentRecord,
-  EnrichmentStore,
-} from "../catalog/enrichment/store/port";
+import type { DiscoveryRecord, DiscoveryStore } from "../catalog/discovery/store/port";
 import type { Brand, StoredSvg, Variant } from "../catalog/types";
 import { newId } from "../platform/ids";
 import { log } from "../platform/log";
@@ -91,13 +86,8 @@ function discoveryChange(saved: DiscoveryRecord, previous: DiscoveryRecord | nul
  * and the admin CLI all leave the trail. An audit write that fails is logged; the record stays
  * stored.
  */
-export function auditedDiscoveries(
-  store: EnrichmentStore & DiscoveryStore,
-  audit: AuditStore,
-): EnrichmentStore & DiscoveryStore {
+export function auditedDiscoveries(store: DiscoveryStore, audit: AuditStore): DiscoveryStore {
   return {
-    all: () => store.all(),
-    save: (record: EnrichmentRecord) => store.save(record),
     discoveries: (since?: string) => store.discoveries(since),
     discovery: (domain: string) => store.discovery(domain),
     discoveriesDue: (before: string, staleBefore: string, limit: number) =>

@@ -5,8 +5,10 @@ import { EmbeddedTokenStore } from "../accounts/store/embedded-tokens";
 import type { AccountStore, TokenStore } from "../accounts/store/port";
 import { EmbeddedBillingStore } from "../billing/store/embedded";
 import type { BillingStore } from "../billing/store/port";
+import { EmbeddedDiscoveryStore } from "../catalog/discovery/store/embedded";
+import type { DiscoveryStore } from "../catalog/discovery/store/port";
 import { EmbeddedEnrichmentStore } from "../catalog/enrichment/store/embedded";
-import type { DiscoveryStore, EnrichmentStore } from "../catalog/enrichment/store/port";
+import type { EnrichmentStore } from "../catalog/enrichment/store/port";
 import { FileCatalogSource } from "../catalog/store/embedded";
 import type { CatalogSource } from "../catalog/store/port";
 import type { Config } from "../config";
@@ -28,8 +30,10 @@ export interface Store {
   /** refresh, verification and reset tokens (hashed) */
   tokens: TokenStore;
   catalog: CatalogSource;
-  /** results of background brand enrichment and web logo discovery (catalog/enrichment/service.ts) */
-  enrichment: EnrichmentStore & DiscoveryStore;
+  /** results of background brand enrichment (catalog/enrichment/service.ts) */
+  enrichment: EnrichmentStore;
+  /** results of web logo discovery, one record per domain (catalog/discovery/) */
+  discoveries: DiscoveryStore;
   /** usage event log + usage_daily projection */
   usage: UsageEventStore;
   /** account <-> Stripe customer/subscription links, applied webhook events */
@@ -52,10 +56,18 @@ export function openEmbeddedStore(
   const accounts = new EmbeddedAccountStore(db);
   const tokens = new EmbeddedTokenStore(db);
   const enrichment = new EmbeddedEnrichmentStore(db);
+  const discoveries = new EmbeddedDiscoveryStore(db);
   const billing = new EmbeddedBillingStore(db);
   const visitors = new EmbeddedVisitorStore(db);
   const corrections = new EmbeddedCorrectionsStore(db);
-  importLegacyFiles(db, config.DATA_DIR, { accounts, tokens, billing, enrichment, visitors });
+  importLegacyFiles(db, config.DATA_DIR, {
+    accounts,
+    tokens,
+    billing,
+    enrichment,
+    discoveries,
+    visitors,
+  });
   // strict durability: each batch's commit is on disk before its append resolves
   const usage = new EmbeddedUsageStore(db, {
     importFrom: config.DATA_DIR,
@@ -66,7 +78,8 @@ export function openEmbeddedStore(
     accounts,
     tokens,
     catalog: new FileCatalogSource(config.CATALOG_FILE),
-    enrichment: auditedDiscoveries(enrichment, corrections),
+    enrichment,
+    discoveries: auditedDiscoveries(discoveries, corrections),
     usage,
     billing,
     visitors,
@@ -97,6 +110,7 @@ export async function openMongoStore(
   const { MongoAccountStore, MongoTokenStore } = await import("../accounts/store/mongo");
   const { MongoCatalogSource } = await import("../catalog/store/mongo");
   const { MongoEnrichmentStore } = await import("../catalog/enrichment/store/mongo");
+  const { MongoDiscoveryStore } = await import("../catalog/discovery/store/mongo");
   const { MongoUsageStore } = await import("./mongo/usage");
   const { MongoBillingStore } = await import("../billing/store/mongo");
   const { MongoVisitorStore } = await import("../visitor-counter/store/mongo");
@@ -108,7 +122,7 @@ export async function openMongoStore(
   await MongoCatalogSource.ensureIndexes(db);
   await MongoUsageStore.ensureIndexes(db, { retentionDays: config.USAGE_RETENTION_DAYS });
   await MongoBillingStore.ensureIndexes(db);
-  await MongoEnrichmentStore.ensureIndexes(db);
+  await MongoDiscoveryStore.ensureIndexes(db);
   await MongoCorrectionsStore.ensureIndexes(db);
   // this instance's local catalog database of MongoDB's catalog version
   const catalog = new MongoCatalogSource(
@@ -132,7 +146,8 @@ export async function openMongoStore(
     accounts: new MongoAccountStore(db),
     tokens: new MongoTokenStore(db),
     catalog,
-    enrichment: auditedDiscoveries(new MongoEnrichmentStore(db), corrections),
+    enrichment: new MongoEnrichmentStore(db),
+    discoveries: auditedDiscoveries(new MongoDiscoveryStore(db), corrections),
     usage,
     billing: new MongoBillingStore(db),
     visitors: new MongoVisitorStore(db),

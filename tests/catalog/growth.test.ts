@@ -4,7 +4,7 @@
  * real app; taken down, it is gone from all three. The built file stays as it was.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import type { DiscoveryRecord } from "../../src/catalog/enrichment/store/port";
+import type { DiscoveryRecord } from "../../src/catalog/discovery/store/port";
 import { makeApp, type TestApp } from "../support/app";
 
 let t: TestApp;

@@ -17,9 +17,9 @@ import type { Command } from "commander";
 import { CliError, cliOperator, withStore } from "../../cli";
 import { loadConfig } from "../../config";
 import type { Store } from "../../store";
-import type { DiscoveryRecord } from "../enrichment/store/port";
 import { CatalogService, hasArtwork } from "../service";
 import type { DiscoveryService, TrailEntry } from "./service";
+import type { DiscoveryRecord } from "./store/port";
 
 /** Tests point the CLI's discovery at their fixtures (DNS) here. */
 export const discoveryHooks: { configure?: (d: DiscoveryService) => void } = {};
@@ -85,7 +85,7 @@ async function openDiscovery(store: Store) {
   const config = loadConfig(process.env);
   const catalog = new CatalogService(store.catalog);
   await catalog.load();
-  const background = await svc.startEnrichment(config, store.enrichment, catalog);
+  const background = await svc.startEnrichment(config, store, catalog);
   discoveryHooks.configure?.(background.discovery);
   return { svc, catalog, discovery: background.discovery, close: background.close };
 }

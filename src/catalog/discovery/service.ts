@@ -25,13 +25,7 @@ import {
   recolorMono,
   WEB_SOURCE,
 } from "../enrichment/service";
-import type {
-  BimiCheck,
-  DiscoveredAsset,
-  DiscoveryRecord,
-  DiscoveryStore,
-  EnrichmentStore,
-} from "../enrichment/store/port";
+import type { EnrichmentStore } from "../enrichment/store/port";
 import { provenanceOf, readOverHttp, type WebChannel, webSource } from "../provenance";
 import { hasArtwork } from "../service";
 import { type Brand, type StoredSvg, VARIANTS, type Variant } from "../types";
@@ -65,6 +59,7 @@ import {
   type Validators,
 } from "./fetcher";
 import { markRoots, pemCertificates, verifyMark } from "./mark";
+import type { BimiCheck, DiscoveredAsset, DiscoveryRecord, DiscoveryStore } from "./store/port";
 import type { X509Certificate } from "./x509";
 
 export const DOMAIN_BUDGET_MS = 15_000;
@@ -1252,16 +1247,23 @@ export function summarize(records: DiscoveryRecord[]): Record<string, number> {
  */
 export async function startEnrichment(
   config: Parameters<typeof createDiscovery>[0],
-  store: EnrichmentStore & DiscoveryStore,
+  stores: { enrichment: EnrichmentStore; discoveries: DiscoveryStore },
   catalog: EnrichableCatalog & DiscoveryCatalog,
 ) {
   const trust = discoveryTrust(config);
   const artworkPool = new ArtworkPool();
-  const enrichment = new EnrichmentService(store, catalog);
+  const enrichment = new EnrichmentService(stores.enrichment, catalog);
   enrichment.useDeriver((b) => artworkPool.derive(b));
-  enrichment.useDiscoveries(store);
+  enrichment.useDiscoveries(stores.discoveries);
   await enrichment.start();
-  const discovery = createDiscovery(config, store, enrichment, catalog, artworkPool, trust);
+  const discovery = createDiscovery(
+    config,
+    stores.discoveries,
+    enrichment,
+    catalog,
+    artworkPool,
+    trust,
+  );
   await discovery.start();
   return {
     enrichment,

@@ -26,15 +26,11 @@ import { optimize } from "svgo";
 import { log } from "../../platform/log";
 import { repeat } from "../../platform/repeat";
 import { contrastRatio, DARK_SURFACE, deriveBrandColors } from "../colors";
+import type { DiscoveryRecord, DiscoveryStore } from "../discovery/store/port";
 import { readOverHttp } from "../provenance";
 import { sanitizeSvg } from "../sanitize";
 import type { Brand, ColorRole, StoredSvg, Variant } from "../types";
-import type {
-  DiscoveryRecord,
-  DiscoveryStore,
-  EnrichmentRecord,
-  EnrichmentStore,
-} from "./store/port";
+import type { EnrichmentRecord, EnrichmentStore } from "./store/port";
 
 export const DERIVED_SOURCE = "derived:mono";
 const isDerived = (svg: StoredSvg | undefined) => svg?.source.startsWith("derived") ?? false;

@@ -10,7 +10,7 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { dohTxt, parseBimi, systemTxt, tinyPsProblem } from "../../../src/catalog/discovery/bimi";
 import { GuardedFetcher } from "../../../src/catalog/discovery/fetcher";
-import type { DiscoveryRecord } from "../../../src/catalog/enrichment/store/port";
+import type { DiscoveryRecord } from "../../../src/catalog/discovery/store/port";
 import { ADMIN_TOKEN, makeApp, type TestApp, tempDir } from "../../support/app";
 import { dohSite, startUdpDns } from "../../support/dns-fixture";
 import { png } from "../../support/logo-sites";
@@ -160,7 +160,7 @@ async function discovered(domain: string): Promise<DiscoveryRecord> {
   expect((await t.get(`/v1/brand?domain=${domain}&wait=8000`, key)).status).toBeOneOf([200, 404]);
   await t.deps.discovery.idle();
   await t.deps.enrichment.idle();
-  return (await t.deps.store.enrichment.discovery(domain)) as DiscoveryRecord;
+  return (await t.deps.store.discoveries.discovery(domain)) as DiscoveryRecord;
 }
 
 const bimiAsset = (r: DiscoveryRecord) => r.assets.find((a) => a.origin === "bimi");

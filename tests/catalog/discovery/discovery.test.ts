@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import sharp from "sharp";
 import { DiscoveryService } from "../../../src/catalog/discovery/service";
-import type { DiscoveryRecord } from "../../../src/catalog/enrichment/store/port";
+import type { DiscoveryRecord } from "../../../src/catalog/discovery/store/port";
 import type { Deps } from "../../../src/deps";
 import { ADMIN_TOKEN, makeApp, type TestApp, tempDir } from "../../support/app";
 import { ICON_SVG, logoSites, SSRF_DNS } from "../../support/logo-sites";
@@ -46,7 +46,7 @@ async function discover(domain: string) {
 }
 
 const record = (domain: string) =>
-  t.deps.store.enrichment.discovery(domain) as Promise<DiscoveryRecord>;
+  t.deps.store.discoveries.discovery(domain) as Promise<DiscoveryRecord>;
 
 beforeAll(async () => {
   const sites = await logoSites();
@@ -341,7 +341,7 @@ describe("queue", () => {
   test("a full queue drops and counts", () => {
     const d = t.deps;
     const svc = new DiscoveryService(
-      d.store.enrichment,
+      d.store.discoveries,
       d.enrichment,
       d.catalog,
       d.discovery.fetcher,

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import sharp from "sharp";
-import type { DiscoveryRecord } from "../../../src/catalog/enrichment/store/port";
+import type { DiscoveryRecord } from "../../../src/catalog/discovery/store/port";
 import type { Deps } from "../../../src/deps";
 import { ADMIN_TOKEN, makeApp, type TestApp, tempDir } from "../../support/app";
 import { ICON_SVG, ico, png } from "../../support/logo-sites";
@@ -44,7 +44,7 @@ async function settle() {
   await t.deps.enrichment.idle();
 }
 const record = (domain: string) =>
-  t.deps.store.enrichment.discovery(domain) as Promise<DiscoveryRecord>;
+  t.deps.store.discoveries.discovery(domain) as Promise<DiscoveryRecord>;
 const rediscover = async (domain: string) => {
   const r = await t.req(`/admin/discoveries/${domain}/rediscover`, {
     method: "POST",
@@ -331,7 +331,7 @@ describe("behind an egress proxy that resolves (DISCOVERY_PROXY_RESOLVES, DISCOV
       const r = await app.get("/v1/brand?domain=secure.test", key);
       expect(r.status).toBe(200);
       expect(((await r.json()) as { name: string }).name).toBe("Secure Co");
-      const rec = await app.deps.store.enrichment.discovery("secure.test");
+      const rec = await app.deps.store.discoveries.discovery("secure.test");
       expect(rec?.assets[0]?.sourceUrl).toBe("https://secure.test/i.svg");
       expect(lookups).toEqual([]);
     } finally {

@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { MongoClient } from "mongodb";
-import type { DiscoveryRecord } from "../../../src/catalog/enrichment/store/port";
+import type { DiscoveryRecord } from "../../../src/catalog/discovery/store/port";
 import type { Deps } from "../../../src/deps";
 import { openMongoStore } from "../../../src/store";
 import { ADMIN_TOKEN, makeApp, type TestApp, tempDir } from "../../support/app";
@@ -118,7 +118,7 @@ async function scenario(t: TestApp) {
     await t.deps.enrichment.idle();
   };
   const record = async (d: string) =>
-    (await t.deps.store.enrichment.discovery(d)) as DiscoveryRecord;
+    (await t.deps.store.discoveries.discovery(d)) as DiscoveryRecord;
   const brand = async (d: string) =>
     (await (await t.get(`/v1/brand?domain=${d}`, key)).json()) as {
       slug: string;

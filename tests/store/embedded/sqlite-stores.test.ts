@@ -10,8 +10,8 @@ import { EmbeddedTokenStore } from "../../../src/accounts/store/embedded-tokens"
 import type { TokenRecord } from "../../../src/accounts/store/port";
 import { EmbeddedBillingStore } from "../../../src/billing/store/embedded";
 import { emptyRecord } from "../../../src/catalog/discovery/service";
-import { EmbeddedEnrichmentStore } from "../../../src/catalog/enrichment/store/embedded";
-import type { DiscoveryRecord } from "../../../src/catalog/enrichment/store/port";
+import { EmbeddedDiscoveryStore } from "../../../src/catalog/discovery/store/embedded";
+import type { DiscoveryRecord } from "../../../src/catalog/discovery/store/port";
 import { newId } from "../../../src/platform/ids";
 import type { Database } from "../../../src/store/embedded/db";
 import { EmbeddedVisitorStore } from "../../../src/visitor-counter/store/embedded";
@@ -126,7 +126,7 @@ test("two connections: an account written by one (the admin CLI) is found by the
 
 test("discoveries: a poll sees a record another connection stored after `since`, even with an older `at`; a takedown is final", async () => {
   const [a, b] = connections(2) as [Database, Database];
-  const [ea, eb] = [new EmbeddedEnrichmentStore(a), new EmbeddedEnrichmentStore(b)];
+  const [ea, eb] = [new EmbeddedDiscoveryStore(a), new EmbeddedDiscoveryStore(b)];
   const rec = (domain: string, at: string, status: DiscoveryRecord["status"] = "nothing") => ({
     ...emptyRecord(domain, null),
     at,
