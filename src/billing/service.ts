@@ -5,12 +5,12 @@ import { log } from "../platform/log";
 import {
   type BillingEvent,
   type BillingProvider,
-  type BillingStore,
   InvalidPayload,
   InvalidSignature,
   ProviderError,
   type WebhookVerifier,
-} from "./store/port";
+} from "./provider";
+import type { BillingStore } from "./store/port";
 
 /** What a webhook delivery did (the webhook's response body names it). */
 export type WebhookResult =
