@@ -1,7 +1,7 @@
 import { hostname, userInfo } from "node:os";
 import { AccountService } from "./accounts/service";
 import { ConfigError, loadConfig } from "./config";
-import { openStore, type Store } from "./store";
+import { openStore, type Store } from "./deps";
 
 /**
  * What every operator CLI command shares (`npm run admin`: admin/cli.ts composes the commands,

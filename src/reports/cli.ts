@@ -13,8 +13,8 @@ import { type Command, InvalidArgumentError } from "commander";
 import { VARIANTS, type Variant } from "../catalog/types";
 import { CliError, cliOperator, withStore } from "../cli";
 import { loadConfig } from "../config";
+import type { Store } from "../deps";
 import { ApiError } from "../http/errors";
-import type { Store } from "../store";
 import type { CorrectionsService } from "./service";
 import { REPORT_STATUSES, type Report, type ReportStatus } from "./store/port";
 

@@ -3,7 +3,7 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { type Account, applyAccountEvent } from "../../src/accounts/model";
 import { EmbeddedAccountStore } from "../../src/accounts/store/embedded";
-import { openEmbeddedStore } from "../../src/store";
+import { openEmbeddedStore } from "../../src/deps";
 import { Database, DB_FILE } from "../../src/store/embedded/db";
 import { CATALOG_FILE, tempDir } from "../support/app";
 import { databaseBytes } from "../support/db";

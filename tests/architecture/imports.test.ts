@@ -104,7 +104,7 @@ describe("imports of src/ and scripts/", () => {
       ["src/main.ts", "src/server.ts"],
       ["src/server.ts", "src/app.ts"],
       ["src/deps.ts", "src/config.ts"],
-      ["src/deps.ts", "src/store/index.ts"],
+      ["src/deps.ts", "src/store/embedded/db.ts"],
       ["scripts/test.ts", "scripts/mongo-local.ts"],
     ] as const)
       expect({ from, imports: graph.get(from)?.includes(to) }).toEqual({ from, imports: true });

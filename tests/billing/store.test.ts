@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import type { BillingLink } from "../../src/billing/store/port";
-import { openEmbeddedStore, openMongoStore, type Store } from "../../src/store";
+import { openEmbeddedStore, openMongoStore, type Store } from "../../src/deps";
 import { CATALOG_FILE, tempDir } from "../support/app";
 import { smallCatalogFile } from "../support/catalog";
 import { mongoUrl, skipNote, testDbName } from "../support/mongo";

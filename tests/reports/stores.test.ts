@@ -9,10 +9,10 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { join } from "node:path";
 import type { MongoClient } from "mongodb";
+import { openMongoStore } from "../../src/deps";
 import { setLogLevel } from "../../src/platform/log";
 import { reportHooks } from "../../src/reports/cli";
 import type { CorrectionsStore } from "../../src/reports/store/port";
-import { openMongoStore } from "../../src/store";
 import { cliInProcess } from "../support/admin-cli";
 import { ADMIN_TOKEN, CATALOG_FILE, makeApp, type TestApp, tempDir } from "../support/app";
 import { smallCatalogFile } from "../support/catalog";

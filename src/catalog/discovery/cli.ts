@@ -16,7 +16,7 @@ import { readFileSync } from "node:fs";
 import type { Command } from "commander";
 import { CliError, cliOperator, withStore } from "../../cli";
 import { loadConfig } from "../../config";
-import type { Store } from "../../store";
+import type { Store } from "../../deps";
 import { CatalogService, hasArtwork } from "../service";
 import type { DiscoveryService, TrailEntry } from "./service";
 import type { DiscoveryRecord } from "./store/port";

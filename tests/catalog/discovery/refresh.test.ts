@@ -14,7 +14,7 @@ import { join } from "node:path";
 import type { MongoClient } from "mongodb";
 import type { DiscoveryRecord } from "../../../src/catalog/discovery/store/port";
 import type { Deps } from "../../../src/deps";
-import { openMongoStore } from "../../../src/store";
+import { openMongoStore } from "../../../src/deps";
 import { ADMIN_TOKEN, makeApp, type TestApp, tempDir } from "../../support/app";
 import { smallCatalogFile } from "../../support/catalog";
 import { makeRoot, makeServerCert } from "../../support/mark-pki";

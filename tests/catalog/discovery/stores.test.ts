@@ -7,8 +7,8 @@ import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "
 import type { MongoClient } from "mongodb";
 import { discoveryHooks } from "../../../src/catalog/discovery/cli";
 import type { Deps } from "../../../src/deps";
+import { openMongoStore } from "../../../src/deps";
 import { setLogLevel } from "../../../src/platform/log";
-import { openMongoStore } from "../../../src/store";
 import { cliInProcess } from "../../support/admin-cli";
 import { ADMIN_TOKEN, CATALOG_FILE, makeApp, type TestApp, tempDir } from "../../support/app";
 import { smallCatalogFile } from "../../support/catalog";

@@ -17,9 +17,9 @@ import {
 import { join } from "node:path";
 import { jwtVerify } from "jose";
 import { hashKey } from "../../../src/accounts/keys";
+import { openEmbeddedStore, type Store } from "../../../src/deps";
 import { addDays, utcDay } from "../../../src/platform/day";
 import { captureLogs } from "../../../src/platform/log";
-import { openEmbeddedStore, type Store } from "../../../src/store";
 import { LEGACY_FILES } from "../../../src/store/embedded/legacy-import";
 import { makeAuthApp } from "../../accounts/helpers";
 import { CATALOG_FILE, tempDir } from "../../support/app";
