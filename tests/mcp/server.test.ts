@@ -227,7 +227,7 @@ describe("every tool and resource, counted exactly like its REST twin", () => {
     ).toEqual({ png: 1 });
     const img = r.content[0];
     expect(img?.type).toBe("image");
-    if (img?.type !== "image") return;
+    if (img?.type !== "image") throw new Error("not an image");
     expect(img.mimeType).toBe("image/png");
     const png = Buffer.from(img.data, "base64");
     expect(png.subarray(1, 4).toString()).toBe("PNG");
@@ -522,6 +522,10 @@ describe("authentication, before any MCP processing", () => {
     const big = { ...initialize(LATEST_PROTOCOL_VERSION), pad: "x".repeat(70_000) };
     const r = await rpc(big, { "x-api-key": await s.key() });
     expect(r.status).toBe(413);
+    // the JSON-RPC error shape MCP clients read, as for every transport-level refusal
+    const err = (await r.json()) as { jsonrpc: string; error: { code: number; message: string } };
+    expect(err).toMatchObject({ jsonrpc: "2.0", error: { code: -32000 } });
+    expect(err.error.message).toMatch(/65536 bytes/);
   });
 });
 
