@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { createEnterprise } from "../support/app";
-import { type RedisHarness, startRedisHarness } from "../support/redis";
+import { REDIS_MISSING, type RedisHarness, startRedisHarness } from "../support/redis";
+import { describeIf } from "../support/skip";
 import { connect, type Served, serve, toolErrorBody, used } from "./util";
 
 /**
@@ -23,7 +24,7 @@ afterAll(async () => {
   await h?.stop();
 });
 
-describe.skipIf(!ready)("MCP over the Upstash counter store", () => {
+describeIf(ready, REDIS_MISSING)("MCP over the Upstash counter store", () => {
   test("concurrent calls never push a bucket past its cap; refusals consume nothing", async () => {
     expect(s.deps.quota.store.kind).toBe("upstash");
     const { apiKey } = await createEnterprise(s, { catalog: 10 });

@@ -3,25 +3,22 @@
  * scripts/upstash-local.ts in front of it. Start in beforeAll, stop in afterAll.
  */
 
-import { describe } from "bun:test";
 import { rmSync } from "node:fs";
 import { connect } from "node:net";
 import Redis from "ioredis";
 import { startUpstashLocal, type UpstashLocal } from "../../scripts/upstash-local";
 import { freePort, tempDir } from "./app";
+import { describeIf } from "./skip";
 
 /**
  * The tests that need a real redis-server (Debian's `redis-server` package; .ci/run installs it)
- * skip without it, saying so once.
+ * skip without it, saying why (tests/support/skip.ts; under CI they fail instead).
  */
 export const HAS_REDIS = Bun.which("redis-server") !== null;
-if (!HAS_REDIS)
-  console.warn(
-    "skipping redis-server tests: redis-server is not installed (apt-get install redis-server)",
-  );
+export const REDIS_MISSING = "redis-server is not installed (apt-get install redis-server)";
 
-/** describe() for the tests that need redis-server: skipped without it. */
-export const withRedis = describe.skipIf(!HAS_REDIS);
+/** describe() for the tests that need redis-server. */
+export const withRedis = describeIf(HAS_REDIS, REDIS_MISSING);
 
 export interface RedisHarness {
   /** the Upstash REST address and token (UPSTASH_REDIS_REST_URL / _TOKEN) */

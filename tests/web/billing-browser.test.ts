@@ -11,6 +11,7 @@ import { buildWeb, isStale } from "../../scripts/build-web";
 import { rememberClientAddress } from "../../src/http/client-ip";
 import { makeApp, type TestApp } from "../support/app";
 import { CHROMIUM, launchChromium } from "../support/chromium";
+import { describeIf } from "../support/skip";
 import { stripeMock } from "../support/stripe-mock";
 
 const have = existsSync(CHROMIUM);
@@ -21,7 +22,12 @@ else if (!mock)
     "skipping the console billing browser test: stripe-mock is not installed (bash .ci/stripe-mock.sh)",
   );
 
-describe.skipIf(!have || !mock)("console billing buttons against stripe-mock", () => {
+describeIf(
+  have && !!mock,
+  have
+    ? "stripe-mock is not installed (bash .ci/stripe-mock.sh)"
+    : `no Chromium at ${CHROMIUM} (apt-get install chromium)`,
+)("console billing buttons against stripe-mock", () => {
   let t: TestApp;
   let server: ReturnType<typeof Bun.serve>;
   let base: string;
