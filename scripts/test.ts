@@ -62,7 +62,50 @@ function fastFiles(): string[] {
     .map((f) => `./${f}`);
 }
 
+/**
+ * Whether this run can put itself in a network namespace of its own, where loopback is the only
+ * network (as root, with util-linux's unshare and iproute2's ip), and why not.
+ */
+function isolation(): { ok: true } | { ok: false; why: string } {
+  if (process.env.TEST_NETWORK === "host") return { ok: false, why: "TEST_NETWORK=host" };
+  if (process.env.MONGODB_URL) return { ok: false, why: "MONGODB_URL names a server elsewhere" };
+  if (process.platform !== "linux" || process.getuid?.() !== 0)
+    return { ok: false, why: "a network namespace needs root on Linux" };
+  for (const tool of ["unshare", "ip"])
+    if (!Bun.which(tool)) return { ok: false, why: `${tool} is not installed` };
+  return { ok: true };
+}
+
+/**
+ * The run again, inside a network namespace where only loopback exists: every server, worker
+ * and process the suite starts can reach loopback and nothing else (tests/support/loopback-guard.ts
+ * makes an attempt from a test process fail loudly; this stops every other process too).
+ */
+async function isolated(): Promise<number> {
+  const proc = Bun.spawn(
+    [
+      "unshare",
+      "--net",
+      "--",
+      "sh",
+      "-c",
+      'ip link set lo up && exec "$@"',
+      "sh",
+      process.execPath,
+      ...process.argv.slice(1),
+    ],
+    { env: { ...process.env, TEST_NETNS: "1" }, stdio: ["inherit", "inherit", "inherit"] },
+  );
+  for (const sig of ["SIGINT", "SIGTERM"] as const) process.on(sig, () => proc.kill(sig));
+  return await proc.exited;
+}
+
 async function main() {
+  if (!process.env.TEST_NETNS) {
+    const net = isolation();
+    if (net.ok) process.exit(await isolated());
+    console.error(`tests: network not isolated to loopback (${net.why})`);
+  }
   let args = process.argv.slice(2);
   const fast = args.includes("--fast");
   args = args.filter((a) => a !== "--fast");
