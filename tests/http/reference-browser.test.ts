@@ -2,7 +2,7 @@
  * The API reference page (/swagger) in headless Chromium: public routes only by default, the
  * operator, MCP and webhook routes with ?all, a link back to the console, dark with the system.
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, expect, test } from "bun:test";
 import { existsSync } from "node:fs";
 import type { Browser } from "playwright-core";
 import { makeApp, type TestApp } from "../support/app";

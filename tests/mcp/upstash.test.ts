@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, expect, test } from "bun:test";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { createEnterprise } from "../support/app";
 import { REDIS_MISSING, type RedisHarness, startRedisHarness } from "../support/redis";

@@ -5,7 +5,7 @@
  * database. The catalog seeded into MongoDB is the small real subset (tests/support/catalog.ts):
  * seeding the whole catalog is the store contract's job.
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, expect, test } from "bun:test";
 import type { Db, MongoClient } from "mongodb";
 import type { BuiltCatalog } from "../../src/catalog/types";
 import { setLogLevel } from "../../src/platform/log";

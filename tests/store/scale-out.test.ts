@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, expect, test } from "bun:test";
 import { join } from "node:path";
 import { MongoClient } from "mongodb";
 import { ADMIN_TOKEN, freePort, SERVICE_CMD, tempDir } from "../support/app";

@@ -36,7 +36,7 @@ const cannotRun = (label: string, reason: string) => () => {
   );
 };
 
-type Body = () => void | Promise<unknown>;
+type Body = () => undefined | Promise<unknown>;
 
 /** `describe` when `ok`; else skipped with `reason` (outside CI or for an allowed reason) or failing. */
 export function describeIf(ok: boolean, reason: string) {

@@ -4,7 +4,7 @@
  * Checkout URL the API got from Stripe, and "Manage billing" explains that no subscription
  * exists yet. Skips with a reason when Chromium or stripe-mock is absent.
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, expect, test } from "bun:test";
 import { existsSync } from "node:fs";
 import type { Browser, Page } from "playwright-core";
 import { buildWeb, isStale } from "../../scripts/build-web";

@@ -5,7 +5,7 @@
  * of every page; screenshots under build/test-output/web (checked non-blank). With
  * WRITE_DOCS_SCREENSHOTS=1 the explorer and dashboard shots are also written to docs/images/.
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, expect, test } from "bun:test";
 import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import type { Browser, BrowserContext, Page } from "playwright-core";

@@ -5,7 +5,7 @@
  * view on a phone, axe clean. With WRITE_DOCS_SCREENSHOTS=1, screenshots go to
  * build/test-output/web and docs/images/.
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, expect, test } from "bun:test";
 import { copyFileSync, existsSync, mkdirSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import type { Browser, BrowserContext, Page } from "playwright-core";

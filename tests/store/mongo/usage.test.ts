@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, expect, test } from "bun:test";
 import { BSON, type Db, MongoClient, ObjectId } from "mongodb";
 import type { Principal } from "../../../src/accounts/model";
 import { newId } from "../../../src/platform/ids";
