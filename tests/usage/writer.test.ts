@@ -455,12 +455,11 @@ describe("BatchingRecorder: 429 refusals folded per key, bucket and second", () 
 describe("BatchingRecorder: USAGE_DURABILITY=strict", () => {
   test("record resolves once its event is written (group commit, not after flushMs); 429s are not waited for", async () => {
     const r = rig({ durability: "strict", flushMs: 60_000, flushEvents: 500 });
-    const t0 = performance.now();
     const waits = Array.from({ length: 20 }, () => r.writer.record(input()));
     expect(waits.every((w) => w instanceof Promise)).toBe(true);
     expect(r.onDisk()).toHaveLength(0);
+    // resolved by the group commit: waiting for flushMs (60 s) would outlast the test's timeout
     await Promise.all(waits);
-    expect(performance.now() - t0).toBeLessThan(5_000);
     expect(r.onDisk()).toHaveLength(20);
     // one group for the 20 that arrived together
     expect(r.store.batches).toEqual([20]);
