@@ -17,6 +17,22 @@ import { describeIf } from "./skip";
 export const HAS_REDIS = Bun.which("redis-server") !== null;
 export const REDIS_MISSING = "redis-server is not installed (apt-get install redis-server)";
 
+/**
+ * The environment without Debian's faketime (a run with the clock moved ahead: .ci/run):
+ * redis-server cannot start under libfaketime (its allocator reads the clock while libfaketime
+ * initializes), so it keeps the real clock, as the Go servers (FerretDB, stripe-mock) do. Its
+ * key expiries are relative, so nothing the tests check depends on which clock it reads.
+ */
+function realClockEnv(): Record<string, string | undefined> {
+  const env = { ...process.env };
+  const preload = (env.LD_PRELOAD ?? "")
+    .split(/[: ]/)
+    .filter((lib) => lib && !lib.includes("libfaketime"));
+  env.LD_PRELOAD = preload.join(":") || undefined;
+  delete env.FAKETIME;
+  return env;
+}
+
 /** describe() for the tests that need redis-server. */
 export const withRedis = describeIf(HAS_REDIS, REDIS_MISSING);
 
@@ -71,7 +87,7 @@ export async function startRedisHarness(): Promise<RedisHarness> {
         "--dir",
         dir,
       ],
-      { stdout: "ignore", stderr: "inherit" },
+      { stdout: "ignore", stderr: "inherit", env: realClockEnv() },
     );
     const until = Date.now() + 10_000;
     while (Date.now() < until) {
