@@ -288,6 +288,7 @@ for (const kind of await usageStoreKinds())
         const { s, seen } = spied();
         const got = await series(s, q);
         expect(seen.counts).toBe(1);
+        expect(seen.hints.length).toBeGreaterThan(0);
         expect(seen.hints.every((h) => h?.keys === undefined)).toBe(true);
         expect(got.groups.at(-1)?.other).toBe(true);
         expect(got).toEqual(await series(onePass(), q));
@@ -299,6 +300,7 @@ for (const kind of await usageStoreKinds())
         const got = await series(s, q);
         expect(got.groups.some((g) => g.other)).toBe(false);
         expect(got.groups).toHaveLength(15);
+        expect(seen.hints.length).toBeGreaterThan(0);
         expect(seen.hints.every((h) => h?.keys === undefined)).toBe(true);
         expect(got).toEqual(await series(onePass(), q));
         // brand= pins the brand: one read
