@@ -71,6 +71,7 @@ async function otherScripts() {
     ["instructions.ts", ["--warmup", "2000", "--requests", "2000"]],
     ["password.ts", ["3"]],
     ["ready.ts", []],
+    ["usage-stall.ts", ["--rounds", "2"]],
   ];
   for (const [name, args] of scripts) {
     progress(`running scripts/bench/${name} ${args.join(" ")}`);
