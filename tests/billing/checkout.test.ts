@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { captureLogs } from "../../src/platform/log";
 import { freePort, makeApp, type TestApp, useAccountIdBearer } from "../support/app";
+import { expectError } from "../support/errors";
 import { describeIf } from "../support/skip";
 import { stripeMock } from "../support/stripe-mock";
 import {
@@ -183,7 +184,7 @@ describeIf(!!mock, "stripe-mock is not installed (bash .ci/stripe-mock.sh)")(
       expect(ps?.form.get("return_url")).toBe("https://brand.example/");
 
       // pro now: a second checkout is refused; after cancelling, it reuses the customer
-      expect((await checkout({ "x-api-key": a.key })).status).toBe(409);
+      await expectError(await checkout({ "x-api-key": a.key }), 409, "already_subscribed");
       await deliver(t, subscriptionEvent("deleted", sub, customer, "canceled", { created: 2000 }));
       expect(await tierOf(t, a.id)).toBe("free");
       expect((await checkout({ "x-api-key": a.key })).status).toBe(200);

@@ -7,6 +7,7 @@ import {
 } from "@modelcontextprotocol/sdk/types.js";
 import type { UsageEvent } from "../../src/usage/port";
 import { createEnterprise, useAccountIdBearer } from "../support/app";
+import { expectError } from "../support/errors";
 import { collect } from "../usage/util";
 import { connect, moved, type Served, serve, toolErrorBody, used } from "./util";
 
@@ -410,7 +411,7 @@ describe("tier rules", () => {
     expect(body.reset_in_seconds as number).toBeGreaterThan(0);
     expect(body.reset_in_seconds as number).toBeLessThanOrEqual(86_400);
     // the same counter as REST: GET /v1/brand is refused too, and the refusals consumed nothing
-    expect((await s.get("/v1/brand?domain=github.com", key)).status).toBe(429);
+    await expectError(await s.get("/v1/brand?domain=github.com", key), 429, "rate_limit_exceeded");
     expect((await used(s, key)).domain).toBe(20);
     // other buckets are untouched
     expect((await call(client, "get_brand", { slug: "github" })).isError).toBeUndefined();
@@ -514,7 +515,7 @@ describe("authentication, before any MCP processing", () => {
       expect(r.status).toBe(405);
       expect(r.headers.get("allow")).toBe("POST");
       expect(((await r.json()) as { jsonrpc: string }).jsonrpc).toBe("2.0");
-      expect((await fetch(s.mcpUrl, { method })).status).toBe(401);
+      await expectError(await fetch(s.mcpUrl, { method }), 401, "invalid_api_key");
     }
   });
 

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { createEnterprise } from "../support/app";
+import { expectError } from "../support/errors";
 import { REDIS_MISSING, type RedisHarness, startRedisHarness } from "../support/redis";
 import { describeIf } from "../support/skip";
 import { connect, type Served, serve, toolErrorBody, used } from "./util";
@@ -40,7 +41,7 @@ describeIf(ready, REDIS_MISSING)("MCP over the Upstash counter store", () => {
     expect(new Set(refused.map((b) => b.error))).toEqual(new Set(["rate_limit_exceeded"]));
     expect((await used(s, apiKey)).catalog).toBe(10);
     // REST sees the same counter
-    expect((await s.get("/v1/catalog/github", apiKey)).status).toBe(429);
+    await expectError(await s.get("/v1/catalog/github", apiKey), 429, "rate_limit_exceeded");
     await client.close();
   });
 });

@@ -14,6 +14,7 @@ import { FileCatalogSource } from "../../src/store/embedded/catalog";
 import { MongoCatalogSource } from "../../src/store/mongo/catalog";
 import { ADMIN_TOKEN, makeApp, type TestApp, tempDir } from "../support/app";
 import { smallCatalogFile } from "../support/catalog";
+import { expectError } from "../support/errors";
 import { mongoUrl, skipNote, testDbName } from "../support/mongo";
 import { describeIf } from "../support/skip";
 import { settle } from "../usage/util";
@@ -90,7 +91,7 @@ describeIf(!!mongo.url, mongo.reason ?? "")(
       const svg = await t.get("/v1/svg/github", account.apiKey);
       expect(svg.status).toBe(200);
       expect(await svg.text()).toContain("<svg");
-      expect((await t.get("/v1/svg/github", "bak_nope")).status).toBe(401);
+      await expectError(await t.get("/v1/svg/github", "bak_nope"), 401, "invalid_api_key");
     }, 60_000);
 
     test("metered requests become usage events and analytics read them back", async () => {
@@ -125,7 +126,7 @@ describeIf(!!mongo.url, mongo.reason ?? "")(
       expect(r.status).toBe(201);
       const regen = (await r.json()) as { apiKey: string; revokedKeyIds: string[] };
       expect(regen.revokedKeyIds).toEqual([account.keyId]);
-      expect((await t.get("/v1/svg/github", account.apiKey)).status).toBe(401);
+      await expectError(await t.get("/v1/svg/github", account.apiKey), 401, "invalid_api_key");
       metered++;
       expect((await t.get("/v1/svg/github", regen.apiKey)).status).toBe(200);
       const doc = await db.collection("accounts").findOne({ id: account.accountId });
@@ -180,7 +181,11 @@ describeIf(!!mongo.url, mongo.reason ?? "")(
       metered += 2;
       const gh = await t.get("/v1/catalog/github", account.apiKey);
       expect(await gh.json()).toMatchObject({ slug: "github", name: "GitHub (renamed)" });
-      expect((await t.get("/v1/catalog/gitlab", account.apiKey)).status).toBe(404);
+      await expectError(
+        await t.get("/v1/catalog/gitlab", account.apiKey),
+        404,
+        "service_not_found",
+      );
       await settle(t.deps.usage, metered);
     }, 90_000);
 
@@ -212,7 +217,7 @@ describeIf(!!mongo.url, mongo.reason ?? "")(
       // regenerating the API key keeps publishable keys; revoking one stops it
       expect((await t.req(viaPk, origin)).status).toBe(200);
       expect((await admin(t, `/admin/publishable-keys/${keyId}`, "DELETE")).status).toBe(200);
-      expect((await t.req(viaPk, origin)).status).toBe(401);
+      await expectError(await t.req(viaPk, origin), 401, "invalid_api_key");
       metered += 3;
       await settle(t.deps.usage, metered);
     }, 60_000);

@@ -16,6 +16,7 @@ import { CSV_COLUMNS } from "../../src/usage/analytics/export";
 import { decodeQuotedPrintable } from "../accounts/helpers";
 import { makeApp, type TestApp, tempDir } from "../support/app";
 import { CHROMIUM, launchChromium } from "../support/chromium";
+import { expectError } from "../support/errors";
 import { describeIf } from "../support/skip";
 
 const ROOT = resolve(import.meta.dir, "../..");
@@ -582,13 +583,13 @@ describeIf(have, `no Chromium at ${CHROMIUM} (apt-get install chromium)`)(
       await page.getByRole("heading", { name: "Your API key" }).waitFor();
       const newKey = (await page.locator("code.secret").textContent()) ?? "";
       expect(newKey).not.toBe(oldKey);
-      expect((await t.get("/v1/catalog/stripe", oldKey)).status).toBe(401);
+      await expectError(await t.get("/v1/catalog/stripe", oldKey), 401, "invalid_api_key");
       expect((await t.get("/v1/catalog/stripe", newKey)).status).toBe(200);
       await page.getByLabel("Password to confirm").fill(PASSWORD);
       await page.getByRole("button", { name: "Delete my account" }).click();
       await page.waitForURL(`${base}/signup`);
       expect(await page.evaluate(() => sessionStorage.length)).toBe(0);
-      expect((await t.get("/v1/catalog/stripe", newKey)).status).toBe(401);
+      await expectError(await t.get("/v1/catalog/stripe", newKey), 401, "invalid_api_key");
       const login = await t.req("/auth/login", {
         method: "POST",
         headers: { "content-type": "application/json" },
