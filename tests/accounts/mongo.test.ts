@@ -12,7 +12,7 @@ import { RateLimiter } from "../../src/quota/rate-limit";
 import { MongoAccountStore, MongoTokenStore } from "../../src/store/mongo/accounts";
 import { tempDir } from "../support/app";
 import { mongoUrl, skipNote, testDbName } from "../support/mongo";
-import { describeIf } from "../support/skip";
+import { describeUnless } from "../support/skip";
 import { decodeQuotedPrintable } from "./helpers";
 
 setDefaultTimeout(60_000);
@@ -23,7 +23,7 @@ setDefaultTimeout(60_000);
  */
 const mongo = await mongoUrl();
 const url = mongo.url;
-describeIf(!!url, mongo.reason ?? "")(`accounts on MongoDB ${skipNote(mongo)}`.trim(), () => {
+describeUnless(mongo.reason)(`accounts on MongoDB ${skipNote(mongo)}`.trim(), () => {
   let client: MongoClient;
   let db: Db;
   let auth: AuthService;

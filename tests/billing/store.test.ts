@@ -4,7 +4,7 @@ import { openEmbeddedStore, openMongoStore, type Store } from "../../src/store";
 import { CATALOG_FILE, tempDir } from "../support/app";
 import { smallCatalogFile } from "../support/catalog";
 import { mongoUrl, skipNote, testDbName } from "../support/mongo";
-import { describeIf } from "../support/skip";
+import { describeUnless } from "../support/skip";
 import { sid } from "./util";
 
 // each test builds an app or starts a server: allow for a loaded machine
@@ -15,7 +15,7 @@ setDefaultTimeout(30_000);
  * adapter always runs; the MongoDB adapter on the run's wire server (tests/support/mongo.ts).
  */
 function billingStoreContract(name: string, open: () => Promise<Store>, skip?: string) {
-  describeIf(skip === undefined, skip ?? "")(`billing and visitor stores: ${name}`, () => {
+  describeUnless(skip)(`billing and visitor stores: ${name}`, () => {
     let store: Store;
     const get = async () => {
       store ??= await open();

@@ -4,7 +4,7 @@ import type { Server } from "bun";
 import type { Browser } from "playwright-core";
 import { makeApp, type TestApp } from "../support/app";
 import { CHROMIUM, launchChromium } from "../support/chromium";
-import { describeIf } from "../support/skip";
+import { describeIf, NO_CHROMIUM } from "../support/skip";
 
 /**
  * Real headless Chromium (Debian's `chromium` package, driven by playwright-core: no browser
@@ -107,70 +107,67 @@ async function fetchFrom(origin: string, key: string): Promise<Fetched> {
 /** Chromium pages on a shared 2-core machine: well over bun's 5 s default per test. */
 const SLOW = 60_000;
 
-describeIf(available, `no Chromium at ${CHROMIUM} (apt-get install chromium)`)(
-  "CORS in headless Chromium",
-  () => {
-    test(
-      "a page on an allowed origin fetches JSON and an SVG with X-API-Key and reads the headers",
-      async () => {
-        const key = await t.key("free");
-        const got = await fetchFrom(`http://127.0.0.1:${allowedPage.port}/`, key);
-        expect(got.error).toBeUndefined();
-        expect(got.json).toEqual({
-          status: 200,
-          name: "GitHub",
-          limit: "100",
-          remaining: "99",
-          requestId: expect.stringMatching(/^[A-Za-z0-9._-]+$/),
-        });
-        expect(got.svg).toEqual({
-          status: 200,
-          starts: "<svg",
-          variant: "mono",
-          etag: expect.stringMatching(/^(W\/)?"/),
-          limit: "50",
-        });
-      },
-      SLOW,
-    );
+describeIf(available, NO_CHROMIUM)("CORS in headless Chromium", () => {
+  test(
+    "a page on an allowed origin fetches JSON and an SVG with X-API-Key and reads the headers",
+    async () => {
+      const key = await t.key("free");
+      const got = await fetchFrom(`http://127.0.0.1:${allowedPage.port}/`, key);
+      expect(got.error).toBeUndefined();
+      expect(got.json).toEqual({
+        status: 200,
+        name: "GitHub",
+        limit: "100",
+        remaining: "99",
+        requestId: expect.stringMatching(/^[A-Za-z0-9._-]+$/),
+      });
+      expect(got.svg).toEqual({
+        status: 200,
+        starts: "<svg",
+        variant: "mono",
+        etag: expect.stringMatching(/^(W\/)?"/),
+        limit: "50",
+      });
+    },
+    SLOW,
+  );
 
-    test(
-      "a page on another origin is refused by the browser",
-      async () => {
-        const key = await t.key("free");
-        const got = await fetchFrom(`http://127.0.0.1:${otherPage.port}/`, key);
-        expect(got.json).toBeUndefined();
-        expect(got.error).toContain("TypeError");
-      },
-      SLOW,
-    );
+  test(
+    "a page on another origin is refused by the browser",
+    async () => {
+      const key = await t.key("free");
+      const got = await fetchFrom(`http://127.0.0.1:${otherPage.port}/`, key);
+      expect(got.json).toBeUndefined();
+      expect(got.error).toContain("TypeError");
+    },
+    SLOW,
+  );
 
-    test(
-      "the API reference renders from this server alone, no network beyond it",
-      async () => {
-        const tab = await browser.newPage();
-        const elsewhere: string[] = [];
-        await tab.route("**/*", (route) => {
-          const url = new URL(route.request().url());
-          if (url.host === `localhost:${api.port}`) return route.continue();
-          elsewhere.push(url.href);
-          return route.abort();
-        });
-        try {
-          await tab.goto(`${apiBase}/swagger/`);
-          await tab.waitForSelector(".swagger-ui .info .title", { timeout: 45_000 });
-          expect(await tab.textContent(".swagger-ui .info .title")).toContain("Brand Asset API");
-          await tab.waitForSelector(".opblock-summary-path", { timeout: 45_000 });
-          const paths = await tab.$$eval(".opblock-summary-path", (els) =>
-            els.map((e) => e.getAttribute("data-path")),
-          );
-          expect(paths).toContain("/v1/catalog/{slug}");
-          expect(elsewhere).toEqual([]);
-        } finally {
-          await tab.close();
-        }
-      },
-      SLOW,
-    );
-  },
-);
+  test(
+    "the API reference renders from this server alone, no network beyond it",
+    async () => {
+      const tab = await browser.newPage();
+      const elsewhere: string[] = [];
+      await tab.route("**/*", (route) => {
+        const url = new URL(route.request().url());
+        if (url.host === `localhost:${api.port}`) return route.continue();
+        elsewhere.push(url.href);
+        return route.abort();
+      });
+      try {
+        await tab.goto(`${apiBase}/swagger/`);
+        await tab.waitForSelector(".swagger-ui .info .title", { timeout: 45_000 });
+        expect(await tab.textContent(".swagger-ui .info .title")).toContain("Brand Asset API");
+        await tab.waitForSelector(".opblock-summary-path", { timeout: 45_000 });
+        const paths = await tab.$$eval(".opblock-summary-path", (els) =>
+          els.map((e) => e.getAttribute("data-path")),
+        );
+        expect(paths).toContain("/v1/catalog/{slug}");
+        expect(elsewhere).toEqual([]);
+      } finally {
+        await tab.close();
+      }
+    },
+    SLOW,
+  );
+});

@@ -14,7 +14,7 @@ import { cliInProcess } from "../support/admin-cli";
 import { ADMIN_TOKEN, CATALOG_FILE, makeApp, type TestApp, tempDir } from "../support/app";
 import { smallCatalogFile } from "../support/catalog";
 import { mongoUrl, skipNote, testDbName } from "../support/mongo";
-import { describeIf } from "../support/skip";
+import { describeUnless } from "../support/skip";
 import type { FixtureWeb } from "../support/web-fixtures";
 import { fixtureFetcher, startArtworkSite } from "./fixtures";
 
@@ -112,90 +112,87 @@ describe("admin CLI reports (embedded store)", () => {
 
 const mongo = await mongoUrl();
 
-describeIf(!!mongo.url, mongo.reason ?? "")(
-  `reports and pins on MongoDB ${skipNote(mongo)}`.trim(),
-  () => {
-    const dbName = testDbName("bapi_reports");
-    let client: MongoClient;
-    const mongoApp = async () => {
-      const store = await openMongoStore(
-        { CATALOG_FILE: smallCatalogFile(), MONGODB_DB: dbName },
-        mongo.url as string,
-      );
-      return makeApp(
-        {},
-        {
-          store,
-          customize: (deps) => {
-            deps.corrections.fetcher = fixtureFetcher(web);
-          },
+describeUnless(mongo.reason)(`reports and pins on MongoDB ${skipNote(mongo)}`.trim(), () => {
+  const dbName = testDbName("bapi_reports");
+  let client: MongoClient;
+  const mongoApp = async () => {
+    const store = await openMongoStore(
+      { CATALOG_FILE: smallCatalogFile(), MONGODB_DB: dbName },
+      mongo.url as string,
+    );
+    return makeApp(
+      {},
+      {
+        store,
+        customize: (deps) => {
+          deps.corrections.fetcher = fixtureFetcher(web);
         },
-      );
-    };
-    afterAll(async () => {
-      await client?.db(dbName).dropDatabase();
-      await client?.close();
-    });
+      },
+    );
+  };
+  afterAll(async () => {
+    await client?.db(dbName).dropDatabase();
+    await client?.close();
+  });
 
-    test("report -> accept with pin -> served by two instances, after reload and restart; unpin restores", async () => {
-      const { MongoClient } = await import("mongodb");
-      client = await MongoClient.connect(mongo.url as string);
-      const a = await mongoApp();
-      const b = await mongoApp();
-      let before = "";
-      let pinned = "";
-      try {
-        const key = await a.key("internal");
-        before = await (await a.get(`/v1/svg/${SLUG}?variant=color`, key)).text();
-        const body = { slug: SLUG, kind: "wrong_logo", url: "https://secure.test/logo.svg" };
-        const first = (await (await a.post("/v1/reports", key, body)).json()) as { id: string };
-        const vote = (await (await b.post("/v1/reports", key, body)).json()) as {
-          id: string;
-          votes: number;
-        };
-        expect(vote).toMatchObject({ id: first.id, votes: 2 });
-        const queue = (await (await admin(b, "/admin/reports?status=open")).json()) as {
-          items: { id: string; votes: number }[];
-        };
-        expect(queue.items).toEqual([expect.objectContaining({ id: first.id, votes: 2 })]);
+  test("report -> accept with pin -> served by two instances, after reload and restart; unpin restores", async () => {
+    const { MongoClient } = await import("mongodb");
+    client = await MongoClient.connect(mongo.url as string);
+    const a = await mongoApp();
+    const b = await mongoApp();
+    let before = "";
+    let pinned = "";
+    try {
+      const key = await a.key("internal");
+      before = await (await a.get(`/v1/svg/${SLUG}?variant=color`, key)).text();
+      const body = { slug: SLUG, kind: "wrong_logo", url: "https://secure.test/logo.svg" };
+      const first = (await (await a.post("/v1/reports", key, body)).json()) as { id: string };
+      const vote = (await (await b.post("/v1/reports", key, body)).json()) as {
+        id: string;
+        votes: number;
+      };
+      expect(vote).toMatchObject({ id: first.id, votes: 2 });
+      const queue = (await (await admin(b, "/admin/reports?status=open")).json()) as {
+        items: { id: string; votes: number }[];
+      };
+      expect(queue.items).toEqual([expect.objectContaining({ id: first.id, votes: 2 })]);
 
-        const accepted = await admin(a, `/admin/reports/${first.id}/accept`, "POST", { pin: true });
-        expect(accepted.status).toBe(200);
-        pinned = await (await a.get(`/v1/svg/${SLUG}?variant=color`, key)).text();
-        expect(pinned).toContain("e4002b");
-        expect((await a.get(`/v1/png/${SLUG}?variant=color&size=64`, key)).status).toBe(200);
-        // the second instance reads the pin on its poll
-        await b.deps.corrections.refreshPins();
-        expect(await (await b.get(`/v1/svg/${SLUG}?variant=color`, key)).text()).toBe(pinned);
-        await a.deps.catalog.load();
-        expect(await (await a.get(`/v1/svg/${SLUG}?variant=color`, key)).text()).toBe(pinned);
-        const doc = await client.db(dbName).collection("pins").findOne({});
-        expect(doc?.field).toBe("artwork:color");
-      } finally {
-        await a.deps.close();
-        await b.deps.close();
-      }
-      const c = await mongoApp();
-      try {
-        const key = await c.key("internal");
-        expect(await (await c.get(`/v1/svg/${SLUG}?variant=color`, key)).text()).toBe(pinned);
-        const brand = (await (await c.get(`/v1/brand?domain=github.com`, key)).json()) as {
-          artwork: { source: string }[];
-        };
-        expect(brand.artwork.map((s) => s.source)).toContain("pin");
-        expect((await admin(c, `/admin/brands/${SLUG}/artwork/color`, "DELETE")).status).toBe(200);
-        expect(await (await c.get(`/v1/svg/${SLUG}?variant=color`, key)).text()).toBe(before);
-        const audit = (await (await admin(c, `/admin/brands/${SLUG}/audit`)).json()) as {
-          items: { type: string }[];
-        };
-        expect(audit.items.map((e) => e.type).slice(0, 3)).toEqual([
-          "pin_removed",
-          "report_accepted",
-          "pin_set",
-        ]);
-      } finally {
-        await c.deps.close();
-      }
-    });
-  },
-);
+      const accepted = await admin(a, `/admin/reports/${first.id}/accept`, "POST", { pin: true });
+      expect(accepted.status).toBe(200);
+      pinned = await (await a.get(`/v1/svg/${SLUG}?variant=color`, key)).text();
+      expect(pinned).toContain("e4002b");
+      expect((await a.get(`/v1/png/${SLUG}?variant=color&size=64`, key)).status).toBe(200);
+      // the second instance reads the pin on its poll
+      await b.deps.corrections.refreshPins();
+      expect(await (await b.get(`/v1/svg/${SLUG}?variant=color`, key)).text()).toBe(pinned);
+      await a.deps.catalog.load();
+      expect(await (await a.get(`/v1/svg/${SLUG}?variant=color`, key)).text()).toBe(pinned);
+      const doc = await client.db(dbName).collection("pins").findOne({});
+      expect(doc?.field).toBe("artwork:color");
+    } finally {
+      await a.deps.close();
+      await b.deps.close();
+    }
+    const c = await mongoApp();
+    try {
+      const key = await c.key("internal");
+      expect(await (await c.get(`/v1/svg/${SLUG}?variant=color`, key)).text()).toBe(pinned);
+      const brand = (await (await c.get(`/v1/brand?domain=github.com`, key)).json()) as {
+        artwork: { source: string }[];
+      };
+      expect(brand.artwork.map((s) => s.source)).toContain("pin");
+      expect((await admin(c, `/admin/brands/${SLUG}/artwork/color`, "DELETE")).status).toBe(200);
+      expect(await (await c.get(`/v1/svg/${SLUG}?variant=color`, key)).text()).toBe(before);
+      const audit = (await (await admin(c, `/admin/brands/${SLUG}/audit`)).json()) as {
+        items: { type: string }[];
+      };
+      expect(audit.items.map((e) => e.type).slice(0, 3)).toEqual([
+        "pin_removed",
+        "report_accepted",
+        "pin_set",
+      ]);
+    } finally {
+      await c.deps.close();
+    }
+  });
+});

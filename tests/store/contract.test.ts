@@ -8,14 +8,14 @@ import { openEmbeddedStore, openMongoStore, type Store } from "../../src/store";
 import { CATALOG_FILE, tempDir } from "../support/app";
 import { smallCatalogFile } from "../support/catalog";
 import { mongoUrl, skipNote, testDbName } from "../support/mongo";
-import { describeIf } from "../support/skip";
+import { describeUnless } from "../support/skip";
 
 /**
  * One contract for every store adapter. The embedded adapter always runs; the MongoDB adapter
  * runs against MONGODB_URL or the run's FerretDB (tests/support/mongo.ts).
  */
 function storeContract(name: string, open: () => Promise<Store>, skip?: string) {
-  describeIf(skip === undefined, skip ?? "")(`store contract: ${name}`, () => {
+  describeUnless(skip)(`store contract: ${name}`, () => {
     let store: Store;
     const get = async () => {
       store ??= await open();

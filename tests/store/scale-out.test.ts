@@ -6,7 +6,7 @@ import { smallCatalogFile } from "../support/catalog";
 import { mongoUrl, skipNote, testDbName } from "../support/mongo";
 import { HAS_REDIS, REDIS_MISSING, type RedisHarness, startRedisHarness } from "../support/redis";
 import { adminKey } from "../support/service";
-import { describeIf } from "../support/skip";
+import { describeUnless } from "../support/skip";
 
 /**
  * Scale-out: two app processes (`bun src/main.ts`, each with its own DATA_DIR) on ONE MongoDB
@@ -109,7 +109,7 @@ async function poll<T>(
   return v;
 }
 
-describeIf(!!mongo.url && HAS_REDIS, mongo.reason ?? REDIS_MISSING)(
+describeUnless(mongo.reason ?? (HAS_REDIS ? undefined : REDIS_MISSING))(
   `two instances on one MongoDB and one Upstash ${reason}`.trim(),
   () => {
     let a: Instance;

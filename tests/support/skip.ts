@@ -49,6 +49,17 @@ export function describeIf(ok: boolean, reason: string) {
   };
 }
 
+/** `describe` unless there is a `reason` it cannot run here (a server's "why not", say). */
+export const describeUnless = (reason: string | undefined) =>
+  describeIf(reason === undefined, reason ?? "");
+
+/** Why the browser suites cannot run here. */
+export const NO_CHROMIUM = "no Chromium (apt-get install chromium, or set CHROMIUM_PATH)";
+/** Why the Stripe suites cannot run here. */
+export const NO_STRIPE_MOCK = "stripe-mock is not installed (bash .ci/stripe-mock.sh)";
+/** Why the full-disk suites cannot run here. */
+export const NO_TMPFS = "mounting a tmpfs needs root";
+
 /** `test` when `ok`; else skipped with `reason` (outside CI or for an allowed reason) or failing. */
 export function testIf(ok: boolean, reason: string) {
   return (label: string, fn: Body, timeout?: number): void => {

@@ -3,7 +3,7 @@ import { newId } from "../../src/platform/ids";
 import { setLogLevel } from "../../src/platform/log";
 import type { UsageEvent, UsageEventStore } from "../../src/usage/port";
 import { mongoUrl, skipNote, testDbName } from "../support/mongo";
-import { describeIf } from "../support/skip";
+import { describeUnless } from "../support/skip";
 import { usageStoreKinds } from "../support/usage-stores";
 import { collect, event } from "./util";
 
@@ -17,7 +17,7 @@ function usageStoreContract(
   /** the reason it cannot run here; none: it runs */
   skip?: string,
 ) {
-  describeIf(skip === undefined, skip ?? "")(`usage store contract: ${name}`, () => {
+  describeUnless(skip)(`usage store contract: ${name}`, () => {
     let store: UsageEventStore;
     let drop: () => Promise<void>;
     beforeAll(async () => {
@@ -131,7 +131,7 @@ function usageStoreContract(
 const mongo = await mongoUrl();
 for (const kind of await usageStoreKinds()) usageStoreContract(kind.name, kind.open, kind.skip);
 
-describeIf(!!mongo.url, mongo.reason ?? "")(
+describeUnless(mongo.reason)(
   `two instances folding into usage_daily at once ${skipNote(mongo)}`.trim(),
   () => {
     test("appends on both at the same moment lose no count; the old unique index is dropped", async () => {

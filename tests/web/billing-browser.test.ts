@@ -11,7 +11,7 @@ import { buildWeb, isStale } from "../../scripts/build-web";
 import { rememberClientAddress } from "../../src/http/client-ip";
 import { makeApp, type TestApp } from "../support/app";
 import { CHROMIUM, launchChromium } from "../support/chromium";
-import { describeIf } from "../support/skip";
+import { describeIf, NO_CHROMIUM, NO_STRIPE_MOCK } from "../support/skip";
 import { stripeMock } from "../support/stripe-mock";
 
 const have = existsSync(CHROMIUM);
@@ -22,12 +22,9 @@ else if (!mock)
     "skipping the console billing browser test: stripe-mock is not installed (bash .ci/stripe-mock.sh)",
   );
 
-describeIf(
-  have && !!mock,
-  have
-    ? "stripe-mock is not installed (bash .ci/stripe-mock.sh)"
-    : `no Chromium at ${CHROMIUM} (apt-get install chromium)`,
-)("console billing buttons against stripe-mock", () => {
+const withBrowserAndMock = describeIf(have && !!mock, have ? NO_STRIPE_MOCK : NO_CHROMIUM);
+
+withBrowserAndMock("console billing buttons against stripe-mock", () => {
   let t: TestApp;
   let server: ReturnType<typeof Bun.serve>;
   let base: string;

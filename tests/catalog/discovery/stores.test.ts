@@ -14,7 +14,7 @@ import { ADMIN_TOKEN, CATALOG_FILE, makeApp, type TestApp, tempDir } from "../..
 import { smallCatalogFile } from "../../support/catalog";
 import { logoSites, SSRF_DNS } from "../../support/logo-sites";
 import { mongoUrl, skipNote, testDbName } from "../../support/mongo";
-import { describeIf } from "../../support/skip";
+import { describeUnless } from "../../support/skip";
 import { type FixtureWeb, startFixtureWeb } from "../../support/web-fixtures";
 
 setDefaultTimeout(60_000);
@@ -123,81 +123,78 @@ describe("admin CLI discover (embedded store)", () => {
 
 const mongo = await mongoUrl();
 
-describeIf(!!mongo.url, mongo.reason ?? "")(
-  `discovery on MongoDB ${skipNote(mongo)}`.trim(),
-  () => {
-    const dbName = testDbName("bapi_discovery");
-    let client: MongoClient;
-    const mongoApp = async (env: Record<string, string> = {}) => {
-      // the small real catalog: discovery adds brands to whatever catalog it has
-      const store = await openMongoStore(
-        { CATALOG_FILE: smallCatalogFile(), MONGODB_DB: dbName },
-        mongo.url as string,
-      );
-      return makeApp(env, { store, customize: useFixtures });
-    };
-    afterAll(async () => {
-      await client?.db(dbName).dropDatabase();
-      await client?.close();
-    });
+describeUnless(mongo.reason)(`discovery on MongoDB ${skipNote(mongo)}`.trim(), () => {
+  const dbName = testDbName("bapi_discovery");
+  let client: MongoClient;
+  const mongoApp = async (env: Record<string, string> = {}) => {
+    // the small real catalog: discovery adds brands to whatever catalog it has
+    const store = await openMongoStore(
+      { CATALOG_FILE: smallCatalogFile(), MONGODB_DB: dbName },
+      mongo.url as string,
+    );
+    return makeApp(env, { store, customize: useFixtures });
+  };
+  afterAll(async () => {
+    await client?.db(dbName).dropDatabase();
+    await client?.close();
+  });
 
-    test("found by one instance, served by a second and after a restart; takedown reaches both", async () => {
-      const { MongoClient } = await import("mongodb");
-      client = await MongoClient.connect(mongo.url as string);
-      const a: TestApp = await mongoApp(discoveryEnv());
-      const b: TestApp = await mongoApp();
-      let kept = "";
-      try {
-        const ka = await a.key("internal");
-        const kb = await b.key("internal");
-        for (const d of ["touchicon.test", "faviconly.test"])
-          expect((await a.get(`/v1/brand?domain=${d}`, ka)).status).toBe(404);
-        await a.deps.discovery.idle();
-        await a.deps.enrichment.idle();
-        const found = await a.get("/v1/brand?domain=touchicon.test", ka);
-        expect(found.status).toBe(200);
-        const slug = ((await found.json()) as { slug: string }).slug;
-        kept = (
-          (await (await a.get("/v1/brand?domain=faviconly.test", ka)).json()) as { slug: string }
-        ).slug;
-        const doc = await client
-          .db(dbName)
-          .collection("discoveries")
-          .findOne({ _id: "touchicon.test" as never });
-        expect(doc?.status).toBe("found");
-        expect(doc?.assets?.[0]?.origin).toBe("apple-touch-icon");
+  test("found by one instance, served by a second and after a restart; takedown reaches both", async () => {
+    const { MongoClient } = await import("mongodb");
+    client = await MongoClient.connect(mongo.url as string);
+    const a: TestApp = await mongoApp(discoveryEnv());
+    const b: TestApp = await mongoApp();
+    let kept = "";
+    try {
+      const ka = await a.key("internal");
+      const kb = await b.key("internal");
+      for (const d of ["touchicon.test", "faviconly.test"])
+        expect((await a.get(`/v1/brand?domain=${d}`, ka)).status).toBe(404);
+      await a.deps.discovery.idle();
+      await a.deps.enrichment.idle();
+      const found = await a.get("/v1/brand?domain=touchicon.test", ka);
+      expect(found.status).toBe(200);
+      const slug = ((await found.json()) as { slug: string }).slug;
+      kept = (
+        (await (await a.get("/v1/brand?domain=faviconly.test", ka)).json()) as { slug: string }
+      ).slug;
+      const doc = await client
+        .db(dbName)
+        .collection("discoveries")
+        .findOne({ _id: "touchicon.test" as never });
+      expect(doc?.status).toBe("found");
+      expect(doc?.assets?.[0]?.origin).toBe("apple-touch-icon");
 
-        // the second instance (DISCOVERY off) sees it on its next poll
-        await b.deps.enrichment.pollDiscoveries();
-        const seen = await b.get(`/v1/svg/${slug}?variant=color`, kb);
-        expect(seen.status).toBe(200);
-        expect(seen.headers.get("x-svg-variant")).toBe("color");
+      // the second instance (DISCOVERY off) sees it on its next poll
+      await b.deps.enrichment.pollDiscoveries();
+      const seen = await b.get(`/v1/svg/${slug}?variant=color`, kb);
+      expect(seen.status).toBe(200);
+      expect(seen.headers.get("x-svg-variant")).toBe("color");
 
-        // the takedown on the operator route of one instance reaches the other
-        const down = await a.req("/admin/discoveries/touchicon.test", {
-          method: "DELETE",
-          headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
-        });
-        expect(down.status).toBe(200);
-        await b.deps.enrichment.pollDiscoveries();
-        expect((await b.get(`/v1/svg/${slug}`, kb)).status).toBe(404);
-      } finally {
-        await a.deps.close();
-        await b.deps.close();
-      }
-      // a restart: the taken-down brand stays gone, the other is served from MongoDB
-      const c = await mongoApp(discoveryEnv());
-      try {
-        const kc = await c.key("internal");
-        expect((await c.get("/v1/brand?domain=touchicon.test", kc)).status).toBe(404);
-        await c.deps.discovery.idle();
-        expect((await c.get("/v1/brand?domain=touchicon.test", kc)).status).toBe(404);
-        const svg = await c.get(`/v1/svg/${kept}?variant=color`, kc);
-        expect(svg.status).toBe(200);
-        expect(svg.headers.get("x-svg-variant")).toBe("color");
-      } finally {
-        await c.deps.close();
-      }
-    }, 300_000);
-  },
-);
+      // the takedown on the operator route of one instance reaches the other
+      const down = await a.req("/admin/discoveries/touchicon.test", {
+        method: "DELETE",
+        headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+      });
+      expect(down.status).toBe(200);
+      await b.deps.enrichment.pollDiscoveries();
+      expect((await b.get(`/v1/svg/${slug}`, kb)).status).toBe(404);
+    } finally {
+      await a.deps.close();
+      await b.deps.close();
+    }
+    // a restart: the taken-down brand stays gone, the other is served from MongoDB
+    const c = await mongoApp(discoveryEnv());
+    try {
+      const kc = await c.key("internal");
+      expect((await c.get("/v1/brand?domain=touchicon.test", kc)).status).toBe(404);
+      await c.deps.discovery.idle();
+      expect((await c.get("/v1/brand?domain=touchicon.test", kc)).status).toBe(404);
+      const svg = await c.get(`/v1/svg/${kept}?variant=color`, kc);
+      expect(svg.status).toBe(200);
+      expect(svg.headers.get("x-svg-variant")).toBe("color");
+    } finally {
+      await c.deps.close();
+    }
+  }, 300_000);
+});

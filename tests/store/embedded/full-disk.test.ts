@@ -7,7 +7,7 @@ import { readEventFile } from "../../../src/store/embedded/usage-import";
 import { BatchingRecorder } from "../../../src/usage/writer";
 import { ADMIN_TOKEN, makeApp, type TestApp, tempDir } from "../../support/app";
 import { adminKey, startService } from "../../support/service";
-import { describeIf } from "../../support/skip";
+import { describeIf, NO_TMPFS } from "../../support/skip";
 import { storedEvents, until } from "../../usage/util";
 
 /**
@@ -53,7 +53,7 @@ function filesUnder(dir: string): string[] {
   return readdirSync(dir, { recursive: true }).map(String);
 }
 
-describeIf(mounted, "mounting a tmpfs needs root")("a full disk under DATA_DIR", () => {
+describeIf(mounted, NO_TMPFS)("a full disk under DATA_DIR", () => {
   let t: TestApp;
   let key: string;
   beforeAll(async () => {
@@ -190,116 +190,113 @@ const bigMounted =
   mounted &&
   Bun.spawnSync(["mount", "-t", "tmpfs", "-o", "size=48m", "tmpfs", bigMount]).exitCode === 0;
 
-describeIf(bigMounted, "mounting a tmpfs needs root")(
-  "a full disk across a restart (real process)",
-  () => {
-    const dir = join(bigMount, "data");
-    const weight = join(bigMount, "ballast");
-    const procs: Bun.Subprocess[] = [];
-    afterAll(async () => {
-      for (const p of procs) {
-        p.kill("SIGKILL");
-        await p.exited;
-      }
-      rmSync(weight, { force: true });
-      Bun.spawnSync(["umount", bigMount]);
+describeIf(bigMounted, NO_TMPFS)("a full disk across a restart (real process)", () => {
+  const dir = join(bigMount, "data");
+  const weight = join(bigMount, "ballast");
+  const procs: Bun.Subprocess[] = [];
+  afterAll(async () => {
+    for (const p of procs) {
+      p.kill("SIGKILL");
+      await p.exited;
+    }
+    rmSync(weight, { force: true });
+    Bun.spawnSync(["umount", bigMount]);
+  });
+
+  /** ids of this account's events with status 200 in the log */
+  function servedOnDisk(accountId: string): Set<string> {
+    const ids = new Set<string>();
+    if (!existsSync(join(dir, DB_FILE))) return ids;
+    for (const e of storedEvents(dir))
+      if (e.accountId === accountId && e.status === 200) ids.add(e.id);
+    return ids;
+  }
+
+  const METRICS_TOKEN = "full-disk-metrics-token";
+  /** the service's usage_write_failures_total (GET /metrics) */
+  async function writeFailures(base: string): Promise<number> {
+    const r = await fetch(`${base}/metrics`, {
+      headers: { authorization: `Bearer ${METRICS_TOKEN}` },
     });
+    const line = (await r.text())
+      .split("\n")
+      .find((l) => l.startsWith("usage_write_failures_total "));
+    return Number(line?.split(" ")[1] ?? Number.NaN);
+  }
 
-    /** ids of this account's events with status 200 in the log */
-    function servedOnDisk(accountId: string): Set<string> {
-      const ids = new Set<string>();
-      if (!existsSync(join(dir, DB_FILE))) return ids;
-      for (const e of storedEvents(dir))
-        if (e.accountId === accountId && e.status === 200) ids.add(e.id);
-      return ids;
+  test("events held at shutdown are kept in the reserve and written after the restart: none dropped", async () => {
+    const env = { LOG_LEVEL: "info", USAGE_FLUSH_MS: "20", METRICS_TOKEN };
+    const first = await startService({ dataDir: dir, env, stdout: "pipe" });
+    procs.push(first.proc);
+    const { accountId, apiKey } = await adminKey(first.base, "pro");
+    const get = async (base: string) => {
+      const r = await fetch(`${base}/v1/catalog/github`, { headers: { "x-api-key": apiKey } });
+      await r.arrayBuffer();
+      return r.status;
+    };
+    expect(await get(first.base)).toBe(200);
+    await until(() => servedOnDisk(accountId).size === 1, 10_000, "the first event written");
+    expect(readdirSync(join(dir, "spill"))).toContain("reserve");
+
+    fillDisk(weight);
+    const statuses: number[] = [];
+    for (let i = 0; i < 30; i++) statuses.push(await get(first.base));
+    expect(statuses.every((s) => s === 200)).toBe(true);
+    // writes and spills fail meanwhile (a few events may fit in the day file's last page):
+    // the rest are held in memory once a write of them has failed
+    await until(
+      async () => (await writeFailures(first.base)) > 0,
+      10_000,
+      "a failed usage write",
+      20,
+    );
+    const before = servedOnDisk(accountId).size;
+    expect(before).toBeLessThan(31);
+
+    first.proc.kill("SIGTERM");
+    expect(await first.proc.exited).toBe(0);
+    const out = await Promise.all(
+      [first.proc.stdout, first.proc.stderr].map((s) => new Response(s as ReadableStream).text()),
+    );
+    const lines = out
+      .join("\n")
+      .split("\n")
+      .filter((l) => l.startsWith("{"))
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+    const kept = lines.find(
+      (l) => l.msg === "usage events kept in the spill reserve for the next start",
+    );
+    expect(kept).toMatchObject({ left: 0 });
+    expect(Number(kept?.events)).toBeGreaterThanOrEqual(31 - before);
+    expect(lines.find((l) => l.msg === "usage recorder closed")).toMatchObject({ dropped: 0 });
+    // (failed spill attempts may leave empty files: replayed as nothing)
+    const spilled = readdirSync(join(dir, "spill"))
+      .filter((f) => f.endsWith(".jsonl"))
+      .flatMap((f) => readEventFile(join(dir, "spill", f)));
+    expect(spilled).toHaveLength(Number(kept?.events));
+
+    // space is back: the next start replays the reserve's events and makes a new reserve
+    rmSync(weight);
+    const second = await startService({ dataDir: dir, env });
+    procs.push(second.proc);
+    try {
+      expect(servedOnDisk(accountId).size).toBe(31);
+      const u = (await (
+        await fetch(`${second.base}/v1/usage`, { headers: { "x-api-key": apiKey } })
+      ).json()) as { endpoints: { catalog: { used: number } } };
+      expect(u.endpoints.catalog.used).toBe(31);
+      // counted exactly once: usage_daily and the analytics cells
+      const day = new Date().toISOString().slice(0, 10);
+      const a = (await (
+        await fetch(`${second.base}/v1/analytics/usage?from=${day}&to=${day}&granularity=day`, {
+          headers: { "x-api-key": apiKey },
+        })
+      ).json()) as { totals: { requests: number } };
+      expect(a.totals.requests).toBe(31);
+      expect(readdirSync(join(dir, "spill")).sort()).toEqual(["reserve"]);
+    } finally {
+      second.proc.kill("SIGTERM");
+      expect(await second.proc.exited).toBe(0);
     }
-
-    const METRICS_TOKEN = "full-disk-metrics-token";
-    /** the service's usage_write_failures_total (GET /metrics) */
-    async function writeFailures(base: string): Promise<number> {
-      const r = await fetch(`${base}/metrics`, {
-        headers: { authorization: `Bearer ${METRICS_TOKEN}` },
-      });
-      const line = (await r.text())
-        .split("\n")
-        .find((l) => l.startsWith("usage_write_failures_total "));
-      return Number(line?.split(" ")[1] ?? Number.NaN);
-    }
-
-    test("events held at shutdown are kept in the reserve and written after the restart: none dropped", async () => {
-      const env = { LOG_LEVEL: "info", USAGE_FLUSH_MS: "20", METRICS_TOKEN };
-      const first = await startService({ dataDir: dir, env, stdout: "pipe" });
-      procs.push(first.proc);
-      const { accountId, apiKey } = await adminKey(first.base, "pro");
-      const get = async (base: string) => {
-        const r = await fetch(`${base}/v1/catalog/github`, { headers: { "x-api-key": apiKey } });
-        await r.arrayBuffer();
-        return r.status;
-      };
-      expect(await get(first.base)).toBe(200);
-      await until(() => servedOnDisk(accountId).size === 1, 10_000, "the first event written");
-      expect(readdirSync(join(dir, "spill"))).toContain("reserve");
-
-      fillDisk(weight);
-      const statuses: number[] = [];
-      for (let i = 0; i < 30; i++) statuses.push(await get(first.base));
-      expect(statuses.every((s) => s === 200)).toBe(true);
-      // writes and spills fail meanwhile (a few events may fit in the day file's last page):
-      // the rest are held in memory once a write of them has failed
-      await until(
-        async () => (await writeFailures(first.base)) > 0,
-        10_000,
-        "a failed usage write",
-        20,
-      );
-      const before = servedOnDisk(accountId).size;
-      expect(before).toBeLessThan(31);
-
-      first.proc.kill("SIGTERM");
-      expect(await first.proc.exited).toBe(0);
-      const out = await Promise.all(
-        [first.proc.stdout, first.proc.stderr].map((s) => new Response(s as ReadableStream).text()),
-      );
-      const lines = out
-        .join("\n")
-        .split("\n")
-        .filter((l) => l.startsWith("{"))
-        .map((l) => JSON.parse(l) as Record<string, unknown>);
-      const kept = lines.find(
-        (l) => l.msg === "usage events kept in the spill reserve for the next start",
-      );
-      expect(kept).toMatchObject({ left: 0 });
-      expect(Number(kept?.events)).toBeGreaterThanOrEqual(31 - before);
-      expect(lines.find((l) => l.msg === "usage recorder closed")).toMatchObject({ dropped: 0 });
-      // (failed spill attempts may leave empty files: replayed as nothing)
-      const spilled = readdirSync(join(dir, "spill"))
-        .filter((f) => f.endsWith(".jsonl"))
-        .flatMap((f) => readEventFile(join(dir, "spill", f)));
-      expect(spilled).toHaveLength(Number(kept?.events));
-
-      // space is back: the next start replays the reserve's events and makes a new reserve
-      rmSync(weight);
-      const second = await startService({ dataDir: dir, env });
-      procs.push(second.proc);
-      try {
-        expect(servedOnDisk(accountId).size).toBe(31);
-        const u = (await (
-          await fetch(`${second.base}/v1/usage`, { headers: { "x-api-key": apiKey } })
-        ).json()) as { endpoints: { catalog: { used: number } } };
-        expect(u.endpoints.catalog.used).toBe(31);
-        // counted exactly once: usage_daily and the analytics cells
-        const day = new Date().toISOString().slice(0, 10);
-        const a = (await (
-          await fetch(`${second.base}/v1/analytics/usage?from=${day}&to=${day}&granularity=day`, {
-            headers: { "x-api-key": apiKey },
-          })
-        ).json()) as { totals: { requests: number } };
-        expect(a.totals.requests).toBe(31);
-        expect(readdirSync(join(dir, "spill")).sort()).toEqual(["reserve"]);
-      } finally {
-        second.proc.kill("SIGTERM");
-        expect(await second.proc.exited).toBe(0);
-      }
-    }, 90_000);
-  },
-);
+  }, 90_000);
+});

@@ -19,7 +19,7 @@ import { usageSeries } from "../../../src/usage/analytics/series";
 import type { UsageEvent } from "../../../src/usage/port";
 import { mongoUrl, skipNote, testDbName } from "../../support/mongo";
 import { startMongoProxy } from "../../support/mongo-proxy";
-import { describeIf } from "../../support/skip";
+import { describeUnless } from "../../support/skip";
 import { event, until } from "../../usage/util";
 
 /**
@@ -30,7 +30,7 @@ import { event, until } from "../../usage/util";
  */
 const mongo = await mongoUrl();
 
-describeIf(!!mongo.url, mongo.reason ?? "")(`MongoDB usage store ${skipNote(mongo)}`.trim(), () => {
+describeUnless(mongo.reason)(`MongoDB usage store ${skipNote(mongo)}`.trim(), () => {
   let client: MongoClient;
   let db: Db;
   let Store: typeof MongoUsageStore;
