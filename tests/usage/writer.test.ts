@@ -151,9 +151,12 @@ describe("BatchingRecorder", () => {
     expect(s.spilled).toBeGreaterThan(0);
     expect(s.buffered).toBeLessThanOrEqual(10);
     expect(s.spilled + s.buffered).toBe(27);
-    expect(r.spillFiles()).toHaveLength(1);
-    const spilled = readEventFile(join(r.spillDir, r.spillFiles()[0] as string));
-    expect(spilled).toHaveLength(s.spilled);
+    // one spill file, or more when a retry (every flushMs) spilled the buffer again meanwhile:
+    // every spilled event is in them
+    const files = r.spillFiles();
+    expect(files.length).toBeGreaterThanOrEqual(1);
+    const spilled = files.flatMap((f) => readEventFile(join(r.spillDir, f)));
+    expect(spilled).toHaveLength(r.writer.stats().spilled);
     r.store.down = false;
     await until(
       () => r.spillFiles().length === 0 && r.writer.stats().buffered === 0,
