@@ -139,7 +139,7 @@ async function main() {
   }
 
   if (fast && !args.some((a) => !a.startsWith("-"))) args.push(...fastFiles());
-  const runs: Counts[] = [];
+  const runs: (Counts & Cost)[] = [];
   let code = 0;
   let proc: ReturnType<typeof Bun.spawn> | null = null;
   const forward = (sig: NodeJS.Signals) => () => proc?.kill(sig);
@@ -153,13 +153,14 @@ async function main() {
     // finish together (refresh with `npm test -- --update-timings`: each run merges its files'
     // durations into the file)
     if (existsSync(TIMINGS)) cmd.push(`--timings=${TIMINGS}`);
+    const started = performance.now();
     proc = Bun.spawn([...cmd, ...args, ...part], {
       env: { ...process.env, ...env },
       stdio: ["inherit", "inherit", "pipe"],
     });
     const tail = await relay(proc.stderr as ReadableStream<Uint8Array>);
     code ||= await proc.exited;
-    runs.push(countsOf(tail));
+    runs.push({ ...countsOf(tail), ...costOf(proc, performance.now() - started) });
     if (proc.signalCode) break; // interrupted: no further shard
   }
   for (const stop of stops.reverse()) await stop();
@@ -198,6 +199,26 @@ function balancedShards(shards: number): string[][] {
 }
 
 /** bun test's closing counts ("N pass", "N fail", ..., "Ran N tests across M files."). */
+/**
+ * What a run cost: its wall time, the CPU time of the run and every process it waited for
+ * (its workers and the service processes they started; not the shared servers), and the
+ * largest resident set among them.
+ */
+interface Cost {
+  wallS: number;
+  cpuS: number;
+  maxRssGb: number;
+}
+
+function costOf(proc: ReturnType<typeof Bun.spawn>, wallMs: number): Cost {
+  const usage = proc.resourceUsage();
+  return {
+    wallS: wallMs / 1000,
+    cpuS: usage ? Number(usage.cpuTime.total) / 1e6 : 0,
+    maxRssGb: usage ? usage.maxRSS / 2 ** 30 : 0,
+  };
+}
+
 interface Counts {
   pass: number;
   fail: number;
@@ -233,9 +254,14 @@ function countsOf(text: string): Counts {
 }
 
 /** The shards' counts summed, in bun test's own words (what .ci/run reads). */
-function printTotals(runs: Counts[]) {
+function printTotals(runs: (Counts & Cost)[]) {
   const sum = (k: keyof Counts) => runs.reduce((a, r) => a + r[k], 0);
-  const lines = [`\nAll ${runs.length} shards:`, ` ${sum("pass")} pass`];
+  const costs = runs.map(
+    (r, i) =>
+      `shard ${i + 1} of ${runs.length}: ${r.files} files, ${r.tests} tests, ${r.wallS.toFixed(1)} s wall, ` +
+      `${r.cpuS.toFixed(1)} s CPU (user + sys), largest process ${r.maxRssGb.toFixed(2)} GB`,
+  );
+  const lines = ["", ...costs, `\nAll ${runs.length} shards:`, ` ${sum("pass")} pass`];
   if (sum("skip")) lines.push(` ${sum("skip")} skip`);
   if (sum("todo")) lines.push(` ${sum("todo")} todo`);
   lines.push(` ${sum("fail")} fail`, `Ran ${sum("tests")} tests across ${sum("files")} files.`);
