@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # CI: run a test command (default: npm test) and end with one plain line of bun test's own
 # counts, "tests: N passed, N failed, N skipped" ("tests, LABEL: ..." with --label); exit non-zero
-# when the command failed, a test failed or it printed no counts. With --summary FILE the line is
-# also written to FILE (.ci/run prints it again as its last line).
+# when the command failed, a test failed or it printed no counts. With --summary FILE the line,
+# and above it each failed test's output again, is also written to FILE (.ci/run prints it again
+# at its end, where a log read from its end shows why a test failed).
 #
 #   bash .ci/tests.sh [--label TEXT] [--summary FILE] [-- command ...]
 #
@@ -38,6 +39,8 @@ fi
 # Each failed test's own output (its error and code frame) again, just above the summary line,
 # where a log read from its end still shows why it failed (at most 40 lines each); each shard's
 # closing recap of its failures ("N tests failed:" up to its counts) is left out.
+DIGEST="$(mktemp)"
+trap 'rm -f "$LOG" "$DIGEST"' EXIT
 if [ "${failed:-0}" -ne 0 ]; then
   awk '
     /^[0-9]+ tests? failed:$/ { recap = 1; next }
@@ -46,9 +49,10 @@ if [ "${failed:-0}" -ne 0 ]; then
     /^\((pass|skip|todo)\)/ || /^[^ ].*\.test\.tsx?:$/ { n = 0; next }
     /^\(fail\)/ { print "--- " $0; for (i = (n > 40 ? n - 40 : 0); i < n; i++) print buf[i]; n = 0; next }
     { buf[n++] = $0 }
-  ' "$LOG"
+  ' "$LOG" >"$DIGEST"
 fi
 line="${label}: ${passed} passed, ${failed:-0} failed, ${skipped:-0} skipped"
+cat "$DIGEST"
 echo "$line"
-[ -n "$summary" ] && echo "$line" >"$summary"
+[ -n "$summary" ] && { cat "$DIGEST"; echo "$line"; } >"$summary"
 [ "$status" -eq 0 ] && [ "${failed:-0}" -eq 0 ]
