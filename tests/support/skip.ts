@@ -41,11 +41,13 @@ type Body = () => undefined | Promise<unknown>;
 /** `describe` when `ok`; else skipped with `reason` (outside CI or for an allowed reason) or failing. */
 export function describeIf(ok: boolean, reason: string) {
   return (label: string, fn: () => void): void => {
-    if (ok) return describe(label, fn);
-    if (whenUnmet(reason) === "fail")
-      return describe(label, () => test("runs under CI", cannotRun(label, reason)));
-    tell(label, reason);
-    describe.skip(label, fn);
+    if (ok) describe(label, fn);
+    else if (whenUnmet(reason) === "fail")
+      describe(label, () => test("runs under CI", cannotRun(label, reason)));
+    else {
+      tell(label, reason);
+      describe.skip(label, fn);
+    }
   };
 }
 
@@ -63,9 +65,11 @@ export const NO_TMPFS = "mounting a tmpfs needs root";
 /** `test` when `ok`; else skipped with `reason` (outside CI or for an allowed reason) or failing. */
 export function testIf(ok: boolean, reason: string) {
   return (label: string, fn: Body, timeout?: number): void => {
-    if (ok) return test(label, fn, timeout);
-    if (whenUnmet(reason) === "fail") return test(label, cannotRun(label, reason));
-    tell(label, reason);
-    test.skip(label, fn);
+    if (ok) test(label, fn, timeout);
+    else if (whenUnmet(reason) === "fail") test(label, cannotRun(label, reason));
+    else {
+      tell(label, reason);
+      test.skip(label, fn);
+    }
   };
 }
