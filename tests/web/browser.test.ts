@@ -237,8 +237,8 @@ describeIf(have, NO_CHROMIUM)("web console in headless Chromium", () => {
     expect(stored).toMatchObject({
       slug: "stripe",
       kind: "wrong_logo",
-      url: "https://stripe.com/logo.svg",
-      note: "The old wordmark",
+      urls: ["https://stripe.com/logo.svg"],
+      notes: [expect.objectContaining({ text: "The old wordmark" })],
       votes: 1,
     });
     // sent with the session's bearer token: the report names the signed-in account

@@ -471,7 +471,7 @@ export class DiscoveryService {
    * Take a domain's discovered artwork down for good (a domain not yet discovered is blocked
    * before it is). Rediscovery never brings it back.
    */
-  async takedown(host: string): Promise<DiscoveryRecord> {
+  async takedown(host: string, by?: string): Promise<DiscoveryRecord> {
     const domain = domainOfInput(host);
     const previous = await this.store.discovery(domain);
     if (previous?.status === "taken_down") return previous;
@@ -481,6 +481,7 @@ export class DiscoveryService {
       at: this.isoNow(),
       reason: "taken down by an operator",
       variants: {},
+      ...(by ? { by } : {}),
     };
     const saved = await this.store.saveDiscovery(record);
     this.enrichment.applyDiscovery(saved);

@@ -6,6 +6,7 @@ import { DB_FILE } from "../../../src/store/embedded/db";
 import { readEventFile } from "../../../src/store/embedded/usage-import";
 import { BatchingRecorder } from "../../../src/usage/writer";
 import { ADMIN_TOKEN, makeApp, type TestApp, tempDir } from "../../support/app";
+import { smallCatalogFile } from "../../support/catalog";
 import { adminKey, startService } from "../../support/service";
 import { describeIf, NO_TMPFS } from "../../support/skip";
 import { storedEvents, until } from "../../usage/util";
@@ -57,8 +58,9 @@ describeIf(mounted, NO_TMPFS)("a full disk under DATA_DIR", () => {
   let t: TestApp;
   let key: string;
   beforeAll(async () => {
+    // the small catalog: the store's record of the built brands (the audit's) fits the 2 MiB
     t = await makeApp(
-      { DATA_DIR: dataDir, USAGE_ON_STORE_FULL: "refuse" },
+      { DATA_DIR: dataDir, USAGE_ON_STORE_FULL: "refuse", CATALOG_FILE: smallCatalogFile() },
       {
         // the real recorder on the same store, with small bounds so the test reaches them
         customize: async (deps) => {
