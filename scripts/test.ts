@@ -73,6 +73,9 @@ function isolation(): { ok: true } | { ok: false; why: string } {
     return { ok: false, why: "a network namespace needs root on Linux" };
   for (const tool of ["unshare", "ip"])
     if (!Bun.which(tool)) return { ok: false, why: `${tool} is not installed` };
+  // a container without CAP_SYS_ADMIN refuses a new namespace even to root
+  const probe = Bun.spawnSync(["unshare", "--net", "--", "ip", "link", "set", "lo", "up"]);
+  if (probe.exitCode !== 0) return { ok: false, why: "unshare --net is refused here" };
   return { ok: true };
 }
 
