@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import Redis from "ioredis";
-import { MemoryCounterStore } from "../../src/quota/store/memory";
-import { UpstashCounterStore } from "../../src/quota/store/upstash";
-import { HAS_REDIS, type RedisHarness, startRedisHarness, withRedis } from "../support/redis";
-import { counterStoreContract } from "./counter-store.contract";
+import { MemoryCounterStore } from "../../../src/quota/store/memory";
+import { UpstashCounterStore } from "../../../src/quota/store/upstash";
+import { HAS_REDIS, type RedisHarness, startRedisHarness, withRedis } from "../../support/redis";
+import { counterStoreContract } from "./contract";
 
 let h: RedisHarness;
 let upstash: UpstashCounterStore;

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import type { CounterStore } from "../../src/quota/store/port";
+import type { CounterStore } from "../../../src/quota/store/port";
 
 /**
  * The behaviour every CounterStore adapter must have. Called once per adapter from

@@ -1,11 +1,11 @@
 import { afterAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import type { BillingLink } from "../../src/billing/store/port";
-import { openEmbeddedStore, openMongoStore, type Store } from "../../src/deps";
-import { CATALOG_FILE, tempDir } from "../support/app";
-import { smallCatalogFile } from "../support/catalog";
-import { mongoUrl, skipNote, testDbName } from "../support/mongo";
-import { describeUnless } from "../support/skip";
-import { sid } from "./util";
+import type { BillingLink } from "../../../src/billing/store/port";
+import { openEmbeddedStore, openMongoStore, type Store } from "../../../src/deps";
+import { CATALOG_FILE, tempDir } from "../../support/app";
+import { smallCatalogFile } from "../../support/catalog";
+import { mongoUrl, skipNote, testDbName } from "../../support/mongo";
+import { describeUnless } from "../../support/skip";
+import { sid } from "../util";
 
 // each test builds an app or starts a server: allow for a loaded machine
 setDefaultTimeout(30_000);

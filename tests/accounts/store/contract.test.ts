@@ -1,14 +1,14 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { randomBytes } from "node:crypto";
 import { rmSync } from "node:fs";
-import type { AccountEvent } from "../../src/accounts/model";
-import { CatalogService } from "../../src/catalog/service";
-import { openEmbeddedStore, openMongoStore, type Store } from "../../src/deps";
-import { newId } from "../../src/platform/ids";
-import { CATALOG_FILE, tempDir } from "../support/app";
-import { smallCatalogFile } from "../support/catalog";
-import { mongoUrl, skipNote, testDbName } from "../support/mongo";
-import { describeUnless } from "../support/skip";
+import type { AccountEvent } from "../../../src/accounts/model";
+import { CatalogService } from "../../../src/catalog/service";
+import { openEmbeddedStore, openMongoStore, type Store } from "../../../src/deps";
+import { newId } from "../../../src/platform/ids";
+import { CATALOG_FILE, tempDir } from "../../support/app";
+import { smallCatalogFile } from "../../support/catalog";
+import { mongoUrl, skipNote, testDbName } from "../../support/mongo";
+import { describeUnless } from "../../support/skip";
 
 /**
  * One contract for every store adapter. The embedded adapter always runs; the MongoDB adapter
