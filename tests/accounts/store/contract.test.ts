@@ -1,32 +1,30 @@
-import { afterAll, beforeAll, expect, test } from "bun:test";
+import { expect, test } from "bun:test";
 import { randomBytes } from "node:crypto";
-import { rmSync } from "node:fs";
 import type { AccountEvent } from "../../../src/accounts/model";
-import { CatalogService } from "../../../src/catalog/service";
-import { openEmbeddedStore, openMongoStore, type Store } from "../../../src/deps";
+import { EmbeddedAccountStore } from "../../../src/accounts/store/embedded";
+import { EmbeddedTokenStore } from "../../../src/accounts/store/embedded-tokens";
+import { MongoAccountStore, MongoTokenStore } from "../../../src/accounts/store/mongo";
+import type { AccountStore, TokenStore } from "../../../src/accounts/store/port";
 import { newId } from "../../../src/platform/ids";
-import { CATALOG_FILE, tempDir } from "../../support/app";
-import { smallCatalogFile } from "../../support/catalog";
-import { mongoUrl, skipNote, testDbName } from "../../support/mongo";
-import { describeUnless } from "../../support/skip";
+import { portContract } from "../../support/port-contract";
 
 /**
- * One contract for every store adapter. The embedded adapter always runs; the MongoDB adapter
- * runs against MONGODB_URL or the run's FerretDB (tests/support/mongo.ts).
+ * The accounts store's contract (the account event log and its projection, keys, data keys,
+ * server secrets) and the token store's, on both adapters.
  */
-function storeContract(name: string, open: () => Promise<Store>, skip?: string) {
-  describeUnless(skip)(`store contract: ${name}`, () => {
-    let store: Store;
-    const get = async () => {
-      store ??= await open();
-      return store;
-    };
-    // opening seeds the catalog (a few seconds on the wire server)
-    beforeAll(get, 120_000);
-    afterAll(async () => {
-      await store?.close();
-    });
-
+portContract<{ accounts: AccountStore; tokens: TokenStore }>(
+  "accounts",
+  {
+    embedded: (db) => ({
+      accounts: new EmbeddedAccountStore(db),
+      tokens: new EmbeddedTokenStore(db),
+    }),
+    mongo: async (db) => {
+      await MongoAccountStore.ensureIndexes(db);
+      return { accounts: new MongoAccountStore(db), tokens: new MongoTokenStore(db) };
+    },
+  },
+  (get) => {
     const registered = (accountId: string): AccountEvent => ({
       id: newId(),
       accountId,
@@ -310,66 +308,5 @@ function storeContract(name: string, open: () => Promise<Store>, skip?: string) 
       }
       await s.tokens.removeAccount(accountId);
     });
-
-    test("serves the built catalog with its version", async () => {
-      const s = await get();
-      const catalog = new CatalogService(s.catalog);
-      await catalog.load();
-      expect(catalog.size).toBeGreaterThan(100);
-      expect(await s.catalog.version()).toBe(catalog.version as string);
-      expect(catalog.brand("github")?.variants.mono?.svg).toContain("<svg");
-      catalog.close();
-    }, 60_000);
-
-    test("visitor total: concurrent first increments all count; one secret for every caller", async () => {
-      const v = (await get()).visitors;
-      const before = await v.total();
-      const totals = await Promise.all(Array.from({ length: 8 }, () => v.increment()));
-      expect(await v.total()).toBe(before + 8);
-      for (const t of totals) expect(t).toBeGreaterThan(before);
-      const secrets = await Promise.all([v.secret(), v.secret(), v.secret()]);
-      expect(new Set(secrets).size).toBe(1);
-      expect(secrets[0]).toMatch(/^[0-9a-f]{64}$/);
-    });
-
-    test("is reachable", async () => {
-      expect(await (await get()).ping()).toBe(true);
-    });
-  });
-}
-
-const dirs: string[] = [];
-afterAll(() => {
-  for (const d of dirs) rmSync(d, { recursive: true, force: true });
-});
-
-storeContract("embedded", async () => {
-  const dir = tempDir();
-  dirs.push(dir);
-  return openEmbeddedStore({ DATA_DIR: dir, CATALOG_FILE });
-});
-
-const mongo = await mongoUrl();
-const mongoDb = testDbName();
-storeContract(
-  `mongodb ${skipNote(mongo)}`.trim(),
-  async () => {
-    // the small real catalog: seeding all 20,000 brands into FerretDB takes ~16 s (the embedded
-    // run above and every in-process suite use the whole catalog)
-    const store = await openMongoStore(
-      { CATALOG_FILE: smallCatalogFile(), MONGODB_DB: mongoDb },
-      mongo.url as string,
-    );
-    return { ...store, close: () => dropAndClose(mongo.url as string, mongoDb, store) };
   },
-  mongo.reason,
 );
-
-/** Close the store and drop its test database. */
-async function dropAndClose(url: string, db: string, store: Store) {
-  const { MongoClient } = await import("mongodb");
-  const client = await MongoClient.connect(url);
-  await client.db(db).dropDatabase();
-  await client.close();
-  await store.close();
-}

@@ -6,6 +6,17 @@ import type { EnrichmentRecord, EnrichmentStore } from "./port";
 type RecordDoc = EnrichmentRecord & { _id: number };
 
 /**
+ * A stored record as the port gives it: its nullable fields null when the document lacks them
+ * (FerretDB 1.x leaves null fields of an upsert's $setOnInsert out; MongoDB keeps them).
+ */
+const fromDoc = ({ _id, ...r }: RecordDoc): EnrichmentRecord => ({
+  ...r,
+  verifiedAt: r.verifiedAt ?? null,
+  darkModeColor: r.darkModeColor ?? null,
+  contrastTextColor: r.contrastTextColor ?? null,
+});
+
+/**
  * MongoDB enrichment store: the record per brand in `enrichments` (replayed at start), and the
  * result written where the catalog lives: color fields and verifiedAt on the `brands` document,
  * derived variants as `assets` documents (one per brand and variant, as the catalog seed writes).
@@ -19,7 +30,7 @@ export class MongoEnrichmentStore implements EnrichmentStore {
 
   async all(): Promise<EnrichmentRecord[]> {
     const docs = await this.records.find({}).toArray();
-    return docs.map(({ _id, ...r }) => r);
+    return docs.map(fromDoc);
   }
 
   async save(record: EnrichmentRecord): Promise<EnrichmentRecord> {
@@ -36,10 +47,7 @@ export class MongoEnrichmentStore implements EnrichmentStore {
         await this.records.replaceOne({ _id: record.brandId }, record);
         return null;
       });
-    if (res) {
-      const { _id, ...kept } = res;
-      return kept;
-    }
+    if (res) return fromDoc(res);
     // string _ids, as the catalog seed writes them (catalog/store/mongo.ts)
     await this.db.collection<{ _id: string }>("brands").updateOne(
       { _id: String(record.brandId) },

@@ -22,7 +22,7 @@ export interface EnrichmentRecord {
   variants: Partial<Record<Variant, StoredSvg>>;
 }
 
-/** Where enrichment results persist: a JSONL log (embedded) or MongoDB. */
+/** Where enrichment results persist. Adapters: ./embedded.ts (SQLite), ./mongo.ts. */
 export interface EnrichmentStore {
   /** the latest record of every brand */
   all(): Promise<EnrichmentRecord[]>;
