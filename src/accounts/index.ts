@@ -2,7 +2,8 @@ import { Elysia, t } from "elysia";
 import { bearerOf, rateLimitPlugin } from "../guard";
 import { cappedBody } from "../http/body-limits";
 import { type AddressSource, clientIp } from "../http/client-ip";
-import { ApiError, ErrorBody, RateLimitedBody } from "../http/errors";
+import { ErrorBody, RateLimitedBody } from "../http/errors";
+import { unauthenticated } from "../platform/domain-errors";
 import { RATE_LIMITS } from "../quota/limits";
 import type { Principal } from "../quota/principal";
 import type { RateLimiter } from "../quota/rate-limit";
@@ -28,7 +29,7 @@ import {
   TokenPairResponse,
   Verified,
 } from "./model";
-import { type AccountService, KeyNotFound, TooManyKeys } from "./service";
+import type { AccountService } from "./service";
 
 export interface AccountsControllerDeps {
   auth: AuthService;
@@ -40,8 +41,7 @@ export interface AccountsControllerDeps {
 }
 
 const noBearer = () =>
-  new ApiError(
-    401,
+  unauthenticated(
     "invalid_api_key",
     "Missing or invalid access token. Pass Authorization: Bearer <accessToken> from POST /auth/login.",
   );
@@ -63,34 +63,23 @@ const noStore = (set: { headers: Record<string, string | number> }) => {
 
 const BEARER = [{ bearer: [] }];
 
-/** Creating a publishable key: 409 too_many_keys past the account's maximum. */
+/** Creating a publishable key (too_many_keys past the account's maximum). */
 export async function createPublishable(
   accounts: AccountService,
   accountId: string,
   body: { origins: string[]; dailyCap?: number | null },
 ) {
-  try {
-    const k = await accounts.createPublishableKey(accountId, body.origins, body.dailyCap ?? null);
-    return { ...publishableView(k), publishableKey: k.publishableKey };
-  } catch (err) {
-    if (err instanceof TooManyKeys) throw new ApiError(409, "too_many_keys", err.message);
-    throw err;
-  }
+  const k = await accounts.createPublishableKey(accountId, body.origins, body.dailyCap ?? null);
+  return { ...publishableView(k), publishableKey: k.publishableKey };
 }
 
-/** Revoking a publishable key: 404 key_not_found for an unknown (or another account's) key. */
+/** Revoking a publishable key (key_not_found for an unknown, or another account's, key). */
 export async function revokePublishable(
   accounts: AccountService,
   accountId: string | null,
   keyId: string,
 ) {
-  try {
-    return publishableView(await accounts.revokePublishableKey(accountId, keyId));
-  } catch (err) {
-    if (err instanceof KeyNotFound)
-      throw new ApiError(404, "key_not_found", `No publishable key ${keyId}.`);
-    throw err;
-  }
+  return publishableView(await accounts.revokePublishableKey(accountId, keyId));
 }
 
 const PUBLISHABLE_DOC =

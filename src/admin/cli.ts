@@ -2,11 +2,11 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { Command, CommanderError, InvalidArgumentError } from "commander";
 import { MAX_ORIGINS, ORIGIN_PATTERN, publishableView } from "../accounts/model";
-import { AccountNotFound, KeyNotFound } from "../accounts/service";
+import { accountNotFound } from "../accounts/service";
 import { registerDiscoveryCommands } from "../catalog/discovery/cli";
 import { CliError, cliConfig, withStore } from "../cli";
 import { loadConfig } from "../config";
-import { ApiError } from "../http/errors";
+import { DomainError } from "../platform/domain-errors";
 import type { BucketLimits, Tier } from "../quota/limits";
 import { limitsProblem, MAX_DAILY_LIMIT, TIERS } from "../quota/limits";
 import { registerReportCommands } from "../reports/cli";
@@ -109,7 +109,7 @@ function program(): Command {
     .action((id: string) =>
       withStore(async (_s, svc) => {
         const a = await svc.getAccountWithEmail(id);
-        if (!a) throw new AccountNotFound(id);
+        if (!a) throw accountNotFound(id);
         print(accountView(a));
       }),
     );
@@ -147,7 +147,7 @@ function program(): Command {
     .action((id: string) =>
       withStore(async (_s, svc) => {
         const a = await svc.getAccount(id);
-        if (!a) throw new AccountNotFound(id);
+        if (!a) throw accountNotFound(id);
         print(accountView(a).keys);
       }),
     );
@@ -218,7 +218,8 @@ function program(): Command {
         try {
           console.log(await missesReport(store, o));
         } catch (err) {
-          if (err instanceof RangeError || err instanceof ApiError) throw new CliError(err.message);
+          if (err instanceof RangeError || err instanceof DomainError)
+            throw new CliError(err.message);
           throw err;
         }
       }),
@@ -265,12 +266,7 @@ export async function runAdmin(argv: string[]): Promise<number> {
       return err.exitCode;
     // expected refusals (unknown ids, bad config, no counter store) and unexpected failures
     // (a store that does not answer) alike: the message's first line, never a stack trace
-    const message =
-      err instanceof KeyNotFound
-        ? `No key ${err.message}`
-        : err instanceof Error
-          ? err.message
-          : String(err);
+    const message = err instanceof Error ? err.message : String(err);
     console.error(`error: ${message.split("\n")[0]}`);
     return 1;
   }

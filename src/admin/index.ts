@@ -7,10 +7,11 @@ import {
   PublishableKeyView,
   TierSchema,
 } from "../accounts/model";
-import { AccountNotFound, type AccountService, KeyNotFound } from "../accounts/service";
+import { type AccountService, accountNotFound } from "../accounts/service";
 import { type Operators, requireOperator } from "../guard";
 import { cappedBody } from "../http/body-limits";
-import { ApiError, ErrorBody, validationError } from "../http/errors";
+import { ErrorBody } from "../http/errors";
+import { invalid } from "../platform/domain-errors";
 import { limitsProblem } from "../quota/limits";
 import { AccountViewSchema } from "./model";
 import { accountView, LIST_LIMIT } from "./views";
@@ -18,17 +19,6 @@ import { accountView, LIST_LIMIT } from "./views";
 /** The body as an object (before validation it may be anything JSON). */
 const fieldsOf = (body: unknown) =>
   (typeof body === "object" && body !== null ? body : {}) as Record<string, unknown>;
-
-/** Runs `f` for an existing account; an unknown account id is 404 account_not_found. */
-async function onAccount<T>(accountId: string, f: () => Promise<T>): Promise<T> {
-  try {
-    return await f();
-  } catch (err) {
-    if (err instanceof AccountNotFound)
-      throw new ApiError(404, "account_not_found", `No account ${accountId}.`);
-    throw err;
-  }
-}
 
 export interface AdminDeps {
   accounts: AccountService;
@@ -52,7 +42,7 @@ function operatorRoutes(deps: AdminDeps) {
       // `limits` as sent: schema validation would drop unknown buckets and turn "2" into 2
       const { tier, limits } = fieldsOf(body);
       const problem = limitsProblem(tier, limits);
-      if (problem) throw validationError(`Invalid body field ${problem}`);
+      if (problem) throw invalid(`Invalid body field ${problem}`);
     });
 }
 
@@ -113,7 +103,7 @@ function accountRoutes(deps: AdminDeps) {
       "/accounts/:accountId",
       async ({ params }) => {
         const a = await deps.accounts.getAccountWithEmail(params.accountId);
-        if (!a) throw new ApiError(404, "account_not_found", `No account ${params.accountId}.`);
+        if (!a) throw accountNotFound(params.accountId);
         return accountView(a);
       },
       {
@@ -124,15 +114,10 @@ function accountRoutes(deps: AdminDeps) {
     )
     .patch(
       "/accounts/:accountId",
-      ({ params, body }) =>
-        onAccount(params.accountId, async () => {
-          const a = await deps.accounts.changeTier(
-            params.accountId,
-            body.tier,
-            body.limits ?? null,
-          );
-          return { accountId: a.id, tier: a.tier, limits: a.limits };
-        }),
+      async ({ params, body }) => {
+        const a = await deps.accounts.changeTier(params.accountId, body.tier, body.limits ?? null);
+        return { accountId: a.id, tier: a.tier, limits: a.limits };
+      },
       {
         body: t.Object({ tier: TierSchema, limits: t.Optional(LimitsSchema) }),
         response: {
@@ -155,18 +140,17 @@ function keyRoutes(deps: AdminDeps) {
   return operatorRoutes(deps)
     .post(
       "/accounts/:accountId/keys",
-      ({ params, set }) =>
-        onAccount(params.accountId, async () => {
-          const r = await deps.accounts.regenerateKey(params.accountId);
-          set.status = 201;
-          set.headers["cache-control"] = "no-store";
-          return {
-            accountId: params.accountId,
-            keyId: r.keyId,
-            apiKey: r.apiKey,
-            revokedKeyIds: r.previous,
-          };
-        }),
+      async ({ params, set }) => {
+        const r = await deps.accounts.regenerateKey(params.accountId);
+        set.status = 201;
+        set.headers["cache-control"] = "no-store";
+        return {
+          accountId: params.accountId,
+          keyId: r.keyId,
+          apiKey: r.apiKey,
+          revokedKeyIds: r.previous,
+        };
+      },
       {
         params: t.Object({ accountId: t.String({ maxLength: 64 }) }),
         response: {
@@ -192,13 +176,7 @@ function keyRoutes(deps: AdminDeps) {
     .delete(
       "/keys/:keyId",
       async ({ params }) => {
-        try {
-          return await deps.accounts.revokeKey(params.keyId);
-        } catch (err) {
-          if (err instanceof KeyNotFound)
-            throw new ApiError(404, "key_not_found", `No key ${params.keyId}.`);
-          throw err;
-        }
+        return await deps.accounts.revokeKey(params.keyId);
       },
       {
         params: t.Object({ keyId: t.String({ maxLength: 64 }) }),
@@ -221,13 +199,12 @@ function keyRoutes(deps: AdminDeps) {
     )
     .post(
       "/accounts/:accountId/publishable-keys",
-      ({ params, body, set }) =>
-        onAccount(params.accountId, async () => {
-          const r = await createPublishable(deps.accounts, params.accountId, body);
-          set.status = 201;
-          set.headers["cache-control"] = "no-store";
-          return r;
-        }),
+      async ({ params, body, set }) => {
+        const r = await createPublishable(deps.accounts, params.accountId, body);
+        set.status = 201;
+        set.headers["cache-control"] = "no-store";
+        return r;
+      },
       {
         params: t.Object({ accountId: t.String({ maxLength: 64 }) }),
         body: PublishableKeyBody,

@@ -1,15 +1,9 @@
 import { Elysia } from "elysia";
 import type { Suggest } from "../catalog/search/suggest";
 import { type AuthDeps, authPlugin, noteMeter } from "../guard";
-import {
-  ApiError,
-  ErrorBody,
-  NotFoundBody,
-  RateLimitedBody,
-  serviceNotFound,
-  validationError,
-} from "../http/errors";
+import { ErrorBody, NotFoundBody, RateLimitedBody } from "../http/errors";
 import { decimalQuery } from "../http/params";
+import { type DomainError, invalid, serviceNotFound, unavailable } from "../platform/domain-errors";
 import type { Tier } from "../quota/limits";
 import {
   DEFAULT_SIZE,
@@ -37,7 +31,7 @@ import {
   svgEtag,
 } from "./service";
 
-export const pixelsTooLarge = () => validationError(PIXELS_ERROR);
+export const pixelsTooLarge = () => invalid(PIXELS_ERROR);
 
 /** The image options of a raster route's query. */
 function rasterOptions(q: RasterQueryValue): ImageOptions {
@@ -66,16 +60,14 @@ const responses = {
 
 const rasterResponses = { ...responses, 503: RenderBusyBody };
 
-/** 503 render_busy with Retry-After: a 5xx, so the request's quota unit is given back. */
-export function renderBusy(err: RenderBusy): ApiError {
-  return new ApiError(
-    503,
+/** render_busy (503) with Retry-After: a 5xx, so the request's quota unit is given back. */
+export function renderBusy(err: RenderBusy): DomainError {
+  return unavailable(
     "render_busy",
     err.reason === "queue"
       ? "The renderer is busy; retry after the number of seconds in Retry-After. This request was not charged."
       : "Rendering took too long and was stopped; retry after the number of seconds in Retry-After. This request was not charged.",
-    {},
-    { "retry-after": String(err.retryAfterSeconds) },
+    err.retryAfterSeconds,
   );
 }
 

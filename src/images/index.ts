@@ -5,13 +5,14 @@ import type { AssetService } from "../assets/service";
 import { lookupBrand } from "../catalog/brand/lookup";
 import type { BrandResolver } from "../catalog/brand/service";
 import { type AuthDeps, authPlugin, charge, settleHook } from "../guard";
+import { ErrorBody, invalidApiKey } from "../http/errors";
 import {
-  ApiError,
-  ErrorBody,
-  invalidApiKey,
+  DomainError,
+  invalid,
+  notFound,
   serviceNotFound,
-  validationError,
-} from "../http/errors";
+  unauthenticated,
+} from "../platform/domain-errors";
 import type { Principal } from "../quota/principal";
 import {
   DEFAULT_URL_TTL_SECONDS,
@@ -56,8 +57,7 @@ export function imagesController(deps: ImagesDeps) {
     if (q.has("sig")) return signer.verify(path, q);
     const key = q.get("key");
     if (key !== undefined) return deps.publishable.admit(key, request);
-    throw new ApiError(
-      401,
+    throw unauthenticated(
       "invalid_api_key",
       "An image URL needs a signature (exp, kid, sig from POST /v1/image-urls) or a publishable key (key=pk_…).",
     );
@@ -68,7 +68,7 @@ export function imagesController(deps: ImagesDeps) {
     try {
       return { slug: slugOf(name), missing: null };
     } catch (err) {
-      if (!(err instanceof ApiError && err.status === 404)) throw err;
+      if (!(err instanceof DomainError && err.kind === "not_found")) throw err;
       return { slug: null, missing: err };
     }
   }
@@ -93,8 +93,7 @@ export function imagesController(deps: ImagesDeps) {
             return then(assets.select(slug, image.options, principal.tier), (selected) => {
               if (!selected) throw serviceNotFound(slug);
               if (selected === "hidden")
-                throw new ApiError(
-                  404,
+                throw notFound(
                   "service_not_found",
                   `The brand "${slug}" has no artwork this key may get (fallback=404).`,
                 );
@@ -211,12 +210,11 @@ type Spec = (typeof ImageUrlsBody.static)["images"][number];
 /** The file name and option parameters of one requested image, validated like an /i/ URL. */
 function specToUrl(spec: Spec, index: number, slugOf: (name: string) => string) {
   const at = (err: unknown) => {
-    if (err instanceof ApiError)
-      return new ApiError(err.status, err.code, `images[${index}]: ${err.message}`);
+    if (err instanceof DomainError) return err.prefixed(`images[${index}]: `);
     return err;
   };
   if ((spec.slug === undefined) === (spec.domain === undefined))
-    throw validationError(`images[${index}]: pass exactly one of slug or domain`);
+    throw invalid(`images[${index}]: pass exactly one of slug or domain`);
   let slug: string;
   try {
     slug = slugOf((spec.slug ?? spec.domain ?? "").toLowerCase());

@@ -11,13 +11,8 @@ import type { SearchIndex } from "../catalog/search/service";
 import { normalizeQuery } from "../catalog/search/text";
 import type { CatalogService } from "../catalog/service";
 import { VARIANTS, type Variant } from "../catalog/types";
-import {
-  ApiError,
-  rateLimited,
-  serviceNotFound,
-  validationError,
-  windowLimited,
-} from "../http/errors";
+import { httpError, rateLimited, windowLimited } from "../http/errors";
+import { invalid, serviceNotFound } from "../platform/domain-errors";
 import { log } from "../platform/log";
 import type { QuotaDecision } from "../quota/gate";
 import { type Bucket, RATE_LIMITS } from "../quota/limits";
@@ -84,7 +79,8 @@ function toolError(body: Body): CallToolResult {
 const INTERNAL = { error: "internal_error", message: "Internal server error" };
 
 function errorBody(err: unknown): Body {
-  if (err instanceof ApiError) return err.body();
+  const answer = httpError(err);
+  if (answer) return answer.body();
   log("error", "mcp call failed", { error: err instanceof Error ? err.message : String(err) });
   return INTERNAL;
 }
@@ -140,7 +136,7 @@ class ResourceReadError extends Error {
 /** A resource read that failed, as a JSON-RPC error whose data is the REST error body. */
 function resourceError(err: unknown): ResourceReadError {
   const body = errorBody(err);
-  const status = err instanceof ApiError ? err.status : 500;
+  const status = httpError(err)?.status ?? 500;
   const code =
     status === 404
       ? -32002 // MCP: resource not found
@@ -220,12 +216,12 @@ export class McpService {
       await closeMeter(meter, 200);
       return { value, quota: quotaMeta(bucket, decision) };
     } catch (err) {
-      await closeMeter(meter, err instanceof ApiError ? err.status : 500);
+      await closeMeter(meter, httpError(err)?.status ?? 500);
       throw err;
     }
   }
 
-  /** A tool handler: ApiErrors (and anything unexpected) become MCP tool errors. */
+  /** A tool handler: refusals (and anything unexpected) become MCP tool errors. */
   private tool<A>(fn: (args: A) => Promise<CallToolResult>) {
     return async (args: A): Promise<CallToolResult> => {
       try {
@@ -244,10 +240,9 @@ export class McpService {
       (meter) => {
         const query = normalizeQuery(q);
         if ([...query].length < 2)
-          throw new ApiError(
-            422,
-            "query_too_short",
+          throw invalid(
             "q must have at least 2 characters (after trimming and collapsing whitespace).",
+            "query_too_short",
           );
         const matches = this.deps.search
           .search(query, limit)
@@ -493,9 +488,7 @@ export class McpService {
         // an unknown variant is refused before metering, like GET /v1/svg's 422
         if (!(VARIANTS as readonly string[]).includes(variant))
           throw resourceError(
-            validationError(
-              `Invalid variant ${JSON.stringify(variant)}: one of ${VARIANTS.join(", ")}`,
-            ),
+            invalid(`Invalid variant ${JSON.stringify(variant)}: one of ${VARIANTS.join(", ")}`),
           );
         try {
           const {

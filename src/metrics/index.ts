@@ -4,7 +4,8 @@ import type { AssetService } from "../assets/service";
 import type { EnrichmentService } from "../catalog/enrichment/service";
 import type { CatalogService } from "../catalog/service";
 import { hasBearerToken } from "../guard";
-import { ApiError, ErrorBody } from "../http/errors";
+import { ErrorBody } from "../http/errors";
+import { unauthenticated } from "../platform/domain-errors";
 import { processRegistry } from "../platform/metrics";
 import type { WriterStats } from "../usage/writer";
 
@@ -94,8 +95,7 @@ export function appMetrics(deps: MetricsDeps): Registry {
 }
 
 const notAllowed = () =>
-  new ApiError(
-    401,
+  unauthenticated(
     "unauthorized",
     "Pass the metrics token as Authorization: Bearer <METRICS_TOKEN>.",
   );

@@ -3,7 +3,7 @@ import { VariantName } from "../catalog/model";
 import type { Variant } from "../catalog/types";
 import { type Operators, requireOperator } from "../guard";
 import { cappedBody } from "../http/body-limits";
-import { ApiError, ErrorBody } from "../http/errors";
+import { ErrorBody } from "../http/errors";
 import {
   AcceptBody,
   Accepted,
@@ -16,7 +16,7 @@ import {
   ReportRecord,
   ReportStatusQuery,
 } from "./model";
-import { type ArtworkInput, PIN_MAX_BYTES } from "./pin-artwork";
+import { type ArtworkInput, badInput, PIN_MAX_BYTES } from "./pin-artwork";
 import { type CorrectionsService, pinView } from "./service";
 import type { PinField } from "./store/port";
 
@@ -30,8 +30,7 @@ async function artworkBody(request: Request): Promise<ArtworkInput | unknown> {
   const type = (request.headers.get("content-type") ?? "").split(";")[0]?.trim().toLowerCase();
   const kind = IMAGE_TYPES[type ?? ""];
   if (!kind) return cappedBody(request);
-  const tooLarge = () =>
-    new ApiError(400, "invalid_pin", `Artwork over ${PIN_MAX_BYTES} bytes.`, { field: "body" });
+  const tooLarge = () => badInput("invalid_pin", "body", `Artwork over ${PIN_MAX_BYTES} bytes.`);
   if (Number(request.headers.get("content-length")) > PIN_MAX_BYTES) throw tooLarge();
   const bytes = new Uint8Array(await request.arrayBuffer());
   if (bytes.byteLength > PIN_MAX_BYTES) throw tooLarge();
@@ -246,10 +245,9 @@ function artworkInput(body: unknown): ArtworkInput {
     return { kind: b.kind, bytes: b.bytes };
   if (b && typeof b.url === "string") return { url: b.url };
   if (b && b.remove === true) return { remove: true };
-  throw new ApiError(
-    400,
+  throw badInput(
     "invalid_pin",
+    "body",
     'Send SVG or PNG bytes, JSON { "url": ... }, or JSON { "remove": true }.',
-    { field: "body" },
   );
 }

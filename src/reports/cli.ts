@@ -14,7 +14,7 @@ import { VARIANTS, type Variant } from "../catalog/types";
 import { CliError, cliOperator, withStore } from "../cli";
 import { loadConfig } from "../config";
 import type { Store } from "../deps";
-import { ApiError } from "../http/errors";
+import { DomainError } from "../platform/domain-errors";
 import type { CorrectionsService } from "./service";
 import { REPORT_STATUSES, type Report, type ReportStatus } from "./store/port";
 
@@ -83,12 +83,12 @@ async function openCorrections(store: Store): Promise<CorrectionsService> {
   return corrections;
 }
 
-/** An ApiError of the service (unknown report, decided already, artwork refused) as a CliError. */
+/** A refusal of the service (unknown report, decided already, artwork refused) as a CliError. */
 async function asCli<T>(f: () => Promise<T>): Promise<T> {
   try {
     return await f();
   } catch (err) {
-    if (err instanceof ApiError) throw new CliError(err.message);
+    if (err instanceof DomainError) throw new CliError(err.message);
     throw err;
   }
 }

@@ -14,7 +14,7 @@ import {
 import { type GuardedFetcher, IMAGE_MAX_BYTES } from "../catalog/discovery/fetcher";
 import { deriveEnrichment, recolorMono } from "../catalog/enrichment/service";
 import type { Brand, StoredSvg, Variant } from "../catalog/types";
-import { ApiError } from "../http/errors";
+import { unusable } from "../platform/domain-errors";
 import { PIN_SOURCE } from "./pins";
 import type { PinnedArtwork } from "./store/port";
 
@@ -25,9 +25,9 @@ const PNG_SIGNATURE = [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a];
 /** Markup the sanitizer would strip from an upload: refused outright, never quietly cleaned. */
 const ACTIVE_SVG = /<script\b|<foreignObject\b|\son[a-z]+\s*=|javascript:/i;
 
-/** 400 invalid_report / invalid_pin naming the field at fault. */
+/** An unusable report or pin (invalid_report, invalid_pin) naming the field at fault. */
 export const badInput = (code: string, field: string, message: string) =>
-  new ApiError(400, code, message, { field });
+  unusable(code, message, { field });
 
 /** Pinned artwork as sent: the body's bytes (SVG or PNG), a URL to fetch, or a removal. */
 export type ArtworkInput =

@@ -13,7 +13,7 @@ import type { BrandResolver } from "../catalog/brand/service";
 import type { GuardedFetcher } from "../catalog/discovery/fetcher";
 import type { CatalogService } from "../catalog/service";
 import { type Brand, type StoredSvg, VARIANTS, type Variant } from "../catalog/types";
-import { ApiError, notFound } from "../http/errors";
+import { conflict, notFound } from "../platform/domain-errors";
 import { newId } from "../platform/ids";
 import { log } from "../platform/log";
 import { auditEvent, servedValue } from "./audit";
@@ -233,8 +233,7 @@ export class CorrectionsService {
       throw badInput("invalid_report", "domain", "domain is not a public domain name.");
     const b = this.brands.resolveHost(h.host) ?? this.brands.resolveHost(domain);
     if (b)
-      throw new ApiError(
-        409,
+      throw conflict(
         "brand_exists",
         `The catalog has ${h.host}: ${b.name} (${b.slug}). Report a problem with it by slug.`,
         { slug: b.slug },
@@ -301,7 +300,7 @@ export class CorrectionsService {
     const r = await this.store.report(id);
     if (!r) throw notFound("report_not_found", `No report ${id}.`);
     if (r.status !== "open")
-      throw new ApiError(409, "report_decided", `Report ${id} is already ${r.status}.`);
+      throw conflict("report_decided", `Report ${id} is already ${r.status}.`);
     return r;
   }
 
@@ -338,8 +337,7 @@ export class CorrectionsService {
 
   private async decide(r: Report, status: "accepted" | "rejected", by: string, pin: Pin | null) {
     const decided = await this.store.decideReport(r.id, status, by, new Date().toISOString());
-    if (!decided)
-      throw new ApiError(409, "report_decided", `Report ${r.id} was decided meanwhile.`);
+    if (!decided) throw conflict("report_decided", `Report ${r.id} was decided meanwhile.`);
     await this.append(
       auditEvent(
         r.brandId === null ? null : { id: r.brandId, slug: r.slug },

@@ -82,18 +82,18 @@ describeUnless(mongo.reason)(`accounts on MongoDB ${skipNote(mongo)}`.trim(), ()
     expect(await auth.verifyBearer(pair.accessToken)).toMatchObject({ accountId: reg.accountId });
     const pair2 = await auth.refresh(pair.refreshToken);
     await expect(auth.refresh(pair.refreshToken)).rejects.toMatchObject({
-      status: 401,
+      kind: "unauthenticated",
       code: "invalid_token",
     });
     await expect(auth.refresh(pair2.refreshToken)).rejects.toMatchObject({
-      status: 401,
+      kind: "unauthenticated",
       code: "invalid_token",
     });
     await auth.forgotPassword(email);
     const session = await auth.login(email, "first password!", "1.2.3.4");
     await auth.resetPassword(lastToken("reset-password"), "second password");
     await expect(auth.refresh(session.refreshToken)).rejects.toMatchObject({
-      status: 401,
+      kind: "unauthenticated",
       code: "invalid_token",
     });
     const after = await auth.login(email, "second password", "1.2.3.4");

@@ -1,6 +1,7 @@
 import { Elysia } from "elysia";
 import { type AuthDeps, authPlugin, noteMeter } from "../../guard";
-import { ApiError, ErrorBody, RateLimitedBody } from "../../http/errors";
+import { ErrorBody, RateLimitedBody } from "../../http/errors";
+import { DomainError } from "../../platform/domain-errors";
 import type { DiscoveryService } from "../discovery/service";
 import type { EnrichmentService } from "../enrichment/service";
 import { hasArtwork } from "../service";
@@ -37,7 +38,7 @@ export function brandController(
    * The brand once the domain's queued or running discovery ends (within `ms`), or the
    * lookup's 404 again. At most MAX_WAITS_PER_KEY per key at a time.
    */
-  async function waitForDiscovery(key: string, host: string, ms: number, miss: ApiError) {
+  async function waitForDiscovery(key: string, host: string, ms: number, miss: DomainError) {
     if (!discovery || !(await held(key, () => discovery.waitFor(host, ms)))) throw miss;
     return brands.resolveHost(host) ?? Promise.reject(miss);
   }
@@ -78,7 +79,7 @@ export function brandController(
           discovery?.requestDomain(host);
         });
       } catch (err) {
-        if (!query.wait || missed === null || !(err instanceof ApiError)) throw err;
+        if (!query.wait || missed === null || !(err instanceof DomainError)) throw err;
         const key = principal.keyId ?? principal.accountId;
         brand = await waitForDiscovery(key, missed, query.wait, err);
       }

@@ -1,6 +1,7 @@
 import { Elysia } from "elysia";
 import { type Operators, requireOperator } from "../../guard";
-import { ApiError, ErrorBody } from "../../http/errors";
+import { ErrorBody } from "../../http/errors";
+import { conflict, invalid } from "../../platform/domain-errors";
 import {
   DiscoverBody,
   DiscoverResult,
@@ -15,11 +16,11 @@ const DISABLED =
   "Web discovery is off on this service (DISCOVERY=off): it makes no outbound request. Set DISCOVERY=on to discover domains.";
 
 function requireEnabled(discovery: DiscoveryService) {
-  if (!discovery.enabled) throw new ApiError(409, "discovery_disabled", DISABLED);
+  if (!discovery.enabled) throw conflict("discovery_disabled", DISABLED);
 }
 
 function domainProblem(err: unknown): never {
-  throw new ApiError(422, "validation_error", `Invalid domain: ${(err as Error).message}`);
+  throw invalid(`Invalid domain: ${(err as Error).message}`);
 }
 
 /**
