@@ -218,6 +218,16 @@ export class CatalogDb {
     return rows.map((r) => r.id as number);
   }
 
+  /** The brands each of these strings finds exactly, as [key, id] rows (one query per database). */
+  exactRows(keys: Iterable<string>): [string, number][] {
+    const list = JSON.stringify([...keys]);
+    const sql = (db: string) =>
+      `SELECT key, id FROM ${db}.exact WHERE key IN (SELECT value FROM json_each(?))`;
+    return [...(this.meta ? this.all(sql("base"), list) : []), ...this.all(sql("main"), list)].map(
+      (r) => [r.key as string, r.id as number],
+    );
+  }
+
   /**
    * Term rows whose term starts with `prefix`, the most promising first (popular brands, short
    * terms), at most `limit` from each database. Of a wide prefix only the first `scan` rows in
