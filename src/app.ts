@@ -7,6 +7,7 @@ import { catalogController } from "./catalog";
 import { brandController } from "./catalog/brand";
 import { discoveryAdminController } from "./catalog/discovery";
 import { searchController } from "./catalog/search";
+import { transactionsController } from "./catalog/transactions";
 import { type Suggest, suggestSlugs } from "./catalog/search/suggest";
 import type { Deps } from "./deps";
 import { galleryController } from "./gallery";
@@ -84,7 +85,10 @@ export function createApp(deps: Deps) {
           tags: [
             { name: "catalog", description: "List and read catalog entries, alone or in batches" },
             { name: "search", description: "Find brands by name, slug or domain words" },
-            { name: "brand", description: "Look a brand up by domain or business e-mail" },
+            {
+              name: "brand",
+              description: "Look a brand up by domain, business e-mail or card-statement descriptor",
+            },
             { name: "assets", description: "Logo artwork as SVG, PNG and WebP" },
             {
               name: "images",
@@ -128,6 +132,15 @@ export function createApp(deps: Deps) {
       brandController({
         ...auth,
         brands: deps.brands,
+        enrichment: deps.enrichment,
+        discovery: deps.discovery,
+        transactions: deps.transactions,
+      }),
+    )
+    .use(
+      transactionsController({
+        ...auth,
+        transactions: deps.transactions,
         enrichment: deps.enrichment,
         discovery: deps.discovery,
       }),

@@ -49,8 +49,11 @@ export interface Descriptor {
   nameLength: number;
 }
 
-/** The descriptor's text folded for the rules: NFKC, lower case, no diacritics, single spaces. */
-const foldText = (s: string) => fold(s);
+/**
+ * The descriptor's text folded for the rules: NFKC, lower case, no diacritics, single spaces
+ * (plain ASCII, most descriptors, only lower-cased: the same result, faster).
+ */
+const foldText = (s: string) => (/^[\x20-\x7e]*$/.test(s) ? s.toLowerCase() : fold(s));
 
 /** A host the descriptor writes, when the text is one (a registrable domain under an ICANN suffix). */
 function hostOf(chunk: string): string | null {

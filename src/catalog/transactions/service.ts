@@ -7,6 +7,7 @@
  * merchant category code; the answer carries a confidence, and below CONFIDENCE_THRESHOLD it is
  * no answer (404): a wrong brand is worse than none. docs/transactions.md describes the rules.
  */
+import { ApiError } from "../../http/errors";
 import { Lru } from "../../platform/cache";
 import { countryOf, registrableDomain } from "../brand/domain";
 import type { BrandResolver } from "../brand/service";
@@ -26,7 +27,7 @@ import {
   readDescriptor,
   type Word,
 } from "./descriptor";
-import { NATIONALITIES } from "./rules";
+import { type IntermediaryKind, NATIONALITIES } from "./rules";
 
 /** Below this confidence a lookup answers 404 merchant_not_found. */
 export const CONFIDENCE_THRESHOLD = 0.7;
@@ -47,7 +48,7 @@ export interface TransactionInfo {
   /** the merchant's part of the descriptor, cleaned (no prefix, numbers, place); null when none */
   merchant: string | null;
   /** the processor, marketplace or wallet the descriptor names, if any */
-  intermediary: { name: string; kind: string; slug: string | null } | null;
+  intermediary: { name: string; kind: IntermediaryKind; slug: string | null } | null;
   /** the country used: the one given, else the one the descriptor's place names */
   country: string | null;
   /** how the brand was found; null when none was */
@@ -85,6 +86,14 @@ interface Profile {
   /** countries its description names it after ("American", "Canadian") */
   home: Set<string>;
   groups: Set<Group>;
+}
+
+/** What the merchant words found: the best candidate, the country, the words that named it. */
+interface Found {
+  best: { id: number; kind: MatchKind; confidence: number } | null;
+  country: string | null;
+  /** the words [start, end) of the merchant's name */
+  span: [number, number] | null;
 }
 
 interface Candidate {
@@ -171,8 +180,11 @@ function phraseKeys(words: Word[]): string[] {
 
 export class TransactionMatcher {
   private profiles = new Lru<number, Profile | null>(50_000);
-  /** answers by country, MCC and descriptor; emptied on every catalog change */
-  private answers = new Lru<string, TransactionResult>(50_000);
+  /**
+   * what the merchant words found, by country, MCC, intermediary and words (numbers as "#": one
+   * entry for every store and order number of a merchant); emptied on every catalog change
+   */
+  private found = new Lru<string, Found>(100_000);
 
   constructor(
     private catalog: TransactionCatalog,
@@ -180,29 +192,15 @@ export class TransactionMatcher {
   ) {
     catalog.onChange(() => {
       this.profiles.clear();
-      this.answers.clear();
+      this.found.clear();
     });
   }
 
   /** The brand a descriptor names, or null with what was learned. */
   match(input: TransactionInput): TransactionResult {
-    const country = input.country?.toLowerCase();
-    const key = `${country ?? ""}|${input.mcc ?? ""}|${input.descriptor}`;
-    const hit = this.answers.get(key);
-    if (hit) return this.fresh(hit);
-    const answer = this.compute(input.descriptor, country, input.mcc);
-    this.answers.set(key, answer);
-    return answer;
-  }
-
-  /** A cached answer with its brand as the catalog has it now (enrichment may have added to it). */
-  private fresh(r: TransactionResult): TransactionResult {
-    if (!r.brand) return r;
-    return { ...r, brand: this.catalog.brandById(r.brand.id) ?? r.brand };
-  }
-
-  private compute(descriptor: string, given: string | undefined, mcc: string | undefined) {
-    const d = readDescriptor(descriptor);
+    const given = input.country?.toLowerCase();
+    const mcc = input.mcc;
+    const d = readDescriptor(input.descriptor);
     const intermediary = d.intermediary
       ? {
           name: d.intermediary.name,
@@ -213,7 +211,7 @@ export class TransactionMatcher {
     // a processor's short code before a star ("NF*NETFLIX.COM"): the merchant is after it,
     // unless the code is a name itself ("UPS*1Z999AA1...")
     let words = d.words;
-    if (d.codeHead && !this.find(d, d.words, given, mccGroups(mcc)).best) words = d.detail;
+    if (d.codeHead && !this.cachedFind(d, d.words, given, mcc).best) words = d.detail;
     const merchantWords = words.filter((w) => !w.number);
     const info: TransactionInfo = {
       merchant: merchantWords.length ? merchantWords.map((w) => w.raw).join(" ") : null,
@@ -224,7 +222,7 @@ export class TransactionMatcher {
       operation: d.operation,
     };
     if (d.operation || !this.catalog.loaded) return { brand: null, transaction: info, miss: null };
-    const found = this.find(d, words, given, mccGroups(mcc));
+    const found = this.cachedFind(d, words, given, mcc);
     info.country = given ?? found.country;
     if (found.best) {
       info.confidence = round(found.best.confidence);
@@ -232,7 +230,11 @@ export class TransactionMatcher {
         const brand = this.catalog.brandById(found.best.id) ?? null;
         if (brand) {
           info.match = found.best.kind;
-          info.merchant = found.merchant ?? info.merchant;
+          if (found.span)
+            info.merchant = words
+              .slice(found.span[0], found.span[1])
+              .map((w) => w.raw)
+              .join(" ");
           return { brand, transaction: info, miss: null };
         }
       }
@@ -251,17 +253,19 @@ export class TransactionMatcher {
     return this.resolver.resolveHost(host);
   }
 
+  /** find(), cached by what it depends on: the context, the intermediary and the words. */
+  private cachedFind(d: Descriptor, words: Word[], given: string | undefined, mcc: string | undefined) {
+    const key = `${given ?? ""}|${mcc ?? ""}|${d.intermediary?.name ?? ""}|${d.nameLength >= TRUNCATED_FROM ? "t" : ""}|${words.map((w) => (w.number ? "#" : w.host ? `@${w.host}` : w.text)).join(" ")}`;
+    let f = this.found.get(key);
+    if (!f) {
+      f = this.find(d, words, given, mccGroups(mcc));
+      this.found.set(key, f);
+    }
+    return f;
+  }
+
   /** The best candidate for the merchant words, and the country the descriptor names. */
-  private find(
-    d: Descriptor,
-    words: Word[],
-    given: string | undefined,
-    groups: Group[],
-  ): {
-    best: { id: number; kind: MatchKind; confidence: number } | null;
-    country: string | null;
-    merchant: string | null;
-  } {
+  private find(d: Descriptor, words: Word[], given: string | undefined, groups: Group[]): Found {
     const leftovers = new Map<number, Leftover>();
     const leftoverFrom = (i: number) => {
       let l = leftovers.get(i);
@@ -273,7 +277,7 @@ export class TransactionMatcher {
     };
     const whole = leftoverFrom(0);
     let country = given ?? whole.country;
-    const none = { best: null, country, merchant: null };
+    const none = { best: null, country, span: null };
 
     // the intermediary alone: "AMZN MKTP US*2K8J90TQ2", "UBER *TRIP", "SHOPIFY* 123456789"
     const via = d.intermediary;
@@ -284,7 +288,7 @@ export class TransactionMatcher {
         ? {
             best: { id: b.id, kind: "intermediary", confidence: BASE.intermediary },
             country,
-            merchant: null,
+            span: null,
           }
         : none;
     }
@@ -303,7 +307,7 @@ export class TransactionMatcher {
       if (b) {
         country = given ?? rest.country ?? country;
         const c = this.judge([{ id: b.id, kind: "domain" }], country, groups, rest.kinds);
-        if (c) return { best: c, country, merchant: w.raw };
+        if (c) return { best: c, country, span: [s, s + 1] };
       }
     }
 
@@ -343,11 +347,7 @@ export class TransactionMatcher {
       if (!found.length) continue;
       const spanCountry = given ?? span.leftover.country ?? country;
       const best = this.judge(found, spanCountry, groups, span.leftover.kinds);
-      const merchant = words
-        .slice(span.start, span.end)
-        .map((w) => w.raw)
-        .join(" ");
-      return { best, country: spanCountry, merchant };
+      return { best, country: spanCountry, span: [span.start, span.end] };
     }
 
     // a name cut by the network: the whole name part as the start of a compact name
@@ -389,11 +389,7 @@ export class TransactionMatcher {
       groups,
       leftoverFrom(e).kinds,
     );
-    const merchant = words
-      .slice(s, e)
-      .map((w) => w.raw)
-      .join(" ");
-    return best ? { best, merchant } : null;
+    return best ? { best, span: [s, e] as [number, number] } : null;
   }
 
   /** How a key names a brand: its own name, an alias, or its domain's label (null: only initials or a ticker). */
@@ -545,4 +541,17 @@ function homeCountries(description: string | undefined): Set<string> {
     )
       out.add(code);
   return out;
+}
+
+/** 404 merchant_not_found for a lookup that found no brand, with what was read from the descriptor. */
+export function merchantNotFound(r: TransactionResult): ApiError {
+  const t = r.transaction;
+  const message = t.operation
+    ? `The descriptor is a bank operation (${t.operation}), not a payment to a merchant.`
+    : t.confidence > 0
+      ? `No brand matches the descriptor with enough confidence (${t.confidence} < ${CONFIDENCE_THRESHOLD}).`
+      : t.merchant
+        ? `No brand matches the merchant ${JSON.stringify(t.merchant)}.`
+        : "The descriptor names no merchant.";
+  return new ApiError(404, "merchant_not_found", message, { transaction: t });
 }
