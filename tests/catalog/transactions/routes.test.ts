@@ -37,7 +37,8 @@ const lookup = async (descriptor: string, extra = "", k = key) => {
   );
   return { status: r.status, headers: r.headers, body: (await r.json()) as Answer };
 };
-const batch = async (items: unknown[], k = key) => t.post("/v1/transactions", k, { transactions: items });
+const batch = async (items: unknown[], k = key) =>
+  t.post("/v1/transactions", k, { transactions: items });
 const usage = async (k: string) =>
   (
     (await (await t.get("/v1/usage", k)).json()) as {
@@ -205,10 +206,7 @@ describe("POST /v1/transactions", () => {
     const body = (await r.json()) as Batch;
     expect(body.results.map((x) => x.descriptor)).toEqual(items.map((i) => i.descriptor));
     for (const [i, item] of items.entries()) {
-      const qs = [
-        item.country ? `country=${item.country}` : "",
-        item.mcc ? `mcc=${item.mcc}` : "",
-      ]
+      const qs = [item.country ? `country=${item.country}` : "", item.mcc ? `mcc=${item.mcc}` : ""]
         .filter(Boolean)
         .join("&");
       const single = await lookup(item.descriptor, qs);
