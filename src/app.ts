@@ -7,8 +7,8 @@ import { catalogController } from "./catalog";
 import { brandController } from "./catalog/brand";
 import { discoveryAdminController } from "./catalog/discovery";
 import { searchController } from "./catalog/search";
-import { transactionsController } from "./catalog/transactions";
 import { type Suggest, suggestSlugs } from "./catalog/search/suggest";
+import { transactionsController } from "./catalog/transactions";
 import type { Deps } from "./deps";
 import { galleryController } from "./gallery";
 import { GalleryService } from "./gallery/service";
@@ -87,7 +87,8 @@ export function createApp(deps: Deps) {
             { name: "search", description: "Find brands by name, slug or domain words" },
             {
               name: "brand",
-              description: "Look a brand up by domain, business e-mail or card-statement descriptor",
+              description:
+                "Look a brand up by domain, business e-mail or card-statement descriptor",
             },
             { name: "assets", description: "Logo artwork as SVG, PNG and WebP" },
             {
@@ -161,6 +162,7 @@ export function createApp(deps: Deps) {
         catalog: deps.catalog,
         search: deps.search,
         brands: deps.brands,
+        transactions: deps.transactions,
         enrichment: deps.enrichment,
         assets: deps.assets,
       }),

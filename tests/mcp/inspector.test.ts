@@ -55,6 +55,7 @@ describe.skipIf(!ready)("MCP Inspector CLI against a running instance", () => {
       "get_usage",
       "list_catalog",
       "resolve_brand",
+      "resolve_transactions",
       "search_brands",
     ]);
 
