@@ -78,7 +78,7 @@ async function build(): Promise<void> {
     "redirects",
     `${retired.redirected} retired slugs answer with the brand they became; ${retired.unredirected.length} retired without a redirect`,
   );
-  const version = writeCatalog(paths, brands, { merged, variants, enriched, undrawn });
+  const version = writeCatalog(paths, brands, { merged, variants, enriched, undrawn, retired });
   phase("write", `${CATALOG_FILE} version ${version}`);
   // the readability check: fails the build when more variants fall below the floor
   const { readability, readabilityLimit } = await import("./catalog/readability");

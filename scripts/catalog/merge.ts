@@ -10,6 +10,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { DraftBrand } from "./draft";
+import { foldIconName } from "./folds";
 import { resolveIcon } from "./iconify";
 import { compactKey, siSlugify, TieredIndex } from "./keys";
 import { ACRONYMS, DISPLAY_NAMES, SYNONYMS } from "./names";
@@ -47,6 +48,8 @@ export interface MergeResult {
   stats: Record<string, number>;
   /** one line per iconify base name and set: the brand it merged into, or "new" */
   decisions: string[];
+  /** icon names folded into the brand they draw, by kind (folds.ts) */
+  folded: Record<string, number>;
   /** @thesvg/icons icons left out, by reason */
   thesvgExcluded: Record<string, number>;
 }
@@ -58,6 +61,7 @@ export interface MergeResult {
 export function loadAndMerge(
   root: string,
   directory: Directory = { slugs: new Map(), byDomain: new Map() },
+  curatedDomains: ReadonlyMap<string, string> = new Map(),
 ): MergeResult {
   const siDir = join(root, "node_modules", "simple-icons");
   const siData: SiIcon[] = JSON.parse(
@@ -102,28 +106,48 @@ export function loadAndMerge(
   const stats: Record<string, number> = { simpleIcons: brands.length };
   const iconifyOnly = new Map<string, DraftBrand>();
   const decisions: string[] = [];
+  /** icons folded into the brand they draw, by kind (folds.ts) */
+  const folded: Record<string, number> = {};
   for (const setId of ICONIFY_SETS) {
     const { set, titles } = loadSet(root, setId);
     const decided = new Set<string>();
+    const parse = (n: string) => parseIconName(setId, n);
+    /** the icons of the set that draw brands */
+    const taken = ({ mods }: { mods: Set<string> }) =>
+      // streamline's plain "logo" style is a line drawing of the mark: only solid/block count
+      (setId !== "streamline-logos" || mods.has("solid") || mods.has("block")) &&
+      // tabler: only its brand icons ("brand-walmart"), not its thousands of UI icons
+      (setId !== "tabler" || mods.has("brand"));
+    const bases = new Set(
+      Object.keys(set.icons)
+        .map(parse)
+        .filter(taken)
+        .map((p) => p.base),
+    );
+    /** the name's base and modifiers, a variant of another brand's mark folded (folds.ts) */
+    const resolve = (n: string) => {
+      const { base, mods } = parse(n);
+      const fold = SYNONYMS[compactKey(base)] ? null : foldIconName(setId, base, bases);
+      if (fold) mods.add(fold.mod);
+      return { named: base, base: fold?.base ?? base, mods, fold };
+    };
+    // plain names first: a folded variant joins the brand its base names, never creates one
     const names = [
       ...Object.keys(set.icons).map((n) => ({ n, alias: false })),
       ...Object.keys(set.aliases ?? {}).map((n) => ({ n, alias: true })),
-    ];
+    ]
+      .map((x) => ({ ...x, ...resolve(x.n) }))
+      .sort((a, b) => Number(a.fold !== null) - Number(b.fold !== null));
     let matched = 0;
     let added = 0;
-    for (const { n, alias } of names) {
+    for (const { n, alias, named, base, mods, fold } of names) {
       const icon = resolveIcon(set, n);
-      if (!icon || icon.hidden) continue;
-      const { base, mods } = parseIconName(setId, n);
-      // streamline's plain "logo" style is a line drawing of the mark: only solid/block count
-      if (setId === "streamline-logos" && !mods.has("solid") && !mods.has("block")) continue;
-      // tabler: only its brand icons ("brand-walmart"), not its thousands of UI icons
-      if (setId === "tabler" && !mods.has("brand")) continue;
+      if (!icon || icon.hidden || !taken({ mods })) continue;
       if (alias) {
         // an alias only adds a variant to the brand of its own parent (e.g. devicon's
         // "amazonwebservices-wordmark"); typo aliases like "leafjet" never create brands
         const parent = set.aliases?.[n]?.parent ?? "";
-        if (parseIconName(setId, parent).base !== base) continue;
+        if (resolve(parent).base !== base) continue;
       }
       const compact = compactKey(base);
       const key = SYNONYMS[compact] ?? compact;
@@ -135,6 +159,15 @@ export function loadAndMerge(
         (titleKey ? (index.find(titleKey) ?? iconifyOnly.get(titleKey)) : undefined);
       if (brand?.sources.has("simple-icons")) matched++;
       const isNew = !brand;
+      if (!brand && fold) {
+        if (!decided.has(named)) {
+          decided.add(named);
+          decisions.push(
+            `${sourceOf(setId)} ${named} -> left out: ${fold.kind} of ${base}, which no brand has`,
+          );
+        }
+        continue;
+      }
       if (!brand) {
         if (alias) continue;
         brand = {
@@ -157,13 +190,16 @@ export function loadAndMerge(
         brands.push(brand);
         added++;
       }
-      if (!decided.has(base)) {
-        decided.add(base);
+      if (!decided.has(named)) {
+        decided.add(named);
+        if (fold) folded[fold.kind] = (folded[fold.kind] ?? 0) + 1;
         decisions.push(
-          `${sourceOf(setId)} ${base} -> ${isNew ? "new brand" : "merged into"} ${brand.slug}` +
-            (isNew
-              ? ""
-              : ` (${brand.name}, by ${brand.primaryKeys.has(compact) ? "name" : "alias/synonym"})`),
+          fold
+            ? `${sourceOf(setId)} ${named} -> folded into ${brand.slug} (${brand.name}, ${fold.kind})`
+            : `${sourceOf(setId)} ${base} -> ${isNew ? "new brand" : "merged into"} ${brand.slug}` +
+                (isNew
+                  ? ""
+                  : ` (${brand.name}, by ${brand.primaryKeys.has(compact) ? "name" : "alias/synonym"})`),
         );
       }
       brand.sources.add(sourceOf(setId));
@@ -181,16 +217,17 @@ export function loadAndMerge(
   }
   // @thesvg/icons last: its icons join brands by domain, then name (thesvg-merge.ts)
   const thesvg = loadTheSvg(root);
-  const t = mergeTheSvg(brands, thesvg.icons, index, iconifyOnly, directory);
+  const t = mergeTheSvg(brands, thesvg.icons, index, iconifyOnly, directory, curatedDomains);
   decisions.push(...t.decisions);
   Object.assign(stats, {
     thesvgIcons: thesvg.total,
     thesvgKept: thesvg.icons.length,
     thesvgByDomain: t.byDomain,
     thesvgByName: t.byName,
+    thesvgByDrawingOrCurated: t.byDrawingOrCurated,
     thesvgClashes: t.clashes,
     thesvgDuplicates: t.duplicates,
     thesvgNewBrands: t.added,
   });
-  return { brands, stats, decisions, thesvgExcluded: thesvg.excluded };
+  return { brands, stats, decisions, folded, thesvgExcluded: thesvg.excluded };
 }

@@ -395,7 +395,8 @@ export interface DirectoryResult {
 
 /**
  * Merge the directory into `brands` (mutated: catalog brands gain fields and hosts) and return
- * the new entries.
+ * the new entries. `retired`: slugs that redirect to another brand (fixtures/slug-redirects.json),
+ * never given to an entry.
  */
 export function buildDirectory(
   root: string,
@@ -403,6 +404,7 @@ export function buildDirectory(
   fixture: Record<string, { wikidata: string | null }>,
   byDomainOnly: Set<string> = new Set(),
   candidates: Candidate[] = loadCandidates(root),
+  retired: ReadonlySet<string> = new Set(),
 ): DirectoryResult {
   const report: string[] = [];
   // 2. parent-brand rule per host
@@ -432,7 +434,7 @@ export function buildDirectory(
     }
   }
   const byQid = new Map<string, Brand>();
-  const slugs = new Set(brands.map((b) => b.slug));
+  const slugs = new Set([...brands.map((b) => b.slug), ...retired]);
   const bySlug = new Map(brands.map((b) => [b.slug, b]));
   const entries: Omit<Brand, "id">[] = [];
   let merged = 0;
@@ -530,7 +532,7 @@ export function buildDirectory(
     if (slugs.has(slug)) {
       const namesake = brands.find((b) => b.slug === slug);
       report.push(
-        `${c.name} (${c.qid}): namesake of ${namesake ? namesake.slug : "a directory entry"}; slug ${slug}-${c.qid.toLowerCase()}`,
+        `${c.name} (${c.qid}): namesake of ${namesake ? namesake.slug : retired.has(slug) ? `the retired slug ${slug}` : "a directory entry"}; slug ${slug}-${c.qid.toLowerCase()}`,
       );
       slug = `${slug}-${c.qid.toLowerCase()}`;
     }

@@ -17,14 +17,14 @@ export function loadRedirects(root: string): Record<string, string> {
 
 /**
  * Sets `formerSlugs` on the brands redirects point to. Throws on a redirect from a slug a brand
- * still has or to a slug no brand has (a stale fixture). Returns the retired slugs left without
- * one.
+ * still has or to a slug no brand has (a stale fixture). Returns the redirected slugs (old ->
+ * new) and the retired slugs left without one.
  */
 export function applyRedirects(
   brands: Brand[],
   issued: Record<string, number>,
   redirects: Record<string, string>,
-): { redirected: number; unredirected: string[] } {
+): { redirected: number; unredirected: string[]; pairs: [string, string][] } {
   const bySlug = new Map(brands.map((b) => [b.slug, b]));
   for (const [from, to] of Object.entries(redirects)) {
     if (bySlug.has(from)) throw new Error(`slug-redirects: ${from} is still a brand's slug`);
@@ -32,6 +32,7 @@ export function applyRedirects(
   }
   let redirected = 0;
   const unredirected: string[] = [];
+  const pairs: [string, string][] = [];
   for (const slug of Object.keys(issued).sort()) {
     if (bySlug.has(slug)) continue;
     const target = bySlug.get(redirects[slug] ?? "");
@@ -40,7 +41,8 @@ export function applyRedirects(
       continue;
     }
     target.formerSlugs = [...(target.formerSlugs ?? []), slug];
+    pairs.push([slug, target.slug]);
     redirected++;
   }
-  return { redirected, unredirected };
+  return { redirected, unredirected, pairs };
 }

@@ -166,8 +166,8 @@ export const MODIFIERS: Record<SetId, string[]> = {
   cib: ["alt"],
   "fa6-brands": ["alt"],
   bxl: [],
-  // "x-logo-1-solid": solid/block/line style, an alternate number, the word "logo"
-  "streamline-logos": ["solid", "block", "1", "2", "3", "logo"],
+  // "x-logo-1-solid": solid/block/line style, an alternate number or drawing, the word "logo"
+  "streamline-logos": ["solid", "block", "1", "2", "3", "4", "alternate", "logo"],
   lobehub: ["color", "text", "brand", "cn"],
   tabler: ["filled"],
 };

@@ -90,8 +90,15 @@ export interface TickerResult {
   report: string[];
 }
 
-/** Adds tickers to `brands` (mutated) and returns the companies that become new entries. */
-export function attachTickers(brands: Brand[], companies: ListedCompany[]): TickerResult {
+/**
+ * Adds tickers to `brands` (mutated) and returns the companies that become new entries, never
+ * under a `retired` slug (one that redirects to another brand).
+ */
+export function attachTickers(
+  brands: Brand[],
+  companies: ListedCompany[],
+  retired: ReadonlySet<string> = new Set(),
+): TickerResult {
   const byDomain = new Map<string, Brand>();
   for (const b of brands) for (const d of b.domains) byDomain.set(d, b);
   const byName = new Map<string, Brand[]>();
@@ -100,7 +107,7 @@ export function attachTickers(brands: Brand[], companies: ListedCompany[]): Tick
       if (k) byName.set(k, [...(byName.get(k) ?? []), b]);
     }
   }
-  const slugs = new Set(brands.map((b) => b.slug));
+  const slugs = new Set([...brands.map((b) => b.slug), ...retired]);
   const result: TickerResult = { byDomain: 0, byName: 0, entries: [], unmatched: 0, report: [] };
   for (const c of companies) {
     const site = c.website ? (registrableDomain(c.website) ?? c.website) : null;

@@ -24,6 +24,7 @@
 import type { Variant } from "../../src/catalog/types";
 import { type ArtworkColors, analyzeColors } from "./artwork";
 import type { DraftBrand, IconCandidate } from "./draft";
+import { CARD_BADGE, MONOGRAM } from "./folds";
 import { iconToSvg } from "./iconify";
 import { sourceOf } from "./sources";
 import { THESVG_SOURCE, type TheSvgIcon } from "./thesvg";
@@ -41,8 +42,19 @@ const PENALTY: Record<string, number> = {
   vertical: 3,
   color: 0,
   "2020": -1,
+  // folded variants of the brand's mark (folds.ts): after its plain mark
+  [MONOGRAM]: 3,
+  alternate: 2,
+  circle: 2,
+  square: 2,
+  stroke: 2,
+  symbol: 2,
+  simple: 2,
+  reverse: 2,
 };
 const UNUSABLE = new Set(["dark", "light", "classic", "old"]);
+/** never a variant of any set: older artwork, and a card badge (the mark on a card outline) */
+const RETIRED = new Set(["old", "legacy", CARD_BADGE]);
 
 function aspect(c: IconCandidate): number {
   const { width, height, rotate } = c.icon;
@@ -146,7 +158,8 @@ function addTheSvg(
 }
 
 export function chooseVariants(brand: DraftBrand): Partial<Record<Variant, ChosenArtwork>> {
-  const of = (set: string) => brand.candidates.filter((c) => c.set === set);
+  const of = (set: string) =>
+    brand.candidates.filter((c) => c.set === set && ![...c.mods].some((m) => RETIRED.has(m)));
   const usable = (c: IconCandidate) => ![...c.mods].some((m) => UNUSABLE.has(m));
   const logos = of("logos").filter(usable);
   const monoMods = (c: IconCandidate) => c.mods.has("mono") || c.mods.has("monochrome");

@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, relative } from "node:path";
 import ts from "typescript";
 
@@ -44,23 +44,45 @@ export function specifiers(text: string, fileName = "x.ts"): string[] {
   return out;
 }
 
-/** The graph of `files`: relative specifiers resolved to files of the set, packages left out. */
-export function importGraph(root: string, files: string[]): Graph {
+/**
+ * The graph of `files`: relative specifiers resolved to files of the set, packages left out. A
+ * relative specifier that names no file of the set nor any other file on disk (a `.json` read
+ * with `import`) is an unresolved import: `importGraph` throws on it, so a file the graph cannot
+ * follow fails the checks instead of dropping an edge.
+ */
+export function importGraph(root: string, files: string[], read?: (file: string) => string): Graph {
+  const { graph, unresolved } = readImports(root, files, read);
+  if (unresolved.length > 0) throw new Error(`unresolved imports:\n  ${unresolved.join("\n  ")}`);
+  return graph;
+}
+
+const isFile = (path: string) => existsSync(path) && statSync(path).isFile();
+
+/** The graph of `files` and its relative imports that resolve to no file ("from -> specifier"). */
+export function readImports(
+  root: string,
+  files: string[],
+  read = (f: string) => readFileSync(join(root, f), "utf8"),
+): { graph: Graph; unresolved: string[] } {
   const known = new Set(files);
+  const unresolved: string[] = [];
   const resolve = (from: string, spec: string): string | undefined => {
-    if (!spec.startsWith(".")) return undefined;
     const base = relative(root, join(root, dirname(from), spec)).replaceAll("\\", "/");
     const tries = [base, `${base}.ts`, `${base}.tsx`, `${base}/index.ts`, `${base}/index.tsx`];
-    return tries.find((p) => known.has(p));
+    const found = tries.find((p) => known.has(p));
+    // a file outside the set (tests/support, packages/client, a .json) is no edge, but is there
+    if (!found && !tries.some((p) => isFile(join(root, p)))) unresolved.push(`${from} -> ${spec}`);
+    return found;
   };
   const graph: Graph = new Map();
   for (const f of files) {
-    const targets = specifiers(readFileSync(join(root, f), "utf8"), f)
+    const targets = specifiers(read(f), f)
+      .filter((s) => s.startsWith("."))
       .map((s) => resolve(f, s))
       .filter((t): t is string => t !== undefined);
     graph.set(f, [...new Set(targets)]);
   }
-  return graph;
+  return { graph, unresolved };
 }
 
 /** Every import circle (strongly connected component of more than one file, or a self-import), each as a path that closes on its first file. */

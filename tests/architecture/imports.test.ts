@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { join } from "node:path";
-import { cycles, type Graph, importGraph, sourceFiles, specifiers } from "./graph";
+import { cycles, type Graph, importGraph, readImports, sourceFiles, specifiers } from "./graph";
 
 /**
  * The floors of docs/architecture.md ("Layers"), top to bottom. A file is on the floor of the
@@ -69,9 +69,30 @@ function upward(graph: Graph): string[] {
   return out;
 }
 
-const graph = importGraph(root, sourceFiles(root, ["src", "scripts"]));
+const { graph, unresolved } = readImports(root, sourceFiles(root, ["src", "scripts"]));
 
 describe("imports of src/ and scripts/", () => {
+  test("each name a file (an import the graph cannot follow is no edge it checks)", () => {
+    expect(unresolved).toEqual([]);
+  });
+
+  test("are read: the graph has the edges every build has", () => {
+    // a change of specifier style the reader misses would empty the graph and pass every rule
+    // below; these edges are the app's spine, and the count is well under today's
+    const edges = [...graph.values()].reduce((n, targets) => n + targets.length, 0);
+    expect(edges).toBeGreaterThan(600);
+    expect(graph.size).toBeGreaterThan(250);
+    for (const [from, to] of [
+      ["src/app.ts", "src/deps.ts"],
+      ["src/main.ts", "src/server.ts"],
+      ["src/server.ts", "src/app.ts"],
+      ["src/deps.ts", "src/config.ts"],
+      ["src/deps.ts", "src/store/index.ts"],
+      ["scripts/test.ts", "scripts/mongo-local.ts"],
+    ] as const)
+      expect({ from, imports: graph.get(from)?.includes(to) }).toEqual({ from, imports: true });
+  });
+
   test("form no circle (type-only and dynamic imports count)", () => {
     const found = cycles(graph).map((c) => c.join(" -> "));
     const pending = PENDING_CIRCLES.map((p) => p.circle);
@@ -128,6 +149,26 @@ describe("the checks themselves", () => {
       "src/http/errors.ts -> src/guard/meter.ts",
       "src/usage/port.ts -> src/guard/meter.ts",
     ]);
+  });
+
+  test("an import that names no file fails the graph", () => {
+    const files: Record<string, string> = {
+      "src/a.ts": 'import { b } from "./b";\nimport { c } from "./c/index";',
+      "src/b.ts": 'import pkg from "../package.json";\nimport x from "elysia";',
+      "src/c/index.ts": 'export * from "./gone";',
+    };
+    const read = readImports(root, Object.keys(files), (f) => files[f] as string);
+    expect(() => importGraph(root, Object.keys(files), (f) => files[f] as string)).toThrow(
+      "src/c/index.ts -> ./gone",
+    );
+    expect(read.graph).toEqual(
+      new Map([
+        ["src/a.ts", ["src/b.ts", "src/c/index.ts"]],
+        ["src/b.ts", []],
+        ["src/c/index.ts", []],
+      ]),
+    );
+    expect(read.unresolved).toEqual(["src/c/index.ts -> ./gone"]);
   });
 
   test("every file is on a floor", () => {

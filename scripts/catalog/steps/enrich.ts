@@ -9,6 +9,7 @@ import type { Brand } from "../../../src/catalog/types";
 import { assignDomains, type DomainOverrides, type DomainReport } from "../domains";
 import type { DraftBrand } from "../merge";
 import { buildDirectory, type Candidate, type DirectoryResult } from "../nsi";
+import { loadRedirects } from "../redirects";
 import { THESVG_SOURCE } from "../thesvg";
 import { attachTickers, loadListedCompanies, type TickerResult } from "../tickers";
 import { WEB3_SOURCE } from "../web3icons";
@@ -108,12 +109,14 @@ export function enrich(
     "domains",
     `${report.domains} domains on ${report.brandsWithDomain} brands, ${report.contested.length} contested`,
   );
+  const retired = new Set(Object.keys(loadRedirects(paths.root)));
   const directory = buildDirectory(
     paths.root,
     brands,
     fixtures.directoryParents,
     directoryByDomainOnly(drafts),
     candidates,
+    retired,
   );
   const withDirectory = idsFor(
     paths.idsFile,
@@ -122,7 +125,7 @@ export function enrich(
   );
   for (const e of directory.entries) brands.push({ id: withDirectory.ids[e.slug] as number, ...e });
   addLegacyDomains(brands, directory.entries, fixtures.legacy);
-  const tickers = attachTickers(brands, loadListedCompanies(paths.root));
+  const tickers = attachTickers(brands, loadListedCompanies(paths.root), retired);
   const withTickers = idsFor(
     paths.idsFile,
     tickers.entries.map((e) => e.slug),

@@ -7,6 +7,7 @@ import { registrableDomain } from "../../../src/catalog/brand/domain";
 import { applyAliasOverrides } from "../aliases";
 import { type DraftBrand, loadAndMerge, type MergeResult } from "../merge";
 import { type Candidate, directorySlug, loadCandidates } from "../nsi";
+import { loadRedirects } from "../redirects";
 import type { Directory } from "../thesvg-merge";
 import { importWeb3, type Web3Import } from "../web3icons-merge";
 import type { Fixtures } from "./load";
@@ -62,16 +63,31 @@ export function directoryIndex(candidates: Candidate[], ids: Record<string, numb
   return { slugs, byDomain };
 }
 
+/**
+ * fixtures/domain-overrides.json as domain -> slug, for the domains it gives exactly one brand
+ * (removals, "!domain", left out): the thesvg merge joins an icon whose website is one of them.
+ */
+export function curatedDomains(domains: Fixtures["domains"]): Map<string, string> {
+  const out = new Map<string, string | null>();
+  for (const [slug, list] of Object.entries(domains)) {
+    if (slug.startsWith("$") || !Array.isArray(list)) continue;
+    for (const d of list)
+      if (!d.startsWith("!")) out.set(d, out.has(d) && out.get(d) !== slug ? null : slug);
+  }
+  return new Map([...out].filter((e): e is [string, string] => e[1] !== null));
+}
+
 export function mergeSources(
   root: string,
   fixtures: Fixtures,
   ids: Record<string, number>,
 ): Merged {
   const candidates = loadCandidates(root);
-  const directory = directoryIndex(candidates, ids);
-  const merged = loadAndMerge(root, directory);
+  const retired = new Set(Object.keys(loadRedirects(root)));
+  const directory = { ...directoryIndex(candidates, ids), retired };
+  const merged = loadAndMerge(root, directory, curatedDomains(fixtures.domains));
   // @web3icons/core after every other set: its projects join reviewed brands only
-  const web3 = importWeb3(root, merged.brands, new Set(directory.slugs.keys()));
+  const web3 = importWeb3(root, merged.brands, new Set([...directory.slugs.keys(), ...retired]));
   merged.decisions.push(...web3.decisions);
   merged.stats.web3iconsNewBrands = web3.added;
   applyNameOverrides(merged.brands, fixtures.names);

@@ -19,17 +19,20 @@ import type { VariantsResult } from "./variants";
 export interface BuildOutcome {
   merged: Pick<Merged, "stats" | "decisions" | "web3"> & {
     thesvgExcluded?: Record<string, number>;
+    folded?: Record<string, number>;
   };
   variants: Omit<VariantsResult, "brands">;
   enriched: Enriched;
   /** artwork of any source left out because it draws nothing: "slug variant source: reason" */
   undrawn?: string[];
+  /** retired slugs (scripts/catalog/redirects.ts): redirected (old -> new) and left without */
+  retired?: { pairs: [string, string][]; unredirected: string[] };
 }
 
 /** The report: a summary, then every contested domain, skipped mono, fallback, flag, decision. */
 export function buildReport(
   brands: Brand[],
-  { merged, variants, enriched, undrawn = [] }: BuildOutcome,
+  { merged, variants, enriched, undrawn = [], retired }: BuildOutcome,
 ): { summary: string[]; clashes: string[]; text: string } {
   const { monoReport, rules } = variants;
   const { domains: report, directory } = enriched;
@@ -58,9 +61,14 @@ export function buildReport(
             .sort((a, b) => b[1] - a[1])
             .map(([why, n]) => `${n} ${why}`)
             .join(", ")}`,
-          `@thesvg/icons merge: ${merged.stats.thesvgByDomain} by domain, ${merged.stats.thesvgByName} by name, ${merged.stats.thesvgNewBrands} new brands, ${merged.stats.thesvgClashes} namesakes or taken slugs and ${merged.stats.thesvgDuplicates} second icons of a brand left out`,
+          `@thesvg/icons merge: ${merged.stats.thesvgByDomain} by domain, ${merged.stats.thesvgByName} by name, ${merged.stats.thesvgByDrawingOrCurated ?? 0} by a lobehub drawing or a curated domain, ${merged.stats.thesvgNewBrands} new brands, ${merged.stats.thesvgClashes} namesakes or taken slugs and ${merged.stats.thesvgDuplicates} second icons of a brand left out`,
         ]
       : []),
+    `one brand, one entry: icon names folded into the brand they draw: ${
+      Object.entries(merged.folded ?? {})
+        .map(([kind, n]) => `${n} ${kind}s`)
+        .join(", ") || "none"
+    } ("folded into" in the merge decisions); thesvg icons joined ${merged.stats.thesvgByDrawingOrCurated ?? 0} brands by a lobehub drawing or a curated domain; ${retired?.pairs.length ?? 0} retired slugs answer as the brand they became (listed below), ${retired?.unredirected.length ?? 0} retired without a redirect`,
     `artwork that draws nothing (zero-size viewBox, no shape), left out: ${undrawn.length}${undrawn.length ? ` (${undrawn.join("; ")})` : ""}`,
     ...(merged.web3 ? web3Summary(merged.web3) : []),
     `render check of colour variants (32 px): ${variants.checked} rendered (${variants.misses} not cached), ${variants.renderFlags.length} flags (listed below)`,
@@ -97,6 +105,8 @@ export function buildReport(
     `variant rule fallbacks (slug: variant: why):\n${rules.fallbacks.join("\n")}\n\n` +
     `render check flags (colour variant):\n${variants.renderFlags.join("\n")}\n\n` +
     `merge decisions (set base -> brand):\n${merged.decisions.join("\n")}\n\n` +
+    `retired slugs (fixtures/slug-redirects.json: old slug -> the brand it answers as):\n${(retired?.pairs ?? []).map(([from, to]) => `${from} -> ${to}`).join("\n")}\n` +
+    `retired without a redirect: ${(retired?.unredirected ?? []).join(" ")}\n\n` +
     `directory (name-suggestion-index) decisions and clashes:\n${directory.report.join("\n")}\n\n` +
     `listed companies (pytickersymbols) -> brand:\n${enriched.tickers.report.join("\n")}\n`;
   return { summary, clashes, text };

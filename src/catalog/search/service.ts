@@ -26,7 +26,16 @@ import { Lru } from "../../platform/cache";
 import type { CatalogDb, TermRow } from "../store/db";
 import type { Brand } from "../types";
 import { type Entry, exactKeys, FIELD, termsOf, toEntry } from "./entry";
-import { compact, deletions, fold, normalizeQuery, swaps, typoBudget, typoDistance } from "./text";
+import {
+  compact,
+  deletions,
+  fold,
+  normalizeQuery,
+  swaps,
+  transliterationSpellings,
+  typoBudget,
+  typoDistance,
+} from "./text";
 
 export { popularityOf } from "./entry";
 
@@ -195,11 +204,45 @@ export class SearchIndex {
   search(query: string, limit: number): Brand[] {
     if (!this.catalog.loaded) return [];
     const found = this.searchFolded(query, limit);
-    // a query in another script that matched nothing: try its Latin transliteration
-    // ("Яндекс" -> "yandeks", one typo from Yandex)
+    // a query in another script that matched nothing: its Latin transliteration, as a whole
+    // name or alias only ("Яндекс" -> "yandeks" -> Yandex), never the start of a longer name
     if (found.length || !/[^\p{Script=Latin}\p{N}\p{P}\p{S}\s]/u.test(query)) return found;
     const latin = transliterate(normalizeQuery(query));
-    return latin && latin !== query ? this.searchFolded(latin, limit) : found;
+    return latin && latin !== query ? this.searchTransliterated(latin, limit) : found;
+  }
+
+  /**
+   * The brands whose own name or an alias is one of the transliteration's spellings
+   * (text.ts transliterationSpellings: "soni" is also "sony", "yandeks" "yandex"): exact only,
+   * since a transliteration is a guess at the spelling and a prefix or a typo of a guess lands
+   * on another brand ("soni" is the start of Sonic, "gugl" one typo from Gull). Own name before
+   * alias, crypto tokens last, then the more popular brand, then the spelling as transliterated,
+   * the shorter name, the lower id.
+   */
+  private searchTransliterated(latin: string, limit: number): Brand[] {
+    const hits = new Map<number, { entry: Entry; own: boolean; rewrites: number }>();
+    transliterationSpellings(latin).forEach((spelling, rewrites) => {
+      const key = compact(spelling);
+      for (const id of new Set([...this.db.exactIds(spelling), ...this.db.exactIds(key)])) {
+        const entry = this.entry(id);
+        if (!entry || hits.has(id)) continue;
+        if (!entry.names.includes(spelling) && !entry.compacts.includes(key)) continue;
+        const own = entry.names[0] === spelling || entry.compacts[0] === key || entry.slug === key;
+        hits.set(id, { entry, own, rewrites });
+      }
+    });
+    return [...hits.values()]
+      .sort(
+        (a, b) =>
+          Number(b.own) - Number(a.own) ||
+          Number(a.entry.token) - Number(b.entry.token) ||
+          b.entry.popularity - a.entry.popularity ||
+          a.rewrites - b.rewrites ||
+          a.entry.name.length - b.entry.name.length ||
+          a.entry.id - b.entry.id,
+      )
+      .slice(0, limit)
+      .flatMap((h) => this.catalog.brandById(h.entry.id) ?? []);
   }
 
   private searchFolded(query: string, limit: number): Brand[] {

@@ -135,3 +135,46 @@ export function editDistance(a: string, b: string, max: number): number {
 export function typoDistance(query: string, term: string, budget = typoBudget(query)): number {
   return budget === 0 ? (query === term ? 0 : 1) : editDistance(query, term, budget);
 }
+
+/**
+ * How a brand's Latin spelling differs from the transliteration of its name in another script:
+ * each rule turns a transliterated spelling into one the brand may use. Readable and tested
+ * (tests/catalog/search/text.test.ts); every rule is applied everywhere in the query or not at
+ * all, so a query of n words has at most 2^rules spellings, most rules not applying.
+ */
+export const SPELLING_RULES: readonly { rule: RegExp; as: string; example: string }[] = [
+  { rule: /ks/g, as: "x", example: "Яндекс yandeks: Yandex; Нетфликс netfliks: Netflix" },
+  { rule: /([a-z])\1/g, as: "$1", example: "Телеграмм telegramm: Telegram" },
+  {
+    rule: /(?<=[a-z])(?:i|ay)\b/g,
+    as: "y",
+    example: "ソニー soni: Sony; Спотифай spotifay: Spotify",
+  },
+  {
+    rule: /k/g,
+    as: "c",
+    example: "Кока-Кола koka-kola: Coca-Cola; Мастеркард masterkard: Mastercard",
+  },
+  {
+    rule: /s(?=[eiy])/g,
+    as: "c",
+    example: "Мерседес mersedes: Mercedes; Ситибанк sitibank: Citibank",
+  },
+  { rule: /z/g, as: "s", example: "Виза viza: Visa" },
+  { rule: /u\b/g, as: "oo", example: "ヤフー yahu: Yahoo" },
+  { rule: /eo/g, as: "u", example: "삼성 samseong: Samsung" },
+  { rule: /ae/g, as: "ai", example: "현대 hyeondae: Hyundai" },
+];
+
+/**
+ * The spellings a transliterated query stands for: itself (folded) and every combination of
+ * the SPELLING_RULES that apply to it, the query as transliterated first.
+ */
+export function transliterationSpellings(latin: string): string[] {
+  let out = [fold(latin)];
+  for (const { rule, as } of SPELLING_RULES) {
+    const next = out.map((s) => s.replace(rule, as)).filter((s) => !out.includes(s));
+    out = [...out, ...new Set(next)];
+  }
+  return out;
+}

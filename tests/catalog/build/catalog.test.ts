@@ -160,11 +160,14 @@ describe("built catalog", () => {
     expect(renderFlags(netflix.variants.color?.svg as string, netflix.brandColor)).toEqual([]);
   });
 
-  test("no brand of the earlier catalog (ids 1..4366) is lost to a merge", () => {
+  test("no brand of the earlier catalog (ids 1..4366) is lost to a merge, except a duplicate folded into the brand it draws", () => {
     const lost = Object.entries(ids)
       .filter(([slug, id]) => id <= 4366 && !bySlug.has(slug))
       .map(([slug]) => slug);
-    expect(lost).toEqual([]);
+    // a folded entry ("Cc Stripe", "Google Bard", devicon's "UML") answers as the brand it became
+    const unanswered = lost.filter((slug) => !brands.some((b) => b.formerSlugs?.includes(slug)));
+    expect(unanswered).toEqual([]);
+    expect(lost.length).toBeLessThan(150);
   });
 
   test("brands from the added sets, each stored SVG with a source that has a licence", () => {

@@ -15,7 +15,7 @@ describe("retired slugs", () => {
         "skoda-auto": "skoda",
       },
     );
-    expect(r).toEqual({ redirected: 1, unredirected: ["gone"] });
+    expect(r).toEqual({ redirected: 1, unredirected: ["gone"], pairs: [["skoda-auto", "skoda"]] });
     expect(brands[0]?.formerSlugs).toEqual(["skoda-auto"]);
     expect(brands[1]?.formerSlugs).toBeUndefined();
   });

@@ -11,9 +11,9 @@ import {
   parseTheSvgModule,
   type TheSvgIcon,
 } from "../../../scripts/catalog/thesvg";
-import { mergeTheSvg } from "../../../scripts/catalog/thesvg-merge";
+import { DRAWN_ELSEWHERE, mergeTheSvg } from "../../../scripts/catalog/thesvg-merge";
 import { builtCatalog } from "../../support/catalog";
-import { draft } from "./steps/draft";
+import { draft, iconCandidate } from "./steps/draft";
 
 const ROOT = resolve(import.meta.dir, "../../..");
 const DIST = join(ROOT, "node_modules/@thesvg/icons/dist");
@@ -128,6 +128,70 @@ describe("thesvg merge", () => {
   });
 });
 
+/** A lobehub-only draft carrying the real lobehub icon `name`. */
+const lobehub = (slug: string, name = slug, over: Partial<DraftBrand> = {}) =>
+  draft(slug, {
+    siSvg: null,
+    sources: new Set(["lobehub"]),
+    candidates: [iconCandidate("lobehub", name)],
+    ...over,
+  });
+
+describe("thesvg icons that copy another brand's mark", () => {
+  test("the same drawing as a lobehub icon is that icon's brand: Aya (Cohere) is Aya", () => {
+    const aya = lobehub("aya");
+    const drafts = [aya];
+    const r = mergeTheSvg(drafts, [real("aya-cohere")], indexOf(drafts), new Map());
+    expect(drafts.map((d) => d.slug)).toEqual(["aya"]);
+    expect(aya.thesvg?.slug).toBe("aya-cohere");
+    expect(r.decisions).toEqual(["thesvg aya-cohere -> merged into aya (Aya, by drawing)"]);
+  });
+
+  test("a reviewed namesake keeps its own brand: Dolphin (dphn.ai) is not the Dolphin emulator", () => {
+    expect(DRAWN_ELSEWHERE["dolphin-dphnai"]).toBeDefined();
+    const emulator = lobehub("dolphin", "dolphin", {
+      sources: new Set(["simple-icons", "lobehub"]),
+      sourceUrl: "https://dolphin-emu.org",
+    });
+    const drafts = [emulator];
+    mergeTheSvg(drafts, [real("dolphin-dphnai")], indexOf(drafts), new Map());
+    expect(emulator.thesvg).toBeUndefined();
+    expect(drafts.map((d) => d.slug)).toEqual(["dolphin", "dolphin-dphnai"]);
+  });
+
+  test("a website fixtures/domain-overrides.json gives one brand: front.com is Frontapp's", () => {
+    const frontapp = draft("frontapp", { name: "Frontapp", siSvg: null });
+    const drafts = [frontapp];
+    const curated = new Map([["front.com", "frontapp"]]);
+    const r = mergeTheSvg(drafts, [real("front")], indexOf(drafts), new Map(), undefined, curated);
+    expect(frontapp.thesvg?.slug).toBe("front");
+    expect(r.decisions[0]).toContain("by curated domain");
+    // without the curated domain the icon would be a brand of its own
+    const alone = [draft("frontapp", { name: "Frontapp", siSvg: null })];
+    mergeTheSvg(alone, [real("front")], indexOf(alone), new Map());
+    expect(alone.map((d) => d.slug)).toEqual(["frontapp", "front"]);
+  });
+
+  test("former artwork joins no brand and makes none; the brand's own icon comes first", () => {
+    const drafts: DraftBrand[] = [];
+    const r = mergeTheSvg(
+      drafts,
+      [real("thesvg-legacy"), real("thesvg")],
+      indexOf(drafts),
+      new Map(),
+    );
+    expect(drafts.map((d) => [d.slug, d.thesvg?.slug])).toEqual([["thesvg", "thesvg"]]);
+    expect(r.decisions).toContain(
+      "thesvg thesvg-legacy -> left out: former artwork of thesvg (theSVG)",
+    );
+    // "Inflection AI" (a reviewed synonym) after Inflection's own icon, whatever the file order
+    const inflection = lobehub("inflection");
+    const both = [inflection];
+    mergeTheSvg(both, [real("inflection-ai"), real("inflection")], indexOf(both), new Map());
+    expect(inflection.thesvg?.slug).toBe("inflection");
+  });
+});
+
 describe("thesvg in the built catalog", () => {
   const brands = builtCatalog().brands;
   const bySlug = new Map(brands.map((b) => [b.slug, b]));
@@ -142,7 +206,7 @@ describe("thesvg in the built catalog", () => {
     }
     expect(checked).toBeGreaterThan(0);
     const thesvg = brands.flatMap((b) => b.artwork ?? []).filter((a) => a.source === "thesvg");
-    expect(thesvg.length).toBeGreaterThan(400);
+    expect(thesvg.length).toBeGreaterThan(390);
     for (const a of thesvg) {
       expect(KEPT_LICENCES.has(a.licence)).toBe(true);
       expect(a.url).toMatch(/^https:\/\/unpkg\.com\/@thesvg\/icons@[\d.]+\/dist\/[a-z0-9-]+\.js$/);

@@ -191,7 +191,8 @@ describe("limits and determinism", () => {
   });
 
   test("a Cyrillic name without a curated alias is found through its transliteration", () => {
-    // "Телеграмм" (double m) is not an alias: transliterated "telegramm" is one typo from Telegram
+    // "Телеграмм" (double m) is not an alias: transliterated "telegramm", spelled with one m,
+    // is Telegram's name (a transliteration matches whole names only: tests in transliteration.test.ts)
     expect(slugs("Телеграмм")[0]).toBe("telegram");
   });
   test("full ties go to the lower id", () => {

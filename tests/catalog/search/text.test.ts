@@ -6,7 +6,9 @@ import {
   editDistance,
   fold,
   normalizeQuery,
+  SPELLING_RULES,
   swaps,
+  transliterationSpellings,
   typoBudget,
   typoDistance,
   wordTails,
@@ -95,5 +97,40 @@ describe("typo rule", () => {
   test("editDistance is Levenshtein without swaps, and stops at max + 1", () => {
     expect(editDistance("kitten", "sitting", 5)).toBe(3);
     expect(editDistance("abcdef", "uvwxyz", 2)).toBe(3);
+  });
+});
+
+describe("spellings of a transliterated query", () => {
+  test("the transliteration itself first, then each rule's spelling", () => {
+    expect(transliterationSpellings("Yandeks").slice(0, 2)).toEqual(["yandeks", "yandex"]);
+    expect(transliterationSpellings("soni")).toEqual(["soni", "sony"]);
+    expect(transliterationSpellings("Telegramm")).toEqual(["telegramm", "telegram"]);
+    expect(transliterationSpellings("yahu")).toEqual(["yahu", "yahoo"]);
+    expect(transliterationSpellings("samseong")).toContain("samsung");
+    expect(transliterationSpellings("hyeondae")).toContain("hyundai");
+  });
+  test("rules combine: Koka-Kola is Coca-Cola, Mersedes Mercedes, Ksiaomi Xiaomi", () => {
+    expect(transliterationSpellings("Koka-Kola")).toContain("coca-cola");
+    expect(transliterationSpellings("Mersedes")).toContain("mercedes");
+    expect(transliterationSpellings("Ksiaomi")).toContain("xiaomi");
+    expect(transliterationSpellings("Netfliks")).toContain("netflix");
+    expect(transliterationSpellings("Spotifay")).toContain("spotify");
+    expect(transliterationSpellings("Viza")).toContain("visa");
+  });
+  test("a spelling no rule applies to stays alone; no duplicates", () => {
+    expect(transliterationSpellings("gugl")).toEqual(["gugl"]);
+    const many = transliterationSpellings("koksi kasse zuzu");
+    expect(new Set(many).size).toBe(many.length);
+    expect(many.length).toBeLessThanOrEqual(2 ** SPELLING_RULES.length);
+  });
+  test("every rule's example holds: the transliteration becomes the brand's spelling", () => {
+    for (const { example } of SPELLING_RULES) {
+      for (const [, latin, brand] of example.matchAll(/(?:^|; )\S+ ([^:;]+): ([^;]+)/g)) {
+        expect([latin, transliterationSpellings(latin as string).map(compact)]).toEqual([
+          latin,
+          expect.arrayContaining([compact(brand as string)]),
+        ]);
+      }
+    }
   });
 });

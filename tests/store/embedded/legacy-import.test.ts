@@ -8,7 +8,6 @@
 import { afterEach, expect, test } from "bun:test";
 import {
   appendFileSync,
-  cpSync,
   existsSync,
   readdirSync,
   readFileSync,
@@ -18,14 +17,19 @@ import {
 import { join } from "node:path";
 import { jwtVerify } from "jose";
 import { hashKey } from "../../../src/accounts/keys";
+import { addDays, utcDay } from "../../../src/platform/day";
 import { captureLogs } from "../../../src/platform/log";
 import { openEmbeddedStore, type Store } from "../../../src/store";
 import { LEGACY_FILES } from "../../../src/store/embedded/legacy-import";
 import { makeAuthApp } from "../../accounts/helpers";
 import { CATALOG_FILE, tempDir } from "../../support/app";
+import { copyDatedFixture, datedFixture, shiftDates } from "../../support/dated-fixture";
 
 const FIXTURE = join(import.meta.dir, "../../fixtures/legacy-data-dir");
-const expected = JSON.parse(readFileSync(join(FIXTURE, "expected.json"), "utf8")) as {
+const recorded = JSON.parse(readFileSync(join(FIXTURE, "expected.json"), "utf8"));
+/** the fixture replayed as if recorded today: its tokens as fresh as when it was made */
+const dated = datedFixture(recorded.day);
+const expected = shiftDates(recorded, dated) as {
   keys: Record<"free" | "pro" | "user", string>;
   accounts: Record<"free" | "pro", string>;
   user: {
@@ -39,10 +43,10 @@ const expected = JSON.parse(readFileSync(join(FIXTURE, "expected.json"), "utf8")
 };
 const legacy = (dir: string, f: string) => readFileSync(join(dir, f), "utf8");
 
-/** a copy of the fixture DATA_DIR */
+/** a copy of the fixture DATA_DIR, its dates moved to today */
 function legacyDataDir(): string {
   const dir = tempDir("legacy-");
-  cpSync(join(FIXTURE, "data"), dir, { recursive: true });
+  copyDatedFixture(join(FIXTURE, "data"), dir, dated);
   return dir;
 }
 
@@ -205,6 +209,29 @@ test("a re-run after a crash between the commit and the renames changes nothing"
     logs.restore();
   }
   expect(logs.lines.filter((l) => String(l.msg).startsWith("imported the files"))).toHaveLength(2);
+});
+
+test("a token that had expired when the store was imported is left out", async () => {
+  // the same files, as if written two days before today: the one-day verify token has expired,
+  // the thirty-day refresh token has not
+  const dir = tempDir("legacy-");
+  copyDatedFixture(
+    join(FIXTURE, "data"),
+    dir,
+    datedFixture(recorded.day, addDays(utcDay(Date.now()), -2)),
+  );
+  const logs = captureLogs();
+  try {
+    const s = open(dir);
+    expect(s.db?.all<{ kind: string }>("SELECT kind FROM auth_tokens").map((r) => r.kind)).toEqual([
+      "refresh",
+    ]);
+  } finally {
+    logs.restore();
+  }
+  expect(logs.lines.find((l) => String(l.msg).startsWith("imported the files"))).toMatchObject({
+    tokens: 1,
+  });
 });
 
 test("a torn last line and an unreadable data key file are skipped with a warning; the rest is imported", async () => {

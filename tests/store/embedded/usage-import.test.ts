@@ -1,35 +1,35 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { cpSync, existsSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import { utcDay } from "../../../src/platform/day";
 import { captureLogs } from "../../../src/platform/log";
 import type { EmbeddedUsageStore } from "../../../src/store/embedded/usage";
 import { makeApp, type TestApp, tempDir } from "../../support/app";
+import { copyDatedFixture, datedFixture, shiftDates } from "../../support/dated-fixture";
 import { storedEvents } from "../../usage/util";
 
 /**
  * The SQLite store started on a DATA_DIR the JSONL store wrote (tests/fixtures/legacy-data-dir,
  * made through the real app): every usage event is imported once, and the usage routes answer
- * what the old store answered (expected.json).
+ * what the old store answered (expected.json). The fixture is replayed as if recorded today
+ * (tests/support/dated-fixture.ts), so its events are today's and /v1/usage counts them.
  */
 const FIXTURE = join(import.meta.dir, "../../fixtures/legacy-data-dir");
 const DATA = join(FIXTURE, "data");
-const present = existsSync(DATA);
-if (!present)
-  console.warn("skipping the legacy import test: tests/fixtures/legacy-data-dir/data is missing");
 
 type Who = "free" | "pro" | "user";
 const WHO: Who[] = ["free", "pro", "user"];
 
-describe.skipIf(!present)("a JSONL DATA_DIR imported into the SQLite store", () => {
-  const expected = present
-    ? JSON.parse(readFileSync(join(FIXTURE, "expected.json"), "utf8"))
-    : { day: "", keys: {} };
+describe("a JSONL DATA_DIR imported into the SQLite store", () => {
+  const recorded = JSON.parse(readFileSync(join(FIXTURE, "expected.json"), "utf8"));
+  const dated = datedFixture(recorded.day);
+  const expected = shiftDates(recorded, dated);
   const day: string = expected.day;
   const dir = tempDir("legacy-import-");
   let t: TestApp;
   let logs: ReturnType<typeof captureLogs>;
   beforeAll(async () => {
-    cpSync(DATA, dir, { recursive: true });
+    copyDatedFixture(DATA, dir, dated);
     logs = captureLogs();
     try {
       t = await makeApp({ DATA_DIR: dir });
@@ -71,7 +71,7 @@ describe.skipIf(!present)("a JSONL DATA_DIR imported into the SQLite store", () 
     expect(imported).toHaveLength(files.length);
     expect(existsSync(join(dir, "events"))).toBe(false);
     expect(readdirSync(join(dir, "events.imported")).sort()).toEqual(
-      readdirSync(join(DATA, "events")).sort(),
+      files.map((f) => shiftDates(f.slice(0, 10), dated) + f.slice(10)).sort(),
     );
     const events = storedEvents((t.deps.store.usage as EmbeddedUsageStore).db);
     expect(new Set(events.map((e) => e.id)).size).toBe(events.length);
@@ -88,15 +88,13 @@ describe.skipIf(!present)("a JSONL DATA_DIR imported into the SQLite store", () 
     }
   });
 
-  test.skipIf(day !== new Date().toISOString().slice(0, 10))(
-    "/v1/usage (today's counters, rebuilt from the imported events) as the old store answered",
-    async () => {
-      for (const who of WHO) {
-        const u = (await json(who, "/v1/usage")) as { endpoints: unknown };
-        expect(u.endpoints).toMatchObject(expected.usage[who]);
-      }
-    },
-  );
+  test("/v1/usage (today's counters, rebuilt from the imported events) as the old store answered", async () => {
+    expect(day).toBe(utcDay(Date.now()));
+    for (const who of WHO) {
+      const u = (await json(who, "/v1/usage")) as { endpoints: unknown };
+      expect(u.endpoints).toMatchObject(expected.usage[who]);
+    }
+  });
 
   test("a restart imports nothing again and answers the same", async () => {
     const before = await answers("free");

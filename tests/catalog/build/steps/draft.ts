@@ -1,4 +1,7 @@
-import type { DraftBrand } from "../../../../scripts/catalog/merge";
+import { resolve } from "node:path";
+import { resolveIcon } from "../../../../scripts/catalog/iconify";
+import type { DraftBrand, IconCandidate } from "../../../../scripts/catalog/merge";
+import { loadSet, type SetId } from "../../../../scripts/catalog/sources";
 
 /** A draft brand for the step tests: a simple-icons brand unless told otherwise. */
 export function draft(slug: string, over: Partial<DraftBrand> = {}): DraftBrand {
@@ -18,6 +21,14 @@ export function draft(slug: string, over: Partial<DraftBrand> = {}): DraftBrand 
     candidates: [],
     ...over,
   };
+}
+
+/** A candidate of a real icon of an installed set, as merge.ts makes it. */
+export function iconCandidate(set: SetId, name: string, mods: string[] = []): IconCandidate {
+  const { set: icons } = loadSet(resolve(import.meta.dir, "../../../.."), set);
+  const icon = resolveIcon(icons, name);
+  if (!icon) throw new Error(`${set} has no icon ${name}`);
+  return { set, icon, mods: new Set(mods), alias: false, direct: true };
 }
 
 export { brandOf } from "../../../support/catalog";
