@@ -65,10 +65,13 @@ function hostOf(chunk: string): string | null {
   return p.hostname.replace(/^www\./, "");
 }
 
-/** "YouTubePremium" -> You, Tube, Premium; "McDonald's" -> Mc, Donald's (a word written in caps stays). */
+/**
+ * "YouTubePremium" -> You, Tube, Premium; "McDonald's" -> Mc, Donald's: a capital starting a
+ * lower-case word starts a new one ("GmbH" and a word written in caps stay whole).
+ */
 function camelParts(raw: string): string[] {
-  if (!/\p{Ll}/u.test(raw) || !/\p{Ll}\p{Lu}/u.test(raw)) return [raw];
-  return raw.split(/(?<=\p{Ll})(?=\p{Lu})/u);
+  if (!/\p{Ll}\p{Lu}\p{Ll}/u.test(raw)) return [raw];
+  return raw.split(/(?<=\p{Ll})(?=\p{Lu}\p{Ll})/u);
 }
 
 function isNumberish(t: string): boolean {

@@ -342,7 +342,7 @@ export class TransactionMatcher {
       for (const k of span.keys.keys())
         for (const id of idsByKey.get(k) ?? []) {
           const kind = this.fieldOf(id, k);
-          if (kind) found.push({ id, kind, short: [...compact(k)].length <= 3 });
+          if (kind) found.push({ id, kind, short: [...compact(k)].length <= 2 });
         }
       if (!found.length) continue;
       const spanCountry = given ?? span.leftover.country ?? country;
@@ -428,7 +428,7 @@ export class TransactionMatcher {
       if (p.groups.size && needs.some((need) => !fits(p.groups, need))) continue;
       const unsure =
         (!p.groups.size && needs.some((need) => !need.some((g) => groups.includes(g)))) ||
-        // a name of three letters or fewer ("QT", "EE") of a kind the MCC does not confirm
+        // a name of two letters ("QT", "EE") of a kind the MCC does not confirm
         (groups.length > 0 && groupAgrees !== true && f.short === true);
       // a national chain (mapped in at most three countries) elsewhere is another company
       const national = p.countries !== null && p.countries.size <= NATIONAL;
