@@ -10,7 +10,11 @@ import type { EnrichmentService } from "../catalog/enrichment";
 import type { SearchIndex } from "../catalog/search/service";
 import { normalizeQuery } from "../catalog/search/text";
 import type { CatalogService } from "../catalog/service";
-import type { TransactionInput, TransactionMatcher } from "../catalog/transactions/service";
+import {
+  resolveBatch,
+  type TransactionInput,
+  type TransactionMatcher,
+} from "../catalog/transactions/service";
 import { VARIANTS, type Variant } from "../catalog/types";
 import {
   ApiError,
@@ -20,7 +24,7 @@ import {
   windowLimited,
 } from "../http/errors";
 import { log } from "../platform/log";
-import { type Bucket, RATE_LIMITS, TRANSACTIONS_CAP } from "../quota/limits";
+import { type Bucket, RATE_LIMITS } from "../quota/limits";
 import type { QuotaDecision } from "../quota/port";
 import type { Principal } from "../quota/principal";
 import type { RateLimiter } from "../quota/rate-limit";
@@ -297,25 +301,10 @@ export class McpService {
       "batch",
       { route: "mcp:resolve_transactions", slug: null, variant: null },
       (meter) => {
-        const cap = TRANSACTIONS_CAP[p.tier];
-        if (items.length > cap)
-          throw new ApiError(
-            422,
-            "batch_too_large",
-            `At most ${cap} descriptors per call on the ${p.tier} tier (got ${items.length}).`,
-          );
-        const misses = new Set<string>();
-        const results = items.map((item) => {
-          const r = this.deps.transactions.match(item);
-          if (r.miss) misses.add(r.miss);
-          if (r.brand) this.deps.enrichment.request(r.brand);
-          return {
-            descriptor: item.descriptor,
-            brand: r.brand ? toBrandView(r.brand) : null,
-            transaction: r.transaction,
-          };
-        });
-        if (misses.size) meter.miss = [...misses];
+        const { results, misses } = resolveBatch(this.deps.transactions, items, p.tier, (b) =>
+          this.deps.enrichment.request(b),
+        );
+        if (misses.length) meter.miss = misses;
         return { results };
       },
     );

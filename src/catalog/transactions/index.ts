@@ -1,12 +1,10 @@
 import { Elysia } from "elysia";
 import { type AuthDeps, authPlugin, noteMeter } from "../../guard";
-import { ApiError, ErrorBody, RateLimitedBody } from "../../http/errors";
-import { TRANSACTIONS_CAP } from "../../quota/limits";
-import { toBrandView } from "../brand/service";
+import { ErrorBody, RateLimitedBody } from "../../http/errors";
 import type { DiscoveryService } from "../discovery/service";
 import type { EnrichmentService } from "../enrichment";
 import { TransactionsBody, TransactionsResponse } from "./model";
-import type { TransactionMatcher } from "./service";
+import { resolveBatch, type TransactionMatcher } from "./service";
 
 /** POST /v1/transactions: card-statement descriptors to brands, in batches. */
 export function transactionsController(
@@ -20,28 +18,16 @@ export function transactionsController(
   return new Elysia({ prefix: "/v1", tags: ["brand"] }).use(authPlugin(deps)).post(
     "/transactions",
     ({ body, principal, request }) => {
-      const cap = TRANSACTIONS_CAP[principal.tier];
-      if (body.transactions.length > cap)
-        throw new ApiError(
-          422,
-          "batch_too_large",
-          `At most ${cap} descriptors per call on the ${principal.tier} tier (got ${body.transactions.length}).`,
-        );
-      const misses: string[] = [];
-      const results = body.transactions.map((item) => {
-        const r = transactions.match(item);
-        if (r.miss) misses.push(r.miss);
-        if (r.brand) {
-          enrichment.request(r.brand);
-          discovery?.requestBrand(r.brand);
-        }
-        return {
-          descriptor: item.descriptor,
-          brand: r.brand ? toBrandView(r.brand) : null,
-          transaction: r.transaction,
-        };
-      });
-      if (misses.length) noteMeter(request, { miss: [...new Set(misses)] });
+      const { results, misses } = resolveBatch(
+        transactions,
+        body.transactions,
+        principal.tier,
+        (brand) => {
+          enrichment.request(brand);
+          discovery?.requestBrand(brand);
+        },
+      );
+      if (misses.length) noteMeter(request, { miss: misses });
       return { results };
     },
     {

@@ -35,7 +35,9 @@ export const TransactionInfo = t.Object(
     intermediary: t.Union(
       [
         t.Object({
-          name: t.String({ description: "Square, Toast, PayPal, Amazon Marketplace, DoorDash ..." }),
+          name: t.String({
+            description: "Square, Toast, PayPal, Amazon Marketplace, DoorDash ...",
+          }),
           kind: t.Union(
             [
               t.Literal("processor"),

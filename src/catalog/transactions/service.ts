@@ -9,8 +9,9 @@
  */
 import { ApiError } from "../../http/errors";
 import { Lru } from "../../platform/cache";
+import { type Tier, TRANSACTIONS_CAP } from "../../quota/limits";
 import { countryOf, registrableDomain } from "../brand/domain";
-import type { BrandResolver } from "../brand/service";
+import { type BrandResolver, toBrandView } from "../brand/service";
 import { FIELD } from "../search/entry";
 import { compact, fold } from "../search/text";
 import type { CatalogDb } from "../store/db";
@@ -254,7 +255,12 @@ export class TransactionMatcher {
   }
 
   /** find(), cached by what it depends on: the context, the intermediary and the words. */
-  private cachedFind(d: Descriptor, words: Word[], given: string | undefined, mcc: string | undefined) {
+  private cachedFind(
+    d: Descriptor,
+    words: Word[],
+    given: string | undefined,
+    mcc: string | undefined,
+  ) {
     const key = `${given ?? ""}|${mcc ?? ""}|${d.intermediary?.name ?? ""}|${d.nameLength >= TRUNCATED_FROM ? "t" : ""}|${words.map((w) => (w.number ? "#" : w.host ? `@${w.host}` : w.text)).join(" ")}`;
     let f = this.found.get(key);
     if (!f) {
@@ -554,4 +560,36 @@ export function merchantNotFound(r: TransactionResult): ApiError {
         ? `No brand matches the merchant ${JSON.stringify(t.merchant)}.`
         : "The descriptor names no merchant.";
   return new ApiError(404, "merchant_not_found", message, { transaction: t });
+}
+
+/**
+ * POST /v1/transactions (and the MCP tool): each descriptor answered as the single lookup
+ * answers it, in order, with the misses to record once each; over the tier's cap, 422
+ * batch_too_large. `found` is told each brand found (background enrichment).
+ */
+export function resolveBatch(
+  matcher: TransactionMatcher,
+  items: TransactionInput[],
+  tier: Tier,
+  found: (brand: Brand) => void,
+) {
+  const cap = TRANSACTIONS_CAP[tier];
+  if (items.length > cap)
+    throw new ApiError(
+      422,
+      "batch_too_large",
+      `At most ${cap} descriptors per call on the ${tier} tier (got ${items.length}).`,
+    );
+  const misses = new Set<string>();
+  const results = items.map((item) => {
+    const r = matcher.match(item);
+    if (r.miss) misses.add(r.miss);
+    if (r.brand) found(r.brand);
+    return {
+      descriptor: item.descriptor,
+      brand: r.brand ? toBrandView(r.brand) : null,
+      transaction: r.transaction,
+    };
+  });
+  return { results, misses: [...misses] };
 }
