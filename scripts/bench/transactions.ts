@@ -20,6 +20,7 @@ import { TransactionMatcher } from "../../src/catalog/transactions/service";
 import { loadConfig } from "../../src/config";
 import { FileCatalogSource } from "../../src/store/embedded/catalog";
 import { readDescriptorList } from "../../tests/catalog/lists/transactions";
+import { processCpuSeconds } from "./load";
 import { startApp } from "./servers";
 import { fmt, percentile } from "./stats";
 
@@ -134,15 +135,21 @@ try {
   };
   for (let i = 0; i < 300; i++) await get(i);
   for (let i = 0; i < 30; i++) await post(i);
+  // the server's CPU time per request: what the route costs, whatever else runs on the machine
+  const cpu = () => processCpuSeconds(app.pid) ?? Number.NaN;
+  let c0 = cpu();
   for (let i = 0; i < REQUESTS; i++) single.push(await get(1000 + i));
+  const singleCpuMs = ((cpu() - c0) * 1000) / REQUESTS;
+  c0 = cpu();
   for (let i = 0; i < BATCHES; i++) batch.push(await post(100 + i));
+  const batchCpuMs = ((cpu() - c0) * 1000) / BATCHES;
   console.log("Over HTTP (the app in its own process, embedded store, one connection):");
-  for (const [name, xs] of [
-    ["GET /v1/brand?transaction=     ", single],
-    ["POST /v1/transactions (100)    ", batch],
+  for (const [name, xs, cpuMs] of [
+    ["GET /v1/brand?transaction=     ", single, singleCpuMs],
+    ["POST /v1/transactions (100)    ", batch, batchCpuMs],
   ] as const)
     console.log(
-      `  ${name} p50 ${fmt(percentile(xs, 50))} ms   p99 ${fmt(percentile(xs, 99))} ms   max ${fmt(Math.max(...xs))} ms   (${xs.length} requests)`,
+      `  ${name} p50 ${fmt(percentile(xs, 50))} ms   p99 ${fmt(percentile(xs, 99))} ms   max ${fmt(Math.max(...xs))} ms   server CPU ${fmt(cpuMs, 2)} ms/request   (${xs.length} requests)`,
     );
 } finally {
   await app.stop();
