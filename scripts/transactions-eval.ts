@@ -23,19 +23,20 @@ const matcher = new TransactionMatcher(catalog, resolver);
 const list = readDescriptorList();
 
 for (const [name, entries] of [
-  ["written against", list.filter((e) => !e.heldOut)],
+  ["written against", list.filter((e) => e.part === 1 && !e.heldOut)],
   ["held out", list.filter((e) => e.heldOut)],
+  ["second part", list.filter((e) => e.part === 2)],
   ["whole list", list],
 ] as const) {
   const answers = entries.map((e) => {
     const r = matcher.match(e);
     return r.brand ? { id: r.brand.id, slug: r.brand.slug } : null;
   });
-  const f = judge(entries, answers, resolver);
+  const f = judge(entries, answers, resolver, (s) => catalog.brand(s));
   console.log(
     `${name}: ${f.inCatalog} in the catalog, right ${f.right} (${pct(f.right, f.inCatalog)}); ${f.positives} with a brand, wrong brand ${f.wrong} (${pct(f.wrong, f.positives)}; ${f.lackingMatched} of the ${f.lacking} the catalog lacks); ${f.negatives} negatives, matched ${f.negativesMatched} (${pct(f.negativesMatched, f.negatives)})`,
   );
-  if (name === "written against" || (all && name === "held out")) {
+  if (name === "written against" || (all && name !== "whole list")) {
     for (const w of f.wrongs) console.log(`  WRONG ${w}`);
     for (const m of f.falseMatches) console.log(`  FALSE ${m}`);
     for (const m of f.misses) console.log(`  MISS  ${m}`);

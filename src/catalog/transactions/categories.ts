@@ -62,6 +62,14 @@ for (const [group, words] of [
   ["finance", "bank banking insurance ins"],
   ["auto", "tyres tires garage"],
   ["sports", "fitness gym"],
+  // store formats ("CARREFOUR CITY", "TESCO EXPRESS"): a retailer's, never part of another
+  // company's name ("NATIONAL EXPRESS" is no car rental's store)
+  ...(["grocery", "general", "food", "fuel", "pharmacy", "lodging"] as Group[]).map(
+    (g): [Group, string] => [
+      g,
+      "express city metro extra hyper hypermarket hypermarche mini superstore supercenter supercentre discount direct",
+    ],
+  ),
 ] as [Group, string][])
   for (const w of words.split(" ")) KIND_WORDS.set(w, [...(KIND_WORDS.get(w) ?? []), group]);
 

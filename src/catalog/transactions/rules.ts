@@ -288,10 +288,7 @@ export const OPERATIONS: { kind: string; pattern: RegExp }[] = [
 export const GENERIC = new Set(
   [
     // stores and places of sale
-    "store stores shop shops superstore supercenter supercentre outlet outlets factory branch",
-    "depot warehouse wholesale express mart discount direct",
-    // store formats ("CARREFOUR CITY", "TESCO METRO", "SAINSBURY'S LOCAL")
-    "city metro extra hyper hypermarket hypermarche mini",
+    "store stores shop shops outlet outlets factory branch depot warehouse wholesale mart",
     "online web internet ecommerce e-commerce app apps digital com",
     // what a payment is for
     "purchase purchases payment payments pymt pmt pymts bill billing invoice order orders pending",
