@@ -103,7 +103,14 @@ async function catalogParts(config: Config, s: Store) {
   await corrections.start();
   corrections.watch(DISCOVERY_POLL_MS);
   const transactions = new TransactionMatcher(catalog, brands);
-  return { catalog, background, search: new SearchIndex(catalog), brands, transactions, corrections };
+  return {
+    catalog,
+    background,
+    search: new SearchIndex(catalog),
+    brands,
+    transactions,
+    corrections,
+  };
 }
 
 /**

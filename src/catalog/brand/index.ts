@@ -3,11 +3,7 @@ import { type AuthDeps, authPlugin, noteMeter } from "../../guard";
 import { ApiError, ErrorBody, RateLimitedBody, validationError } from "../../http/errors";
 import type { DiscoveryService } from "../discovery/service";
 import type { EnrichmentService } from "../enrichment";
-import {
-  BrandLookupQuery,
-  BrandLookupResponse,
-  MerchantNotFoundBody,
-} from "../transactions/model";
+import { BrandLookupQuery, BrandLookupResponse, MerchantNotFoundBody } from "../transactions/model";
 import { merchantNotFound, type TransactionMatcher } from "../transactions/service";
 import type { Brand } from "../types";
 import { lookupBrand } from "./lookup";

@@ -288,8 +288,8 @@ export const MissesQuery = t.Object({
         t.Literal("transaction"),
       ],
       {
-      description: `Only misses of this kind: ${MISS_KINDS.join(", ")}`,
-      error: `Invalid query parameter kind: must be one of ${MISS_KINDS.join(", ")}`,
+        description: `Only misses of this kind: ${MISS_KINDS.join(", ")}`,
+        error: `Invalid query parameter kind: must be one of ${MISS_KINDS.join(", ")}`,
       },
     ),
   ),
