@@ -105,11 +105,12 @@ interface Candidate {
   groupAgrees: boolean | null;
 }
 
-/** A span of merchant words looked up, and what its lookups found. */
+/** A run of merchant words looked up: where it is, its forms, and what follows it. */
 interface Span {
   start: number;
   end: number;
-  keys: Map<string, MatchKind>;
+  /** the folded and compact forms looked up */
+  keys: Set<string>;
   leftover: Leftover;
 }
 
@@ -327,25 +328,24 @@ export class TransactionMatcher {
         if (span.slice(0, -1).some((w) => w.host)) continue;
         const leftover = leftoverFrom(e);
         if (!leftover.explained) continue;
-        const keys = new Map<string, MatchKind>();
-        for (const k of phraseKeys(span)) keys.set(k, "name");
+        const keys = new Set(phraseKeys(span));
         // the intermediary's own name before it: "UBER *EATS" -> Uber Eats
         if (via)
           for (const own of via.own)
             for (const k of phraseKeys([{ text: own, raw: own, number: false }, ...span]))
-              if (!keys.has(k)) keys.set(k, "name");
+              keys.add(k);
         spans.push({ start: s, end: e, keys, leftover });
       }
     }
     if (!spans.length) return none;
     spans.sort((a, b) => b.end - b.start - (a.end - a.start) || a.start - b.start);
-    const rows = this.catalog.database.exactRows(new Set(spans.flatMap((s) => [...s.keys.keys()])));
+    const rows = this.catalog.database.exactRows(new Set(spans.flatMap((s) => [...s.keys])));
     const idsByKey = new Map<string, number[]>();
     for (const [k, id] of rows) idsByKey.set(k, [...(idsByKey.get(k) ?? []), id]);
 
     for (const span of spans) {
       const found: { id: number; kind: MatchKind; short: boolean }[] = [];
-      for (const k of span.keys.keys())
+      for (const k of span.keys)
         for (const id of idsByKey.get(k) ?? []) {
           const kind = this.fieldOf(id, k);
           if (kind) found.push({ id, kind, short: [...compact(k)].length <= 2 });
