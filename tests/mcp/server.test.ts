@@ -93,7 +93,7 @@ describe("MCP handshake and listings", () => {
     }
   });
 
-  test("six tools, each with a title, a description, input and output schemas and the read-only hint", async () => {
+  test("seven tools, each with a title, a description, input and output schemas and the read-only hint", async () => {
     const { tools } = await client.listTools();
     expect(tools.map((t) => t.name).sort()).toEqual([...TOOLS].sort());
     for (const tool of tools) {
