@@ -222,10 +222,12 @@ export class CatalogDb {
   exactRows(keys: Iterable<string>): [string, number][] {
     const list = JSON.stringify([...keys]);
     const sql = (db: string) =>
-      `SELECT key, id FROM ${db}.exact WHERE key IN (SELECT value FROM json_each(?))`;
-    return [...(this.meta ? this.all(sql("base"), list) : []), ...this.all(sql("main"), list)].map(
-      (r) => [r.key as string, r.id as number],
-    );
+      `SELECT key, id FROM ${db}.exact WHERE key IN (SELECT value FROM json_each(?1))`;
+    // one statement for both databases: one call into SQLite per lookup
+    const rows = this.meta
+      ? this.all(`${sql("base")} UNION ALL ${sql("main")}`, list)
+      : this.all(sql("main"), list);
+    return rows.map((r) => [r.key as string, r.id as number]);
   }
 
   /**
