@@ -10,6 +10,7 @@ import {
   readDescriptor,
   wordsOf,
 } from "../../../src/catalog/transactions/descriptor";
+import { cityCountries, countryCode, stateCountry } from "../../../src/catalog/transactions/places";
 
 const texts = (s: string) => readDescriptor(s).words.map((w) => (w.number ? "#" : w.text));
 const explained = (s: string) => explainLeftover(wordsOf(s.toLowerCase()));
@@ -155,5 +156,31 @@ describe("merchant category codes and brand kinds", () => {
       "airline",
     ]);
     expect([...brandGroups({ name: "Tesco", sources: ["simple-icons"] })]).toEqual([]);
+  });
+});
+
+describe("places (places.json, written by scripts/build-places.ts)", () => {
+  test("cities of 50,000 inhabitants and more, folded, with their countries", () => {
+    expect(cityCountries("vasteras")).toEqual(["se"]);
+    expect(cityCountries("new york")).toEqual(["us"]);
+    expect(cityCountries("london")).toEqual(expect.arrayContaining(["gb", "ca"]));
+    // a town below 50,000 inhabitants is no city here (it is explained before a state code)
+    expect(cityCountries("bentonville")).toBeNull();
+  });
+  test("country codes and names in the statements' languages; state and province codes", () => {
+    for (const [name, code] of [
+      ["de", "de"],
+      ["deu", "de"],
+      ["deutschland", "de"],
+      ["allemagne", "de"],
+      ["uk", "gb"],
+      ["aus", "au"],
+      ["espana", "es"],
+    ])
+      expect({ name, code: countryCode(name) }).toEqual({ name, code });
+    expect(stateCountry("ne")).toBe("us");
+    expect(stateCountry("bc")).toBe("ca");
+    expect(stateCountry("nsw")).toBe("au");
+    expect(stateCountry("zz")).toBeNull();
   });
 });
