@@ -157,6 +157,35 @@ describe("GET /v1/brand?transaction=", () => {
       await expectError(r, 422, "validation_error", field);
     }
   });
+  test("odd descriptors answer 200 or 404 merchant_not_found, never an error", async () => {
+    const odd = [
+      "***",
+      "   *   ",
+      "1234567890",
+      "#".repeat(200),
+      "9".repeat(200),
+      "A ".repeat(100).trim(),
+      "Ünïcödé Çafé Münch",
+      "麦当劳 1234",
+      "SQ *",
+      "PAYPAL *",
+      "AMZN MKTP",
+      "..... .com",
+      "http://[::1]/x",
+      "\u0000\u0001 STARBUCKS",
+      "STARBUCKS\tOMAHA\nNE",
+      "x.y.z.a.b.c.d.e.f.g.h",
+    ];
+    const r = await batch(odd.map((descriptor) => ({ descriptor })));
+    expect(r.status).toBe(200);
+    const body = (await r.json()) as Batch;
+    expect(body.results).toHaveLength(odd.length);
+    for (const d of odd) {
+      const one = await lookup(d);
+      expect({ d, status: one.status }).toEqual({ d, status: one.status === 200 ? 200 : 404 });
+      if (one.status === 404) expect(one.body.error).toBe("merchant_not_found");
+    }
+  });
   test("no key: 401; counts against the domain bucket", async () => {
     await expectError(await t.req("/v1/brand?transaction=STARBUCKS"), 401, "invalid_api_key");
     const free = await t.key("free");
