@@ -66,6 +66,8 @@ const Env = T.Object({
   DISCOVERY_PROXY_RESOLVES: T.Boolean({ default: false }),
   DISCOVERY_CA_FILE: T.Optional(T.String({ minLength: 1 })),
   DISCOVERY_DOH_URL: T.Optional(T.String({ pattern: "^https?://[^\\s]+$" })),
+  DISCOVERY_VMC_ROOTS: T.Optional(T.String({ minLength: 1 })),
+  DISCOVERY_REFRESH_DAYS: T.Integer({ minimum: 0, maximum: 365, default: 30 }),
   DISCOVERY_WORKERS: T.Integer({ minimum: 1, maximum: 64, default: 4 }),
   DISCOVERY_QUEUE: T.Integer({ minimum: 1, maximum: 100_000, default: 1000 }),
 });

@@ -92,6 +92,8 @@ async function catalogParts(config: Config, s: Store) {
   const background = await startEnrichment(config, s.enrichment, catalog);
   // records stored by other instances and the admin CLI
   background.enrichment.watchDiscoveries(DISCOVERY_POLL_MS);
+  // found domains checked again when due (DISCOVERY_REFRESH_DAYS)
+  background.discovery.startRefresh();
   const brands = new BrandResolver(catalog);
   // pins laid over the catalog's brands and domains; pins set elsewhere are read on a poll
   const corrections = new CorrectionsService({

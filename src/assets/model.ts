@@ -77,6 +77,9 @@ const IMAGE_HEADERS = {
   "X-Svg-Variant": header(
     "Variant actually served: mono, color, dark, light, wordmark, icon, or placeholder",
   ),
+  "X-Asset-Provenance": header(
+    "Where the served artwork came from: catalog, bimi-verified, bimi, website, website-http or pin (the provenance field of GET /v1/brand and the catalog routes; a dark or light variant derived from the mono mark has the mono mark's). Absent for the placeholder",
+  ),
   "X-Variant-Restricted": header(
     "Only on free-tier requests for a variant other than mono: the variant that was asked for (mono was served instead)",
   ),

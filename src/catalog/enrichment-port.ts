@@ -1,3 +1,4 @@
+import type { WebChannel } from "./provenance";
 import type { ColorRole, StoredSvg, Variant } from "./types";
 
 /**
@@ -56,9 +57,45 @@ export interface DiscoveredAsset {
   origin: string;
   /** a raster under 32 px kept because the site has nothing larger (replaced when it does) */
   lowRes?: boolean;
-  /** BIMI: whether the mark certificate carries the same SVG (absent without a certificate) */
+  /** BIMI: whether the mark certificate passed every check (absent without a certificate) */
   verifiedMark?: boolean;
+  /**
+   * how it was obtained: "bimi-verified", "bimi", "website" (https) or "website-http" (plain
+   * http: never verified; replaced by the first later success over https). Absent on records
+   * stored before provenance was recorded (read as "website", or "bimi" for origin "bimi").
+   */
+  provenance?: WebChannel;
+  /** the response's ETag and Last-Modified, for the refresh's conditional GETs */
+  etag?: string;
+  lastModified?: string;
 }
+
+/** One failed check of a BIMI mark certificate (see catalog/discovery/mark.ts). */
+export interface MarkFailure {
+  /** certificate, chain, self_signed, validity, usage, domain, logotype or hash */
+  check: string;
+  reason: string;
+}
+
+/** A domain's BIMI record and how its logo and mark certificate fared. */
+export interface BimiCheck {
+  /** the record's l= URL */
+  logo: string;
+  /** the record's a= URL, null when it names no certificate */
+  certificate: string | null;
+  /** true only when the certificate passed every check */
+  verifiedMark: boolean;
+  /** each failed check of the certificate, by name ([] when verified or without one) */
+  failed: MarkFailure[];
+  /** why the logo itself is not used (not https, too large, not square ...), absent when it is */
+  unusable?: string;
+  /** the certificate's subject organisation (O=) and the end of its validity, when read */
+  organization?: string | null;
+  notAfter?: string | null;
+}
+
+/** What a stored "found" record did to the domain's artwork. */
+export type ArtworkChange = "new" | "unchanged" | "replaced";
 
 /**
  * The latest discovery attempt for one registrable domain. A "found" record carries the
@@ -89,6 +126,21 @@ export interface DiscoveryRecord {
   redirects?: string[];
   variants: Partial<Record<Variant, StoredSvg>>;
   assets: DiscoveredAsset[];
+  /** the domain's BIMI record and its checks, when it has one */
+  bimi?: BimiCheck;
+  /** the home page's ETag and Last-Modified (the refresh's conditional GET) */
+  pageValidators?: { etag?: string; lastModified?: string };
+  /** found records: when the domain is due to be checked again (ISO-8601 UTC) */
+  refreshAt?: string;
+  /**
+   * found records: "new" (the domain's first artwork), "unchanged" (a check found the same
+   * artwork), "replaced" (a check found other artwork, which replaces the old)
+   */
+  change?: ArtworkChange;
+  /** change "replaced": the sha256 of each variant the replaced artwork had */
+  previous?: Partial<Record<Variant, string>>;
+  /** variants an operator's pin held when the record was stored (the pin stays served) */
+  pinned?: Variant[];
 }
 
 /** Where discovery results persist, beside the enrichment records (same adapters). */
@@ -104,4 +156,10 @@ export interface DiscoveryStore {
    * "taken_down" (then nothing changes and the taken-down record is returned).
    */
   saveDiscovery(record: DiscoveryRecord): Promise<DiscoveryRecord>;
+  /**
+   * Found records due to be checked again, soonest first, at most `limit`: `refreshAt` at or
+   * before `before`, or (a record stored before refreshAt was recorded) none and `at` at or
+   * before `staleBefore`.
+   */
+  discoveriesDue(before: string, staleBefore: string, limit: number): Promise<DiscoveryRecord[]>;
 }

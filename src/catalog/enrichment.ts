@@ -11,7 +11,8 @@
  *  - color roles brand / dark-mode / contrast-text and the darkModeColor and contrastTextColor
  *    fields when missing;
  *  - verifiedAt: the time every stored SVG matched its recorded sha256 and passed the
- *    sanitizer again (left null when a check fails; the failure is logged).
+ *    sanitizer again (left null when a check fails; the failure is logged), and none of the
+ *    artwork was read over plain http (left null: such artwork is never verified).
  *
  * Jobs are deduplicated per brand (one queued or running at a time, none once the brand's
  * record is applied), run at most `concurrency` at a time, are idempotent (same inputs give
@@ -23,6 +24,7 @@ import { createHash } from "node:crypto";
 import type { CustomPlugin } from "svgo";
 import { optimize } from "svgo";
 import { log } from "../platform/log";
+import { repeat } from "../platform/repeat";
 import { contrastRatio, DARK_SURFACE, deriveBrandColors } from "./colors";
 import type {
   DiscoveryRecord,
@@ -30,6 +32,7 @@ import type {
   EnrichmentRecord,
   EnrichmentStore,
 } from "./enrichment-port";
+import { readOverHttp } from "./provenance";
 import { sanitizeSvg } from "./sanitize";
 import type { Brand, ColorRole, StoredSvg, Variant } from "./types";
 
@@ -90,6 +93,8 @@ export function withDiscovery(b: Brand | undefined, r: DiscoveryRecord): Brand |
   const tags = b.brandColor || !r.brandColor ? [WEB_SOURCE] : [WEB_SOURCE, WEB_COLOR];
   return {
     ...b,
+    // new artwork: checked again before the brand is verified
+    verifiedAt: null,
     brandColor: b.brandColor ?? r.brandColor,
     sources: [...b.sources.filter((s) => !tags.includes(s)), ...tags],
     variants: r.variants,
@@ -128,6 +133,9 @@ export function enrichmentBasis(b: Brand): string {
       b.colors,
       b.verifiedAt,
       own,
+      // artwork read over plain http is never verified, the same artwork over https is (only
+      // added when true: every other brand keeps the basis its stored record has)
+      ...(readOverHttp(b) ? ["read over http"] : []),
     ]),
   );
 }
@@ -225,7 +233,7 @@ export function deriveEnrichment(b: Brand, now = new Date()): EnrichmentRecord {
     slug: b.slug,
     basis: enrichmentBasis(b),
     at: now.toISOString(),
-    verifiedAt: b.verifiedAt ?? (problem ? null : now.toISOString()),
+    verifiedAt: b.verifiedAt ?? (problem || readOverHttp(b) ? null : now.toISOString()),
     darkModeColor,
     contrastTextColor,
     colors,
@@ -396,19 +404,7 @@ export class EnrichmentService {
   /** Poll the store for discovery records every `ms`. */
   watchDiscoveries(ms: number) {
     if (!this.discoveries || this.discoveryTimer) return;
-    let busy = false;
-    this.discoveryTimer = setInterval(async () => {
-      if (busy) return;
-      busy = true;
-      try {
-        await this.pollDiscoveries();
-      } catch (err) {
-        log("warn", "discovery poll failed", { error: String(err) });
-      } finally {
-        busy = false;
-      }
-    }, ms);
-    (this.discoveryTimer as { unref?: () => void }).unref?.();
+    this.discoveryTimer = repeat(ms, () => this.pollDiscoveries(), "discovery poll failed");
   }
 
   private replay() {

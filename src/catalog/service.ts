@@ -5,12 +5,14 @@ import { DatabaseSync } from "node:sqlite";
 import type { Static } from "elysia";
 import { Lru } from "../platform/cache";
 import { log } from "../platform/log";
+import { repeat } from "../platform/repeat";
 import { contrastTextColor } from "./colors";
 import { directoryFields, type ServiceResponse } from "./model";
 import type { CatalogSource } from "./port";
+import { provenances } from "./provenance";
 import { CatalogDb } from "./store/db";
 import { writeCatalogFileSync } from "./store/schema";
-import type { Brand, BuiltCatalog } from "./types";
+import { type Brand, type BuiltCatalog, VARIANTS } from "./types";
 
 export const NOTICE =
   "Brand names, logos and colors are trademarks of their respective owners. Use them only to " +
@@ -49,6 +51,7 @@ export function toServiceView(b: Brand): ServiceView {
     darkModeColor: b.darkModeColor,
     svgVariants: null,
     colors: b.colors.length ? b.colors : null,
+    provenance: provenances(b, VARIANTS),
     _css: cssVars(b),
     _notice: NOTICE,
     ...directoryFields(b),
@@ -156,23 +159,18 @@ export class CatalogService {
 
   /** Poll the source every `ms` and reload when its version changed. */
   watch(ms: number) {
-    let busy = false; // a reload slower than `ms` is not started again on the next tick
-    this.timer = setInterval(async () => {
-      if (busy) return;
-      busy = true;
-      try {
+    // a reload slower than `ms` is not started again on the next tick
+    this.timer = repeat(
+      ms,
+      async () => {
         const v = await this.source.version();
         if (v && v !== this.version) {
           await this.load();
           log("info", "catalog reloaded", { version: v, brands: this.size });
         }
-      } catch (err) {
-        log("warn", "catalog refresh failed", { reason: (err as Error).message });
-      } finally {
-        busy = false;
-      }
-    }, ms);
-    (this.timer as { unref?: () => void }).unref?.();
+      },
+      "catalog refresh failed",
+    );
   }
 
   /** Call `listener` after every load (no argument) and every update (the new brand). */

@@ -25,6 +25,8 @@ export function auditedDiscoveries(
     save: (record: EnrichmentRecord) => store.save(record),
     discoveries: (since?: string) => store.discoveries(since),
     discovery: (domain: string) => store.discovery(domain),
+    discoveriesDue: (before: string, staleBefore: string, limit: number) =>
+      store.discoveriesDue(before, staleBefore, limit),
     async saveDiscovery(record: DiscoveryRecord) {
       const saved = await store.saveDiscovery(record);
       // a brand's change only (a domain blocked before any brand had it changes none)

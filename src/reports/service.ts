@@ -506,7 +506,7 @@ export async function pinnedArtwork(
   if (variant === "mono" && !single)
     throw badInput("invalid_pin", "body", "A mono pin must be single-colour SVG artwork.");
   // the raster label keeps the PNG routes from drawing it larger than its pixels allow
-  const source = art.kind === "svg" ? PIN_SOURCE : rasterSource(art.width, art.height);
+  const source = art.kind === "svg" ? PIN_SOURCE : rasterSource(art.width, art.height, PIN_SOURCE);
   const black = single ? recolorMono(art.svg, "000000").svg : null;
   const svg = stored(variant === "mono" && black ? black : art.svg, source);
   const derived: Partial<Record<Variant, StoredSvg>> = {};

@@ -21,6 +21,7 @@ const SERVICE_KEYS = [
   "darkModeColor",
   "svgVariants",
   "colors",
+  "provenance",
   "_css",
   "_notice",
 ].sort();
@@ -37,6 +38,8 @@ function expectServiceResponse(item: Record<string, unknown>) {
   expect(Number.isInteger(item.id)).toBe(true);
   expect(item.slug).toMatch(/^[a-z0-9][a-z0-9_-]*$/);
   expect(item.svgVariants).toBeNull();
+  for (const p of Object.values(item.provenance as Record<string, string>))
+    expect(p).toBe("catalog");
   expect(typeof item._notice).toBe("string");
   if (item.brandColor !== null) {
     expect(item.brandColor).toMatch(/^[0-9a-f]{6}$/);

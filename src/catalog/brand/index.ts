@@ -3,6 +3,7 @@ import { type AuthDeps, authPlugin, noteMeter } from "../../guard";
 import { ApiError, ErrorBody, RateLimitedBody, validationError } from "../../http/errors";
 import type { DiscoveryService } from "../discovery/service";
 import type { EnrichmentService } from "../enrichment";
+import { hasArtwork } from "../service";
 import { BrandLookupQuery, BrandLookupResponse, MerchantNotFoundBody } from "../transactions/model";
 import { merchantNotFound, type TransactionMatcher } from "../transactions/service";
 import type { Brand } from "../types";
@@ -19,7 +20,7 @@ A descriptor (transaction=, 3 to 200 characters, as the card network delivers it
 
 Errors: none or two of domain, email and transaction, domain outside 3..253 characters or not a host name (an IP address included), email over 254 characters, a descriptor outside 3..200 characters, a malformed country or mcc, or one of them without transaction: 422 validation_error. No brand for the domain: 404 domain_not_found.
 
-The response carries Cache-Control: public, max-age=300. When web discovery is on (DISCOVERY=on), a lookup of a domain no brand has (404) or of a brand without artwork queues a background read of that domain's website; once it finds a name and a logo, the domain's brand exists (or the brand has artwork) and later lookups show it. With wait=<ms> (0..10000), a lookup that would answer 404 while that discovery is queued or running waits for it instead, up to wait ms: 200 with the brand when it found one, else the same 404. At most 4 waits per API key at a time (a lookup past them answers at once, as without wait); a wait holds no worker. When a matched brand still lacks data the service can derive (dark and light variants from its mono mark, color roles, verifiedAt), the response is sent at once and a background job fills the gap; later requests show more variants. Counts against the domain bucket (every authenticated answer except 429 and 5xx).`;
+The response carries Cache-Control: public, max-age=300. When web discovery is on (DISCOVERY=on), a lookup of a domain no brand has (404) or of a brand without artwork queues a background read of that domain's website; once it finds a name and a logo, the domain's brand exists (or the brand has artwork) and later lookups show it. With wait=<ms> (0..10000), a lookup that would answer 404 while that discovery is queued or running waits for it instead, up to wait ms: 200 with the brand when it found one, else the same 404; a lookup of a catalog brand without artwork waits the same way for its discovery, then answers the brand as it is (with the artwork found in time). At most 4 waits per API key at a time (a lookup past them answers at once, as without wait); a wait holds no worker. When a matched brand still lacks data the service can derive (dark and light variants from its mono mark, color roles, verifiedAt), the response is sent at once and a background job fills the gap; later requests show more variants. Counts against the domain bucket (every authenticated answer except 429 and 5xx).`;
 
 /** Concurrent `wait`s one API key may hold; a lookup past them answers at once. */
 export const MAX_WAITS_PER_KEY = 4;
@@ -41,17 +42,32 @@ export function brandController(
    * lookup's 404 again. At most MAX_WAITS_PER_KEY per key at a time.
    */
   async function waitForDiscovery(key: string, host: string, ms: number, miss: ApiError) {
-    const held = waits.get(key) ?? 0;
-    if (!discovery || held >= MAX_WAITS_PER_KEY) throw miss;
-    waits.set(key, held + 1);
+    if (!discovery || !(await held(key, () => discovery.waitFor(host, ms)))) throw miss;
+    return brands.resolveHost(host) ?? Promise.reject(miss);
+  }
+
+  /** `wait` run as one of the key's waits; false when the key holds MAX_WAITS_PER_KEY. */
+  async function held(key: string, wait: () => Promise<boolean>): Promise<boolean> {
+    const count = waits.get(key) ?? 0;
+    if (count >= MAX_WAITS_PER_KEY) return false;
+    waits.set(key, count + 1);
     try {
-      if (!(await discovery.waitFor(host, ms))) throw miss;
+      return await wait();
     } finally {
       const left = (waits.get(key) ?? 1) - 1;
       if (left) waits.set(key, left);
       else waits.delete(key);
     }
-    return brands.resolveHost(host) ?? Promise.reject(miss);
+  }
+
+  /**
+   * A catalog brand without artwork whose discovery is queued or running: the brand as it is
+   * once that discovery ends (within `ms`), else as it was.
+   */
+  async function withDiscoveredArtwork(key: string, brand: Brand, ms: number): Promise<Brand> {
+    if (!discovery || hasArtwork(brand) || !discovery.pendingFor(brand)) return brand;
+    if (!(await held(key, () => discovery.waitForBrand(brand, ms)))) return brand;
+    return brands.brandById(brand.id) ?? brand;
   }
 
   return new Elysia({ prefix: "/v1", tags: ["brand"] }).use(authPlugin(deps)).get(
@@ -93,9 +109,15 @@ export function brandController(
         const key = principal.keyId ?? principal.accountId;
         brand = await waitForDiscovery(key, missed, query.wait, err);
       }
+      discovery?.requestBrand(brand);
+      if (query.wait)
+        brand = await withDiscoveredArtwork(
+          principal.keyId ?? principal.accountId,
+          brand,
+          query.wait,
+        );
       noteMeter(request, { slug: brand.slug });
       enrichment.request(brand);
-      discovery?.requestBrand(brand);
       set.headers["cache-control"] = "public, max-age=300";
       return toBrandView(brand);
     },

@@ -5,33 +5,38 @@
  * derives dark/light variants and colour roles as for any brand.
  *
  * Jobs: one per registrable domain, queued by lookups of unknown domains and of brands without
- * artwork (`request`), at most `queueSize` waiting (a full queue drops and counts the request)
- * and `workers` running. A domain is attempted at most once a day unless an operator asks
- * (`discover(..., { force: true })`); a found domain is not fetched again automatically; a
- * taken-down domain never is. Every job's outbound traffic goes through GuardedFetcher.
+ * artwork (`request`) and by the refresh schedule (`refreshDue`), at most `queueSize` waiting (a
+ * full queue drops and counts the request) and `workers` running. A domain is attempted at most
+ * once a day unless an operator asks (`discover(..., { force: true })`); a found domain is
+ * checked again when its `refreshAt` comes (conditional GETs first); a taken-down domain never
+ * is. Every job's outbound traffic goes through GuardedFetcher. Record times, retry and refresh
+ * decisions and a mark certificate's validity use the service's clock (`now`).
  */
 import { readFileSync } from "node:fs";
 import tls from "node:tls";
 import { slugify } from "transliteration";
 import type { Config } from "../../config";
 import { log } from "../../platform/log";
+import { repeat } from "../../platform/repeat";
 import { registrableDomain } from "../brand/domain";
 import { type EnrichableCatalog, EnrichmentService, recolorMono, WEB_SOURCE } from "../enrichment";
 import type {
+  BimiCheck,
   DiscoveredAsset,
   DiscoveryRecord,
   DiscoveryStore,
   EnrichmentStore,
 } from "../enrichment-port";
+import { provenanceOf, readOverHttp, type WebChannel, webSource } from "../provenance";
 import { hasArtwork } from "../service";
 import { type Brand, type StoredSvg, VARIANTS, type Variant } from "../types";
 import { Refused } from "./address";
-import { type Artwork, MIN_RASTER_SIDE, rasterSide, rasterSource, sha256 } from "./artwork";
+import { type Artwork, MIN_RASTER_SIDE, rasterSide, sha256 } from "./artwork";
 import { ArtworkPool } from "./artwork-pool";
 import {
   BIMI_PEM_MAX_BYTES,
   BIMI_SVG_MAX_BYTES,
-  certificateSvg,
+  type BimiRecord,
   dohTxt,
   parseBimi,
   systemTxt,
@@ -46,10 +51,24 @@ import {
   type PageFacts,
   rootIcons,
 } from "./extract";
-import { FetchError, GuardedFetcher, HTML_MAX_BYTES, IMAGE_MAX_BYTES } from "./fetcher";
+import {
+  FetchError,
+  type FetchResult,
+  GuardedFetcher,
+  HTML_MAX_BYTES,
+  IMAGE_MAX_BYTES,
+  type Validators,
+} from "./fetcher";
+import { markRoots, pemCertificates, verifyMark } from "./mark";
+import type { X509Certificate } from "./x509";
 
 export const DOMAIN_BUDGET_MS = 15_000;
 export const RETRY_AFTER_MS = 24 * 60 * 60 * 1000;
+const DAY_MS = 24 * 60 * 60 * 1000;
+/** How often the refresh schedule looks for due domains. */
+export const REFRESH_TICK_MS = 60_000;
+const HTML_ACCEPT = "text/html,application/xhtml+xml;q=0.9,*/*;q=0.5";
+const IMAGE_ACCEPT = "image/svg+xml,image/png,image/webp,image/*;q=0.8";
 /** Most logo candidates fetched per domain. */
 const MAX_CANDIDATES = 8;
 /** A raster this large (its shorter side) is not bettered by fetching more candidates. */
@@ -80,6 +99,8 @@ export interface DiscoveryOptions {
   workers: number;
   queueSize: number;
   budgetMs?: number;
+  /** a found domain is checked again about this many days later (jittered); 0: never */
+  refreshDays?: number;
 }
 
 export interface DiscoveryStats {
@@ -100,6 +121,9 @@ interface Job {
   trail?: TrailEntry[];
 }
 
+/** A domain's BIMI logo (null when unusable) and the record of its checks. */
+type BimiResult = { found: Found | null; check: BimiCheck };
+
 /** One logo candidate of an attempt and what became of it. */
 export interface TrailEntry {
   origin: string;
@@ -110,7 +134,28 @@ export interface TrailEntry {
   outcome: string;
 }
 
-type Found = { artwork: Artwork; asset: Omit<DiscoveredAsset, "variant"> };
+type Found = {
+  artwork: Artwork;
+  asset: Omit<DiscoveredAsset, "variant" | "provenance"> & { provenance: WebChannel };
+};
+
+/** The sha256 of each variant, in a fixed order (artwork compared across records). */
+const artworkHashes = (r: DiscoveryRecord): Partial<Record<Variant, string>> =>
+  Object.fromEntries(
+    VARIANTS.filter((v) => r.variants[v]).map((v) => [v, (r.variants[v] as StoredSvg).sha256]),
+  );
+const sameArtwork = (a: DiscoveryRecord, b: DiscoveryRecord) =>
+  JSON.stringify(artworkHashes(a)) === JSON.stringify(artworkHashes(b));
+
+/** The channel a URL was read over: plain http is marked as such. */
+const channelOf = (url: string): WebChannel =>
+  url.startsWith("http:") ? "website-http" : "website";
+
+/** A response's validators, for a later conditional GET (absent when it sent none). */
+const validatorsOf = (r: FetchResult) => ({
+  ...(r.etag ? { etag: r.etag } : {}),
+  ...(r.lastModified ? { lastModified: r.lastModified } : {}),
+});
 
 /** A found record whose artwork is all low-resolution (tried again after RETRY_AFTER_MS). */
 const lowResOnly = (r: DiscoveryRecord) =>
@@ -149,6 +194,11 @@ export class DiscoveryService {
   private waiters: (() => void)[] = [];
   /** TXT lookups for BIMI records (system DNS or DoH); null: BIMI is not tried */
   txt: TxtResolver | null = null;
+  /** trust anchors of BIMI mark certificates (the bundled roots, DISCOVERY_VMC_ROOTS) */
+  vmcRoots: X509Certificate[] = markRoots();
+  /** the service's clock (epoch ms): record times, retries, refreshes, certificate validity */
+  now: () => number = Date.now;
+  private refreshTimer: ReturnType<typeof setInterval> | null = null;
   /** domain -> callbacks run when its queued or running job ends (GET /v1/brand?wait=) */
   private jobWaiters = new Map<string, Set<() => void>>();
   private closed = false;
@@ -181,9 +231,73 @@ export class DiscoveryService {
     for (const r of await this.store.discoveries()) {
       if (r.status !== "found" && r.status !== "taken_down") {
         const at = Date.parse(r.at);
-        if (Date.now() - at < RETRY_AFTER_MS) this.attempted.set(r.domain, at);
+        if (this.now() - at < RETRY_AFTER_MS) this.attempted.set(r.domain, at);
       }
     }
+  }
+
+  private isoNow() {
+    return new Date(this.now()).toISOString();
+  }
+
+  /**
+   * When a found record is checked again: a day later when its artwork is all low-resolution
+   * or was read over plain http (a better or https answer replaces it), else after
+   * `refreshDays` ±20% (a stable jitter per domain and time, so instances agree and checks
+   * spread out); null when refreshing is off.
+   */
+  private refreshAt(r: DiscoveryRecord): string | null {
+    const at = Date.parse(r.at);
+    if (lowResOnly(r) || r.assets.some((a) => a.provenance === "website-http"))
+      return new Date(at + RETRY_AFTER_MS).toISOString();
+    const days = this.options.refreshDays ?? 0;
+    if (days <= 0) return null;
+    const u = Number.parseInt(sha256(`${r.domain} ${r.at}`).slice(0, 8), 16) / 0x1_0000_0000;
+    return new Date(at + days * DAY_MS * (0.8 + 0.4 * u)).toISOString();
+  }
+
+  /** Whether a found record is due to be checked again. */
+  private refreshDue(r: DiscoveryRecord): boolean {
+    if (r.refreshAt) return this.now() >= Date.parse(r.refreshAt);
+    // a record stored before refreshAt was recorded: low-resolution artwork a day on, any
+    // other after refreshDays
+    const age = this.now() - Date.parse(r.at);
+    return lowResOnly(r) ? age >= RETRY_AFTER_MS : age >= this.staleAfterMs();
+  }
+
+  /** Age after which a found record without refreshAt is due (never when refreshing is off). */
+  private staleAfterMs(): number {
+    const days = this.options.refreshDays ?? 0;
+    return days > 0 ? days * DAY_MS : Number.POSITIVE_INFINITY;
+  }
+
+  /**
+   * Queue the found domains whose check is due, at most `limit` (default: one per worker) and
+   * only while the queue is at most half full, so demand always has room: the refresh runs
+   * within the discovery budget (same workers, caps and per-domain time). Answers how many
+   * were queued.
+   */
+  async refreshDueDomains(limit = this.options.workers): Promise<number> {
+    if (!this.options.enabled || this.closed) return 0;
+    const room = Math.min(limit, Math.floor(this.options.queueSize / 2) - this.queue.length);
+    if (room <= 0) return 0;
+    let queued = 0;
+    const stale = this.now() - this.staleAfterMs();
+    const staleBefore = Number.isFinite(stale) ? new Date(stale).toISOString() : "";
+    const due = await this.store.discoveriesDue(
+      this.isoNow(),
+      staleBefore,
+      room + this.pending.size,
+    );
+    for (const r of due)
+      if (queued < room && this.enqueue({ domain: r.domain, brandId: r.brandId })) queued++;
+    return queued;
+  }
+
+  /** Look for due domains every `ms` (the service; the admin CLI does not). */
+  startRefresh(ms = REFRESH_TICK_MS) {
+    if (!this.options.enabled || this.refreshTimer) return;
+    this.refreshTimer = repeat(ms, () => this.refreshDueDomains(), "discovery refresh failed");
   }
 
   stats(): DiscoveryStats {
@@ -218,7 +332,8 @@ export class DiscoveryService {
    * discovered artwork). Never throws; true when queued.
    */
   requestBrand(b: Brand): boolean {
-    if (!this.options.enabled || (hasArtwork(b) && !lowResArtwork(b))) return false;
+    if (!this.options.enabled || (hasArtwork(b) && !lowResArtwork(b) && !readOverHttp(b)))
+      return false;
     const domain = DiscoveryService.domainOf(b);
     return domain ? this.enqueue({ domain, brandId: b.id }) : false;
   }
@@ -232,11 +347,10 @@ export class DiscoveryService {
 
   private due(domain: string): boolean {
     const known = this.enrichment.discoveryOf(domain); // found or taken down
-    // found: not fetched again, unless all it has is low-resolution artwork
-    if (known && !(lowResOnly(known) && Date.now() - Date.parse(known.at) >= RETRY_AFTER_MS))
-      return false;
+    // found: fetched again when its check is due; taken down: never
+    if (known) return known.status === "found" && this.refreshDue(known);
     const at = this.attempted.get(domain);
-    return at === undefined || Date.now() - at >= RETRY_AFTER_MS;
+    return at === undefined || this.now() - at >= RETRY_AFTER_MS;
   }
 
   private enqueue(job: Job): boolean {
@@ -282,7 +396,21 @@ export class DiscoveryService {
    * none is queued. A promise on the job: no thread or worker is held.
    */
   waitFor(host: string, ms: number): Promise<boolean> {
-    const domain = registrableDomain(host);
+    return this.waitForDomain(registrableDomain(host), ms);
+  }
+
+  /** As waitFor, for the domain a catalog brand is discovered on (DiscoveryService.domainOf). */
+  waitForBrand(b: Brand, ms: number): Promise<boolean> {
+    return this.waitForDomain(DiscoveryService.domainOf(b), ms);
+  }
+
+  /** Whether a discovery of the brand's domain is queued or running. */
+  pendingFor(b: Brand): boolean {
+    const domain = DiscoveryService.domainOf(b);
+    return domain !== null && this.pending.has(domain);
+  }
+
+  private waitForDomain(domain: string | null, ms: number): Promise<boolean> {
     if (!domain || !this.pending.has(domain) || ms <= 0) return Promise.resolve(false);
     return new Promise((resolve) => {
       const waiters = this.jobWaiters.get(domain) ?? new Set<() => void>();
@@ -307,6 +435,7 @@ export class DiscoveryService {
 
   async close() {
     this.closed = true;
+    if (this.refreshTimer) clearInterval(this.refreshTimer);
     this.queue.length = 0;
     for (const d of this.pending) for (const w of this.jobWaiters.get(d) ?? []) w();
     this.pending.clear();
@@ -346,7 +475,7 @@ export class DiscoveryService {
     const record: DiscoveryRecord = {
       ...(previous ?? emptyRecord(domain, null)),
       status: "taken_down",
-      at: new Date().toISOString(),
+      at: this.isoNow(),
       reason: "taken down by an operator",
       variants: {},
     };
@@ -372,81 +501,175 @@ export class DiscoveryService {
     }
     // another instance (or the CLI) got there first: use its result
     if (stored && !force) {
-      const fresh = Date.now() - Date.parse(stored.at) < RETRY_AFTER_MS;
-      if ((stored.status === "found" && !(lowResOnly(stored) && !fresh)) || fresh) {
+      const fresh = this.now() - Date.parse(stored.at) < RETRY_AFTER_MS;
+      if (stored.status === "found" ? !this.refreshDue(stored) : fresh) {
         if (stored.status === "found") this.enrichment.applyDiscovery(stored);
         else this.attempted.set(job.domain, Date.parse(stored.at));
         return stored;
       }
     }
-    const attempted = await this.attempt(job);
-    this.counts[attempted.status as keyof DiscoveryStats]++;
-    // an attempt that finds nothing keeps what an earlier one found (and notes when it tried)
-    const record =
-      stored?.status === "found" && attempted.status !== "found"
-        ? { ...stored, at: attempted.at }
-        : attempted;
-    const saved = await this.store.saveDiscovery(record);
+    const previous = stored?.status === "found" ? stored : null;
+    // a due check first asks whether anything changed (conditional GETs); an operator's
+    // rediscovery always reads the site
+    const unchanged = previous && !force ? await this.unchanged(previous) : false;
+    const attempted = unchanged ? null : await this.attempt(job);
+    if (attempted) this.counts[attempted.status as keyof DiscoveryStats]++;
+    const saved = await this.store.saveDiscovery(this.outcome(previous, attempted));
     if (saved.status === "found") {
       this.attempted.delete(job.domain);
       this.enrichment.applyDiscovery(saved);
-    } else if (saved.status !== "taken_down") this.attempted.set(job.domain, Date.now());
+    } else if (saved.status !== "taken_down") this.attempted.set(job.domain, this.now());
     log("info", "discovery finished", {
       domain: job.domain,
       status: saved.status,
       reason: saved.reason,
       slug: saved.slug,
+      ...(saved.change ? { change: saved.change } : {}),
     });
     return saved;
   }
 
+  /**
+   * The record to store after an attempt (null: a check found nothing changed), given the
+   * domain's found record before it: new or other artwork replaces the old (its hashes are
+   * kept in `previous`); an attempt that finds nothing keeps what was found and notes when it
+   * tried.
+   */
+  private outcome(previous: DiscoveryRecord | null, attempted: DiscoveryRecord | null) {
+    const at = attempted?.at ?? this.isoNow();
+    if (previous && attempted?.status !== "found") {
+      const kept: DiscoveryRecord = { ...previous, at, change: "unchanged" };
+      delete kept.previous;
+      // nothing found this time: try again in a day
+      kept.refreshAt = new Date(Date.parse(at) + RETRY_AFTER_MS).toISOString();
+      return attempted ? kept : this.withRefresh(kept);
+    }
+    if (attempted?.status !== "found") return attempted as DiscoveryRecord;
+    const record: DiscoveryRecord = { ...attempted, change: "new" };
+    if (previous) {
+      record.change = sameArtwork(previous, attempted) ? "unchanged" : "replaced";
+      if (record.change === "replaced") record.previous = artworkHashes(previous);
+      const pinned = this.pinnedVariants(attempted.brandId);
+      if (pinned.length) record.pinned = pinned;
+    }
+    return this.withRefresh(record);
+  }
+
+  private withRefresh(r: DiscoveryRecord): DiscoveryRecord {
+    const next = this.refreshAt(r);
+    const out = { ...r };
+    if (next) out.refreshAt = next;
+    else delete out.refreshAt;
+    return out;
+  }
+
+  /** The variants of a brand an operator's pin holds (read through the pin overlay). */
+  private pinnedVariants(brandId: number | null): Variant[] {
+    const b = brandId === null ? undefined : this.catalog.brandById(brandId);
+    return b ? VARIANTS.filter((v) => provenanceOf(b, v) === "pin") : [];
+  }
+
+  /**
+   * Whether a due check finds the domain as it was, asking only conditional GETs: the home page
+   * (https) and every stored asset answer 304 to their ETag / Last-Modified, the BIMI record
+   * names the same URLs, and a verified mark's certificate is still valid. Anything else
+   * (a 200, no validators to ask with, an error) answers false and the site is read again.
+   */
+  private async unchanged(previous: DiscoveryRecord): Promise<boolean> {
+    const page = previous.pageUrl;
+    if (!page?.startsWith("https:") || !previous.pageValidators) return false;
+    const deadline = Date.now() + (this.options.budgetMs ?? DOMAIN_BUDGET_MS);
+    try {
+      const bimi = this.txt ? parseBimi(await this.txt(`default._bimi.${previous.domain}`)) : null;
+      const was = previous.bimi;
+      if ((bimi?.logo ?? null) !== (was?.logo ?? null)) return false;
+      if ((bimi?.certificate ?? null) !== (was?.certificate ?? null)) return false;
+      if (was?.verifiedMark && was.notAfter && Date.parse(was.notAfter) < this.now()) return false;
+      const checks: [string, Validators | undefined, string][] = [
+        [page, previous.pageValidators, HTML_ACCEPT],
+      ];
+      for (const a of previous.assets)
+        if (!a.sourceUrl.includes("#inline-svg") && !checks.some(([u]) => u === a.sourceUrl))
+          checks.push([a.sourceUrl, a.etag || a.lastModified ? a : undefined, IMAGE_ACCEPT]);
+      for (const [url, validators, accept] of checks) {
+        if (!validators) return false;
+        const r = await this.fetcher.get(url, {
+          maxBytes: IMAGE_MAX_BYTES,
+          deadline,
+          accept,
+          validators,
+        });
+        if (r.status !== 304) return false;
+      }
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
   /** Fetch and read the site; never throws (every outcome is a record). */
   private async attempt(job: Job): Promise<DiscoveryRecord> {
-    const at = () => new Date().toISOString();
+    const at = () => this.isoNow();
     // the domain's owner, whichever brand asked and wherever the home page redirects
     const brand =
       job.brandId === null ? null : (this.ownerOf(job.domain) ?? this.brandById(job.brandId));
-    const base = emptyRecord(job.domain, brand?.id ?? null);
+    const base = { ...emptyRecord(job.domain, brand?.id ?? null), at: at() };
     const deadline = Date.now() + (this.options.budgetMs ?? DOMAIN_BUDGET_MS);
-    // BIMI is looked up while the home page loads (its result is used first)
-    const bimi = this.bimi(job.domain, deadline, job.trail);
-    bimi.catch(() => {}); // awaited below; a home page failure leaves it unread
+    // BIMI is looked up while the home page loads, and used even when the page fails
+    const bimiLookup = this.bimi(job.domain, deadline, job.trail);
+    bimiLookup.catch(() => {}); // awaited below
     try {
-      const page = await this.fetcher.homepage(job.domain, {
-        maxBytes: HTML_MAX_BYTES,
-        deadline,
-        accept: "text/html,application/xhtml+xml;q=0.9,*/*;q=0.5",
-      });
+      let page: FetchResult;
+      try {
+        page = await this.fetcher.homepage(job.domain, {
+          maxBytes: HTML_MAX_BYTES,
+          deadline,
+          accept: HTML_ACCEPT,
+        });
+      } catch (err) {
+        if (err instanceof Refused) throw err;
+        const bimi = await bimiLookup;
+        const reason = err instanceof FetchError ? `${err.code}: ${err.message}` : String(err);
+        return (
+          this.fromBimi(base, brand, bimi, at()) ?? {
+            ...base,
+            status: "failed",
+            at: at(),
+            reason,
+            ...(bimi ? { bimi: bimi.check } : {}),
+          }
+        );
+      }
       base.pageUrl = page.url;
+      const validators = validatorsOf(page);
+      if (Object.keys(validators).length) base.pageValidators = validators;
       if (page.redirects.length) base.redirects = page.redirects;
       const finalDomain = registrableDomain(new URL(page.url).hostname);
       if (finalDomain && finalDomain !== job.domain) base.aliases = [finalDomain];
       const facts = await this.facts(page, job.domain, deadline);
-      if (typeof facts === "string") return { ...base, at: at(), reason: facts };
-      if (!brand && !facts.name) {
+      const bimi = await bimiLookup;
+      if (bimi) base.bimi = bimi.check;
+      // a verified mark names its organisation: a name when the page gives none
+      const markName = bimi?.check.verifiedMark ? (bimi.check.organization ?? null) : null;
+      if (typeof facts === "string")
+        return this.fromBimi(base, brand, bimi, at()) ?? { ...base, at: at(), reason: facts };
+      if (!brand && !facts.name && !markName) {
         const why = page.status === 200 ? "" : `home page answered HTTP ${page.status}; `;
         return { ...base, at: at(), reason: `${why}the site names no brand` };
       }
-      const art = await this.artwork(facts.candidates, page.url, deadline, job.trail, await bimi);
+      const art = await this.artwork(
+        facts.candidates,
+        page.url,
+        deadline,
+        job.trail,
+        bimi?.found ?? null,
+      );
       if (!art.color && !art.mono)
         return { ...base, at: at(), reason: art.reason ?? "no usable logo" };
-      // a brand discovery made earlier (rediscovery) stays a discovered brand
-      const made = brand?.sources.length === 1 && brand.sources[0] === WEB_SOURCE;
-      const identity = brand
-        ? {
-            brandId: brand.id,
-            slug: brand.slug,
-            created: made,
-            name: made ? (facts.name ?? brand.name) : brand.name,
-          }
-        : {
-            ...this.newIdentity(job.domain, facts.name as string),
-            created: true,
-            name: facts.name,
-          };
+      const name = facts.name ?? markName;
       return {
         ...base,
-        ...identity,
+        ...this.identity(job.domain, brand, name),
         status: "found",
         at: at(),
         brandColor: facts.themeColor ?? art.color?.artwork.dominant ?? null,
@@ -461,16 +684,66 @@ export class DiscoveryService {
     }
   }
 
+  /** Who the artwork belongs to: the catalog brand, or a new brand named `name`. */
+  private identity(domain: string, brand: Brand | null, name: string | null) {
+    // a brand discovery made earlier (rediscovery) stays a discovered brand
+    const made = brand?.sources.length === 1 && brand.sources[0] === WEB_SOURCE;
+    return brand
+      ? {
+          brandId: brand.id,
+          slug: brand.slug,
+          created: made,
+          name: made ? (name ?? brand.name) : brand.name,
+        }
+      : { ...this.newIdentity(domain, name as string), created: true, name };
+  }
+
   /**
-   * The domain's BIMI logo, tried before the page's candidates: its TXT record, the SVG it
-   * names (https, at most 32 KB, SVG Tiny PS-like: square viewBox, no script), and, when the
-   * record names a mark certificate, whether the certificate carries the same SVG. Null when
-   * there is none or it is unusable (the reason goes to the trail); an address the SSRF rules
-   * refuse refuses the domain, as for any candidate.
+   * The record of a domain whose home page gave nothing (failed, an error page, no brand) but
+   * whose BIMI logo is usable: the logo as the icon (and the colour artwork: there is no other),
+   * for a catalog brand, or for a new brand named by its verified mark. Null otherwise.
    */
-  private async bimi(domain: string, deadline: number, trail?: TrailEntry[]) {
+  private fromBimi(
+    base: DiscoveryRecord,
+    brand: Brand | null,
+    bimi: BimiResult | null,
+    at: string,
+  ): DiscoveryRecord | null {
+    const found = bimi?.found;
+    if (!bimi || !found) return null;
+    const name = bimi.check.verifiedMark ? (bimi.check.organization ?? null) : null;
+    if (!brand && !name) return null;
+    const svg = this.storedArt(found);
+    return {
+      ...base,
+      ...this.identity(base.domain, brand, name),
+      status: "found",
+      at,
+      reason: null,
+      bimi: bimi.check,
+      brandColor: found.artwork.dominant,
+      variants: { color: svg, icon: svg },
+      assets: [
+        { ...found.asset, variant: "icon" },
+        { ...found.asset, variant: "color" },
+      ],
+    };
+  }
+
+  /**
+   * The domain's BIMI record, its logo and its mark certificate: the SVG the record names
+   * (https, at most 32 KB, SVG Tiny PS-like: square viewBox, no script) and, when the record
+   * names a certificate, every check of mark.ts at the service's clock. Null without a record;
+   * a record whose logo is unusable gives no artwork and says why (`check.unusable`); an
+   * address the SSRF rules refuse refuses the domain, as for any candidate.
+   */
+  private async bimi(
+    domain: string,
+    deadline: number,
+    trail?: TrailEntry[],
+  ): Promise<BimiResult | null> {
     if (!this.txt) return null;
-    let record: ReturnType<typeof parseBimi>;
+    let record: BimiRecord | null;
     try {
       record = parseBimi(await this.txt(`default._bimi.${domain}`));
     } catch {
@@ -484,48 +757,74 @@ export class DiscoveryService {
       outcome: "",
     };
     trail?.push(entry);
+    const check: BimiCheck = {
+      logo: record.logo,
+      certificate: record.certificate,
+      verifiedMark: false,
+      failed: [],
+    };
     const get = (url: string, maxBytes: number, accept: string) =>
       this.fetcher.get(url, { maxBytes, deadline, accept });
+    let svg: FetchResult;
+    let artwork: Artwork;
     try {
       if (!record.logo.startsWith("https://")) throw new Error("l= is not an https URL");
-      const r = await get(record.logo, BIMI_SVG_MAX_BYTES, "image/svg+xml");
-      if (r.status !== 200) throw new Error(`HTTP ${r.status}`);
-      const text = r.body.toString("utf8");
+      svg = await get(record.logo, BIMI_SVG_MAX_BYTES, "image/svg+xml");
+      if (svg.status !== 200) throw new Error(`HTTP ${svg.status}`);
+      const text = svg.body.toString("utf8");
       const problem = tinyPsProblem(text);
       if (problem) throw new Error(problem);
-      const artwork = await this.artworkPool.process({
+      artwork = await this.artworkPool.process({
         kind: "svg",
         text,
         idPrefix: `w${sha256(record.logo).slice(0, 6)}`,
         forceMono: false,
       });
-      let verifiedMark: boolean | undefined;
-      if (record.certificate) {
-        if (!record.certificate.startsWith("https://")) throw new Error("a= is not an https URL");
-        const pem = await get(record.certificate, BIMI_PEM_MAX_BYTES, "application/x-pem-file");
-        if (pem.status !== 200) throw new Error(`certificate: HTTP ${pem.status}`);
-        let carried: string | null = null;
-        try {
-          carried = certificateSvg(pem.body.toString("utf8"));
-        } catch {}
-        verifiedMark = carried !== null && carried.trim() === text.trim();
-      }
-      const c: Candidate = {
-        origin: "bimi",
-        score: CANDIDATE_SCORES.bimi,
-        url: record.logo,
-        declared: 0,
-      };
-      const asset = this.asset(c, r.url, new Date().toISOString(), sha256(r.body), artwork);
-      return {
-        artwork,
-        asset: verifiedMark === undefined ? asset : { ...asset, verifiedMark },
-      } satisfies Found;
     } catch (err) {
       if (err instanceof Refused) throw err;
       entry.outcome = `failed: ${(err as Error).message}`;
-      return null;
+      return { found: null, check: { ...check, unusable: (err as Error).message } };
     }
+    if (record.certificate) {
+      try {
+        if (!record.certificate.startsWith("https://")) throw new Error("a= is not an https URL");
+        const pem = await get(record.certificate, BIMI_PEM_MAX_BYTES, "application/x-pem-file");
+        if (pem.status !== 200) throw new Error(`HTTP ${pem.status}`);
+        const verdict = await verifyMark(pem.body.toString("utf8"), {
+          domain,
+          svg: svg.body,
+          now: new Date(this.now()),
+          roots: this.vmcRoots,
+        });
+        Object.assign(check, {
+          verifiedMark: verdict.verified,
+          failed: verdict.failed,
+          organization: verdict.organization,
+          notAfter: verdict.notAfter,
+        });
+      } catch (err) {
+        if (err instanceof Refused) throw err;
+        check.failed = [{ check: "certificate", reason: `not fetched: ${(err as Error).message}` }];
+      }
+    }
+    const c: Candidate = {
+      origin: "bimi",
+      score: CANDIDATE_SCORES.bimi,
+      url: record.logo,
+      declared: 0,
+    };
+    const asset = this.asset(c, svg.url, this.isoNow(), sha256(svg.body), artwork, svg);
+    return {
+      found: {
+        artwork,
+        asset: {
+          ...asset,
+          provenance: check.verifiedMark ? "bimi-verified" : "bimi",
+          ...(record.certificate ? { verifiedMark: check.verifiedMark } : {}),
+        },
+      },
+      check,
+    };
   }
 
   /**
@@ -577,16 +876,18 @@ export class DiscoveryService {
    * Candidates best first, at most MAX_CANDIDATES fetched: the best square artwork becomes the
    * colour variant (any vector, else the largest raster up to 512 px; a raster under 32 px
    * only when nothing larger works), a wide header logo the wordmark, a mask-icon or a
-   * single-colour SVG the mono mark. `trail` gets every candidate's outcome.
+   * single-colour SVG the mono mark. The BIMI logo (a square tile with its background) becomes
+   * the icon, and the colour artwork only when the site has none. `trail` gets every
+   * candidate's outcome.
    */
   private async artwork(
     candidates: Candidate[],
     pageUrl: string,
     deadline: number,
     trail: TrailEntry[] = [],
-    first: Found | null = null,
+    bimi: Found | null = null,
   ) {
-    let color: Found | null = first;
+    let color: Found | null = null;
     let mono: Found | null = null;
     let wordmark: Found | null = null;
     let reason: string | null = null;
@@ -646,11 +947,12 @@ export class DiscoveryService {
           `lost: ${sizeText(color)}, smaller than ${sizeText(found)}`;
       color = found;
     }
-    if (first) entries.set(first, trail.find((e) => e.origin === "bimi") as TrailEntry);
-    // no square artwork: the wordmark serves as the colour artwork too
-    color ??= wordmark;
-    if (!mono && color?.artwork.single) mono = color;
+    if (bimi) entries.set(bimi, trail.find((e) => e.origin === "bimi") as TrailEntry);
+    // no square artwork: the wordmark serves as the colour artwork, else the BIMI tile
+    color ??= wordmark ?? bimi;
+    if (!mono && color !== bimi && color?.artwork.single) mono = color;
     for (const [f, variant] of [
+      [bimi, "icon"],
       [color, "color"],
       [mono, "mono"],
       [wordmark, "wordmark"],
@@ -663,34 +965,45 @@ export class DiscoveryService {
     }
     const variants: Partial<Record<Variant, StoredSvg>> = {};
     const assets: DiscoveredAsset[] = [];
-    const stored = (a: Artwork): StoredSvg => ({
-      svg: a.svg,
-      sha256: sha256(a.svg),
-      source: a.kind === "svg" ? "web:svg" : rasterSource(a.width, a.height),
-    });
-    if (color) {
-      variants.color = stored(color.artwork);
-      assets.push({ ...color.asset, variant: "color" });
-    }
-    if (wordmark) {
-      variants.wordmark = stored(wordmark.artwork);
-      assets.push({ ...wordmark.asset, variant: "wordmark" });
+    for (const [f, variant] of [
+      [color, "color"],
+      [wordmark, "wordmark"],
+      [bimi, "icon"],
+    ] as const) {
+      if (!f) continue;
+      variants[variant] = this.storedArt(f);
+      assets.push({ ...f.asset, variant });
     }
     if (mono) {
       // the mark in black, as catalog mono marks are; dark and light are derived from it
       const black = recolorMono(mono.artwork.svg, "000000").svg;
-      variants.mono = { svg: black, sha256: sha256(black), source: "web:svg" };
+      variants.mono = {
+        svg: black,
+        sha256: sha256(black),
+        source: webSource(mono.asset.provenance),
+      };
       assets.push({ ...mono.asset, variant: "mono" });
-    } else if (variants.color) {
-      // multi-colour or raster artwork serves light and dark backgrounds as it is
+    } else if (variants.color && color !== bimi) {
+      // multi-colour or raster artwork serves light and dark backgrounds as it is (not a BIMI
+      // tile: a square with its own background is no mark for a page's background)
       variants.dark = variants.color;
       variants.light = variants.color;
     }
     return { color, mono, variants, assets, reason };
   }
 
-  private async candidate(c: Candidate, pageUrl: string, deadline: number) {
-    const fetchedAt = new Date().toISOString();
+  /** Found artwork as stored: its source tag says how it was obtained (catalog/provenance.ts). */
+  private storedArt(f: Found): StoredSvg {
+    const a = f.artwork;
+    return {
+      svg: a.svg,
+      sha256: sha256(a.svg),
+      source: webSource(f.asset.provenance, a.kind === "raster" ? a : undefined),
+    };
+  }
+
+  private async candidate(c: Candidate, pageUrl: string, deadline: number): Promise<Found> {
+    const fetchedAt = this.isoNow();
     const prefix = `w${sha256(c.url ?? pageUrl).slice(0, 6)}`;
     if (c.svg !== undefined) {
       const artwork = await this.artworkPool.process({
@@ -699,10 +1012,8 @@ export class DiscoveryService {
         idPrefix: prefix,
         forceMono: false,
       });
-      return {
-        artwork,
-        asset: this.asset(c, `${pageUrl}#inline-svg`, fetchedAt, sha256(c.svg), artwork),
-      };
+      const url = `${pageUrl}#inline-svg`;
+      return { artwork, asset: this.asset(c, url, fetchedAt, sha256(c.svg), artwork) };
     }
     const r = await this.image(c.url as string, pageUrl, deadline);
     if (r.status !== 200) throw new Error(`HTTP ${r.status}`);
@@ -724,35 +1035,34 @@ export class DiscoveryService {
       if (ratio > 1.25 || Math.max(width, height) > 1024)
         throw new Error("og:image is not a small square");
     }
-    return { artwork, asset: this.asset(c, r.url, fetchedAt, sha256(r.body), artwork) };
+    return { artwork, asset: this.asset(c, r.url, fetchedAt, sha256(r.body), artwork, r) };
   }
 
   /**
-   * An image by URL. A site whose home page only answered over http gets its https image
-   * URLs tried over http too when https cannot connect (as for the page).
+   * An image by URL. A site whose home page was read over plain http (its https port refused
+   * the connection) gets its https image URLs tried over http when their https port refuses
+   * too; never after a TLS error, a reset or a timeout.
    */
   private async image(url: string, pageUrl: string, deadline: number) {
-    const opts = {
-      maxBytes: IMAGE_MAX_BYTES,
-      deadline,
-      accept: "image/svg+xml,image/png,image/webp,image/*;q=0.8",
-    };
+    const opts = { maxBytes: IMAGE_MAX_BYTES, deadline, accept: IMAGE_ACCEPT };
     try {
       return await this.fetcher.get(url, opts);
     } catch (err) {
       const insecurePage = pageUrl.startsWith("http:") && url.startsWith("https:");
-      if (!insecurePage || !(err instanceof FetchError) || err.code !== "connect") throw err;
+      if (!insecurePage || !(err instanceof FetchError) || err.code !== "port_closed") throw err;
       return this.fetcher.get(`http:${url.slice("https:".length)}`, opts);
     }
   }
 
+  /** Where found artwork came from; its channel from the URL it was read over. */
   private asset(
     c: Candidate,
     sourceUrl: string,
     fetchedAt: string,
     hash: string,
     a: Artwork,
-  ): Omit<DiscoveredAsset, "variant"> {
+    response?: FetchResult,
+  ): Found["asset"] {
     return {
       sourceUrl,
       fetchedAt,
@@ -762,7 +1072,9 @@ export class DiscoveryService {
       height: a.source.height,
       score: c.score,
       origin: c.origin,
+      provenance: channelOf(sourceUrl),
       ...(a.lowRes ? { lowRes: true } : {}),
+      ...(response ? validatorsOf(response) : {}),
     };
   }
 
@@ -794,6 +1106,8 @@ export function createDiscovery(
     | "DISCOVERY_PROXY_RESOLVES"
     | "DISCOVERY_CA_FILE"
     | "DISCOVERY_DOH_URL"
+    | "DISCOVERY_VMC_ROOTS"
+    | "DISCOVERY_REFRESH_DAYS"
     | "DISCOVERY_WORKERS"
     | "DISCOVERY_QUEUE"
     | "PUBLIC_URL"
@@ -802,6 +1116,7 @@ export function createDiscovery(
   enrichment: EnrichmentService,
   catalog: DiscoveryCatalog,
   artworkPool: ArtworkPool,
+  trust = discoveryTrust(config),
 ): DiscoveryService {
   if (config.DISCOVERY_ALLOW_PRIVATE)
     log(
@@ -815,7 +1130,7 @@ export function createDiscovery(
     proxy: config.DISCOVERY_PROXY ?? null,
     allowLoopback: config.DISCOVERY_ALLOW_PRIVATE,
     proxyResolves: config.DISCOVERY_PROXY_RESOLVES,
-    ...(config.DISCOVERY_CA_FILE ? { ca: trustedCas(config.DISCOVERY_CA_FILE) } : {}),
+    ...(trust.ca ? { ca: trust.ca } : {}),
   });
   const service = new DiscoveryService(
     store,
@@ -826,9 +1141,11 @@ export function createDiscovery(
       enabled: config.DISCOVERY,
       workers: config.DISCOVERY_WORKERS,
       queueSize: config.DISCOVERY_QUEUE,
+      refreshDays: config.DISCOVERY_REFRESH_DAYS,
     },
     artworkPool,
   );
+  service.vmcRoots = trust.vmcRoots;
   // BIMI records: over DoH when configured, else the system's DNS unless the proxy resolves
   // (then this host has no DNS to ask)
   service.txt = config.DISCOVERY_DOH_URL
@@ -840,6 +1157,21 @@ export function createDiscovery(
 }
 
 /**
+ * What discovery trusts besides the system: DISCOVERY_CA_FILE's CAs for https, and the mark
+ * certificate roots for BIMI (bundled, plus DISCOVERY_VMC_ROOTS). Read first, so a bad file
+ * stops the start before anything else is started.
+ */
+export function discoveryTrust(config: Pick<Config, "DISCOVERY_CA_FILE" | "DISCOVERY_VMC_ROOTS">): {
+  ca?: string[];
+  vmcRoots: X509Certificate[];
+} {
+  return {
+    ...(config.DISCOVERY_CA_FILE ? { ca: trustedCas(config.DISCOVERY_CA_FILE) } : {}),
+    vmcRoots: markRoots(config.DISCOVERY_VMC_ROOTS ? vmcRootsPem(config.DISCOVERY_VMC_ROOTS) : ""),
+  };
+}
+
+/**
  * The system's CA certificates plus the ones in `file` (PEM: a TLS-inspecting egress proxy's
  * CA). A file that cannot be read, or holds no certificate, stops the start.
  */
@@ -848,6 +1180,14 @@ export function trustedCas(file: string): string[] {
   const certs = pem.match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g);
   if (!certs) throw new Error(`DISCOVERY_CA_FILE ${file} holds no PEM certificate`);
   return [...tls.rootCertificates, ...certs];
+}
+
+/** The PEM text of DISCOVERY_VMC_ROOTS; a file that cannot be read, or holds no certificate, stops the start. */
+function vmcRootsPem(file: string): string {
+  const pem = readFileSync(file, "utf8");
+  if (!pemCertificates(pem).length)
+    throw new Error(`DISCOVERY_VMC_ROOTS ${file} holds no PEM certificate`);
+  return pem;
 }
 
 /** The registrable domain an operator means ("WWW.Example.com" -> "example.com"); throws. */
@@ -909,12 +1249,13 @@ export async function startEnrichment(
   store: EnrichmentStore & DiscoveryStore,
   catalog: EnrichableCatalog & DiscoveryCatalog,
 ) {
+  const trust = discoveryTrust(config);
   const artworkPool = new ArtworkPool();
   const enrichment = new EnrichmentService(store, catalog);
   enrichment.useDeriver((b) => artworkPool.derive(b));
   enrichment.useDiscoveries(store);
   await enrichment.start();
-  const discovery = createDiscovery(config, store, enrichment, catalog, artworkPool);
+  const discovery = createDiscovery(config, store, enrichment, catalog, artworkPool, trust);
   await discovery.start();
   return {
     enrichment,

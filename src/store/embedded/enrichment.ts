@@ -29,6 +29,8 @@ export class EmbeddedEnrichmentStore implements EnrichmentStore, DiscoveryStore 
       );
       CREATE INDEX IF NOT EXISTS discoveries_by_at ON discoveries (at);
       CREATE INDEX IF NOT EXISTS discoveries_by_stored_at ON discoveries (stored_at);
+      CREATE INDEX IF NOT EXISTS discoveries_by_refresh
+        ON discoveries (json_extract(record, '$.refreshAt')) WHERE status = 'found';
     `);
   }
 
@@ -79,6 +81,20 @@ export class EmbeddedEnrichmentStore implements EnrichmentStore, DiscoveryStore 
       domain,
     );
     return row ? (JSON.parse(row.record) as DiscoveryRecord) : null;
+  }
+
+  async discoveriesDue(before: string, staleBefore: string, limit: number) {
+    return this.db
+      .all<{ record: string }>(
+        `SELECT record FROM discoveries WHERE status = 'found'
+           AND (json_extract(record, '$.refreshAt') <= ?
+             OR (json_extract(record, '$.refreshAt') IS NULL AND at <= ?))
+         ORDER BY coalesce(json_extract(record, '$.refreshAt'), at) LIMIT ?`,
+        before,
+        staleBefore,
+        limit,
+      )
+      .map((r) => JSON.parse(r.record) as DiscoveryRecord);
   }
 
   async saveDiscovery(record: DiscoveryRecord) {

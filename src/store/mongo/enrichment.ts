@@ -1,4 +1,4 @@
-import type { Db } from "mongodb";
+import type { Db, Filter } from "mongodb";
 import type {
   DiscoveryRecord,
   DiscoveryStore,
@@ -84,6 +84,7 @@ export class MongoEnrichmentStore implements EnrichmentStore, DiscoveryStore {
 
   static async ensureIndexes(db: Db) {
     await db.collection("discoveries").createIndex({ at: 1 });
+    await db.collection("discoveries").createIndex({ status: 1, refreshAt: 1 });
   }
 
   async discoveries(since?: string): Promise<DiscoveryRecord[]> {
@@ -96,13 +97,32 @@ export class MongoEnrichmentStore implements EnrichmentStore, DiscoveryStore {
     return doc ? withoutId(doc) : null;
   }
 
+  async discoveriesDue(before: string, staleBefore: string, limit: number) {
+    const find = (filter: Filter<DiscoveryDoc>, order: "refreshAt" | "at") =>
+      this.found
+        .find(filter)
+        .sort({ [order]: 1 })
+        .limit(limit)
+        .toArray();
+    // two indexed queries (status, refreshAt) and (at), merged soonest first
+    const [due, stale] = await Promise.all([
+      find({ status: "found", refreshAt: { $lte: before } }, "refreshAt"),
+      find({ status: "found", refreshAt: { $exists: false }, at: { $lte: staleBefore } }, "at"),
+    ]);
+    return [...due, ...stale]
+      .sort((a, b) => ((a.refreshAt ?? a.at) < (b.refreshAt ?? b.at) ? -1 : 1))
+      .slice(0, limit)
+      .map(withoutId);
+  }
+
   async saveDiscovery(record: DiscoveryRecord): Promise<DiscoveryRecord> {
     // never over a taken-down record: the filter does not match it, and the upsert's insert
-    // then fails on the existing _id
+    // then fails on the existing _id. The whole record is replaced: a field the new record
+    // lacks (bimi, previous, pinned ...) must not survive from the old one.
     try {
-      await this.found.updateOne(
+      await this.found.replaceOne(
         { _id: record.domain, status: { $ne: "taken_down" } },
-        { $set: record },
+        record as DiscoveryDoc,
         { upsert: true },
       );
       return record;

@@ -46,6 +46,7 @@ describe("response", () => {
         "darkModeColor",
         "id",
         "name",
+        "provenance",
         "slug",
         "variants",
         "verified",
@@ -62,6 +63,8 @@ describe("response", () => {
     expect(variants).toContain("mono");
     // known names only, in the fixed order
     expect(variants).toEqual(VARIANTS.filter((v) => variants.includes(v)));
+    // every served variant says where it came from: the catalog's icon packages here
+    expect(r.body.provenance).toEqual(Object.fromEntries(variants.map((v) => [v, "catalog"])));
     expect(r.body._css).toEqual({
       "--brand-color": `#${r.body.brandColor}`,
       "--brand-color-dark": `#${r.body.darkModeColor}`,

@@ -235,7 +235,7 @@ describe("pages discovery got wrong", () => {
     const slug = ((await r.json()) as { slug: string }).slug;
     const rec = await record("tiny.test");
     expect(rec.assets[0]).toMatchObject({ kind: "raster", width: 16, lowRes: true });
-    expect(rec.variants.color?.source).toBe("web:raster:16x16");
+    expect(rec.variants.color?.source).toBe("web:http:raster:16x16");
     // the PNG route never draws it past 32 px, whatever the size asked
     const big = await t.get(`/v1/png/${slug}?variant=color&size=256`, pro);
     const { data, info } = await sharp(Buffer.from(await big.arrayBuffer()))
@@ -251,11 +251,15 @@ describe("pages discovery got wrong", () => {
       ...web.sites["tiny.test"],
       "/apple-touch-icon.png": bytes(await png(180, "#c8102e"), "image/png"),
     };
-    const aged = { ...rec, at: new Date(Date.now() - 25 * 3600_000).toISOString() };
-    t.deps.enrichment.applyDiscovery(await t.deps.store.enrichment.saveDiscovery(aged));
-    await settle();
-    expect((await t.get(`/v1/brand?domain=tiny.test`, ent)).status).toBe(200);
-    await settle();
+    // low-resolution artwork is due again a day later: the service's clock is moved on
+    expect(rec.refreshAt).toBe(new Date(Date.parse(rec.at) + 24 * 3600_000).toISOString());
+    t.deps.discovery.now = () => Date.parse(rec.at) + 25 * 3600_000;
+    try {
+      expect((await t.get(`/v1/brand?domain=tiny.test`, ent)).status).toBe(200);
+      await settle();
+    } finally {
+      t.deps.discovery.now = Date.now;
+    }
     const better = await record("tiny.test");
     expect(better.assets[0]).toMatchObject({ origin: "apple-touch-icon-root", width: 180 });
     expect(better.assets[0]?.lowRes).toBeUndefined();
@@ -291,7 +295,7 @@ describe("pages discovery got wrong", () => {
     const by = Object.fromEntries(rec.assets.map((a) => [a.variant, a]));
     expect(by.color).toMatchObject({ sourceUrl: "http://bestof.test/icon-512.png", width: 512 });
     expect(by.wordmark).toMatchObject({ sourceUrl: "http://bestof.test/wordmark.svg" });
-    expect(rec.variants.wordmark?.source).toBe("web:svg");
+    expect(rec.variants.wordmark?.source).toBe("web:http:svg");
   });
 });
 
