@@ -176,7 +176,7 @@ describe("places (places.json, written by scripts/build-places.ts)", () => {
       ["uk", "gb"],
       ["aus", "au"],
       ["espana", "es"],
-    ])
+    ] as const)
       expect({ name, code: countryCode(name) }).toEqual({ name, code });
     expect(stateCountry("ne")).toBe("us");
     expect(stateCountry("bc")).toBe("ca");
