@@ -579,12 +579,27 @@ export interface Routes {
           name: string;
           brandColor: string | null;
           darkModeColor: string | null;
-          /** true once the brand's data has passed the service's integrity checks (every stored SVG matches its recorded sha256 and passes the sanitizer again); same as verifiedAt != null */
+          /** true once the brand's data has passed the service's integrity checks (every stored SVG matches its recorded sha256 and passes the sanitizer again) and none of its artwork was read over plain http (provenance website-http). It says nothing about who drew the logo or whether the brand owns it: see provenance for that (bimi-verified: a verified mark certificate). Same as verifiedAt != null */
           verified: boolean;
           /** When those checks last passed, ISO-8601 UTC (e.g. 2026-01-31T12:00:00.000Z); null until they have run (they run in the background after a first lookup) */
           verifiedAt: string | null;
           /** Names of the SVG variants stored for the brand, in the order mono, color, dark, light, wordmark, icon; fetch them from GET /v1/svg/{slug}?variant=. May grow on later requests (dark and light are derived in the background) */
           variants: ("mono" | "color" | "dark" | "light" | "wordmark" | "icon")[];
+          /** Where each stored variant came from, by variant name ({} for a brand without artwork; the asset routes send the same value as X-Asset-Provenance). catalog: an icon package of the catalog build (see artwork for the package and licence); bimi-verified: the brand's BIMI logo with a verified mark certificate (it chains to a mark verifying authority's root, is valid, carries the BIMI usage, names the brand's domain and hashes to the logo); bimi: the brand's BIMI logo without a verified mark; website: the brand's own website over https; website-http: the brand's website over plain http (its https port refused connections; replaced by the first later read over https, and never verified); pin: set by an operator after a report. A variant derived from the mono mark (dark, light) has the mono mark's provenance. */
+          provenance: {
+            /** Where the variant came from (see provenance) */
+            mono?: "catalog" | "bimi-verified" | "bimi" | "website" | "website-http" | "pin";
+            /** Where the variant came from (see provenance) */
+            color?: "catalog" | "bimi-verified" | "bimi" | "website" | "website-http" | "pin";
+            /** Where the variant came from (see provenance) */
+            dark?: "catalog" | "bimi-verified" | "bimi" | "website" | "website-http" | "pin";
+            /** Where the variant came from (see provenance) */
+            light?: "catalog" | "bimi-verified" | "bimi" | "website" | "website-http" | "pin";
+            /** Where the variant came from (see provenance) */
+            wordmark?: "catalog" | "bimi-verified" | "bimi" | "website" | "website-http" | "pin";
+            /** Where the variant came from (see provenance) */
+            icon?: "catalog" | "bimi-verified" | "bimi" | "website" | "website-http" | "pin";
+          };
           /** 000000 or ffffff, whichever has the higher WCAG contrast on brandColor (text on a brandColor background); null when brandColor is null */
           contrastTextColor: string | null;
           _css: {
