@@ -12,6 +12,7 @@ import { transactionsController } from "./catalog/transactions";
 import type { Deps } from "./deps";
 import { galleryController } from "./gallery";
 import { GalleryService } from "./gallery/service";
+import { operatorsOf } from "./guard";
 import { healthController } from "./health";
 import { cors } from "./http/cors";
 import { errorPlugin } from "./http/error-plugin";
@@ -102,7 +103,7 @@ export function createApp(deps: Deps) {
             { name: "public", description: "Public widgets (visitor counter)" },
             { name: "health", description: "Liveness and readiness" },
             { name: "mcp", description: "Model Context Protocol server for AI agents" },
-            { name: "admin", description: "Operator routes (ADMIN_TOKEN)" },
+            { name: "admin", description: "Operator routes (ADMIN_TOKEN or ADMIN_TOKENS)" },
           ],
           components: {
             securitySchemes: {
@@ -222,24 +223,13 @@ export function createApp(deps: Deps) {
         token: deps.config.METRICS_TOKEN,
       }),
     );
-  if (deps.config.ADMIN_TOKEN)
+  const operators = operatorsOf(deps.config);
+  if (operators)
     app
-      .use(adminController({ accounts: deps.accounts, adminToken: deps.config.ADMIN_TOKEN }))
-      .use(
-        discoveryAdminController({
-          discovery: deps.discovery,
-          adminToken: deps.config.ADMIN_TOKEN,
-        }),
-      )
-      .use(
-        analyticsAdminController({ usage: deps.store.usage, adminToken: deps.config.ADMIN_TOKEN }),
-      )
-      .use(
-        correctionsAdminController({
-          corrections: deps.corrections,
-          adminToken: deps.config.ADMIN_TOKEN,
-        }),
-      );
+      .use(adminController({ accounts: deps.accounts, operators }))
+      .use(discoveryAdminController({ discovery: deps.discovery, operators }))
+      .use(analyticsAdminController({ usage: deps.store.usage, operators }))
+      .use(correctionsAdminController({ corrections: deps.corrections, operators }));
   return app;
 }
 

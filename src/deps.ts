@@ -101,6 +101,7 @@ async function catalogParts(config: Config, s: Store) {
     catalog,
     brands,
     fetcher: background.discovery.fetcher,
+    discover: (domain) => background.discovery.requestDomain(domain),
   });
   await corrections.start();
   corrections.watch(DISCOVERY_POLL_MS);
@@ -248,8 +249,10 @@ export async function buildDeps(config: Config, store?: Store): Promise<Deps> {
       if (mail instanceof SmtpMailer) mail.close();
       await retention.stop();
       await assets.close();
-      catalog.close();
+      // a catalog build being recorded finishes before the catalog and the store close
       corrections.stop();
+      await corrections.settled();
+      catalog.close();
       await background.close();
       await usage.close();
       await quota.close();

@@ -8,7 +8,7 @@ import {
   TierSchema,
 } from "../accounts/model";
 import { AccountNotFound, type AccountService, KeyNotFound } from "../accounts/service";
-import { requireOperator } from "../guard";
+import { type Operators, requireOperator } from "../guard";
 import { cappedBody } from "../http/body-limits";
 import { ApiError, ErrorBody, validationError } from "../http/errors";
 import { limitsProblem } from "../quota/limits";
@@ -32,7 +32,7 @@ async function onAccount<T>(accountId: string, f: () => Promise<T>): Promise<T> 
 
 export interface AdminDeps {
   accounts: AccountService;
-  adminToken: string;
+  operators: Operators;
 }
 
 /**
@@ -44,11 +44,11 @@ export interface AdminDeps {
 function operatorRoutes(deps: AdminDeps) {
   return new Elysia({ prefix: "/admin", tags: ["admin"] })
     .onParse(({ request }) => {
-      requireOperator(request, deps.adminToken);
+      requireOperator(request, deps.operators);
       return cappedBody(request);
     })
     .onTransform(({ request, body }) => {
-      requireOperator(request, deps.adminToken);
+      requireOperator(request, deps.operators);
       // `limits` as sent: schema validation would drop unknown buckets and turn "2" into 2
       const { tier, limits } = fieldsOf(body);
       const problem = limitsProblem(tier, limits);

@@ -141,6 +141,8 @@ export interface DiscoveryRecord {
   previous?: Partial<Record<Variant, string>>;
   /** variants an operator's pin held when the record was stored (the pin stays served) */
   pinned?: Variant[];
+  /** the operator who asked for this record (a takedown), absent for discovery's own */
+  by?: string;
 }
 
 /** Where discovery results persist, beside the enrichment records (same adapters). */

@@ -5,5 +5,5 @@
 export { type AuthDeps, authPlugin, charge, rateLimitHeaders } from "./auth-macros";
 export { authenticate, type BearerPolicy, bearerOf, hasBearerToken } from "./credentials";
 export { noteMeter, settleHook } from "./meter";
-export { requireOperator } from "./operator";
+export { Operators, operatorsOf, requireOperator } from "./operator";
 export { type RateLimitDeps, rateLimitPlugin } from "./rate-limit-macros";

@@ -115,6 +115,12 @@ export const RATE_LIMITS = {
     windowSeconds: 86_400,
     label: "POST /v1/reports",
   },
+  ownReports: {
+    name: "own-reports",
+    limit: 60,
+    windowSeconds: 60,
+    label: "GET /v1/reports",
+  },
   forgotPassword: {
     name: "forgot-password",
     limit: 3,

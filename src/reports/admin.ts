@@ -1,28 +1,24 @@
 import { Elysia, t } from "elysia";
 import { VariantName } from "../catalog/model";
 import type { Variant } from "../catalog/types";
-import { requireOperator } from "../guard";
+import { type Operators, requireOperator } from "../guard";
 import { cappedBody } from "../http/body-limits";
 import { ApiError, ErrorBody } from "../http/errors";
 import {
   AcceptBody,
   Accepted,
-  AuditEventView,
+  ArtworkQuery,
+  AuditPage,
   AuditQuery,
   BrandPatchBody,
   PinView,
+  ReportQueue,
   ReportRecord,
   ReportStatusQuery,
-  ReportView,
 } from "./model";
+import { type ArtworkInput, PIN_MAX_BYTES } from "./pin-artwork";
 import type { PinField } from "./port";
-import { type ArtworkInput, type CorrectionsService, PIN_MAX_BYTES, pinView } from "./service";
-
-/** Who made a change: "admin", or "admin:<name>" when the operator sends X-Operator. */
-export function operatorLabel(request: Request): string {
-  const name = request.headers.get("x-operator")?.trim() ?? "";
-  return /^[\w.@-]{1,64}$/.test(name) ? `admin:${name}` : "admin";
-}
+import { type CorrectionsService, pinView } from "./service";
 
 const IMAGE_TYPES: Record<string, "svg" | "png"> = { "image/svg+xml": "svg", "image/png": "png" };
 
@@ -51,40 +47,41 @@ const ArtworkParams = t.Object({ slug: t.String({ maxLength: 200 }), variant: Va
  */
 export function correctionsAdminController(deps: {
   corrections: CorrectionsService;
-  adminToken: string;
+  operators: Operators;
 }) {
   const { corrections } = deps;
+  const operator = (request: Request) => requireOperator(request, deps.operators);
   return new Elysia({ prefix: "/admin", tags: ["admin"] })
     .onParse(({ request }) => {
-      requireOperator(request, deps.adminToken);
+      operator(request);
       return artworkBody(request);
     })
     .onTransform(({ request }) => {
-      requireOperator(request, deps.adminToken);
+      operator(request);
     })
     .get(
       "/reports",
-      async ({ query }) => ({
-        items: (await corrections.reports(query.status, query.limit ?? 100)).map((r) =>
-          corrections.reportView(r),
-        ),
-      }),
+      async ({ query }) => {
+        const p = await corrections.reports(query.status, query.limit ?? 100, query.cursor);
+        return { items: p.items.map((r) => corrections.reportView(r)), next: p.next };
+      },
       {
         query: ReportStatusQuery,
-        response: { 200: t.Object({ items: t.Array(ReportView) }), 401: ErrorBody, 422: ErrorBody },
+        response: { 200: ReportQueue, 401: ErrorBody, 422: ErrorBody },
         detail: {
           summary: "The report queue (operator)",
           description:
-            "Newest first, optionally of one status (open, accepted, rejected), at most `limit` (default 100). Each report carries its votes and the brand's current artwork: per variant its source and sha256, the provenance entries, and the pins in force.",
+            "Newest first, optionally of one status (open, accepted, rejected), `limit` a page (default 100; a full page carries `next`, passed as `cursor` for the next). Each report carries its votes, the reporters' urls and notes, and the brand's current artwork: per variant its source and sha256, the provenance entries, and the pins in force. Kinds: the users' (missing_brand: a company the catalog lacks, named by `domain`; `brand` is the one discovery or a build has made for it since, else null) and pin_orphaned, filed by the service when a catalog build retired a pinned brand and the pin could not move to the brand its slug redirects to.",
         },
       },
     )
     .post(
       "/reports/:id/accept",
       ({ params, body, request }) =>
-        corrections.accept(params.id, operatorLabel(request), {
+        corrections.accept(params.id, operator(request), {
           pin: body?.pin,
           variant: body?.variant as Variant | undefined,
+          url: body?.url,
         }),
       {
         params: t.Object({ id: t.String({ maxLength: 64 }) }),
@@ -100,13 +97,13 @@ export function correctionsAdminController(deps: {
         detail: {
           summary: "Accept a report (operator)",
           description:
-            "With `{ \"pin\": true }` the report's url is fetched now (discovery's guarded fetcher: public addresses only, size and time caps) and pinned as the brand's `variant` (default color) in the same step; artwork that cannot be fetched or is not a usable SVG or PNG is 400 invalid_pin and the report stays open. 409 report_decided for a report accepted or rejected already.",
+            "With `{ \"pin\": true }` the report's first url (or `url`, one of its urls) is fetched now (discovery's guarded fetcher: public addresses only, size and time caps) and pinned as the brand's `variant` (default color) in the same step; artwork that cannot be fetched or is not a usable SVG or PNG is 400 invalid_pin and the report stays open. 409 report_decided for a report accepted or rejected already.",
         },
       },
     )
     .post(
       "/reports/:id/reject",
-      ({ params, request }) => corrections.reject(params.id, operatorLabel(request)),
+      ({ params, request }) => corrections.reject(params.id, operator(request)),
       {
         params: t.Object({ id: t.String({ maxLength: 64 }) }),
         response: {
@@ -127,14 +124,14 @@ export function correctionsAdminController(deps: {
           params.slug,
           params.variant as Variant,
           input,
-          operatorLabel(request),
-          { why: query.why ?? null },
+          operator(request),
+          { why: query.why ?? null, keep: query.keep?.split(",") as Variant[] | undefined },
         );
         return pinView(pin);
       },
       {
         params: ArtworkParams,
-        query: t.Object({ why: t.Optional(t.String({ maxLength: 1000 })) }),
+        query: ArtworkQuery,
         response: {
           200: PinView,
           400: ErrorBody,
@@ -146,7 +143,7 @@ export function correctionsAdminController(deps: {
         detail: {
           summary: "Pin a brand's artwork for one variant (operator)",
           description:
-            'The body is the artwork (Content-Type image/svg+xml or image/png, at most 1 MiB) or JSON `{ "url": "https://..." }`, fetched through discovery\'s guarded fetcher. The SVG is sanitized and optimized like every mark; SVG with script, event handlers or foreignObject is refused (400 invalid_pin), as is a PNG body that is no PNG. A single-colour mark pinned as mono or color gives mono (black), dark and light derived by the artwork rules; multi-colour color artwork serves dark and light as it is. The pin beats the built catalog and discovery, survives catalog reloads and rediscovery, and leaves an audit event. `why` (query) is kept with it.',
+            'The body is the artwork (Content-Type image/svg+xml or image/png, at most 1 MiB), JSON `{ "url": "https://..." }` (fetched through discovery\'s guarded fetcher), or JSON `{ "remove": true }`: the variant is then not served at all (a pin of its removal). The SVG is sanitized and optimized like every mark; SVG with script, event handlers or foreignObject is refused (400 invalid_pin), as is a PNG body that is no PNG. A color or mono pin is the brand\'s new mark: every variant of the brand\'s own artwork (mono, dark, light, icon and wordmark included) stops being served except those named in `keep` and those pinned separately; a single-colour mark pinned as mono or color gives mono (black), dark and light derived by the artwork rules, multi-colour color artwork serves dark and light as it is (and no mono: free keys get the placeholder until mono is pinned). A pin of dark, light, icon or wordmark replaces that variant only. The pin beats the built catalog and discovery, survives catalog reloads, restarts and rediscovery, and leaves an audit event with the value before and after. `why` (query) is kept with it.',
           requestBody: {
             required: true,
             content: {
@@ -154,9 +151,14 @@ export function correctionsAdminController(deps: {
               "image/png": { schema: { type: "string", format: "binary" } },
               "application/json": {
                 schema: {
-                  type: "object",
-                  properties: { url: { type: "string" } },
-                  required: ["url"],
+                  oneOf: [
+                    { type: "object", properties: { url: { type: "string" } }, required: ["url"] },
+                    {
+                      type: "object",
+                      properties: { remove: { type: "boolean", enum: [true] } },
+                      required: ["remove"],
+                    },
+                  ],
                 },
               },
             },
@@ -167,21 +169,21 @@ export function correctionsAdminController(deps: {
     .delete(
       "/brands/:slug/artwork/:variant",
       ({ params, request }) =>
-        corrections.unpinArtwork(params.slug, params.variant as Variant, operatorLabel(request)),
+        corrections.unpinArtwork(params.slug, params.variant as Variant, operator(request)),
       {
         params: ArtworkParams,
         response: { 200: PinView, 401: ErrorBody, 404: ErrorBody, 422: ErrorBody },
         detail: {
-          summary: "Remove a variant's pinned artwork (operator)",
+          summary: "Remove a variant's pin (operator)",
           description:
-            "The brand's artwork from the catalog (or discovery) is served again. 404 pin_not_found when the variant has no pin.",
+            "The brand's artwork from the catalog (or discovery) is served again. 404 pin_not_found when the variant has no pin. A pin left under a slug a catalog build retired is removed by that slug.",
         },
       },
     )
     .patch(
       "/brands/:slug",
       async ({ params, body, request }) => {
-        const by = operatorLabel(request);
+        const by = operator(request);
         const { why, ...fields } = body;
         const set = await corrections.patchBrand(
           params.slug,
@@ -223,22 +225,15 @@ export function correctionsAdminController(deps: {
     })
     .get(
       "/brands/:slug/audit",
-      async ({ params, query }) => ({
-        items: await corrections.auditOf(params.slug, query.limit ?? 100),
-      }),
+      ({ params, query }) => corrections.auditOf(params.slug, query.limit ?? 100, query.cursor),
       {
         params: SlugParams,
         query: AuditQuery,
-        response: {
-          200: t.Object({ items: t.Array(AuditEventView) }),
-          401: ErrorBody,
-          404: ErrorBody,
-          422: ErrorBody,
-        },
+        response: { 200: AuditPage, 401: ErrorBody, 404: ErrorBody, 422: ErrorBody },
         detail: {
           summary: "A brand's audit trail (operator)",
           description:
-            "Newest first: pins set and removed, reports accepted and rejected, discovered artwork stored, takedowns, and catalog build versions (brandId null: they concern every brand).",
+            "Every change to the brand, newest first, `limit` a page (1 to 1000, default 100): a full page carries `next`, passed as `cursor` for the next page (stable while events are added). Types: pin_set, pin_replaced, pin_removed, pin_moved (a build retired the pinned brand; its pin moved to the brand its slug redirects to), pin_orphaned (it could not: reported in the queue), report_accepted, report_rejected, discovery_stored, discovery_refreshed (different artwork found), discovery_refused (an attempt refused or failed), takedown, catalog_changed (a build added, changed or retired the brand). Each names who (`by`: the operator's identity, discovery, catalog, system), and the value `before` and `after` (artwork by sha256 and provenance). The trail is append-only. It includes the events of slugs the brand had (retired slugs redirecting to it); a brand the catalog no longer has answers by its slug.",
         },
       },
     );
@@ -250,7 +245,11 @@ function artworkInput(body: unknown): ArtworkInput {
   if (b && b.bytes instanceof Uint8Array && (b.kind === "svg" || b.kind === "png"))
     return { kind: b.kind, bytes: b.bytes };
   if (b && typeof b.url === "string") return { url: b.url };
-  throw new ApiError(400, "invalid_pin", 'Send SVG or PNG bytes, or JSON { "url": ... }.', {
-    field: "body",
-  });
+  if (b && b.remove === true) return { remove: true };
+  throw new ApiError(
+    400,
+    "invalid_pin",
+    'Send SVG or PNG bytes, JSON { "url": ... }, or JSON { "remove": true }.',
+    { field: "body" },
+  );
 }

@@ -9,10 +9,9 @@
  * `accept --pin` fetches the report's URL through discovery's guarded fetcher (DISCOVERY_PROXY,
  * DISCOVERY_ALLOW_PRIVATE as the service uses them).
  */
-import { userInfo } from "node:os";
 import { type Command, InvalidArgumentError } from "commander";
 import { VARIANTS, type Variant } from "../catalog/types";
-import { CliError, withStore } from "../cli";
+import { CliError, cliOperator, withStore } from "../cli";
 import { loadConfig } from "../config";
 import { ApiError } from "../http/errors";
 import type { Store } from "../store";
@@ -33,15 +32,15 @@ const oneOf =
 /** The reports as a table: one line each, newest first. */
 export function reportTable(reports: Report[]): string {
   const rows = [
-    ["id", "status", "votes", "slug", "kind", "created", "url"],
+    ["id", "status", "votes", "brand", "kind", "created", "urls"],
     ...reports.map((r) => [
       r.id,
       r.status,
       String(r.votes),
-      r.slug,
+      r.slug ?? r.domain ?? "-",
       r.kind,
       r.createdAt.slice(0, 16).replace("T", " "),
-      r.url ?? "-",
+      r.urls.join(" ") || "-",
     ]),
   ];
   const widths = rows[0]?.map((_, i) => Math.max(...rows.map((row) => row[i]?.length ?? 0))) ?? [];
@@ -94,8 +93,6 @@ async function asCli<T>(f: () => Promise<T>): Promise<T> {
   }
 }
 
-const operator = () => `cli:${process.env.USER ?? userInfo().username}`;
-
 export function registerReportCommands(root: Command) {
   const reports = root.command("reports").description("Users' reports of wrong or missing logos");
   reports
@@ -112,17 +109,18 @@ export function registerReportCommands(root: Command) {
     .command("accept")
     .description("Accept a report; --pin fetches its url and pins it as the brand's artwork")
     .argument("<id>")
-    .option("--pin", "pin the report's url as the brand's artwork")
+    .option("--pin", "pin the report's (first) url as the brand's artwork")
+    .option("--url <url>", "with --pin: which of the report's urls")
     .option(
       "--variant <variant>",
       `the variant to pin (${VARIANTS.join(", ")})`,
       oneOf(VARIANTS),
       "color",
     )
-    .action((id: string, o: { pin?: boolean; variant: Variant }) =>
+    .action((id: string, o: { pin?: boolean; variant: Variant; url?: string }) =>
       withStore(async (store) => {
         const c = await openCorrections(store);
-        const r = await asCli(() => c.accept(id, operator(), o));
+        const r = await asCli(() => c.accept(id, cliOperator(), o));
         console.log(reportTable([r.report]));
         if (r.pin)
           console.log(
@@ -137,7 +135,7 @@ export function registerReportCommands(root: Command) {
     .action((id: string) =>
       withStore(async (store) => {
         const c = await openCorrections(store);
-        console.log(reportTable([await asCli(() => c.reject(id, operator()))]));
+        console.log(reportTable([await asCli(() => c.reject(id, cliOperator()))]));
       }),
     );
 }

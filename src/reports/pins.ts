@@ -16,7 +16,7 @@ import {
   VARIANTS,
   type Variant,
 } from "../catalog/types";
-import type { Pin, PinField, PinnedArtwork } from "./port";
+import type { Pin, PinField, PinnedArtwork, RemovedArtwork } from "./port";
 
 /** The source label of pinned artwork and of the brand's pinned fields. */
 export const PIN_SOURCE = "pin";
@@ -132,13 +132,26 @@ const OVERLAID = [
 
 const same = (a: unknown, b: unknown) => a === b || JSON.stringify(a) === JSON.stringify(b);
 
-/** `b` with the pins of `fields`: pinned artwork (and what derives from it) over its variants. */
+/** The variants that make a brand's mark: a pin of either replaces all its own artwork. */
+const MARKS: readonly Variant[] = ["color", "mono"];
+
+export const isRemoval = (v: Pin["value"]): v is RemovedArtwork =>
+  typeof v === "object" && v !== null && "removed" in v;
+
+/**
+ * `b` with the pins of `fields`. Pinned artwork: a color or mono pin is the brand's new mark,
+ * so every variant of its own artwork goes (mono, icon and wordmark included) except those the
+ * pin keeps; then what derives from the pins, then the pinned variants themselves (a variant
+ * pinned itself beats one derived from another pin), then the variants a pin removes.
+ */
 function pinned(b: Brand, fields: Map<PinField, Pin>): Brand {
   const out: Brand = { ...b, variants: { ...b.variants } };
   const pinnedArt: [Variant, PinnedArtwork][] = [];
+  const removed: Variant[] = [];
   for (const [field, pin] of fields) {
     const variant = artworkField(field);
-    if (variant) pinnedArt.push([variant, pin.value as PinnedArtwork]);
+    if (variant && isRemoval(pin.value)) removed.push(variant);
+    else if (variant) pinnedArt.push([variant, pin.value as PinnedArtwork]);
     else if (field === "name") out.name = pin.value as string;
     else if (field === "domains") out.domains = pin.value as string[];
     else if (field === "aliases") out.aliases = pin.value as string[];
@@ -150,26 +163,36 @@ function pinned(b: Brand, fields: Map<PinField, Pin>): Brand {
       out.colors = [...c.colors, ...b.colors.filter((r: ColorRole) => !COLOR_ROLES.has(r.role))];
     }
   }
-  if (pinnedArt.length) {
-    const variants: Partial<Record<Variant, StoredSvg>> = {};
-    // derived variants first: a variant pinned itself beats one derived from another pin
-    for (const [, art] of pinnedArt) Object.assign(variants, art.derived);
-    for (const [v, art] of pinnedArt) variants[v] = art.svg;
-    Object.assign(out.variants, variants);
-    const names = Object.keys(variants) as Variant[];
-    const kept: ArtworkSource[] = (b.artwork ?? [])
-      .map((a) => ({ ...a, variants: a.variants.filter((v) => !names.includes(v)) }))
-      .filter((a) => a.variants.length > 0);
-    out.artwork = [
-      ...kept,
-      {
-        source: PIN_SOURCE,
-        package: "-",
-        licence: "NOASSERTION",
-        url: pinnedArt.map(([, a]) => a.origin).find((o) => o.startsWith("https:")) ?? "-",
-        variants: names,
-      },
-    ];
+  if (!pinnedArt.length && !removed.length) return out;
+  const marks = pinnedArt.filter(([v]) => MARKS.includes(v));
+  if (marks.length) {
+    const keep = new Set(marks.flatMap(([, art]) => art.keep ?? []));
+    for (const v of VARIANTS) if (!keep.has(v)) delete out.variants[v];
   }
+  const variants: Partial<Record<Variant, StoredSvg>> = {};
+  for (const [, art] of pinnedArt) Object.assign(variants, art.derived);
+  for (const [v, art] of pinnedArt) variants[v] = art.svg;
+  for (const v of removed) delete variants[v];
+  Object.assign(out.variants, variants);
+  for (const v of removed) delete out.variants[v];
+  const names = Object.keys(variants) as Variant[];
+  const kept: ArtworkSource[] = (b.artwork ?? [])
+    .map((a) => ({
+      ...a,
+      variants: a.variants.filter((v) => !names.includes(v) && out.variants[v] !== undefined),
+    }))
+    .filter((a) => a.variants.length > 0);
+  out.artwork = names.length
+    ? [
+        ...kept,
+        {
+          source: PIN_SOURCE,
+          package: "-",
+          licence: "NOASSERTION",
+          url: pinnedArt.map(([, a]) => a.origin).find((o) => o.startsWith("https:")) ?? "-",
+          variants: names,
+        },
+      ]
+    : kept;
   return out;
 }

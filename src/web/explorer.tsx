@@ -363,7 +363,7 @@ function ReportProblem(props: { slug: string }) {
           const body: Record<string, string> = { slug: props.slug, kind };
           if (url.trim()) body.url = url.trim();
           if (note.trim()) body.note = note.trim();
-          const r = await api<{ votes: number }>("/v1/reports", {
+          const r = await api<{ votes: number; voted: boolean }>("/v1/reports", {
             method: "POST",
             body,
             cred: "either",
@@ -373,8 +373,9 @@ function ReportProblem(props: { slug: string }) {
           setUrl("");
           setNote("");
           setMsg({
-            text:
-              r.data.votes > 1
+            text: !r.data.voted
+              ? "Thank you: you reported this problem before; your link and note were added to it."
+              : r.data.votes > 1
                 ? `Thank you: this problem was reported before; your report adds a vote (${r.data.votes}).`
                 : "Thank you: an operator will review the report.",
             error: false,

@@ -1053,16 +1053,16 @@ export interface Routes {
         | "managed_account";
     };
   };
-  /** Report a problem with a brand's logo or data */
+  /** Report a problem with a brand's logo or data, or a company we are missing */
   "POST /v1/reports": {
     path: Record<string, never>;
     query: Record<string, never>;
     body: {
       /** The brand's slug (or domain) */
       slug?: string;
-      /** A domain of the brand (or slug) */
+      /** A domain of the brand (or slug); for missing_brand, the company's domain */
       domain?: string;
-      /** One of wrong_logo, missing_logo, wrong_brand, outdated, other */
+      /** One of wrong_logo, missing_logo, wrong_brand, outdated, missing_brand, other. missing_brand: a company the catalog does not have, named by `domain` */
       kind: string;
       /** An https URL of the right artwork (no IP address, no local name); fetched only after an operator accepts the report */
       url?: string;
@@ -1071,11 +1071,59 @@ export interface Routes {
     };
     response: {
       id: string;
-      slug: string;
-      kind: "wrong_logo" | "missing_logo" | "wrong_brand" | "outdated" | "other";
+      /** null for a missing_brand report */
+      slug: string | null;
+      /** The registrable domain of a missing_brand report, else null */
+      domain: string | null;
+      kind: "wrong_logo" | "missing_logo" | "wrong_brand" | "outdated" | "missing_brand" | "other";
       status: "open" | "accepted" | "rejected";
-      /** Reports of the same brand, kind and url while open */
+      /** Accounts that filed this report while open (each counts once) */
       votes: number;
+      /** false when this account had filed the report already: its url and note were attached, no vote added */
+      voted: boolean;
+      /** missing_brand: true when the domain's website was queued for logo discovery (discovery is on) */
+      discoveryQueued: boolean;
+    };
+  };
+  /** Your reports and what became of them */
+  "GET /v1/reports": {
+    path: Record<string, never>;
+    query: {
+      /** Integer from 1 to 100 written in decimal digits (no sign, exponent, fraction or 0x), default 20 */
+      limit?: number;
+      /** The `next` of the previous page; omit for the first page */
+      cursor?: string;
+    };
+    body: undefined;
+    response: {
+      items: {
+        id: string;
+        slug: string | null;
+        domain: string | null;
+        kind:
+          | "wrong_logo"
+          | "missing_logo"
+          | "wrong_brand"
+          | "outdated"
+          | "missing_brand"
+          | "other";
+        /** open (waiting for an operator), accepted (corrected) or rejected */
+        status: "open" | "accepted" | "rejected";
+        /** Accounts that filed it */
+        votes: number;
+        /** The notes this account attached */
+        notes: {
+          text: string;
+          at: string;
+        }[];
+        /** When this account first filed it */
+        filedAt: string;
+        createdAt: string;
+        updatedAt: string;
+        decidedAt: string | null;
+      }[];
+      /** Pass as `cursor` for the next page; null on the last page */
+      next: string | null;
     };
   };
   /** Search the catalog without a key */

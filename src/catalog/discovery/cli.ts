@@ -14,7 +14,7 @@
  */
 import { readFileSync } from "node:fs";
 import type { Command } from "commander";
-import { CliError, withStore } from "../../cli";
+import { CliError, cliOperator, withStore } from "../../cli";
 import { loadConfig } from "../../config";
 import type { Store } from "../../store";
 import type { DiscoveryRecord } from "../enrichment-port";
@@ -223,7 +223,7 @@ export function registerDiscoveryCommands(root: Command) {
     .argument("<domain>")
     .action((domain: string) =>
       withDiscovery(async (d) =>
-        printJson(d.svc.discoveryView(await d.discovery.takedown(domain))),
+        printJson(d.svc.discoveryView(await d.discovery.takedown(domain, cliOperator()))),
       ),
     );
 }

@@ -1,5 +1,5 @@
 import { Elysia } from "elysia";
-import { requireOperator } from "../../guard";
+import { type Operators, requireOperator } from "../../guard";
 import { ApiError, ErrorBody } from "../../http/errors";
 import {
   DiscoverBody,
@@ -29,15 +29,15 @@ function domainProblem(err: unknown): never {
  */
 export function discoveryAdminController(deps: {
   discovery: DiscoveryService;
-  adminToken: string;
+  operators: Operators;
 }) {
   const { discovery } = deps;
   return new Elysia({ prefix: "/admin/discoveries", tags: ["admin"] })
     .onParse(({ request }) => {
-      requireOperator(request, deps.adminToken);
+      requireOperator(request, deps.operators);
     })
     .onTransform(({ request }) => {
-      requireOperator(request, deps.adminToken);
+      requireOperator(request, deps.operators);
     })
     .get(
       "",
@@ -96,8 +96,12 @@ export function discoveryAdminController(deps: {
     )
     .delete(
       "/:domain",
-      async ({ params }) =>
-        discoveryView(await discovery.takedown(params.domain).catch(domainProblem)),
+      async ({ params, request }) =>
+        discoveryView(
+          await discovery
+            .takedown(params.domain, requireOperator(request, deps.operators))
+            .catch(domainProblem),
+        ),
       {
         params: DomainParams,
         response: { 200: DiscoveryView, 401: ErrorBody, 422: ErrorBody },

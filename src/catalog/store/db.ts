@@ -363,6 +363,37 @@ export class CatalogDb {
     }
   }
 
+  /**
+   * Every brand of the built catalog (the base, not the overlay) by its slug, name and
+   * variants' sha256 and source, in id order: what a build changed is told from these.
+   */
+  builtBrands(): {
+    id: number;
+    slug: string;
+    name: string;
+    variants: Partial<Record<Variant, { sha256: string; source: string }>>;
+  }[] {
+    if (!this.meta) return [];
+    const rows = this.all(
+      `SELECT b.id, b.slug, b.name, v.variant, v.sha256, v.source FROM base.brands b
+       LEFT JOIN base.variants v ON v.id = b.id ORDER BY b.id`,
+    );
+    const out: ReturnType<CatalogDb["builtBrands"]> = [];
+    for (const r of rows) {
+      let last = out[out.length - 1];
+      if (last === undefined || last.id !== r.id) {
+        last = { id: r.id as number, slug: r.slug as string, name: r.name as string, variants: {} };
+        out.push(last);
+      }
+      if (r.variant)
+        last.variants[r.variant as Variant] = {
+          sha256: r.sha256 as string,
+          source: r.source as string,
+        };
+    }
+    return out;
+  }
+
   private idsAfter(after: number, limit: number): number[] {
     const rows = this.all(
       `SELECT id FROM base.brands WHERE id > ?1 UNION SELECT id FROM main.brands WHERE id > ?1 ORDER BY id LIMIT ?2`,
