@@ -1,5 +1,5 @@
 /**
- * Builds the brand catalog (src/catalog/types.ts BuiltCatalog) from npm data packages:
+ * Builds the brand catalog (src/catalog/built-catalog.ts BuiltCatalog) from npm data packages:
  * simple-icons + @iconify-json/{logos,devicon,skill-icons}, plus the curated fixtures/*.json.
  * Brands without a mono mark get one derived from their icon or colour artwork where that is
  * faithful (scripts/catalog/mono.ts). See scripts/catalog/*.ts.

@@ -12,11 +12,11 @@ import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { normalizeHost } from "../src/catalog/brand/domain";
 import { BrandResolver } from "../src/catalog/brand/service";
+import type { Brand } from "../src/catalog/built-catalog";
 import { SearchIndex } from "../src/catalog/search/service";
 import { compact } from "../src/catalog/search/text";
 import { CatalogService, hasArtwork } from "../src/catalog/service";
 import { FileCatalogSource } from "../src/catalog/store/embedded";
-import type { Brand } from "../src/catalog/types";
 
 const ROOT = resolve(import.meta.dir, "..");
 const LISTS = join(ROOT, "tests", "catalog", "lists");

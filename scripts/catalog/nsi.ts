@@ -29,7 +29,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { countryOf, normalizeHost, registrableDomain } from "../../src/catalog/brand/domain";
-import type { Brand } from "../../src/catalog/types";
+import type { Brand } from "../../src/catalog/built-catalog";
 import { compactKey } from "./keys";
 
 export const NSI_SOURCE = "name-suggestion-index";

@@ -1,5 +1,5 @@
 import { t } from "elysia";
-import { VARIANTS, type Variant } from "../catalog/types";
+import { VARIANTS, type Variant } from "../catalog/built-catalog";
 import { NotFoundBody, RateLimitedBody } from "../http/errors";
 import { jsonResponse } from "../http/json-responses";
 import { queryEnum, queryInt } from "../http/params";

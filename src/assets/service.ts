@@ -3,13 +3,13 @@
  * validators, and rasterised renders through the render cache. Plain TS, no HTTP types.
  */
 import { createHash } from "node:crypto";
+import type { Brand, StoredSvg, Variant } from "../catalog/built-catalog";
 import { contrastRatio } from "../catalog/colors";
 import { rasterSide } from "../catalog/discovery/artwork";
 import { type Provenance, provenanceOf } from "../catalog/provenance";
 import { hasArtwork } from "../catalog/service";
-import type { Brand, StoredSvg, Variant } from "../catalog/types";
 import { log } from "../platform/log";
-import { renderDuration, renderRefused } from "../platform/metrics";
+import { renderDuration, renderRefused } from "../platform/process-metrics";
 import type { Tier } from "../quota/limits";
 import { MIN_GRAPHIC_CONTRAST, medianContrast } from "./contrast";
 import { monogramSvg } from "./monogram";

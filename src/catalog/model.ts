@@ -1,6 +1,6 @@
 import { type Static, t } from "elysia";
 import { queryEnum, queryInt } from "../http/params";
-import type { VARIANTS } from "./types";
+import type { VARIANTS } from "./built-catalog";
 
 const Hex = t.String({ pattern: "^[0-9a-f]{6}$", description: "6 hex characters, no leading #" });
 const NullableHex = t.Union([Hex, t.Null()]);
@@ -65,7 +65,7 @@ export const CssVars = t.Union([
   t.Null(),
 ]);
 
-/** Where one source's artwork comes from (Brand.artwork in src/catalog/types.ts). */
+/** Where one source's artwork comes from (Brand.artwork in src/catalog/built-catalog.ts). */
 export const ArtworkSource = t.Object({
   source: t.String({
     description: "The source label of the variants: simple-icons, iconify:logos, thesvg ...",

@@ -12,7 +12,7 @@
  * A variant derived from the mono mark ("derived:mono": dark and light) has the mono mark's
  * provenance.
  */
-import type { Brand, StoredSvg, Variant } from "./types";
+import type { Brand, StoredSvg, Variant } from "./built-catalog";
 
 export const PROVENANCES = [
   "catalog",

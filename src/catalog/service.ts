@@ -6,13 +6,13 @@ import type { Static } from "elysia";
 import { Lru } from "../platform/cache";
 import { log } from "../platform/log";
 import { repeat } from "../platform/repeat";
+import { type Brand, type BuiltCatalog, VARIANTS } from "./built-catalog";
 import { contrastTextColor } from "./colors";
 import { directoryFields, type ServiceResponse } from "./model";
 import { provenances } from "./provenance";
 import { CatalogDb } from "./store/catalog-db";
 import type { CatalogSource } from "./store/port";
 import { writeCatalogFileSync } from "./store/schema";
-import { type Brand, type BuiltCatalog, VARIANTS } from "./types";
 
 export const NOTICE =
   "Brand names, logos and colors are trademarks of their respective owners. Use them only to " +

@@ -14,7 +14,7 @@ import {
 } from "../assets/model";
 import type { RenderFormat } from "../assets/render";
 import type { Fallback, ImageOptions } from "../assets/service";
-import { VARIANTS, type Variant } from "../catalog/types";
+import { VARIANTS, type Variant } from "../catalog/built-catalog";
 import { invalid } from "../platform/domain-errors";
 
 export const FORMATS = ["svg", "png", "webp"] as const;

@@ -2,10 +2,10 @@ import type { TSchema } from "elysia";
 import * as z from "zod";
 import { MAX_SIZE, MIN_SIZE } from "../assets/model";
 import { BrandResponse } from "../catalog/brand/model";
+import { VARIANTS } from "../catalog/built-catalog";
 import { ServiceListResponse, ServiceResponse } from "../catalog/model";
 import { QUERY_MAX_LENGTH, SearchResponse } from "../catalog/search/model";
 import { TransactionsResponse } from "../catalog/transactions/model";
-import { VARIANTS } from "../catalog/types";
 import { UsageResponse } from "../usage/current/model";
 
 /**

@@ -6,6 +6,7 @@ import type { AccountService } from "../accounts/service";
 import type { AssetService, ServedSvg } from "../assets/service";
 import { lookupBrand } from "../catalog/brand/lookup";
 import { type BrandResolver, toBrandView } from "../catalog/brand/service";
+import { VARIANTS, type Variant } from "../catalog/built-catalog";
 import type { EnrichmentService } from "../catalog/enrichment/service";
 import type { SearchIndex } from "../catalog/search/service";
 import { normalizeQuery } from "../catalog/search/text";
@@ -15,7 +16,6 @@ import {
   type TransactionInput,
   type TransactionMatcher,
 } from "../catalog/transactions/service";
-import { VARIANTS, type Variant } from "../catalog/types";
 import { httpError, rateLimited, windowLimited } from "../http/errors";
 import { invalid, serviceNotFound } from "../platform/domain-errors";
 import { log } from "../platform/log";

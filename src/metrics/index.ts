@@ -6,7 +6,7 @@ import type { CatalogService } from "../catalog/service";
 import { hasBearerToken } from "../guard";
 import { ErrorBody } from "../http/errors";
 import { unauthenticated } from "../platform/domain-errors";
-import { processRegistry } from "../platform/metrics";
+import { processRegistry } from "../platform/process-metrics";
 import type { WriterStats } from "../usage/writer";
 
 export interface MetricsDeps {

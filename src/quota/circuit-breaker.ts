@@ -1,5 +1,5 @@
 import { log } from "../platform/log";
-import { counterStoreCalls, counterStoreDuration } from "../platform/metrics";
+import { counterStoreCalls, counterStoreDuration } from "../platform/process-metrics";
 
 export interface CircuitBreakerOptions {
   /** a call that has not answered by then counts as a failure (COUNTER_TIMEOUT_MS) */

@@ -1,6 +1,6 @@
 import { DAY_MS, utcDay } from "../platform/day";
 import { log } from "../platform/log";
-import { labelled, quotaDecisions } from "../platform/metrics";
+import { labelled, quotaDecisions } from "../platform/process-metrics";
 import type { CircuitBreaker, Guarded, StoreCondition } from "./circuit-breaker";
 import type { CountableEvent, QuotaDecision, QuotaGate } from "./gate";
 import { BUCKETS, type Bucket, dailyLimit } from "./limits";

@@ -1,6 +1,6 @@
 import { Elysia, t } from "elysia";
+import type { Variant } from "../catalog/built-catalog";
 import { VariantName } from "../catalog/model";
-import type { Variant } from "../catalog/types";
 import { type Operators, requireOperator } from "../guard";
 import { cappedBody } from "../http/body-limits";
 import { ErrorBody } from "../http/errors";

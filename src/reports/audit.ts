@@ -3,8 +3,9 @@
  * (artwork by its sha256 and provenance, never its markup), and the discovery store that
  * appends an event for every discovery record that changes a brand.
  */
+
+import type { Brand, StoredSvg, Variant } from "../catalog/built-catalog";
 import type { DiscoveryRecord, DiscoveryStore } from "../catalog/discovery/store/port";
-import type { Brand, StoredSvg, Variant } from "../catalog/types";
 import { newId } from "../platform/ids";
 import { log } from "../platform/log";
 import type { AuditEvent, AuditStore, AuditType, AuditValue } from "./store/port";

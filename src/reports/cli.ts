@@ -10,7 +10,7 @@
  * DISCOVERY_ALLOW_PRIVATE as the service uses them).
  */
 import { type Command, InvalidArgumentError } from "commander";
-import { VARIANTS, type Variant } from "../catalog/types";
+import { VARIANTS, type Variant } from "../catalog/built-catalog";
 import { CliError, cliOperator, withStore } from "../cli";
 import { loadConfig } from "../config";
 import type { Store } from "../deps";

@@ -3,6 +3,8 @@
  * fetcher, checked, sanitized and optimized like every mark, with the variants that derive
  * from it; and the URL rules of reports and pins.
  */
+
+import type { Brand, StoredSvg, Variant } from "../catalog/built-catalog";
 import { checkUrl, Refused } from "../catalog/discovery/address";
 import {
   type Artwork,
@@ -13,7 +15,6 @@ import {
 } from "../catalog/discovery/artwork";
 import { type GuardedFetcher, IMAGE_MAX_BYTES } from "../catalog/discovery/fetcher";
 import { deriveEnrichment, recolorMono } from "../catalog/enrichment/service";
-import type { Brand, StoredSvg, Variant } from "../catalog/types";
 import { unusable } from "../platform/domain-errors";
 import { PIN_SOURCE } from "./pins";
 import type { PinnedArtwork } from "./store/port";

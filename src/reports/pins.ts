@@ -7,7 +7,6 @@
  * catalog has it.
  */
 import { normalizeHost } from "../catalog/brand/domain";
-import { deriveBrandColors } from "../catalog/colors";
 import {
   type ArtworkSource,
   type Brand,
@@ -15,7 +14,8 @@ import {
   type StoredSvg,
   VARIANTS,
   type Variant,
-} from "../catalog/types";
+} from "../catalog/built-catalog";
+import { deriveBrandColors } from "../catalog/colors";
 import type { Pin, PinField, PinnedArtwork, RemovedArtwork } from "./store/port";
 
 /** The source label of pinned artwork and of the brand's pinned fields. */

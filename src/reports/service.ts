@@ -10,9 +10,9 @@
 import type { Principal } from "../accounts/model";
 import { normalizeHost, registrableDomain } from "../catalog/brand/domain";
 import type { BrandResolver } from "../catalog/brand/service";
+import { type Brand, type StoredSvg, VARIANTS, type Variant } from "../catalog/built-catalog";
 import type { GuardedFetcher } from "../catalog/discovery/fetcher";
 import type { CatalogService } from "../catalog/service";
-import { type Brand, type StoredSvg, VARIANTS, type Variant } from "../catalog/types";
 import { systemTimers, type Timers } from "../platform/clock";
 import { conflict, notFound } from "../platform/domain-errors";
 import { newId } from "../platform/ids";

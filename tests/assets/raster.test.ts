@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import sharp from "sharp";
 import type { Renderer } from "../../src/assets/render-pool";
-import { type Brand, VARIANTS, type Variant } from "../../src/catalog/types";
+import { type Brand, VARIANTS, type Variant } from "../../src/catalog/built-catalog";
 import { makeApp, type TestApp } from "../support/app";
 import { expectError } from "../support/errors";
 import {

@@ -5,10 +5,10 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Value } from "@sinclair/typebox/value";
+import type { Brand } from "../../src/catalog/built-catalog";
 import { BatchResponse, ServiceListResponse } from "../../src/catalog/model";
 import { SearchResponse } from "../../src/catalog/search/model";
 import { CatalogService } from "../../src/catalog/service";
-import type { Brand } from "../../src/catalog/types";
 import { makeApp, type TestApp } from "../support/app";
 import { sharedCatalogSource } from "../support/catalog";
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import sharp from "sharp";
-import type { Brand } from "../../src/catalog/types";
+import type { Brand } from "../../src/catalog/built-catalog";
 import { findBrand, has, lacks, pngSize } from "../assets/util";
 import { makeApp, type TestApp } from "../support/app";
 import { expectError } from "../support/errors";

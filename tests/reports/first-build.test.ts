@@ -8,8 +8,8 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { copyFileSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import type { BuiltCatalog } from "../../src/catalog/built-catalog";
 import { CatalogService } from "../../src/catalog/service";
-import type { BuiltCatalog } from "../../src/catalog/types";
 import { openEmbeddedStore, type Store } from "../../src/deps";
 import { CorrectionsService } from "../../src/reports/service";
 import { tempDir, testConfig } from "../support/app";

@@ -15,8 +15,8 @@ import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "
 import { copyFileSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Collection } from "mongodb";
+import type { BuiltCatalog, Variant } from "../../src/catalog/built-catalog";
 import type { MongoCatalogSource } from "../../src/catalog/store/mongo";
-import type { BuiltCatalog, Variant } from "../../src/catalog/types";
 import { openEmbeddedStore, openMongoStore, type Store } from "../../src/deps";
 import { setLogLevel } from "../../src/platform/log";
 import { ADMIN_TOKEN, makeApp, type TestApp, tempDir, testConfig } from "../support/app";

@@ -7,9 +7,9 @@
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import type { Db, MongoClient } from "mongodb";
+import type { BuiltCatalog } from "../../src/catalog/built-catalog";
 import { FileCatalogSource } from "../../src/catalog/store/embedded";
 import { MongoCatalogSource } from "../../src/catalog/store/mongo";
-import type { BuiltCatalog } from "../../src/catalog/types";
 import { openMongoStore } from "../../src/deps";
 import { setLogLevel } from "../../src/platform/log";
 import { ADMIN_TOKEN, makeApp, type TestApp, tempDir } from "../support/app";

@@ -1,6 +1,6 @@
 /**
  * Build step 1, load sources: the curated fixtures (fixtures/*.json) every later step reads.
- * The data packages themselves are read by the merge step (scripts/catalog/merge.ts).
+ * The data packages themselves are read by the merge step (scripts/catalog/icon-sets.ts).
  */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";

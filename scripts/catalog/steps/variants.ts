@@ -6,8 +6,8 @@
  */
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import { type Brand, VARIANTS } from "../../../src/catalog/built-catalog";
 import { deriveBrandColors, dominantColor } from "../../../src/catalog/colors";
-import { type Brand, VARIANTS } from "../../../src/catalog/types";
 import { packageVersion } from "../inputs";
 import { recolor } from "../modes";
 import { deriveMono } from "../mono";

@@ -5,9 +5,9 @@
  */
 import { existsSync, readFileSync } from "node:fs";
 import { DatabaseSync } from "node:sqlite";
+import { type Brand, VARIANTS } from "../../../src/catalog/built-catalog";
 import { databaseBeside } from "../../../src/catalog/store/embedded";
 import { writeCatalogFileSync } from "../../../src/catalog/store/schema";
-import { type Brand, VARIANTS } from "../../../src/catalog/types";
 import { attributionMarkdown } from "../attribution";
 import { inputsVersion } from "../inputs";
 import { web3Summary } from "../web3icons-merge";

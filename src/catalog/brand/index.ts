@@ -2,12 +2,12 @@ import { Elysia } from "elysia";
 import { type AuthDeps, authPlugin, noteMeter } from "../../guard";
 import { ErrorBody, RateLimitedBody } from "../../http/errors";
 import { DomainError, invalid } from "../../platform/domain-errors";
+import type { Brand } from "../built-catalog";
 import type { DiscoveryService } from "../discovery/service";
 import type { EnrichmentService } from "../enrichment/service";
 import { hasArtwork } from "../service";
 import { BrandLookupQuery, BrandLookupResponse, MerchantNotFoundBody } from "../transactions/model";
 import { merchantNotFound, type TransactionMatcher } from "../transactions/service";
-import type { Brand } from "../types";
 import { lookupBrand } from "./lookup";
 import { type BrandResolver, toBrandView } from "./service";
 

@@ -1,5 +1,5 @@
 import { invalid, notFound } from "../../platform/domain-errors";
-import type { Brand } from "../types";
+import type { Brand } from "../built-catalog";
 import { emailDomain, normalizeHost } from "./domain";
 import type { BrandResolver } from "./service";
 

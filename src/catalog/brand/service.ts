@@ -5,12 +5,12 @@
  */
 import type { Static } from "elysia";
 import { Lru } from "../../platform/cache";
+import { type Brand, VARIANTS } from "../built-catalog";
 import { directoryFields } from "../model";
 import { provenances, readOverHttp } from "../provenance";
 import { contrastOf, cssVars, NOTICE } from "../service";
 import type { CatalogDb } from "../store/catalog-db";
 import { splitRegistrable } from "../store/schema";
-import { type Brand, VARIANTS } from "../types";
 import { isCountrySuffix, lookupChain, registrableDomain } from "./domain";
 import type { BrandResponse } from "./model";
 

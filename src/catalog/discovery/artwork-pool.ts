@@ -8,8 +8,8 @@
  */
 import { log } from "../../platform/log";
 import { findWorkerScript, startWorker, type WorkerLike } from "../../platform/worker-script";
+import type { Brand } from "../built-catalog";
 import type { EnrichmentRecord } from "../enrichment/store/port";
-import type { Brand } from "../types";
 import { type Artwork, type ArtworkJob, runWorkerJob, type WorkerJob } from "./artwork";
 
 const JOB_TIMEOUT_MS = 10_000;

@@ -13,11 +13,11 @@
  */
 import { createHash } from "node:crypto";
 import decodeIco from "decode-ico";
+import type { Brand } from "../built-catalog";
 import { dominantColor, rgbToHex } from "../colors";
 import { deriveEnrichment } from "../enrichment/service";
 import type { EnrichmentRecord } from "../enrichment/store/port";
 import { sanitizeAndOptimizeSvg } from "../sanitize";
-import type { Brand } from "../types";
 
 export const MIN_RASTER_SIDE = 32;
 /** Smallest raster kept at all: under MIN_RASTER_SIDE it is low-resolution artwork. */

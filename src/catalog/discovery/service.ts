@@ -20,6 +20,7 @@ import { systemTimers, type Timers } from "../../platform/clock";
 import { log } from "../../platform/log";
 import { repeat } from "../../platform/repeat";
 import { registrableDomain } from "../brand/domain";
+import { type Brand, type StoredSvg, VARIANTS, type Variant } from "../built-catalog";
 import {
   type EnrichableCatalog,
   EnrichmentService,
@@ -29,7 +30,6 @@ import {
 import type { EnrichmentStore } from "../enrichment/store/port";
 import { provenanceOf, readOverHttp, type WebChannel, webSource } from "../provenance";
 import { hasArtwork } from "../service";
-import { type Brand, type StoredSvg, VARIANTS, type Variant } from "../types";
 import { Refused } from "./address";
 import { type Artwork, MIN_RASTER_SIDE, rasterSide, sha256 } from "./artwork";
 import { ArtworkPool } from "./artwork-pool";

@@ -25,11 +25,11 @@ import type { CustomPlugin } from "svgo";
 import { optimize } from "svgo";
 import { log } from "../../platform/log";
 import { repeat } from "../../platform/repeat";
+import type { Brand, ColorRole, StoredSvg, Variant } from "../built-catalog";
 import { contrastRatio, DARK_SURFACE, deriveBrandColors } from "../colors";
 import type { DiscoveryRecord, DiscoveryStore } from "../discovery/store/port";
 import { readOverHttp } from "../provenance";
 import { sanitizeSvg } from "../sanitize";
-import type { Brand, ColorRole, StoredSvg, Variant } from "../types";
 import type { EnrichmentRecord, EnrichmentStore } from "./store/port";
 
 export const DERIVED_SOURCE = "derived:mono";

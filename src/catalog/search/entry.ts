@@ -4,7 +4,7 @@
  * the candidates of a query.
  */
 import { parse } from "tldts";
-import type { Brand } from "../types";
+import type { Brand } from "../built-catalog";
 import { abbreviations, compact, deletions, fold, wordParts, wordTails } from "./text";
 
 export interface Entry {

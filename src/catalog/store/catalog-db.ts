@@ -7,8 +7,8 @@
  */
 import { existsSync } from "node:fs";
 import { DatabaseSync, type StatementSync } from "node:sqlite";
+import type { Brand, StoredSvg, Variant } from "../built-catalog";
 import type { Entry } from "../search/entry";
-import type { Brand, StoredSvg, Variant } from "../types";
 import { CatalogWriter, createSchema } from "./schema";
 
 export interface CatalogMeta {

@@ -3,7 +3,7 @@ import { readFile, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
-import type { BuiltCatalog } from "../types";
+import type { BuiltCatalog } from "../built-catalog";
 import { CatalogDb, catalogFileError, readCatalogMeta } from "./catalog-db";
 import type { CatalogSource } from "./port";
 import { writeCatalogFile } from "./schema";

@@ -12,7 +12,7 @@ import {
 import { DUPLICATE_KEY } from "../../store/mongo/errors";
 import { FERRET_UPDATES_PER_BULK, isFerretDb } from "../../store/mongo/ferret";
 import { ensureIndexes } from "../../store/mongo/indexes";
-import type { Brand, BuiltCatalog, StoredSvg, Variant } from "../types";
+import type { Brand, BuiltCatalog, StoredSvg, Variant } from "../built-catalog";
 import { readCatalogMeta } from "./catalog-db";
 import type { CatalogSource } from "./port";
 import { writeCatalogFile } from "./schema";

@@ -13,11 +13,11 @@ import { type DomainError, invalid, notFound } from "../../platform/domain-error
 import { type Tier, TRANSACTIONS_CAP } from "../../quota/limits";
 import { countryOf, registrableDomain } from "../brand/domain";
 import { type BrandResolver, toBrandView } from "../brand/service";
+import type { Brand } from "../built-catalog";
 import { FIELD } from "../search/entry";
 import { compact, fold } from "../search/text";
 import type { CatalogDb } from "../store/catalog-db";
 import { splitRegistrable } from "../store/schema";
-import type { Brand } from "../types";
 import { brandGroups, type Group, mccGroups } from "./categories";
 import {
   type Descriptor,

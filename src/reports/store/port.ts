@@ -1,4 +1,4 @@
-import type { StoredSvg, Variant } from "../../catalog/types";
+import type { StoredSvg, Variant } from "../../catalog/built-catalog";
 
 /** What a user may report. `missing_brand`: a company the catalog lacks, named by its domain. */
 export const REPORT_KINDS = [

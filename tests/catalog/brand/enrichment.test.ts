@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createHash } from "node:crypto";
 import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import type { Brand, BuiltCatalog } from "../../../src/catalog/built-catalog";
 import { contrastRatio, DARK_SURFACE } from "../../../src/catalog/colors";
 import {
   applyEnrichment,
@@ -20,7 +21,6 @@ import { EmbeddedEnrichmentStore } from "../../../src/catalog/enrichment/store/e
 import type { EnrichmentStore } from "../../../src/catalog/enrichment/store/port";
 import { CatalogService } from "../../../src/catalog/service";
 import { FileCatalogSource } from "../../../src/catalog/store/embedded";
-import type { Brand, BuiltCatalog } from "../../../src/catalog/types";
 import { setLogLevel } from "../../../src/platform/log";
 import { CATALOG_FILE, makeApp, tempDir } from "../../support/app";
 import { openDatabase } from "../../support/db";

@@ -2,7 +2,7 @@
  * GET /v1/brand through the real app (embedded store in a temp dir, real catalog).
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { VARIANTS } from "../../../src/catalog/types";
+import { VARIANTS } from "../../../src/catalog/built-catalog";
 import { makeApp, type TestApp } from "../../support/app";
 
 let t: TestApp;

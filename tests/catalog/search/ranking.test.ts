@@ -3,11 +3,11 @@
  * build/catalog.sqlite), with whole-catalog reloads: test:fast leaves this out.
  */
 import { beforeAll, describe, expect, test } from "bun:test";
+import type { Brand, BuiltCatalog } from "../../../src/catalog/built-catalog";
 import { popularityOf, SearchIndex } from "../../../src/catalog/search/service";
 import { compact } from "../../../src/catalog/search/text";
 import { CatalogService } from "../../../src/catalog/service";
 import { FileCatalogSource } from "../../../src/catalog/store/embedded";
-import type { Brand, BuiltCatalog } from "../../../src/catalog/types";
 import { CATALOG_FILE } from "../../support/app";
 import { sharedCatalogSource } from "../../support/catalog";
 

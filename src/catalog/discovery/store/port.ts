@@ -1,5 +1,5 @@
+import type { StoredSvg, Variant } from "../../built-catalog";
 import type { WebChannel } from "../../provenance";
-import type { StoredSvg, Variant } from "../../types";
 
 /** How a discovery attempt for a domain ended (see catalog/discovery). */
 export type DiscoveryStatus = "found" | "nothing" | "refused" | "failed" | "taken_down";

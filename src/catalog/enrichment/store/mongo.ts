@@ -1,6 +1,6 @@
 import type { Db } from "mongodb";
 import { isDuplicate } from "../../../store/mongo/errors";
-import type { StoredSvg, Variant } from "../../types";
+import type { StoredSvg, Variant } from "../../built-catalog";
 import type { EnrichmentRecord, EnrichmentStore } from "./port";
 
 type RecordDoc = EnrichmentRecord & { _id: number };

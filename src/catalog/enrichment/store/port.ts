@@ -1,4 +1,4 @@
-import type { ColorRole, StoredSvg, Variant } from "../../types";
+import type { ColorRole, StoredSvg, Variant } from "../../built-catalog";
 
 /**
  * What one enrichment job derived for one brand. Records are replayed over the catalog at

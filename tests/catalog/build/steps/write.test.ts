@@ -3,7 +3,7 @@ import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { buildPaths } from "../../../../scripts/catalog/steps/context";
 import { type BuildOutcome, writeCatalog } from "../../../../scripts/catalog/steps/write";
-import type { Brand } from "../../../../src/catalog/types";
+import type { Brand } from "../../../../src/catalog/built-catalog";
 import { tempDir } from "../../../support/temp";
 
 const ROOT = resolve(import.meta.dir, "../../../..");

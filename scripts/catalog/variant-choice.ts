@@ -21,7 +21,7 @@
  *   dark and every light variant is made after optimization (scripts/catalog/variant-rules.ts).
  *   skill-icons "-dark"/"-light" tiles sit on opaque squares and are only a last-resort colour tile.
  */
-import type { Variant } from "../../src/catalog/types";
+import type { Variant } from "../../src/catalog/built-catalog";
 import { type ArtworkColors, analyzeColors } from "./artwork";
 import type { DraftBrand, IconCandidate } from "./draft";
 import { CARD_BADGE, MONOGRAM } from "./folds";

@@ -1,6 +1,6 @@
 import { Elysia } from "elysia";
 import { currentRequest } from "../platform/log";
-import { httpDuration, labelled } from "../platform/metrics";
+import { httpDuration, labelled } from "../platform/process-metrics";
 import { statusOf } from "./request-log";
 
 const durations = labelled(httpDuration);
