@@ -10,7 +10,7 @@
  * pins, and records the new state. The first version an empty store sees is recorded as it is
  * (the same rows by whichever instances get there, then claimed once).
  */
-import { DISCOVERED_ID_BASE } from "../catalog/discovery/service";
+import { DISCOVERED_ID_BASE } from "../catalog/discovery/pipeline";
 import type { CatalogService } from "../catalog/service";
 import { log } from "../platform/log";
 import { auditEvent, variantsValue } from "./audit";

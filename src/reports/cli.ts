@@ -62,7 +62,7 @@ async function openCorrections(store: Store): Promise<CorrectionsService> {
       import("../catalog/service"),
       import("../catalog/brand/service"),
       import("../catalog/discovery/fetcher"),
-      import("../catalog/discovery/service"),
+      import("../catalog/discovery/setup"),
       import("./service"),
     ]);
   const config = loadConfig(process.env);

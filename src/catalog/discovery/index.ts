@@ -10,7 +10,8 @@ import {
   DomainParams,
   ListQuery,
 } from "./model";
-import { type DiscoveryService, discoveryView, summarize } from "./service";
+import { discoveryView, summarize } from "./records";
+import type { DiscoveryService } from "./service";
 
 const DISABLED =
   "Web discovery is off on this service (DISCOVERY=off): it makes no outbound request. Set DISCOVERY=on to discover domains.";

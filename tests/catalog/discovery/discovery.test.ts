@@ -338,7 +338,7 @@ describe("operator routes", () => {
 });
 
 describe("queue", () => {
-  test("a full queue drops and counts", () => {
+  test("a full queue drops and counts: one job runs, `queueSize` wait, the rest are dropped", () => {
     const d = t.deps;
     const svc = new DiscoveryService(
       d.store.discoveries,
@@ -352,9 +352,12 @@ describe("queue", () => {
       },
     );
     expect(svc.requestDomain("q1.test")).toBe(true);
+    expect(svc.requestDomain("q2.test")).toBe(true);
+    // a domain queued already is not queued twice, and not counted as dropped
     expect(svc.requestDomain("q2.test")).toBe(false);
     expect(svc.requestDomain("q3.test")).toBe(false);
-    expect(svc.stats().dropped).toBe(2);
+    expect(svc.requestDomain("q4.test")).toBe(false);
+    expect(svc.stats()).toMatchObject({ running: 1, queued: 1, dropped: 2 });
     return svc.close();
   });
 });

@@ -12,7 +12,7 @@ import {
   GuardedFetcher,
   HTML_MAX_BYTES,
 } from "../../../src/catalog/discovery/fetcher";
-import { trustedCas } from "../../../src/catalog/discovery/service";
+import { trustedCas } from "../../../src/catalog/discovery/setup";
 import { tempDir } from "../../support/temp";
 import { FIXTURE_TLS } from "../../support/tls-fixture";
 import { type FixtureWeb, html, redirect, startFixtureWeb } from "../../support/web-fixtures";

@@ -1,5 +1,5 @@
 import { expect, test } from "bun:test";
-import { emptyRecord } from "../../../../src/catalog/discovery/service";
+import { emptyRecord } from "../../../../src/catalog/discovery/records";
 import { EmbeddedDiscoveryStore } from "../../../../src/catalog/discovery/store/embedded";
 import { MongoDiscoveryStore } from "../../../../src/catalog/discovery/store/mongo";
 import type { DiscoveryRecord, DiscoveryStore } from "../../../../src/catalog/discovery/store/port";

@@ -3,7 +3,7 @@
  * connections on one DATA_DIR (the service and the admin CLI are two processes).
  */
 import { afterEach, expect, setSystemTime, test } from "bun:test";
-import { emptyRecord } from "../../../../src/catalog/discovery/service";
+import { emptyRecord } from "../../../../src/catalog/discovery/records";
 import { EmbeddedDiscoveryStore } from "../../../../src/catalog/discovery/store/embedded";
 import type { DiscoveryRecord } from "../../../../src/catalog/discovery/store/port";
 import type { Database } from "../../../../src/store/embedded/db";
