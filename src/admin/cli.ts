@@ -85,13 +85,8 @@ function dbCheck() {
   throw new CliError(`db check: ${path} has problems (${problems.length} listed above)`);
 }
 
-function program(): Command {
-  const root = new Command("admin")
-    .description("Operator commands on the store the service is configured for (same env vars).")
-    .usage("<command> [options]  (npm run admin -- <command> ...)")
-    .showSuggestionAfterError()
-    .exitOverride();
-
+/** accounts list | show | set-tier */
+function accountCommands(root: Command) {
   const accounts = root.command("accounts").description("Accounts");
   accounts
     .command("list")
@@ -125,7 +120,10 @@ function program(): Command {
         print({ accountId: a.id, tier: a.tier, limits: a.limits });
       }),
     );
+}
 
+/** keys create | list | revoke, publishable-keys create | revoke */
+function keyCommands(root: Command) {
   const keys = root.command("keys").description("API keys");
   keys
     .command("create")
@@ -192,7 +190,10 @@ function program(): Command {
         print(publishableView(await svc.revokePublishableKey(null, keyId))),
       ),
     );
+}
 
+/** projections rebuild, misses, counters rebuild: the usage log's commands */
+function usageCommands(root: Command) {
   root
     .command("projections")
     .description("Usage projections")
@@ -234,6 +235,17 @@ function program(): Command {
         console.log(await countersRebuild(store, loadConfig(process.env))),
       ),
     );
+}
+
+function program(): Command {
+  const root = new Command("admin")
+    .description("Operator commands on the store the service is configured for (same env vars).")
+    .usage("<command> [options]  (npm run admin -- <command> ...)")
+    .showSuggestionAfterError()
+    .exitOverride();
+  accountCommands(root);
+  keyCommands(root);
+  usageCommands(root);
   root
     .command("db")
     .description("The embedded store's SQLite database (DATA_DIR/brand-api.sqlite)")
