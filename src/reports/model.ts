@@ -241,3 +241,9 @@ export const AuditEventView = t.Object({
 });
 
 export const AuditPage = t.Object({ items: t.Array(AuditEventView), next });
+
+/** A brand's slug in an operator route's path. */
+export const SlugParams = t.Object({ slug: t.String({ maxLength: 200 }) });
+
+/** A brand's slug and one of its variants in an operator route's path. */
+export const ArtworkParams = t.Object({ slug: t.String({ maxLength: 200 }), variant: VariantName });

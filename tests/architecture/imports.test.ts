@@ -42,6 +42,8 @@ const FLOORS: { floor: number; name: string; files: RegExp[] }[] = [
     files: [
       /^src\/(accounts|assets|billing|catalog|gallery|images|reports|usage|visitor-counter|web)\/(.+\/)?index\.ts$/,
       /^src\/(usage\/analytics|reports)\/admin\.ts$/,
+      // a controller's route groups, one file each
+      /^src\/[^/]+\/(.+\/)?routes\//,
       /^src\/(admin|health|mcp|metrics)\//,
     ],
   },
