@@ -1,5 +1,4 @@
 import { Elysia, t } from "elysia";
-import { createPublishable, revokePublishable } from "../accounts";
 import {
   LimitsSchema,
   NewPublishableKeyResponse,
@@ -7,6 +6,7 @@ import {
   PublishableKeyView,
   TierSchema,
 } from "../accounts/model";
+import { createPublishable, revokePublishable } from "../accounts/routes/account";
 import { type AccountService, accountNotFound } from "../accounts/service";
 import { type Operators, requireOperator } from "../guard";
 import { cappedBody } from "../http/body-limits";
