@@ -23,6 +23,7 @@ describe("moduleConstants", () => {
   test("values that are code are left out, never run", () => {
     const text = [
       "const a = f();",
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: the module's source text
       "const b = `x${y}`;",
       "const c = [...d];",
       "const e = { g() {} };",
