@@ -15,9 +15,9 @@
  * The worker's side is `serveThreadJobs`. Messages: the pool posts `{ id, job }`; the worker
  * answers `{ id, progress }` any number of times, then `{ id, ok }` or `{ id, error, code }`.
  *
- * (Thread pool libraries were tried: tinypool does not run on Deno, workerpool not on Bun, and
- * piscina has no inline fallback or recycling by work done and cannot find its own worker entry
- * inside a `bun build` bundle.)
+ * Of the thread pool libraries, tinypool does not run on Deno and workerpool not on Bun;
+ * piscina runs on both but has no recycling by work done or fallback to the calling thread, and
+ * a `bun build` bundle finds its worker entry only at the absolute path it was built at.
  */
 import { setPriority } from "node:os";
 import process from "node:process";
