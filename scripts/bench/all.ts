@@ -70,6 +70,8 @@ async function otherScripts() {
     ["mcp.ts", ["--rounds", "2"]],
     ["instructions.ts", ["--warmup", "2000", "--requests", "2000"]],
     ["password.ts", ["3"]],
+    ["ready.ts", []],
+    ["usage-stall.ts", ["--rounds", "2"]],
   ];
   for (const [name, args] of scripts) {
     progress(`running scripts/bench/${name} ${args.join(" ")}`);

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { type Db, MongoClient } from "mongodb";
@@ -12,6 +12,7 @@ import { RateLimiter } from "../../src/quota/rate-limit";
 import { MongoAccountStore, MongoTokenStore } from "../../src/store/mongo/accounts";
 import { tempDir } from "../support/app";
 import { mongoUrl, skipNote, testDbName } from "../support/mongo";
+import { describeUnless } from "../support/skip";
 import { decodeQuotedPrintable } from "./helpers";
 
 setDefaultTimeout(60_000);
@@ -22,7 +23,7 @@ setDefaultTimeout(60_000);
  */
 const mongo = await mongoUrl();
 const url = mongo.url;
-describe.skipIf(!url)(`accounts on MongoDB ${skipNote(mongo)}`.trim(), () => {
+describeUnless(mongo.reason)(`accounts on MongoDB ${skipNote(mongo)}`.trim(), () => {
   let client: MongoClient;
   let db: Db;
   let auth: AuthService;

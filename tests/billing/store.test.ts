@@ -4,6 +4,7 @@ import { openEmbeddedStore, openMongoStore, type Store } from "../../src/store";
 import { CATALOG_FILE, tempDir } from "../support/app";
 import { smallCatalogFile } from "../support/catalog";
 import { mongoUrl, skipNote, testDbName } from "../support/mongo";
+import { describeUnless } from "../support/skip";
 import { sid } from "./util";
 
 // each test builds an app or starts a server: allow for a loaded machine
@@ -13,8 +14,8 @@ setDefaultTimeout(30_000);
  * One contract for the billing-link and visitor-counter stores of both adapters. The embedded
  * adapter always runs; the MongoDB adapter on the run's wire server (tests/support/mongo.ts).
  */
-function billingStoreContract(name: string, open: () => Promise<Store>, skip = false) {
-  describe.skipIf(skip)(`billing and visitor stores: ${name}`, () => {
+function billingStoreContract(name: string, open: () => Promise<Store>, skip?: string) {
+  describeUnless(skip)(`billing and visitor stores: ${name}`, () => {
     let store: Store;
     const get = async () => {
       store ??= await open();
@@ -100,7 +101,7 @@ billingStoreContract(
       { CATALOG_FILE: smallCatalogFile(), MONGODB_DB: testDbName("bapi_billing") },
       mongo.url as string,
     ),
-  !mongo.url,
+  mongo.reason,
 );
 
 describe("embedded billing store after a restart", () => {

@@ -13,6 +13,7 @@ import { writeCatalogFileSync } from "../../src/catalog/store/schema";
 import { FileCatalogSource } from "../../src/store/embedded/catalog";
 import { tempDir } from "../support/app";
 import { brandOf } from "../support/catalog";
+import { ALLOWED_SKIPS, testIf } from "../support/skip";
 
 const SOURCES = join(import.meta.dir, "../../src");
 const asRoot = process.getuid?.() === 0;
@@ -73,7 +74,7 @@ describe("a catalog file that cannot be served says why", () => {
     expect(await loadError(big)).toMatch(/is too large to read as JSON \(600 MB, at most 512 MB\)/);
   });
 
-  test.skipIf(!nobodyReads)(
+  testIf(nobodyReads, ALLOWED_SKIPS.checkoutUnreadable)(
     "permission denied (checked as an unprivileged user: root reads any file)",
     async () => {
       const dir = tempDir();

@@ -7,6 +7,7 @@ import {
 } from "@modelcontextprotocol/sdk/types.js";
 import type { UsageEvent } from "../../src/usage/port";
 import { createEnterprise, useAccountIdBearer } from "../support/app";
+import { expectError } from "../support/errors";
 import { collect } from "../usage/util";
 import { connect, moved, type Served, serve, toolErrorBody, used } from "./util";
 
@@ -227,7 +228,7 @@ describe("every tool and resource, counted exactly like its REST twin", () => {
     ).toEqual({ png: 1 });
     const img = r.content[0];
     expect(img?.type).toBe("image");
-    if (img?.type !== "image") return;
+    if (img?.type !== "image") throw new Error("not an image");
     expect(img.mimeType).toBe("image/png");
     const png = Buffer.from(img.data, "base64");
     expect(png.subarray(1, 4).toString()).toBe("PNG");
@@ -410,7 +411,7 @@ describe("tier rules", () => {
     expect(body.reset_in_seconds as number).toBeGreaterThan(0);
     expect(body.reset_in_seconds as number).toBeLessThanOrEqual(86_400);
     // the same counter as REST: GET /v1/brand is refused too, and the refusals consumed nothing
-    expect((await s.get("/v1/brand?domain=github.com", key)).status).toBe(429);
+    await expectError(await s.get("/v1/brand?domain=github.com", key), 429, "rate_limit_exceeded");
     expect((await used(s, key)).domain).toBe(20);
     // other buckets are untouched
     expect((await call(client, "get_brand", { slug: "github" })).isError).toBeUndefined();
@@ -514,7 +515,7 @@ describe("authentication, before any MCP processing", () => {
       expect(r.status).toBe(405);
       expect(r.headers.get("allow")).toBe("POST");
       expect(((await r.json()) as { jsonrpc: string }).jsonrpc).toBe("2.0");
-      expect((await fetch(s.mcpUrl, { method })).status).toBe(401);
+      await expectError(await fetch(s.mcpUrl, { method }), 401, "invalid_api_key");
     }
   });
 
@@ -522,6 +523,10 @@ describe("authentication, before any MCP processing", () => {
     const big = { ...initialize(LATEST_PROTOCOL_VERSION), pad: "x".repeat(70_000) };
     const r = await rpc(big, { "x-api-key": await s.key() });
     expect(r.status).toBe(413);
+    // the JSON-RPC error shape MCP clients read, as for every transport-level refusal
+    const err = (await r.json()) as { jsonrpc: string; error: { code: number; message: string } };
+    expect(err).toMatchObject({ jsonrpc: "2.0", error: { code: -32000 } });
+    expect(err.error.message).toMatch(/65536 bytes/);
   });
 });
 

@@ -3,9 +3,15 @@ import type { CounterStore } from "../../src/quota/counter-store";
 
 /**
  * The behaviour every CounterStore adapter must have. Called once per adapter from
- * counter-store.test.ts; `store()` returns the adapter under test.
+ * counter-store.test.ts; `store()` returns the adapter under test, `storeNow()` the time (epoch
+ * seconds) by the clock the store judges expiry with: this process's, or redis-server's, which
+ * keeps the real time when a run moves the clock ahead (tests/support/redis.ts).
  */
-export function counterStoreContract(name: string, store: () => CounterStore) {
+export function counterStoreContract(
+  name: string,
+  store: () => CounterStore,
+  storeNow: () => Promise<number> = async () => Math.floor(Date.now() / 1000),
+) {
   let n = 0;
   const key = (label: string) => `contract:${name}:${Date.now()}:${++n}:${label}`;
   const later = () => Math.floor(Date.now() / 1000) + 3600;
@@ -74,7 +80,7 @@ export function counterStoreContract(name: string, store: () => CounterStore) {
 
     test("a counter whose expiry has passed reads as 0 and starts again", async () => {
       const k = key("expired");
-      const past = Math.floor(Date.now() / 1000) - 5;
+      const past = (await storeNow()) - 5;
       await store().consume(k, null, past);
       expect(await store().read([k])).toEqual([0]);
       expect(await store().consume(k, null, later())).toEqual({ allowed: true, count: 1 });

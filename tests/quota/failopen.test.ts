@@ -129,7 +129,7 @@ withRedis("redis-server killed mid-run", () => {
     const acct = await createEnterprise(t, { catalog: 5 });
     for (let i = 0; i < 5; i++)
       expect((await t.get("/v1/catalog/github", acct.apiKey)).status).toBe(200);
-    expect((await t.get("/v1/catalog/github", acct.apiKey)).status).toBe(429);
+    await expectError(await t.get("/v1/catalog/github", acct.apiKey), 429, "rate_limit_exceeded");
     // no request meets the dead store: the breaker never opens
     await h.killRedis();
     await h.startRedis();
@@ -146,7 +146,7 @@ withRedis("redis-server killed mid-run", () => {
     // reseed() waits for the one the requests started, then runs it once more)
     await t.deps.quota.reseed("test: wait for the re-seed");
     expect(await rawCount(acct.accountId, "catalog")).toBe(5);
-    expect((await t.get("/v1/catalog/github", acct.apiKey)).status).toBe(429);
+    await expectError(await t.get("/v1/catalog/github", acct.apiKey), 429, "rate_limit_exceeded");
     expect((await readyz()).counters.state).toBe("ok");
   });
 
@@ -164,7 +164,7 @@ withRedis("redis-server killed mid-run", () => {
     expect(during.filter((r) => r.status === 429)).toHaveLength(8);
     await t.deps.quota.reseed("test: wait for the re-seed");
     expect(await rawCount(acct.accountId, "catalog")).toBe(6);
-    expect((await t.get("/v1/catalog/github", acct.apiKey)).status).toBe(429);
+    await expectError(await t.get("/v1/catalog/github", acct.apiKey), 429, "rate_limit_exceeded");
   });
 
   test("GET /v1/usage reports the requests served while the store was down, above the limit", async () => {

@@ -23,6 +23,7 @@ import { ADMIN_TOKEN, makeApp, type TestApp, tempDir, testConfig } from "../supp
 import { smallCatalogFile } from "../support/catalog";
 import { ICON_SVG, TWO_COLOUR_SVG } from "../support/logo-sites";
 import { mongoUrl, skipNote, testDbName } from "../support/mongo";
+import { describeUnless } from "../support/skip";
 import {
   bytes,
   type FixtureWeb,
@@ -238,7 +239,7 @@ async function auditCalls(f: () => Promise<void>): Promise<Record<string, number
 }
 
 for (const kind of KINDS) {
-  describe.skipIf(kind.skip)(
+  describeUnless(kind.skip ? mongo.reason : undefined)(
     `pins, audit and reports on ${kind.name} ${kind.skip ? skipNote(mongo) : ""}`.trim(),
     () => {
       test("a pin replaces the brand's own artwork everywhere and holds across a rebuild, a restart and a forced rediscovery; retired pinned brands move or are reported", async () => {

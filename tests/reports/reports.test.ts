@@ -11,8 +11,14 @@ import type { Brand } from "../../src/catalog/types";
 import type { Deps } from "../../src/deps";
 import { setLogLevel } from "../../src/platform/log";
 import { ADMIN_TOKEN, makeApp, type TestApp, tempDir } from "../support/app";
+import { expectError } from "../support/errors";
 import { ICON_SVG, logoSites, png, SCRIPTED_SVG, SSRF_DNS } from "../support/logo-sites";
-import { type FixtureWeb, startFixtureWeb } from "../support/web-fixtures";
+import {
+  type FixtureWeb,
+  fixtureDiscoveryEnv,
+  startFixtureWeb,
+  useFixtureWeb,
+} from "../support/web-fixtures";
 import { fixtureFetcher, startArtworkSite } from "./fixtures";
 
 setDefaultTimeout(60_000);
@@ -36,20 +42,10 @@ afterAll(async () => {
 /** An app with web discovery on, reading the logo fixture sites (its own, stopped by the caller). */
 async function discoveryApp() {
   const sites = await startFixtureWeb(await logoSites(), SSRF_DNS);
-  const t = await makeApp(
-    {
-      DISCOVERY: "on",
-      DISCOVERY_PROXY: sites.proxyUrl,
-      DISCOVERY_ALLOW_PRIVATE: "on",
-      ...OPERATORS,
-    },
-    {
-      customize: (deps) => {
-        deps.discovery.fetcher.resolve = sites.resolve;
-        deps.discovery.fetcher.requestTimeoutMs = 1000;
-      },
-    },
-  );
+  // the fixture's resolver for addresses and TXT records (BIMI): no system DNS
+  const t = await makeApp(fixtureDiscoveryEnv(sites, OPERATORS), {
+    customize: useFixtureWeb(sites),
+  });
   return { sites, t };
 }
 
@@ -105,12 +101,13 @@ describe("POST /v1/reports", () => {
       body: JSON.stringify({ slug: SLUG, kind: "other", note: "from the console" }),
     });
     expect(r.status).toBe(202);
+    expect(await r.json()).toMatchObject({ slug: SLUG, kind: "other", status: "open", votes: 1 });
     const none = await t.req("/v1/reports", {
       method: "POST",
       headers: { "content-type": "application/json" },
       body: JSON.stringify({ slug: SLUG, kind: "other" }),
     });
-    expect(none.status).toBe(401);
+    await expectError(none, 401, "invalid_api_key");
   });
 
   test("bad input is 400 naming the field; an unknown brand is 404", async () => {

@@ -17,6 +17,7 @@ import { cliInProcess } from "../support/admin-cli";
 import { ADMIN_TOKEN, CATALOG_FILE, makeApp, type TestApp, tempDir } from "../support/app";
 import { smallCatalogFile } from "../support/catalog";
 import { mongoUrl, skipNote, testDbName } from "../support/mongo";
+import { describeUnless, testIf } from "../support/skip";
 import type { FixtureWeb } from "../support/web-fixtures";
 import { fixtureFetcher, startArtworkSite } from "./fixtures";
 
@@ -113,8 +114,9 @@ describe("admin CLI reports (embedded store)", () => {
 });
 
 const mongo = await mongoUrl();
+const onMongo = testIf(!!mongo.url, mongo.reason ?? "");
 
-describe.skipIf(!mongo.url)(`reports and pins on MongoDB ${skipNote(mongo)}`.trim(), () => {
+describeUnless(mongo.reason)(`reports and pins on MongoDB ${skipNote(mongo)}`.trim(), () => {
   const dbName = testDbName("bapi_reports");
   let client: MongoClient;
   const mongoApp = async () => {
@@ -262,7 +264,7 @@ describe("reports kept by an earlier version", () => {
     db.close();
   });
 
-  test.skipIf(!mongo.url)("MongoDB: the same, on the stored documents", async () => {
+  onMongo("MongoDB: the same, on the stored documents", async () => {
     const { MongoClient } = await import("mongodb");
     const { MongoCorrectionsStore } = await import("../../src/store/mongo/reports");
     const c = await MongoClient.connect(mongo.url as string);

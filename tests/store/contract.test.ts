@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, expect, test } from "bun:test";
 import { randomBytes } from "node:crypto";
 import { rmSync } from "node:fs";
 import type { AccountEvent } from "../../src/accounts/model";
@@ -8,13 +8,14 @@ import { openEmbeddedStore, openMongoStore, type Store } from "../../src/store";
 import { CATALOG_FILE, tempDir } from "../support/app";
 import { smallCatalogFile } from "../support/catalog";
 import { mongoUrl, skipNote, testDbName } from "../support/mongo";
+import { describeUnless } from "../support/skip";
 
 /**
  * One contract for every store adapter. The embedded adapter always runs; the MongoDB adapter
  * runs against MONGODB_URL or the run's FerretDB (tests/support/mongo.ts).
  */
-function storeContract(name: string, open: () => Promise<Store>, skip = false) {
-  describe.skipIf(skip)(`store contract: ${name}`, () => {
+function storeContract(name: string, open: () => Promise<Store>, skip?: string) {
+  describeUnless(skip)(`store contract: ${name}`, () => {
     let store: Store;
     const get = async () => {
       store ??= await open();
@@ -361,7 +362,7 @@ storeContract(
     );
     return { ...store, close: () => dropAndClose(mongo.url as string, mongoDb, store) };
   },
-  !mongo.url,
+  mongo.reason,
 );
 
 /** Close the store and drop its test database. */

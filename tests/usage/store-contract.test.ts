@@ -1,8 +1,9 @@
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, expect, test } from "bun:test";
 import { newId } from "../../src/platform/ids";
 import { setLogLevel } from "../../src/platform/log";
 import type { UsageEvent, UsageEventStore } from "../../src/usage/port";
 import { mongoUrl, skipNote, testDbName } from "../support/mongo";
+import { describeUnless } from "../support/skip";
 import { usageStoreKinds } from "../support/usage-stores";
 import { collect, event } from "./util";
 
@@ -13,9 +14,10 @@ import { collect, event } from "./util";
 function usageStoreContract(
   name: string,
   open: () => Promise<{ store: UsageEventStore; drop(): Promise<void> }>,
-  skip = false,
+  /** the reason it cannot run here; none: it runs */
+  skip?: string,
 ) {
-  describe.skipIf(skip)(`usage store contract: ${name}`, () => {
+  describeUnless(skip)(`usage store contract: ${name}`, () => {
     let store: UsageEventStore;
     let drop: () => Promise<void>;
     beforeAll(async () => {
@@ -129,7 +131,7 @@ function usageStoreContract(
 const mongo = await mongoUrl();
 for (const kind of await usageStoreKinds()) usageStoreContract(kind.name, kind.open, kind.skip);
 
-describe.skipIf(!mongo.url)(
+describeUnless(mongo.reason)(
   `two instances folding into usage_daily at once ${skipNote(mongo)}`.trim(),
   () => {
     test("appends on both at the same moment lose no count; the old unique index is dropped", async () => {

@@ -5,7 +5,7 @@
  * of every page; screenshots under build/test-output/web (checked non-blank). With
  * WRITE_DOCS_SCREENSHOTS=1 the explorer and dashboard shots are also written to docs/images/.
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, expect, test } from "bun:test";
 import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import type { Browser, BrowserContext, Page } from "playwright-core";
@@ -16,6 +16,8 @@ import { CSV_COLUMNS } from "../../src/usage/analytics/export";
 import { decodeQuotedPrintable } from "../accounts/helpers";
 import { makeApp, type TestApp, tempDir } from "../support/app";
 import { CHROMIUM, launchChromium } from "../support/chromium";
+import { expectError } from "../support/errors";
+import { describeIf, NO_CHROMIUM } from "../support/skip";
 
 const ROOT = resolve(import.meta.dir, "../..");
 const OUT = join(ROOT, "build", "test-output", "web");
@@ -93,7 +95,7 @@ const legendValue = (label: string) =>
     return "";
   }, label);
 
-describe.skipIf(!have)("web console in headless Chromium", () => {
+describeIf(have, NO_CHROMIUM)("web console in headless Chromium", () => {
   beforeAll(async () => {
     if (isStale()) await buildWeb();
     t = await makeApp({ USAGE_EXPORT_SETTLE_MS: "0" });
@@ -573,13 +575,13 @@ describe.skipIf(!have)("web console in headless Chromium", () => {
     await page.getByRole("heading", { name: "Your API key" }).waitFor();
     const newKey = (await page.locator("code.secret").textContent()) ?? "";
     expect(newKey).not.toBe(oldKey);
-    expect((await t.get("/v1/catalog/stripe", oldKey)).status).toBe(401);
+    await expectError(await t.get("/v1/catalog/stripe", oldKey), 401, "invalid_api_key");
     expect((await t.get("/v1/catalog/stripe", newKey)).status).toBe(200);
     await page.getByLabel("Password to confirm").fill(PASSWORD);
     await page.getByRole("button", { name: "Delete my account" }).click();
     await page.waitForURL(`${base}/signup`);
     expect(await page.evaluate(() => sessionStorage.length)).toBe(0);
-    expect((await t.get("/v1/catalog/stripe", newKey)).status).toBe(401);
+    await expectError(await t.get("/v1/catalog/stripe", newKey), 401, "invalid_api_key");
     const login = await t.req("/auth/login", {
       method: "POST",
       headers: { "content-type": "application/json" },

@@ -16,6 +16,7 @@ import { readFileSync } from "node:fs";
 import tls from "node:tls";
 import { slugify } from "transliteration";
 import type { Config } from "../../config";
+import { systemTimers, type Timers } from "../../platform/clock";
 import { log } from "../../platform/log";
 import { repeat } from "../../platform/repeat";
 import { registrableDomain } from "../brand/domain";
@@ -194,6 +195,8 @@ export class DiscoveryService {
   private waiters: (() => void)[] = [];
   /** TXT lookups for BIMI records (system DNS or DoH); null: BIMI is not tried */
   txt: TxtResolver | null = null;
+  /** the timers `waitFor` ends its waits with (a test moves its own) */
+  timers: Timers = systemTimers;
   /** trust anchors of BIMI mark certificates (the bundled roots, DISCOVERY_VMC_ROOTS) */
   vmcRoots: X509Certificate[] = markRoots();
   /** the service's clock (epoch ms): record times, retries, refreshes, certificate validity */
@@ -416,13 +419,13 @@ export class DiscoveryService {
       const waiters = this.jobWaiters.get(domain) ?? new Set<() => void>();
       this.jobWaiters.set(domain, waiters);
       const settle = (ended: boolean) => {
-        clearTimeout(timer);
+        this.timers.clearTimeout(timer);
         waiters.delete(done);
         if (!waiters.size) this.jobWaiters.delete(domain);
         resolve(ended);
       };
       const done = () => settle(true);
-      const timer = setTimeout(() => settle(false), ms);
+      const timer = this.timers.setTimeout(() => settle(false), ms);
       waiters.add(done);
     });
   }

@@ -40,9 +40,11 @@ async function freshCatalog() {
 
 /** Brands with a mono mark that still lack dark and light (the usual case in the build). */
 function needy(n: number): Brand[] {
-  return built.brands
+  const out = built.brands
     .filter((b) => b.variants.mono && !b.variants.dark && !b.variants.light)
     .slice(0, n);
+  if (out.length < n) throw new Error(`the built catalog has ${out.length} such brands, not ${n}`);
+  return out;
 }
 
 /**

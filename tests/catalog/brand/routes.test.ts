@@ -206,7 +206,9 @@ describe("validation_error and boundaries", () => {
     const label = "a".repeat(61);
     const exact = `b.${[label, label, label, label].join(".")}.com`; // 2 + 4*61 + 3 + 4
     expect(exact).toHaveLength(253);
-    expect((await byDomain(exact)).status).toBe(404);
+    const found = await byDomain(exact);
+    expect(found.status).toBe(404);
+    expect(found.body.error).toBe("domain_not_found");
     const over = await byDomain(`${exact}x`);
     expect(over.status).toBe(422);
     expect(over.body.error).toBe("validation_error");

@@ -168,9 +168,11 @@ describe("invalidation", () => {
     () => {
       const { catalog, index, responses } = fresh();
       responses.json("github", 5);
+      // a reload to a few hundred brands without GitHub: installing the whole catalog again
+      // would only cost time
       const gone = {
         ...built,
-        brands: built.brands.filter((b) => b.slug !== "github"),
+        brands: built.brands.filter((b) => b.slug !== "github").slice(0, 500),
         version: `${built.version}-next`,
       };
       catalog.install(gone);

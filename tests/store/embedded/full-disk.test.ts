@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, expect, test } from "bun:test";
 import { existsSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { captureLogs } from "../../../src/platform/log";
@@ -8,6 +8,7 @@ import { BatchingRecorder } from "../../../src/usage/writer";
 import { ADMIN_TOKEN, makeApp, type TestApp, tempDir } from "../../support/app";
 import { smallCatalogFile } from "../../support/catalog";
 import { adminKey, startService } from "../../support/service";
+import { describeIf, NO_TMPFS } from "../../support/skip";
 import { storedEvents, until } from "../../usage/util";
 
 /**
@@ -53,7 +54,7 @@ function filesUnder(dir: string): string[] {
   return readdirSync(dir, { recursive: true }).map(String);
 }
 
-describe.skipIf(!mounted)("a full disk under DATA_DIR", () => {
+describeIf(mounted, NO_TMPFS)("a full disk under DATA_DIR", () => {
   let t: TestApp;
   let key: string;
   beforeAll(async () => {
@@ -191,7 +192,7 @@ const bigMounted =
   mounted &&
   Bun.spawnSync(["mount", "-t", "tmpfs", "-o", "size=48m", "tmpfs", bigMount]).exitCode === 0;
 
-describe.skipIf(!bigMounted)("a full disk across a restart (real process)", () => {
+describeIf(bigMounted, NO_TMPFS)("a full disk across a restart (real process)", () => {
   const dir = join(bigMount, "data");
   const weight = join(bigMount, "ballast");
   const procs: Bun.Subprocess[] = [];

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, expect, test } from "bun:test";
 import { newId } from "../../../src/platform/ids";
 import { setLogLevel } from "../../../src/platform/log";
 import type { Principal } from "../../../src/quota/principal";
@@ -11,6 +11,7 @@ import {
 } from "../../../src/usage/analytics/cells";
 import { usageSeries } from "../../../src/usage/analytics/series";
 import type { UsageEvent, UsageEventStore } from "../../../src/usage/port";
+import { describeUnless } from "../../support/skip";
 import { type OpenedUsageStore, usageStoreKinds } from "../../support/usage-stores";
 
 /**
@@ -44,7 +45,7 @@ const principal = (accountId: string): Principal =>
 const NOW = new Date("2025-03-31T12:00:00Z");
 
 for (const kind of await usageStoreKinds())
-  describe.skipIf(kind.skip)(`analytics projections: ${kind.name}`, () => {
+  describeUnless(kind.skip)(`analytics projections: ${kind.name}`, () => {
     let opened: OpenedUsageStore;
     let store: UsageEventStore;
     beforeAll(async () => {
@@ -68,7 +69,12 @@ for (const kind of await usageStoreKinds())
         ev(`${day}T09:00:00Z`, { accountId: acc, slug: "GitHub" }),
         ev(`${day}T10:00:00Z`, { accountId: acc, slug: "gitlab", keyId: "key-b" }),
         ev(`${day}T11:00:00Z`, { accountId: acc, slug: "a.b c", status: 404 }),
-        ev(`${day}T12:00:00Z`, { accountId: acc, slug: null, bucket: "search", keyId: undefined }),
+        ev(`${day}T12:00:00Z`, {
+          accountId: acc,
+          slug: null,
+          bucket: "search",
+          keyId: undefined,
+        }),
       ]);
       for (const view of ["day.all", "hour.all"] as const) {
         const every = await store.cells(acc, view, day, `${day}T23`);
