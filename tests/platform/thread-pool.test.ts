@@ -7,8 +7,6 @@ import {
   setDefaultTimeout,
   test,
 } from "bun:test";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setLogLevel } from "../../src/platform/log";
 import {
@@ -18,6 +16,7 @@ import {
   type ThreadPoolOptions,
   ThreadTimedOut,
 } from "../../src/platform/thread-pool";
+import { tempDir } from "../support/temp";
 import type { TestJob } from "./thread-pool-worker";
 
 /**
@@ -188,13 +187,9 @@ describe("ThreadPool on each runtime", () => {
   });
 
   test("a `bun build` bundle with the worker as its own entry point", () => {
-    const out = mkdtempSync(join(tmpdir(), "thread-pool-bundle-"));
-    try {
-      const worker = join(import.meta.dir, "thread-pool-worker.ts");
-      spawn([process.execPath, "build", probe, worker, "--target=bun", `--outdir=${out}`]);
-      expect(run([process.execPath, join(out, "thread-pool-probe.js")])).toEqual(expected);
-    } finally {
-      rmSync(out, { recursive: true, force: true });
-    }
+    const out = tempDir("thread-pool-bundle-");
+    const worker = join(import.meta.dir, "thread-pool-worker.ts");
+    spawn([process.execPath, "build", probe, worker, "--target=bun", `--outdir=${out}`]);
+    expect(run([process.execPath, join(out, "thread-pool-probe.js")])).toEqual(expected);
   });
 });

@@ -1,15 +1,13 @@
 /** The build's svgo step (scripts/catalog/optimize.ts): worker threads, results and their cache. */
-import { afterAll, describe, expect, test } from "bun:test";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import { deriveMono } from "../../../scripts/catalog/mono";
 import { jobKey, type OptimizeJob, optimizeAll } from "../../../scripts/catalog/optimize";
 import { ID_TOKEN } from "../../../scripts/catalog/optimize-shared";
 import { sanitizeAndOptimizeSvg } from "../../../src/catalog/sanitize";
+import { tempDir } from "../../support/temp";
 
-const dir = mkdtempSync(join(tmpdir(), "optimize-"));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const dir = tempDir("optimize-");
 
 const svg = (body: string) =>
   `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 100 100"><title>T</title>${body}</svg>`;
