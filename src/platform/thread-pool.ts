@@ -344,6 +344,11 @@ export class ThreadPool<J, R> {
       this.runInline(task.job).then(task.resolve, task.reject);
   }
 
+  /** End every thread abruptly, as a crash would (tests): its jobs fail or run inline. */
+  kill() {
+    for (const thread of [...this.threads]) this.ended(thread, "killed");
+  }
+
   /** End every thread; jobs running or waiting fail with ThreadDied. A later job starts anew. */
   async close() {
     for (const task of this.queue.splice(0))

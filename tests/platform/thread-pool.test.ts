@@ -90,6 +90,17 @@ describe("ThreadPool", () => {
     expect(pool.available).toBe(true);
   });
 
+  test("kill() ends the threads as a crash would; queued jobs go on on a new thread", async () => {
+    const pool = make();
+    expect(await pool.run({ op: "echo", value: 1 })).toBe(1);
+    const running = failure(pool.run({ op: "spin", ms: 2_000 }));
+    const queued = pool.run({ op: "echo", value: "seen" });
+    pool.kill();
+    expect(await running).toBeInstanceOf(ThreadDied);
+    expect(await queued).toEqual(["echo"]);
+    expect(pool.available).toBe(true);
+  });
+
   test("with rerunCrashed, a crashed thread's job runs inline instead", async () => {
     const pool = make({ inline, rerunCrashed: true });
     expect(await pool.run({ op: "echo", value: 1 })).toBe(1);
