@@ -8,6 +8,7 @@ import { brandController } from "./catalog/brand";
 import { discoveryAdminController } from "./catalog/discovery";
 import { searchController } from "./catalog/search";
 import { type Suggest, suggestSlugs } from "./catalog/search/suggest";
+import { transactionsController } from "./catalog/transactions";
 import type { Deps } from "./deps";
 import { galleryController } from "./gallery";
 import { GalleryService } from "./gallery/service";
@@ -85,7 +86,11 @@ export function createApp(deps: Deps) {
           tags: [
             { name: "catalog", description: "List and read catalog entries, alone or in batches" },
             { name: "search", description: "Find brands by name, slug or domain words" },
-            { name: "brand", description: "Look a brand up by domain or business e-mail" },
+            {
+              name: "brand",
+              description:
+                "Look a brand up by domain, business e-mail or card-statement descriptor",
+            },
             { name: "assets", description: "Logo artwork as SVG, PNG and WebP" },
             {
               name: "images",
@@ -131,6 +136,15 @@ export function createApp(deps: Deps) {
         brands: deps.brands,
         enrichment: deps.enrichment,
         discovery: deps.discovery,
+        transactions: deps.transactions,
+      }),
+    )
+    .use(
+      transactionsController({
+        ...auth,
+        transactions: deps.transactions,
+        enrichment: deps.enrichment,
+        discovery: deps.discovery,
       }),
     )
     .use(
@@ -149,6 +163,7 @@ export function createApp(deps: Deps) {
         catalog: deps.catalog,
         search: deps.search,
         brands: deps.brands,
+        transactions: deps.transactions,
         enrichment: deps.enrichment,
         assets: deps.assets,
       }),

@@ -18,6 +18,7 @@ import { type DiscoveryService, startEnrichment } from "./catalog/discovery/serv
 import type { EnrichmentService } from "./catalog/enrichment";
 import { SearchIndex } from "./catalog/search/service";
 import { CatalogService } from "./catalog/service";
+import { TransactionMatcher } from "./catalog/transactions/service";
 import type { Config } from "./config";
 import { Drain } from "./http/drain";
 import { PublishableKeys } from "./images/publishable";
@@ -47,6 +48,8 @@ export interface Deps {
   /** search index and domain map over the catalog; background enrichment of brands */
   search: SearchIndex;
   brands: BrandResolver;
+  /** card-statement descriptors to brands (GET /v1/brand?transaction=, POST /v1/transactions) */
+  transactions: TransactionMatcher;
   enrichment: EnrichmentService;
   /** web logo discovery (DISCOVERY*): queued by lookups of unknown domains and artwork-less brands */
   discovery: DiscoveryService;
@@ -102,7 +105,15 @@ async function catalogParts(config: Config, s: Store) {
   });
   await corrections.start();
   corrections.watch(DISCOVERY_POLL_MS);
-  return { catalog, background, search: new SearchIndex(catalog), brands, corrections };
+  const transactions = new TransactionMatcher(catalog, brands);
+  return {
+    catalog,
+    background,
+    search: new SearchIndex(catalog),
+    brands,
+    transactions,
+    corrections,
+  };
 }
 
 /**
@@ -186,7 +197,10 @@ const publicUrl = (config: Config) => config.PUBLIC_URL ?? `http://localhost:${c
 /** The one place where adapters are chosen and the services wired to them. */
 export async function buildDeps(config: Config, store?: Store): Promise<Deps> {
   const s = store ?? (await openStore(config));
-  const { catalog, background, search, brands, corrections } = await catalogParts(config, s);
+  const { catalog, background, search, brands, transactions, corrections } = await catalogParts(
+    config,
+    s,
+  );
   const { enrichment, discovery } = background;
   const accounts = new AccountService(s.accounts, config.KEY_CACHE_TTL_MS);
   const { quota, limiter, usage, usageStats, retention } = await meteringParts(config, s, accounts);
@@ -212,6 +226,7 @@ export async function buildDeps(config: Config, store?: Store): Promise<Deps> {
     catalog,
     search,
     brands,
+    transactions,
     enrichment,
     discovery,
     corrections,

@@ -106,6 +106,8 @@ export interface Candidate {
    * countries such as "gb", UN M49 regions such as "001" or "150"); absent or empty: unknown
    */
   areas?: string[];
+  /** what OSM maps its entries as: the category paths without brands/ or operators/ ("amenity/fuel") */
+  categories?: string[];
 }
 
 /** The Commons file name of a Wikidata logo URL (FilePath or Special:Redirect form), lower case. */
@@ -168,6 +170,7 @@ export function loadCandidates(root: string): Candidate[] {
   const names = new Map<string, Map<string, number>>();
   const native = new Map<string, Set<string>>();
   const areas = new Map<string, Set<string>>();
+  const kinds = new Map<string, Set<string>>();
   for (const [path, category] of Object.entries(nsi)) {
     const isBrand = path.startsWith("brands/");
     if (!isBrand && !path.startsWith("operators/")) continue;
@@ -186,6 +189,9 @@ export function loadCandidates(root: string): Candidate[] {
         const mapped = areas.get(qid) ?? new Set<string>();
         for (const a of where) mapped.add(a.toLowerCase());
         areas.set(qid, mapped);
+        const mappedAs = kinds.get(qid) ?? new Set<string>();
+        mappedAs.add(path.slice(path.indexOf("/") + 1));
+        kinds.set(qid, mappedAs);
         for (const [tag, value] of Object.entries(item.tags)) {
           if (!tag.startsWith(`${kind}:`) || !NATIVE_TAG.test(tag.slice(kind.length + 1))) continue;
           const set = native.get(qid) ?? new Set<string>();
@@ -246,6 +252,7 @@ export function loadCandidates(root: string): Candidate[] {
       links,
       ...(commonsFile(w.logos?.wikidata) ? { logo: commonsFile(w.logos?.wikidata) } : {}),
       areas: [...(areas.get(qid) ?? [])],
+      categories: [...(kinds.get(qid) ?? [])].sort(),
     });
   }
   return out.sort((a, b) => b.weight - a.weight || a.qid.localeCompare(b.qid));
@@ -327,6 +334,23 @@ export function nameMergeAgrees(
       hosts.some((h) => domainLabel(h) === domainLabel(d))
     );
   });
+}
+
+/**
+ * The countries OSM maps a company in (ISO 3166-1 alpha-2, lower case; a subdivision such as
+ * "us-ca.geojson" counts for its country), or null when it is mapped in a region ("001" the
+ * world, "150" Europe) or nowhere in particular: a national chain has them, an international one
+ * has none.
+ */
+export function countriesOf(areas: string[] = []): string[] | null {
+  const out = new Set<string>();
+  for (const a of areas) {
+    const m = /^([a-z]{2})(?:-|$)/.exec(a);
+    if (!m?.[1]) return null;
+    // OSM's codes for the United Kingdom and Metropolitan France
+    out.add(m[1] === "uk" ? "gb" : m[1] === "fx" ? "fr" : m[1]);
+  }
+  return out.size ? [...out].sort() : null;
 }
 
 /** Parent-brand rule: which candidate owns a host several give (see the module comment). */
@@ -416,6 +440,19 @@ export function buildDirectory(
   let merged = 0;
   const claim = (host: string) => !owned.has(host);
   const logoOf = new Map(candidates.flatMap((c) => (c.logo ? [[c.qid, c.logo] as const] : [])));
+  // where and as what OSM maps each brand: the union over the companies merged into it; one of
+  // them mapped internationally makes the brand international (no countries)
+  const international = new Set<Omit<Brand, "id">>();
+  const mapWhere = (b: Omit<Brand, "id">, c: Candidate) => {
+    const countries = countriesOf(c.areas);
+    if (!countries) {
+      international.add(b);
+      delete b.countries;
+    } else if (!international.has(b))
+      b.countries = [...new Set([...(b.countries ?? []), ...countries])].sort();
+    if (c.categories?.length)
+      b.categories = [...new Set([...(b.categories ?? []), ...c.categories])].sort();
+  };
   for (const c of candidates) {
     const hosts = won.get(c.qid) ?? [];
     let target = byQid.get(c.qid);
@@ -474,6 +511,7 @@ export function buildDirectory(
         byQid.set(c.qid, target);
       }
       for (const n of c.nativeNames) if (!target.aliases.includes(n)) target.aliases.push(n);
+      mapWhere(target, c);
       const added = hosts.filter(claim);
       for (const h of added) owned.set(h, target);
       target.domains = [...target.domains, ...added];
@@ -520,6 +558,7 @@ export function buildDirectory(
       ...(c.description ? { description: c.description } : {}),
       ...(Object.keys(c.links).length ? { links: c.links } : {}),
     };
+    mapWhere(entry, c);
     entries.push(entry);
     for (const h of mine) owned.set(h, entry as Brand);
     byQid.set(c.qid, entry as Brand);

@@ -110,6 +110,7 @@ export class CatalogService {
   private slugIds = new Lru<string, number>(100_000);
   private timer: ReturnType<typeof setInterval> | null = null;
   private listeners: ((updated?: Brand) => void)[] = [];
+  private swapListeners: ((outgoing: CatalogDb) => void)[] = [];
   /** the temp file install() wrote, removed when replaced */
   private installed: string | null = null;
   private overlay: BrandOverlay | null = null;
@@ -153,6 +154,7 @@ export class CatalogService {
     this.brands.clear();
     this.jsonCache.clear();
     this.slugIds.clear();
+    if (before) for (const listener of this.swapListeners) this.tell(() => listener(before));
     before?.close();
     this.emit();
   }
@@ -178,13 +180,23 @@ export class CatalogService {
     this.listeners.push(listener);
   }
 
+  /**
+   * Call `listener` with the outgoing database when a load replaces one, before it is closed
+   * (synchronously: it closes when the listener returns).
+   */
+  beforeSwap(listener: (outgoing: CatalogDb) => void) {
+    this.swapListeners.push(listener);
+  }
+
   private emit(updated?: Brand) {
-    for (const listener of this.listeners) {
-      try {
-        listener(updated);
-      } catch (err) {
-        log("warn", "catalog change listener failed", { reason: (err as Error).message });
-      }
+    for (const listener of this.listeners) this.tell(() => listener(updated));
+  }
+
+  private tell(call: () => void) {
+    try {
+      call();
+    } catch (err) {
+      log("warn", "catalog change listener failed", { reason: (err as Error).message });
     }
   }
 

@@ -68,6 +68,13 @@ export interface Brand {
   tickers?: string[];
   /** provenance of the stored artwork, one entry per source (brands with artwork) */
   artwork?: ArtworkSource[];
+  /**
+   * the countries OpenStreetMap maps the company in (name-suggestion-index), ISO 3166-1 alpha-2
+   * lower case; absent for a company mapped internationally or not mapped
+   */
+  countries?: string[];
+  /** what OpenStreetMap maps it as ("amenity/fuel", "shop/supermarket"), from name-suggestion-index */
+  categories?: string[];
 }
 
 export interface BuiltCatalog {

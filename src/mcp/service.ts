@@ -10,6 +10,11 @@ import type { EnrichmentService } from "../catalog/enrichment";
 import type { SearchIndex } from "../catalog/search/service";
 import { normalizeQuery } from "../catalog/search/text";
 import type { CatalogService } from "../catalog/service";
+import {
+  resolveBatch,
+  type TransactionInput,
+  type TransactionMatcher,
+} from "../catalog/transactions/service";
 import { VARIANTS, type Variant } from "../catalog/types";
 import {
   ApiError,
@@ -44,6 +49,8 @@ import {
   SearchOutput,
   ServiceEntry,
   SlugInput,
+  TransactionsInput,
+  TransactionsOutput,
   UsageOutput,
 } from "./model";
 
@@ -55,6 +62,7 @@ export interface McpDeps {
   catalog: CatalogService;
   search: SearchIndex;
   brands: BrandResolver;
+  transactions: TransactionMatcher;
   enrichment: EnrichmentService;
   assets: AssetService;
   upgradeUrl: string;
@@ -66,8 +74,9 @@ export const MCP_MAX_BODY_BYTES = 64 * 1024;
 export const SERVER_INFO = { name: "brand-asset-api", version: "1.0.0" };
 
 const INSTRUCTIONS =
-  "Brand names, colors and logo artwork. Find a brand with search_brands (by name) or resolve_brand " +
-  "(by domain or business e-mail), then use its slug with get_brand (colors, CSS variables) and get_logo " +
+  "Brand names, colors and logo artwork. Find a brand with search_brands (by name), resolve_brand " +
+  "(by domain or business e-mail) or resolve_transactions (card-statement lines), then use its slug " +
+  "with get_brand (colors, CSS variables) and get_logo " +
   "(SVG markup or a PNG). Every call except list_catalog and get_usage counts against the API key's daily " +
   "quota for its bucket, exactly like the REST API; get_usage shows what is left today.";
 
@@ -285,6 +294,22 @@ export class McpService {
     );
   }
 
+  /** POST /v1/transactions as a tool: one batch count, each line as GET /v1/brand?transaction= answers it. */
+  private resolveTransactions(p: Principal, items: TransactionInput[]) {
+    return this.metered(
+      p,
+      "batch",
+      { route: "mcp:resolve_transactions", slug: null, variant: null },
+      (meter) => {
+        const { results, misses } = resolveBatch(this.deps.transactions, items, p.tier, (b) =>
+          this.deps.enrichment.request(b),
+        );
+        if (misses.length) meter.miss = misses;
+        return { results };
+      },
+    );
+  }
+
   /** The SVG to serve (svg bucket) or the PNG (png bucket), with the variant rules of GET /v1/svg and /v1/png. */
   private logo(
     p: Principal,
@@ -373,6 +398,22 @@ export class McpService {
       },
       this.tool(async ({ domain, email }: { domain?: string; email?: string }) => {
         const r = await this.resolveBrand(p, domain, email);
+        return ok({ ...r.value }, r.quota);
+      }),
+    );
+
+    server.registerTool(
+      "resolve_transactions",
+      {
+        title: "Resolve card-statement lines to brands",
+        description:
+          "The merchant brand behind each card-statement line (descriptor) as a bank shows it, e.g. SQ *BLUE BOTTLE COFFEE OAKLAND or AMZN MKTP US*2K8J90TQ2, with an optional country and merchant category code; brand null (with what was read: the intermediary, a bank operation) where no brand matches with enough confidence. Counts once against the batch bucket.",
+        inputSchema: TransactionsInput,
+        outputSchema: TransactionsOutput,
+        annotations: { title: "Resolve statement lines", ...READ_ONLY },
+      },
+      this.tool(async ({ transactions }: { transactions: TransactionInput[] }) => {
+        const r = await this.resolveTransactions(p, transactions);
         return ok({ ...r.value }, r.quota);
       }),
     );

@@ -53,6 +53,14 @@ export const BATCH_SLUG_CAP: Record<Tier, number> = {
   internal: 50,
 };
 
+/** Descriptors allowed in one POST /v1/transactions call (the batch route's rule: free keys 10). */
+export const TRANSACTIONS_CAP: Record<Tier, number> = {
+  free: 10,
+  pro: 100,
+  enterprise: 100,
+  internal: 100,
+};
+
 /** Effective daily limit for a tier (enterprise: the account's custom limits; internal: none). */
 export function dailyLimit(
   tier: Tier,

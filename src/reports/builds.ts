@@ -52,30 +52,32 @@ export interface BuildAuditDeps {
   reportOrphan(brand: { id: number; slug: string }, note: string): Promise<Report>;
 }
 
+/** A catalog version and its built brands, as served before an in-place reload. */
+export interface ServedBuild {
+  version: string;
+  brands: BuiltBrandState[];
+}
+
 /**
  * Record the catalog's current version: nothing when it is the recorded one or another
  * instance records it; else the build's per-brand changes and the retired brands' pins.
+ * `first`: the version served before an in-place reload, for a store that recorded none yet
+ * (its brands read from the outgoing catalog before it closed), so the reload's changes are
+ * told against it.
  */
-export async function recordBuild(deps: BuildAuditDeps): Promise<void> {
+export async function recordBuild(deps: BuildAuditDeps, first?: ServedBuild): Promise<void> {
   const { store, catalog } = deps;
   const version = catalog.version;
   if (!version) return;
-  const previous = await store.catalogStateVersion();
+  let previous = await store.catalogStateVersion();
+  if (previous === null && first && first.version !== version) {
+    await recordFirst(deps, first);
+    previous = await store.catalogStateVersion();
+  }
   if (previous === version) return;
   const now = catalog.database.builtBrands();
   if (previous === null) {
-    // recorded before it is claimed: a write that fails (a full disk) leaves nothing claimed
-    const ids = new Set(now.map((s) => s.id));
-    const stale = (await store.catalogState()).filter((s) => !ids.has(s.id)).map((s) => s.id);
-    await store.putCatalogState(now, stale);
-    if (!(await store.claimCatalogState(null, version))) return;
-    // pins an earlier build left on brands it retired, before this store recorded builds
-    await deps.refreshPins();
-    const left = new Map<number, { id: number; slug: string }>();
-    for (const p of deps.pins())
-      if (!ids.has(p.brandId) && p.brandId < DISCOVERED_ID_BASE)
-        left.set(p.brandId, { id: p.brandId, slug: p.slug });
-    await movePins(deps, [...left.values()]);
+    await recordFirst(deps, { version, brands: now });
     return;
   }
   if (!(await store.claimCatalogState(previous, version))) return;
@@ -120,6 +122,26 @@ export async function recordBuild(deps: BuildAuditDeps): Promise<void> {
     changed: changed.length,
     retired: retired.length,
   });
+}
+
+/**
+ * A store's first version, recorded as it is (the same rows by whichever instances get there,
+ * then claimed once); pins an earlier build left on brands it retired, before the store recorded
+ * builds, move as a retirement's would.
+ */
+async function recordFirst(deps: BuildAuditDeps, build: ServedBuild) {
+  const { store } = deps;
+  // recorded before it is claimed: a write that fails (a full disk) leaves nothing claimed
+  const ids = new Set(build.brands.map((s) => s.id));
+  const stale = (await store.catalogState()).filter((s) => !ids.has(s.id)).map((s) => s.id);
+  await store.putCatalogState(build.brands, stale);
+  if (!(await store.claimCatalogState(null, build.version))) return;
+  await deps.refreshPins();
+  const left = new Map<number, { id: number; slug: string }>();
+  for (const p of deps.pins())
+    if (!ids.has(p.brandId) && p.brandId < DISCOVERED_ID_BASE)
+      left.set(p.brandId, { id: p.brandId, slug: p.slug });
+  await movePins(deps, [...left.values()]);
 }
 
 /** The brand a retired brand's slug answers with now (a redirect), if any. */

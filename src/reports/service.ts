@@ -14,10 +14,11 @@ import type { GuardedFetcher } from "../catalog/discovery/fetcher";
 import type { CatalogService } from "../catalog/service";
 import { type Brand, type StoredSvg, VARIANTS, type Variant } from "../catalog/types";
 import { ApiError, notFound } from "../http/errors";
+import { systemTimers, type Timers } from "../platform/clock";
 import { newId } from "../platform/ids";
 import { log } from "../platform/log";
 import { auditEvent, servedValue } from "./audit";
-import { recordBuild } from "./builds";
+import { recordBuild, type ServedBuild } from "./builds";
 import { type ArtworkInput, artworkBytes, badInput, pinnedArtwork, reportUrl } from "./pin-artwork";
 import { isRemoval, PinOverlay } from "./pins";
 import {
@@ -63,7 +64,14 @@ export interface CorrectionsDeps {
   fetcher: GuardedFetcher;
   /** queue discovery of a domain no brand has; false when discovery is off (or not queued) */
   discover?: (domain: string) => boolean;
+  /** the timers the first build record waits on (tests move them) */
+  timers?: Timers;
+  /** how long after the start a fresh store records its first build */
+  firstRecordMs?: number;
 }
+
+/** A fresh store's first build record waits this long after the start (see start()). */
+const FIRST_RECORD_MS = 10_000;
 
 /** A page of a list, and the cursor of the next one (null: the last page). */
 export interface Page<T> {
@@ -89,6 +97,10 @@ export class CorrectionsService {
   private timer: ReturnType<typeof setInterval> | null = null;
   /** the recording of the catalog version being served (see builds.ts) */
   private build: Promise<void> = Promise.resolve();
+  /** a fresh store's first record, waiting (see start) */
+  private firstRecord: unknown = null;
+  private timers: Timers;
+  private firstRecordMs: number;
 
   constructor(deps: CorrectionsDeps) {
     this.store = deps.store;
@@ -96,15 +108,35 @@ export class CorrectionsService {
     this.fetcher = deps.fetcher;
     this.brands = deps.brands;
     this.discover = deps.discover ?? (() => false);
+    this.timers = deps.timers ?? systemTimers;
+    this.firstRecordMs = deps.firstRecordMs ?? FIRST_RECORD_MS;
     deps.catalog.useOverlay(this.overlay);
   }
 
-  /** Read the pins, and record the catalog's build (now and after every reload). */
+  /**
+   * Read the pins, and record the catalog's build (at start and after every reload). A store
+   * that recorded no build and holds no pin records its first (a copy of every built brand's
+   * state) `firstRecordMs` after the start, in the background: nothing is waiting for it, and
+   * an instance stopped before then leaves it to the next. A reload before then records the
+   * outgoing version first, so the reload's changes are still told brand by brand.
+   */
   async start() {
     await this.refreshPins();
-    await this.recordBuild();
+    const fresh = (await this.store.catalogStateVersion()) === null && this.overlay.size === 0;
+    if (fresh)
+      this.firstRecord = this.timers.setTimeout(() => {
+        this.firstRecord = null;
+        void this.recordBuild();
+      }, this.firstRecordMs);
+    else await this.recordBuild();
+    this.catalog.beforeSwap((outgoing) => {
+      if (this.firstRecord === null || !outgoing.meta) return;
+      this.timers.clearTimeout(this.firstRecord);
+      this.firstRecord = null;
+      void this.recordBuild({ version: outgoing.meta.version, brands: outgoing.builtBrands() });
+    });
     this.catalog.onChange((updated) => {
-      if (!updated) void this.recordBuild();
+      if (!updated && this.firstRecord === null) void this.recordBuild();
     });
   }
 
@@ -113,16 +145,19 @@ export class CorrectionsService {
     return this.build;
   }
 
-  private recordBuild() {
+  private recordBuild(first?: ServedBuild) {
     this.build = this.build.then(() =>
-      recordBuild({
-        store: this.store,
-        catalog: this.catalog,
-        refreshPins: () => this.refreshPins(),
-        pinsOf: (id) => this.overlay.pinsOf(id),
-        pins: () => [...this.overlay.pinnedIds()].flatMap((id) => this.overlay.pinsOf(id)),
-        reportOrphan: (brand, note) => this.reportOrphan(brand, note),
-      }).catch((err) =>
+      recordBuild(
+        {
+          store: this.store,
+          catalog: this.catalog,
+          refreshPins: () => this.refreshPins(),
+          pinsOf: (id) => this.overlay.pinsOf(id),
+          pins: () => [...this.overlay.pinnedIds()].flatMap((id) => this.overlay.pinsOf(id)),
+          reportOrphan: (brand, note) => this.reportOrphan(brand, note),
+        },
+        first,
+      ).catch((err) =>
         log("warn", "catalog build audit failed", { reason: (err as Error).message }),
       ),
     );
@@ -148,6 +183,8 @@ export class CorrectionsService {
 
   stop() {
     if (this.timer) clearInterval(this.timer);
+    if (this.firstRecord !== null) this.timers.clearTimeout(this.firstRecord);
+    this.firstRecord = null;
   }
 
   /** Load the stored pins; the brands whose pins changed are shown anew. */

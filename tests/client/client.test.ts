@@ -60,6 +60,30 @@ describe("the typed client against the real app (Bun)", () => {
     expect(usage.tier).toBe("pro");
   });
 
+  test("card-statement descriptors: one line and a batch, typed; no brand is merchant_not_found", async () => {
+    const api = new BrandApi({ baseUrl: base, apiKey: pro });
+    const one = await api.call("GET /v1/brand", {
+      query: { transaction: "STARBUCKS 1523 OMAHA NE", country: "US" },
+    });
+    expect(one.slug).toBe("starbucks");
+    expect(one.transaction?.match).toBe("name");
+    const { results } = await api.call("POST /v1/transactions", {
+      body: {
+        transactions: [
+          { descriptor: "STARBUCKS 1523 OMAHA NE", country: "US" },
+          { descriptor: "CASH WITHDRAWAL 0042" },
+        ],
+      },
+    });
+    expect(results.map((r) => r.brand?.slug ?? null)).toEqual(["starbucks", null]);
+    expect(results[1]?.transaction.operation).toBe("cash_withdrawal");
+    const none = (await api
+      .call("GET /v1/brand", { query: { transaction: "SQ *LUCYS LEMONADE STAND" } })
+      .catch((e) => e)) as BrandApiError;
+    expect(none).toMatchObject({ status: 404, code: "merchant_not_found" });
+    expect(none.body?.transaction).toMatchObject({ intermediary: { name: "Square" } });
+  });
+
   test("errors are one typed error with the spec's code; a daily 429 is not waited for", async () => {
     const api = new BrandApi({ baseUrl: base, apiKey: pro });
     const missing = await api

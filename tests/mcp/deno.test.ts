@@ -34,7 +34,7 @@ describeIf(ready, WHY_NOT)("MCP under Deno", () => {
     const base = svc.base;
     const { apiKey } = await adminKey(base, "pro");
     const client = await connect(new URL("/mcp", base), { "x-api-key": apiKey });
-    expect((await client.listTools()).tools).toHaveLength(6);
+    expect((await client.listTools()).tools).toHaveLength(7);
     const brand = (await client.callTool({
       name: "get_brand",
       arguments: { slug: "github" },

@@ -58,6 +58,7 @@ describeIf(ready, WHY_NOT)("MCP Inspector CLI against a running instance", () =>
       "get_usage",
       "list_catalog",
       "resolve_brand",
+      "resolve_transactions",
       "search_brands",
     ]);
 

@@ -26,6 +26,7 @@ const TOOLS = [
   "search_brands",
   "get_brand",
   "resolve_brand",
+  "resolve_transactions",
   "get_logo",
   "list_catalog",
   "get_usage",
@@ -93,7 +94,7 @@ describe("MCP handshake and listings", () => {
     }
   });
 
-  test("six tools, each with a title, a description, input and output schemas and the read-only hint", async () => {
+  test("seven tools, each with a title, a description, input and output schemas and the read-only hint", async () => {
     const { tools } = await client.listTools();
     expect(tools.map((t) => t.name).sort()).toEqual([...TOOLS].sort());
     for (const tool of tools) {
@@ -196,6 +197,30 @@ describe("every tool and resource, counted exactly like its REST twin", () => {
     expect(byEmail.structuredContent).toMatchObject(fixed);
     expect(Object.keys(byDomain.structuredContent ?? {}).sort()).toEqual(Object.keys(rest).sort());
     expect(byDomain.structuredContent).toMatchObject({ slug: "stripe" });
+  });
+
+  test("resolve_transactions: POST /v1/transactions' answer; one batch count", async () => {
+    const transactions = [
+      { descriptor: "STARBUCKS 1523 OMAHA NE" },
+      { descriptor: "SQ *LUCYS LEMONADE STAND", country: "US" },
+    ];
+    let r!: CallToolResult;
+    expect(
+      await counting(async () => {
+        r = await call(client, "resolve_transactions", { transactions });
+      }),
+    ).toEqual({ batch: 1 });
+    const rest = (await (
+      await fetch(`${s.base}/v1/transactions`, {
+        method: "POST",
+        headers: { "x-api-key": await s.key("pro"), "content-type": "application/json" },
+        body: JSON.stringify({ transactions }),
+      })
+    ).json()) as { results: { brand: Record<string, unknown> | null; transaction: unknown }[] };
+    const got = r.structuredContent as typeof rest;
+    expect(got.results.map((x) => x.transaction)).toEqual(rest.results.map((x) => x.transaction));
+    expect(got.results.map((x) => x.brand?.slug ?? null)).toEqual(["starbucks", null]);
+    expect(r._meta?.quota).toMatchObject({ bucket: "batch" });
   });
 
   test("get_logo svg: the SVG as text, the served variant stated; one svg count", async () => {

@@ -219,6 +219,30 @@ describeIf(have, NO_CHROMIUM)("web console in headless Chromium", () => {
     await shot("console-explorer", true);
   }, 90_000);
 
+  test("explorer: a statement line finds its brand and opens it; a local business says why not", async () => {
+    const line = page.getByLabel("Card statement line");
+    await line.fill("TST* SHAKE SHACK 1234");
+    await page.getByLabel("Country (optional)").fill("US");
+    await page.getByRole("button", { name: "Find the brand" }).click();
+    await page.getByRole("heading", { name: "Shake Shack", exact: true }).waitFor();
+    const status = page.locator("form.statement .status");
+    expect(await status.textContent()).toBe(
+      '"SHAKE SHACK" through Toast is Shake Shack (confidence 1.00, by name).',
+    );
+    await line.fill("SQ *LUCYS LEMONADE STAND");
+    await page.getByRole("button", { name: "Find the brand" }).click();
+    await page.waitForFunction(() =>
+      document.querySelector("form.statement .status")?.textContent?.startsWith("No brand"),
+    );
+    expect(await status.textContent()).toContain('"LUCYS LEMONADE STAND" through Square');
+    // the brand opened before stays open
+    expect(await page.getByRole("heading", { name: "Shake Shack", exact: true }).count()).toBe(1);
+    await axe("explorer-statement");
+    // back to the brand the next tests use
+    await page.getByRole("button", { name: /^Stripe stripe/ }).click();
+    await page.getByRole("heading", { name: "Stripe", exact: true }).waitFor();
+  }, 90_000);
+
   test("report a problem with the logo: signed in, the form posts to /v1/reports with the access token", async () => {
     const report = page.locator("details.report");
     await page.getByText("Report a problem with this logo").click();
@@ -592,10 +616,11 @@ describeIf(have, NO_CHROMIUM)("web console in headless Chromium", () => {
 
   test("no console errors, CSP violations or off-origin requests along the way", () => {
     expect(problems).toEqual([]);
-    // the only failed calls: the report with an http link (refused on purpose), billing,
-    // which this server has not configured, and the bad access token planted to test the
-    // refresh
+    // the only failed calls: the statement line of a local business (no brand, on purpose),
+    // the report with an http link (refused on purpose), billing, which this server has not
+    // configured, and the bad access token planted to test the refresh
     expect(failed.filter((f) => !f.startsWith("401 "))).toEqual([
+      "404 /v1/brand",
       "400 /v1/reports",
       "503 /v1/billing/portal",
     ]);

@@ -29,8 +29,8 @@ export function lookupBrand(
   if ((domain === undefined) === (email === undefined))
     throw validationError(
       domain === undefined
-        ? "Pass one of the parameters domain or email."
-        : "Pass either domain or email, not both.",
+        ? "Pass one of the parameters domain, email or transaction."
+        : "Pass one of domain, email or transaction, not two.",
     );
   let host: string;
   if (domain !== undefined) {

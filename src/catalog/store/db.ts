@@ -218,6 +218,18 @@ export class CatalogDb {
     return rows.map((r) => r.id as number);
   }
 
+  /** The brands each of these strings finds exactly, as [key, id] rows (one query per database). */
+  exactRows(keys: Iterable<string>): [string, number][] {
+    const list = JSON.stringify([...keys]);
+    const sql = (db: string) =>
+      `SELECT key, id FROM ${db}.exact WHERE key IN (SELECT value FROM json_each(?1))`;
+    // one statement for both databases: one call into SQLite per lookup
+    const rows = this.meta
+      ? this.all(`${sql("base")} UNION ALL ${sql("main")}`, list)
+      : this.all(sql("main"), list);
+    return rows.map((r) => [r.key as string, r.id as number]);
+  }
+
   /**
    * Term rows whose term starts with `prefix`, the most promising first (popular brands, short
    * terms), at most `limit` from each database. Of a wide prefix only the first `scan` rows in

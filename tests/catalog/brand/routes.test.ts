@@ -190,7 +190,7 @@ describe("validation_error and boundaries", () => {
     const r = await brand("domain=github.com&email=alice@stripe.com");
     expect(r.status).toBe(422);
     expect(r.body.error).toBe("validation_error");
-    expect(r.body.message).toContain("not both");
+    expect(r.body.message).toContain("not two");
   });
   test("domain of 2 characters: 422; 3 characters: looked up", async () => {
     const short = await byDomain("a.b");
