@@ -2,8 +2,9 @@
  * One pool of web-standard Workers (Bun's and Deno's alike) for all off-thread work: the render
  * pool, discovery's artwork worker and the catalog build's svgo workers each configure one.
  * Threads start on demand up to `size`, each running `perThread` jobs at a time (the rest wait
- * in the pool's queue, first in first out); an idle thread is unref'd, so it never keeps the
- * process alive. A job's answer comes back to its caller by id.
+ * in the pool's queue, first in first out); on Bun an idle thread is unref'd, so it never keeps
+ * the process alive (Deno's Worker has no unref: there a script ends by closing its pools). A
+ * job's answer comes back to its caller by id.
  *
  * Optional, per pool: a bound on the queue by its expected wait (`maxWaitMs`, from each job's
  * `cost`), a time limit per job (the thread is ended: its work cannot be interrupted), ending a
