@@ -63,6 +63,7 @@ const median = (xs: number[]) => percentile(xs, 50);
 async function otherScripts() {
   const scripts: [string, string[]][] = [
     ["catalog.ts", ["--duration", "2"]],
+    ["ready.ts", ["--starts", "1"]],
     ["assets.ts", ["all", "--duration", "2", "--rounds", "2"]],
     ["quota.ts", ["--duration", "2", "--rounds", "2"]],
     ["usage-log.ts", ["--duration", "20"]],

@@ -1,6 +1,6 @@
 #!/usr/bin/env bun
 /**
- * The dashboard analytics over HTTP: --events usage events over the 366 days ending now, spread
+ * The dashboard analytics (GET /v1/analytics/usage and its kin): --events usage events over the 366 days ending now, spread
  * over --accounts accounts (every one's events interleaved in time), the queries reading the
  * first account's, on the embedded store and on MongoDB (FerretDB v1, scripts/mongo-local.ts;
  * `--mongo false` or no binary: skipped). Prints figures only.
@@ -17,6 +17,8 @@
  *  - logging once the cells exist: CPU per event of a 20,000-event append;
  *  - p50/p95/p99 of each query kind below, --reads calls each after a first one (printed apart:
  *    it reads pages of the database not yet in its cache);
+ *  - in process, the 366-day history read alone (`usageHistory` over the store's daily
+ *    projection, no HTTP): --reads calls;
  *  - GET /v1/analytics/events: every event of the account in pages of 50,000 (events/s, and the
  *    RSS growth: the peak over the RSS before, sampled as the body arrives);
  *  - the projection rebuild (time, RSS before/after).
@@ -26,9 +28,10 @@
 import { parseArgs } from "node:util";
 import { loadConfig } from "../../src/config";
 import { buildDeps } from "../../src/deps";
+import { usageHistory } from "../../src/usage/analytics/service";
 import { findFerretDb, startMongoLocal } from "../mongo-local";
 import { tempDir } from "./servers";
-import { fmt } from "./stats";
+import { fmt, percentile } from "./stats";
 import { exportAll, serveUncapped, timeQueries, usageBatches } from "./usage-gen";
 
 const { values } = parseArgs({
@@ -137,7 +140,24 @@ async function bench(name: string, env: Record<string, string>, seed: "port" | "
     console.log(
       `  logging: append ${fmt((used.user + used.system) / recent.length, 2)} µs CPU/event (log, usage_daily, cells and misses)`,
     );
-    if (values.queries !== "false") await timeQueries(get, READS, now);
+    if (values.queries !== "false") {
+      await timeQueries(get, READS, now);
+      const principal = { accountId, keyId, tier: "pro" as const, limits: null };
+      const ms: number[] = [];
+      for (let i = 0; i < READS; i++) {
+        const t = performance.now();
+        await usageHistory(
+          deps.store.usage,
+          principal,
+          { from: firstDay, to: today },
+          new Date(now),
+        );
+        ms.push(performance.now() - t);
+      }
+      console.log(
+        `  ${"history, read alone in process".padEnd(40)} p50 ${fmt(percentile(ms, 50), 2).padStart(7)} ms  p99 ${fmt(percentile(ms, 99), 2).padStart(7)} ms`,
+      );
+    }
 
     if (values.export === "false") return;
     // export: every event, 50,000 a page
