@@ -120,9 +120,9 @@ export class ThreadPool<J, R> {
   private retired = 0;
   private readonly perThread: number;
 
-  constructor(private readonly o: ThreadPoolOptions<J, R>) {
-    this.perThread = o.perThread ?? 1;
-    if (!o.url || typeof Worker === "undefined") this.fail("no Worker or worker script");
+  constructor(private readonly options: ThreadPoolOptions<J, R>) {
+    this.perThread = options.perThread ?? 1;
+    if (!options.url || typeof Worker === "undefined") this.fail("no Worker or worker script");
   }
 
   /** true while jobs run on threads; false once they run inline (or fail) for good */
@@ -148,12 +148,12 @@ export class ThreadPool<J, R> {
     const now = performance.now();
     const wait = this.expectedWait(now);
     if (
-      wait > (this.o.maxWaitMs ?? Infinity) ||
-      this.queue.length >= (this.o.maxQueued ?? Infinity)
+      wait > (this.options.maxWaitMs ?? Infinity) ||
+      this.queue.length >= (this.options.maxQueued ?? Infinity)
     )
       return Promise.reject(new ThreadPoolBusy(Math.max(1, Math.ceil(wait / 1000))));
     return new Promise<R>((resolve, reject) => {
-      const cost = this.o.cost?.(job) ?? 0;
+      const cost = this.options.cost?.(job) ?? 0;
       this.queue.push({
         id: this.nextId++,
         job,
@@ -170,8 +170,8 @@ export class ThreadPool<J, R> {
   }
 
   private runInline(job: J): Promise<R> {
-    return this.o.inline
-      ? this.o.inline(job)
+    return this.options.inline
+      ? this.options.inline(job)
       : Promise.reject(new ThreadDied("threads unavailable"));
   }
 
@@ -186,8 +186,8 @@ export class ThreadPool<J, R> {
         work += Math.max(0, t.cost - (now - t.started));
       }
     // a free slot (or a thread not started yet) takes it at once
-    if (busy < this.o.size * this.perThread && this.queue.length === 0) return 0;
-    return work / this.o.size;
+    if (busy < this.options.size * this.perThread && this.queue.length === 0) return 0;
+    return work / this.options.size;
   }
 
   /** Hand queued jobs to threads with a free slot, starting threads up to `size`. */
@@ -198,7 +198,7 @@ export class ThreadPool<J, R> {
       let thread = this.threads
         .filter((t) => !t.draining && t.running.size < this.perThread)
         .sort((a, b) => a.running.size - b.running.size)[0];
-      if (!thread && this.threads.length < this.o.size) {
+      if (!thread && this.threads.length < this.options.size) {
         try {
           thread = this.spawn();
         } catch (err) {
@@ -209,7 +209,7 @@ export class ThreadPool<J, R> {
       if (!thread) return;
       const task = this.queue.shift() as Task<J, R>;
       // it waited past the bound after all (jobs slower than their cost): refused now
-      if (now - task.queued > (this.o.maxWaitMs ?? Infinity)) {
+      if (now - task.queued > (this.options.maxWaitMs ?? Infinity)) {
         task.reject(new ThreadPoolBusy(Math.max(1, Math.ceil(this.expectedWait(now) / 1000))));
         continue;
       }
@@ -221,13 +221,13 @@ export class ThreadPool<J, R> {
     thread.running.set(task.id, task);
     task.started = performance.now();
     thread.worker.ref?.();
-    if (this.o.timeoutMs !== undefined && Number.isFinite(this.o.timeoutMs))
-      task.timer = setTimeout(() => this.timedOut(thread, task), this.o.timeoutMs);
+    if (this.options.timeoutMs !== undefined && Number.isFinite(this.options.timeoutMs))
+      task.timer = setTimeout(() => this.timedOut(thread, task), this.options.timeoutMs);
     thread.worker.postMessage({ id: task.id, job: task.job }, task.opts.transfer ?? []);
   }
 
   private spawn(): Thread<J, R> {
-    const worker = startWorker<JobMessage<J>>(this.o.url as URL);
+    const worker = startWorker<JobMessage<J>>(this.options.url as URL);
     const thread: Thread<J, R> = {
       worker,
       running: new Map(),
@@ -244,8 +244,8 @@ export class ThreadPool<J, R> {
       this.ended(thread, (event as ErrorEvent).message ?? "worker error");
     });
     this.threads.push(thread);
-    if (this.o.init !== undefined) {
-      const init = this.o.init;
+    if (this.options.init !== undefined) {
+      const init = this.options.init;
       this.send(thread, {
         id: this.nextId++,
         job: init,
@@ -269,12 +269,12 @@ export class ThreadPool<J, R> {
     if ("progress" in reply) return task.opts.progress?.(reply.progress);
     this.settle(thread, task);
     if (!task.init) {
-      this.o.finished?.(task.job, performance.now() - task.started);
-      thread.work += this.o.work?.(task.job) ?? 1;
+      this.options.finished?.(task.job, performance.now() - task.started);
+      thread.work += this.options.work?.(task.job) ?? 1;
     }
     if ("ok" in reply) task.resolve(reply.ok);
     else task.reject(Object.assign(new Error(reply.error), reply.code ? { code: reply.code } : {}));
-    if (thread.work >= (this.o.recycleAfter ?? Infinity)) thread.draining = true;
+    if (thread.work >= (this.options.recycleAfter ?? Infinity)) thread.draining = true;
     if (thread.draining && thread.running.size === 0) this.retire(thread);
     this.dispatch();
   }
@@ -301,10 +301,10 @@ export class ThreadPool<J, R> {
   private timedOut(thread: Thread<J, R>, task: Task<J, R>) {
     if (!thread.running.has(task.id)) return;
     this.settle(thread, task);
-    log("warn", `${this.o.name} job exceeded its time limit; thread replaced`, {
-      limitMs: this.o.timeoutMs,
+    log("warn", `${this.options.name} job exceeded its time limit; thread replaced`, {
+      limitMs: this.options.timeoutMs,
     });
-    task.reject(new ThreadTimedOut(this.o.timeoutMs as number));
+    task.reject(new ThreadTimedOut(this.options.timeoutMs as number));
     this.ended(thread, "a job on the same thread timed out", "timeout");
   }
 
@@ -320,10 +320,10 @@ export class ThreadPool<J, R> {
     for (const task of orphans) this.settle(thread, task);
     if (how === "init" || (how === "crash" && !thread.alive)) this.fail(reason);
     else if (orphans.length > 0)
-      log("warn", `${this.o.name} thread ended; replacing it`, { reason });
+      log("warn", `${this.options.name} thread ended; replacing it`, { reason });
     for (const task of orphans) {
-      if (this.o.inline && (this.unavailable || this.o.rerunCrashed))
-        this.o.inline(task.job).then(task.resolve, task.reject);
+      if (this.options.inline && (this.unavailable || this.options.rerunCrashed))
+        this.options.inline(task.job).then(task.resolve, task.reject);
       else task.reject(new ThreadDied(reason));
     }
     this.dispatch();
@@ -335,9 +335,9 @@ export class ThreadPool<J, R> {
     this.unavailable = true;
     log(
       "warn",
-      this.o.inline
-        ? `${this.o.name} threads unavailable; running on the calling thread`
-        : `${this.o.name} threads unavailable`,
+      this.options.inline
+        ? `${this.options.name} threads unavailable; running on the calling thread`
+        : `${this.options.name} threads unavailable`,
       { reason },
     );
     for (const thread of this.threads) if (!thread.alive) this.ended(thread, "threads unavailable");
@@ -353,13 +353,13 @@ export class ThreadPool<J, R> {
   /** End every thread; jobs running or waiting fail with ThreadDied. A later job starts anew. */
   async close() {
     for (const task of this.queue.splice(0))
-      task.reject(new ThreadDied(`${this.o.name} pool closed`));
+      task.reject(new ThreadDied(`${this.options.name} pool closed`));
     const threads = this.threads;
     this.threads = [];
     for (const thread of threads) {
       for (const task of [...thread.running.values()]) {
         this.settle(thread, task);
-        task.reject(new ThreadDied(`${this.o.name} pool closed`));
+        task.reject(new ThreadDied(`${this.options.name} pool closed`));
       }
       try {
         thread.worker.terminate();

@@ -63,12 +63,12 @@ export class CircuitBreaker {
   private openUntil = 0;
   private lastLog = Number.NEGATIVE_INFINITY;
   private unlogged = 0;
-  private readonly o: Required<CircuitBreakerOptions>;
+  private readonly options: Required<CircuitBreakerOptions>;
   private degradedSince: number | null = null;
   private listeners: ((c: StoreCondition) => void)[] = [];
 
   constructor(opts: CircuitBreakerOptions) {
-    this.o = {
+    this.options = {
       failureThreshold: 3,
       openMs: 1_000,
       maxOpenMs: 1_000,
@@ -76,22 +76,22 @@ export class CircuitBreaker {
       ...opts,
     };
     const backoff = new ExponentialBackoff({
-      initialDelay: this.o.openMs,
-      maxDelay: this.o.maxOpenMs,
+      initialDelay: this.options.openMs,
+      maxDelay: this.options.maxOpenMs,
       generator: noJitterGenerator,
     });
     this.breaker = circuitBreaker(handleAll, {
       halfOpenAfter: noted(backoff, (ms) => {
         this.pauseMs = ms;
       }),
-      breaker: new ConsecutiveBreaker(this.o.failureThreshold),
+      breaker: new ConsecutiveBreaker(this.options.failureThreshold),
     });
     this.breaker.onBreak(() => {
       this.openUntil = Date.now() + this.pauseMs;
       this.degraded();
     });
     this.breaker.onReset(() => this.recovered());
-    this.timeout = timeout(this.o.timeoutMs, TimeoutStrategy.Aggressive);
+    this.timeout = timeout(this.options.timeoutMs, TimeoutStrategy.Aggressive);
   }
 
   get state(): "closed" | "open" | "half-open" {
@@ -135,7 +135,9 @@ export class CircuitBreaker {
       if (err instanceof BrokenCircuitError) return this.skipped();
       counterStoreDuration.observe((performance.now() - started) / 1000);
       callsFailed.inc();
-      this.failed(err instanceof TaskCancelledError ? new CounterTimeout(this.o.timeoutMs) : err);
+      this.failed(
+        err instanceof TaskCancelledError ? new CounterTimeout(this.options.timeoutMs) : err,
+      );
       return { ok: false };
     }
   }
@@ -153,7 +155,7 @@ export class CircuitBreaker {
     log("warn", "counter store degraded: quotas fail open until it answers again", {
       counterStore: "degraded",
       since: new Date(now).toISOString(),
-      probeEveryMs: this.o.maxOpenMs,
+      probeEveryMs: this.options.maxOpenMs,
     });
     this.changed();
   }
@@ -172,7 +174,7 @@ export class CircuitBreaker {
     const now = Date.now();
     const open = this.breaker.state !== CircuitState.Closed;
     this.unlogged++;
-    if (now - this.lastLog >= this.o.logIntervalMs) {
+    if (now - this.lastLog >= this.options.logIntervalMs) {
       log("warn", "counter store unavailable; quotas fail open", {
         error: err instanceof Error ? err.message.slice(0, 200) : String(err),
         failures: this.unlogged,
