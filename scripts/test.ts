@@ -24,7 +24,7 @@ import { type StripeMock, startStripeMock } from "./stripe-mock";
  * says it sweeps the whole catalog ("test:fast leaves this out"). `--fast` leaves those out.
  */
 export const SLOW_MARKERS =
-  /support\/(mongo|redis|stripe-mock|chromium|usage-stores|service|web-fixtures|logo-sites)"|test:fast leaves this out|Bun\.spawn|spawnSync|SERVICE_CMD|runAdmin\(|from "node:child_process"/;
+  /support\/(mongo|redis|stripe-mock|chromium|usage-stores|port-contract|service|web-fixtures|logo-sites)"|test:fast leaves this out|Bun\.spawn|spawnSync|SERVICE_CMD|runAdmin\(|from "node:child_process"/;
 
 /** Per-file test durations (ms) that balance the shards and workers; written by --update-timings. */
 const TIMINGS = "tests/timings.json";
