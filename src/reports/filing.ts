@@ -2,6 +2,7 @@
  * How filings join a report, the same in both stores: one open report per brand (or domain)
  * and kind; each account votes once; the URLs and notes of later filings are attached.
  */
+import { newId } from "../platform/ids";
 import type { Filing, Report } from "./store/port";
 
 /** Most distinct URLs and notes one report keeps (later ones are left out). */
@@ -75,4 +76,31 @@ export function foldDuplicates(reports: Report[]): { kept: Report[]; folded: Map
     folded.set(r.id, into.id);
   }
   return { kept, folded };
+}
+
+/** A new open report of one filing (the store sets votes, URLs and notes). */
+export function newReport(r: {
+  brandId: number | null;
+  slug: string | null;
+  domain: string | null;
+  kind: Report["kind"];
+  accountId: string;
+  at: string;
+}): Report {
+  return {
+    id: newId(),
+    brandId: r.brandId,
+    slug: r.slug,
+    domain: r.domain,
+    kind: r.kind,
+    urls: [],
+    notes: [],
+    status: "open",
+    votes: 0,
+    accountId: r.accountId,
+    createdAt: r.at,
+    updatedAt: r.at,
+    decidedAt: null,
+    decidedBy: null,
+  };
 }

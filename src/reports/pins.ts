@@ -16,7 +16,7 @@ import {
   type Variant,
 } from "../catalog/built-catalog";
 import { deriveBrandColors } from "../catalog/colors";
-import type { Pin, PinField, PinnedArtwork, RemovedArtwork } from "./store/port";
+import type { AuditValue, Pin, PinField, PinnedArtwork, RemovedArtwork } from "./store/port";
 
 /** The source label of pinned artwork and of the brand's pinned fields. */
 export const PIN_SOURCE = "pin";
@@ -195,4 +195,40 @@ function pinned(b: Brand, fields: Map<PinField, Pin>): Brand {
       ]
     : kept;
   return out;
+}
+
+/** A pin's value as the audit records it: artwork by its sha256 and origin, never the markup. */
+export function pinValue(p: Pin): AuditValue {
+  const v = pinView(p).value;
+  return Array.isArray(v) || typeof v === "string"
+    ? { value: v, by: p.by, at: p.at }
+    : { ...v, by: p.by, at: p.at };
+}
+
+/** A pin as operators see it: artwork by its source and hash, never the markup. */
+export function pinView(p: Pin) {
+  let value:
+    | string
+    | string[]
+    | { removed: true }
+    | { sha256: string; origin: string; derived: string[]; keep: string[] };
+  if (isRemoval(p.value)) value = { removed: true };
+  else if (p.field.startsWith("artwork:")) {
+    const art = p.value as PinnedArtwork;
+    value = {
+      sha256: art.svg.sha256,
+      origin: art.origin,
+      derived: Object.keys(art.derived),
+      keep: art.keep ?? [],
+    };
+  } else value = p.value as string | string[];
+  return {
+    slug: p.slug,
+    brandId: p.brandId,
+    field: p.field,
+    value,
+    by: p.by,
+    at: p.at,
+    why: p.why,
+  };
 }

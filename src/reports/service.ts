@@ -15,20 +15,18 @@ import type { GuardedFetcher } from "../catalog/discovery/fetcher";
 import type { CatalogService } from "../catalog/service";
 import { systemTimers, type Timers } from "../platform/clock";
 import { conflict, notFound } from "../platform/domain-errors";
-import { newId } from "../platform/ids";
 import { log } from "../platform/log";
 import { auditEvent, servedValue } from "./audit";
 import { recordBuild, type ServedBuild } from "./builds";
+import { newReport } from "./filing";
 import { type ArtworkInput, artworkBytes, badInput, pinnedArtwork, reportUrl } from "./pin-artwork";
-import { isRemoval, PinOverlay } from "./pins";
+import { PinOverlay, pinValue, pinView } from "./pins";
 import {
   type AuditEvent,
-  type AuditValue,
   type CorrectionsStore,
   type OwnReport,
   type Pin,
   type PinField,
-  type PinnedArtwork,
   REPORT_KINDS,
   type Report,
   type ReportKind,
@@ -539,67 +537,4 @@ export class CorrectionsService {
       throw notFound("service_not_found", `No brand with slug ${slug}.`);
     return page(events, limit);
   }
-}
-
-/** A new open report of one filing (the store sets votes, URLs and notes). */
-function newReport(r: {
-  brandId: number | null;
-  slug: string | null;
-  domain: string | null;
-  kind: Report["kind"];
-  accountId: string;
-  at: string;
-}): Report {
-  return {
-    id: newId(),
-    brandId: r.brandId,
-    slug: r.slug,
-    domain: r.domain,
-    kind: r.kind,
-    urls: [],
-    notes: [],
-    status: "open",
-    votes: 0,
-    accountId: r.accountId,
-    createdAt: r.at,
-    updatedAt: r.at,
-    decidedAt: null,
-    decidedBy: null,
-  };
-}
-
-/** A pin's value as the audit records it: artwork by its sha256 and origin, never the markup. */
-function pinValue(p: Pin): AuditValue {
-  const v = pinView(p).value;
-  return Array.isArray(v) || typeof v === "string"
-    ? { value: v, by: p.by, at: p.at }
-    : { ...v, by: p.by, at: p.at };
-}
-
-/** A pin as operators see it: artwork by its source and hash, never the markup. */
-export function pinView(p: Pin) {
-  let value:
-    | string
-    | string[]
-    | { removed: true }
-    | { sha256: string; origin: string; derived: string[]; keep: string[] };
-  if (isRemoval(p.value)) value = { removed: true };
-  else if (p.field.startsWith("artwork:")) {
-    const art = p.value as PinnedArtwork;
-    value = {
-      sha256: art.svg.sha256,
-      origin: art.origin,
-      derived: Object.keys(art.derived),
-      keep: art.keep ?? [],
-    };
-  } else value = p.value as string | string[];
-  return {
-    slug: p.slug,
-    brandId: p.brandId,
-    field: p.field,
-    value,
-    by: p.by,
-    at: p.at,
-    why: p.why,
-  };
 }

@@ -3,7 +3,7 @@ import type { Variant } from "../../catalog/built-catalog";
 import { ErrorBody } from "../../http/errors";
 import { ArtworkParams, ArtworkQuery, BrandPatchBody, PinView, SlugParams } from "../model";
 import { type ArtworkInput, badInput } from "../pin-artwork";
-import { pinView } from "../service";
+import { pinView } from "../pins";
 import type { PinField } from "../store/port";
 import { type CorrectionsAdminDeps, operatorOf, operatorRoutes } from "./operator";
 
