@@ -117,6 +117,7 @@ export function enrich(
     directoryByDomainOnly(drafts),
     candidates,
     retired,
+    fixtures.directoryJoins,
   );
   const withDirectory = idsFor(
     paths.idsFile,

@@ -14,7 +14,7 @@ import { type Tier, TRANSACTIONS_CAP } from "../../quota/limits";
 import { countryOf, registrableDomain } from "../brand/domain";
 import { type BrandResolver, toBrandView } from "../brand/service";
 import type { Brand } from "../built-catalog";
-import { FIELD } from "../search/entry";
+import { FIELD, hostName } from "../search/entry";
 import { compact, fold } from "../search/text";
 import type { CatalogDb } from "../store/catalog-db";
 import { splitRegistrable } from "../store/schema";
@@ -85,6 +85,8 @@ interface Profile {
   popularity: number;
   /** countries it trades in (OSM's, or its domains' when all are national); null: anywhere */
   countries: Set<string> | null;
+  /** per domain label, the countries of the domains of that label when all are national */
+  labelCountries: Map<string, Set<string> | null>;
   /** countries its description names it after ("American", "Canadian") */
   home: Set<string>;
   groups: Set<Group>;
@@ -345,11 +347,11 @@ export class TransactionMatcher {
     for (const [k, id] of rows) idsByKey.set(k, [...(idsByKey.get(k) ?? []), id]);
 
     for (const span of spans) {
-      const found: { id: number; kind: MatchKind; short: boolean }[] = [];
+      const found: { id: number; kind: MatchKind; key: string; short: boolean }[] = [];
       for (const k of span.keys)
         for (const id of idsByKey.get(k) ?? []) {
           const kind = this.fieldOf(id, k);
-          if (kind) found.push({ id, kind, short: [...compact(k)].length <= 2 });
+          if (kind) found.push({ id, kind, key: k, short: [...compact(k)].length <= 2 });
         }
       if (!found.length) continue;
       const spanCountry = given ?? span.leftover.country ?? country;
@@ -416,7 +418,7 @@ export class TransactionMatcher {
    * (namesakes the context cannot tell apart).
    */
   private judge(
-    found: { id: number; kind: MatchKind; short?: boolean }[],
+    found: { id: number; kind: MatchKind; key?: string; short?: boolean }[],
     country: string | null | undefined,
     groups: Group[],
     needs: Group[][],
@@ -437,16 +439,22 @@ export class TransactionMatcher {
         (!p.groups.size && needs.some((need) => !need.some((g) => groups.includes(g)))) ||
         // a name of two letters ("QT", "EE") of a kind the MCC does not confirm
         (groups.length > 0 && groupAgrees !== true && f.short === true);
+      // a brand whose sites are national ones trades under a site's label where that site is
+      // (O2's telefonica.de: Germany, not Spain, although O2 has a Spanish site)
+      const where =
+        (p.countries && f.kind === "label" && f.key
+          ? p.labelCountries.get(compact(f.key))
+          : null) ?? p.countries;
       // a national chain (mapped in at most three countries) elsewhere is another company
-      const national = p.countries !== null && p.countries.size <= NATIONAL;
+      const national = where !== null && where.size <= NATIONAL;
       // where it trades (OSM, its domains) before what its description calls it
       const countryAgrees = !country
         ? null
-        : p.countries?.has(country)
+        : where?.has(country)
           ? true
           : national
             ? false
-            : !p.countries && p.home.has(country)
+            : !where && p.home.has(country)
               ? true
               : null;
       const score =
@@ -504,6 +512,7 @@ export class TransactionMatcher {
       countries: brand.countries?.length
         ? new Set(brand.countries)
         : domainCountries(brand.domains),
+      labelCountries: labelCountries(brand.domains),
       home: homeCountries(brand.description),
       groups: brandGroups(brand),
     };
@@ -535,6 +544,16 @@ function domainCountries(domains: string[]): Set<string> | null {
     out.add(c === "uk" ? "gb" : c);
   }
   return out;
+}
+
+/** Per domain label (as the search entry keys it), the countries of its domains when all are national. */
+function labelCountries(domains: string[]): Map<string, Set<string> | null> {
+  const byLabel = new Map<string, string[]>();
+  for (const d of domains) {
+    const label = hostName(d);
+    byLabel.set(label, [...(byLabel.get(label) ?? []), d]);
+  }
+  return new Map([...byLabel].map(([label, ds]) => [label, domainCountries(ds)]));
 }
 
 /** The countries a description names a company after ("American fast food chain" -> us). */

@@ -66,7 +66,7 @@ test("the catalog, report and attribution are written with the inputs' version",
     },
     enriched: {
       domains: { brandsWithDomain: 1, domains: 1, contested: [], unknownOverrideSlugs: [] },
-      directory: { entries: [], merged: 0, report: [], candidates: 0 },
+      directory: { entries: [], merged: 0, joined: [], report: [], candidates: 0 },
       tickers: {
         byDomain: 1,
         byName: 0,
