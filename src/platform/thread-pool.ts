@@ -22,6 +22,7 @@
  */
 import { setPriority } from "node:os";
 import process from "node:process";
+import { systemTimers, type Timers } from "./clock";
 import { log } from "./log";
 import { startWorker, WORKER_NICE, type WorkerLike } from "./worker-script";
 
@@ -62,6 +63,8 @@ export interface ThreadPoolOptions<J, R> {
   perThread?: number;
   /** a job running longer than this fails with ThreadTimedOut and its thread is ended */
   timeoutMs?: number;
+  /** the timers `timeoutMs` runs on (default the runtime's; tests move their own) */
+  timers?: Timers;
   /** most jobs waiting at once; more fail with ThreadPoolBusy */
   maxQueued?: number;
   /** a job that would wait longer than this (by the `cost` of the work ahead) fails with ThreadPoolBusy */
@@ -97,7 +100,7 @@ interface Task<J, R> {
   started: number;
   cost: number;
   opts: RunOptions;
-  timer: ReturnType<typeof setTimeout> | null;
+  timer: unknown;
   /** the thread's `init` job (no work, not timed for `cost`) */
   init?: boolean;
 }
@@ -119,8 +122,10 @@ export class ThreadPool<J, R> {
   private unavailable = false;
   private retired = 0;
   private readonly perThread: number;
+  private readonly timers: Timers;
 
   constructor(private readonly options: ThreadPoolOptions<J, R>) {
+    this.timers = options.timers ?? systemTimers;
     this.perThread = options.perThread ?? 1;
     if (!options.url || typeof Worker === "undefined") this.fail("no Worker or worker script");
   }
@@ -222,7 +227,10 @@ export class ThreadPool<J, R> {
     task.started = performance.now();
     thread.worker.ref?.();
     if (this.options.timeoutMs !== undefined && Number.isFinite(this.options.timeoutMs))
-      task.timer = setTimeout(() => this.timedOut(thread, task), this.options.timeoutMs);
+      task.timer = this.timers.setTimeout(
+        () => this.timedOut(thread, task),
+        this.options.timeoutMs,
+      );
     thread.worker.postMessage({ id: task.id, job: task.job }, task.opts.transfer ?? []);
   }
 
@@ -281,7 +289,7 @@ export class ThreadPool<J, R> {
 
   /** The task is no longer running on its thread (answered, timed out or its thread ended). */
   private settle(thread: Thread<J, R>, task: Task<J, R>) {
-    if (task.timer) clearTimeout(task.timer);
+    if (task.timer !== null) this.timers.clearTimeout(task.timer);
     task.timer = null;
     thread.running.delete(task.id);
     if (thread.running.size === 0) thread.worker.unref?.();

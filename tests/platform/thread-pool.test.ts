@@ -16,6 +16,7 @@ import {
   type ThreadPoolOptions,
   ThreadTimedOut,
 } from "../../src/platform/thread-pool";
+import { ManualTimers } from "../support/clock";
 import { tempDir } from "../support/temp";
 import type { TestJob } from "./thread-pool-worker";
 
@@ -73,8 +74,12 @@ describe("ThreadPool", () => {
   });
 
   test("a job past timeoutMs fails and its thread is replaced; the next job runs on a new one", async () => {
-    const pool = make({ timeoutMs: 50 });
-    const err = await failure(pool.run({ op: "spin", ms: 5_000 }));
+    const timers = new ManualTimers();
+    const pool = make({ timeoutMs: 50, timers });
+    const spinning = failure(pool.run({ op: "spin", ms: 5_000 }));
+    expect(timers.pending).toEqual([50]);
+    timers.advance(50);
+    const err = await spinning;
     expect(err).toBeInstanceOf(ThreadTimedOut);
     expect(pool.stats().retired).toBe(1);
     expect(await pool.run({ op: "echo", value: "after" })).toBe("after");
