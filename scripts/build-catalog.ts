@@ -1,5 +1,5 @@
 /**
- * Builds the brand catalog (src/catalog/types.ts BuiltCatalog) from npm data packages:
+ * Builds the brand catalog (src/catalog/built-catalog.ts BuiltCatalog) from npm data packages:
  * simple-icons + @iconify-json/{logos,devicon,skill-icons}, plus the curated fixtures/*.json.
  * Brands without a mono mark get one derived from their icon or colour artwork where that is
  * faithful (scripts/catalog/mono.ts). See scripts/catalog/*.ts.
@@ -72,12 +72,21 @@ async function build(): Promise<void> {
     phase,
   );
   const enriched = enrich(paths, brands, drafts, ids, fixtures, phase, merged.candidates);
-  const { applyRedirects, loadRedirects } = await import("./catalog/redirects");
-  const retired = applyRedirects(brands, loadIds(paths.idsFile), loadRedirects(ROOT));
+  const { applyRedirects, loadRedirects, retiredPins, storedPins } = await import(
+    "./catalog/redirects"
+  );
+  const redirects = loadRedirects(ROOT);
+  const issued = loadIds(paths.idsFile);
+  const retired = applyRedirects(brands, issued, redirects);
   phase(
     "redirects",
     `${retired.redirected} retired slugs answer with the brand they became; ${retired.unredirected.length} retired without a redirect`,
   );
+  // operators' pins on retired brands (the embedded store of DATA_DIR, when there is one)
+  const dataDir = process.env.DATA_DIR ?? join(ROOT, "data");
+  const pinLines = retiredPins(storedPins(dataDir), brands, issued, redirects);
+  phase("pins", `${pinLines.length} pins on retired brands`);
+  for (const line of pinLines) console.error(`[catalog]   ${line}`);
   const version = writeCatalog(paths, brands, { merged, variants, enriched, undrawn, retired });
   phase("write", `${CATALOG_FILE} version ${version}`);
   // the readability check: fails the build when more variants fall below the floor
@@ -99,7 +108,7 @@ if (process.argv.includes("--if-stale")) {
   const current = builtVersion(CATALOG_FILE);
   if (current && current === inputsVersion(ROOT)) {
     // the catalog database beside it, written from the JSON when missing or of another version
-    const { FileCatalogSource } = await import("../src/store/embedded/catalog");
+    const { FileCatalogSource } = await import("../src/catalog/store/embedded");
     const db = await new FileCatalogSource(CATALOG_FILE).file();
     console.error(
       `[catalog] up to date (${current}, ${db}), ${Math.round(performance.now() - started)} ms`,

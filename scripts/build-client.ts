@@ -9,8 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createApp } from "../src/app";
 import { loadConfig } from "../src/config";
-import { buildDeps } from "../src/deps";
-import { openEmbeddedStore } from "../src/store";
+import { buildDeps, openEmbeddedStore } from "../src/deps";
 
 // biome-ignore lint/suspicious/noExplicitAny: the OpenAPI document is walked as plain JSON
 type Json = Record<string, any>;

@@ -12,11 +12,11 @@ import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { normalizeHost } from "../src/catalog/brand/domain";
 import { BrandResolver } from "../src/catalog/brand/service";
+import type { Brand } from "../src/catalog/built-catalog";
 import { SearchIndex } from "../src/catalog/search/service";
 import { compact } from "../src/catalog/search/text";
 import { CatalogService, hasArtwork } from "../src/catalog/service";
-import type { Brand } from "../src/catalog/types";
-import { FileCatalogSource } from "../src/store/embedded/catalog";
+import { FileCatalogSource } from "../src/catalog/store/embedded";
 
 const ROOT = resolve(import.meta.dir, "..");
 const LISTS = join(ROOT, "tests", "catalog", "lists");

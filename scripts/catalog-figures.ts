@@ -15,7 +15,7 @@ import { parseArgs } from "node:util";
 import sharp from "sharp";
 import { alphaBounds, type Layout, renderRaster } from "../src/assets/render";
 import { pickVariant } from "../src/assets/service";
-import type { Brand, BuiltCatalog } from "../src/catalog/types";
+import type { Brand, BuiltCatalog } from "../src/catalog/built-catalog";
 import {
   foreignHues,
   hueBin,

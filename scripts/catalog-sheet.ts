@@ -21,7 +21,7 @@ import { Resvg } from "@resvg/resvg-js";
 import sharp from "sharp";
 import { renderRaster } from "../src/assets/render";
 import { pickVariant } from "../src/assets/service";
-import type { Brand, BuiltCatalog, StoredSvg, Variant } from "../src/catalog/types";
+import type { Brand, BuiltCatalog, StoredSvg, Variant } from "../src/catalog/built-catalog";
 import { sha256 } from "./catalog/optimize";
 import { DARK_SURFACE, MIN_VISIBLE_SHARE, paintFactsAll } from "./catalog/paint";
 import { popularBrands } from "./catalog/popular";

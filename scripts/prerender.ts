@@ -28,7 +28,7 @@ import {
   type PrerenderManifest,
 } from "../src/assets/prerender";
 import { createRenderer } from "../src/assets/render-pool";
-import type { BuiltCatalog } from "../src/catalog/types";
+import type { BuiltCatalog } from "../src/catalog/built-catalog";
 
 const { values } = parseArgs({
   options: {

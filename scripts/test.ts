@@ -24,7 +24,7 @@ import { type StripeMock, startStripeMock } from "./stripe-mock";
  * says it sweeps the whole catalog ("test:fast leaves this out"). `--fast` leaves those out.
  */
 export const SLOW_MARKERS =
-  /support\/(mongo|redis|stripe-mock|chromium|usage-stores|service|web-fixtures|logo-sites)"|test:fast leaves this out|Bun\.spawn|spawnSync|SERVICE_CMD|runAdmin\(|from "node:child_process"/;
+  /support\/(mongo|redis|stripe-mock|chromium|usage-stores|port-contract|service|web-fixtures|logo-sites)"|test:fast leaves this out|Bun\.spawn|spawnSync|SERVICE_CMD|runAdmin\(|from "node:child_process"/;
 
 /** Per-file test durations (ms) that balance the shards and workers; written by --update-timings. */
 const TIMINGS = "tests/timings.json";
@@ -62,7 +62,53 @@ function fastFiles(): string[] {
     .map((f) => `./${f}`);
 }
 
+/**
+ * Whether this run can put itself in a network namespace of its own, where loopback is the only
+ * network (as root, with util-linux's unshare and iproute2's ip), and why not.
+ */
+function isolation(): { ok: true } | { ok: false; why: string } {
+  if (process.env.TEST_NETWORK === "host") return { ok: false, why: "TEST_NETWORK=host" };
+  if (process.env.MONGODB_URL) return { ok: false, why: "MONGODB_URL names a server elsewhere" };
+  if (process.platform !== "linux" || process.getuid?.() !== 0)
+    return { ok: false, why: "a network namespace needs root on Linux" };
+  for (const tool of ["unshare", "ip"])
+    if (!Bun.which(tool)) return { ok: false, why: `${tool} is not installed` };
+  // a container without CAP_SYS_ADMIN refuses a new namespace even to root
+  const probe = Bun.spawnSync(["unshare", "--net", "--", "ip", "link", "set", "lo", "up"]);
+  if (probe.exitCode !== 0) return { ok: false, why: "unshare --net is refused here" };
+  return { ok: true };
+}
+
+/**
+ * The run again, inside a network namespace where only loopback exists: every server, worker
+ * and process the suite starts can reach loopback and nothing else (tests/support/loopback-guard.ts
+ * makes an attempt from a test process fail loudly; this stops every other process too).
+ */
+async function isolated(): Promise<number> {
+  const proc = Bun.spawn(
+    [
+      "unshare",
+      "--net",
+      "--",
+      "sh",
+      "-c",
+      'ip link set lo up && exec "$@"',
+      "sh",
+      process.execPath,
+      ...process.argv.slice(1),
+    ],
+    { env: { ...process.env, TEST_NETNS: "1" }, stdio: ["inherit", "inherit", "inherit"] },
+  );
+  for (const sig of ["SIGINT", "SIGTERM"] as const) process.on(sig, () => proc.kill(sig));
+  return await proc.exited;
+}
+
 async function main() {
+  if (!process.env.TEST_NETNS) {
+    const net = isolation();
+    if (net.ok) process.exit(await isolated());
+    console.error(`tests: network not isolated to loopback (${net.why})`);
+  }
   let args = process.argv.slice(2);
   const fast = args.includes("--fast");
   args = args.filter((a) => a !== "--fast");
@@ -96,7 +142,7 @@ async function main() {
   }
 
   if (fast && !args.some((a) => !a.startsWith("-"))) args.push(...fastFiles());
-  const runs: Counts[] = [];
+  const runs: (Counts & Cost)[] = [];
   let code = 0;
   let proc: ReturnType<typeof Bun.spawn> | null = null;
   const forward = (sig: NodeJS.Signals) => () => proc?.kill(sig);
@@ -110,13 +156,14 @@ async function main() {
     // finish together (refresh with `npm test -- --update-timings`: each run merges its files'
     // durations into the file)
     if (existsSync(TIMINGS)) cmd.push(`--timings=${TIMINGS}`);
+    const started = performance.now();
     proc = Bun.spawn([...cmd, ...args, ...part], {
       env: { ...process.env, ...env },
       stdio: ["inherit", "inherit", "pipe"],
     });
     const tail = await relay(proc.stderr as ReadableStream<Uint8Array>);
     code ||= await proc.exited;
-    runs.push(countsOf(tail));
+    runs.push({ ...countsOf(tail), ...costOf(proc, performance.now() - started) });
     if (proc.signalCode) break; // interrupted: no further shard
   }
   for (const stop of stops.reverse()) await stop();
@@ -155,6 +202,26 @@ function balancedShards(shards: number): string[][] {
 }
 
 /** bun test's closing counts ("N pass", "N fail", ..., "Ran N tests across M files."). */
+/**
+ * What a run cost: its wall time, the CPU time of the run and every process it waited for
+ * (its workers and the service processes they started; not the shared servers), and the
+ * largest resident set among them.
+ */
+interface Cost {
+  wallS: number;
+  cpuS: number;
+  maxRssGb: number;
+}
+
+function costOf(proc: ReturnType<typeof Bun.spawn>, wallMs: number): Cost {
+  const usage = proc.resourceUsage();
+  return {
+    wallS: wallMs / 1000,
+    cpuS: usage ? Number(usage.cpuTime.total) / 1e6 : 0,
+    maxRssGb: usage ? usage.maxRSS / 2 ** 30 : 0,
+  };
+}
+
 interface Counts {
   pass: number;
   fail: number;
@@ -190,9 +257,14 @@ function countsOf(text: string): Counts {
 }
 
 /** The shards' counts summed, in bun test's own words (what .ci/run reads). */
-function printTotals(runs: Counts[]) {
+function printTotals(runs: (Counts & Cost)[]) {
   const sum = (k: keyof Counts) => runs.reduce((a, r) => a + r[k], 0);
-  const lines = [`\nAll ${runs.length} shards:`, ` ${sum("pass")} pass`];
+  const costs = runs.map(
+    (r, i) =>
+      `shard ${i + 1} of ${runs.length}: ${r.files} files, ${r.tests} tests, ${r.wallS.toFixed(1)} s wall, ` +
+      `${r.cpuS.toFixed(1)} s CPU (user + sys), largest process ${r.maxRssGb.toFixed(2)} GB`,
+  );
+  const lines = ["", ...costs, `\nAll ${runs.length} shards:`, ` ${sum("pass")} pass`];
   if (sum("skip")) lines.push(` ${sum("skip")} skip`);
   if (sum("todo")) lines.push(` ${sum("todo")} todo`);
   lines.push(` ${sum("fail")} fail`, `Ran ${sum("tests")} tests across ${sum("files")} files.`);

@@ -1,6 +1,7 @@
+import { hostname, userInfo } from "node:os";
 import { AccountService } from "./accounts/service";
 import { ConfigError, loadConfig } from "./config";
-import { openStore, type Store } from "./store";
+import { openStore, type Store } from "./deps";
 
 /**
  * What every operator CLI command shares (`npm run admin`: admin/cli.ts composes the commands,
@@ -18,6 +19,18 @@ export function cliConfig() {
     if (err instanceof ConfigError) throw new CliError(`Configuration error: ${err.message}`);
     throw err;
   }
+}
+
+/**
+ * The identity an operator's CLI changes are recorded under (pins, report decisions,
+ * takedowns, audit events): `cli:<user>@<host>`, the account that ran it on that machine.
+ */
+export function cliOperator(): string {
+  let user = process.env.USER;
+  try {
+    user ??= userInfo().username;
+  } catch {}
+  return `cli:${user ?? "unknown"}@${hostname()}`;
 }
 
 /** Opens the configured store for one command and closes it afterwards. */

@@ -14,6 +14,13 @@ const Env = T.Object({
   MONGODB_URL: T.Optional(T.String({ pattern: "^mongodb(\\+srv)?://" })),
   MONGODB_DB: T.String({ minLength: 1, default: "brandassets" }),
   ADMIN_TOKEN: T.Optional(T.String({ minLength: 16 })),
+  // named operator tokens: "name:token" pairs, comma-separated (src/guard/operator.ts)
+  ADMIN_TOKENS: T.Optional(
+    T.String({
+      pattern:
+        "^\\s*[A-Za-z0-9._@-]{1,64}:[^,\\s]{16,}\\s*(,\\s*[A-Za-z0-9._@-]{1,64}:[^,\\s]{16,}\\s*)*$",
+    }),
+  ),
   METRICS_TOKEN: T.Optional(T.String({ minLength: 16 })),
   UPGRADE_URL: T.String({ pattern: "^https?://", default: "https://brandassets.dev/pricing" }),
   UPSTASH_REDIS_REST_URL: T.Optional(T.String({ pattern: "^https?://" })),
@@ -68,6 +75,8 @@ const Env = T.Object({
   DISCOVERY_PROXY_RESOLVES: T.Boolean({ default: false }),
   DISCOVERY_CA_FILE: T.Optional(T.String({ minLength: 1 })),
   DISCOVERY_DOH_URL: T.Optional(T.String({ pattern: "^https?://[^\\s]+$" })),
+  DISCOVERY_VMC_ROOTS: T.Optional(T.String({ minLength: 1 })),
+  DISCOVERY_REFRESH_DAYS: T.Integer({ minimum: 0, maximum: 365, default: 30 }),
   DISCOVERY_WORKERS: T.Integer({ minimum: 1, maximum: 64, default: 4 }),
   DISCOVERY_QUEUE: T.Integer({ minimum: 1, maximum: 100_000, default: 1000 }),
 });
@@ -123,6 +132,17 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     const curve = key?.asymmetricKeyDetails?.namedCurve;
     if (key?.asymmetricKeyType !== "ed25519" && curve !== "prime256v1")
       throw new ConfigError("JWT_PRIVATE_KEY: not a PKCS#8 PEM Ed25519 or P-256 private key");
+  }
+  if (typeof raw.ADMIN_TOKENS === "string") {
+    const pairs = raw.ADMIN_TOKENS.split(",").map((p) => p.trim());
+    const names = pairs.map((p) => p.slice(0, p.indexOf(":")));
+    const tokens = [...pairs.map((p) => p.slice(p.indexOf(":") + 1)), raw.ADMIN_TOKEN];
+    if (new Set(names).size !== names.length)
+      throw new ConfigError("ADMIN_TOKENS: each operator name must be unique");
+    if (new Set(tokens.filter(Boolean)).size !== tokens.filter(Boolean).length)
+      throw new ConfigError(
+        "ADMIN_TOKENS: each token must be unique (and differ from ADMIN_TOKEN)",
+      );
   }
   if (raw.MONGODB_URL && !raw.JWT_SECRET && !raw.JWT_PRIVATE_KEY)
     throw new ConfigError(

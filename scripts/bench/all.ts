@@ -22,7 +22,7 @@ import { join } from "node:path";
 import { SearchResponses } from "../../src/catalog/search/responses";
 import { SearchIndex } from "../../src/catalog/search/service";
 import { CatalogService } from "../../src/catalog/service";
-import { FileCatalogSource } from "../../src/store/embedded/catalog";
+import { FileCatalogSource } from "../../src/catalog/store/embedded";
 import { loadArgs } from "./args";
 import { type LoadResult, load, loadGenerator } from "./load";
 import { realisticQueries, zipfStream } from "./queries";
@@ -63,6 +63,7 @@ const median = (xs: number[]) => percentile(xs, 50);
 async function otherScripts() {
   const scripts: [string, string[]][] = [
     ["catalog.ts", ["--duration", "2"]],
+    ["ready.ts", ["--starts", "1"]],
     ["assets.ts", ["all", "--duration", "2", "--rounds", "2"]],
     ["quota.ts", ["--duration", "2", "--rounds", "2"]],
     ["usage-log.ts", ["--duration", "20"]],
@@ -70,6 +71,8 @@ async function otherScripts() {
     ["mcp.ts", ["--rounds", "2"]],
     ["instructions.ts", ["--warmup", "2000", "--requests", "2000"]],
     ["password.ts", ["3"]],
+    ["ready.ts", []],
+    ["usage-stall.ts", ["--rounds", "2"]],
   ];
   for (const [name, args] of scripts) {
     progress(`running scripts/bench/${name} ${args.join(" ")}`);

@@ -1,6 +1,6 @@
 #!/usr/bin/env bun
 /**
- * The dashboard analytics over HTTP: --events usage events over the 366 days ending now, spread
+ * The dashboard analytics (GET /v1/analytics/usage and its kin): --events usage events over the 366 days ending now, spread
  * over --accounts accounts (every one's events interleaved in time), the queries reading the
  * first account's, on the embedded store and on MongoDB (FerretDB v1, scripts/mongo-local.ts;
  * `--mongo false` or no binary: skipped). Prints figures only.
@@ -16,6 +16,8 @@
  *    CPU: on MongoDB the projector's work, on the embedded store the encoding for the thread);
  *  - p50/p95/p99 of each query kind below, --reads calls each after a first one (printed apart:
  *    it reads pages of the database not yet in its cache);
+ *  - in process, the 366-day history read alone (`usageHistory` over the store's daily
+ *    projection, no HTTP): --reads calls;
  *  - GET /v1/analytics/events: every event of the account in pages of 50,000 (events/s, and the
  *    RSS growth: the peak over the RSS before, sampled as the body arrives);
  *  - the projection rebuild (time, RSS before/after).
@@ -25,9 +27,10 @@
 import { parseArgs } from "node:util";
 import { loadConfig } from "../../src/config";
 import { buildDeps } from "../../src/deps";
+import { usageHistory } from "../../src/usage/analytics/service";
 import { findFerretDb, startMongoLocal } from "../mongo-local";
 import { tempDir } from "./servers";
-import { fmt } from "./stats";
+import { fmt, percentile } from "./stats";
 import { exportAll, serveUncapped, timeQueries, usageFlushes } from "./usage-gen";
 
 const { values } = parseArgs({
@@ -43,7 +46,6 @@ const { values } = parseArgs({
     queries: { type: "string", default: "true" },
     /** "false": skip the export and rebuild figures */
     export: { type: "string", default: "true" },
-
   },
 });
 const EVENTS = Number(values.events);
@@ -117,7 +119,24 @@ async function bench(name: string, env: Record<string, string>) {
     console.log(
       `  logging: append ${fmt((used.user + used.system) / n, 2)} µs CPU/event in this process (log and projections)`,
     );
-    if (values.queries !== "false") await timeQueries(get, READS, now);
+    if (values.queries !== "false") {
+      await timeQueries(get, READS, now);
+      const principal = { accountId, keyId, tier: "pro" as const, limits: null };
+      const ms: number[] = [];
+      for (let i = 0; i < READS; i++) {
+        const t = performance.now();
+        await usageHistory(
+          deps.store.usage,
+          principal,
+          { from: firstDay, to: today },
+          new Date(now),
+        );
+        ms.push(performance.now() - t);
+      }
+      console.log(
+        `  ${"history, read alone in process".padEnd(40)} p50 ${fmt(percentile(ms, 50), 2).padStart(7)} ms  p99 ${fmt(percentile(ms, 99), 2).padStart(7)} ms`,
+      );
+    }
 
     if (values.export === "false") return;
     // export: every event, 50,000 a page
@@ -150,14 +169,11 @@ if (!found.bin) console.log(`MongoDB: skipped (${(found as { reason: string }).r
 else {
   const mongo = await startMongoLocal({ bin: found.bin });
   try {
-    await bench(
-      `MongoDB (FerretDB v1, ${mongo.backend})`,
-      {
-        MONGODB_URL: mongo.url,
-        MONGODB_DB: "bench_dash",
-        JWT_SECRET: "bench-jwt-secret-0123456789abcdefghij",
-      },
-    );
+    await bench(`MongoDB (FerretDB v1, ${mongo.backend})`, {
+      MONGODB_URL: mongo.url,
+      MONGODB_DB: "bench_dash",
+      JWT_SECRET: "bench-jwt-secret-0123456789abcdefghij",
+    });
   } finally {
     await mongo.stop();
   }

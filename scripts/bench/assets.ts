@@ -27,7 +27,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { renderRaster } from "../../src/assets/render";
-import type { Brand, BuiltCatalog } from "../../src/catalog/types";
+import type { Brand, BuiltCatalog } from "../../src/catalog/built-catalog";
 import { loadArgs } from "./args";
 import { autocannon, type LoadResult, load, loadGenerator } from "./load";
 import { type RunningServer, startApp, startBare } from "./servers";

@@ -21,9 +21,9 @@
 import { readFileSync } from "node:fs";
 import { DatabaseSync } from "node:sqlite";
 import { parseArgs } from "node:util";
-import { CatalogDb } from "../../src/catalog/store/db";
+import type { Brand } from "../../src/catalog/built-catalog";
+import { CatalogDb } from "../../src/catalog/store/catalog-db";
 import { writeCatalogFile } from "../../src/catalog/store/schema";
-import type { Brand } from "../../src/catalog/types";
 import { freePort, ROOT, tempDir } from "./servers";
 import { percentile } from "./stats";
 

@@ -1,42 +1,16 @@
 #!/usr/bin/env bun
 /**
  * GET /v1/catalog/{slug} with a valid key vs a bare Bun.serve returning the same JSON, same
- * run; plus cold start of the embedded default to a ready /readyz. Prints figures only.
- * Target: the app at >= 60% of the bare server's requests/s; cold start < 2 s.
+ * run. Prints figures only (the ratio is a reference: bare-server targets were withdrawn).
+ * Start-up to a ready /readyz: scripts/bench/ready.ts.
  *   bun scripts/bench/catalog.ts [--duration 5] [--connections 32]
  */
-import { join } from "node:path";
 import { loadArgs } from "./args";
 import { type LoadResult, load, loadGenerator } from "./load";
-import { freePort, removeTempDir, startApp, startBare, tempDir } from "./servers";
+import { startApp, startBare } from "./servers";
 import { fmt, fmtMedian, fmtRounds, roundRatios } from "./stats";
 
 const { duration, connections } = loadArgs({ duration: 5, connections: 32 });
-const ROOT = join(import.meta.dir, "../..");
-
-async function coldStart(): Promise<number> {
-  const dataDir = tempDir("bench-cold-");
-  const port = await freePort();
-  const started = performance.now();
-  const proc = Bun.spawn([process.execPath, "--max-http-header-size=131072", "src/main.ts"], {
-    cwd: ROOT,
-    env: { ...process.env, PORT: String(port), DATA_DIR: dataDir, LOG_LEVEL: "error" },
-    stdout: "ignore",
-    stderr: "inherit",
-  });
-  try {
-    for (;;) {
-      try {
-        if ((await fetch(`http://127.0.0.1:${port}/readyz`)).ok) return performance.now() - started;
-      } catch {}
-      await Bun.sleep(10);
-    }
-  } finally {
-    proc.kill("SIGTERM");
-    await proc.exited;
-    removeTempDir(dataDir);
-  }
-}
 
 const slugs = ["github", "stripe", "slack", "google", "apple", "microsoft", "openai", "figma"];
 const app = await startApp({ tier: "internal" });
@@ -65,9 +39,6 @@ const b = median(bareRuns);
 await app.stop();
 await bare.stop();
 
-const colds: number[] = [];
-for (let i = 0; i < 3; i++) colds.push(await coldStart());
-
 console.log(
   `GET /v1/catalog/{slug}  (${loadGenerator()}, ${connections} connections, median of ${ROUNDS} interleaved ${duration}s rounds)`,
 );
@@ -79,7 +50,4 @@ console.log(`  bare: ${fmt(b.rps, 0)} req/s  p50 ${fmt(b.p50)} ms  p99 ${fmt(b.p
 const ratios = roundRatios(appRuns, bareRuns);
 console.log(
   `  ratio app/bare: ${`${fmtMedian(ratios)} (reference: bare-server targets withdrawn)`}; per round: ${fmtRounds(ratios)}`,
-);
-console.log(
-  `Cold start to ready /readyz: ${colds.map((c) => `${fmt(c, 0)} ms`).join(", ")}  (target < 2000 ms)`,
 );

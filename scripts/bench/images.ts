@@ -8,9 +8,9 @@
  */
 import { join } from "node:path";
 import { AccountService } from "../../src/accounts/service";
+import { EmbeddedAccountStore } from "../../src/accounts/store/embedded";
 import { splitUrl } from "../../src/images/options";
 import { ImageSigner } from "../../src/images/service";
-import { EmbeddedAccountStore } from "../../src/store/embedded/accounts";
 import { Database, DB_FILE } from "../../src/store/embedded/db";
 import { loadArgs } from "./args";
 import { type LoadResult, load, loadGenerator } from "./load";

@@ -46,19 +46,23 @@ export async function autocannon(o: LoadOptions): Promise<LoadResult> {
     headers: o.headers ?? {},
     requests: paths.map((path) => ({ method: "GET", path })),
   };
+  // the options go in on stdin: thousands of paths are more than one environment variable holds
   const script = `
     const autocannon = require(${JSON.stringify(join(ROOT, "node_modules/autocannon"))});
-    autocannon(JSON.parse(process.env.AC_OPTS), (err, r) => {
+    let opts = "";
+    process.stdin.setEncoding("utf8");
+    process.stdin.on("data", (chunk) => { opts += chunk; });
+    process.stdin.on("end", () => autocannon(JSON.parse(opts), (err, r) => {
       if (err) { console.error(err); process.exit(1); }
       process.stdout.write(JSON.stringify({
         rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99,
         requests: r.requests.total, non2xx: r.non2xx, errors: r.errors + r.timeouts,
       }));
-    });`;
+    }));`;
   const node = Bun.which("node");
   if (!node) throw new Error("node is required to run autocannon");
   const proc = Bun.spawn([node, "-e", script], {
-    env: { ...process.env, AC_OPTS: JSON.stringify(opts) },
+    stdin: new Blob([JSON.stringify(opts)]),
     stdout: "pipe",
     stderr: "inherit",
   });

@@ -7,9 +7,10 @@
  *  - a stream drawn from them with Zipf-like repetition (weight of the query of rank r is
  *    1 / r^exponent, exponent 1.0), as an autocomplete box sees: few queries are most of it.
  */
+
+import type { Brand } from "../../src/catalog/built-catalog";
 import { popularityOf } from "../../src/catalog/search/service";
 import { normalizeQuery } from "../../src/catalog/search/text";
-import type { Brand } from "../../src/catalog/types";
 
 /** mulberry32: a small seeded PRNG, so every run draws the same stream */
 export function prng(seed: number) {

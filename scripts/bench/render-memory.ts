@@ -10,7 +10,7 @@
  */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import type { BuiltCatalog } from "../../src/catalog/types";
+import type { BuiltCatalog } from "../../src/catalog/built-catalog";
 import { loadArgs } from "./args";
 import { startApp } from "./servers";
 import { fmt, percentile } from "./stats";

@@ -10,8 +10,8 @@
 import { BrandResolver } from "../../src/catalog/brand/service";
 import { SearchIndex } from "../../src/catalog/search/service";
 import { CatalogService } from "../../src/catalog/service";
+import { FileCatalogSource } from "../../src/catalog/store/embedded";
 import { loadConfig } from "../../src/config";
-import { FileCatalogSource } from "../../src/store/embedded/catalog";
 import { loadArgs } from "./args";
 import { autocannon } from "./load";
 import { startApp } from "./servers";

@@ -13,7 +13,7 @@ import { join } from "node:path";
 import { BrandResolver } from "../../src/catalog/brand/service";
 import { SearchIndex } from "../../src/catalog/search/service";
 import { CatalogService } from "../../src/catalog/service";
-import { FileCatalogSource } from "../../src/store/embedded/catalog";
+import { FileCatalogSource } from "../../src/catalog/store/embedded";
 
 const file = process.env.CATALOG_FILE ?? join(import.meta.dir, "../../build/catalog.json");
 const mb = () => process.memoryUsage().rss / 2 ** 20;

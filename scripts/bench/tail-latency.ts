@@ -1,16 +1,23 @@
 #!/usr/bin/env bun
 /**
- * What stalls the metered SVG route at p99: GET /v1/svg/{slug} on the real app against a bare
- * Bun.serve answering the same bytes (the minimal server), interleaved rounds, at each
- * `--connections` count. Besides req/s, p50, p99 and server CPU per request, it reads the app's
- * garbage collections from JavaScriptCore's GC log (BUN_JSC_logGC=1 on the server process):
- * collections per 10,000 requests, the share of the run the thread was paused, the median and the
- * longest pause (for the minimal server too). A request that arrives during a pause waits for it, so when pauses cover more than 1% of
- * the time the p99 is about the pause length, whatever the route does. Prints figures only.
+ * The metered SVG route's cost per request and what stalls it at p99: GET /v1/svg/{slug} on the
+ * real app (in-memory counters, usage log on) against a bare Bun.serve answering the same bytes
+ * and a minimal server doing the same work (key lookup, quota, headers, usage event),
+ * interleaved rounds, at each `--connections` count. Per server: req/s and its share of the
+ * app's (the median of the per-round ratios), p50, p99, server CPU per request (the steadiest
+ * figure on a shared machine: run it before and after a change to the request path), non-2xx
+ * answers, and the garbage collections from JavaScriptCore's GC log (BUN_JSC_logGC=1 on the
+ * server process): collections per 10,000 requests, the share of the run the thread was paused,
+ * the median and the longest pause. A request that arrives during a pause waits for it, so when
+ * pauses cover more than 1% of the time the p99 is about the pause length, whatever the route
+ * does. Prints figures only.
  *   bun scripts/bench/tail-latency.ts [--duration 4] [--connections 16,50] [--rounds 3]
- *     [--baseline DIR] (the app of another checkout, as in metered-svg.ts)
- *     [--variant NAME=VAL,...] (the app again with these env variables; repeatable)
- *     [--holding FILE] (the minimal server again, holding FILE parsed: e.g. build/catalog.json,
+ *     [--baseline DIR] (the same app from another checkout, e.g. `git archive <commit> | tar -x`
+ *      into DIR with node_modules and build linked, in the same rounds: a before/after
+ *      comparison that the shared machine's drifting load hits alike)
+ *     [--variant NAME=VAL,...] (the app again with these env variables; repeatable:
+ *      `--variant USAGE_DURABILITY=strict` is the strict durability's throughput)
+ *     [--holding FILE] (the bare server again, holding FILE parsed: e.g. build/catalog.json,
  *      a heap the size of the app's, to tell the route's cost from the heap's GC pauses)
  */
 import { join } from "node:path";
@@ -24,7 +31,7 @@ import {
   startBare,
   startMinimal,
 } from "./servers";
-import { fmt, percentile } from "./stats";
+import { fmt, pairedRatio, percentile } from "./stats";
 
 const { duration, connectionSets, rounds, values } = loadArgs(
   { duration: 4, connections: [16, 50], rounds: 3 },
@@ -63,7 +70,7 @@ const sample = await fetch(`${first.url}/v1/svg/github`, { headers: { "x-api-key
 const svgBytes = new Uint8Array(await sample.arrayBuffer());
 const bare = await startBare(svgBytes, { "content-type": "image/svg+xml" }, [], undefined, GC);
 servers.unshift({ name: "bare Bun.serve", s: bare });
-// the issue's reference: a minimal server doing the same work (key lookup, quota, headers, event)
+// the reference for the p99: a minimal server doing the same work (key lookup, quota, headers, event)
 servers.splice(1, 0, { name: "minimal, same work", s: await startMinimal(svgBytes, GC) });
 const holding = values.holding as string | undefined;
 if (holding)
@@ -93,6 +100,7 @@ for (const connections of connectionSets) {
   for (let r = 0; r < rounds; r++)
     for (const [i, { s }] of servers.entries()) runs[i]?.push(await run(s, connections, duration));
   console.log(`\n${connections} connections`);
+  const appRuns = runs[servers.findIndex((s) => s.name === "app")] ?? [];
   for (const [i, { name }] of servers.entries()) {
     const rs = runs[i] ?? [];
     const med = (f: (r: Run) => number) => percentile(rs.map(f), 50);
@@ -111,13 +119,16 @@ for (const connections of connectionSets) {
       `  ${name.padEnd(28)} ${fmt(
         med((r) => r.rps),
         0,
-      ).padStart(7)} req/s   p50 ${fmt(
+      ).padStart(7)} req/s (${fmt(pairedRatio(rs, appRuns), 0).padStart(3)}% of app)   p50 ${fmt(
         med((r) => r.p50),
         2,
       )} ms   p99 ${fmt(
         med((r) => r.p99),
         2,
-      )} ms   CPU ${fmt(med((r) => r.cpuUsPerRequest ?? Number.NaN))} µs/req${gc}`,
+      )} ms   CPU ${fmt(med((r) => r.cpuUsPerRequest ?? Number.NaN))} µs/req   non-2xx ${rs.reduce(
+        (n, r) => n + r.non2xx,
+        0,
+      )}${gc}`,
     );
   }
 }

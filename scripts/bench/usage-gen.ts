@@ -11,8 +11,8 @@
  */
 import { createApp } from "../../src/app";
 import type { Deps } from "../../src/deps";
-import { MemoryCounterStore } from "../../src/quota/memory-store";
 import { RateLimiter } from "../../src/quota/rate-limit";
+import { MemoryCounterStore } from "../../src/quota/store/memory";
 import { type Batch, dayNo, emptyBatch, mintQ, NONE } from "../../src/usage/log/batch";
 import { fmt, percentile } from "./stats";
 

@@ -4,7 +4,7 @@
  * brands use it, and the credit and notice of changes that CC BY 4.0 and MIT ask for.
  * Deterministic (no timestamps): it changes only when the sources or their use change.
  */
-import type { Brand } from "../../src/catalog/types";
+import type { Brand } from "../../src/catalog/built-catalog";
 import { packageVersion } from "./inputs";
 import { PER_ICON, SOURCE_LICENCES } from "./sources";
 import { THESVG_SOURCE } from "./thesvg";

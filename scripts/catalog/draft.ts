@@ -3,7 +3,7 @@ import type { SetId } from "./sources";
 import type { TheSvgIcon } from "./thesvg";
 import type { Web3Icon } from "./web3icons";
 
-/** The shapes a brand has while the catalog is merged from its sources (merge.ts and the merges it calls). */
+/** The shapes a brand has while the catalog is merged from its sources (icon-sets.ts and the merges it calls). */
 
 export interface IconCandidate {
   set: SetId;

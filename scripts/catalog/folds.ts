@@ -24,7 +24,7 @@ export type FoldKind = "card badge" | "monogram" | "style variant";
 export interface Fold {
   /** the base name of the brand the icon draws */
   base: string;
-  /** the modifier the candidate carries (variants.ts ranks or skips it) */
+  /** the modifier the candidate carries (variant-choice.ts ranks or skips it) */
   mod: string;
   kind: FoldKind;
 }

@@ -41,7 +41,7 @@ export function builderFiles(root: string): string[] {
     ...helpers,
     "src/catalog/colors.ts",
     "src/catalog/sanitize.ts",
-    "src/catalog/types.ts",
+    "src/catalog/built-catalog.ts",
     ...fixtures,
   ];
 }

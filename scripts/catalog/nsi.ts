@@ -25,12 +25,23 @@
  *    catalog brand gains the description, Wikidata id, links and the hosts nobody owns. Other
  *    candidates become directory entries (a namesake of a catalog brand gets the Wikidata id in
  *    its slug).
+ * 4. An entry named like an icon-set brand joins it when the evidence says they are one company
+ *    (scripts/catalog/same-company.ts, fixtures/directory-joins.json): the brand gains what a
+ *    merge gives, and the entry's hosts and other names; the entry's slug is retired.
  */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { countryOf, normalizeHost, registrableDomain } from "../../src/catalog/brand/domain";
-import type { Brand } from "../../src/catalog/types";
+import { normalizeHost, registrableDomain } from "../../src/catalog/brand/domain";
+import type { Brand } from "../../src/catalog/built-catalog";
 import { compactKey } from "./keys";
+import {
+  type DirectoryJoins,
+  decideJoin,
+  domainCountry,
+  domainLabel,
+  mappedIn,
+  unusedJoins,
+} from "./same-company";
 
 export const NSI_SOURCE = "name-suggestion-index";
 
@@ -106,6 +117,8 @@ export interface Candidate {
    * countries such as "gb", UN M49 regions such as "001" or "150"); absent or empty: unknown
    */
   areas?: string[];
+  /** what OSM maps its entries as: the category paths without brands/ or operators/ ("amenity/fuel") */
+  categories?: string[];
 }
 
 /** The Commons file name of a Wikidata logo URL (FilePath or Special:Redirect form), lower case. */
@@ -168,6 +181,7 @@ export function loadCandidates(root: string): Candidate[] {
   const names = new Map<string, Map<string, number>>();
   const native = new Map<string, Set<string>>();
   const areas = new Map<string, Set<string>>();
+  const kinds = new Map<string, Set<string>>();
   for (const [path, category] of Object.entries(nsi)) {
     const isBrand = path.startsWith("brands/");
     if (!isBrand && !path.startsWith("operators/")) continue;
@@ -186,6 +200,9 @@ export function loadCandidates(root: string): Candidate[] {
         const mapped = areas.get(qid) ?? new Set<string>();
         for (const a of where) mapped.add(a.toLowerCase());
         areas.set(qid, mapped);
+        const mappedAs = kinds.get(qid) ?? new Set<string>();
+        mappedAs.add(path.slice(path.indexOf("/") + 1));
+        kinds.set(qid, mappedAs);
         for (const [tag, value] of Object.entries(item.tags)) {
           if (!tag.startsWith(`${kind}:`) || !NATIVE_TAG.test(tag.slice(kind.length + 1))) continue;
           const set = native.get(qid) ?? new Set<string>();
@@ -246,33 +263,15 @@ export function loadCandidates(root: string): Candidate[] {
       links,
       ...(commonsFile(w.logos?.wikidata) ? { logo: commonsFile(w.logos?.wikidata) } : {}),
       areas: [...(areas.get(qid) ?? [])],
+      categories: [...(kinds.get(qid) ?? [])].sort(),
     });
   }
   return out.sort((a, b) => b.weight - a.weight || a.qid.localeCompare(b.qid));
 }
 
-/** The label of a host's registrable domain ("www.mcdonalds.co.uk" -> "mcdonalds"). */
-function domainLabel(host: string): string {
-  const reg = registrableDomain(host) ?? host;
-  return reg.slice(0, reg.indexOf("."));
-}
-
 /** Code forges and package registries: a brand whose own URL is on one is a software project. */
 const CODE_HOSTS =
   /(^|\.)(github\.com|github\.io|gitlab\.com|gitlab\.io|bitbucket\.org|sourceforge\.net|codeberg\.org|npmjs\.com)$/;
-
-/** The country of a domain under a country's suffix (bmw.de -> de, tesco.co.uk -> gb), else null. */
-function domainCountry(domain: string): string | null {
-  const reg = registrableDomain(domain) ?? domain;
-  const country = countryOf(reg.slice(reg.indexOf(".") + 1));
-  // the United Kingdom's suffix is .uk, its ISO code (as OSM maps it) gb
-  return country === "uk" ? "gb" : country;
-}
-
-/** Whether OSM maps a company in `country`: listed, or in a region (UN M49 code), or unknown. */
-function mappedIn(country: string, areas: string[]): boolean {
-  return !areas.length || areas.includes(country) || areas.some((a) => /^\d+$/.test(a));
-}
 
 /** The host of a URL that is a site's home page (https://cycling74.com/), else null. */
 function homePageHost(url: string | null): string | null {
@@ -329,6 +328,23 @@ export function nameMergeAgrees(
   });
 }
 
+/**
+ * The countries OSM maps a company in (ISO 3166-1 alpha-2, lower case; a subdivision such as
+ * "us-ca.geojson" counts for its country), or null when it is mapped in a region ("001" the
+ * world, "150" Europe) or nowhere in particular: a national chain has them, an international one
+ * has none.
+ */
+export function countriesOf(areas: string[] = []): string[] | null {
+  const out = new Set<string>();
+  for (const a of areas) {
+    const m = /^([a-z]{2})(?:-|$)/.exec(a);
+    if (!m?.[1]) return null;
+    // OSM's codes for the United Kingdom and Metropolitan France
+    out.add(m[1] === "uk" ? "gb" : m[1] === "fx" ? "fr" : m[1]);
+  }
+  return out.size ? [...out].sort() : null;
+}
+
 /** Parent-brand rule: which candidate owns a host several give (see the module comment). */
 export function parentOf(
   host: string,
@@ -365,8 +381,20 @@ export interface DirectoryResult {
   /** new directory entries, without ids (the caller assigns them) */
   entries: Omit<Brand, "id">[];
   merged: number;
+  /** entries joined into the icon-set brand of the same company (scripts/catalog/same-company.ts) */
+  joined: Join[];
   report: string[];
   candidates: number;
+}
+
+/** A directory entry joined into an icon-set brand: its slug is retired into the brand's. */
+export interface Join {
+  qid: string;
+  name: string;
+  /** the slug the entry would have had */
+  slug: string;
+  into: string;
+  why: string;
 }
 
 /**
@@ -381,6 +409,7 @@ export function buildDirectory(
   byDomainOnly: Set<string> = new Set(),
   candidates: Candidate[] = loadCandidates(root),
   retired: ReadonlySet<string> = new Set(),
+  joins: DirectoryJoins = { join: {}, apart: {} },
 ): DirectoryResult {
   const report: string[] = [];
   // 2. parent-brand rule per host
@@ -416,6 +445,35 @@ export function buildDirectory(
   let merged = 0;
   const claim = (host: string) => !owned.has(host);
   const logoOf = new Map(candidates.flatMap((c) => (c.logo ? [[c.qid, c.logo] as const] : [])));
+  // where and as what OSM maps each brand: the union over the companies merged into it; one of
+  // them mapped internationally makes the brand international (no countries)
+  const international = new Set<Omit<Brand, "id">>();
+  const mapWhere = (b: Omit<Brand, "id">, c: Candidate) => {
+    const countries = countriesOf(c.areas);
+    if (!countries) {
+      international.add(b);
+      delete b.countries;
+    } else if (!international.has(b))
+      b.countries = [...new Set([...(b.countries ?? []), ...countries])].sort();
+    if (c.categories?.length)
+      b.categories = [...new Set([...(b.categories ?? []), ...c.categories])].sort();
+  };
+  /** `target` gains company `c`: its id, description and links (when it has none), where OSM maps it, its hosts nobody holds */
+  const absorb = (target: Brand, c: Candidate, hosts: string[]) => {
+    if (!target.wikidata) {
+      target.wikidata = c.qid;
+      if (c.description) target.description = c.description;
+      if (Object.keys(c.links).length) target.links = c.links;
+      target.sources = [...target.sources, NSI_SOURCE];
+      byQid.set(c.qid, target);
+    }
+    for (const n of c.nativeNames) if (!target.aliases.includes(n)) target.aliases.push(n);
+    mapWhere(target, c);
+    const added = hosts.filter(claim);
+    for (const h of added) owned.set(h, target);
+    target.domains = [...target.domains, ...added];
+    return added;
+  };
   for (const c of candidates) {
     const hosts = won.get(c.qid) ?? [];
     let target = byQid.get(c.qid);
@@ -466,17 +524,7 @@ export function buildDirectory(
       }
     }
     if (target) {
-      if (!target.wikidata) {
-        target.wikidata = c.qid;
-        if (c.description) target.description = c.description;
-        if (Object.keys(c.links).length) target.links = c.links;
-        target.sources = [...target.sources, NSI_SOURCE];
-        byQid.set(c.qid, target);
-      }
-      for (const n of c.nativeNames) if (!target.aliases.includes(n)) target.aliases.push(n);
-      const added = hosts.filter(claim);
-      for (const h of added) owned.set(h, target);
-      target.domains = [...target.domains, ...added];
+      const added = absorb(target, c, hosts);
       merged++;
       report.push(
         `${c.name} (${c.qid}) merged into ${target.slug} by ${how}${added.length ? `, +${added.join(" ")}` : ""}`,
@@ -520,9 +568,55 @@ export function buildDirectory(
       ...(c.description ? { description: c.description } : {}),
       ...(Object.keys(c.links).length ? { links: c.links } : {}),
     };
+    mapWhere(entry, c);
     entries.push(entry);
     for (const h of mine) owned.set(h, entry as Brand);
     byQid.set(c.qid, entry as Brand);
   }
-  return { entries, merged, report, candidates: candidates.length };
+  // 4. an entry named like an icon-set brand joins it on evidence they are one company; every
+  // decision is taken on the brands as the merge left them, before any join adds to them
+  const candidateOf = new Map(candidates.map((c) => [c.qid, c]));
+  const used = new Set<string>();
+  const decisions = entries.map((e) => {
+    const c = candidateOf.get(e.wikidata as string) as Candidate;
+    const same = byName.get(compactKey(e.name)) ?? [];
+    if (!same.length) return null;
+    const decision = decideJoin(
+      c.qid,
+      same.map((b) => ({
+        ...b,
+        itemHosts: candidateOf.get(b.wikidata ?? "")?.hosts ?? [],
+      })),
+      { ...c, domains: e.domains, areas: c.areas ?? [] },
+      joins,
+      used,
+    );
+    if (decision.note) report.push(`${c.name} (${c.qid}): ${decision.note}`);
+    return decision.into && decision.why
+      ? { c, into: bySlug.get(decision.into) as Brand, why: decision.why }
+      : null;
+  });
+  const joined: Join[] = [];
+  const kept = entries.filter((e, i) => {
+    const d = decisions[i];
+    if (!d) return true;
+    const { c, into, why } = d;
+    for (const h of e.domains) owned.delete(h);
+    const added = absorb(into, c, e.domains);
+    // what found the entry finds the brand
+    const names = new Set([into.name, ...into.aliases].map(compactKey));
+    for (const a of e.aliases) {
+      if (names.has(compactKey(a))) continue;
+      into.aliases.push(a);
+      names.add(compactKey(a));
+    }
+    joined.push({ qid: c.qid, name: c.name, slug: e.slug, into: into.slug, why });
+    report.push(
+      `${c.name} (${c.qid}) joined into ${into.slug} (instead of an entry ${e.slug})${added.length ? `, +${added.join(" ")}` : ""}: ${why}`,
+    );
+    return false;
+  });
+  for (const key of unusedJoins(joins, used))
+    report.push(`directory-joins.json: ${key} decided nothing`);
+  return { entries: kept, merged, joined, report, candidates: candidates.length };
 }

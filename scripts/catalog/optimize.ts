@@ -9,6 +9,7 @@ import { createHash } from "node:crypto";
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { availableParallelism } from "node:os";
 import { dirname } from "node:path";
+import { ThreadPool } from "../../src/platform/thread-pool";
 import type { MonoResult } from "./mono";
 import { ID_TOKEN } from "./optimize-shared";
 
@@ -62,11 +63,11 @@ function readCache(file: string, pipeline: string): Record<string, CacheEntry> {
   }
 }
 
-function runWorkers(tasks: WorkerTask[], workerCount: number): Promise<WorkerResult[]> {
-  const out: WorkerResult[] = [];
-  // biggest first, small batches handed out on demand: keeps both cores busy to the end
+/** The tasks on `workerCount` svgo threads: biggest first, in small batches handed out on demand. */
+async function runWorkers(tasks: WorkerTask[], workerCount: number): Promise<WorkerResult[]> {
   const queue = [...tasks].sort((a, b) => b[1].length - a[1].length);
-  const nextBatch = () => {
+  const batches: WorkerTask[][] = [];
+  while (queue.length) {
     const batch: WorkerTask[] = [];
     let size = 0;
     while (queue.length && batch.length < 64 && size < 400_000) {
@@ -74,29 +75,20 @@ function runWorkers(tasks: WorkerTask[], workerCount: number): Promise<WorkerRes
       batch.push(task);
       size += task[1].length;
     }
-    return batch;
-  };
-  return new Promise((resolve, reject) => {
-    let active = 0;
-    for (let i = 0; i < workerCount; i++) {
-      const worker = new Worker(new URL("./svgo-worker.ts", import.meta.url).href);
-      active++;
-      const feed = () => {
-        const batch = nextBatch();
-        if (batch.length) worker.postMessage({ batch });
-        else {
-          worker.terminate();
-          if (--active === 0) resolve(out);
-        }
-      };
-      worker.onmessage = (event: MessageEvent<{ results: WorkerResult[] }>) => {
-        out.push(...event.data.results);
-        feed();
-      };
-      worker.onerror = (event) => reject(new Error(`svgo worker failed: ${event.message}`));
-      feed();
-    }
+    batches.push(batch);
+  }
+  const pool = new ThreadPool<WorkerTask[], WorkerResult[]>({
+    name: "svgo",
+    url: new URL("./svgo-worker.ts", import.meta.url),
+    size: workerCount,
   });
+  try {
+    return (await Promise.all(batches.map((batch) => pool.run(batch)))).flat();
+  } catch (err) {
+    throw new Error(`svgo worker failed: ${err instanceof Error ? err.message : String(err)}`);
+  } finally {
+    await pool.close();
+  }
 }
 
 /**

@@ -8,9 +8,9 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { BrandResolver } from "../../src/catalog/brand/service";
+import type { Brand } from "../../src/catalog/built-catalog";
 import { popularityOf } from "../../src/catalog/search/service";
 import { CatalogService } from "../../src/catalog/service";
-import type { Brand } from "../../src/catalog/types";
 
 export const POPULAR_DOMAINS_FILE = "fixtures/popular-domains.json";
 

@@ -3,7 +3,7 @@
  * and upstream URL, and the variants drawn from it. thesvg licenses each icon on its own, so
  * its entry names that icon's licence and file.
  */
-import { type ArtworkSource, type Brand, VARIANTS } from "../../src/catalog/types";
+import { type ArtworkSource, type Brand, VARIANTS } from "../../src/catalog/built-catalog";
 import { baseSource } from "./attribution";
 import { PER_ICON, SOURCE_LICENCES } from "./sources";
 import { THESVG_PACKAGE, THESVG_SOURCE, type TheSvgIcon } from "./thesvg";

@@ -5,7 +5,7 @@
  *    dropped on the way, or a source that draws the mark in black: Instagram's logos icon);
  *  - gained an opaque full-canvas background: the four corners are opaque and of one colour
  *    (a mark drawn on a square: Netflix's logos icon).
- * Flags go to the build report; the chooser (variants.ts) avoids such artwork where the
+ * Flags go to the build report; the chooser (variant-choice.ts) avoids such artwork where the
  * brand has other artwork.
  */
 import { type RenderedImage, Resvg } from "@resvg/resvg-js";

@@ -1,13 +1,12 @@
 /**
- * Worker thread: sanitize + optimize batches of SVGs with svgo, and derive mono marks from
- * the results where asked (see optimize.ts).
+ * Worker thread (started by optimize.ts on src/platform/thread-pool.ts): sanitize + optimize
+ * batches of SVGs with svgo, and derive mono marks from the results where asked.
  */
 import { sanitizeAndOptimizeSvg } from "../../src/catalog/sanitize";
+import { serveThreadJobs } from "../../src/platform/thread-pool";
 import { deriveMono } from "./mono";
 import type { WorkerResult, WorkerTask } from "./optimize";
 import { ID_TOKEN } from "./optimize-shared";
-
-declare const self: Worker;
 
 function optimizeOne(svg: string, paths: boolean): string | null {
   try {
@@ -17,12 +16,11 @@ function optimizeOne(svg: string, paths: boolean): string | null {
   }
 }
 
-self.onmessage = (event: MessageEvent<{ batch: WorkerTask[] }>) => {
-  const results: WorkerResult[] = event.data.batch.map(([key, svg, paths, cached, monoKey]) => {
+serveThreadJobs((batch: WorkerTask[]) =>
+  batch.map(([key, svg, paths, cached, monoKey]): WorkerResult => {
     const optimized = cached ?? optimizeOne(svg, paths);
     if (!monoKey) return [key, optimized, null, null];
     const mono = optimized === null ? { skipped: "could not be processed" } : deriveMono(optimized);
     return [key, optimized, monoKey, mono];
-  });
-  self.postMessage({ results });
-};
+  }),
+);

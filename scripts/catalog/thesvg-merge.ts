@@ -122,7 +122,7 @@ export interface TheSvgMerge {
 
 /**
  * Attach each icon to a draft (`draft.thesvg`) or create a draft for it. `find` looks a key
- * up among the existing drafts (the tiers of merge.ts and the iconify-only brands).
+ * up among the existing drafts (the tiers of icon-sets.ts and the iconify-only brands).
  */
 export function mergeTheSvg(
   drafts: DraftBrand[],

@@ -1,7 +1,8 @@
 /**
- * @thesvg/icons: brand marks with a website and a licence per icon. Only the raw SVG strings
- * are read, from the package's generated modules (`export const svg = \`<svg ...>\``), never
- * its JS components; every SVG goes through the build's sanitizer and svgo like any other.
+ * @thesvg/icons: brand marks with a website and a licence per icon. Only the constants of the
+ * package's generated modules (`export const svg = \`<svg ...>\``) are read, as data
+ * (js-module.ts), never its JS components; every SVG goes through the build's sanitizer and
+ * svgo like any other.
  *
  * Kept: icons whose licence allows redistribution of modified files (KEPT_LICENCES). Left
  * out, and counted in the build report: no-derivatives, non-commercial, share-alike/copyleft,
@@ -12,6 +13,7 @@
  */
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import { moduleConstants } from "./js-module";
 
 export const THESVG_PACKAGE = "@thesvg/icons";
 export const THESVG_SOURCE = "thesvg";
@@ -67,16 +69,6 @@ export function exclusion(
   return null;
 }
 
-const constOf = (text: string, name: string): unknown => {
-  const m = new RegExp(`^export const ${name} = (.*);$`, "m").exec(text);
-  if (!m?.[1]) return undefined;
-  try {
-    return JSON.parse(m[1]);
-  } catch {
-    return undefined;
-  }
-};
-
 /** The markup from `<svg` to `</svg>` (no XML declaration or comments before it), or null. */
 function rawSvg(text: string | undefined): string | null {
   const start = text?.indexOf("<svg") ?? -1;
@@ -104,27 +96,33 @@ function withViewBox(svg: string): string | null {
 
 /** One generated module's data, or null when it has no slug, title or SVG. */
 export function parseTheSvgModule(text: string): TheSvgIcon | null {
-  const slug = constOf(text, "slug");
-  const title = constOf(text, "title");
-  const svg = rawSvg(/^export const svg = `([^`]*)`;$/m.exec(text)?.[1]);
-  if (typeof slug !== "string" || typeof title !== "string" || !svg) return null;
+  const c = moduleConstants(text);
+  const str = (name: string) => {
+    const v = c.get(name);
+    return typeof v === "string" ? v : undefined;
+  };
+  const slug = str("slug");
+  const title = str("title");
+  const svg = rawSvg(str("svg"));
+  if (slug === undefined || title === undefined || !svg) return null;
   const variants = new Map<string, string>();
-  const block = /^export const variants = \{\n([\s\S]*?)\n\};$/m.exec(text)?.[1] ?? "";
-  for (const m of block.matchAll(/^\s+"([^"]+)": `([^`]*)`,?$/gm)) {
-    const svg = rawSvg(m[2]);
-    if (m[1] && svg) variants.set(m[1], svg);
-  }
-  const hex = constOf(text, "hex");
-  const url = constOf(text, "url");
-  const aliases = constOf(text, "aliases");
-  const licence = constOf(text, "license");
+  const listed = c.get("variants");
+  if (listed && typeof listed === "object" && !Array.isArray(listed))
+    for (const [name, markup] of Object.entries(listed)) {
+      const svg = typeof markup === "string" ? rawSvg(markup) : null;
+      if (svg) variants.set(name, svg);
+    }
+  const hex = str("hex");
+  const url = str("url");
+  const aliases = c.get("aliases");
+  const licence = str("license");
   return {
     slug,
     title: title.trim(),
-    hex: typeof hex === "string" && /^[0-9a-f]{6}$/i.test(hex) ? hex.toLowerCase() : null,
+    hex: hex !== undefined && /^[0-9a-f]{6}$/i.test(hex) ? hex.toLowerCase() : null,
     aliases: Array.isArray(aliases) ? aliases.filter((a) => typeof a === "string") : [],
-    licence: typeof licence === "string" ? licence : "",
-    url: typeof url === "string" && /^https?:\/\//.test(url) ? url : null,
+    licence: licence ?? "",
+    url: url !== undefined && /^https?:\/\//.test(url) ? url : null,
     svg,
     ...(variants.has("mono") ? { mono: variants.get("mono") } : {}),
     ...(variants.has("wordmark") ? { wordmark: variants.get("wordmark") } : {}),

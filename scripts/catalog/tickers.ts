@@ -10,7 +10,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { registrableDomain } from "../../src/catalog/brand/domain";
-import type { Brand } from "../../src/catalog/types";
+import type { Brand } from "../../src/catalog/built-catalog";
 import { compactKey } from "./keys";
 import { directorySlug } from "./nsi";
 

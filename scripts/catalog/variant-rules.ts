@@ -1,7 +1,7 @@
 /**
  * The variant rules (docs/assets.md, "Variant rules"), applied to every brand at build time:
  *
- * - `color` is the brand's full-colour symbol (variants.ts chooses it from the sources); a
+ * - `color` is the brand's full-colour symbol (variant-choice.ts chooses it from the sources); a
  *   brand with none but with a single-colour mark and a brand colour gets that mark in the
  *   brand colour (Coca-Cola red, Stripe's S in Stripe purple, Nike black).
  * - `dark` / `light`: a source's own artwork for that background when one exists; else the
@@ -26,7 +26,7 @@
  * builder gives each stored variant its id prefix.
  */
 import { existsSync, readFileSync } from "node:fs";
-import type { Variant } from "../../src/catalog/types";
+import type { Variant } from "../../src/catalog/built-catalog";
 import { recolor } from "./modes";
 import { sha256, withIdPrefix } from "./optimize";
 import {

@@ -26,14 +26,14 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { Resvg } from "@resvg/resvg-js";
 import { squareFrame } from "../../src/assets/render";
-import type { ArtworkSource, Brand, Variant } from "../../src/catalog/types";
+import type { ArtworkSource, Brand, Variant } from "../../src/catalog/built-catalog";
 import { analyzeColors } from "./artwork";
 import type { DraftBrand, Web3Brand } from "./draft";
 import { compactKey } from "./keys";
 import { directorySlug } from "./nsi";
 import { MIN_VISIBLE_SHARE, measureOptions, paintFactsOf } from "./paint";
 import { type ListedCompany, loadListedCompanies } from "./tickers";
-import type { ChosenArtwork } from "./variants";
+import type { ChosenArtwork } from "./variant-choice";
 import {
   loadWeb3Icons,
   NO_MONO,

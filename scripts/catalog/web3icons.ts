@@ -2,8 +2,8 @@
  * @web3icons/core (MIT): the marks of crypto tokens, networks (blockchains), wallets and
  * exchanges, drawn by their projects and collected by web3icons.io. The metadata (names,
  * symbols, market-cap ranks) comes from its dependency @web3icons/common. Neither package's
- * code is run: the metadata modules are object literals read as data, and the SVG markup is
- * the string literal of each `dist/svgs/<kind>/<variant>/<file>.svg.js` module. Every SVG then
+ * code is run: the metadata modules' array literals and the string literal of each
+ * `dist/svgs/<kind>/<variant>/<file>.svg.js` module are read as data (js-module.ts). Every SVG then
  * goes through the build's sanitizer and svgo like any other.
  *
  * Taken: the `branded` (colour) mark, and the `mono` mark (drawn white upstream, stored black
@@ -28,6 +28,7 @@
  */
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import { moduleConstants } from "./js-module";
 import { KEPT_LICENCES } from "./thesvg";
 
 export const WEB3_PACKAGE = "@web3icons/core";
@@ -79,34 +80,16 @@ const KIND_DIR: Record<Web3Kind, string> = {
 export const web3File = (kind: Web3Kind, variant: "branded" | "mono", file: string) =>
   `${KIND_DIR[kind]}/${variant}/${file}`;
 
-/**
- * The array literal of a metadata module (`const tokens = [ { id: '1inch', ... } ]`) as data:
- * its quoted strings, bare keys and trailing commas rewritten to JSON, never evaluated.
- */
+/** The array of a metadata module (`const tokens = [ { id: '1inch', ... } ]`), read as data. */
 export function parseMetadataModule(text: string): Web3Meta[] {
-  const start = text.indexOf("[");
-  const end = text.lastIndexOf("]");
-  if (start < 0 || end < start) return [];
-  const json = text
-    .slice(start, end + 1)
-    .replace(
-      /'((?:[^'\\]|\\.)*)'|"((?:[^"\\]|\\.)*)"|([A-Za-z_$][\w$]*)(?=\s*:)|,(?=\s*[}\]])/g,
-      (m, single?: string, double?: string, key?: string) => {
-        if (single !== undefined) return JSON.stringify(single.replace(/\\(.)/g, "$1"));
-        if (double !== undefined) return m;
-        if (key !== undefined) return JSON.stringify(key);
-        return "";
-      },
-    );
-  const data: unknown = JSON.parse(json);
-  return Array.isArray(data) ? (data as Web3Meta[]) : [];
+  const data = [...moduleConstants(text).values()].find(Array.isArray);
+  return (data as Web3Meta[] | undefined) ?? [];
 }
 
-/** The SVG string literal of a generated module (`var X =\n  '<svg ...>'`), unescaped, or null. */
+/** The SVG string of a generated module (`var X =\n  '<svg ...>'`), or null. */
 export function parseSvgModule(text: string): string | null {
-  const literal = /=\s*'((?:[^'\\]|\\.)*)'/.exec(text)?.[1];
-  if (!literal) return null;
-  const svg = literal.replace(/\\(.)/g, (_, c: string) => (c === "n" ? "\n" : c)).trim();
+  const literal = [...moduleConstants(text).values()].find((v) => typeof v === "string");
+  const svg = typeof literal === "string" ? literal.trim() : "";
   if (!svg.startsWith("<svg") || !svg.endsWith("</svg>")) return null;
   // the class is the package's own hook for its components; the build's ids are its own
   return svg.replace(/^(<svg\b[^>]*?)\s+class="web3icons"/, "$1");

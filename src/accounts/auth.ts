@@ -1,4 +1,4 @@
-import { ApiError, rateLimited } from "../http/errors";
+import { conflict, limitReached, unauthenticated, unusable } from "../platform/domain-errors";
 import { sha256Hex } from "../platform/hash";
 import { newId } from "../platform/ids";
 import { log } from "../platform/log";
@@ -11,8 +11,8 @@ import { randomToken } from "./jwt";
 import type { MailSender } from "./mail";
 import type { Account, AccountEvent } from "./model";
 import { emailIndex, newDataKey, seal, unseal } from "./pii";
-import type { AccountStore, TokenRecord, TokenStore } from "./port";
 import type { AccountService } from "./service";
+import type { AccountStore, TokenRecord, TokenStore } from "./store/port";
 
 const HOUR_MS = 3_600_000;
 export const TOKEN_TTL_MS = {
@@ -105,7 +105,7 @@ export class AuthService {
       emailIndex: await this.index(email),
     });
     if (!stored)
-      throw new ApiError(409, "email_taken", "An account with this e-mail address already exists.");
+      throw conflict("email_taken", "An account with this e-mail address already exists.");
     const pii = {
       email: await seal(key, accountId, email.trim()),
       passwordHash: await seal(key, accountId, await this.d.passwords.hash(password)),
@@ -142,7 +142,7 @@ export class AuthService {
     for (const [policy, identity, whose] of throttles) {
       const wait = Math.ceil((await this.d.limiter.waitLeft(policy, identity)) / 1000);
       if (wait > 0)
-        throw rateLimited(
+        throw limitReached(
           `Too many failed logins ${whose}. Retry in ${wait} seconds.`,
           wait,
           this.d.upgradeUrl,
@@ -152,7 +152,7 @@ export class AuthService {
     const ok = await this.checkPassword(account, password);
     if (!account || !ok) {
       for (const [policy, identity] of throttles) await this.d.limiter.failed(policy, identity);
-      throw new ApiError(401, "invalid_credentials", "Wrong e-mail address or password.");
+      throw unauthenticated("invalid_credentials", "Wrong e-mail address or password.");
     }
     return this.issuePair(account, newId());
   }
@@ -162,7 +162,7 @@ export class AuthService {
     const record = await this.d.tokens.get(hash);
     const now = this.now();
     const refused = () =>
-      new ApiError(401, "invalid_token", "The refresh token is invalid, expired or revoked.");
+      unauthenticated("invalid_token", "The refresh token is invalid, expired or revoked.");
     if (record?.kind !== "refresh" || !record.family) throw refused();
     if (record.usedAt !== null) {
       // a rotated token came back: someone holds a copy, so the whole session ends
@@ -287,7 +287,7 @@ export class AuthService {
   async deleteAccount(accountId: string, password: string): Promise<void> {
     const account = await this.d.accounts.getAccount(accountId);
     if (!account || account.deletedAt || !(await this.checkPassword(account, password)))
-      throw new ApiError(401, "invalid_credentials", "Wrong password.");
+      throw unauthenticated("invalid_credentials", "Wrong password.");
     await this.append(accountId, [{ type: "account.deleted", data: {} }]);
     await this.d.store.deleteDataKey(accountId);
     await this.d.tokens.removeAccount(accountId);
@@ -416,4 +416,4 @@ export class AuthService {
 }
 
 const invalidToken = () =>
-  new ApiError(400, "invalid_token", "The token is invalid, already used or expired.");
+  unusable("invalid_token", "The token is invalid, already used or expired.");

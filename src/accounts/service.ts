@@ -1,4 +1,5 @@
 import { LRUCache } from "lru-cache";
+import { conflict, notFound } from "../platform/domain-errors";
 import { newId } from "../platform/ids";
 import type { BucketLimits, Tier } from "../quota/limits";
 import type { Principal } from "../quota/principal";
@@ -12,7 +13,7 @@ import {
 } from "./keys";
 import type { Account, AccountEvent, PublishableKeyRecord, SealedPii } from "./model";
 import { newDataKey, seal, unseal } from "./pii";
-import type { AccountStore } from "./port";
+import type { AccountStore } from "./store/port";
 
 /** A verified publishable key: whom it charges and where it may be used. */
 export interface PublishableCaller {
@@ -25,8 +26,6 @@ export interface PublishableCaller {
 
 /** Most active publishable keys per account. */
 export const MAX_PUBLISHABLE_KEYS = 20;
-
-export class TooManyKeys extends Error {}
 
 export interface IssuedKey {
   accountId: string;
@@ -199,12 +198,12 @@ export class AccountService {
 
   /**
    * Revoke one key (operator). Revoking a revoked key changes nothing and answers when it was
-   * revoked; an unknown key id throws KeyNotFound.
+   * revoked; an unknown key id is key_not_found.
    */
   async revokeKey(keyId: string): Promise<{ accountId: string; keyId: string; revokedAt: string }> {
     const account = await this.store.findByKeyId(keyId);
     const key = account?.keys.find((k) => k.id === keyId);
-    if (!account || !key) throw new KeyNotFound(keyId);
+    if (!account || !key) throw notFound("key_not_found", `No key ${keyId}.`);
     if (key.revokedAt) return { accountId: account.id, keyId, revokedAt: key.revokedAt };
     const ts = new Date(this.now()).toISOString();
     await this.store.append([
@@ -273,10 +272,11 @@ export class AccountService {
     dailyCap: number | null,
   ): Promise<PublishableKeyRecord & { publishableKey: string }> {
     const account = await this.requireAccount(accountId);
-    if (account.deletedAt) throw new AccountNotFound(accountId);
+    if (account.deletedAt) throw accountNotFound(accountId);
     const active = (account.publishableKeys ?? []).filter((k) => !k.revokedAt);
     if (active.length >= MAX_PUBLISHABLE_KEYS)
-      throw new TooManyKeys(
+      throw conflict(
+        "too_many_keys",
         `An account has at most ${MAX_PUBLISHABLE_KEYS} active publishable keys; revoke one first.`,
       );
     const k = generatePublishableKey();
@@ -305,7 +305,7 @@ export class AccountService {
 
   /**
    * Revoke a publishable key of the account (of any account when `accountId` is null: the
-   * operator). Unknown (or another account's) key: KeyNotFound.
+   * operator). Unknown (or another account's) key: key_not_found.
    */
   async revokePublishableKey(
     accountId: string | null,
@@ -314,7 +314,7 @@ export class AccountService {
     const account = await this.store.findByPublishableKeyId(keyId);
     const key = account?.publishableKeys?.find((k) => k.id === keyId);
     if (!account || !key || (accountId !== null && account.id !== accountId))
-      throw new KeyNotFound(keyId);
+      throw notFound("key_not_found", `No publishable key ${keyId}.`);
     if (key.revokedAt) return key;
     const ts = new Date(this.now()).toISOString();
     await this.store.append([
@@ -373,7 +373,7 @@ export class AccountService {
 
   private async requireAccount(accountId: string): Promise<Account> {
     const account = await this.store.getAccount(accountId);
-    if (!account) throw new AccountNotFound(accountId);
+    if (!account) throw accountNotFound(accountId);
     return account;
   }
 }
@@ -386,10 +386,6 @@ const principalOf = (account: Account, keyId: string | null): Principal => ({
   limits: account.limits,
 });
 
-export class AccountNotFound extends Error {
-  constructor(readonly accountId: string) {
-    super(`No account ${accountId}`);
-  }
-}
-
-export class KeyNotFound extends Error {}
+/** No account with that id (or a deleted one). */
+export const accountNotFound = (accountId: string) =>
+  notFound("account_not_found", `No account ${accountId}.`);

@@ -2,11 +2,11 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { Command, CommanderError, InvalidArgumentError } from "commander";
 import { MAX_ORIGINS, ORIGIN_PATTERN, publishableView } from "../accounts/model";
-import { AccountNotFound, KeyNotFound } from "../accounts/service";
+import { accountNotFound } from "../accounts/service";
 import { registerDiscoveryCommands } from "../catalog/discovery/cli";
 import { CliError, cliConfig, withStore } from "../cli";
 import { loadConfig } from "../config";
-import { ApiError } from "../http/errors";
+import { DomainError } from "../platform/domain-errors";
 import type { BucketLimits, Tier } from "../quota/limits";
 import { limitsProblem, MAX_DAILY_LIMIT, TIERS } from "../quota/limits";
 import { registerReportCommands } from "../reports/cli";
@@ -85,13 +85,8 @@ function dbCheck() {
   throw new CliError(`db check: ${path} has problems (${problems.length} listed above)`);
 }
 
-function program(): Command {
-  const root = new Command("admin")
-    .description("Operator commands on the store the service is configured for (same env vars).")
-    .usage("<command> [options]  (npm run admin -- <command> ...)")
-    .showSuggestionAfterError()
-    .exitOverride();
-
+/** accounts list | show | set-tier */
+function accountCommands(root: Command) {
   const accounts = root.command("accounts").description("Accounts");
   accounts
     .command("list")
@@ -109,7 +104,7 @@ function program(): Command {
     .action((id: string) =>
       withStore(async (_s, svc) => {
         const a = await svc.getAccountWithEmail(id);
-        if (!a) throw new AccountNotFound(id);
+        if (!a) throw accountNotFound(id);
         print(accountView(a));
       }),
     );
@@ -125,7 +120,10 @@ function program(): Command {
         print({ accountId: a.id, tier: a.tier, limits: a.limits });
       }),
     );
+}
 
+/** keys create | list | revoke, publishable-keys create | revoke */
+function keyCommands(root: Command) {
   const keys = root.command("keys").description("API keys");
   keys
     .command("create")
@@ -147,7 +145,7 @@ function program(): Command {
     .action((id: string) =>
       withStore(async (_s, svc) => {
         const a = await svc.getAccount(id);
-        if (!a) throw new AccountNotFound(id);
+        if (!a) throw accountNotFound(id);
         print(accountView(a).keys);
       }),
     );
@@ -192,7 +190,10 @@ function program(): Command {
         print(publishableView(await svc.revokePublishableKey(null, keyId))),
       ),
     );
+}
 
+/** projections rebuild, misses, counters rebuild: the usage log's commands */
+function usageCommands(root: Command) {
   root
     .command("projections")
     .description("Usage projections")
@@ -218,7 +219,8 @@ function program(): Command {
         try {
           console.log(await missesReport(store, o));
         } catch (err) {
-          if (err instanceof RangeError || err instanceof ApiError) throw new CliError(err.message);
+          if (err instanceof RangeError || err instanceof DomainError)
+            throw new CliError(err.message);
           throw err;
         }
       }),
@@ -233,6 +235,17 @@ function program(): Command {
         console.log(await countersRebuild(store, loadConfig(process.env))),
       ),
     );
+}
+
+function program(): Command {
+  const root = new Command("admin")
+    .description("Operator commands on the store the service is configured for (same env vars).")
+    .usage("<command> [options]  (npm run admin -- <command> ...)")
+    .showSuggestionAfterError()
+    .exitOverride();
+  accountCommands(root);
+  keyCommands(root);
+  usageCommands(root);
   root
     .command("db")
     .description("The embedded store's SQLite database (DATA_DIR/brand-api.sqlite)")
@@ -265,12 +278,7 @@ export async function runAdmin(argv: string[]): Promise<number> {
       return err.exitCode;
     // expected refusals (unknown ids, bad config, no counter store) and unexpected failures
     // (a store that does not answer) alike: the message's first line, never a stack trace
-    const message =
-      err instanceof KeyNotFound
-        ? `No key ${err.message}`
-        : err instanceof Error
-          ? err.message
-          : String(err);
+    const message = err instanceof Error ? err.message : String(err);
     console.error(`error: ${message.split("\n")[0]}`);
     return 1;
   }

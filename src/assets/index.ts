@@ -1,15 +1,9 @@
 import { Elysia } from "elysia";
 import type { Suggest } from "../catalog/search/suggest";
 import { type AuthDeps, authPlugin, noteMeter } from "../guard";
-import {
-  ApiError,
-  ErrorBody,
-  NotFoundBody,
-  RateLimitedBody,
-  serviceNotFound,
-  validationError,
-} from "../http/errors";
+import { ErrorBody, NotFoundBody, RateLimitedBody } from "../http/errors";
 import { decimalQuery } from "../http/params";
+import { type DomainError, invalid, serviceNotFound, unavailable } from "../platform/domain-errors";
 import type { Tier } from "../quota/limits";
 import {
   DEFAULT_SIZE,
@@ -37,7 +31,7 @@ import {
   svgEtag,
 } from "./service";
 
-export const pixelsTooLarge = () => validationError(PIXELS_ERROR);
+export const pixelsTooLarge = () => invalid(PIXELS_ERROR);
 
 /** The image options of a raster route's query. */
 function rasterOptions(q: RasterQueryValue): ImageOptions {
@@ -66,16 +60,14 @@ const responses = {
 
 const rasterResponses = { ...responses, 503: RenderBusyBody };
 
-/** 503 render_busy with Retry-After: a 5xx, so the request's quota unit is given back. */
-export function renderBusy(err: RenderBusy): ApiError {
-  return new ApiError(
-    503,
+/** render_busy (503) with Retry-After: a 5xx, so the request's quota unit is given back. */
+export function renderBusy(err: RenderBusy): DomainError {
+  return unavailable(
     "render_busy",
     err.reason === "queue"
       ? "The renderer is busy; retry after the number of seconds in Retry-After. This request was not charged."
       : "Rendering took too long and was stopped; retry after the number of seconds in Retry-After. This request was not charged.",
-    {},
-    { "retry-after": String(err.retryAfterSeconds) },
+    err.retryAfterSeconds,
   );
 }
 
@@ -85,7 +77,7 @@ const RESOLUTION =
   "generic placeholder (200, X-Svg-Variant: placeholder, Cache-Control: public, max-age=3600). Unknown slug: 404 service_not_found (with near-miss slugs in `suggestions` when the search index finds any). " +
   "Free keys are served mono only: asking for another variant serves mono (or the placeholder) and adds X-Variant-Restricted " +
   "naming the variant asked for; pro, enterprise and internal keys get all six. Which artwork each variant is (color the full-colour " +
-  "symbol, dark/light the mark for that background, wordmark the logotype) follows the variant rules of docs/assets.md. X-Svg-Variant names the variant served. Real artwork: Cache-Control: public, " +
+  "symbol, dark/light the mark for that background, wordmark the logotype) follows the variant rules of docs/assets.md. X-Svg-Variant names the variant served, X-Asset-Provenance where it came from (catalog, bimi-verified, bimi, website, website-http, pin). Real artwork: Cache-Control: public, " +
   "max-age=86400. Strong ETag; If-None-Match with a current ETag answers 304 with no body, and a 304 counts against the " +
   "bucket like a 200 (the key made a request). Vary: X-API-Key, since the tier decides the variant.";
 
@@ -99,6 +91,7 @@ function noteAssetMiss(request: Request, slug: string, served: ServedSvg | null)
 
 function commonHeaders(set: ResponseSet, served: ServedSvg, etag: string) {
   set.headers["x-svg-variant"] = served.variant;
+  if (served.provenance) set.headers["x-asset-provenance"] = served.provenance;
   if (served.restricted) set.headers["x-variant-restricted"] = served.restricted;
   set.headers["cache-control"] =
     served.variant === "placeholder" ? CACHE_PLACEHOLDER : CACHE_ARTWORK;

@@ -1,5 +1,5 @@
 import { t } from "elysia";
-import { VARIANTS, type Variant } from "../catalog/types";
+import { VARIANTS, type Variant } from "../catalog/built-catalog";
 import { NotFoundBody, RateLimitedBody } from "../http/errors";
 import { jsonResponse } from "../http/json-responses";
 import { queryEnum, queryInt } from "../http/params";
@@ -76,6 +76,9 @@ const header = (description: string) => ({ description, schema: { type: "string"
 const IMAGE_HEADERS = {
   "X-Svg-Variant": header(
     "Variant actually served: mono, color, dark, light, wordmark, icon, or placeholder",
+  ),
+  "X-Asset-Provenance": header(
+    "Where the served artwork came from: catalog, bimi-verified, bimi, website, website-http or pin (the provenance field of GET /v1/brand and the catalog routes; a dark or light variant derived from the mono mark has the mono mark's). Absent for the placeholder",
   ),
   "X-Variant-Restricted": header(
     "Only on free-tier requests for a variant other than mono: the variant that was asked for (mono was served instead)",

@@ -4,8 +4,9 @@
  * caller may get. Served exactly like the generic placeholder (X-Svg-Variant: placeholder,
  * max-age 3600). Plain TS; the markup is built here from escaped initials, never from input.
  */
+
+import type { Brand } from "../catalog/built-catalog";
 import { contrastTextColor } from "../catalog/colors";
-import type { Brand } from "../catalog/types";
 
 /** Words that do not give an initial ("Bank of America" -> BA). */
 const MINOR = new Set([

@@ -7,9 +7,10 @@
  */
 import { availableParallelism } from "node:os";
 import { log } from "../platform/log";
-import { findWorkerScript, startWorker, type WorkerLike } from "../platform/worker-script";
+import { ThreadDied, ThreadPool, ThreadPoolBusy, ThreadTimedOut } from "../platform/thread-pool";
+import { findWorkerScript } from "../platform/worker-script";
 import type { Layout, RenderFormat } from "./render";
-import type { RenderReply, RenderRequest } from "./render-worker";
+import type { RenderRequest } from "./render-worker";
 
 export interface Renderer {
   /** `layout` defaults to render.ts DEFAULT_LAYOUT */
@@ -53,27 +54,6 @@ export interface PoolOptions {
   recyclePixels?: number;
 }
 
-interface Job {
-  req: RenderRequest;
-  resolve(bytes: Uint8Array): void;
-  reject(err: Error): void;
-  /** performance.now() when queued */
-  queued: number;
-  /** estimated render time, ms (for the wait estimate) */
-  cost: number;
-}
-
-interface Slot {
-  worker: WorkerLike<RenderRequest>;
-  /** the render running on this worker (one at a time: the queue stays here, not in the port) */
-  job: Job | null;
-  started: number;
-  timer: ReturnType<typeof setTimeout> | null;
-  /** answered at least once: it started fine */
-  alive: boolean;
-  pixels: number;
-}
-
 /** Default pool size: one render thread per core (renders run at a lower priority), 1..8. */
 export function defaultWorkerCount(): number {
   return Math.max(1, Math.min(8, availableParallelism()));
@@ -93,195 +73,68 @@ export const inlineRenderer: Renderer = {
   async close() {},
 };
 
+/**
+ * Renders on a platform/thread-pool.ts pool: one render per thread at a time, the queue bounded
+ * by its expected wait (each render's cost estimated from its pixels, refined as renders finish),
+ * a time limit per render, threads recycled by pixels rendered, a crashed thread's render re-run
+ * inline, and rendering inline for good when the threads cannot start.
+ */
 export class WorkerPool implements Renderer {
-  private slots: Slot[] = [];
-  private queue: Job[] = [];
-  private nextId = 1;
-  private failed = false;
+  private readonly pool: ThreadPool<RenderRequest, Uint8Array>;
   private closed = false;
   /** running estimate of render cost: fixed ms plus ms per megapixel (EWMA) */
   private msPerMpx = 60;
-  private retired = 0;
-  private readonly o: Required<Omit<PoolOptions, "workerUrl" | "workers">>;
 
-  constructor(
-    private size: number,
-    private workerUrl: URL,
-    opts: PoolOptions = {},
-  ) {
-    this.o = {
+  constructor(size: number, workerUrl: URL, opts: PoolOptions = {}) {
+    const o = {
       maxWaitMs: 2_000,
       timeoutMs: 10_000,
       maxQueued: 256,
       recyclePixels: 64 * 1024 * 1024,
       ...Object.fromEntries(Object.entries(opts).filter(([, v]) => v !== undefined)),
     };
+    this.pool = new ThreadPool<RenderRequest, Uint8Array>({
+      name: "render",
+      url: workerUrl,
+      size,
+      maxWaitMs: o.maxWaitMs,
+      timeoutMs: o.timeoutMs,
+      maxQueued: o.maxQueued,
+      cost: (req) => 5 + (req.size * req.size * this.msPerMpx) / 1_000_000,
+      finished: (req, ms) => {
+        const mpx = (req.size * req.size) / 1_000_000;
+        if (mpx > 0.01) this.msPerMpx = 0.8 * this.msPerMpx + 0.2 * Math.max(1, (ms - 5) / mpx);
+      },
+      work: (req) => req.size * req.size,
+      recycleAfter: o.recyclePixels,
+      inline,
+      rerunCrashed: true,
+    });
   }
 
   get mode() {
-    return this.failed ? ("inline" as const) : ("workers" as const);
+    return this.pool.available ? ("workers" as const) : ("inline" as const);
   }
 
   /** threads running, renders waiting, threads ended so far (recycled or timed out) */
   stats() {
-    return { workers: this.slots.length, queued: this.queue.length, retired: this.retired };
-  }
-
-  private estimate(size: number): number {
-    return 5 + (size * size * this.msPerMpx) / 1_000_000;
-  }
-
-  /** ms until a render queued now would start: the work ahead of it spread over the workers */
-  private expectedWait(now: number): number {
-    let work = 0;
-    for (const j of this.queue) work += j.cost;
-    let busy = 0;
-    for (const s of this.slots)
-      if (s.job) {
-        busy++;
-        work += Math.max(0, s.job.cost - (now - s.started));
-      }
-    // a free worker (or one not started yet) takes it at once
-    if (busy < this.size && this.queue.length === 0) return 0;
-    return work / this.size;
+    const { workers, queued, retired } = this.pool.stats();
+    return { workers, queued, retired };
   }
 
   render(svg: string, size: number, format: RenderFormat, layout?: Layout): Promise<Uint8Array> {
-    if (this.failed || this.closed) return renderInline(svg, size, format, layout);
-    const now = performance.now();
-    const wait = this.expectedWait(now);
-    if (wait > this.o.maxWaitMs || this.queue.length >= this.o.maxQueued)
-      return Promise.reject(new RenderBusy(Math.max(1, Math.ceil(wait / 1000)), "queue"));
-    return new Promise<Uint8Array>((resolve, reject) => {
-      this.queue.push({
-        req: { id: this.nextId++, svg, size, format, layout },
-        resolve,
-        reject,
-        queued: now,
-        cost: this.estimate(size),
-      });
-      this.dispatch();
+    if (this.closed) return renderInline(svg, size, format, layout);
+    return this.pool.run({ svg, size, format, layout }).catch((err) => {
+      if (err instanceof ThreadPoolBusy) throw new RenderBusy(err.retryAfterSeconds, "queue");
+      if (err instanceof ThreadTimedOut) throw new RenderBusy(1, "timeout");
+      if (err instanceof ThreadDied) throw new Error("renderer closed");
+      throw err;
     });
-  }
-
-  /** Hand queued renders to idle workers (starting workers up to the pool size). */
-  private dispatch() {
-    while (this.queue.length > 0 && !this.failed && !this.closed) {
-      // before a thread is started: starting one is not time the render waited in the queue
-      const now = performance.now();
-      let slot = this.slots.find((s) => !s.job);
-      if (!slot && this.slots.length < this.size) {
-        try {
-          slot = this.spawn();
-        } catch (err) {
-          this.fail(err);
-          return;
-        }
-      }
-      if (!slot) return;
-      const job = this.queue.shift() as Job;
-      // it waited past the bound after all (renders slower than estimated): refuse it now
-      if (now - job.queued > this.o.maxWaitMs) {
-        job.reject(new RenderBusy(Math.max(1, Math.ceil(this.expectedWait(now) / 1000)), "queue"));
-        continue;
-      }
-      slot.job = job;
-      slot.started = performance.now();
-      slot.worker.ref?.();
-      const running = slot;
-      slot.timer = setTimeout(() => this.timedOut(running), this.o.timeoutMs);
-      slot.worker.postMessage(job.req);
-    }
-  }
-
-  private spawn(): Slot {
-    const worker = startWorker<RenderRequest>(this.workerUrl);
-    const slot: Slot = { worker, job: null, started: 0, timer: null, alive: false, pixels: 0 };
-    worker.unref?.();
-    worker.addEventListener("message", (event) => {
-      const reply = (event as MessageEvent<RenderReply>).data;
-      slot.alive = true;
-      const job = slot.job;
-      if (!job || job.req.id !== reply.id) return;
-      this.finish(slot);
-      const ms = performance.now() - slot.started;
-      const mpx = (job.req.size * job.req.size) / 1_000_000;
-      if (mpx > 0.01) this.msPerMpx = 0.8 * this.msPerMpx + 0.2 * Math.max(1, (ms - 5) / mpx);
-      slot.pixels += job.req.size * job.req.size;
-      if ("error" in reply) job.reject(new Error(reply.error));
-      else job.resolve(reply.bytes);
-      if (slot.pixels >= this.o.recyclePixels) this.retire(slot);
-      this.dispatch();
-    });
-    worker.addEventListener("error", (event) => {
-      (event as Event & { preventDefault?: () => void }).preventDefault?.();
-      this.crashed(slot, (event as ErrorEvent).message ?? "worker error");
-    });
-    this.slots.push(slot);
-    return slot;
-  }
-
-  private finish(slot: Slot) {
-    if (slot.timer) clearTimeout(slot.timer);
-    slot.timer = null;
-    slot.job = null;
-    slot.worker.unref?.();
-  }
-
-  /** End a worker thread (its native memory goes with it); the next render starts a new one. */
-  private retire(slot: Slot) {
-    this.slots = this.slots.filter((s) => s !== slot);
-    this.retired++;
-    try {
-      slot.worker.terminate();
-    } catch {}
-  }
-
-  /** A render ran past the time limit: resvg cannot be interrupted, so its thread is ended. */
-  private timedOut(slot: Slot) {
-    const job = slot.job;
-    if (!job) return;
-    this.finish(slot);
-    this.retire(slot);
-    log("warn", "render exceeded its time limit; worker replaced", {
-      size: job.req.size,
-      format: job.req.format,
-      limitMs: this.o.timeoutMs,
-    });
-    job.reject(new RenderBusy(1, "timeout"));
-    this.dispatch();
-  }
-
-  /** A worker died: its render is re-run inline; a worker that never started disables the pool. */
-  private crashed(slot: Slot, reason: string) {
-    const job = slot.job;
-    this.finish(slot);
-    this.retire(slot);
-    if (!slot.alive) this.fail(new Error(reason));
-    else log("warn", "render worker crashed; replacing it", { reason });
-    if (job) inline(job.req).then(job.resolve, job.reject);
-    this.dispatch();
-  }
-
-  private fail(err: unknown) {
-    if (this.failed) return;
-    this.failed = true;
-    log("warn", "render workers unavailable; rendering on the request thread", {
-      reason: err instanceof Error ? err.message : String(err),
-    });
-    for (const slot of this.slots) if (!slot.alive) this.crashed(slot, "pool disabled");
-    for (const job of this.queue.splice(0)) inline(job.req).then(job.resolve, job.reject);
   }
 
   async close() {
     this.closed = true;
-    for (const job of this.queue.splice(0)) job.reject(new Error("renderer closed"));
-    for (const slot of this.slots) {
-      slot.job?.reject(new Error("renderer closed"));
-      this.finish(slot);
-      slot.worker.terminate();
-    }
-    this.slots = [];
+    await this.pool.close();
   }
 }
 

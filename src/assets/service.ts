@@ -3,12 +3,13 @@
  * validators, and rasterised renders through the render cache. Plain TS, no HTTP types.
  */
 import { createHash } from "node:crypto";
+import type { Brand, StoredSvg, Variant } from "../catalog/built-catalog";
 import { contrastRatio } from "../catalog/colors";
 import { rasterSide } from "../catalog/discovery/artwork";
+import { type Provenance, provenanceOf } from "../catalog/provenance";
 import { hasArtwork } from "../catalog/service";
-import type { Brand, StoredSvg, Variant } from "../catalog/types";
 import { log } from "../platform/log";
-import { renderDuration, renderRefused } from "../platform/metrics";
+import { renderDuration, renderRefused } from "../platform/process-metrics";
 import type { Tier } from "../quota/limits";
 import { MIN_GRAPHIC_CONTRAST, medianContrast } from "./contrast";
 import { monogramSvg } from "./monogram";
@@ -51,6 +52,8 @@ export interface ServedSvg extends Prepared {
   restricted: Variant | null;
   /** null for the placeholder */
   brandId: number | null;
+  /** where the served artwork came from (absent for the placeholder) */
+  provenance?: Provenance;
 }
 
 export interface ServedRaster {
@@ -198,7 +201,14 @@ export class AssetService {
       return { ...prepare(monogramSvg(brand)), variant: "placeholder", restricted, brandId: null };
     }
     if (!variant || !stored) return placeholder(restricted);
-    return { ...prepareStored(stored), variant, restricted, brandId: brand.id };
+    const provenance = provenanceOf(brand, variant) ?? undefined;
+    return {
+      ...prepareStored(stored),
+      variant,
+      restricted,
+      brandId: brand.id,
+      ...(provenance ? { provenance } : {}),
+    };
   }
 
   /** Whether the catalog has this slug. */
@@ -247,11 +257,13 @@ export class AssetService {
     for (const v of base.variant === "placeholder" ? [] : BG_ORDER(darkPage)) {
       const stored = brand?.variants[v];
       if (!stored || allowedVariant(tier, v) !== v) continue;
+      const provenance = brand ? provenanceOf(brand, v) : null;
       candidates.push({
         ...prepareStored(stored),
         variant: v,
         restricted: base.restricted,
         brandId: base.brandId,
+        ...(provenance ? { provenance } : {}),
       });
     }
     for (const candidate of candidates) {

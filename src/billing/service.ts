@@ -1,16 +1,22 @@
 import type { Account } from "../accounts/model";
 import type { AccountService } from "../accounts/service";
-import { ApiError } from "../http/errors";
+import {
+  conflict,
+  providerFailed,
+  unauthenticated,
+  unavailable,
+  unusable,
+} from "../platform/domain-errors";
 import { log } from "../platform/log";
 import {
   type BillingEvent,
   type BillingProvider,
-  type BillingStore,
   InvalidPayload,
   InvalidSignature,
   ProviderError,
   type WebhookVerifier,
-} from "./port";
+} from "./provider";
+import type { BillingStore } from "./store/port";
 
 /** What a webhook delivery did (the webhook's response body names it). */
 export type WebhookResult =
@@ -32,14 +38,13 @@ export type WebhookResult =
 const MANAGED = new Set(["enterprise", "internal"]);
 
 const notConfigured = () =>
-  new ApiError(
-    503,
+  unavailable(
     "billing_not_configured",
     "Billing is not configured on this server (no Stripe credentials).",
   );
 
 const providerDown = () =>
-  new ApiError(502, "billing_provider_error", "The payment provider did not answer; try again.");
+  providerFailed("billing_provider_error", "The payment provider did not answer; try again.");
 
 /**
  * Checkout and portal sessions for an account, and the provider's webhook events applied to
@@ -64,13 +69,12 @@ export class BillingService {
     if (!provider) throw notConfigured();
     const account = await this.requireAccount(accountId);
     if (MANAGED.has(account.tier))
-      throw new ApiError(
-        409,
+      throw conflict(
         "managed_plan",
         `The ${account.tier} plan is managed by the operator, not through self-service billing.`,
       );
     if (account.tier === "pro")
-      throw new ApiError(409, "already_subscribed", "This account is already on the pro plan.");
+      throw conflict("already_subscribed", "This account is already on the pro plan.");
     const link = await this.deps.store.byAccount(accountId);
     const base = this.deps.publicUrl;
     try {
@@ -91,8 +95,7 @@ export class BillingService {
     if (!provider) throw notConfigured();
     const link = await this.deps.store.byAccount(accountId);
     if (!link)
-      throw new ApiError(
-        409,
+      throw conflict(
         "no_billing_account",
         "This account has no billing account yet; subscribe through POST /v1/billing/checkout first.",
       );
@@ -115,13 +118,12 @@ export class BillingService {
       event = await verifier.verify(rawBody, signature);
     } catch (err) {
       if (err instanceof InvalidSignature)
-        throw new ApiError(
-          400,
+        throw unusable(
           "invalid_signature",
           "Missing, malformed, wrong, expired or future-dated Stripe-Signature header.",
         );
       if (err instanceof InvalidPayload)
-        throw new ApiError(400, "invalid_payload", "The signed body is not a Stripe event.");
+        throw unusable("invalid_payload", "The signed body is not a Stripe event.");
       throw err;
     }
     if (event.kind === "ignored") return "ignored";
@@ -191,7 +193,7 @@ export class BillingService {
 
   private async requireAccount(accountId: string): Promise<Account> {
     const account = await this.deps.accounts.getAccount(accountId);
-    if (!account) throw new ApiError(401, "invalid_api_key", "Unknown account.");
+    if (!account) throw unauthenticated("invalid_api_key", "Unknown account.");
     return account;
   }
 

@@ -6,7 +6,7 @@ import {
   InvalidSignature,
   ProviderError,
   type WebhookVerifier,
-} from "./port";
+} from "./provider";
 
 /** Stripe allows a signature this old (seconds); older ones are replays. */
 export const SIGNATURE_TOLERANCE_SECONDS = 300;

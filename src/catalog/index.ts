@@ -1,12 +1,6 @@
 import { Elysia, type Static, t } from "elysia";
 import { type AuthDeps, authPlugin, noteMeter } from "../guard";
-import {
-  ApiError,
-  ErrorBody,
-  NotFoundBody,
-  RateLimitedBody,
-  serviceNotFound,
-} from "../http/errors";
+import { ErrorBody, NotFoundBody, RateLimitedBody } from "../http/errors";
 import {
   documentedResponses,
   JSON_TYPE,
@@ -14,6 +8,7 @@ import {
   preSerialized,
 } from "../http/json-responses";
 import { decimalQuery } from "../http/params";
+import { invalid, serviceNotFound } from "../platform/domain-errors";
 import { BATCH_SLUG_CAP } from "../quota/limits";
 import { BatchBody, BatchResponse, ListQuery, ServiceListResponse, ServiceResponse } from "./model";
 import type { Suggest } from "./search/suggest";
@@ -68,10 +63,9 @@ export function catalogController(deps: AuthDeps & { catalog: CatalogService; su
         const unique = [...new Set(body.slugs.map((s) => s.trim().toLowerCase()))];
         const cap = BATCH_SLUG_CAP[principal.tier];
         if (unique.length > cap)
-          throw new ApiError(
-            422,
-            "batch_too_large",
+          throw invalid(
             `At most ${cap} unique slugs per batch call on the ${principal.tier} tier (got ${unique.length}).`,
+            "batch_too_large",
           );
         // assembled from pre-serialized entries (see the by-slug route below)
         set.headers["content-type"] = JSON_TYPE;

@@ -1,5 +1,6 @@
 import { type Static, t } from "elysia";
 import { queryEnum, queryInt } from "../http/params";
+import type { VARIANTS } from "./built-catalog";
 
 const Hex = t.String({ pattern: "^[0-9a-f]{6}$", description: "6 hex characters, no leading #" });
 const NullableHex = t.Union([Hex, t.Null()]);
@@ -13,6 +14,36 @@ export const VariantName = t.Union([
   t.Literal("wordmark"),
   t.Literal("icon"),
 ]);
+
+/** Where one served variant came from (catalog/provenance.ts). */
+export const ProvenanceName = t.Union(
+  // PROVENANCES of catalog/provenance.ts, in its order (a test keeps the two the same)
+  [
+    t.Literal("catalog"),
+    t.Literal("bimi-verified"),
+    t.Literal("bimi"),
+    t.Literal("website"),
+    t.Literal("website-http"),
+    t.Literal("pin"),
+  ],
+  { description: "Where the variant came from (see provenance)" },
+);
+
+/** Every stored variant's provenance, by variant name. */
+export const VariantProvenance = t.Object(
+  {
+    mono: t.Optional(ProvenanceName),
+    color: t.Optional(ProvenanceName),
+    dark: t.Optional(ProvenanceName),
+    light: t.Optional(ProvenanceName),
+    wordmark: t.Optional(ProvenanceName),
+    icon: t.Optional(ProvenanceName),
+  } satisfies Record<(typeof VARIANTS)[number], unknown>,
+  {
+    description:
+      "Where each stored variant came from, by variant name ({} for a brand without artwork; the asset routes send the same value as X-Asset-Provenance). catalog: an icon package of the catalog build (see artwork for the package and licence); bimi-verified: the brand's BIMI logo with a verified mark certificate (it chains to a mark verifying authority's root, is valid, carries the BIMI usage, names the brand's domain and hashes to the logo); bimi: the brand's BIMI logo without a verified mark; website: the brand's own website over https; website-http: the brand's website over plain http (its https port refused connections; replaced by the first later read over https, and never verified); pin: set by an operator after a report. A variant derived from the mono mark (dark, light) has the mono mark's provenance.",
+  },
+);
 
 export const ColorRole = t.Object({
   role: t.String({ description: "brand | dark-mode | contrast-text | ..." }),
@@ -34,7 +65,7 @@ export const CssVars = t.Union([
   t.Null(),
 ]);
 
-/** Where one source's artwork comes from (Brand.artwork in src/catalog/types.ts). */
+/** Where one source's artwork comes from (Brand.artwork in src/catalog/built-catalog.ts). */
 export const ArtworkSource = t.Object({
   source: t.String({
     description: "The source label of the variants: simple-icons, iconify:logos, thesvg ...",
@@ -96,6 +127,7 @@ export const ServiceResponse = t.Object({
     description: "Catalog routes always return null; see GET /v1/brand for variants",
   }),
   colors: t.Union([t.Array(ColorRole), t.Null()]),
+  provenance: VariantProvenance,
   _css: CssVars,
   _notice: t.String(),
   ...DirectoryFields,

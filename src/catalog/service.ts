@@ -5,12 +5,14 @@ import { DatabaseSync } from "node:sqlite";
 import type { Static } from "elysia";
 import { Lru } from "../platform/cache";
 import { log } from "../platform/log";
+import { repeat } from "../platform/repeat";
+import { type Brand, type BuiltCatalog, VARIANTS } from "./built-catalog";
 import { contrastTextColor } from "./colors";
 import { directoryFields, type ServiceResponse } from "./model";
-import type { CatalogSource } from "./port";
-import { CatalogDb } from "./store/db";
+import { provenances } from "./provenance";
+import { CatalogDb } from "./store/catalog-db";
+import type { CatalogSource } from "./store/port";
 import { writeCatalogFileSync } from "./store/schema";
-import type { Brand, BuiltCatalog } from "./types";
 
 export const NOTICE =
   "Brand names, logos and colors are trademarks of their respective owners. Use them only to " +
@@ -49,6 +51,7 @@ export function toServiceView(b: Brand): ServiceView {
     darkModeColor: b.darkModeColor,
     svgVariants: null,
     colors: b.colors.length ? b.colors : null,
+    provenance: provenances(b, VARIANTS),
     _css: cssVars(b),
     _notice: NOTICE,
     ...directoryFields(b),
@@ -107,6 +110,7 @@ export class CatalogService {
   private slugIds = new Lru<string, number>(100_000);
   private timer: ReturnType<typeof setInterval> | null = null;
   private listeners: ((updated?: Brand) => void)[] = [];
+  private swapListeners: ((outgoing: CatalogDb) => void)[] = [];
   /** the temp file install() wrote, removed when replaced */
   private installed: string | null = null;
   private overlay: BrandOverlay | null = null;
@@ -150,29 +154,25 @@ export class CatalogService {
     this.brands.clear();
     this.jsonCache.clear();
     this.slugIds.clear();
+    if (before) for (const listener of this.swapListeners) this.tell(() => listener(before));
     before?.close();
     this.emit();
   }
 
   /** Poll the source every `ms` and reload when its version changed. */
   watch(ms: number) {
-    let busy = false; // a reload slower than `ms` is not started again on the next tick
-    this.timer = setInterval(async () => {
-      if (busy) return;
-      busy = true;
-      try {
+    // a reload slower than `ms` is not started again on the next tick
+    this.timer = repeat(
+      ms,
+      async () => {
         const v = await this.source.version();
         if (v && v !== this.version) {
           await this.load();
           log("info", "catalog reloaded", { version: v, brands: this.size });
         }
-      } catch (err) {
-        log("warn", "catalog refresh failed", { reason: (err as Error).message });
-      } finally {
-        busy = false;
-      }
-    }, ms);
-    (this.timer as { unref?: () => void }).unref?.();
+      },
+      "catalog refresh failed",
+    );
   }
 
   /** Call `listener` after every load (no argument) and every update (the new brand). */
@@ -180,13 +180,23 @@ export class CatalogService {
     this.listeners.push(listener);
   }
 
+  /**
+   * Call `listener` with the outgoing database when a load replaces one, before it is closed
+   * (synchronously: it closes when the listener returns).
+   */
+  beforeSwap(listener: (outgoing: CatalogDb) => void) {
+    this.swapListeners.push(listener);
+  }
+
   private emit(updated?: Brand) {
-    for (const listener of this.listeners) {
-      try {
-        listener(updated);
-      } catch (err) {
-        log("warn", "catalog change listener failed", { reason: (err as Error).message });
-      }
+    for (const listener of this.listeners) this.tell(() => listener(updated));
+  }
+
+  private tell(call: () => void) {
+    try {
+      call();
+    } catch (err) {
+      log("warn", "catalog change listener failed", { reason: (err as Error).message });
     }
   }
 

@@ -3,15 +3,10 @@ import { renderBusy } from "../assets";
 import { ImageBody, RenderBusyBody, SlugParams } from "../assets/model";
 import { RenderBusy } from "../assets/render-pool";
 import { type AddressSource, clientIp } from "../http/client-ip";
-import {
-  ErrorBody,
-  NotFoundBody,
-  RateLimitedBody,
-  serviceNotFound,
-  windowLimited,
-} from "../http/errors";
+import { ErrorBody, NotFoundBody, RateLimitedBody, windowLimited } from "../http/errors";
 import { jsonResponse } from "../http/json-responses";
 import { decimalQuery } from "../http/params";
+import { serviceNotFound } from "../platform/domain-errors";
 import type { RatePolicy } from "../quota/limits";
 import type { RateLimiter } from "../quota/rate-limit";
 import {

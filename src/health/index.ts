@@ -77,7 +77,7 @@ const readiness = (description: string) =>
  */
 export function healthController(deps: {
   catalog: CatalogService;
-  /** the store of store/index.ts: its kind and whether it answers */
+  /** the store of deps.ts: its kind and whether it answers */
   store: { kind: "embedded" | "mongodb"; ping(): Promise<boolean> };
   quota: Pick<QuotaService, "condition">;
   drain: Pick<Drain, "draining">;

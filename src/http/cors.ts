@@ -10,6 +10,7 @@ export const EXPOSE_HEADERS = [
   "X-RateLimit-Reset",
   "Retry-After",
   "X-Svg-Variant",
+  "X-Asset-Provenance",
   "X-Variant-Restricted",
   "ETag",
   "X-Request-Id",

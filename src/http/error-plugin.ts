@@ -1,6 +1,7 @@
 import { Elysia } from "elysia";
+import { serviceNotFound } from "../platform/domain-errors";
 import { log } from "../platform/log";
-import { ApiError, isStorageFull, serviceNotFound, storageUnavailable } from "./errors";
+import { type ApiError, httpError, isStorageFull, storageUnavailable } from "./errors";
 import { runFinal } from "./final-status";
 
 interface ValueErrorLike {
@@ -43,7 +44,7 @@ export const errorPlugin = new Elysia({ name: "error-plugin" }).onError(
   ({ code, error: thrown, set, request }) => {
     // a hook that runs while the body is parsed (credential checks) arrives as a PARSE error
     const cause = code === "PARSE" ? (thrown as { cause?: unknown }).cause : undefined;
-    const unwrapped = cause instanceof ApiError ? cause : thrown;
+    const unwrapped = httpError(cause) ? cause : thrown;
     // a slug over the length cap, or not decodable, names no catalog entry: 404 like any
     // other unknown slug (credentials were checked before validation)
     const storage = isStorageFull(unwrapped);
@@ -60,12 +61,14 @@ export const errorPlugin = new Elysia({ name: "error-plugin" }).onError(
         : storage
           ? storageUnavailable()
           : unwrapped;
+    // the one place an error becomes a status: a domain error by its kind (http/errors.ts)
+    const answer = httpError(error);
     let status = 500;
     let body: Record<string, unknown>;
-    if (error instanceof ApiError) {
-      status = error.status;
-      body = error.body();
-      Object.assign(set.headers, error.headers);
+    if (answer) {
+      status = answer.status;
+      body = answer.body();
+      Object.assign(set.headers, answer.headers);
     } else if (code === "VALIDATION" && (error as { type?: string }).type !== "response") {
       status = 422;
       body = { error: "validation_error", message: describeValidation(error) };

@@ -1,4 +1,5 @@
 import { t } from "elysia";
+import { DomainError, invalid, limitReached, type Refusal } from "../platform/domain-errors";
 
 /** The one error model: every error body is { error, message } (+ extra fields on 429). */
 export class ApiError extends Error {
@@ -17,23 +18,46 @@ export class ApiError extends Error {
   }
 }
 
+/** The status of each kind of domain error: the one place a refusal becomes an HTTP status. */
+export const STATUS: Record<Refusal, number> = {
+  invalid: 422,
+  unusable: 400,
+  unauthenticated: 401,
+  forbidden: 403,
+  not_found: 404,
+  conflict: 409,
+  limited: 429,
+  provider_failed: 502,
+  unavailable: 503,
+};
+
 /**
- * 429 rate_limit_exceeded, the one builder of the spec's 429 body ({error, message,
- * reset_in_seconds, upgrade_url}) with Retry-After, for REST, MCP and the visitor counter alike.
+ * The answer to an error: an ApiError as it is, a domain error with its kind's status, its code,
+ * message and fields, and Retry-After when it says when to retry; null for anything else (an
+ * internal error).
  */
+export function httpError(err: unknown): ApiError | null {
+  if (err instanceof ApiError) return err;
+  if (!(err instanceof DomainError)) return null;
+  const retry = err.retryAfterSeconds;
+  return new ApiError(
+    STATUS[err.kind],
+    err.code,
+    err.message,
+    err.details,
+    retry === undefined ? {} : { "retry-after": String(retry) },
+  );
+}
+
+/** 429 rate_limit_exceeded (`limitReached`'s body) with Retry-After and `headers`. */
 export function rateLimited(
   message: string,
   retryAfter: number,
   upgradeUrl: string,
   headers: Record<string, string> = {},
 ): ApiError {
-  return new ApiError(
-    429,
-    "rate_limit_exceeded",
-    message,
-    { reset_in_seconds: retryAfter, upgrade_url: upgradeUrl },
-    { "retry-after": String(retryAfter), ...headers },
-  );
+  const e = httpError(limitReached(message, retryAfter, upgradeUrl)) as ApiError;
+  return new ApiError(e.status, e.code, e.message, e.extra, { ...e.headers, ...headers });
 }
 
 /** A short-window cap: its size, window and what it counts (quota/limits.ts RATE_LIMITS). */
@@ -66,7 +90,6 @@ export const invalidApiKey = () =>
     "Missing or invalid API key. Pass your key in the X-API-Key header.",
   );
 
-/** Errors of a disk that is full, over quota or read-only: the service cannot store data. */
 /**
  * A full disk or quota, a read-only file, a database lock held past the wait, a damaged or
  * unreadable file (the codes store/embedded/db.ts gives SQLite's errors)
@@ -90,24 +113,8 @@ export const storageUnavailable = (retryAfterSeconds = 30) =>
     { "retry-after": String(retryAfterSeconds) },
   );
 
-export const validationError = (message: string) => new ApiError(422, "validation_error", message);
-
-export const notFound = (code: string, message: string) => new ApiError(404, code, message);
-
-/**
- * 404 service_not_found; the slug is named when it is worth echoing (not over-long or garbled).
- * `suggestions`, when any, are near-miss slugs from the search index (an extra optional field:
- * the body keeps the spec's { error, message }).
- */
-export const serviceNotFound = (slug?: string, suggestions: string[] = []) =>
-  new ApiError(
-    404,
-    "service_not_found",
-    slug === undefined
-      ? "No catalog entry with that slug."
-      : `No catalog entry with slug "${slug}".`,
-    suggestions.length ? { suggestions } : {},
-  );
+/** 422 validation_error (`invalid`), for the usage routes' query checks. */
+export const validationError = (message: string) => invalid(message);
 
 export const ErrorBody = t.Object(
   {

@@ -1,6 +1,6 @@
 import type { TObject, TSchema } from "@sinclair/typebox";
 import { Elysia, t } from "elysia";
-import { validationError } from "./errors";
+import { invalid } from "../platform/domain-errors";
 
 /**
  * An integer query parameter whose validation error names the field and its range
@@ -47,7 +47,7 @@ function decimalIntegers(schema: TObject) {
   return ({ query }: { query: Record<string, unknown> }) => {
     for (const [name, error] of fields) {
       const v = query[name];
-      if (typeof v === "string" && !DECIMAL.test(v)) throw validationError(error);
+      if (typeof v === "string" && !DECIMAL.test(v)) throw invalid(error);
     }
   };
 }

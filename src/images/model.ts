@@ -1,7 +1,7 @@
 import { t } from "elysia";
 import { MAX_URL_TTL_SECONDS } from "../../packages/client/src/signing";
 import { IMAGE_OPTION_DOCS, MAX_DPR, MAX_SIZE, MIN_SIZE, RenderBusyBody } from "../assets/model";
-import { VARIANTS } from "../catalog/types";
+import { VARIANTS } from "../catalog/built-catalog";
 import { RateLimitedBody } from "../http/errors";
 import { jsonResponse } from "../http/json-responses";
 

@@ -14,8 +14,8 @@ import {
 } from "../assets/model";
 import type { RenderFormat } from "../assets/render";
 import type { Fallback, ImageOptions } from "../assets/service";
-import { VARIANTS, type Variant } from "../catalog/types";
-import { validationError } from "../http/errors";
+import { VARIANTS, type Variant } from "../catalog/built-catalog";
+import { invalid } from "../platform/domain-errors";
 
 export const FORMATS = ["svg", "png", "webp"] as const;
 export type ImageFormat = (typeof FORMATS)[number];
@@ -55,9 +55,7 @@ function int(params: Map<string, string>, name: string, min: number, max: number
   if (raw === undefined) return def;
   const n = DECIMAL.test(raw) ? Number(raw) : Number.NaN;
   if (!(n >= min && n <= max))
-    throw validationError(
-      `Invalid query parameter ${name}: must be an integer from ${min} to ${max}`,
-    );
+    throw invalid(`Invalid query parameter ${name}: must be an integer from ${min} to ${max}`);
   return n;
 }
 
@@ -70,7 +68,7 @@ function oneOf<T extends string>(
   const raw = params.get(name);
   if (raw === undefined) return def;
   if (!(values as readonly string[]).includes(raw))
-    throw validationError(`Invalid query parameter ${name}: must be one of ${values.join(", ")}`);
+    throw invalid(`Invalid query parameter ${name}: must be one of ${values.join(", ")}`);
   return raw as T;
 }
 
@@ -79,7 +77,7 @@ const decodePart = (s: string) => {
   try {
     return decodeURIComponent(s.replaceAll("+", " "));
   } catch {
-    throw validationError("The query string is not valid percent-encoding");
+    throw invalid("The query string is not valid percent-encoding");
   }
 };
 
@@ -100,7 +98,7 @@ export function splitUrl(href: string): { path: string; query: Map<string, strin
       if (!part) continue;
       const eq = part.indexOf("=");
       const k = decodePart(eq < 0 ? part : part.slice(0, eq));
-      if (query.has(k)) throw validationError(`Query parameter ${k} is given more than once`);
+      if (query.has(k)) throw invalid(`Query parameter ${k} is given more than once`);
       query.set(k, eq < 0 ? "" : decodePart(part.slice(eq + 1)));
     }
   return { path, query };
@@ -113,26 +111,24 @@ export function parseImageRequest(file: string, params: Map<string, string>): Im
   const ext = dot > 0 ? name.slice(dot + 1) : "";
   const hasExt = (FORMATS as readonly string[]).includes(ext);
   if (OTHER_IMAGE_EXTS.has(ext))
-    throw validationError(`Unsupported image format .${ext}: use .svg, .png or .webp`);
+    throw invalid(`Unsupported image format .${ext}: use .svg, .png or .webp`);
   const base = hasExt ? name.slice(0, dot) : name;
   if (!NAME.test(base))
-    throw validationError(
-      "Invalid image name: a catalog slug or a domain, then .svg, .png or .webp",
-    );
+    throw invalid("Invalid image name: a catalog slug or a domain, then .svg, .png or .webp");
   const formatParam = params.get("format");
   if (hasExt && formatParam !== undefined && formatParam !== ext)
-    throw validationError(`Invalid query parameter format: the file name already says ${ext}`);
+    throw invalid(`Invalid query parameter format: the file name already says ${ext}`);
   const format = hasExt
     ? (ext as ImageFormat)
     : oneOf(params, "format", [...FORMATS, "auto"] as const, "auto");
   const raster = format !== "svg";
   if (!raster && (params.has("size") || params.has("dpr")))
-    throw validationError("size and dpr apply to png, webp and auto, not to svg");
+    throw invalid("size and dpr apply to png, webp and auto, not to svg");
   const size = int(params, "size", MIN_SIZE, MAX_SIZE, DEFAULT_SIZE);
   const dpr = int(params, "dpr", 1, MAX_DPR, 1);
-  if (size * dpr > MAX_SIZE) throw validationError(PIXELS_ERROR);
+  if (size * dpr > MAX_SIZE) throw invalid(PIXELS_ERROR);
   const bgRaw = params.get("bg");
-  if (bgRaw !== undefined && !/^#?[0-9a-fA-F]{6}$/.test(bgRaw)) throw validationError(BG_ERROR);
+  if (bgRaw !== undefined && !/^#?[0-9a-fA-F]{6}$/.test(bgRaw)) throw invalid(BG_ERROR);
   const grey = oneOf(params, "greyscale", TRUE_FALSE, "false");
   return {
     name: base,

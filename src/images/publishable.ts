@@ -7,13 +7,12 @@
  */
 
 import type { AccountService } from "../accounts/service";
-import { ApiError, rateLimited } from "../http/errors";
+import { forbidden, limitReached, unauthenticated } from "../platform/domain-errors";
 import type { Principal } from "../quota/principal";
 import type { RateLimiter } from "../quota/rate-limit";
-import { forbidden } from "./service";
 
 export interface PublishableGate {
-  /** the principal to charge, or a 401, 403 or 429 ApiError */
+  /** the principal to charge; refused: unknown key, origin not allowed, daily cap reached */
   admit(key: string, request: Request): Promise<Principal>;
 }
 
@@ -80,7 +79,7 @@ export class PublishableKeys implements PublishableGate {
         `pk:${caller.keyId}`,
       );
       if (!d.allowed)
-        throw rateLimited(
+        throw limitReached(
           `Daily cap of ${caller.dailyCap} requests reached for this publishable key. It resets at 00:00 UTC.`,
           d.retryAfter,
           this.upgradeUrl,
@@ -91,4 +90,4 @@ export class PublishableKeys implements PublishableGate {
 }
 
 const invalidPublishable = () =>
-  new ApiError(401, "invalid_api_key", "Unknown or revoked publishable key (key=pk_…).");
+  unauthenticated("invalid_api_key", "Unknown or revoked publishable key (key=pk_…).");

@@ -18,7 +18,7 @@ import {
   signPath,
 } from "../../packages/client/src/signing";
 import type { AccountService } from "../accounts/service";
-import { ApiError } from "../http/errors";
+import { forbidden } from "../platform/domain-errors";
 import type { Principal } from "../quota/principal";
 
 export const SERVER_SECRET_NAME = "image-url-signing";
@@ -26,8 +26,6 @@ export const SERVER_SECRET_NAME = "image-url-signing";
 const KID = /^[0-9a-f]{16}$/;
 const SIG = /^[A-Za-z0-9_-]{43}$/;
 const EXP = /^\d{1,12}$/;
-
-export const forbidden = (code: string, message: string) => new ApiError(403, code, message);
 
 const badSignature = () =>
   forbidden(

@@ -2,9 +2,10 @@ import type { TSchema } from "elysia";
 import * as z from "zod";
 import { MAX_SIZE, MIN_SIZE } from "../assets/model";
 import { BrandResponse } from "../catalog/brand/model";
+import { VARIANTS } from "../catalog/built-catalog";
 import { ServiceListResponse, ServiceResponse } from "../catalog/model";
 import { QUERY_MAX_LENGTH, SearchResponse } from "../catalog/search/model";
-import { VARIANTS } from "../catalog/types";
+import { TransactionsResponse } from "../catalog/transactions/model";
 import { UsageResponse } from "../usage/current/model";
 
 /**
@@ -19,6 +20,7 @@ export const SearchOutput = fromRest(SearchResponse);
 export const BrandOutput = fromRest(BrandResponse);
 export const ListOutput = fromRest(ServiceListResponse);
 export const UsageOutput = fromRest(UsageResponse);
+export const TransactionsOutput = fromRest(TransactionsResponse);
 
 /**
  * Input and output schemas of the other MCP tools (zod, as the MCP SDK takes them). The bounds are the
@@ -47,6 +49,33 @@ export const ResolveInput = {
     .optional()
     .describe("A domain or URL, e.g. stripe.com or https://docs.stripe.com/api"),
   email: z.string().max(254).optional().describe("A business e-mail address, e.g. jo@stripe.com"),
+};
+export const TransactionsInput = {
+  transactions: z
+    .array(
+      z.object({
+        descriptor: z
+          .string()
+          .min(3)
+          .max(200)
+          .describe(
+            "A card-statement line as the bank shows it, e.g. SQ *BLUE BOTTLE COFFEE OAKLAND",
+          ),
+        country: z
+          .string()
+          .regex(/^[A-Za-z]{2}$/)
+          .optional()
+          .describe("The transaction's country, ISO 3166-1 alpha-2 (US, GB)"),
+        mcc: z
+          .string()
+          .regex(/^[0-9]{4}$/)
+          .optional()
+          .describe("The merchant category code, 4 digits (5814)"),
+      }),
+    )
+    .min(1)
+    .max(100)
+    .describe("1 to 100 statement lines (free keys: 10), answered in this order"),
 };
 export const LogoInput = {
   slug: SlugInput.slug,

@@ -1,26 +1,24 @@
 import { Buffer } from "node:buffer";
 import { McpServer, ResourceTemplate } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
-import { type CallToolResult, ErrorCode } from "@modelcontextprotocol/sdk/types.js";
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import type { AccountService } from "../accounts/service";
 import type { AssetService, ServedSvg } from "../assets/service";
 import { lookupBrand } from "../catalog/brand/lookup";
 import { type BrandResolver, toBrandView } from "../catalog/brand/service";
-import type { EnrichmentService } from "../catalog/enrichment";
+import { VARIANTS, type Variant } from "../catalog/built-catalog";
+import type { EnrichmentService } from "../catalog/enrichment/service";
 import type { SearchIndex } from "../catalog/search/service";
 import { normalizeQuery } from "../catalog/search/text";
 import type { CatalogService } from "../catalog/service";
-import { VARIANTS, type Variant } from "../catalog/types";
 import {
-  ApiError,
-  rateLimited,
-  serviceNotFound,
-  validationError,
-  windowLimited,
-} from "../http/errors";
-import { log } from "../platform/log";
+  resolveBatch,
+  type TransactionInput,
+  type TransactionMatcher,
+} from "../catalog/transactions/service";
+import { httpError, rateLimited, windowLimited } from "../http/errors";
+import { invalid, serviceNotFound } from "../platform/domain-errors";
 import { type Bucket, RATE_LIMITS } from "../quota/limits";
-import type { QuotaDecision } from "../quota/port";
 import type { Principal } from "../quota/principal";
 import type { RateLimiter } from "../quota/rate-limit";
 import type { QuotaService } from "../quota/service";
@@ -44,8 +42,11 @@ import {
   SearchOutput,
   ServiceEntry,
   SlugInput,
+  TransactionsInput,
+  TransactionsOutput,
   UsageOutput,
 } from "./model";
+import { errorBody, ok, type QuotaMeta, quotaMeta, resourceError, toolError } from "./results";
 
 export interface McpDeps {
   accounts: AccountService;
@@ -55,6 +56,7 @@ export interface McpDeps {
   catalog: CatalogService;
   search: SearchIndex;
   brands: BrandResolver;
+  transactions: TransactionMatcher;
   enrichment: EnrichmentService;
   assets: AssetService;
   upgradeUrl: string;
@@ -66,89 +68,18 @@ export const MCP_MAX_BODY_BYTES = 64 * 1024;
 export const SERVER_INFO = { name: "brand-asset-api", version: "1.0.0" };
 
 const INSTRUCTIONS =
-  "Brand names, colors and logo artwork. Find a brand with search_brands (by name) or resolve_brand " +
-  "(by domain or business e-mail), then use its slug with get_brand (colors, CSS variables) and get_logo " +
+  "Brand names, colors and logo artwork. Find a brand with search_brands (by name), resolve_brand " +
+  "(by domain or business e-mail) or resolve_transactions (card-statement lines), then use its slug " +
+  "with get_brand (colors, CSS variables) and get_logo " +
   "(SVG markup or a PNG). Every call except list_catalog and get_usage counts against the API key's daily " +
   "quota for its bucket, exactly like the REST API; get_usage shows what is left today.";
 
 /** Same messages as GET /v1/brand (catalog/brand/index.ts). */
 const READ_ONLY = { readOnlyHint: true, destructiveHint: false, openWorldHint: false } as const;
 
-type Body = Record<string, unknown>;
-
-/** An MCP tool error carrying the REST error body ({error, message}, + reset_in_seconds, upgrade_url on 429). */
-function toolError(body: Body): CallToolResult {
-  return { isError: true, content: [{ type: "text", text: JSON.stringify(body) }] };
-}
-
-const INTERNAL = { error: "internal_error", message: "Internal server error" };
-
-function errorBody(err: unknown): Body {
-  if (err instanceof ApiError) return err.body();
-  log("error", "mcp call failed", { error: err instanceof Error ? err.message : String(err) });
-  return INTERNAL;
-}
-
-/** A successful tool result: structuredContent plus its JSON as text (for clients without structured output). */
-function ok(structured: Body, quota?: QuotaMeta): CallToolResult {
-  return {
-    structuredContent: structured,
-    content: [{ type: "text", text: JSON.stringify(structured) }],
-    ...(quota && { _meta: { quota } }),
-  };
-}
-
-/** The REST X-RateLimit-* headers of a metered call, as the result's `_meta.quota`. */
-export interface QuotaMeta {
-  bucket: Bucket;
-  /** daily cap; null when uncapped */
-  limit: number | null;
-  /** calls left today; null when uncapped */
-  remaining: number | null;
-  /** seconds until the counters reset (00:00 UTC) */
-  reset_in_seconds: number;
-}
-
 interface Metered<T> {
   value: T;
   quota: QuotaMeta;
-}
-
-function quotaMeta(bucket: Bucket, d: QuotaDecision): QuotaMeta {
-  return {
-    bucket,
-    limit: d.limit,
-    remaining: d.limit === null ? null : Math.max(0, d.remaining ?? 0),
-    reset_in_seconds: d.resetSeconds,
-  };
-}
-
-/**
- * A JSON-RPC error for a failed resource read (code and data as given; unlike McpError, the
- * message is not prefixed with the code).
- */
-class ResourceReadError extends Error {
-  constructor(
-    readonly code: number,
-    message: string,
-    readonly data: Body,
-  ) {
-    super(message);
-  }
-}
-
-/** A resource read that failed, as a JSON-RPC error whose data is the REST error body. */
-function resourceError(err: unknown): ResourceReadError {
-  const body = errorBody(err);
-  const status = err instanceof ApiError ? err.status : 500;
-  const code =
-    status === 404
-      ? -32002 // MCP: resource not found
-      : status === 422
-        ? ErrorCode.InvalidParams
-        : ErrorCode.InternalError;
-  // 429: a server-defined code; data carries rate_limit_exceeded, reset_in_seconds, upgrade_url
-  return new ResourceReadError(status === 429 ? -32029 : code, String(body.message), body);
 }
 
 const one = (v: string | string[] | undefined) => (Array.isArray(v) ? v[0] : v) ?? "";
@@ -220,12 +151,12 @@ export class McpService {
       await closeMeter(meter, 200);
       return { value, quota: quotaMeta(bucket, decision) };
     } catch (err) {
-      await closeMeter(meter, err instanceof ApiError ? err.status : 500);
+      await closeMeter(meter, httpError(err)?.status ?? 500);
       throw err;
     }
   }
 
-  /** A tool handler: ApiErrors (and anything unexpected) become MCP tool errors. */
+  /** A tool handler: refusals (and anything unexpected) become MCP tool errors. */
   private tool<A>(fn: (args: A) => Promise<CallToolResult>) {
     return async (args: A): Promise<CallToolResult> => {
       try {
@@ -244,10 +175,9 @@ export class McpService {
       (meter) => {
         const query = normalizeQuery(q);
         if ([...query].length < 2)
-          throw new ApiError(
-            422,
-            "query_too_short",
+          throw invalid(
             "q must have at least 2 characters (after trimming and collapsing whitespace).",
+            "query_too_short",
           );
         const matches = this.deps.search
           .search(query, limit)
@@ -281,6 +211,22 @@ export class McpService {
         meter.slug = brand.slug;
         this.deps.enrichment.request(brand);
         return toBrandView(brand);
+      },
+    );
+  }
+
+  /** POST /v1/transactions as a tool: one batch count, each line as GET /v1/brand?transaction= answers it. */
+  private resolveTransactions(p: Principal, items: TransactionInput[]) {
+    return this.metered(
+      p,
+      "batch",
+      { route: "mcp:resolve_transactions", slug: null, variant: null },
+      (meter) => {
+        const { results, misses } = resolveBatch(this.deps.transactions, items, p.tier, (b) =>
+          this.deps.enrichment.request(b),
+        );
+        if (misses.length) meter.miss = misses;
+        return { results };
       },
     );
   }
@@ -373,6 +319,22 @@ export class McpService {
       },
       this.tool(async ({ domain, email }: { domain?: string; email?: string }) => {
         const r = await this.resolveBrand(p, domain, email);
+        return ok({ ...r.value }, r.quota);
+      }),
+    );
+
+    server.registerTool(
+      "resolve_transactions",
+      {
+        title: "Resolve card-statement lines to brands",
+        description:
+          "The merchant brand behind each card-statement line (descriptor) as a bank shows it, e.g. SQ *BLUE BOTTLE COFFEE OAKLAND or AMZN MKTP US*2K8J90TQ2, with an optional country and merchant category code; brand null (with what was read: the intermediary, a bank operation) where no brand matches with enough confidence. Counts once against the batch bucket.",
+        inputSchema: TransactionsInput,
+        outputSchema: TransactionsOutput,
+        annotations: { title: "Resolve statement lines", ...READ_ONLY },
+      },
+      this.tool(async ({ transactions }: { transactions: TransactionInput[] }) => {
+        const r = await this.resolveTransactions(p, transactions);
         return ok({ ...r.value }, r.quota);
       }),
     );
@@ -493,9 +455,7 @@ export class McpService {
         // an unknown variant is refused before metering, like GET /v1/svg's 422
         if (!(VARIANTS as readonly string[]).includes(variant))
           throw resourceError(
-            validationError(
-              `Invalid variant ${JSON.stringify(variant)}: one of ${VARIANTS.join(", ")}`,
-            ),
+            invalid(`Invalid variant ${JSON.stringify(variant)}: one of ${VARIANTS.join(", ")}`),
           );
         try {
           const {

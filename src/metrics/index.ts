@@ -1,18 +1,19 @@
 import { Elysia, t } from "elysia";
 import { Counter, Gauge, Registry } from "prom-client";
 import type { AssetService } from "../assets/service";
-import type { EnrichmentService } from "../catalog/enrichment";
+import type { EnrichmentService } from "../catalog/enrichment/service";
 import type { CatalogService } from "../catalog/service";
 import { hasBearerToken } from "../guard";
-import { ApiError, ErrorBody } from "../http/errors";
-import { processRegistry } from "../platform/metrics";
+import { ErrorBody } from "../http/errors";
+import { unauthenticated } from "../platform/domain-errors";
+import { processRegistry } from "../platform/process-metrics";
 import type { RecorderStats } from "../usage/log/recorder";
 
 export interface MetricsDeps {
   catalog: Pick<CatalogService, "size">;
   enrichment: Pick<EnrichmentService, "backlog">;
   assets: Pick<AssetService, "poolStats">;
-  /** the usage recorder's counts (usage/writer.ts) */
+  /** the usage recorder's counts (usage/log/recorder.ts) */
   usageStats: () => RecorderStats;
 }
 
@@ -104,8 +105,7 @@ export function appMetrics(deps: MetricsDeps): Registry {
 }
 
 const notAllowed = () =>
-  new ApiError(
-    401,
+  unauthenticated(
     "unauthorized",
     "Pass the metrics token as Authorization: Bearer <METRICS_TOKEN>.",
   );

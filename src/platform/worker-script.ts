@@ -20,7 +20,7 @@ export function findWorkerScript(candidates: readonly string[], base: string): U
 
 /** What the pools use of a web-standard Worker (Bun's and Deno's alike). */
 export interface WorkerLike<M = unknown> {
-  postMessage(message: M): void;
+  postMessage(message: M, transfer?: Transferable[]): void;
   terminate(): void;
   addEventListener(type: string, listener: (event: Event) => void): void;
   ref?(): void;

@@ -1,5 +1,21 @@
+import {
+  BrokenCircuitError,
+  type CircuitBreakerPolicy,
+  CircuitState,
+  ConsecutiveBreaker,
+  circuitBreaker,
+  ExponentialBackoff,
+  handleAll,
+  type IBackoff,
+  type IBackoffFactory,
+  noJitterGenerator,
+  TaskCancelledError,
+  type TimeoutPolicy,
+  TimeoutStrategy,
+  timeout,
+} from "cockatiel";
 import { log } from "../platform/log";
-import { counterStoreCalls, counterStoreDuration } from "../platform/metrics";
+import { counterStoreCalls, counterStoreDuration } from "../platform/process-metrics";
 
 export interface CircuitBreakerOptions {
   /** a call that has not answered by then counts as a failure (COUNTER_TIMEOUT_MS) */
@@ -11,7 +27,6 @@ export interface CircuitBreakerOptions {
   maxOpenMs?: number;
   /** at most one warning per this many ms */
   logIntervalMs?: number;
-  now?: () => number;
 }
 
 export type Guarded<T> = { ok: true; value: T } | { ok: false };
@@ -24,7 +39,8 @@ export interface StoreCondition {
 }
 
 /**
- * Timeout + circuit breaker + rate-limited logging around calls to a remote counter store.
+ * Timeout + circuit breaker (cockatiel's) + rate-limited logging around calls to a remote
+ * counter store.
  * Closed: calls go through; `failureThreshold` consecutive failures (errors or timeouts) open it.
  * Open: calls are skipped (answered `{ ok: false }` at once) until `openMs` has passed; then one
  * call goes through as a probe (half-open): success closes the breaker, failure reopens it with
@@ -40,31 +56,48 @@ const callsFailed = counterStoreCalls.labels({ outcome: "error" });
 const callsSkipped = counterStoreCalls.labels({ outcome: "skipped" });
 
 export class CircuitBreaker {
-  private failures = 0;
+  private readonly breaker: CircuitBreakerPolicy;
+  private readonly timeout: TimeoutPolicy;
+  /** the pause before the next probe, as the backoff handed it out, and when it ends (epoch ms) */
+  private pauseMs = 0;
   private openUntil = 0;
-  private pauseMs: number;
-  private probing = false;
   private lastLog = Number.NEGATIVE_INFINITY;
   private unlogged = 0;
-  private readonly o: Required<CircuitBreakerOptions>;
+  private readonly options: Required<CircuitBreakerOptions>;
   private degradedSince: number | null = null;
   private listeners: ((c: StoreCondition) => void)[] = [];
 
   constructor(opts: CircuitBreakerOptions) {
-    this.o = {
+    this.options = {
       failureThreshold: 3,
       openMs: 1_000,
       maxOpenMs: 1_000,
       logIntervalMs: 60_000,
-      now: Date.now,
       ...opts,
     };
-    this.pauseMs = this.o.openMs;
+    const backoff = new ExponentialBackoff({
+      initialDelay: this.options.openMs,
+      maxDelay: this.options.maxOpenMs,
+      generator: noJitterGenerator,
+    });
+    this.breaker = circuitBreaker(handleAll, {
+      halfOpenAfter: noted(backoff, (ms) => {
+        this.pauseMs = ms;
+      }),
+      breaker: new ConsecutiveBreaker(this.options.failureThreshold),
+    });
+    this.breaker.onBreak(() => {
+      this.openUntil = Date.now() + this.pauseMs;
+      this.degraded();
+    });
+    this.breaker.onReset(() => this.recovered());
+    this.timeout = timeout(this.options.timeoutMs, TimeoutStrategy.Aggressive);
   }
 
   get state(): "closed" | "open" | "half-open" {
-    if (this.openUntil === 0) return "closed";
-    return this.probing || this.o.now() >= this.openUntil ? "half-open" : "open";
+    const s = this.breaker.state;
+    if (s === CircuitState.Closed) return "closed";
+    return s === CircuitState.HalfOpen || Date.now() >= this.openUntil ? "half-open" : "open";
   }
 
   condition(): StoreCondition {
@@ -90,71 +123,63 @@ export class CircuitBreaker {
   }
 
   async run<T>(op: () => Promise<T>): Promise<Guarded<T>> {
-    let probe = false;
-    if (this.openUntil !== 0) {
-      if (this.probing || this.o.now() < this.openUntil) {
-        this.unlogged++;
-        callsSkipped.inc();
-        return { ok: false };
-      }
-      this.probing = probe = true;
-    }
+    // while one probe is out, the other calls skip the store (they do not wait for the probe)
+    if (this.breaker.state === CircuitState.HalfOpen) return this.skipped();
     const started = performance.now();
     try {
-      const value = await withTimeout(op, this.o.timeoutMs);
+      const value = await this.breaker.execute(() => this.timeout.execute(op));
       counterStoreDuration.observe((performance.now() - started) / 1000);
       callsOk.inc();
-      this.succeeded(probe);
       return { ok: true, value };
     } catch (err) {
+      if (err instanceof BrokenCircuitError) return this.skipped();
       counterStoreDuration.observe((performance.now() - started) / 1000);
       callsFailed.inc();
-      this.failed(err, probe);
+      this.failed(
+        err instanceof TaskCancelledError ? new CounterTimeout(this.options.timeoutMs) : err,
+      );
       return { ok: false };
-    } finally {
-      if (probe) this.probing = false;
     }
   }
 
-  private succeeded(_probe: boolean) {
-    this.failures = 0;
-    this.openUntil = 0;
-    this.pauseMs = this.o.openMs;
-    if (this.degradedSince !== null) {
-      log("info", "counter store ok: reachable again; quotas enforced", {
-        counterStore: "ok",
-        degradedForMs: this.o.now() - this.degradedSince,
-      });
-      this.degradedSince = null;
-      this.changed();
-    }
-  }
-
-  private failed(err: unknown, probe: boolean) {
-    this.failures++;
-    const now = this.o.now();
-    if (probe) {
-      this.pauseMs = Math.min(this.pauseMs * 2, this.o.maxOpenMs);
-      this.openUntil = now + this.pauseMs;
-    } else if (this.failures >= this.o.failureThreshold && this.openUntil === 0) {
-      this.openUntil = now + this.pauseMs;
-    }
-    if (this.openUntil !== 0 && this.degradedSince === null) {
-      this.degradedSince = now;
-      log("warn", "counter store degraded: quotas fail open until it answers again", {
-        counterStore: "degraded",
-        since: new Date(now).toISOString(),
-        probeEveryMs: this.o.maxOpenMs,
-      });
-      this.changed();
-    }
+  private skipped(): Guarded<never> {
     this.unlogged++;
-    if (now - this.lastLog >= this.o.logIntervalMs) {
+    callsSkipped.inc();
+    return { ok: false };
+  }
+
+  private degraded() {
+    if (this.degradedSince !== null) return;
+    const now = Date.now();
+    this.degradedSince = now;
+    log("warn", "counter store degraded: quotas fail open until it answers again", {
+      counterStore: "degraded",
+      since: new Date(now).toISOString(),
+      probeEveryMs: this.options.maxOpenMs,
+    });
+    this.changed();
+  }
+
+  private recovered() {
+    if (this.degradedSince === null) return;
+    log("info", "counter store ok: reachable again; quotas enforced", {
+      counterStore: "ok",
+      degradedForMs: Date.now() - this.degradedSince,
+    });
+    this.degradedSince = null;
+    this.changed();
+  }
+
+  private failed(err: unknown) {
+    const now = Date.now();
+    const open = this.breaker.state !== CircuitState.Closed;
+    this.unlogged++;
+    if (now - this.lastLog >= this.options.logIntervalMs) {
       log("warn", "counter store unavailable; quotas fail open", {
         error: err instanceof Error ? err.message.slice(0, 200) : String(err),
         failures: this.unlogged,
-        breaker: this.openUntil !== 0 ? "open" : "closed",
-        retryInMs: this.openUntil !== 0 ? this.openUntil - now : 0,
+        breaker: open ? "open" : "closed",
+        retryInMs: open ? this.openUntil - now : 0,
       });
       this.lastLog = now;
       this.unlogged = 0;
@@ -162,16 +187,19 @@ export class CircuitBreaker {
   }
 }
 
+/** A backoff (or its factory) that tells `note` each pause it hands out. */
+function noted<C>(b: IBackoffFactory<C>, note: (ms: number) => void): IBackoffFactory<C> {
+  return {
+    next(context: C): IBackoff<C> {
+      const next = b.next(context);
+      note(next.duration);
+      return { duration: next.duration, next: noted(next, note).next };
+    },
+  };
+}
+
 export class CounterTimeout extends Error {
   constructor(ms: number) {
     super(`counter store did not answer within ${ms} ms`);
   }
-}
-
-function withTimeout<T>(op: () => Promise<T>, ms: number): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new CounterTimeout(ms)), ms);
-  });
-  return Promise.race([Promise.resolve().then(op), timeout]).finally(() => clearTimeout(timer));
 }

@@ -53,6 +53,14 @@ export const BATCH_SLUG_CAP: Record<Tier, number> = {
   internal: 50,
 };
 
+/** Descriptors allowed in one POST /v1/transactions call (the batch route's rule: free keys 10). */
+export const TRANSACTIONS_CAP: Record<Tier, number> = {
+  free: 10,
+  pro: 100,
+  enterprise: 100,
+  internal: 100,
+};
+
 /** Effective daily limit for a tier (enterprise: the account's custom limits; internal: none). */
 export function dailyLimit(
   tier: Tier,
@@ -106,6 +114,12 @@ export const RATE_LIMITS = {
     limit: 20,
     windowSeconds: 86_400,
     label: "POST /v1/reports",
+  },
+  ownReports: {
+    name: "own-reports",
+    limit: 60,
+    windowSeconds: 60,
+    label: "GET /v1/reports",
   },
   forgotPassword: {
     name: "forgot-password",

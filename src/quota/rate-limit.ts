@@ -1,7 +1,7 @@
 import type { CircuitBreaker } from "./circuit-breaker";
-import { type CounterStore, KEY_PREFIX, windowKey } from "./counter-store";
 import type { RatePolicy } from "./limits";
-import { MemoryCounterStore } from "./memory-store";
+import { MemoryCounterStore } from "./store/memory";
+import { type CounterStore, KEY_PREFIX, windowKey } from "./store/port";
 
 export interface RateDecision {
   allowed: boolean;

@@ -1,7 +1,10 @@
 import { DAY_MS, utcDay } from "../platform/day";
 import { log } from "../platform/log";
-import { labelled, quotaDecisions } from "../platform/metrics";
+import { labelled, quotaDecisions } from "../platform/process-metrics";
 import type { CircuitBreaker, Guarded, StoreCondition } from "./circuit-breaker";
+import type { CountableEvent, QuotaDecision, QuotaGate } from "./gate";
+import { BUCKETS, type Bucket, dailyLimit } from "./limits";
+import type { Principal } from "./principal";
 import {
   type ConsumeResult,
   type CounterStore,
@@ -9,10 +12,7 @@ import {
   dailyKey,
   dayEnd,
   seedKey,
-} from "./counter-store";
-import { BUCKETS, type Bucket, dailyLimit } from "./limits";
-import type { CountableEvent, QuotaDecision, QuotaGate } from "./port";
-import type { Principal } from "./principal";
+} from "./store/port";
 
 /** The counter store did not answer (error, timeout or open breaker). */
 export class CounterStoreUnavailable extends Error {

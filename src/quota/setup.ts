@@ -1,10 +1,10 @@
 import type { Config } from "../config";
 import { CircuitBreaker, type CircuitBreakerOptions } from "./circuit-breaker";
-import type { CounterStore } from "./counter-store";
-import { MemoryCounterStore } from "./memory-store";
 import { RateLimiter } from "./rate-limit";
 import { QuotaService } from "./service";
-import { UpstashCounterStore } from "./upstash-store";
+import { MemoryCounterStore } from "./store/memory";
+import type { CounterStore } from "./store/port";
+import { UpstashCounterStore } from "./store/upstash";
 
 export interface Quotas {
   quota: QuotaService;

@@ -9,15 +9,14 @@
  * `accept --pin` fetches the report's URL through discovery's guarded fetcher (DISCOVERY_PROXY,
  * DISCOVERY_ALLOW_PRIVATE as the service uses them).
  */
-import { userInfo } from "node:os";
 import { type Command, InvalidArgumentError } from "commander";
-import { VARIANTS, type Variant } from "../catalog/types";
-import { CliError, withStore } from "../cli";
+import { VARIANTS, type Variant } from "../catalog/built-catalog";
+import { CliError, cliOperator, withStore } from "../cli";
 import { loadConfig } from "../config";
-import { ApiError } from "../http/errors";
-import type { Store } from "../store";
-import { REPORT_STATUSES, type Report, type ReportStatus } from "./port";
+import type { Store } from "../deps";
+import { DomainError } from "../platform/domain-errors";
 import type { CorrectionsService } from "./service";
+import { REPORT_STATUSES, type Report, type ReportStatus } from "./store/port";
 
 /** Tests point the CLI's fetcher at their fixtures here. */
 export const reportHooks: { configure?: (c: CorrectionsService) => void } = {};
@@ -33,15 +32,15 @@ const oneOf =
 /** The reports as a table: one line each, newest first. */
 export function reportTable(reports: Report[]): string {
   const rows = [
-    ["id", "status", "votes", "slug", "kind", "created", "url"],
+    ["id", "status", "votes", "brand", "kind", "created", "urls"],
     ...reports.map((r) => [
       r.id,
       r.status,
       String(r.votes),
-      r.slug,
+      r.slug ?? r.domain ?? "-",
       r.kind,
       r.createdAt.slice(0, 16).replace("T", " "),
-      r.url ?? "-",
+      r.urls.join(" ") || "-",
     ]),
   ];
   const widths = rows[0]?.map((_, i) => Math.max(...rows.map((row) => row[i]?.length ?? 0))) ?? [];
@@ -63,7 +62,7 @@ async function openCorrections(store: Store): Promise<CorrectionsService> {
       import("../catalog/service"),
       import("../catalog/brand/service"),
       import("../catalog/discovery/fetcher"),
-      import("../catalog/discovery/service"),
+      import("../catalog/discovery/setup"),
       import("./service"),
     ]);
   const config = loadConfig(process.env);
@@ -84,17 +83,15 @@ async function openCorrections(store: Store): Promise<CorrectionsService> {
   return corrections;
 }
 
-/** An ApiError of the service (unknown report, decided already, artwork refused) as a CliError. */
+/** A refusal of the service (unknown report, decided already, artwork refused) as a CliError. */
 async function asCli<T>(f: () => Promise<T>): Promise<T> {
   try {
     return await f();
   } catch (err) {
-    if (err instanceof ApiError) throw new CliError(err.message);
+    if (err instanceof DomainError) throw new CliError(err.message);
     throw err;
   }
 }
-
-const operator = () => `cli:${process.env.USER ?? userInfo().username}`;
 
 export function registerReportCommands(root: Command) {
   const reports = root.command("reports").description("Users' reports of wrong or missing logos");
@@ -112,17 +109,18 @@ export function registerReportCommands(root: Command) {
     .command("accept")
     .description("Accept a report; --pin fetches its url and pins it as the brand's artwork")
     .argument("<id>")
-    .option("--pin", "pin the report's url as the brand's artwork")
+    .option("--pin", "pin the report's (first) url as the brand's artwork")
+    .option("--url <url>", "with --pin: which of the report's urls")
     .option(
       "--variant <variant>",
       `the variant to pin (${VARIANTS.join(", ")})`,
       oneOf(VARIANTS),
       "color",
     )
-    .action((id: string, o: { pin?: boolean; variant: Variant }) =>
+    .action((id: string, o: { pin?: boolean; variant: Variant; url?: string }) =>
       withStore(async (store) => {
         const c = await openCorrections(store);
-        const r = await asCli(() => c.accept(id, operator(), o));
+        const r = await asCli(() => c.accept(id, cliOperator(), o));
         console.log(reportTable([r.report]));
         if (r.pin)
           console.log(
@@ -137,7 +135,7 @@ export function registerReportCommands(root: Command) {
     .action((id: string) =>
       withStore(async (store) => {
         const c = await openCorrections(store);
-        console.log(reportTable([await asCli(() => c.reject(id, operator()))]));
+        console.log(reportTable([await asCli(() => c.reject(id, cliOperator()))]));
       }),
     );
 }

@@ -7,7 +7,6 @@
  * catalog has it.
  */
 import { normalizeHost } from "../catalog/brand/domain";
-import { deriveBrandColors } from "../catalog/colors";
 import {
   type ArtworkSource,
   type Brand,
@@ -15,8 +14,9 @@ import {
   type StoredSvg,
   VARIANTS,
   type Variant,
-} from "../catalog/types";
-import type { Pin, PinField, PinnedArtwork } from "./port";
+} from "../catalog/built-catalog";
+import { deriveBrandColors } from "../catalog/colors";
+import type { AuditValue, Pin, PinField, PinnedArtwork, RemovedArtwork } from "./store/port";
 
 /** The source label of pinned artwork and of the brand's pinned fields. */
 export const PIN_SOURCE = "pin";
@@ -132,13 +132,26 @@ const OVERLAID = [
 
 const same = (a: unknown, b: unknown) => a === b || JSON.stringify(a) === JSON.stringify(b);
 
-/** `b` with the pins of `fields`: pinned artwork (and what derives from it) over its variants. */
+/** The variants that make a brand's mark: a pin of either replaces all its own artwork. */
+const MARKS: readonly Variant[] = ["color", "mono"];
+
+export const isRemoval = (v: Pin["value"]): v is RemovedArtwork =>
+  typeof v === "object" && v !== null && "removed" in v;
+
+/**
+ * `b` with the pins of `fields`. Pinned artwork: a color or mono pin is the brand's new mark,
+ * so every variant of its own artwork goes (mono, icon and wordmark included) except those the
+ * pin keeps; then what derives from the pins, then the pinned variants themselves (a variant
+ * pinned itself beats one derived from another pin), then the variants a pin removes.
+ */
 function pinned(b: Brand, fields: Map<PinField, Pin>): Brand {
   const out: Brand = { ...b, variants: { ...b.variants } };
   const pinnedArt: [Variant, PinnedArtwork][] = [];
+  const removed: Variant[] = [];
   for (const [field, pin] of fields) {
     const variant = artworkField(field);
-    if (variant) pinnedArt.push([variant, pin.value as PinnedArtwork]);
+    if (variant && isRemoval(pin.value)) removed.push(variant);
+    else if (variant) pinnedArt.push([variant, pin.value as PinnedArtwork]);
     else if (field === "name") out.name = pin.value as string;
     else if (field === "domains") out.domains = pin.value as string[];
     else if (field === "aliases") out.aliases = pin.value as string[];
@@ -150,26 +163,72 @@ function pinned(b: Brand, fields: Map<PinField, Pin>): Brand {
       out.colors = [...c.colors, ...b.colors.filter((r: ColorRole) => !COLOR_ROLES.has(r.role))];
     }
   }
-  if (pinnedArt.length) {
-    const variants: Partial<Record<Variant, StoredSvg>> = {};
-    // derived variants first: a variant pinned itself beats one derived from another pin
-    for (const [, art] of pinnedArt) Object.assign(variants, art.derived);
-    for (const [v, art] of pinnedArt) variants[v] = art.svg;
-    Object.assign(out.variants, variants);
-    const names = Object.keys(variants) as Variant[];
-    const kept: ArtworkSource[] = (b.artwork ?? [])
-      .map((a) => ({ ...a, variants: a.variants.filter((v) => !names.includes(v)) }))
-      .filter((a) => a.variants.length > 0);
-    out.artwork = [
-      ...kept,
-      {
-        source: PIN_SOURCE,
-        package: "-",
-        licence: "NOASSERTION",
-        url: pinnedArt.map(([, a]) => a.origin).find((o) => o.startsWith("https:")) ?? "-",
-        variants: names,
-      },
-    ];
+  if (!pinnedArt.length && !removed.length) return out;
+  const marks = pinnedArt.filter(([v]) => MARKS.includes(v));
+  if (marks.length) {
+    const keep = new Set(marks.flatMap(([, art]) => art.keep ?? []));
+    for (const v of VARIANTS) if (!keep.has(v)) delete out.variants[v];
   }
+  const variants: Partial<Record<Variant, StoredSvg>> = {};
+  for (const [, art] of pinnedArt) Object.assign(variants, art.derived);
+  for (const [v, art] of pinnedArt) variants[v] = art.svg;
+  for (const v of removed) delete variants[v];
+  Object.assign(out.variants, variants);
+  for (const v of removed) delete out.variants[v];
+  const names = Object.keys(variants) as Variant[];
+  const kept: ArtworkSource[] = (b.artwork ?? [])
+    .map((a) => ({
+      ...a,
+      variants: a.variants.filter((v) => !names.includes(v) && out.variants[v] !== undefined),
+    }))
+    .filter((a) => a.variants.length > 0);
+  out.artwork = names.length
+    ? [
+        ...kept,
+        {
+          source: PIN_SOURCE,
+          package: "-",
+          licence: "NOASSERTION",
+          url: pinnedArt.map(([, a]) => a.origin).find((o) => o.startsWith("https:")) ?? "-",
+          variants: names,
+        },
+      ]
+    : kept;
   return out;
+}
+
+/** A pin's value as the audit records it: artwork by its sha256 and origin, never the markup. */
+export function pinValue(p: Pin): AuditValue {
+  const v = pinView(p).value;
+  return Array.isArray(v) || typeof v === "string"
+    ? { value: v, by: p.by, at: p.at }
+    : { ...v, by: p.by, at: p.at };
+}
+
+/** A pin as operators see it: artwork by its source and hash, never the markup. */
+export function pinView(p: Pin) {
+  let value:
+    | string
+    | string[]
+    | { removed: true }
+    | { sha256: string; origin: string; derived: string[]; keep: string[] };
+  if (isRemoval(p.value)) value = { removed: true };
+  else if (p.field.startsWith("artwork:")) {
+    const art = p.value as PinnedArtwork;
+    value = {
+      sha256: art.svg.sha256,
+      origin: art.origin,
+      derived: Object.keys(art.derived),
+      keep: art.keep ?? [],
+    };
+  } else value = p.value as string | string[];
+  return {
+    slug: p.slug,
+    brandId: p.brandId,
+    field: p.field,
+    value,
+    by: p.by,
+    at: p.at,
+    why: p.why,
+  };
 }

@@ -1,52 +1,42 @@
 /**
- * Corrections: users report a problem with a brand (POST /v1/reports), operators accept or
- * reject reports and pin the right artwork and fields (src/reports/admin.ts, the admin CLI),
- * and every change to a brand leaves an audit event. Pins reach readers through the overlay
- * (pins.ts) the catalog and the domain resolver consult; a reported URL is fetched only when an
- * operator accepts the report with a pin, through discovery's guarded fetcher.
+ * Corrections: users report a problem with a brand, or a company the catalog lacks
+ * (POST /v1/reports) and follow their reports (GET /v1/reports); operators accept or reject
+ * reports and pin the right artwork and fields (src/reports/admin.ts, the admin CLI); every
+ * change to a brand leaves an audit event with who made it and the value before and after.
+ * Pins reach readers through the overlay (pins.ts) the catalog and the domain resolver consult;
+ * a reported URL is fetched only when an operator accepts the report with a pin, through
+ * discovery's guarded fetcher.
  */
 import type { Principal } from "../accounts/model";
-import { normalizeHost } from "../catalog/brand/domain";
+import { normalizeHost, registrableDomain } from "../catalog/brand/domain";
 import type { BrandResolver } from "../catalog/brand/service";
-import { checkUrl, Refused } from "../catalog/discovery/address";
-import {
-  type Artwork,
-  rasterArtwork,
-  rasterSource,
-  sha256,
-  svgArtwork,
-} from "../catalog/discovery/artwork";
-import { type GuardedFetcher, IMAGE_MAX_BYTES } from "../catalog/discovery/fetcher";
-import { deriveEnrichment, recolorMono } from "../catalog/enrichment";
+import { type Brand, type StoredSvg, VARIANTS, type Variant } from "../catalog/built-catalog";
+import type { GuardedFetcher } from "../catalog/discovery/fetcher";
 import type { CatalogService } from "../catalog/service";
-import { type Brand, type StoredSvg, VARIANTS, type Variant } from "../catalog/types";
-import { ApiError, notFound } from "../http/errors";
-import { newId } from "../platform/ids";
+import { systemTimers, type Timers } from "../platform/clock";
+import { conflict, notFound } from "../platform/domain-errors";
 import { log } from "../platform/log";
-import { PIN_SOURCE, PinOverlay } from "./pins";
+import { auditEvent, servedValue } from "./audit";
+import { recordBuild, type ServedBuild } from "./builds";
+import { newReport } from "./filing";
+import { type ArtworkInput, artworkBytes, badInput, pinnedArtwork, reportUrl } from "./pin-artwork";
+import { PinOverlay, pinValue, pinView } from "./pins";
 import {
   type AuditEvent,
   type CorrectionsStore,
+  type OwnReport,
   type Pin,
   type PinField,
-  type PinnedArtwork,
   REPORT_KINDS,
   type Report,
   type ReportKind,
   type ReportStatus,
-} from "./port";
+  SYSTEM_ACCOUNT,
+} from "./store/port";
 
 export const NOTE_MAX = 1000;
-export const URL_MAX = 2048;
-/** Largest pinned artwork accepted, uploaded or fetched (discovery's image cap). */
-export const PIN_MAX_BYTES = IMAGE_MAX_BYTES;
-const PNG_SIGNATURE = [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a];
-/** Markup the sanitizer would strip from an upload: refused outright, never quietly cleaned. */
-const ACTIVE_SVG = /<script\b|<foreignObject\b|\son[a-z]+\s*=|javascript:/i;
-
-/** 400 invalid_report / invalid_pin naming the field at fault. */
-const badInput = (code: string, field: string, message: string) =>
-  new ApiError(400, code, message, { field });
+/** The variants a pin of the brand's mark (color, mono) may keep of its own artwork. */
+const MARKS: readonly Variant[] = ["color", "mono"];
 
 export interface ReportInput {
   slug?: string;
@@ -64,24 +54,33 @@ export interface BrandPatch {
   why?: string;
 }
 
-/** Pinned artwork as sent: the body's bytes (SVG or PNG), or a URL to fetch. */
-export type ArtworkInput = { kind: "svg" | "png"; bytes: Uint8Array } | { url: string };
-
-const isPng = (b: Uint8Array) => PNG_SIGNATURE.every((x, i) => b[i] === x);
-const looksSvg = (b: Uint8Array) =>
-  /^\s*(?:<\?xml|<svg|<!--|<!DOCTYPE svg)/i.test(
-    Buffer.from(b.subarray(0, 512))
-      .toString("utf8")
-      .replace(/^\uFEFF/, ""),
-  );
-
 export interface CorrectionsDeps {
   store: CorrectionsStore;
   catalog: CatalogService;
   brands: BrandResolver;
   /** discovery's guarded fetcher: SSRF checks at every hop, size and time caps */
   fetcher: GuardedFetcher;
+  /** queue discovery of a domain no brand has; false when discovery is off (or not queued) */
+  discover?: (domain: string) => boolean;
+  /** the timers the first build record waits on (tests move them) */
+  timers?: Timers;
+  /** how long after the start a fresh store records its first build */
+  firstRecordMs?: number;
 }
+
+/** A fresh store's first build record waits this long after the start (see start()). */
+const FIRST_RECORD_MS = 10_000;
+
+/** A page of a list, and the cursor of the next one (null: the last page). */
+export interface Page<T> {
+  items: T[];
+  next: string | null;
+}
+
+const page = <T extends { id: string }>(items: T[], limit: number): Page<T> => ({
+  items,
+  next: items.length === limit ? (items[items.length - 1]?.id ?? null) : null,
+});
 
 export class CorrectionsService {
   readonly overlay = new PinOverlay();
@@ -90,25 +89,77 @@ export class CorrectionsService {
   private store: CorrectionsStore;
   private catalog: CatalogService;
   private brands: BrandResolver;
+  private discover: (domain: string) => boolean;
   /** brand id -> its pins' fields and times, to see which brands a refresh changed */
   private pinned = new Map<number, string>();
   private timer: ReturnType<typeof setInterval> | null = null;
+  /** the recording of the catalog version being served (see builds.ts) */
+  private build: Promise<void> = Promise.resolve();
+  /** a fresh store's first record, waiting (see start) */
+  private firstRecord: unknown = null;
+  private timers: Timers;
+  private firstRecordMs: number;
 
   constructor(deps: CorrectionsDeps) {
     this.store = deps.store;
     this.catalog = deps.catalog;
     this.fetcher = deps.fetcher;
     this.brands = deps.brands;
+    this.discover = deps.discover ?? (() => false);
+    this.timers = deps.timers ?? systemTimers;
+    this.firstRecordMs = deps.firstRecordMs ?? FIRST_RECORD_MS;
     deps.catalog.useOverlay(this.overlay);
   }
 
-  /** Read the pins, and record the catalog's build version (now and after every reload). */
+  /**
+   * Read the pins, and record the catalog's build (at start and after every reload). A store
+   * that recorded no build and holds no pin records its first (a copy of every built brand's
+   * state) `firstRecordMs` after the start, in the background: nothing is waiting for it, and
+   * an instance stopped before then leaves it to the next. A reload before then records the
+   * outgoing version first, so the reload's changes are still told brand by brand.
+   */
   async start() {
     await this.refreshPins();
-    await this.recordCatalogVersion();
-    this.catalog.onChange((updated) => {
-      if (!updated) void this.recordCatalogVersion();
+    const fresh = (await this.store.catalogStateVersion()) === null && this.overlay.size === 0;
+    if (fresh)
+      this.firstRecord = this.timers.setTimeout(() => {
+        this.firstRecord = null;
+        void this.recordBuild();
+      }, this.firstRecordMs);
+    else await this.recordBuild();
+    this.catalog.beforeSwap((outgoing) => {
+      if (this.firstRecord === null || !outgoing.meta) return;
+      this.timers.clearTimeout(this.firstRecord);
+      this.firstRecord = null;
+      void this.recordBuild({ version: outgoing.meta.version, brands: outgoing.builtBrands() });
     });
+    this.catalog.onChange((updated) => {
+      if (!updated && this.firstRecord === null) void this.recordBuild();
+    });
+  }
+
+  /** Resolves once the catalog version in use is recorded (its changes, its pins moved). */
+  settled(): Promise<void> {
+    return this.build;
+  }
+
+  private recordBuild(first?: ServedBuild) {
+    this.build = this.build.then(() =>
+      recordBuild(
+        {
+          store: this.store,
+          catalog: this.catalog,
+          refreshPins: () => this.refreshPins(),
+          pinsOf: (id) => this.overlay.pinsOf(id),
+          pins: () => [...this.overlay.pinnedIds()].flatMap((id) => this.overlay.pinsOf(id)),
+          reportOrphan: (brand, note) => this.reportOrphan(brand, note),
+        },
+        first,
+      ).catch((err) =>
+        log("warn", "catalog build audit failed", { reason: (err as Error).message }),
+      ),
+    );
+    return this.build;
   }
 
   /** Re-read the pins every `ms` (pins set by other instances and the admin CLI). */
@@ -130,6 +181,8 @@ export class CorrectionsService {
 
   stop() {
     if (this.timer) clearInterval(this.timer);
+    if (this.firstRecord !== null) this.timers.clearTimeout(this.firstRecord);
+    this.firstRecord = null;
   }
 
   /** Load the stored pins; the brands whose pins changed are shown anew. */
@@ -147,38 +200,11 @@ export class CorrectionsService {
     for (const id of changed) this.catalog.overlayChanged(id);
   }
 
-  private async recordCatalogVersion() {
-    const version = this.catalog.version;
-    if (!version) return;
-    try {
-      const last = await this.store.lastCatalogEvent("catalog_version");
-      if (last?.detail.version === version) return;
-      await this.audit(null, "catalog_version", "catalog", {
-        version,
-        previous: (last?.detail.version as string | undefined) ?? null,
-        brands: this.catalog.size,
-      });
-    } catch (err) {
-      log("warn", "catalog version audit failed", { reason: (err as Error).message });
-    }
-  }
-
-  /** Append one audit event (brand null: the whole catalog). */
-  private async audit(
-    brand: Pick<Brand, "id" | "slug"> | null,
-    type: AuditEvent["type"],
-    by: string,
-    detail: AuditEvent["detail"],
-  ) {
-    await this.store.appendAudit({
-      id: newId(),
-      brandId: brand?.id ?? null,
-      slug: brand?.slug ?? null,
-      type,
-      at: new Date().toISOString(),
-      by,
-      detail,
-    });
+  /** Append events to the trail; a failed write (after the change was made) is logged. */
+  private append(...events: AuditEvent[]) {
+    return this.store
+      .appendAudit(events)
+      .catch((err) => log("warn", "audit event not stored", { reason: (err as Error).message }));
   }
 
   /** A brand by slug, 404 when the catalog has none. */
@@ -188,54 +214,109 @@ export class CorrectionsService {
     return b;
   }
 
-  /** File a report (or vote on the same open one). Input errors are 400 with the field. */
-  async fileReport(principal: Principal, input: ReportInput): Promise<Report> {
-    const brand = this.reportedBrand(input);
+  /**
+   * File a report: a new one, or the caller's filing joins the open report of the same brand
+   * (or domain) and kind (one vote per account, URL and note attached). A `missing_brand`
+   * report names a domain no brand has and queues its discovery when discovery is on.
+   * Input errors are 400 with the field.
+   */
+  async fileReport(principal: Principal, input: ReportInput) {
     if (!(REPORT_KINDS as readonly string[]).includes(input.kind))
       throw badInput("invalid_report", "kind", `kind must be one of ${REPORT_KINDS.join(", ")}.`);
+    const kind = input.kind as ReportKind;
+    const target = kind === "missing_brand" ? this.missingDomain(input) : this.reportedBrand(input);
     const url = input.url === undefined ? null : reportUrl(input.url);
     const note = input.note?.trim() || null;
     if (note !== null && [...note].length > NOTE_MAX)
       throw badInput("invalid_report", "note", `note is longer than ${NOTE_MAX} characters.`);
-    const now = new Date().toISOString();
-    return this.store.fileReport({
-      id: newId(),
-      brandId: brand.id,
-      slug: brand.slug,
-      kind: input.kind as ReportKind,
-      url,
-      note,
-      status: "open",
-      votes: 1,
-      accountId: principal.accountId,
-      createdAt: now,
-      decidedAt: null,
-      decidedBy: null,
-    });
+    const at = new Date().toISOString();
+    const { report, voted } = await this.store.fileReport(
+      newReport({ ...target, kind, accountId: principal.accountId, at }),
+      { accountId: principal.accountId, url, note, at },
+    );
+    const queued =
+      target.domain !== null && report.status === "open" && this.discover(target.domain);
+    return { report, voted, queued };
   }
 
-  private reportedBrand(input: ReportInput): Brand {
+  /** The brand a report names by slug or domain: 404 when the catalog has none. */
+  private reportedBrand(input: ReportInput) {
     if ((input.slug === undefined) === (input.domain === undefined))
       throw badInput("invalid_report", "slug", "Pass one of slug or domain.");
-    if (input.slug !== undefined) return this.brandOf(input.slug);
-    const h = normalizeHost(input.domain as string);
-    if (!h.ok) throw badInput("invalid_report", "domain", "domain is not a domain name.");
-    const b = this.brands.resolveHost(h.host);
-    if (!b) throw notFound("domain_not_found", `No brand matches the domain ${h.host}.`);
-    return b;
+    let b: Brand | null | undefined;
+    if (input.slug !== undefined) b = this.brandOf(input.slug);
+    else {
+      const h = normalizeHost(input.domain as string);
+      if (!h.ok) throw badInput("invalid_report", "domain", "domain is not a domain name.");
+      b = this.brands.resolveHost(h.host);
+      if (!b)
+        throw notFound(
+          "domain_not_found",
+          `No brand matches the domain ${h.host}. To report a company we are missing, send kind missing_brand.`,
+        );
+    }
+    return { brandId: b.id, slug: b.slug, domain: null };
   }
 
-  reports(status: ReportStatus | undefined, limit: number) {
-    return this.store.reports(status, limit);
+  /** The domain of a missing_brand report: a public domain no brand has (409 when one has). */
+  private missingDomain(input: ReportInput) {
+    if (input.domain === undefined || input.slug !== undefined)
+      throw badInput("invalid_report", "domain", "A missing brand is reported by its domain.");
+    const h = normalizeHost(input.domain);
+    const domain = h.ok ? registrableDomain(h.host) : null;
+    if (!h.ok || !domain)
+      throw badInput("invalid_report", "domain", "domain is not a public domain name.");
+    const b = this.brands.resolveHost(h.host) ?? this.brands.resolveHost(domain);
+    if (b)
+      throw conflict(
+        "brand_exists",
+        `The catalog has ${h.host}: ${b.name} (${b.slug}). Report a problem with it by slug.`,
+        { slug: b.slug },
+      );
+    return { brandId: null, slug: null, domain };
   }
 
-  /** A report with the brand's current artwork variants and their provenance. */
+  /** A pin a catalog build left without its brand, in the queue (once per open report). */
+  private async reportOrphan(brand: { id: number; slug: string }, note: string) {
+    const at = new Date().toISOString();
+    const { report } = await this.store.fileReport(
+      newReport({
+        brandId: brand.id,
+        slug: brand.slug,
+        domain: null,
+        kind: "pin_orphaned",
+        accountId: SYSTEM_ACCOUNT,
+        at,
+      }),
+      { accountId: SYSTEM_ACCOUNT, url: null, note, at },
+    );
+    return report;
+  }
+
+  /** The caller's own reports (filed or joined), newest first. */
+  async reportsOf(principal: Principal, limit: number, cursor?: string): Promise<Page<OwnReport>> {
+    return page(await this.store.reportsOf(principal.accountId, limit, cursor), limit);
+  }
+
+  async reports(status: ReportStatus | undefined, limit: number, cursor?: string) {
+    return page(await this.store.reports(status, limit, cursor), limit);
+  }
+
+  /**
+   * A report with its brand's current artwork variants, their provenance and pins (a
+   * missing_brand report: the brand its domain names now, once discovery or a build added it).
+   */
   reportView(r: Report) {
-    const b = this.catalog.brand(r.slug);
+    const b = r.slug
+      ? this.catalog.brand(r.slug)
+      : r.domain
+        ? (this.brands.resolveHost(r.domain) ?? undefined)
+        : undefined;
     return {
       ...r,
       brand: b
         ? {
+            slug: b.slug,
             name: b.name,
             variants: VARIANTS.filter((v) => b.variants[v] !== undefined).map((v) => ({
               variant: v,
@@ -254,93 +335,94 @@ export class CorrectionsService {
     const r = await this.store.report(id);
     if (!r) throw notFound("report_not_found", `No report ${id}.`);
     if (r.status !== "open")
-      throw new ApiError(409, "report_decided", `Report ${id} is already ${r.status}.`);
+      throw conflict("report_decided", `Report ${id} is already ${r.status}.`);
     return r;
   }
 
   /**
-   * Accept a report; with `pin`, the report's URL is fetched (now, through the guarded fetcher)
-   * and pinned as the brand's artwork (`variant`, default color) in the same step.
+   * Accept a report; with `pin`, the report's URL (the first one given, or `url`, one of its
+   * URLs) is fetched now through the guarded fetcher and pinned as the brand's artwork
+   * (`variant`, default color) in the same step.
    */
-  async accept(id: string, by: string, opts: { pin?: boolean; variant?: Variant } = {}) {
+  async accept(
+    id: string,
+    by: string,
+    opts: { pin?: boolean; variant?: Variant; url?: string } = {},
+  ) {
     const r = await this.openReport(id);
     let pin: Pin | null = null;
     if (opts.pin) {
-      if (!r.url)
+      if (r.slug === null)
+        throw badInput("invalid_pin", "pin", `Report ${id} names no brand in the catalog.`);
+      const url = opts.url ?? r.urls[0];
+      if (!url)
         throw badInput("invalid_pin", "pin", `Report ${id} has no url to pin artwork from.`);
-      pin = await this.pinArtwork(r.slug, opts.variant ?? "color", { url: r.url }, by, {
+      if (!r.urls.includes(url))
+        throw badInput("invalid_pin", "url", `${url} is not one of report ${id}'s urls.`);
+      pin = await this.pinArtwork(r.slug, opts.variant ?? "color", { url }, by, {
         why: `report ${id}`,
       });
     }
-    const decided = await this.store.decideReport(id, "accepted", by, new Date().toISOString());
-    if (!decided) throw new ApiError(409, "report_decided", `Report ${id} was decided meanwhile.`);
-    await this.audit({ id: r.brandId, slug: r.slug }, "report_accepted", by, {
-      report: id,
-      kind: r.kind,
-      pinned: pin ? pin.field : null,
-    });
-    return { report: decided, pin: pin ? pinView(pin) : null };
+    return { report: await this.decide(r, "accepted", by, pin), pin: pin ? pinView(pin) : null };
   }
 
-  async reject(id: string, by: string) {
-    const r = await this.openReport(id);
-    const decided = await this.store.decideReport(id, "rejected", by, new Date().toISOString());
-    if (!decided) throw new ApiError(409, "report_decided", `Report ${id} was decided meanwhile.`);
-    await this.audit({ id: r.brandId, slug: r.slug }, "report_rejected", by, {
-      report: id,
-      kind: r.kind,
-    });
+  reject(id: string, by: string) {
+    return this.openReport(id).then((r) => this.decide(r, "rejected", by, null));
+  }
+
+  private async decide(r: Report, status: "accepted" | "rejected", by: string, pin: Pin | null) {
+    const decided = await this.store.decideReport(r.id, status, by, new Date().toISOString());
+    if (!decided) throw conflict("report_decided", `Report ${r.id} was decided meanwhile.`);
+    await this.append(
+      auditEvent(
+        r.brandId === null ? null : { id: r.brandId, slug: r.slug },
+        status === "accepted" ? "report_accepted" : "report_rejected",
+        by,
+        {
+          before: { status: "open", votes: r.votes },
+          after: { status, votes: decided.votes, pinned: pin?.field ?? null },
+          detail: { report: r.id, kind: r.kind, domain: r.domain },
+        },
+      ),
+    );
     return decided;
   }
 
-  /** Pin artwork (an upload or a URL) as one of a brand's variants. */
+  /**
+   * Pin artwork (an upload or a URL) as one of a brand's variants, or (`remove`) pin the
+   * variant's removal. A color or mono pin replaces all the brand's own artwork except the
+   * variants in `keep`.
+   */
   async pinArtwork(
     slug: string,
     variant: Variant,
     input: ArtworkInput,
     by: string,
-    opts: { why?: string | null } = {},
+    opts: { why?: string | null; keep?: Variant[] } = {},
   ): Promise<Pin> {
     const brand = this.brandOf(slug);
-    const { bytes, kind, origin } = await this.artworkBytes(input);
-    const value = await pinnedArtwork(brand, variant, kind, bytes, origin);
+    if (opts.keep?.length && !MARKS.includes(variant))
+      throw badInput("invalid_pin", "keep", "keep applies to color and mono pins only.");
+    let value: Pin["value"];
+    if ("remove" in input) {
+      if (opts.keep?.length) throw badInput("invalid_pin", "keep", "A removal keeps nothing.");
+      value = { removed: true };
+    } else {
+      const { bytes, kind, origin } = await artworkBytes(input, this.fetcher);
+      const art = await pinnedArtwork(brand, variant, kind, bytes, origin);
+      const keep = (opts.keep ?? []).filter((v) => v !== variant && !(v in art.derived));
+      value = keep.length ? { ...art, keep: [...new Set(keep)] } : art;
+    }
     return this.setPin(brand, `artwork:${variant}`, value, by, opts.why ?? null);
   }
 
-  private async artworkBytes(input: ArtworkInput) {
-    if (!("url" in input)) {
-      if (input.bytes.byteLength > PIN_MAX_BYTES)
-        throw badInput("invalid_pin", "body", `Artwork over ${PIN_MAX_BYTES} bytes.`);
-      return { bytes: input.bytes, kind: input.kind, origin: "upload" };
-    }
-    const url = artworkUrl(input.url);
-    let r: Awaited<ReturnType<GuardedFetcher["get"]>>;
-    try {
-      r = await this.fetcher.get(url, {
-        maxBytes: PIN_MAX_BYTES,
-        deadline: Date.now() + 15_000,
-        accept: "image/svg+xml,image/png;q=0.9",
-      });
-    } catch (err) {
-      // refused by the SSRF rules, a failed DNS lookup, connection, size or time cap
-      throw badInput("invalid_pin", "url", `The URL cannot be fetched: ${(err as Error).message}`);
-    }
-    if (r.status !== 200)
-      throw badInput("invalid_pin", "url", `The URL answered HTTP ${r.status}.`);
-    const bytes = new Uint8Array(r.body);
-    const kind = isPng(bytes) ? "png" : looksSvg(bytes) ? "svg" : null;
-    if (!kind) throw badInput("invalid_pin", "url", "The URL gives neither an SVG nor a PNG.");
-    return { bytes, kind, origin: r.url } as const;
-  }
-
-  /** Remove a variant's pinned artwork: the catalog's own artwork is served again. */
+  /** Remove a variant's pin: the catalog's own artwork is served again. */
   async unpinArtwork(slug: string, variant: Variant, by: string) {
     return this.removePin(this.pinTarget(slug), `artwork:${variant}`, by);
   }
 
   /** Pin any of name, brandColor, domains, aliases (a null value removes that pin). */
   async patchBrand(slug: string, patch: BrandPatch, by: string): Promise<Pin[]> {
-    const brand = this.brandOf(slug);
     const pins: [PinField, Pin["value"]][] = [];
     const why = patch.why ?? null;
     if (patch.name !== undefined) {
@@ -366,7 +448,9 @@ export class CorrectionsService {
     if (patch.aliases !== undefined) {
       pins.push(["aliases", [...new Set(patch.aliases.map((a) => a.trim()).filter(Boolean))]]);
     }
+    if (!pins.length) return [];
     // every field checked before any is stored; the brand is shown anew once
+    const brand = this.brandOf(slug);
     const set: Pin[] = [];
     for (const [field, value] of pins)
       set.push(await this.setPin(brand, field, value, by, why, false));
@@ -379,11 +463,16 @@ export class CorrectionsService {
     return this.removePin(this.pinTarget(slug), field, by);
   }
 
-  /** The brand whose pin is removed: in the catalog, or named by a pin only (taken down). */
+  /**
+   * The brand whose pin is removed: the catalog's brand of that slug, else the brand a pin
+   * names by it (one the catalog no longer has: taken down, or retired by a build, whose slug
+   * may now redirect to another brand).
+   */
   private pinTarget(slug: string): Pick<Brand, "id" | "slug"> {
-    return (
-      this.catalog.brand(slug) ?? this.overlay.pinnedBrand(slug.toLowerCase()) ?? this.brandOf(slug)
-    );
+    const key = slug.toLowerCase();
+    const b = this.catalog.brand(key);
+    if (b?.slug === key) return b;
+    return this.overlay.pinnedBrand(key) ?? b ?? this.brandOf(slug);
   }
 
   private async setPin(
@@ -403,8 +492,14 @@ export class CorrectionsService {
       at: new Date().toISOString(),
       why,
     };
-    await this.store.setPin(pin);
-    await this.audit(brand, "pin_set", by, { field, why });
+    const replaced = await this.store.setPin(pin);
+    await this.append(
+      auditEvent(brand, replaced ? "pin_replaced" : "pin_set", by, {
+        before: replaced ? pinValue(replaced) : servedValue(brand, field),
+        after: pinValue(pin),
+        detail: { field, why },
+      }),
+    );
     if (refresh) await this.refreshPins();
     return pin;
   }
@@ -412,8 +507,14 @@ export class CorrectionsService {
   private async removePin(brand: Pick<Brand, "id" | "slug">, field: PinField, by: string) {
     const removed = await this.store.removePin(brand.id, field);
     if (!removed) throw notFound("pin_not_found", `${brand.slug} has no pin on ${field}.`);
-    await this.audit(brand, "pin_removed", by, { field });
     await this.refreshPins();
+    await this.append(
+      auditEvent(brand, "pin_removed", by, {
+        before: pinValue(removed),
+        after: servedValue(this.catalog.brandById(brand.id), field),
+        detail: { field },
+      }),
+    );
     return pinView(removed);
   }
 
@@ -421,107 +522,19 @@ export class CorrectionsService {
     return (await this.store.pins()).map(pinView);
   }
 
-  /** A brand's trail; a brand the catalog no longer has (taken down) by its slug. */
-  async auditOf(slug: string, limit: number) {
-    const b = this.catalog.brand(slug);
-    const events = await this.store.audit(b?.id ?? null, slug.toLowerCase(), limit);
-    if (!b && !events.some((e) => e.slug !== null))
+  /**
+   * A brand's trail, newest first, a page at a time: its own events and those of the slugs it
+   * had (retired slugs that redirect to it); a brand the catalog no longer has by its slug.
+   */
+  async auditOf(slug: string, limit: number, cursor?: string): Promise<Page<AuditEvent>> {
+    const key = slug.toLowerCase();
+    const b = this.catalog.brand(key);
+    const scope = b
+      ? { brandIds: [b.id], slugs: [b.slug, ...(b.formerSlugs ?? [])] }
+      : { brandIds: [], slugs: [key] };
+    const events = await this.store.audit(scope, limit, cursor);
+    if (!b && !events.length && !cursor)
       throw notFound("service_not_found", `No brand with slug ${slug}.`);
-    return events;
+    return page(events, limit);
   }
-}
-
-/** A pin as operators see it: artwork by its source and hash, never the markup. */
-export function pinView(p: Pin) {
-  const art = p.field.startsWith("artwork:") ? (p.value as PinnedArtwork) : null;
-  return {
-    slug: p.slug,
-    brandId: p.brandId,
-    field: p.field,
-    value: art
-      ? { sha256: art.svg.sha256, origin: art.origin, derived: Object.keys(art.derived) }
-      : (p.value as string | string[]),
-    by: p.by,
-    at: p.at,
-    why: p.why,
-  };
-}
-
-/** A reported URL: https, a DNS name (no IP literal, no local name), ports 443 only. */
-function reportUrl(input: string): string {
-  if (input.length > URL_MAX)
-    throw badInput("invalid_report", "url", `url is longer than ${URL_MAX} characters.`);
-  try {
-    const url = checkUrl(input);
-    if (url.protocol !== "https:") throw new Refused("the url must be https");
-    return url.href;
-  } catch (err) {
-    throw badInput("invalid_report", "url", `url: ${(err as Error).message}.`);
-  }
-}
-
-/** An artwork URL an operator gives (http or https; discovery's fetcher checks every hop). */
-function artworkUrl(input: string): string {
-  try {
-    return checkUrl(input).href;
-  } catch (err) {
-    throw badInput("invalid_pin", "url", `url: ${(err as Error).message}.`);
-  }
-}
-
-const stored = (svg: string, source: string): StoredSvg => ({ svg, sha256: sha256(svg), source });
-
-/**
- * Sanitized artwork for a pin, with what derives from it as for any mark: a single-colour
- * mark pinned as mono or color gives mono in black and dark/light in the brand's colour where
- * it stays visible (the enrichment rules); multi-colour color artwork serves dark and light as
- * it is. Refused with 400: script-bearing or unparsable SVG, a PNG body that is no PNG.
- */
-export async function pinnedArtwork(
-  brand: Brand,
-  variant: Variant,
-  kind: "svg" | "png",
-  bytes: Uint8Array,
-  origin: string,
-): Promise<PinnedArtwork> {
-  let art: Artwork;
-  if (kind === "png") {
-    if (!isPng(bytes)) throw badInput("invalid_pin", "body", "The body is not a PNG image.");
-    art = await rasterArtwork(bytes).catch((err: Error) => {
-      throw badInput("invalid_pin", "body", `PNG refused: ${err.message}`);
-    });
-  } else {
-    const text = Buffer.from(bytes).toString("utf8");
-    if (ACTIVE_SVG.test(text))
-      throw badInput(
-        "invalid_pin",
-        "body",
-        "The SVG has script, event handlers or foreignObject; send static artwork.",
-      );
-    art = await svgArtwork(text, `p${brand.id}`, variant === "mono").catch((err: Error) => {
-      throw badInput("invalid_pin", "body", `SVG refused: ${err.message}`);
-    });
-  }
-  const single = art.kind === "svg" && art.single !== null;
-  if (variant === "mono" && !single)
-    throw badInput("invalid_pin", "body", "A mono pin must be single-colour SVG artwork.");
-  // the raster label keeps the PNG routes from drawing it larger than its pixels allow
-  const source = art.kind === "svg" ? PIN_SOURCE : rasterSource(art.width, art.height);
-  const black = single ? recolorMono(art.svg, "000000").svg : null;
-  const svg = stored(variant === "mono" && black ? black : art.svg, source);
-  const derived: Partial<Record<Variant, StoredSvg>> = {};
-  const fromPin = `${PIN_SOURCE}:derived`;
-  if ((variant === "mono" || variant === "color") && black) {
-    const mono = stored(black, fromPin);
-    if (variant === "color") derived.mono = mono;
-    const r = deriveEnrichment({ ...brand, variants: { mono }, verifiedAt: "-" });
-    for (const v of ["dark", "light"] as const) {
-      const d = r.variants[v];
-      if (d) derived[v] = stored(d.svg, fromPin);
-    }
-  } else if (variant === "color") {
-    derived.dark = svg;
-    derived.light = svg;
-  }
-  return { svg, derived, origin };
 }

@@ -1,15 +1,15 @@
+import { join } from "node:path";
 import type { Account } from "../accounts/model";
-import type { AccountStore } from "../accounts/port";
 import { AccountService } from "../accounts/service";
+import type { AccountStore } from "../accounts/store/port";
 import type { Config } from "../config";
 import { utcDay } from "../platform/day";
+import type { CountableEvent } from "../quota/gate";
 import type { QuotaService } from "../quota/service";
 import { createCounterStore, createQuotas } from "../quota/setup";
-import type { CountableEvent } from "../quota/port";
 import { bucketName, dayNo } from "./log/batch";
 import type { UsageLog } from "./log/port";
 import { spilledBatches, spillFiles } from "./log/spill";
-import { join } from "node:path";
 
 /**
  * The quota counters are a projection of the usage event log, and this module is where they are

@@ -1,7 +1,7 @@
 import { storageUnavailable } from "../http/errors";
 import { whenFinal } from "../http/final-status";
+import type { QuotaDecision, QuotaGate } from "../quota/gate";
 import type { Bucket } from "../quota/limits";
-import type { QuotaDecision, QuotaGate } from "../quota/port";
 import type { Principal } from "../quota/principal";
 import type { UsageRecorder } from "./log/recorder";
 

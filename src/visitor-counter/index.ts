@@ -1,7 +1,8 @@
 import { Elysia } from "elysia";
 import { type AddressSource, clientIp } from "../http/client-ip";
 import { OriginList } from "../http/cors";
-import { ErrorBody, notFound, RateLimitedBody, windowLimited } from "../http/errors";
+import { ErrorBody, RateLimitedBody, windowLimited } from "../http/errors";
+import { notFound } from "../platform/domain-errors";
 import type { RateLimiter } from "../quota/rate-limit";
 import { VISITOR_COUNTER_LIMIT, VisitorCountResponse } from "./model";
 import type { VisitorCounter } from "./service";

@@ -2,8 +2,8 @@ import { createHmac } from "node:crypto";
 import { utcDay } from "../platform/day";
 import { log } from "../platform/log";
 import type { CircuitBreaker } from "../quota/circuit-breaker";
-import { type CounterStore, DAY_GRACE_SECONDS, dayEnd, KEY_PREFIX } from "../quota/counter-store";
-import type { VisitorCountStore } from "./port";
+import { type CounterStore, DAY_GRACE_SECONDS, dayEnd, KEY_PREFIX } from "../quota/store/port";
+import type { VisitorCountStore } from "./store/port";
 
 /** The counter-store key that marks one visitor as counted on one UTC day. */
 export const visitorKey = (day: string, visitor: string) => `${KEY_PREFIX}vc:${day}:${visitor}`;

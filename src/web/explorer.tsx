@@ -1,6 +1,7 @@
 import type { Static } from "@sinclair/typebox";
 import { useEffect, useRef, useState } from "preact/hooks";
 import type { ServiceResponse } from "../catalog/model";
+import type { TransactionInfo } from "../catalog/transactions/model";
 import { api, call, session } from "./api";
 import { Landing } from "./landing";
 import { CodeBlock, CopyButton, Field, Status, useDark } from "./ui";
@@ -362,7 +363,7 @@ function ReportProblem(props: { slug: string }) {
           const body: Record<string, string> = { slug: props.slug, kind };
           if (url.trim()) body.url = url.trim();
           if (note.trim()) body.note = note.trim();
-          const r = await api<{ votes: number }>("/v1/reports", {
+          const r = await api<{ votes: number; voted: boolean }>("/v1/reports", {
             method: "POST",
             body,
             cred: "either",
@@ -372,8 +373,9 @@ function ReportProblem(props: { slug: string }) {
           setUrl("");
           setNote("");
           setMsg({
-            text:
-              r.data.votes > 1
+            text: !r.data.voted
+              ? "Thank you: you reported this problem before; your link and note were added to it."
+              : r.data.votes > 1
                 ? `Thank you: this problem was reported before; your report adds a vote (${r.data.votes}).`
                 : "Thank you: an operator will review the report.",
             error: false,
@@ -419,6 +421,70 @@ function ReportProblem(props: { slug: string }) {
 /** A result's thumbnail: the public gallery's PNG, which spends none of the key's quota. */
 export function thumbnailPath(slug: string, size = 48): string {
   return `/v1/gallery/${encodeURIComponent(slug)}/thumbnail?variant=color&size=${size}`;
+}
+
+type Transaction = Static<typeof TransactionInfo>;
+
+/** One sentence on what a statement-line lookup read, and what it found. */
+export function describeTransaction(t: Transaction, brand: string | null): string {
+  if (t.operation) return `A bank operation (${t.operation.replace(/_/g, " ")}), not a merchant.`;
+  const via = t.intermediary ? ` through ${t.intermediary.name}` : "";
+  const merchant = t.merchant
+    ? `"${t.merchant}"${via}`
+    : `only ${t.intermediary?.name ?? "a code"}`;
+  if (!brand)
+    return `No brand for ${merchant}${t.confidence ? ` (best candidate's confidence ${t.confidence.toFixed(2)}, below 0.70)` : ""}: a local business, a person or a merchant the catalog lacks.`;
+  return `${merchant} is ${brand} (confidence ${t.confidence.toFixed(2)}, by ${t.match}).`;
+}
+
+/** The "statement line" box: a card-statement descriptor to its brand (GET /v1/brand?transaction=). */
+function StatementLine(props: { onFound: (slug: string) => void }) {
+  const [line, setLine] = useState("");
+  const [country, setCountry] = useState("");
+  const [msg, setMsg] = useState({ text: "", error: false });
+  return (
+    <form
+      class="statement"
+      aria-labelledby="statement-h"
+      onSubmit={async (e) => {
+        e.preventDefault();
+        const q = new URLSearchParams({ transaction: line.trim() });
+        if (country.trim()) q.set("country", country.trim());
+        const r = await api<{ slug: string; name: string; transaction?: Transaction }>(
+          `/v1/brand?${q}`,
+          { cred: "key" },
+        );
+        const t = (r.data as { transaction?: Transaction } | null)?.transaction;
+        if (r.ok && t) {
+          setMsg({ text: describeTransaction(t, r.data.name), error: false });
+          props.onFound(r.data.slug);
+        } else if (r.status === 404 && t)
+          setMsg({ text: describeTransaction(t, null), error: false });
+        else setMsg({ text: r.message, error: true });
+      }}
+    >
+      <h2 id="statement-h">Statement line</h2>
+      <Field
+        label="Card statement line"
+        value={line}
+        onInput={setLine}
+        autocomplete="off"
+        minLength={3}
+        required
+        hint="As the bank shows it, e.g. SQ *BLUE BOTTLE COFFEE OAKLAND; counts against your domain quota."
+      >
+        <button type="submit">Find the brand</button>
+      </Field>
+      <Field
+        label="Country (optional)"
+        value={country}
+        onInput={setCountry}
+        autocomplete="off"
+        hint="Two letters, e.g. US: tells namesakes apart."
+      />
+      <Status {...msg} />
+    </form>
+  );
 }
 
 function noMatch(q: string): string {
@@ -567,6 +633,7 @@ export function ExplorerPage() {
                 </li>
               ))}
             </ul>
+            <StatementLine onFound={(slug) => void openBrand(slug)} />
           </div>
           {brand && <BrandDetail brand={brand} tier={tier} />}
         </div>

@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { Elysia } from "elysia";
-import { ApiError, notFound } from "../http/errors";
+import { notFound, unavailable } from "../platform/domain-errors";
 
 /**
  * Where scripts/build-web.ts writes the console: build/web under the working directory, like
@@ -64,8 +64,7 @@ export function webController(dir: string = WEB_DIR) {
   const get = () => {
     files ??= load(dir);
     if (!files)
-      throw new ApiError(
-        503,
+      throw unavailable(
         "console_not_built",
         "The web console is not built; run `bun scripts/build-web.ts`.",
       );

@@ -3,7 +3,7 @@ import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { generateKey, hashKey, parseKeyId, sameHash } from "../../src/accounts/keys";
 import { AccountService } from "../../src/accounts/service";
-import { EmbeddedAccountStore } from "../../src/store/embedded/accounts";
+import { EmbeddedAccountStore } from "../../src/accounts/store/embedded";
 import { Database, DB_FILE } from "../../src/store/embedded/db";
 import { tempDir } from "../support/app";
 import { databaseBytes } from "../support/db";

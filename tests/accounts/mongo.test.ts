@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { type Db, MongoClient } from "mongodb";
@@ -6,12 +6,13 @@ import { AuthService } from "../../src/accounts/auth";
 import { AccessTokens } from "../../src/accounts/jwt";
 import { OutboxMailer } from "../../src/accounts/mail";
 import { AccountService } from "../../src/accounts/service";
+import { MongoAccountStore, MongoTokenStore } from "../../src/accounts/store/mongo";
 import { passwords } from "../../src/platform/password";
-import { MemoryCounterStore } from "../../src/quota/memory-store";
 import { RateLimiter } from "../../src/quota/rate-limit";
-import { MongoAccountStore, MongoTokenStore } from "../../src/store/mongo/accounts";
+import { MemoryCounterStore } from "../../src/quota/store/memory";
 import { tempDir } from "../support/app";
 import { mongoUrl, skipNote, testDbName } from "../support/mongo";
+import { describeUnless } from "../support/skip";
 import { decodeQuotedPrintable } from "./helpers";
 
 setDefaultTimeout(60_000);
@@ -22,7 +23,7 @@ setDefaultTimeout(60_000);
  */
 const mongo = await mongoUrl();
 const url = mongo.url;
-describe.skipIf(!url)(`accounts on MongoDB ${skipNote(mongo)}`.trim(), () => {
+describeUnless(mongo.reason)(`accounts on MongoDB ${skipNote(mongo)}`.trim(), () => {
   let client: MongoClient;
   let db: Db;
   let auth: AuthService;
@@ -81,18 +82,18 @@ describe.skipIf(!url)(`accounts on MongoDB ${skipNote(mongo)}`.trim(), () => {
     expect(await auth.verifyBearer(pair.accessToken)).toMatchObject({ accountId: reg.accountId });
     const pair2 = await auth.refresh(pair.refreshToken);
     await expect(auth.refresh(pair.refreshToken)).rejects.toMatchObject({
-      status: 401,
+      kind: "unauthenticated",
       code: "invalid_token",
     });
     await expect(auth.refresh(pair2.refreshToken)).rejects.toMatchObject({
-      status: 401,
+      kind: "unauthenticated",
       code: "invalid_token",
     });
     await auth.forgotPassword(email);
     const session = await auth.login(email, "first password!", "1.2.3.4");
     await auth.resetPassword(lastToken("reset-password"), "second password");
     await expect(auth.refresh(session.refreshToken)).rejects.toMatchObject({
-      status: 401,
+      kind: "unauthenticated",
       code: "invalid_token",
     });
     const after = await auth.login(email, "second password", "1.2.3.4");

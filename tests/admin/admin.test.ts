@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { ADMIN_TOKEN, makeApp, type TestApp } from "../support/app";
+import { expectError } from "../support/errors";
 
 let t: TestApp;
 beforeAll(async () => {
@@ -34,7 +35,11 @@ describe("POST /admin/keys", () => {
   });
 
   test("wrong or missing token is 401", async () => {
-    expect((await create({ tier: "free" }, "wrong-token-wrong-token")).status).toBe(401);
+    await expectError(
+      await create({ tier: "free" }, "wrong-token-wrong-token"),
+      401,
+      "unauthorized",
+    );
     const res = await create({ tier: "free" }, null);
     expect(res.status).toBe(401);
     expect((await res.json()).error).toBe("unauthorized");

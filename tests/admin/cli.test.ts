@@ -3,6 +3,7 @@ import { closeSync, openSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { Database, DB_FILE } from "../../src/store/embedded/db";
 import { makeApp, runAdmin, type TestApp, tempDir } from "../support/app";
+import { expectError } from "../support/errors";
 
 // spawns processes or builds several apps: slow on a loaded machine (bun's default is 5 s)
 setDefaultTimeout(60_000);
@@ -89,7 +90,7 @@ describe("admin CLI commands", () => {
       revokedAt: expect.any(String),
     });
     // the running app (same DATA_DIR) refuses the key now
-    expect((await t.get("/v1/catalog/github", issued.apiKey)).status).toBe(401);
+    await expectError(await t.get("/v1/catalog/github", issued.apiKey), 401, "invalid_api_key");
 
     const pk = await admin([
       "publishable-keys",

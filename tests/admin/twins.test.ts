@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { ADMIN_TOKEN, makeApp, type TestApp } from "../support/app";
+import { expectError } from "../support/errors";
 
 // spawns processes or builds several apps: slow on a loaded machine (bun's default is 5 s)
 setDefaultTimeout(60_000);
@@ -84,8 +85,8 @@ describe("GET /admin/accounts and /admin/accounts/{id}", () => {
     expect(missing.status).toBe(404);
     expect(((await missing.json()) as { error: string }).error).toBe("account_not_found");
     for (const path of ["/admin/accounts", "/admin/accounts/x", "/admin/accounts?email=a@b.c"]) {
-      expect((await admin(path, "GET", null)).status).toBe(401);
-      expect((await admin(path, "GET", "wrong-token-wrong-token")).status).toBe(401);
+      await expectError(await admin(path, "GET", null), 401, "unauthorized");
+      await expectError(await admin(path, "GET", "wrong-token-wrong-token"), 401, "unauthorized");
     }
   });
 });
@@ -102,7 +103,7 @@ describe("DELETE /admin/keys/{keyId}", () => {
       keyId: created.keyId,
       revokedAt: expect.any(String),
     });
-    expect((await t.get("/v1/catalog/github", created.apiKey)).status).toBe(401);
+    await expectError(await t.get("/v1/catalog/github", created.apiKey), 401, "invalid_api_key");
     const account = (await (await admin(`/admin/accounts/${created.accountId}`)).json()) as {
       keys: { revokedAt: string | null }[];
     };
@@ -116,7 +117,11 @@ describe("DELETE /admin/keys/{keyId}", () => {
     expect(missing.status).toBe(404);
     expect(((await missing.json()) as { error: string }).error).toBe("key_not_found");
     const created = await createKey({ tier: "free" });
-    expect((await admin(`/admin/keys/${created.keyId}`, "DELETE", null)).status).toBe(401);
+    await expectError(
+      await admin(`/admin/keys/${created.keyId}`, "DELETE", null),
+      401,
+      "unauthorized",
+    );
     expect((await t.get("/v1/catalog/github", created.apiKey)).status).toBe(200);
   });
 });

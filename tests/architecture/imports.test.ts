@@ -1,5 +1,15 @@
 import { describe, expect, test } from "bun:test";
+import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import {
+  arrows,
+  backward,
+  type FeatureTable,
+  featureOf,
+  LAYERS,
+  readFeatureTable,
+  undeclared,
+} from "./features";
 import { cycles, type Graph, importGraph, readImports, sourceFiles, specifiers } from "./graph";
 
 /**
@@ -21,7 +31,10 @@ const FLOORS: { floor: number; name: string; files: RegExp[] }[] = [
   {
     floor: 6,
     name: "wiring and adapters",
-    files: [/^src\/(app|deps)\.ts$/, /^src\/store\/(?!embedded\/db\.ts$|mongo\/indexes\.ts$)/],
+    files: [
+      /^src\/(app|deps)\.ts$/,
+      /^src\/store\/(?!embedded\/db\.ts$|mongo\/(errors|indexes)\.ts$)/,
+    ],
   },
   {
     floor: 5,
@@ -29,6 +42,8 @@ const FLOORS: { floor: number; name: string; files: RegExp[] }[] = [
     files: [
       /^src\/(accounts|assets|billing|catalog|gallery|images|reports|usage|visitor-counter|web)\/(.+\/)?index\.ts$/,
       /^src\/(usage\/analytics|reports)\/admin\.ts$/,
+      // a controller's route groups, one file each
+      /^src\/[^/]+\/(.+\/)?routes\//,
       /^src\/(admin|health|mcp|metrics)\//,
     ],
   },
@@ -50,7 +65,7 @@ const FLOORS: { floor: number; name: string; files: RegExp[] }[] = [
       /^src\/config\.ts$/,
       // the database handles every adapter builds on (a feature's adapters live in its folder)
       /^src\/store\/embedded\/db\.ts$/,
-      /^src\/store\/mongo\/indexes\.ts$/,
+      /^src\/store\/mongo\/(errors|indexes)\.ts$/,
     ],
   },
 ];
@@ -85,6 +100,9 @@ function upward(graph: Graph): string[] {
 
 const { graph, unresolved } = readImports(root, sourceFiles(root, ["src", "scripts"]));
 
+/** docs/architecture.md's feature table: which feature may import which. */
+const table = readFeatureTable(readFileSync(join(root, "docs/architecture.md"), "utf8"));
+
 describe("imports of src/ and scripts/", () => {
   test("each name a file (an import the graph cannot follow is no edge it checks)", () => {
     expect(unresolved).toEqual([]);
@@ -101,7 +119,7 @@ describe("imports of src/ and scripts/", () => {
       ["src/main.ts", "src/server.ts"],
       ["src/server.ts", "src/app.ts"],
       ["src/deps.ts", "src/config.ts"],
-      ["src/deps.ts", "src/store/index.ts"],
+      ["src/deps.ts", "src/store/embedded/db.ts"],
       ["scripts/test.ts", "scripts/mongo-local.ts"],
     ] as const)
       expect({ from, imports: graph.get(from)?.includes(to) }).toEqual({ from, imports: true });
@@ -132,6 +150,33 @@ describe("imports of src/ and scripts/", () => {
     expect(http.length).toBeGreaterThan(5);
     for (const [from, targets] of http)
       for (const to of targets) expect(`${from} -> ${floorOf(to)}`).toMatch(/ -> [01]$/);
+  });
+});
+
+describe("imports between features (docs/architecture.md, Features)", () => {
+  test("every feature folder of src/ has its row, and every row a folder", () => {
+    const folders = readdirSync(join(root, "src"), { withFileTypes: true })
+      .filter((e) => e.isDirectory() && !LAYERS.has(e.name))
+      .map((e) => e.name)
+      .sort();
+    expect(table.map((r) => r.feature).sort()).toEqual(folders);
+  });
+
+  test("follow the table", () => {
+    const wrong = undeclared(graph, table);
+    if (wrong.length > 0)
+      console.error(`imports between features the table does not allow:\n  ${wrong.join("\n  ")}`);
+    expect(wrong).toEqual([]);
+  });
+
+  test("the table declares no arrow that no import uses", () => {
+    const used = arrows(graph);
+    const declared = table.flatMap((r) => r.imports.map((i) => `${r.feature} -> ${i}`));
+    expect(declared.filter((a) => !used.has(a))).toEqual([]);
+  });
+
+  test("no arrow runs back up: a row names only features of the rows above it", () => {
+    expect(backward(table)).toEqual([]);
   });
 });
 
@@ -187,5 +232,57 @@ describe("the checks themselves", () => {
 
   test("every file is on a floor", () => {
     for (const f of graph.keys()) expect(floorOf(f)).toBeGreaterThanOrEqual(0);
+  });
+
+  test("a planted import between features that the table does not declare fails the check", () => {
+    const from = "src/catalog/service.ts";
+    const planted: Graph = new Map(graph);
+    planted.set(from, [...(graph.get(from) ?? []), "src/billing/service.ts"]);
+    expect(undeclared(graph, table)).toEqual([]);
+    expect(undeclared(planted, table)).toEqual([`${from} -> src/billing/service.ts`]);
+    // a feature's own files, the layers and the root files are no arrow between features
+    expect(
+      undeclared(
+        new Map([
+          ["src/catalog/service.ts", ["src/catalog/model.ts", "src/http/errors.ts"]],
+          ["src/deps.ts", ["src/billing/service.ts"]],
+          ["src/guard/index.ts", ["src/accounts/service.ts"]],
+        ]),
+        table,
+      ),
+    ).toEqual([]);
+    expect([featureOf("src/catalog/discovery/cli.ts"), featureOf("src/cli.ts")]).toEqual([
+      "catalog",
+      null,
+    ]);
+  });
+
+  test("a planted arrow back up the table, or a circle, fails the check", () => {
+    const up: FeatureTable = table.map((r) =>
+      r.feature === "quota" ? { ...r, imports: ["accounts"] } : r,
+    );
+    expect(backward(up)).toEqual(["quota -> accounts"]);
+    expect(backward([{ feature: "a", imports: ["a"] }])).toEqual(["a -> a"]);
+  });
+
+  test("the table is read from the document; a document without one fails", () => {
+    const doc = [
+      "# x",
+      "## Features",
+      "| Feature | May import | What for |",
+      "|---|---|---|",
+      "| `quota` | – | |",
+      "| `accounts` | `quota` | tiers |",
+      "| `reports` | `accounts`, `quota` | who |",
+      "## Next",
+      "| `other` | `quota` | |",
+    ].join("\n");
+    expect(readFeatureTable(doc)).toEqual([
+      { feature: "quota", imports: [] },
+      { feature: "accounts", imports: ["quota"] },
+      { feature: "reports", imports: ["accounts", "quota"] },
+    ]);
+    expect(() => readFeatureTable("# x\n## Layers\n")).toThrow("no");
+    expect(() => readFeatureTable("# x\n## Features\ntext\n")).toThrow("no feature table");
   });
 });

@@ -1,8 +1,9 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import sharp from "sharp";
 import type { Renderer } from "../../src/assets/render-pool";
-import { type Brand, VARIANTS, type Variant } from "../../src/catalog/types";
+import { type Brand, VARIANTS, type Variant } from "../../src/catalog/built-catalog";
 import { makeApp, type TestApp } from "../support/app";
+import { expectError } from "../support/errors";
 import {
   findBrand,
   has,
@@ -161,11 +162,11 @@ describe("GET /v1/png/{slug}", () => {
   });
 
   test("unknown slug 404, unknown variant 422, no key 401", async () => {
-    expect((await t.get("/v1/png/no-such-brand-xyz", pro)).status).toBe(404);
+    await expectError(await t.get("/v1/png/no-such-brand-xyz", pro), 404, "service_not_found");
     const bad = await t.get(`/v1/png/${brand.slug}?variant=sepia`, pro);
     expect(bad.status).toBe(422);
     expect((await bad.json()).message).toContain("variant");
-    expect((await t.req(`/v1/png/${brand.slug}`)).status).toBe(401);
+    await expectError(await t.req(`/v1/png/${brand.slug}`), 401, "invalid_api_key");
   });
 
   test("free keys get mono with X-Variant-Restricted", async () => {
@@ -289,8 +290,12 @@ describe("GET /v1/webp/{slug}", () => {
   });
 
   test("same validation and tier rules as PNG", async () => {
-    expect((await t.get(`/v1/webp/${brand.slug}?size=4096`, pro)).status).toBe(422);
-    expect((await t.get("/v1/webp/no-such-brand-xyz", pro)).status).toBe(404);
+    await expectError(
+      await t.get(`/v1/webp/${brand.slug}?size=4096`, pro),
+      422,
+      "validation_error",
+    );
+    await expectError(await t.get("/v1/webp/no-such-brand-xyz", pro), 404, "service_not_found");
     const r = await t.get(`/v1/webp/${brand.slug}?variant=icon&size=32`, free);
     expect(r.headers.get("x-svg-variant")).toBe("mono");
     expect(r.headers.get("x-variant-restricted")).toBe("icon");

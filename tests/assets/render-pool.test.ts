@@ -7,7 +7,7 @@ import {
   type WorkerPool,
 } from "../../src/assets/render-pool";
 import { AssetService } from "../../src/assets/service";
-import type { Brand } from "../../src/catalog/types";
+import type { Brand } from "../../src/catalog/built-catalog";
 import { setLogLevel } from "../../src/platform/log";
 import { makeApp, type TestApp } from "../support/app";
 import { until } from "../support/wait";

@@ -4,6 +4,7 @@ import sharp from "sharp";
 import { OPTICAL_SQUARE, placement, renderRaster, squareFrame } from "../../src/assets/render";
 import { createRenderer, inlineRenderer } from "../../src/assets/render-pool";
 import { WORKER_NICE } from "../../src/platform/worker-script";
+import { ALLOWED_SKIPS, testIf } from "../support/skip";
 import { until } from "../usage/util";
 import { opaqueBox, pngSize } from "./util";
 
@@ -151,7 +152,7 @@ describe("renderers", () => {
   const nice = (stat: string) => Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[16]);
   const mainNice =
     process.platform === "linux" ? nice(readFileSync("/proc/self/stat", "utf8")) : Number.NaN;
-  test.if(mainNice < WORKER_NICE)(
+  testIf(mainNice < WORKER_NICE, ALLOWED_SKIPS.runnerNiced)(
     "render threads run at a lower priority than the request thread (Linux per-thread nice)",
     async () => {
       await pool.render(WIDE, 16, "png");

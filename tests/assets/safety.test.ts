@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createRenderer } from "../../src/assets/render-pool";
 import { PLACEHOLDER_SVG } from "../../src/assets/service";
-import { VARIANTS } from "../../src/catalog/types";
+import { VARIANTS } from "../../src/catalog/built-catalog";
 import { makeApp, type TestApp } from "../support/app";
 import { pngSize } from "./util";
 

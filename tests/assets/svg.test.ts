@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { PLACEHOLDER_SVG } from "../../src/assets/service";
-import type { Brand } from "../../src/catalog/types";
+import type { Brand } from "../../src/catalog/built-catalog";
 import { makeApp, type TestApp } from "../support/app";
 import { findBrand, has, lacks, sha256 } from "./util";
 

@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import sharp from "sharp";
-import type { Brand, Variant } from "../../src/catalog/types";
+import type { Brand, Variant } from "../../src/catalog/built-catalog";
 import type { TestApp } from "../support/app";
 
 export const sha256 = (bytes: Uint8Array | string) =>

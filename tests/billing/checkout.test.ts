@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { captureLogs } from "../../src/platform/log";
 import { freePort, makeApp, type TestApp, useAccountIdBearer } from "../support/app";
+import { expectError } from "../support/errors";
+import { describeIf, NO_STRIPE_MOCK } from "../support/skip";
 import { stripeMock } from "../support/stripe-mock";
 import {
   account,
@@ -34,7 +36,9 @@ interface Sent {
   form: URLSearchParams;
 }
 
-describe.skipIf(!mock)("checkout and portal through the stripe SDK against stripe-mock", () => {
+const withStripeMock = describeIf(!!mock, NO_STRIPE_MOCK);
+
+withStripeMock("checkout and portal through the stripe SDK against stripe-mock", () => {
   let t: TestApp;
   let proxy: ReturnType<typeof Bun.serve>;
   const sent: Sent[] = [];
@@ -180,7 +184,7 @@ describe.skipIf(!mock)("checkout and portal through the stripe SDK against strip
     expect(ps?.form.get("return_url")).toBe("https://brand.example/");
 
     // pro now: a second checkout is refused; after cancelling, it reuses the customer
-    expect((await checkout({ "x-api-key": a.key })).status).toBe(409);
+    await expectError(await checkout({ "x-api-key": a.key }), 409, "already_subscribed");
     await deliver(t, subscriptionEvent("deleted", sub, customer, "canceled", { created: 2000 }));
     expect(await tierOf(t, a.id)).toBe("free");
     expect((await checkout({ "x-api-key": a.key })).status).toBe(200);
@@ -190,46 +194,43 @@ describe.skipIf(!mock)("checkout and portal through the stripe SDK against strip
   });
 });
 
-describe.skipIf(!mock)(
-  "webhook events built from Stripe's own objects (stripe-mock fixtures)",
-  () => {
-    test("a real subscription object in customer.subscription.updated/deleted moves the linked account", async () => {
-      const { default: Stripe } = await import("stripe");
-      const u = new URL((mock as { url: string }).url);
-      const stripe = new Stripe("sk_test_123", {
-        host: u.hostname,
-        port: u.port,
-        protocol: "http",
-      });
-      const sub = (await stripe.subscriptions.retrieve("sub_fixture")) as unknown as Record<
-        string,
-        unknown
-      >;
-      const customer = typeof sub.customer === "string" ? sub.customer : "";
-      expect(customer).toStartWith("cus_");
-      const t = await makeApp({ STRIPE_WEBHOOK_SECRET: WEBHOOK_SECRET });
-      try {
-        const a = await account(t);
-        await deliver(t, checkoutCompleted(a.id, customer, sub.id as string, { created: 1000 }));
-        const event = (type: string, status: string, created: number) => ({
-          id: sid("evt"),
-          object: "event",
-          type,
-          created,
-          data: { object: { ...sub, status } },
-        });
-        await deliver(t, event("customer.subscription.updated", "canceled", 1100));
-        expect(await tierOf(t, a.id)).toBe("free");
-        await deliver(t, event("customer.subscription.updated", "active", 1200));
-        expect(await tierOf(t, a.id)).toBe("pro");
-        await deliver(t, event("customer.subscription.deleted", "canceled", 1300));
-        expect(await tierOf(t, a.id)).toBe("free");
-      } finally {
-        await t.close();
-      }
+withStripeMock("webhook events built from Stripe's own objects (stripe-mock fixtures)", () => {
+  test("a real subscription object in customer.subscription.updated/deleted moves the linked account", async () => {
+    const { default: Stripe } = await import("stripe");
+    const u = new URL((mock as { url: string }).url);
+    const stripe = new Stripe("sk_test_123", {
+      host: u.hostname,
+      port: u.port,
+      protocol: "http",
     });
-  },
-);
+    const sub = (await stripe.subscriptions.retrieve("sub_fixture")) as unknown as Record<
+      string,
+      unknown
+    >;
+    const customer = typeof sub.customer === "string" ? sub.customer : "";
+    expect(customer).toStartWith("cus_");
+    const t = await makeApp({ STRIPE_WEBHOOK_SECRET: WEBHOOK_SECRET });
+    try {
+      const a = await account(t);
+      await deliver(t, checkoutCompleted(a.id, customer, sub.id as string, { created: 1000 }));
+      const event = (type: string, status: string, created: number) => ({
+        id: sid("evt"),
+        object: "event",
+        type,
+        created,
+        data: { object: { ...sub, status } },
+      });
+      await deliver(t, event("customer.subscription.updated", "canceled", 1100));
+      expect(await tierOf(t, a.id)).toBe("free");
+      await deliver(t, event("customer.subscription.updated", "active", 1200));
+      expect(await tierOf(t, a.id)).toBe("pro");
+      await deliver(t, event("customer.subscription.deleted", "canceled", 1300));
+      expect(await tierOf(t, a.id)).toBe("free");
+    } finally {
+      await t.close();
+    }
+  });
+});
 
 describe("billing not configured or unreachable", () => {
   test("without STRIPE_SECRET_KEY checkout and portal are 503 billing_not_configured (after credentials)", async () => {

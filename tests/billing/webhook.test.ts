@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { buildDeps } from "../../src/deps";
-import { openEmbeddedStore } from "../../src/store";
+import { buildDeps, openEmbeddedStore } from "../../src/deps";
 import { makeApp, type TestApp, tempDir, testConfig } from "../support/app";
 import {
   account,

@@ -1,6 +1,6 @@
 /**
- * A catalog file that cannot be served says why (src/store/embedded/catalog.ts,
- * src/catalog/store/db.ts): missing, permission denied, not a SQLite database, a database that
+ * A catalog file that cannot be served says why (src/catalog/store/embedded.ts,
+ * src/catalog/store/catalog-db.ts): missing, permission denied, not a SQLite database, a database that
  * is no catalog, a JSON catalog that is not valid JSON or too large to read. Each through the
  * real file source and a real CatalogService load, as the service starts.
  */
@@ -9,10 +9,11 @@ import { chmodSync, truncateSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { CatalogService } from "../../src/catalog/service";
+import { FileCatalogSource } from "../../src/catalog/store/embedded";
 import { writeCatalogFileSync } from "../../src/catalog/store/schema";
-import { FileCatalogSource } from "../../src/store/embedded/catalog";
 import { tempDir } from "../support/app";
 import { brandOf } from "../support/catalog";
+import { ALLOWED_SKIPS, testIf } from "../support/skip";
 
 const SOURCES = join(import.meta.dir, "../../src");
 const asRoot = process.getuid?.() === 0;
@@ -73,7 +74,7 @@ describe("a catalog file that cannot be served says why", () => {
     expect(await loadError(big)).toMatch(/is too large to read as JSON \(600 MB, at most 512 MB\)/);
   });
 
-  test.skipIf(!nobodyReads)(
+  testIf(nobodyReads, ALLOWED_SKIPS.checkoutUnreadable)(
     "permission denied (checked as an unprivileged user: root reads any file)",
     async () => {
       const dir = tempDir();
@@ -89,7 +90,7 @@ describe("a catalog file that cannot be served says why", () => {
       chmodSync(dir, 0o755);
       const script = `
       const { CatalogService } = await import(${JSON.stringify(join(SOURCES, "catalog/service.ts"))});
-      const { FileCatalogSource } = await import(${JSON.stringify(join(SOURCES, "store/embedded/catalog.ts"))});
+      const { FileCatalogSource } = await import(${JSON.stringify(join(SOURCES, "catalog/store/embedded.ts"))});
       try { await new CatalogService(new FileCatalogSource(${JSON.stringify(file)})).load(); console.log("loaded"); }
       catch (e) { console.log(e.message); }`;
       const cmd = [...(asRoot ? AS_NOBODY : []), process.execPath, "-e", script];

@@ -8,9 +8,9 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Value } from "@sinclair/typebox/value";
 import { parentOf } from "../../scripts/catalog/nsi";
 import { BrandResponse } from "../../src/catalog/brand/model";
+import type { Brand } from "../../src/catalog/built-catalog";
 import { ServiceResponse } from "../../src/catalog/model";
 import { hasArtwork } from "../../src/catalog/service";
-import type { Brand } from "../../src/catalog/types";
 import { makeApp, type TestApp } from "../support/app";
 
 let t: TestApp;

@@ -1,11 +1,12 @@
 /**
  * The catalog grows at run time: a discovered brand goes into the catalog database's writable
- * overlay (src/catalog/store/db.ts) and is found by slug, domain and search at once, through the
+ * overlay (src/catalog/store/catalog-db.ts) and is found by slug, domain and search at once, through the
  * real app; taken down, it is gone from all three. The built file stays as it was.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import type { DiscoveryRecord } from "../../src/catalog/enrichment-port";
+import type { DiscoveryRecord } from "../../src/catalog/discovery/store/port";
 import { makeApp, type TestApp } from "../support/app";
+import { expectError } from "../support/errors";
 
 let t: TestApp;
 let key: string;
@@ -44,7 +45,7 @@ describe("a discovered brand", () => {
   test("is found by slug, domain and search right after it is stored, and gone after a takedown", async () => {
     const before = t.deps.catalog.size;
     const id = 9_000_001;
-    expect((await t.get("/v1/catalog/quorvexa", key)).status).toBe(404);
+    await expectError(await t.get("/v1/catalog/quorvexa", key), 404, "service_not_found");
     t.deps.enrichment.applyDiscovery(record("quorvexa.com", "found", id));
     expect(t.deps.catalog.size).toBe(before + 1);
 
@@ -65,8 +66,8 @@ describe("a discovered brand", () => {
 
     t.deps.enrichment.applyDiscovery(record("quorvexa.com", "taken_down", id));
     expect(t.deps.catalog.size).toBe(before);
-    expect((await t.get("/v1/catalog/quorvexa", key)).status).toBe(404);
-    expect((await t.get("/v1/brand?domain=quorvexa.com", key)).status).toBe(404);
+    await expectError(await t.get("/v1/catalog/quorvexa", key), 404, "service_not_found");
+    await expectError(await t.get("/v1/brand?domain=quorvexa.com", key), 404, "domain_not_found");
     const gone = await t.get("/v1/search?q=quorvexa", key);
     expect(((await gone.json()) as { total: number }).total).toBe(0);
   }, 60_000);

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Value } from "@sinclair/typebox/value";
 import { ServiceResponse } from "../../src/catalog/model";
 import { makeApp, type TestApp } from "../support/app";
+import { expectError } from "../support/errors";
 
 let t: TestApp;
 let free: string;
@@ -21,6 +22,7 @@ const SERVICE_KEYS = [
   "darkModeColor",
   "svgVariants",
   "colors",
+  "provenance",
   "_css",
   "_notice",
 ].sort();
@@ -37,6 +39,8 @@ function expectServiceResponse(item: Record<string, unknown>) {
   expect(Number.isInteger(item.id)).toBe(true);
   expect(item.slug).toMatch(/^[a-z0-9][a-z0-9_-]*$/);
   expect(item.svgVariants).toBeNull();
+  for (const p of Object.values(item.provenance as Record<string, string>))
+    expect(p).toBe("catalog");
   expect(typeof item._notice).toBe("string");
   if (item.brandColor !== null) {
     expect(item.brandColor).toMatch(/^[0-9a-f]{6}$/);
@@ -164,7 +168,7 @@ describe("GET /v1/catalog/{slug}", () => {
       message: "No catalog entry with that slug.",
     });
     // credentials still come first
-    expect((await t.req(`${route}${slug}`)).status).toBe(401);
+    await expectError(await t.req(`${route}${slug}`), 401, "invalid_api_key");
   });
 });
 
@@ -304,11 +308,11 @@ describe("authentication", () => {
 
   test("an unknown or revoked key is 401", async () => {
     const forged = `${free.slice(0, 21)}${"x".repeat(32)}`;
-    expect((await t.get("/v1/catalog", forged)).status).toBe(401);
-    expect((await t.get("/v1/catalog", "garbage")).status).toBe(401);
+    await expectError(await t.get("/v1/catalog", forged), 401, "invalid_api_key");
+    await expectError(await t.get("/v1/catalog", "garbage"), 401, "invalid_api_key");
     const issued = await t.deps.accounts.createAccountWithKey({ tier: "free" });
     await t.deps.accounts.regenerateKey(issued.accountId);
-    expect((await t.get("/v1/catalog", issued.apiKey)).status).toBe(401);
+    await expectError(await t.get("/v1/catalog", issued.apiKey), 401, "invalid_api_key");
   });
 });
 

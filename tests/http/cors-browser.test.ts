@@ -1,9 +1,10 @@
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, expect, test } from "bun:test";
 import { existsSync } from "node:fs";
 import type { Server } from "bun";
 import type { Browser } from "playwright-core";
 import { makeApp, type TestApp } from "../support/app";
 import { CHROMIUM, launchChromium } from "../support/chromium";
+import { describeIf, NO_CHROMIUM } from "../support/skip";
 
 /**
  * Real headless Chromium (Debian's `chromium` package, driven by playwright-core: no browser
@@ -106,7 +107,7 @@ async function fetchFrom(origin: string, key: string): Promise<Fetched> {
 /** Chromium pages on a shared 2-core machine: well over bun's 5 s default per test. */
 const SLOW = 60_000;
 
-describe.skipIf(!available)("CORS in headless Chromium", () => {
+describeIf(available, NO_CHROMIUM)("CORS in headless Chromium", () => {
   test(
     "a page on an allowed origin fetches JSON and an SVG with X-API-Key and reads the headers",
     async () => {

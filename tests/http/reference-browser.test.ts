@@ -2,11 +2,12 @@
  * The API reference page (/swagger) in headless Chromium: public routes only by default, the
  * operator, MCP and webhook routes with ?all, a link back to the console, dark with the system.
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, expect, test } from "bun:test";
 import { existsSync } from "node:fs";
 import type { Browser } from "playwright-core";
 import { makeApp, type TestApp } from "../support/app";
 import { CHROMIUM, launchChromium, serveForBrowser } from "../support/chromium";
+import { describeIf, NO_CHROMIUM } from "../support/skip";
 
 const have = existsSync(CHROMIUM);
 if (!have) console.log(`skipping the API reference browser test: no Chromium at ${CHROMIUM}`);
@@ -16,7 +17,7 @@ let server: ReturnType<typeof Bun.serve>;
 let base: string;
 let browser: Browser;
 
-describe.skipIf(!have)("API reference page in headless Chromium", () => {
+describeIf(have, NO_CHROMIUM)("API reference page in headless Chromium", () => {
   beforeAll(async () => {
     t = await makeApp();
     ({ server, base } = serveForBrowser(t.app));

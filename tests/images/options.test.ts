@@ -1,8 +1,9 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import sharp from "sharp";
-import type { Brand } from "../../src/catalog/types";
+import type { Brand } from "../../src/catalog/built-catalog";
 import { findBrand, has, lacks, pngSize } from "../assets/util";
 import { makeApp, type TestApp } from "../support/app";
+import { expectError } from "../support/errors";
 
 let t: TestApp;
 let pro: string;
@@ -122,7 +123,7 @@ describe("bg=: a variant with at least 3:1 contrast on the page, measured on the
     expect(inkContrast(data, "#000000")).toBeGreaterThanOrEqual(3);
     const plain = await pixels(await t.get("/v1/png/github?size=64", pro));
     expect(inkContrast(plain.data, "#000000")).toBeLessThan(3);
-    expect((await t.get("/v1/png/github?bg=red", pro)).status).toBe(422);
+    await expectError(await t.get("/v1/png/github?bg=red", pro), 422, "validation_error");
   });
 });
 
@@ -133,9 +134,13 @@ describe("size, dpr, greyscale, fallback", () => {
     const v1 = await t.get("/v1/webp/github?size=40&dpr=2", pro);
     expect((await sharp(new Uint8Array(await v1.arrayBuffer())).metadata()).width).toBe(80);
     for (const q of ["size=1024&dpr=3", "dpr=4", "dpr=0"]) {
-      expect((await t.get(`/v1/png/github?${q}`, pro)).status).toBe(422);
+      await expectError(await t.get(`/v1/png/github?${q}`, pro), 422, "validation_error");
       const params = Object.fromEntries(new URLSearchParams(q));
-      expect((await t.req(await signed(proKid, "github.png", params))).status).toBe(422);
+      await expectError(
+        await t.req(await signed(proKid, "github.png", params)),
+        422,
+        "validation_error",
+      );
     }
   });
 

@@ -4,6 +4,7 @@ import { type AuthTestApp, makeAuthApp } from "../accounts/helpers";
 import { PNG_SIGNATURE, pngSize } from "../assets/util";
 import { accountEvents } from "../usage/util";
 import { createEnterprise } from "../support/app";
+import { expectError } from "../support/errors";
 
 // argon2id (register, delete) is CPU-bound: leave room on a loaded machine
 setDefaultTimeout(30_000);
@@ -117,7 +118,7 @@ describe("POST /v1/image-urls and GET /i/{file}", () => {
       expiresIn: 31 * 86_400,
     });
     expect(long.status).toBe(422);
-    expect((await t.req("/v1/image-urls", { method: "POST" })).status).toBe(401);
+    await expectError(await t.req("/v1/image-urls", { method: "POST" }), 401, "invalid_api_key");
   });
 
   test("an altered, added or removed parameter, or another path: 403 invalid_signature, nothing counted", async () => {
@@ -175,7 +176,7 @@ describe("POST /v1/image-urls and GET /i/{file}", () => {
     const r = await t.req("/i/github.svg");
     expect(r.status).toBe(401);
     expect((await errorOf(r)).error).toBe("invalid_api_key");
-    expect((await t.req("/v1/image-urls/signing-secret")).status).toBe(401);
+    await expectError(await t.req("/v1/image-urls/signing-secret"), 401, "invalid_api_key");
     const s = await t.get("/v1/image-urls/signing-secret", pro);
     expect(s.headers.get("cache-control")).toBe("no-store");
   });
@@ -223,7 +224,7 @@ describe("POST /v1/image-urls and GET /i/{file}", () => {
     expect(body.error).toBe("rate_limit_exceeded");
     expect(body.message).toContain("Daily limit of 3 png requests");
     expect(refused.headers.get("retry-after")).toMatch(/^\d+$/);
-    expect((await t.get("/v1/png/github?size=32", apiKey)).status).toBe(429);
+    await expectError(await t.get("/v1/png/github?size=32", apiKey), 429, "rate_limit_exceeded");
     // the svg bucket is separate
     expect((await t.req(await one(apiKey, { slug: "github", format: "svg" }))).status).toBe(200);
     // usage events of the /i/ requests, under the key, in the analytics store

@@ -1,10 +1,11 @@
-import { afterAll, describe, expect, test } from "bun:test";
+import { afterAll, expect, test } from "bun:test";
 import { existsSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import type { Subprocess } from "bun";
 import { tempDir } from "../support/app";
 import { adminKey, startService } from "../support/service";
+import { describeIf } from "../support/skip";
 import { connect } from "./util";
 
 /** The same MCP server under Deno (src/deno.ts): the SDK's web-standard transport is portable. */
@@ -20,7 +21,9 @@ afterAll(() => {
   rmSync(dataDir, { recursive: true, force: true });
 });
 
-describe.skipIf(!ready)("MCP under Deno", () => {
+const WHY_NOT = "MCP under Deno needs the deno devDependency (npm install)";
+
+describeIf(ready, WHY_NOT)("MCP under Deno", () => {
   test("initialize, tools/list and tools/call against src/deno.ts", async () => {
     const svc = await startService({
       cmd: [DENO, "run", "-A", "src/deno.ts"],
@@ -31,7 +34,7 @@ describe.skipIf(!ready)("MCP under Deno", () => {
     const base = svc.base;
     const { apiKey } = await adminKey(base, "pro");
     const client = await connect(new URL("/mcp", base), { "x-api-key": apiKey });
-    expect((await client.listTools()).tools).toHaveLength(6);
+    expect((await client.listTools()).tools).toHaveLength(7);
     const brand = (await client.callTool({
       name: "get_brand",
       arguments: { slug: "github" },

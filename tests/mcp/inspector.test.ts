@@ -1,7 +1,8 @@
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, expect, test } from "bun:test";
 import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { tempDir } from "../support/app";
+import { describeIf } from "../support/skip";
 import { moved, type Served, serve, used } from "./util";
 
 /**
@@ -42,7 +43,9 @@ async function inspector(args: string[]) {
   return { out, err, code };
 }
 
-describe.skipIf(!ready)("MCP Inspector CLI against a running instance", () => {
+const WHY_NOT = "MCP Inspector tests need node on PATH and npm install's devDependencies";
+
+describeIf(ready, WHY_NOT)("MCP Inspector CLI against a running instance", () => {
   test("tools/list and tools/call through the stdio bridge; the call is counted once", async () => {
     const key = await s.key("free");
     const env = ["-e", `BRAND_API_URL=${s.base}`, "-e", `BRAND_API_KEY=${key}`];
@@ -55,6 +58,7 @@ describe.skipIf(!ready)("MCP Inspector CLI against a running instance", () => {
       "get_usage",
       "list_catalog",
       "resolve_brand",
+      "resolve_transactions",
       "search_brands",
     ]);
 

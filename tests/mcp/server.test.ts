@@ -6,6 +6,7 @@ import {
   McpError,
 } from "@modelcontextprotocol/sdk/types.js";
 import { createEnterprise, useAccountIdBearer } from "../support/app";
+import { expectError } from "../support/errors";
 import { accountEvents } from "../usage/util";
 import { connect, moved, type Served, serve, toolErrorBody, used } from "./util";
 
@@ -24,6 +25,7 @@ const TOOLS = [
   "search_brands",
   "get_brand",
   "resolve_brand",
+  "resolve_transactions",
   "get_logo",
   "list_catalog",
   "get_usage",
@@ -91,7 +93,7 @@ describe("MCP handshake and listings", () => {
     }
   });
 
-  test("six tools, each with a title, a description, input and output schemas and the read-only hint", async () => {
+  test("seven tools, each with a title, a description, input and output schemas and the read-only hint", async () => {
     const { tools } = await client.listTools();
     expect(tools.map((t) => t.name).sort()).toEqual([...TOOLS].sort());
     for (const tool of tools) {
@@ -196,6 +198,30 @@ describe("every tool and resource, counted exactly like its REST twin", () => {
     expect(byDomain.structuredContent).toMatchObject({ slug: "stripe" });
   });
 
+  test("resolve_transactions: POST /v1/transactions' answer; one batch count", async () => {
+    const transactions = [
+      { descriptor: "STARBUCKS 1523 OMAHA NE" },
+      { descriptor: "SQ *LUCYS LEMONADE STAND", country: "US" },
+    ];
+    let r!: CallToolResult;
+    expect(
+      await counting(async () => {
+        r = await call(client, "resolve_transactions", { transactions });
+      }),
+    ).toEqual({ batch: 1 });
+    const rest = (await (
+      await fetch(`${s.base}/v1/transactions`, {
+        method: "POST",
+        headers: { "x-api-key": await s.key("pro"), "content-type": "application/json" },
+        body: JSON.stringify({ transactions }),
+      })
+    ).json()) as { results: { brand: Record<string, unknown> | null; transaction: unknown }[] };
+    const got = r.structuredContent as typeof rest;
+    expect(got.results.map((x) => x.transaction)).toEqual(rest.results.map((x) => x.transaction));
+    expect(got.results.map((x) => x.brand?.slug ?? null)).toEqual(["starbucks", null]);
+    expect(r._meta?.quota).toMatchObject({ bucket: "batch" });
+  });
+
   test("get_logo svg: the SVG as text, the served variant stated; one svg count", async () => {
     let r!: CallToolResult;
     expect(
@@ -226,7 +252,7 @@ describe("every tool and resource, counted exactly like its REST twin", () => {
     ).toEqual({ png: 1 });
     const img = r.content[0];
     expect(img?.type).toBe("image");
-    if (img?.type !== "image") return;
+    if (img?.type !== "image") throw new Error("not an image");
     expect(img.mimeType).toBe("image/png");
     const png = Buffer.from(img.data, "base64");
     expect(png.subarray(1, 4).toString()).toBe("PNG");
@@ -409,7 +435,7 @@ describe("tier rules", () => {
     expect(body.reset_in_seconds as number).toBeGreaterThan(0);
     expect(body.reset_in_seconds as number).toBeLessThanOrEqual(86_400);
     // the same counter as REST: GET /v1/brand is refused too, and the refusals consumed nothing
-    expect((await s.get("/v1/brand?domain=github.com", key)).status).toBe(429);
+    await expectError(await s.get("/v1/brand?domain=github.com", key), 429, "rate_limit_exceeded");
     expect((await used(s, key)).domain).toBe(20);
     // other buckets are untouched
     expect((await call(client, "get_brand", { slug: "github" })).isError).toBeUndefined();
@@ -511,7 +537,7 @@ describe("authentication, before any MCP processing", () => {
       expect(r.status).toBe(405);
       expect(r.headers.get("allow")).toBe("POST");
       expect(((await r.json()) as { jsonrpc: string }).jsonrpc).toBe("2.0");
-      expect((await fetch(s.mcpUrl, { method })).status).toBe(401);
+      await expectError(await fetch(s.mcpUrl, { method }), 401, "invalid_api_key");
     }
   });
 
@@ -519,6 +545,10 @@ describe("authentication, before any MCP processing", () => {
     const big = { ...initialize(LATEST_PROTOCOL_VERSION), pad: "x".repeat(70_000) };
     const r = await rpc(big, { "x-api-key": await s.key() });
     expect(r.status).toBe(413);
+    // the JSON-RPC error shape MCP clients read, as for every transport-level refusal
+    const err = (await r.json()) as { jsonrpc: string; error: { code: number; message: string } };
+    expect(err).toMatchObject({ jsonrpc: "2.0", error: { code: -32000 } });
+    expect(err.error.message).toMatch(/65536 bytes/);
   });
 });
 

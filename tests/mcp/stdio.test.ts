@@ -33,7 +33,7 @@ describe("the stdio bridge", () => {
     const client = new Client({ name: "stdio-test", version: "1.0.0" });
     await client.connect(bridge({ BRAND_API_URL: s.base, BRAND_API_KEY: key }));
     expect(client.getServerVersion()?.name).toBe("brand-asset-api");
-    expect((await client.listTools()).tools).toHaveLength(6);
+    expect((await client.listTools()).tools).toHaveLength(7);
     expect((await client.listResourceTemplates()).resourceTemplates).toHaveLength(2);
 
     const before = await used(s, key);

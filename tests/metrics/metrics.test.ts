@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { captureLogs } from "../../src/platform/log";
 import { freePort, makeApp, type TestApp } from "../support/app";
+import { expectError } from "../support/errors";
 import { until } from "../support/wait";
 
 /** GET /metrics: the Prometheus text format behind METRICS_TOKEN (docs/metrics.md). */
@@ -60,7 +61,7 @@ describe("with METRICS_TOKEN", () => {
     const before = await scrape(t);
     const route = { route: "/v1/svg/:slug", method: "GET" };
     for (let i = 0; i < 3; i++) expect((await t.get("/v1/svg/github", key)).status).toBe(200);
-    expect((await t.get("/v1/svg/no-such-brand-xyz", key)).status).toBe(404);
+    await expectError(await t.get("/v1/svg/no-such-brand-xyz", key), 404, "service_not_found");
     await t.get("/no/such/route", key);
     // after-response hooks run once the response is handed over: wait for the last one
     let after = await scrape(t);

@@ -1,17 +1,24 @@
-import { afterEach, beforeEach, describe, expect, spyOn, test } from "bun:test";
+import { afterEach, beforeEach, describe, expect, setSystemTime, spyOn, test } from "bun:test";
 import { CircuitBreaker } from "../../src/quota/circuit-breaker";
 
-/** Breaker and log behaviour on a fake clock; the operations are plain promises. */
+/** Breaker and log behaviour on a fake clock (Date.now); the operations are plain promises. */
 let clock = 0;
+/** moves the clock on by `ms` */
+const tick = (ms: number) => {
+  clock += ms;
+  setSystemTime(new Date(clock));
+};
 type LogLine = { level: string; msg: string; failures?: number };
 let errSpy: ReturnType<typeof spyOn<Console, "error">>;
 let outSpy: ReturnType<typeof spyOn<Console, "log">>;
 beforeEach(() => {
-  clock = 1_000_000;
+  clock = Date.UTC(2026, 0, 1);
+  setSystemTime(new Date(clock));
   errSpy = spyOn(console, "error").mockImplementation(() => {});
   outSpy = spyOn(console, "log").mockImplementation(() => {});
 });
 afterEach(() => {
+  setSystemTime();
   errSpy.mockRestore();
   outSpy.mockRestore();
 });
@@ -23,7 +30,6 @@ const guard = () =>
     openMs: 1000,
     maxOpenMs: 4000,
     logIntervalMs: 60_000,
-    now: () => clock,
   });
 const fail = () => Promise.reject(new Error("ECONNREFUSED"));
 const warnings = () =>
@@ -73,13 +79,13 @@ describe("CircuitBreaker", () => {
   test("after the pause one probe goes through: success closes, failure doubles the pause", async () => {
     const g = guard();
     for (let i = 0; i < 3; i++) await g.run(fail);
-    clock += 1000;
+    tick(1000);
     expect(g.state).toBe("half-open");
     expect(await g.run(fail)).toEqual({ ok: false });
     expect(g.state).toBe("open");
-    clock += 1999;
+    tick(1999);
     expect(await g.run(async () => 1)).toEqual({ ok: false });
-    clock += 1;
+    tick(1);
     expect(await g.run(async () => 2)).toEqual({ ok: true, value: 2 });
     expect(g.state).toBe("closed");
   });
@@ -87,7 +93,7 @@ describe("CircuitBreaker", () => {
   test("only one probe at a time", async () => {
     const g = guard();
     for (let i = 0; i < 3; i++) await g.run(fail);
-    clock += 1000;
+    tick(1000);
     let release: (v: number) => void = () => {};
     const probe = g.run(() => new Promise<number>((r) => (release = r)));
     expect(await g.run(async () => 5)).toEqual({ ok: false });
@@ -100,18 +106,18 @@ describe("CircuitBreaker", () => {
     for (let i = 0; i < 10; i++) await g.run(fail);
     expect(warnings()).toHaveLength(1);
     expect(warnings()[0]?.msg).toBe("counter store unavailable; quotas fail open");
-    clock += 60_000;
+    tick(60_000);
     await g.run(fail);
     expect(warnings()).toHaveLength(2);
     expect(warnings()[1]?.failures).toBeGreaterThan(1);
-    clock += 2000;
+    tick(2000);
     expect(await g.run(async () => 1)).toEqual({ ok: true, value: 1 });
     const infos = outSpy.mock.calls.map((c: unknown[]) => JSON.parse(String(c[0])) as LogLine);
     expect(infos.filter((l) => l.msg.startsWith("counter store ok"))).toHaveLength(1);
   });
 
   test("by default a tripped breaker probes the store every second, however long it stays down", async () => {
-    const g = new CircuitBreaker({ timeoutMs: 20, now: () => clock });
+    const g = new CircuitBreaker({ timeoutMs: 20 });
     let calls = 0;
     const dead = () => {
       calls++;
@@ -120,11 +126,11 @@ describe("CircuitBreaker", () => {
     for (let i = 0; i < 3; i++) await g.run(dead);
     expect(g.state).toBe("open");
     for (let second = 1; second <= 20; second++) {
-      clock += 999;
+      tick(999);
       await g.run(dead);
       // not yet: the pause is one second
       expect(calls).toBe(3 + second - 1);
-      clock += 1;
+      tick(1);
       await g.run(dead);
       expect(calls).toBe(3 + second);
     }
@@ -142,10 +148,10 @@ describe("CircuitBreaker", () => {
     await g.run(fail);
     const since = new Date(clock).toISOString();
     expect(g.condition()).toEqual({ state: "degraded", since });
-    clock += 1000;
+    tick(1000);
     await g.run(fail);
     expect(g.condition()).toEqual({ state: "degraded", since });
-    clock += 5000;
+    tick(5000);
     await g.run(async () => 1);
     expect(g.condition()).toEqual({ state: "ok", since: null });
     expect(changes).toEqual([

@@ -1,13 +1,13 @@
 import { describe, expect, test } from "bun:test";
 import { Elysia } from "elysia";
 import { AccountService } from "../../src/accounts/service";
+import { openEmbeddedStore } from "../../src/deps";
 import { rateLimitPlugin } from "../../src/guard/rate-limit-macros";
 import { clientIp, rememberClientAddress } from "../../src/http/client-ip";
 import { errorPlugin } from "../../src/http/error-plugin";
 import { RATE_LIMITS } from "../../src/quota/limits";
-import { MemoryCounterStore } from "../../src/quota/memory-store";
 import { type BackoffPolicy, backoffDelayMs, RateLimiter } from "../../src/quota/rate-limit";
-import { openEmbeddedStore } from "../../src/store";
+import { MemoryCounterStore } from "../../src/quota/store/memory";
 import { testConfig } from "../support/app";
 import { expectError } from "../support/errors";
 

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { captureLogs } from "../../src/platform/log";
-import { MemoryCounterStore } from "../../src/quota/memory-store";
-import { secondsToUtcMidnight } from "../../src/quota/port";
+import { secondsToUtcMidnight } from "../../src/quota/gate";
 import { RateLimiter } from "../../src/quota/rate-limit";
+import { MemoryCounterStore } from "../../src/quota/store/memory";
 import { ADMIN_TOKEN, makeApp, type TestApp, useAccountIdBearer } from "../support/app";
 import { expectError } from "../support/errors";
 import { until } from "../support/wait";

@@ -1,10 +1,10 @@
 import { describe, expect, test } from "bun:test";
 import { utcDay } from "../../src/platform/day";
 import { CircuitBreaker } from "../../src/quota/circuit-breaker";
-import { dailyKey } from "../../src/quota/counter-store";
-import { MemoryCounterStore } from "../../src/quota/memory-store";
 import type { Principal } from "../../src/quota/principal";
 import { countsAgainstQuota, QuotaService } from "../../src/quota/service";
+import { MemoryCounterStore } from "../../src/quota/store/memory";
+import { dailyKey } from "../../src/quota/store/port";
 
 const now = new Date("2031-05-06T12:00:00Z");
 const today = utcDay(now);

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { utcDay } from "../../src/platform/day";
-import { dailyKey, KEY_PREFIX } from "../../src/quota/counter-store";
+import { dailyKey, KEY_PREFIX } from "../../src/quota/store/port";
 import { ADMIN_TOKEN, createEnterprise, makeApp, type TestApp, tempDir } from "../support/app";
 import { expectError } from "../support/errors";
 import { HAS_REDIS, type RedisHarness, startRedisHarness, withRedis } from "../support/redis";

@@ -6,11 +6,19 @@
  * removing the pin restoring the catalog's artwork; pinned fields and domains.
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { retiredPins, storedPins } from "../../scripts/catalog/redirects";
+import type { Brand } from "../../src/catalog/built-catalog";
 import type { Deps } from "../../src/deps";
 import { setLogLevel } from "../../src/platform/log";
 import { ADMIN_TOKEN, makeApp, type TestApp, tempDir } from "../support/app";
+import { expectError } from "../support/errors";
 import { ICON_SVG, logoSites, png, SCRIPTED_SVG, SSRF_DNS } from "../support/logo-sites";
-import { type FixtureWeb, startFixtureWeb } from "../support/web-fixtures";
+import {
+  type FixtureWeb,
+  fixtureDiscoveryEnv,
+  startFixtureWeb,
+  useFixtureWeb,
+} from "../support/web-fixtures";
 import { fixtureFetcher, startArtworkSite } from "./fixtures";
 
 setDefaultTimeout(60_000);
@@ -34,17 +42,16 @@ afterAll(async () => {
 /** An app with web discovery on, reading the logo fixture sites (its own, stopped by the caller). */
 async function discoveryApp() {
   const sites = await startFixtureWeb(await logoSites(), SSRF_DNS);
-  const t = await makeApp(
-    { DISCOVERY: "on", DISCOVERY_PROXY: sites.proxyUrl, DISCOVERY_ALLOW_PRIVATE: "on" },
-    {
-      customize: (deps) => {
-        deps.discovery.fetcher.resolve = sites.resolve;
-        deps.discovery.fetcher.requestTimeoutMs = 1000;
-      },
-    },
-  );
+  // the fixture's resolver for addresses and TXT records (BIMI): no system DNS
+  const t = await makeApp(fixtureDiscoveryEnv(sites, OPERATORS), {
+    customize: useFixtureWeb(sites),
+  });
   return { sites, t };
 }
+
+/** A named operator token (ADMIN_TOKENS): changes made with it are alice's. */
+const ALICE_TOKEN = "alice-token-0123456789abcdef";
+const OPERATORS = { ADMIN_TOKENS: `alice:${ALICE_TOKEN}` };
 
 const admin = (t: TestApp, path: string, init: RequestInit = {}) =>
   t.req(path, {
@@ -54,7 +61,7 @@ const admin = (t: TestApp, path: string, init: RequestInit = {}) =>
 const adminJson = (t: TestApp, method: string, path: string, body?: unknown) =>
   admin(t, path, {
     method,
-    headers: { "content-type": "application/json", "x-operator": "alice" },
+    headers: { "content-type": "application/json", authorization: `Bearer ${ALICE_TOKEN}` },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
 
@@ -67,18 +74,20 @@ describe("POST /v1/reports", () => {
   });
   afterAll(() => t.close());
 
-  test("files a report by slug or domain; the same open report adds a vote", async () => {
+  test("files a report by slug or domain; one vote per account on the same open report", async () => {
     const body = { slug: SLUG, kind: "wrong_logo", url: "https://secure.test/logo.svg" };
     const first = await t.post("/v1/reports", key, body);
     expect(first.status).toBe(202);
     const filed = (await first.json()) as { id: string; status: string; votes: number };
-    expect(filed).toMatchObject({ status: "open", votes: 1, slug: SLUG });
+    expect(filed).toMatchObject({ status: "open", votes: 1, slug: SLUG, voted: true });
     const again = await t.post("/v1/reports", key, { ...body, note: "still wrong" });
-    expect(await again.json()).toMatchObject({ id: filed.id, votes: 2 });
+    expect(await again.json()).toMatchObject({ id: filed.id, votes: 1, voted: false });
+    const other = await t.post("/v1/reports", await t.key("free"), body);
+    expect(await other.json()).toMatchObject({ id: filed.id, votes: 2, voted: true });
     // another kind is another report
-    const other = await t.post("/v1/reports", key, { domain: "github.com", kind: "outdated" });
-    expect(other.status).toBe(202);
-    expect(((await other.json()) as { id: string }).id).not.toBe(filed.id);
+    const outdated = await t.post("/v1/reports", key, { domain: "github.com", kind: "outdated" });
+    expect(outdated.status).toBe(202);
+    expect(((await outdated.json()) as { id: string }).id).not.toBe(filed.id);
     // nothing fetched
     expect(web.proxied.filter((l) => l.includes("secure.test"))).toEqual([]);
   });
@@ -92,12 +101,13 @@ describe("POST /v1/reports", () => {
       body: JSON.stringify({ slug: SLUG, kind: "other", note: "from the console" }),
     });
     expect(r.status).toBe(202);
+    expect(await r.json()).toMatchObject({ slug: SLUG, kind: "other", status: "open", votes: 1 });
     const none = await t.req("/v1/reports", {
       method: "POST",
       headers: { "content-type": "application/json" },
       body: JSON.stringify({ slug: SLUG, kind: "other" }),
     });
-    expect(none.status).toBe(401);
+    await expectError(none, 401, "invalid_api_key");
   });
 
   test("bad input is 400 naming the field; an unknown brand is 404", async () => {
@@ -134,6 +144,35 @@ describe("POST /v1/reports", () => {
     expect(big.status).toBe(413);
   });
 
+  test("a missing company by domain: in the queue with discovery off (nothing queued)", async () => {
+    const r = await t.post("/v1/reports", key, {
+      domain: "https://www.missing-company.example/about",
+      kind: "missing_brand",
+    });
+    expect(r.status).toBe(202);
+    const filed = (await r.json()) as { id: string };
+    expect(filed).toMatchObject({
+      slug: null,
+      domain: "missing-company.example",
+      kind: "missing_brand",
+      discoveryQueued: false,
+    });
+    const queue = (await (await admin(t, "/admin/reports?status=open")).json()) as {
+      items: { id: string; domain: string | null; brandId: number | null; brand: unknown }[];
+    };
+    expect(queue.items.find((i) => i.id === filed.id)).toMatchObject({
+      domain: "missing-company.example",
+      brandId: null,
+      brand: null,
+    });
+    expect(
+      await (await t.post("/v1/reports", key, { slug: SLUG, kind: "missing_brand" })).json(),
+    ).toMatchObject({ error: "invalid_report", field: "domain" });
+    expect(
+      (await t.post("/v1/reports", key, { domain: "localhost", kind: "missing_brand" })).status,
+    ).toBe(400);
+  });
+
   test("20 reports per account and day, then 429 in the spec's shape", async () => {
     const k = await t.key("free");
     for (let i = 0; i < 20; i++) {
@@ -152,7 +191,7 @@ describe("POST /v1/reports", () => {
 describe("operator review, pins and audit (embedded store)", () => {
   test("report -> accept with pin -> served everywhere, across reload and restart; unpin restores", async () => {
     const dataDir = tempDir();
-    let t = await makeApp({ DATA_DIR: dataDir }, { customize: useFixtureFetcher });
+    let t = await makeApp({ DATA_DIR: dataDir, ...OPERATORS }, { customize: useFixtureFetcher });
     const key = await t.key("internal");
     const before = await (await t.get(`/v1/svg/${SLUG}?variant=color`, key)).text();
     const report = (await (
@@ -206,7 +245,7 @@ describe("operator review, pins and audit (embedded store)", () => {
     await t.deps.close();
 
     // a restart on the same DATA_DIR serves the pin from the store
-    t = await makeApp({ DATA_DIR: dataDir }, { customize: useFixtureFetcher });
+    t = await makeApp({ DATA_DIR: dataDir, ...OPERATORS }, { customize: useFixtureFetcher });
     try {
       const key2 = await t.key("internal");
       expect(await (await t.get(`/v1/svg/${SLUG}?variant=color`, key2)).text()).toBe(pinned);
@@ -225,19 +264,14 @@ describe("operator review, pins and audit (embedded store)", () => {
       const audit = (await (await admin(t, `/admin/brands/${SLUG}/audit`)).json()) as {
         items: { type: string }[];
       };
-      expect(audit.items.map((e) => e.type)).toEqual([
-        "pin_removed",
-        "report_accepted",
-        "pin_set",
-        "catalog_version",
-      ]);
+      expect(audit.items.map((e) => e.type)).toEqual(["pin_removed", "report_accepted", "pin_set"]);
     } finally {
       await t.close();
     }
   });
 
   test("uploads: SVG and PNG pinned; script-bearing, oversize and fake PNG refused", async () => {
-    const t = await makeApp({}, { customize: useFixtureFetcher });
+    const t = await makeApp(OPERATORS, { customize: useFixtureFetcher });
     try {
       const key = await t.key("internal");
       const put = (variant: string, body: BodyInit, type: string) =>
@@ -290,7 +324,7 @@ describe("operator review, pins and audit (embedded store)", () => {
   });
 
   test("PATCH pins name, colour and domains; a domain is re-assigned; null unpins", async () => {
-    const t = await makeApp();
+    const t = await makeApp(OPERATORS);
     try {
       const key = await t.key("internal");
       const owner = (await (await t.get("/v1/brand?domain=gitlab.com", key)).json()) as {
@@ -373,16 +407,16 @@ describe("operator review, pins and audit (embedded store)", () => {
       const trail = await admin(t, `/admin/brands/${slug}/audit`);
       expect(trail.status).toBe(200);
       const events = ((await trail.json()) as { items: { type: string; by: string }[] }).items;
+      // the forced rediscovery found the same artwork: no change, no event
       expect(events.map((e) => e.type)).toEqual([
         "takedown",
         "pin_set",
         "pin_removed",
-        "discovery_stored",
         "pin_set",
         "discovery_stored",
-        "catalog_version",
       ]);
-      expect(events[3]?.by).toBe("discovery");
+      expect(events[0]?.by).toMatch(/^admin:token-[0-9a-f]{8}$/);
+      expect(events[4]?.by).toBe("discovery");
       // the pin left on the brand that is gone can still be removed
       const left = await admin(t, `/admin/brands/${slug}/artwork/icon`, { method: "DELETE" });
       expect(left.status).toBe(200);
@@ -427,6 +461,49 @@ describe("operator review, pins and audit (embedded store)", () => {
     } finally {
       await t.close();
       await sites.stop();
+    }
+  });
+});
+
+describe("the catalog build and pins", () => {
+  test("names the pins of the embedded store on brands a build retires, and what becomes of them", async () => {
+    const dataDir = tempDir();
+    const t = await makeApp({ DATA_DIR: dataDir, ...OPERATORS });
+    try {
+      const brands = t.deps.catalog
+        .all()
+        .filter((b) => b.variants.color)
+        .slice(0, 4);
+      const [moved, target, orphan, clash] = brands;
+      for (const b of [moved, orphan, clash, target])
+        expect(
+          (await adminJson(t, "PATCH", `/admin/brands/${b?.slug}`, { name: `Pinned ${b?.slug}` }))
+            .status,
+        ).toBe(200);
+      const pins = storedPins(dataDir);
+      expect(pins).toHaveLength(4);
+      const issued = Object.fromEntries(brands.map((b) => [b.slug, b.id]));
+      const next = [target as Brand];
+      const lines = retiredPins(pins, next, issued, {
+        [moved?.slug as string]: target?.slug as string,
+        [clash?.slug as string]: target?.slug as string,
+      });
+      expect(lines.sort()).toEqual(
+        [
+          `${moved?.slug} name: ${target?.slug} has its own pin on it, will be reported`,
+          `${orphan?.slug} name: retired without a redirect, will be reported`,
+          `${clash?.slug} name: ${target?.slug} has its own pin on it, will be reported`,
+        ].sort(),
+      );
+      await adminJson(t, "PATCH", `/admin/brands/${target?.slug}`, { name: null });
+      expect(
+        retiredPins(storedPins(dataDir), next, issued, {
+          [moved?.slug as string]: target?.slug as string,
+        }),
+      ).toContain(`${moved?.slug} name: moves to ${target?.slug}`);
+      expect(storedPins(tempDir())).toEqual([]);
+    } finally {
+      await t.close();
     }
   });
 });

@@ -5,15 +5,19 @@
  * the brand, SVG and PNG routes, by a second instance, after a catalog reload and a restart;
  * removing the pin restores the catalog's artwork.
  */
+
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { join } from "node:path";
 import type { MongoClient } from "mongodb";
+import { openMongoStore } from "../../src/deps";
 import { setLogLevel } from "../../src/platform/log";
 import { reportHooks } from "../../src/reports/cli";
-import { openMongoStore } from "../../src/store";
+import type { CorrectionsStore } from "../../src/reports/store/port";
 import { cliInProcess } from "../support/admin-cli";
 import { ADMIN_TOKEN, CATALOG_FILE, makeApp, type TestApp, tempDir } from "../support/app";
 import { smallCatalogFile } from "../support/catalog";
 import { mongoUrl, skipNote, testDbName } from "../support/mongo";
+import { describeUnless, testIf } from "../support/skip";
 import type { FixtureWeb } from "../support/web-fixtures";
 import { fixtureFetcher, startArtworkSite } from "./fixtures";
 
@@ -73,7 +77,7 @@ describe("admin CLI reports (embedded store)", () => {
       const list = await cli(["reports", "list"], env);
       expect(list.code).toBe(0);
       const lines = list.out.split("\n");
-      expect(lines[0]).toMatch(/^id\s+status\s+votes\s+slug\s+kind\s+created\s+url$/);
+      expect(lines[0]).toMatch(/^id\s+status\s+votes\s+brand\s+kind\s+created\s+urls$/);
       expect(lines[1]).toContain(bad); // newest first
       expect(lines[2]).toMatch(new RegExp(`^${good}\\s+open\\s+1\\s+github\\s+wrong_logo`));
 
@@ -102,7 +106,7 @@ describe("admin CLI reports (embedded store)", () => {
         "report_accepted",
         "pin_set",
       ]);
-      expect(audit.items[0]?.by).toMatch(/^cli:/);
+      expect(audit.items[0]?.by).toMatch(/^cli:[^@]+@.+$/);
     } finally {
       await t.close();
     }
@@ -110,8 +114,9 @@ describe("admin CLI reports (embedded store)", () => {
 });
 
 const mongo = await mongoUrl();
+const onMongo = testIf(!!mongo.url, mongo.reason ?? "");
 
-describe.skipIf(!mongo.url)(`reports and pins on MongoDB ${skipNote(mongo)}`.trim(), () => {
+describeUnless(mongo.reason)(`reports and pins on MongoDB ${skipNote(mongo)}`.trim(), () => {
   const dbName = testDbName("bapi_reports");
   let client: MongoClient;
   const mongoApp = async () => {
@@ -146,7 +151,8 @@ describe.skipIf(!mongo.url)(`reports and pins on MongoDB ${skipNote(mongo)}`.tri
       before = await (await a.get(`/v1/svg/${SLUG}?variant=color`, key)).text();
       const body = { slug: SLUG, kind: "wrong_logo", url: "https://secure.test/logo.svg" };
       const first = (await (await a.post("/v1/reports", key, body)).json()) as { id: string };
-      const vote = (await (await b.post("/v1/reports", key, body)).json()) as {
+      // another account's filing on the second instance: one more vote
+      const vote = (await (await b.post("/v1/reports", await b.key("free"), body)).json()) as {
         id: string;
         votes: number;
       };
@@ -192,6 +198,90 @@ describe.skipIf(!mongo.url)(`reports and pins on MongoDB ${skipNote(mongo)}`.tri
       ]);
     } finally {
       await c.deps.close();
+    }
+  });
+});
+
+/** Reports as stored before filings were joined by brand and kind: one url and note each. */
+const legacyReports = (brandId: number) =>
+  ["a", "b", "c"].map((n, i) => ({
+    id: `0190000${i}-0000-7000-8000-00000000000${i}`,
+    brandId,
+    slug: "github",
+    kind: "wrong_logo",
+    url: `https://brand.example/${n}.svg`,
+    note: `note ${n}`,
+    status: i === 2 ? "rejected" : "open",
+    votes: i + 1,
+    accountId: `acct-${n}`,
+    createdAt: `2026-01-0${i + 1}T00:00:00.000Z`,
+    decidedAt: i === 2 ? "2026-01-04T00:00:00.000Z" : null,
+    decidedBy: i === 2 ? "admin" : null,
+  }));
+
+/** The legacy reports as either store reads them after its migration: open duplicates folded. */
+async function expectFolded(store: CorrectionsStore) {
+  const reports = await store.reports(undefined, 10);
+  expect(reports.map((r) => [r.status, r.votes, r.urls.length, r.notes.length])).toEqual([
+    ["rejected", 3, 1, 1],
+    ["open", 3, 2, 2],
+  ]);
+  // the folded report's accounts voted on the one kept
+  expect((await store.reportsOf("acct-b", 10)).map((r) => r.id)).toEqual([
+    reports[1]?.id as string,
+  ]);
+  return reports;
+}
+
+describe("reports kept by an earlier version", () => {
+  test("embedded: open duplicates folded, urls and notes kept, a vote row per first reporter", async () => {
+    const { Database } = await import("../../src/store/embedded/db");
+    const { EmbeddedCorrectionsStore } = await import("../../src/reports/store/embedded");
+    const db = new Database(join(tempDir(), "old.sqlite"));
+    db.exec(`CREATE TABLE reports (id TEXT PRIMARY KEY, brand_id INTEGER NOT NULL, kind TEXT NOT NULL,
+      url TEXT NOT NULL, status TEXT NOT NULL, record TEXT NOT NULL);
+      CREATE UNIQUE INDEX reports_open_once ON reports (brand_id, kind, url) WHERE status = 'open';`);
+    for (const r of legacyReports(7))
+      db.run(
+        "INSERT INTO reports VALUES (?, ?, ?, ?, ?, ?)",
+        r.id,
+        7,
+        r.kind,
+        r.url,
+        r.status,
+        JSON.stringify(r),
+      );
+    const store = new EmbeddedCorrectionsStore(db);
+    const reports = await expectFolded(store);
+    // a new filing joins the folded report
+    const joined = await store.fileReport({ ...reports[1], id: "x" } as never, {
+      accountId: "acct-d",
+      url: null,
+      note: null,
+      at: new Date().toISOString(),
+    });
+    expect(joined).toMatchObject({ voted: true, report: { id: reports[1]?.id, votes: 4 } });
+    db.close();
+  });
+
+  onMongo("MongoDB: the same, on the stored documents", async () => {
+    const { MongoClient } = await import("mongodb");
+    const { MongoCorrectionsStore } = await import("../../src/reports/store/mongo");
+    const c = await MongoClient.connect(mongo.url as string);
+    const db = c.db(testDbName("bapi_reports_old"));
+    try {
+      await db.collection("reports").insertMany(
+        legacyReports(7).map(({ id, ...r }) => ({
+          _id: id as never,
+          ...r,
+          openKey: r.status === "open" ? `7|wrong_logo|${r.url}` : id,
+        })),
+      );
+      await MongoCorrectionsStore.ensureIndexes(db);
+      await expectFolded(new MongoCorrectionsStore(db));
+    } finally {
+      await db.dropDatabase();
+      await c.close();
     }
   });
 });

@@ -1,11 +1,12 @@
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, expect, test } from "bun:test";
 import { join } from "node:path";
 import { MongoClient } from "mongodb";
 import { ADMIN_TOKEN, freePort, SERVICE_CMD, tempDir } from "../support/app";
 import { smallCatalogFile } from "../support/catalog";
 import { mongoUrl, skipNote, testDbName } from "../support/mongo";
-import { HAS_REDIS, type RedisHarness, startRedisHarness } from "../support/redis";
+import { HAS_REDIS, REDIS_MISSING, type RedisHarness, startRedisHarness } from "../support/redis";
 import { adminKey } from "../support/service";
+import { describeUnless } from "../support/skip";
 
 /**
  * Scale-out: two app processes (`bun src/main.ts`, each with its own DATA_DIR) on ONE MongoDB
@@ -108,7 +109,7 @@ async function poll<T>(
   return v;
 }
 
-describe.skipIf(!mongo.url || !HAS_REDIS)(
+describeUnless(mongo.reason ?? (HAS_REDIS ? undefined : REDIS_MISSING))(
   `two instances on one MongoDB and one Upstash ${reason}`.trim(),
   () => {
     let a: Instance;

@@ -3,10 +3,9 @@ import { join } from "node:path";
 import { freePort } from "../../scripts/lib/net";
 import { createApp } from "../../src/app";
 import { type Config, loadConfig } from "../../src/config";
-import { buildDeps, type Deps } from "../../src/deps";
+import { buildDeps, type Deps, openEmbeddedStore, type Store } from "../../src/deps";
 import type { Tier } from "../../src/quota/limits";
 import type { Principal } from "../../src/quota/principal";
-import { openEmbeddedStore, type Store } from "../../src/store";
 import { CATALOG_FILE, sharedCatalogSource } from "./catalog";
 import { checkedHandler, type OpenApiChecker } from "./openapi-check";
 import { tempDir } from "./temp";
@@ -25,7 +24,7 @@ export function testConfig(env: Record<string, string> = {}): Config {
     LOG_LEVEL: "error",
     // request lines only where a test asks for them (tests/http/request-log.test.ts)
     LOG_REQUESTS: "off",
-    // no 16 MB spill reserve per app (its own tests set it: tests/usage/writer.test.ts and
+    // no 16 MB spill reserve per app (its own tests set it: tests/usage/log/recorder.test.ts and
     // the real-process test in tests/store/embedded/full-disk.test.ts)
     USAGE_SPILL_RESERVE_MB: "0",
     ...env,

@@ -10,9 +10,9 @@
  */
 import { existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
-import type { CatalogSource } from "../../src/catalog/port";
-import type { Brand, BuiltCatalog } from "../../src/catalog/types";
-import { FileCatalogSource } from "../../src/store/embedded/catalog";
+import type { Brand, BuiltCatalog } from "../../src/catalog/built-catalog";
+import { FileCatalogSource } from "../../src/catalog/store/embedded";
+import type { CatalogSource } from "../../src/catalog/store/port";
 import { tempDir } from "./temp";
 
 /** The real built catalog (npm test builds it first); override with CATALOG_FILE. */

@@ -2,7 +2,7 @@
  * The MongoDB-wire server of a `bun test` run, for every test file that needs one:
  *
  *   const mongo = await mongoUrl();        // { url } or { url: null, reason }
- *   describe.skipIf(!mongo.url)(`... ${skipNote(mongo)}`, ...)
+ *   describeIf(!!mongo.url, mongo.reason ?? "")(`... ${skipNote(mongo)}`, ...)   // tests/support/skip.ts
  *
  * MONGODB_URL, when set, is used as is (a real MongoDB 6+); so is TEST_MONGODB_URL, the FerretDB
  * that `npm test` starts for the whole run (scripts/test.ts). Otherwise ONE FerretDB

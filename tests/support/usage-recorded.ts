@@ -125,7 +125,12 @@ export function recordedEvents(): UsageEvent[] {
         ts,
         day,
         accountId,
-        keyId: accountId === "acc-bearer" ? "" : accountId === "acc-busy" ? pick(["kb1", "kb2", "kb3"]) : "ks1",
+        keyId:
+          accountId === "acc-bearer"
+            ? ""
+            : accountId === "acc-busy"
+              ? pick(["kb1", "kb2", "kb3"])
+              : "ks1",
         tier,
         bucket,
         route: ROUTES[bucket],
@@ -243,7 +248,12 @@ export async function recordedAnswers(store: UsageLog) {
     };
     out[acc] = a;
   }
-  out.allMisses = await rankedMisses(store, null, { from: "2026-01-01", limit: 1000 }, RECORDED_NOW);
+  out.allMisses = await rankedMisses(
+    store,
+    null,
+    { from: "2026-01-01", limit: 1000 },
+    RECORDED_NOW,
+  );
   return out;
 }
 
@@ -266,4 +276,3 @@ export function freshBatches(events: UsageEvent[]) {
     });
   return b.done();
 }
-

@@ -31,6 +31,8 @@ export interface FixtureWeb {
   resolveTxt: (name: string) => Promise<string[]>;
   /** add or replace sites while running */
   sites: Record<string, Site>;
+  /** the hosts served over https (CONNECT tunnelled); add or remove while running */
+  tlsHosts: Set<string>;
   stop(): Promise<void>;
 }
 
@@ -154,6 +156,7 @@ export async function startFixtureWeb(
     set sites(v) {
       state.sites = v;
     },
+    tlsHosts: tunnelled,
     txt,
     resolveTxt: async (name) => txt[name] ?? [],
     resolve: async (host) => {

@@ -78,7 +78,8 @@ describe("usage retention", () => {
       const usage = t.deps.store.usage;
       await until(async () => (await accountEvents(usage, "acc-r", old)).length === 0, 5_000);
       await until(
-        async () => (await usage.cells("acc-r", "hour", "bs", `${older}T00`, `${older}T23`)).length === 0,
+        async () =>
+          (await usage.cells("acc-r", "hour", "bs", `${older}T00`, `${older}T23`)).length === 0,
         5_000,
       );
       expect((await usage.daily("acc-r", old, old))[0]?.requests).toBe(1);

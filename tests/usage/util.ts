@@ -11,9 +11,9 @@ import {
   eventsOf,
   latencyUs,
 } from "../../src/usage/log/batch";
-import { EmbeddedUsageLog, type EmbeddedLogOptions } from "../../src/usage/log/embedded";
-import type { LogRecorder, Metered, UsageRecorder } from "../../src/usage/log/recorder";
+import { type EmbeddedLogOptions, EmbeddedUsageLog } from "../../src/usage/log/embedded";
 import type { UsageLog } from "../../src/usage/log/port";
+import type { LogRecorder, Metered, UsageRecorder } from "../../src/usage/log/recorder";
 import { decodeRow, rowIds } from "../../src/usage/log/rows";
 import { StringTable } from "../../src/usage/log/strings";
 import { until } from "../support/wait";

@@ -11,9 +11,8 @@ import {
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { createApp } from "../../src/app";
-import { buildDeps } from "../../src/deps";
-import { MemoryCounterStore } from "../../src/quota/memory-store";
-import { openEmbeddedStore } from "../../src/store";
+import { buildDeps, openEmbeddedStore } from "../../src/deps";
+import { MemoryCounterStore } from "../../src/quota/store/memory";
 import { VisitorCounter } from "../../src/visitor-counter/service";
 import { makeApp, type TestApp, tempDir, testConfig } from "../support/app";
 import { type RedisHarness, startRedisHarness } from "../support/redis";

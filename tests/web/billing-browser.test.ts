@@ -4,13 +4,14 @@
  * Checkout URL the API got from Stripe, and "Manage billing" explains that no subscription
  * exists yet. Skips with a reason when Chromium or stripe-mock is absent.
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, expect, test } from "bun:test";
 import { existsSync } from "node:fs";
 import type { Browser, Page } from "playwright-core";
 import { buildWeb, isStale } from "../../scripts/build-web";
 import { rememberClientAddress } from "../../src/http/client-ip";
 import { makeApp, type TestApp } from "../support/app";
 import { CHROMIUM, launchChromium } from "../support/chromium";
+import { describeIf, NO_CHROMIUM, NO_STRIPE_MOCK } from "../support/skip";
 import { stripeMock } from "../support/stripe-mock";
 
 const have = existsSync(CHROMIUM);
@@ -21,7 +22,9 @@ else if (!mock)
     "skipping the console billing browser test: stripe-mock is not installed (bash .ci/stripe-mock.sh)",
   );
 
-describe.skipIf(!have || !mock)("console billing buttons against stripe-mock", () => {
+const withBrowserAndMock = describeIf(have && !!mock, have ? NO_STRIPE_MOCK : NO_CHROMIUM);
+
+withBrowserAndMock("console billing buttons against stripe-mock", () => {
   let t: TestApp;
   let server: ReturnType<typeof Bun.serve>;
   let base: string;

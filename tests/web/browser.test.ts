@@ -5,7 +5,7 @@
  * of every page; screenshots under build/test-output/web (checked non-blank). With
  * WRITE_DOCS_SCREENSHOTS=1 the explorer and dashboard shots are also written to docs/images/.
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, expect, test } from "bun:test";
 import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import type { Browser, BrowserContext, Page } from "playwright-core";
@@ -16,6 +16,8 @@ import { CSV_COLUMNS } from "../../src/usage/analytics/export";
 import { decodeQuotedPrintable } from "../accounts/helpers";
 import { makeApp, type TestApp, tempDir } from "../support/app";
 import { CHROMIUM, launchChromium } from "../support/chromium";
+import { expectError } from "../support/errors";
+import { describeIf, NO_CHROMIUM } from "../support/skip";
 
 const ROOT = resolve(import.meta.dir, "../..");
 const OUT = join(ROOT, "build", "test-output", "web");
@@ -93,7 +95,7 @@ const legendValue = (label: string) =>
     return "";
   }, label);
 
-describe.skipIf(!have)("web console in headless Chromium", () => {
+describeIf(have, NO_CHROMIUM)("web console in headless Chromium", () => {
   beforeAll(async () => {
     if (isStale()) await buildWeb();
     t = await makeApp({ USAGE_EXPORT_SETTLE_MS: "0" });
@@ -217,6 +219,30 @@ describe.skipIf(!have)("web console in headless Chromium", () => {
     await shot("console-explorer", true);
   }, 90_000);
 
+  test("explorer: a statement line finds its brand and opens it; a local business says why not", async () => {
+    const line = page.getByLabel("Card statement line");
+    await line.fill("TST* SHAKE SHACK 1234");
+    await page.getByLabel("Country (optional)").fill("US");
+    await page.getByRole("button", { name: "Find the brand" }).click();
+    await page.getByRole("heading", { name: "Shake Shack", exact: true }).waitFor();
+    const status = page.locator("form.statement .status");
+    expect(await status.textContent()).toBe(
+      '"SHAKE SHACK" through Toast is Shake Shack (confidence 1.00, by name).',
+    );
+    await line.fill("SQ *LUCYS LEMONADE STAND");
+    await page.getByRole("button", { name: "Find the brand" }).click();
+    await page.waitForFunction(() =>
+      document.querySelector("form.statement .status")?.textContent?.startsWith("No brand"),
+    );
+    expect(await status.textContent()).toContain('"LUCYS LEMONADE STAND" through Square');
+    // the brand opened before stays open
+    expect(await page.getByRole("heading", { name: "Shake Shack", exact: true }).count()).toBe(1);
+    await axe("explorer-statement");
+    // back to the brand the next tests use
+    await page.getByRole("button", { name: /^Stripe stripe/ }).click();
+    await page.getByRole("heading", { name: "Stripe", exact: true }).waitFor();
+  }, 90_000);
+
   test("report a problem with the logo: signed in, the form posts to /v1/reports with the access token", async () => {
     const report = page.locator("details.report");
     await page.getByText("Report a problem with this logo").click();
@@ -235,8 +261,8 @@ describe.skipIf(!have)("web console in headless Chromium", () => {
     expect(stored).toMatchObject({
       slug: "stripe",
       kind: "wrong_logo",
-      url: "https://stripe.com/logo.svg",
-      note: "The old wordmark",
+      urls: ["https://stripe.com/logo.svg"],
+      notes: [expect.objectContaining({ text: "The old wordmark" })],
       votes: 1,
     });
     // sent with the session's bearer token: the report names the signed-in account
@@ -573,13 +599,13 @@ describe.skipIf(!have)("web console in headless Chromium", () => {
     await page.getByRole("heading", { name: "Your API key" }).waitFor();
     const newKey = (await page.locator("code.secret").textContent()) ?? "";
     expect(newKey).not.toBe(oldKey);
-    expect((await t.get("/v1/catalog/stripe", oldKey)).status).toBe(401);
+    await expectError(await t.get("/v1/catalog/stripe", oldKey), 401, "invalid_api_key");
     expect((await t.get("/v1/catalog/stripe", newKey)).status).toBe(200);
     await page.getByLabel("Password to confirm").fill(PASSWORD);
     await page.getByRole("button", { name: "Delete my account" }).click();
     await page.waitForURL(`${base}/signup`);
     expect(await page.evaluate(() => sessionStorage.length)).toBe(0);
-    expect((await t.get("/v1/catalog/stripe", newKey)).status).toBe(401);
+    await expectError(await t.get("/v1/catalog/stripe", newKey), 401, "invalid_api_key");
     const login = await t.req("/auth/login", {
       method: "POST",
       headers: { "content-type": "application/json" },
@@ -590,10 +616,11 @@ describe.skipIf(!have)("web console in headless Chromium", () => {
 
   test("no console errors, CSP violations or off-origin requests along the way", () => {
     expect(problems).toEqual([]);
-    // the only failed calls: the report with an http link (refused on purpose), billing,
-    // which this server has not configured, and the bad access token planted to test the
-    // refresh
+    // the only failed calls: the statement line of a local business (no brand, on purpose),
+    // the report with an http link (refused on purpose), billing, which this server has not
+    // configured, and the bad access token planted to test the refresh
     expect(failed.filter((f) => !f.startsWith("401 "))).toEqual([
+      "404 /v1/brand",
       "400 /v1/reports",
       "503 /v1/billing/portal",
     ]);

@@ -5,6 +5,7 @@ import { gzipSync } from "bun";
 import { buildWeb, isStale, WEB_OUT } from "../../scripts/build-web";
 import { CONSOLE_CSP, CONSOLE_PAGES } from "../../src/web";
 import { makeApp, type TestApp } from "../support/app";
+import { expectError } from "../support/errors";
 
 let t: TestApp;
 beforeAll(async () => {
@@ -88,7 +89,7 @@ describe("web console: served by the app", () => {
     expect((await t.req("/swagger/json")).headers.get("content-type")).toContain(
       "application/json",
     );
-    expect((await t.req("/v1/catalog")).status).toBe(401);
+    await expectError(await t.req("/v1/catalog"), 401, "invalid_api_key");
     const key = await t.key();
     const r = await t.get("/v1/catalog/stripe", key);
     expect(r.status).toBe(200);

@@ -5,13 +5,14 @@
  * view on a phone, axe clean. With WRITE_DOCS_SCREENSHOTS=1, screenshots go to
  * build/test-output/web and docs/images/.
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, expect, test } from "bun:test";
 import { copyFileSync, existsSync, mkdirSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { buildWeb, isStale } from "../../scripts/build-web";
 import { makeApp, type TestApp } from "../support/app";
 import { CHROMIUM, launchChromium, serveForBrowser } from "../support/chromium";
+import { describeIf, NO_CHROMIUM } from "../support/skip";
 
 const ROOT = resolve(import.meta.dir, "../..");
 const OUT = join(ROOT, "build", "test-output", "web");
@@ -113,7 +114,7 @@ async function openStripe(page: Page): Promise<void> {
   );
 }
 
-describe.skipIf(!have)("console layout in headless Chromium", () => {
+describeIf(have, NO_CHROMIUM)("console layout in headless Chromium", () => {
   beforeAll(async () => {
     if (isStale()) await buildWeb();
     t = await makeApp();

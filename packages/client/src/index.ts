@@ -6,6 +6,9 @@
  *   const api = new BrandApi({ baseUrl: "https://api.example", apiKey: process.env.API_KEY });
  *   const github = await api.call("GET /v1/catalog/{slug}", { path: { slug: "github" } });
  *   const src = await api.imageUrl("github", { format: "png", size: 64, dpr: 2 });
+ *   const { results } = await api.call("POST /v1/transactions", {
+ *     body: { transactions: [{ descriptor: "SQ *BLUE BOTTLE COFFEE OAKLAND", country: "US" }] },
+ *   });
  */
 import type { Routes } from "./routes";
 import {
@@ -28,7 +31,9 @@ export const ERROR_CODES = [
   "invalid_api_key",
   "service_not_found",
   "domain_not_found",
+  "merchant_not_found",
   "validation_error",
+  "batch_too_large",
   "email_not_brand_domain",
   "query_too_short",
   "rate_limit_exceeded",

@@ -40,6 +40,21 @@ export interface Routes {
               source: string;
             }[]
           | null;
+        /** Where each stored variant came from, by variant name ({} for a brand without artwork; the asset routes send the same value as X-Asset-Provenance). catalog: an icon package of the catalog build (see artwork for the package and licence); bimi-verified: the brand's BIMI logo with a verified mark certificate (it chains to a mark verifying authority's root, is valid, carries the BIMI usage, names the brand's domain and hashes to the logo); bimi: the brand's BIMI logo without a verified mark; website: the brand's own website over https; website-http: the brand's website over plain http (its https port refused connections; replaced by the first later read over https, and never verified); pin: set by an operator after a report. A variant derived from the mono mark (dark, light) has the mono mark's provenance. */
+        provenance: {
+          /** Where the variant came from (see provenance) */
+          mono?: "catalog" | "bimi-verified" | "bimi" | "website" | "website-http" | "pin";
+          /** Where the variant came from (see provenance) */
+          color?: "catalog" | "bimi-verified" | "bimi" | "website" | "website-http" | "pin";
+          /** Where the variant came from (see provenance) */
+          dark?: "catalog" | "bimi-verified" | "bimi" | "website" | "website-http" | "pin";
+          /** Where the variant came from (see provenance) */
+          light?: "catalog" | "bimi-verified" | "bimi" | "website" | "website-http" | "pin";
+          /** Where the variant came from (see provenance) */
+          wordmark?: "catalog" | "bimi-verified" | "bimi" | "website" | "website-http" | "pin";
+          /** Where the variant came from (see provenance) */
+          icon?: "catalog" | "bimi-verified" | "bimi" | "website" | "website-http" | "pin";
+        };
         _css: {
           "--brand-color": string;
           "--brand-color-dark": string;
@@ -108,6 +123,21 @@ export interface Routes {
                 source: string;
               }[]
             | null;
+          /** Where each stored variant came from, by variant name ({} for a brand without artwork; the asset routes send the same value as X-Asset-Provenance). catalog: an icon package of the catalog build (see artwork for the package and licence); bimi-verified: the brand's BIMI logo with a verified mark certificate (it chains to a mark verifying authority's root, is valid, carries the BIMI usage, names the brand's domain and hashes to the logo); bimi: the brand's BIMI logo without a verified mark; website: the brand's own website over https; website-http: the brand's website over plain http (its https port refused connections; replaced by the first later read over https, and never verified); pin: set by an operator after a report. A variant derived from the mono mark (dark, light) has the mono mark's provenance. */
+          provenance: {
+            /** Where the variant came from (see provenance) */
+            mono?: "catalog" | "bimi-verified" | "bimi" | "website" | "website-http" | "pin";
+            /** Where the variant came from (see provenance) */
+            color?: "catalog" | "bimi-verified" | "bimi" | "website" | "website-http" | "pin";
+            /** Where the variant came from (see provenance) */
+            dark?: "catalog" | "bimi-verified" | "bimi" | "website" | "website-http" | "pin";
+            /** Where the variant came from (see provenance) */
+            light?: "catalog" | "bimi-verified" | "bimi" | "website" | "website-http" | "pin";
+            /** Where the variant came from (see provenance) */
+            wordmark?: "catalog" | "bimi-verified" | "bimi" | "website" | "website-http" | "pin";
+            /** Where the variant came from (see provenance) */
+            icon?: "catalog" | "bimi-verified" | "bimi" | "website" | "website-http" | "pin";
+          };
           _css: {
             "--brand-color": string;
             "--brand-color-dark": string;
@@ -173,6 +203,21 @@ export interface Routes {
             source: string;
           }[]
         | null;
+      /** Where each stored variant came from, by variant name ({} for a brand without artwork; the asset routes send the same value as X-Asset-Provenance). catalog: an icon package of the catalog build (see artwork for the package and licence); bimi-verified: the brand's BIMI logo with a verified mark certificate (it chains to a mark verifying authority's root, is valid, carries the BIMI usage, names the brand's domain and hashes to the logo); bimi: the brand's BIMI logo without a verified mark; website: the brand's own website over https; website-http: the brand's website over plain http (its https port refused connections; replaced by the first later read over https, and never verified); pin: set by an operator after a report. A variant derived from the mono mark (dark, light) has the mono mark's provenance. */
+      provenance: {
+        /** Where the variant came from (see provenance) */
+        mono?: "catalog" | "bimi-verified" | "bimi" | "website" | "website-http" | "pin";
+        /** Where the variant came from (see provenance) */
+        color?: "catalog" | "bimi-verified" | "bimi" | "website" | "website-http" | "pin";
+        /** Where the variant came from (see provenance) */
+        dark?: "catalog" | "bimi-verified" | "bimi" | "website" | "website-http" | "pin";
+        /** Where the variant came from (see provenance) */
+        light?: "catalog" | "bimi-verified" | "bimi" | "website" | "website-http" | "pin";
+        /** Where the variant came from (see provenance) */
+        wordmark?: "catalog" | "bimi-verified" | "bimi" | "website" | "website-http" | "pin";
+        /** Where the variant came from (see provenance) */
+        icon?: "catalog" | "bimi-verified" | "bimi" | "website" | "website-http" | "pin";
+      };
       _css: {
         "--brand-color": string;
         "--brand-color-dark": string;
@@ -358,6 +403,21 @@ export interface Routes {
               source: string;
             }[]
           | null;
+        /** Where each stored variant came from, by variant name ({} for a brand without artwork; the asset routes send the same value as X-Asset-Provenance). catalog: an icon package of the catalog build (see artwork for the package and licence); bimi-verified: the brand's BIMI logo with a verified mark certificate (it chains to a mark verifying authority's root, is valid, carries the BIMI usage, names the brand's domain and hashes to the logo); bimi: the brand's BIMI logo without a verified mark; website: the brand's own website over https; website-http: the brand's website over plain http (its https port refused connections; replaced by the first later read over https, and never verified); pin: set by an operator after a report. A variant derived from the mono mark (dark, light) has the mono mark's provenance. */
+        provenance: {
+          /** Where the variant came from (see provenance) */
+          mono?: "catalog" | "bimi-verified" | "bimi" | "website" | "website-http" | "pin";
+          /** Where the variant came from (see provenance) */
+          color?: "catalog" | "bimi-verified" | "bimi" | "website" | "website-http" | "pin";
+          /** Where the variant came from (see provenance) */
+          dark?: "catalog" | "bimi-verified" | "bimi" | "website" | "website-http" | "pin";
+          /** Where the variant came from (see provenance) */
+          light?: "catalog" | "bimi-verified" | "bimi" | "website" | "website-http" | "pin";
+          /** Where the variant came from (see provenance) */
+          wordmark?: "catalog" | "bimi-verified" | "bimi" | "website" | "website-http" | "pin";
+          /** Where the variant came from (see provenance) */
+          icon?: "catalog" | "bimi-verified" | "bimi" | "website" | "website-http" | "pin";
+        };
         _css: {
           "--brand-color": string;
           "--brand-color-dark": string;
@@ -392,7 +452,7 @@ export interface Routes {
       total: number;
     };
   };
-  /** Brand by domain or business e-mail */
+  /** Brand by domain, business e-mail or card-statement descriptor */
   "GET /v1/brand": {
     path: Record<string, never>;
     query: {
@@ -400,8 +460,14 @@ export interface Routes {
       domain?: string;
       /** A business e-mail address, at most 254 characters. */
       email?: string;
-      /** Milliseconds (0 to 10000) to wait, when no brand has the domain yet and web discovery of it is queued or running, for that discovery to end: 200 with the brand when it found one, else the same 404. At most 4 waits per API key at a time; a lookup past that answers at once. Without discovery queued (DISCOVERY off, or the domain tried today) it answers at once. */
+      /** Milliseconds (0 to 10000) to wait, when no brand has the domain yet, or its brand has no artwork, and web discovery of it is queued or running, for that discovery to end: 200 with the brand when it found one (with its artwork), else the same 404 (or the brand as it was). At most 4 waits per API key at a time; a lookup past that answers at once. Without discovery queued (DISCOVERY off, or the domain tried today) it answers at once. */
       wait?: number;
+      /** A card-statement descriptor as the card network delivers it, 3 to 200 characters: `SQ *BLUE BOTTLE COFFEE OAKLAND`, `AMZN MKTP US*2K8J90TQ2`, `STARBUCKS 1523 OMAHA NE` */
+      transaction?: string;
+      /** The transaction's country, ISO 3166-1 alpha-2 (US, GB, DE; any case): prefers the namesake that trades there */
+      country?: string;
+      /** The merchant category code (ISO 18245, 4 digits): prefers the namesake of that kind (5541 fuel prefers Shell the oil company) */
+      mcc?: string;
     };
     body: undefined;
     response: {
@@ -411,12 +477,27 @@ export interface Routes {
       name: string;
       brandColor: string | null;
       darkModeColor: string | null;
-      /** true once the brand's data has passed the service's integrity checks (every stored SVG matches its recorded sha256 and passes the sanitizer again); same as verifiedAt != null */
+      /** true once the brand's data has passed the service's integrity checks (every stored SVG matches its recorded sha256 and passes the sanitizer again) and none of its artwork was read over plain http (provenance website-http). It says nothing about who drew the logo or whether the brand owns it: see provenance for that (bimi-verified: a verified mark certificate). Same as verifiedAt != null */
       verified: boolean;
       /** When those checks last passed, ISO-8601 UTC (e.g. 2026-01-31T12:00:00.000Z); null until they have run (they run in the background after a first lookup) */
       verifiedAt: string | null;
       /** Names of the SVG variants stored for the brand, in the order mono, color, dark, light, wordmark, icon; fetch them from GET /v1/svg/{slug}?variant=. May grow on later requests (dark and light are derived in the background) */
       variants: ("mono" | "color" | "dark" | "light" | "wordmark" | "icon")[];
+      /** Where each stored variant came from, by variant name ({} for a brand without artwork; the asset routes send the same value as X-Asset-Provenance). catalog: an icon package of the catalog build (see artwork for the package and licence); bimi-verified: the brand's BIMI logo with a verified mark certificate (it chains to a mark verifying authority's root, is valid, carries the BIMI usage, names the brand's domain and hashes to the logo); bimi: the brand's BIMI logo without a verified mark; website: the brand's own website over https; website-http: the brand's website over plain http (its https port refused connections; replaced by the first later read over https, and never verified); pin: set by an operator after a report. A variant derived from the mono mark (dark, light) has the mono mark's provenance. */
+      provenance: {
+        /** Where the variant came from (see provenance) */
+        mono?: "catalog" | "bimi-verified" | "bimi" | "website" | "website-http" | "pin";
+        /** Where the variant came from (see provenance) */
+        color?: "catalog" | "bimi-verified" | "bimi" | "website" | "website-http" | "pin";
+        /** Where the variant came from (see provenance) */
+        dark?: "catalog" | "bimi-verified" | "bimi" | "website" | "website-http" | "pin";
+        /** Where the variant came from (see provenance) */
+        light?: "catalog" | "bimi-verified" | "bimi" | "website" | "website-http" | "pin";
+        /** Where the variant came from (see provenance) */
+        wordmark?: "catalog" | "bimi-verified" | "bimi" | "website" | "website-http" | "pin";
+        /** Where the variant came from (see provenance) */
+        icon?: "catalog" | "bimi-verified" | "bimi" | "website" | "website-http" | "pin";
+      };
       /** 000000 or ffffff, whichever has the higher WCAG contrast on brandColor (text on a brandColor background); null when brandColor is null */
       contrastTextColor: string | null;
       _css: {
@@ -445,6 +526,132 @@ export interface Routes {
         url: string;
         /** The variants drawn from this source */
         variants: ("mono" | "color" | "dark" | "light" | "wordmark" | "icon")[];
+      }[];
+      /** What the lookup read from the descriptor */
+      transaction?: {
+        /** The merchant's name as the descriptor writes it, cleaned of the intermediary's prefix, store and reference numbers and the place; null when it names none */
+        merchant: string | null;
+        /** The processor, marketplace or wallet the descriptor's prefix names; never answered as the merchant unless the descriptor names only it */
+        intermediary: {
+          /** Square, Toast, PayPal, Amazon Marketplace, DoorDash ... */
+          name: string;
+          /** processor (point of sale, card processing), marketplace (marketplace, app store), delivery (delivery and ride platforms), bnpl (buy now, pay later), wallet (wallets and payments between people) */
+          kind: "processor" | "marketplace" | "delivery" | "bnpl" | "wallet";
+          /** The intermediary's own catalog entry, when the catalog has it */
+          slug: string | null;
+        } | null;
+        /** The country used, lower case: the one given, else the one the descriptor's place names (a state code, a city, a country) */
+        country: string | null;
+        /** How the brand was found: its name or an alias, a domain the descriptor writes, its domain's name, a name cut by the network's length, the intermediary itself; null when none was */
+        match: "name" | "alias" | "domain" | "label" | "truncated" | "intermediary" | null;
+        /** 0 to 1. A brand is answered from 0.7; a 404's confidence is the best candidate's, below that */
+        confidence: number;
+        /** The bank operation the descriptor is (cash_withdrawal, fee, interest, transfer, payment_received, check, debit): no merchant; null otherwise */
+        operation: string | null;
+      };
+    };
+  };
+  /** Brands of up to 100 card-statement descriptors in one call */
+  "POST /v1/transactions": {
+    path: Record<string, never>;
+    query: Record<string, never>;
+    body: {
+      /** 1 to 100 descriptors (free keys: 10; more: 422 batch_too_large), answered in this order */
+      transactions: {
+        /** A card-statement descriptor as the card network delivers it, 3 to 200 characters: `SQ *BLUE BOTTLE COFFEE OAKLAND`, `AMZN MKTP US*2K8J90TQ2`, `STARBUCKS 1523 OMAHA NE` */
+        descriptor: string;
+        /** The transaction's country, ISO 3166-1 alpha-2 (US, GB, DE; any case): prefers the namesake that trades there */
+        country?: string;
+        /** The merchant category code (ISO 18245, 4 digits): prefers the namesake of that kind (5541 fuel prefers Shell the oil company) */
+        mcc?: string;
+      }[];
+    };
+    response: {
+      /** In the order of `transactions` */
+      results: {
+        /** The descriptor as sent */
+        descriptor: string;
+        /** The merchant's brand, exactly as GET /v1/brand?transaction= answers it (without its transaction field); null where that answers 404 */
+        brand: {
+          /** Stable identifier */
+          id: number;
+          slug: string;
+          name: string;
+          brandColor: string | null;
+          darkModeColor: string | null;
+          /** true once the brand's data has passed the service's integrity checks (every stored SVG matches its recorded sha256 and passes the sanitizer again) and none of its artwork was read over plain http (provenance website-http). It says nothing about who drew the logo or whether the brand owns it: see provenance for that (bimi-verified: a verified mark certificate). Same as verifiedAt != null */
+          verified: boolean;
+          /** When those checks last passed, ISO-8601 UTC (e.g. 2026-01-31T12:00:00.000Z); null until they have run (they run in the background after a first lookup) */
+          verifiedAt: string | null;
+          /** Names of the SVG variants stored for the brand, in the order mono, color, dark, light, wordmark, icon; fetch them from GET /v1/svg/{slug}?variant=. May grow on later requests (dark and light are derived in the background) */
+          variants: ("mono" | "color" | "dark" | "light" | "wordmark" | "icon")[];
+          /** Where each stored variant came from, by variant name ({} for a brand without artwork; the asset routes send the same value as X-Asset-Provenance). catalog: an icon package of the catalog build (see artwork for the package and licence); bimi-verified: the brand's BIMI logo with a verified mark certificate (it chains to a mark verifying authority's root, is valid, carries the BIMI usage, names the brand's domain and hashes to the logo); bimi: the brand's BIMI logo without a verified mark; website: the brand's own website over https; website-http: the brand's website over plain http (its https port refused connections; replaced by the first later read over https, and never verified); pin: set by an operator after a report. A variant derived from the mono mark (dark, light) has the mono mark's provenance. */
+          provenance: {
+            /** Where the variant came from (see provenance) */
+            mono?: "catalog" | "bimi-verified" | "bimi" | "website" | "website-http" | "pin";
+            /** Where the variant came from (see provenance) */
+            color?: "catalog" | "bimi-verified" | "bimi" | "website" | "website-http" | "pin";
+            /** Where the variant came from (see provenance) */
+            dark?: "catalog" | "bimi-verified" | "bimi" | "website" | "website-http" | "pin";
+            /** Where the variant came from (see provenance) */
+            light?: "catalog" | "bimi-verified" | "bimi" | "website" | "website-http" | "pin";
+            /** Where the variant came from (see provenance) */
+            wordmark?: "catalog" | "bimi-verified" | "bimi" | "website" | "website-http" | "pin";
+            /** Where the variant came from (see provenance) */
+            icon?: "catalog" | "bimi-verified" | "bimi" | "website" | "website-http" | "pin";
+          };
+          /** 000000 or ffffff, whichever has the higher WCAG contrast on brandColor (text on a brandColor background); null when brandColor is null */
+          contrastTextColor: string | null;
+          _css: {
+            "--brand-color": string;
+            "--brand-color-dark": string;
+            "--brand-color-contrast": string;
+          } | null;
+          _notice: string;
+          /** One-line description of the company (Wikidata's), where known */
+          description?: string;
+          /** Wikidata item id, where known */
+          wikidata?: string;
+          /** Official website and social profiles as URLs, where known; keys among website, facebook, instagram, x, youtube, linkedin, tiktok */
+          links?: {
+            [key: string]: string;
+          };
+          /** Provenance of the stored artwork, one entry per source: package, licence and upstream URL (brands with artwork) */
+          artwork?: {
+            /** The source label of the variants: simple-icons, iconify:logos, thesvg ... */
+            source: string;
+            /** npm package the artwork was taken from */
+            package: string;
+            /** SPDX identifier of the licence the artwork is used under */
+            licence: string;
+            /** The upstream project, or the exact upstream file where the licence is per file */
+            url: string;
+            /** The variants drawn from this source */
+            variants: ("mono" | "color" | "dark" | "light" | "wordmark" | "icon")[];
+          }[];
+        } | null;
+        /** What the lookup read from the descriptor */
+        transaction: {
+          /** The merchant's name as the descriptor writes it, cleaned of the intermediary's prefix, store and reference numbers and the place; null when it names none */
+          merchant: string | null;
+          /** The processor, marketplace or wallet the descriptor's prefix names; never answered as the merchant unless the descriptor names only it */
+          intermediary: {
+            /** Square, Toast, PayPal, Amazon Marketplace, DoorDash ... */
+            name: string;
+            /** processor (point of sale, card processing), marketplace (marketplace, app store), delivery (delivery and ride platforms), bnpl (buy now, pay later), wallet (wallets and payments between people) */
+            kind: "processor" | "marketplace" | "delivery" | "bnpl" | "wallet";
+            /** The intermediary's own catalog entry, when the catalog has it */
+            slug: string | null;
+          } | null;
+          /** The country used, lower case: the one given, else the one the descriptor's place names (a state code, a city, a country) */
+          country: string | null;
+          /** How the brand was found: its name or an alias, a domain the descriptor writes, its domain's name, a name cut by the network's length, the intermediary itself; null when none was */
+          match: "name" | "alias" | "domain" | "label" | "truncated" | "intermediary" | null;
+          /** 0 to 1. A brand is answered from 0.7; a 404's confidence is the best candidate's, below that */
+          confidence: number;
+          /** The bank operation the descriptor is (cash_withdrawal, fee, interest, transfer, payment_received, check, debit): no merchant; null otherwise */
+          operation: string | null;
+        };
       }[];
     };
   };
@@ -780,8 +987,8 @@ export interface Routes {
       from?: string;
       /** Last UTC day, YYYY-MM-DD (included). Default: today (UTC). */
       to?: string;
-      /** Only misses of this kind: domain, email, slug, query */
-      kind?: "domain" | "email" | "slug" | "query";
+      /** Only misses of this kind: domain, email, slug, query, transaction */
+      kind?: "domain" | "email" | "slug" | "query" | "transaction";
       /** Integer from 1 to 1000 written in decimal digits (no sign, exponent, fraction or 0x), default 50 */
       limit?: number;
     };
@@ -793,7 +1000,7 @@ export interface Routes {
       to: string;
       /** Most requested first (ties by kind, then value) */
       misses: {
-        /** domain (GET /v1/brand?domain= without a brand), email (the domain of an address without a brand; never its local part), slug (unknown slug, or a brand served as a placeholder), query (a search without result, normalised) */
+        /** domain (GET /v1/brand?domain= without a brand), email (the domain of an address without a brand; never its local part), slug (unknown slug, or a brand served as a placeholder), query (a search without result, normalised), transaction (the merchant of a card-statement descriptor no brand matched, folded to lower case) */
         kind: string;
         value: string;
         /** Requests that missed it in the range */
@@ -846,16 +1053,16 @@ export interface Routes {
         | "managed_account";
     };
   };
-  /** Report a problem with a brand's logo or data */
+  /** Report a problem with a brand's logo or data, or a company we are missing */
   "POST /v1/reports": {
     path: Record<string, never>;
     query: Record<string, never>;
     body: {
       /** The brand's slug (or domain) */
       slug?: string;
-      /** A domain of the brand (or slug) */
+      /** A domain of the brand (or slug); for missing_brand, the company's domain */
       domain?: string;
-      /** One of wrong_logo, missing_logo, wrong_brand, outdated, other */
+      /** One of wrong_logo, missing_logo, wrong_brand, outdated, missing_brand, other. missing_brand: a company the catalog does not have, named by `domain` */
       kind: string;
       /** An https URL of the right artwork (no IP address, no local name); fetched only after an operator accepts the report */
       url?: string;
@@ -864,11 +1071,59 @@ export interface Routes {
     };
     response: {
       id: string;
-      slug: string;
-      kind: "wrong_logo" | "missing_logo" | "wrong_brand" | "outdated" | "other";
+      /** null for a missing_brand report */
+      slug: string | null;
+      /** The registrable domain of a missing_brand report, else null */
+      domain: string | null;
+      kind: "wrong_logo" | "missing_logo" | "wrong_brand" | "outdated" | "missing_brand" | "other";
       status: "open" | "accepted" | "rejected";
-      /** Reports of the same brand, kind and url while open */
+      /** Accounts that filed this report while open (each counts once) */
       votes: number;
+      /** false when this account had filed the report already: its url and note were attached, no vote added */
+      voted: boolean;
+      /** missing_brand: true when the domain's website was queued for logo discovery (discovery is on) */
+      discoveryQueued: boolean;
+    };
+  };
+  /** Your reports and what became of them */
+  "GET /v1/reports": {
+    path: Record<string, never>;
+    query: {
+      /** Integer from 1 to 100 written in decimal digits (no sign, exponent, fraction or 0x), default 20 */
+      limit?: number;
+      /** The `next` of the previous page; omit for the first page */
+      cursor?: string;
+    };
+    body: undefined;
+    response: {
+      items: {
+        id: string;
+        slug: string | null;
+        domain: string | null;
+        kind:
+          | "wrong_logo"
+          | "missing_logo"
+          | "wrong_brand"
+          | "outdated"
+          | "missing_brand"
+          | "other";
+        /** open (waiting for an operator), accepted (corrected) or rejected */
+        status: "open" | "accepted" | "rejected";
+        /** Accounts that filed it */
+        votes: number;
+        /** The notes this account attached */
+        notes: {
+          text: string;
+          at: string;
+        }[];
+        /** When this account first filed it */
+        filedAt: string;
+        createdAt: string;
+        updatedAt: string;
+        decidedAt: string | null;
+      }[];
+      /** Pass as `cursor` for the next page; null on the last page */
+      next: string | null;
     };
   };
   /** Search the catalog without a key */

@@ -5,9 +5,9 @@
  * without artwork.
  */
 
-import type { Brand } from "../../../src/catalog/types";
+import type { Brand } from "../../../src/catalog/built-catalog";
 import { assignDomains, type DomainOverrides, type DomainReport } from "../domains";
-import type { DraftBrand } from "../merge";
+import type { DraftBrand } from "../icon-sets";
 import { buildDirectory, type Candidate, type DirectoryResult } from "../nsi";
 import { loadRedirects } from "../redirects";
 import { THESVG_SOURCE } from "../thesvg";
@@ -117,6 +117,7 @@ export function enrich(
     directoryByDomainOnly(drafts),
     candidates,
     retired,
+    fixtures.directoryJoins,
   );
   const withDirectory = idsFor(
     paths.idsFile,

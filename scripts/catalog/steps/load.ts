@@ -1,11 +1,12 @@
 /**
  * Build step 1, load sources: the curated fixtures (fixtures/*.json) every later step reads.
- * The data packages themselves are read by the merge step (scripts/catalog/merge.ts).
+ * The data packages themselves are read by the merge step (scripts/catalog/icon-sets.ts).
  */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { AliasOverrides } from "../aliases";
 import type { DomainOverrides } from "../domains";
+import type { DirectoryJoins } from "../same-company";
 
 export interface Fixtures {
   /** name-overrides.json: display names in brand casing, by slug */
@@ -24,6 +25,8 @@ export interface Fixtures {
   legacy: Record<string, Record<string, string>>;
   /** directory-parents.json */
   directoryParents: Record<string, { wikidata: string | null }>;
+  /** directory-joins.json: directory entries that are (or are not) the icon-set brand of their name */
+  directoryJoins: DirectoryJoins;
 }
 
 const FILES: Record<keyof Fixtures, string> = {
@@ -35,6 +38,7 @@ const FILES: Record<keyof Fixtures, string> = {
   domains: "domain-overrides.json",
   legacy: "legacy-domains.json",
   directoryParents: "directory-parents.json",
+  directoryJoins: "directory-joins.json",
 };
 
 export function loadFixtures(root: string): Fixtures {

@@ -1,11 +1,11 @@
 /**
- * Build step 2, merge: the data packages merged into draft brands (scripts/catalog/merge.ts),
+ * Build step 2, merge: the data packages merged into draft brands (scripts/catalog/icon-sets.ts),
  * then the curated display names and aliases applied.
  */
 
 import { registrableDomain } from "../../../src/catalog/brand/domain";
 import { applyAliasOverrides } from "../aliases";
-import { type DraftBrand, loadAndMerge, type MergeResult } from "../merge";
+import { type DraftBrand, loadAndMerge, type MergeResult } from "../icon-sets";
 import { type Candidate, directorySlug, loadCandidates } from "../nsi";
 import { loadRedirects } from "../redirects";
 import type { Directory } from "../thesvg-merge";

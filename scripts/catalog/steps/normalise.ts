@@ -1,18 +1,18 @@
 /**
- * Build step 3, normalise: each draft's artwork chosen per variant (scripts/catalog/variants.ts),
+ * Build step 3, normalise: each draft's artwork chosen per variant (scripts/catalog/variant-choice.ts),
  * slugs checked and given stable ids (fixtures/brand-ids.json), and every SVG sanitized and
  * optimized with svgo, with a mono mark derived where a brand has none (scripts/catalog/optimize.ts).
  */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import type { Variant } from "../../../src/catalog/types";
+import type { Variant } from "../../../src/catalog/built-catalog";
+import type { DraftBrand } from "../icon-sets";
 import { assignIds, formatIds, loadIds } from "../ids";
 import { packageVersion } from "../inputs";
-import type { DraftBrand } from "../merge";
 import type { MonoResult } from "../mono";
 import { type OptimizeJob, type OptimizeStats, optimizeAll, sha256 } from "../optimize";
 import { THESVG_SOURCE } from "../thesvg";
-import { type ChosenArtwork, chooseVariants, skillTile, undrawable } from "../variants";
+import { type ChosenArtwork, chooseVariants, skillTile, undrawable } from "../variant-choice";
 import { WEB3_SOURCE } from "../web3icons";
 import { addWeb3Artwork } from "../web3icons-merge";
 import { type BuildPaths, writeAtomic } from "./context";

@@ -6,8 +6,8 @@
  */
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import { type Brand, VARIANTS } from "../../../src/catalog/built-catalog";
 import { deriveBrandColors, dominantColor } from "../../../src/catalog/colors";
-import { type Brand, VARIANTS } from "../../../src/catalog/types";
 import { packageVersion } from "../inputs";
 import { recolor } from "../modes";
 import { deriveMono } from "../mono";
@@ -53,7 +53,7 @@ export const newMonoReport = (): MonoReport => ({
 /**
  * The derived mono mark of a brand without one (ids still carry ID_TOKEN) and its source,
  * or null. The source is "flattened:<artwork source>", never "derived...": the runtime
- * enrichment (src/catalog/enrichment.ts) treats every "derived*" variant as its own output,
+ * enrichment (src/catalog/enrichment/service.ts) treats every "derived*" variant as its own output,
  * so it would neither colour dark/light from such a mono mark nor keep it.
  */
 export function derivedMono(

@@ -5,9 +5,9 @@
  */
 import { existsSync, readFileSync } from "node:fs";
 import { DatabaseSync } from "node:sqlite";
+import { type Brand, VARIANTS } from "../../../src/catalog/built-catalog";
+import { databaseBeside } from "../../../src/catalog/store/embedded";
 import { writeCatalogFileSync } from "../../../src/catalog/store/schema";
-import { type Brand, VARIANTS } from "../../../src/catalog/types";
-import { databaseBeside } from "../../../src/store/embedded/catalog";
 import { attributionMarkdown } from "../attribution";
 import { inputsVersion } from "../inputs";
 import { web3Summary } from "../web3icons-merge";
@@ -68,7 +68,7 @@ export function buildReport(
       Object.entries(merged.folded ?? {})
         .map(([kind, n]) => `${n} ${kind}s`)
         .join(", ") || "none"
-    } ("folded into" in the merge decisions); thesvg icons joined ${merged.stats.thesvgByDrawingOrCurated ?? 0} brands by a lobehub drawing or a curated domain; ${retired?.pairs.length ?? 0} retired slugs answer as the brand they became (listed below), ${retired?.unredirected.length ?? 0} retired without a redirect`,
+    } ("folded into" in the merge decisions); ${directory.joined.length} directory companies joined into the icon-set brand they are (${directory.joined.filter((j) => j.why.startsWith("curated")).length} of them curated; "joined into" in the directory decisions); thesvg icons joined ${merged.stats.thesvgByDrawingOrCurated ?? 0} brands by a lobehub drawing or a curated domain; ${retired?.pairs.length ?? 0} retired slugs answer as the brand they became (listed below), ${retired?.unredirected.length ?? 0} retired without a redirect`,
     `artwork that draws nothing (zero-size viewBox, no shape), left out: ${undrawn.length}${undrawn.length ? ` (${undrawn.join("; ")})` : ""}`,
     ...(merged.web3 ? web3Summary(merged.web3) : []),
     `render check of colour variants (32 px): ${variants.checked} rendered (${variants.misses} not cached), ${variants.renderFlags.length} flags (listed below)`,

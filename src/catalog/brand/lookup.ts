@@ -1,5 +1,5 @@
-import { ApiError, notFound, validationError } from "../../http/errors";
-import type { Brand } from "../types";
+import { invalid, notFound } from "../../platform/domain-errors";
+import type { Brand } from "../built-catalog";
 import { emailDomain, normalizeHost } from "./domain";
 import type { BrandResolver } from "./service";
 
@@ -27,16 +27,16 @@ export function lookupBrand(
 ): Brand {
   const { domain, email } = input;
   if ((domain === undefined) === (email === undefined))
-    throw validationError(
+    throw invalid(
       domain === undefined
-        ? "Pass one of the parameters domain or email."
-        : "Pass either domain or email, not both.",
+        ? "Pass one of the parameters domain, email or transaction."
+        : "Pass one of domain, email or transaction, not two.",
     );
   let host: string;
   if (domain !== undefined) {
     const h = normalizeHost(domain);
     if (!h.ok)
-      throw validationError(
+      throw invalid(
         h.reason === "ip_address"
           ? "Invalid parameter domain: an IP address is not a domain name"
           : "Invalid parameter domain: not a domain name",
@@ -44,7 +44,7 @@ export function lookupBrand(
     host = h.host;
   } else {
     const e = emailDomain(email as string);
-    if (!e.ok) throw new ApiError(422, "email_not_brand_domain", EMAIL_REFUSED[e.reason]);
+    if (!e.ok) throw invalid(EMAIL_REFUSED[e.reason], "email_not_brand_domain");
     host = e.host;
   }
   const brand = brands.resolveHost(host);

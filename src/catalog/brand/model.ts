@@ -1,5 +1,5 @@
 import { t } from "elysia";
-import { CssVars, DirectoryFields, VariantName } from "../model";
+import { CssVars, DirectoryFields, VariantName, VariantProvenance } from "../model";
 
 const Hex = t.String({ pattern: "^[0-9a-f]{6}$", description: "6 hex characters, no leading #" });
 
@@ -25,7 +25,7 @@ export const BrandQuery = t.Object({
       minimum: 0,
       maximum: 10_000,
       description:
-        "Milliseconds (0 to 10000) to wait, when no brand has the domain yet and web discovery of it is queued or running, for that discovery to end: 200 with the brand when it found one, else the same 404. At most 4 waits per API key at a time; a lookup past that answers at once. Without discovery queued (DISCOVERY off, or the domain tried today) it answers at once.",
+        "Milliseconds (0 to 10000) to wait, when no brand has the domain yet, or its brand has no artwork, and web discovery of it is queued or running, for that discovery to end: 200 with the brand when it found one (with its artwork), else the same 404 (or the brand as it was). At most 4 waits per API key at a time; a lookup past that answers at once. Without discovery queued (DISCOVERY off, or the domain tried today) it answers at once.",
       error: "Invalid query parameter wait: must be an integer from 0 to 10000 (milliseconds)",
     }),
   ),
@@ -40,7 +40,7 @@ export const BrandResponse = t.Object(
     darkModeColor: t.Union([Hex, t.Null()]),
     verified: t.Boolean({
       description:
-        "true once the brand's data has passed the service's integrity checks (every stored SVG matches its recorded sha256 and passes the sanitizer again); same as verifiedAt != null",
+        "true once the brand's data has passed the service's integrity checks (every stored SVG matches its recorded sha256 and passes the sanitizer again) and none of its artwork was read over plain http (provenance website-http). It says nothing about who drew the logo or whether the brand owns it: see provenance for that (bimi-verified: a verified mark certificate). Same as verifiedAt != null",
     }),
     verifiedAt: t.Union([t.String({ format: "date-time" }), t.Null()], {
       description:
@@ -50,6 +50,7 @@ export const BrandResponse = t.Object(
       description:
         "Names of the SVG variants stored for the brand, in the order mono, color, dark, light, wordmark, icon; fetch them from GET /v1/svg/{slug}?variant=. May grow on later requests (dark and light are derived in the background)",
     }),
+    provenance: VariantProvenance,
     contrastTextColor: t.Union([Hex, t.Null()], {
       description:
         "000000 or ffffff, whichever has the higher WCAG contrast on brandColor (text on a brandColor background); null when brandColor is null",

@@ -5,11 +5,12 @@
  */
 import type { Static } from "elysia";
 import { Lru } from "../../platform/cache";
+import { type Brand, VARIANTS } from "../built-catalog";
 import { directoryFields } from "../model";
+import { provenances, readOverHttp } from "../provenance";
 import { contrastOf, cssVars, NOTICE } from "../service";
-import type { CatalogDb } from "../store/db";
+import type { CatalogDb } from "../store/catalog-db";
 import { splitRegistrable } from "../store/schema";
-import { type Brand, VARIANTS } from "../types";
 import { isCountrySuffix, lookupChain, registrableDomain } from "./domain";
 import type { BrandResponse } from "./model";
 
@@ -33,9 +34,10 @@ export function toBrandView(b: Brand): BrandView {
     name: b.name,
     brandColor: b.brandColor,
     darkModeColor: b.darkModeColor,
-    verified: b.verifiedAt !== null,
-    verifiedAt: b.verifiedAt,
+    verified: b.verifiedAt !== null && !readOverHttp(b),
+    verifiedAt: readOverHttp(b) ? null : b.verifiedAt,
     variants: VARIANTS.filter((v) => b.variants[v] !== undefined),
+    provenance: provenances(b, VARIANTS),
     contrastTextColor: contrastOf(b),
     _css: cssVars(b),
     _notice: NOTICE,
@@ -72,6 +74,11 @@ export class BrandResolver {
       this.hosts.set(host, id);
     }
     return id === null ? null : (this.catalog.brandById(id) ?? null);
+  }
+
+  /** The brand with this id as the catalog has it now. */
+  brandById(id: number): Brand | null {
+    return this.catalog.brandById(id) ?? null;
   }
 
   /** resolveHost without the cache: the brand's id, or null */

@@ -13,11 +13,11 @@
  */
 import { createHash } from "node:crypto";
 import decodeIco from "decode-ico";
+import type { Brand } from "../built-catalog";
 import { dominantColor, rgbToHex } from "../colors";
-import { deriveEnrichment } from "../enrichment";
-import type { EnrichmentRecord } from "../enrichment-port";
+import { deriveEnrichment } from "../enrichment/service";
+import type { EnrichmentRecord } from "../enrichment/store/port";
 import { sanitizeAndOptimizeSvg } from "../sanitize";
-import type { Brand } from "../types";
 
 export const MIN_RASTER_SIDE = 32;
 /** Smallest raster kept at all: under MIN_RASTER_SIDE it is low-resolution artwork. */
@@ -205,12 +205,16 @@ export function rasterWrapper(png: Uint8Array, width: number, height: number): s
   return `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 ${width} ${height}" width="${width}" height="${height}"><image width="${width}" height="${height}" href="data:image/png;base64,${data}"/></svg>`;
 }
 
-/** StoredSvg.source of a raster-backed mark: "web:raster:WxH". */
-export const rasterSource = (width: number, height: number) => `web:raster:${width}x${height}`;
+/** StoredSvg.source of a pinned raster mark: "pin:raster:WxH" (discovered: provenance.ts). */
+export const rasterSource = (width: number, height: number, tag: string) =>
+  `${tag}:raster:${width}x${height}`;
 
-/** The longer pixel side of a raster-backed mark, from its source; null for real vectors. */
+/**
+ * The longer pixel side of a raster-backed mark, from its source ("web:raster:WxH",
+ * "web:http:raster:WxH", "pin:raster:WxH"); null for real vectors.
+ */
 export function rasterSide(source: string): number | null {
-  const m = /^web:raster:(\d+)x(\d+)$/.exec(source);
+  const m = /^(?:web:(?:http:)?|pin:)raster:(\d+)x(\d+)$/.exec(source);
   return m ? Math.max(Number(m[1]), Number(m[2])) : null;
 }
 

@@ -14,12 +14,14 @@
  */
 import { readFileSync } from "node:fs";
 import type { Command } from "commander";
-import { CliError, withStore } from "../../cli";
+import { CliError, cliOperator, withStore } from "../../cli";
 import { loadConfig } from "../../config";
-import type { Store } from "../../store";
-import type { DiscoveryRecord } from "../enrichment-port";
+import type { Store } from "../../deps";
+import type { Brand } from "../built-catalog";
 import { CatalogService, hasArtwork } from "../service";
-import type { DiscoveryService, TrailEntry } from "./service";
+import type { TrailEntry } from "./artwork-choice";
+import type { DiscoveryService } from "./service";
+import type { DiscoveryRecord } from "./store/port";
 
 /** Tests point the CLI's discovery at their fixtures (DNS) here. */
 export const discoveryHooks: { configure?: (d: DiscoveryService) => void } = {};
@@ -81,13 +83,21 @@ function progress(done: number, total: number, found: number) {
 async function openDiscovery(store: Store) {
   // loaded by the discovery commands only: it brings svgo, sharp and the HTML parser, which the
   // other admin commands do not need at start
-  const svc = await import("./service");
+  const { startEnrichment } = await import("./setup");
+  const { DiscoveryService } = await import("./service");
+  const records = await import("./records");
   const config = loadConfig(process.env);
   const catalog = new CatalogService(store.catalog);
   await catalog.load();
-  const background = await svc.startEnrichment(config, store.enrichment, catalog);
+  const background = await startEnrichment(config, store, catalog);
   discoveryHooks.configure?.(background.discovery);
-  return { svc, catalog, discovery: background.discovery, close: background.close };
+  return {
+    records,
+    domainOf: (b: Brand) => DiscoveryService.domainOf(b),
+    catalog,
+    discovery: background.discovery,
+    close: background.close,
+  };
 }
 
 function domainsFrom(o: { file?: string; directory?: boolean }, args: string[], d: Opened) {
@@ -106,7 +116,7 @@ function domainsFrom(o: { file?: string; directory?: boolean }, args: string[], 
   }
   if (o.directory)
     for (const b of d.catalog.each()) {
-      const domain = !hasArtwork(b) && d.svc.DiscoveryService.domainOf(b);
+      const domain = !hasArtwork(b) && d.domainOf(b);
       if (domain) domains.push(domain);
     }
   return [...new Set(domains.map((d) => d.toLowerCase()))];
@@ -138,13 +148,13 @@ async function discoverAll(d: Opened, domains: string[], force: boolean) {
       const domain = domains[next++] as string;
       const r = await d.discovery.discover(domain, { force }).catch(
         (err): DiscoveryRecord => ({
-          ...d.svc.emptyRecord(domain, null),
+          ...d.records.emptyRecord(domain, null),
           status: "failed",
           reason: (err as Error).message,
         }),
       );
       records.push(r);
-      progress(records.length, domains.length, d.svc.summarize(records).found ?? 0);
+      progress(records.length, domains.length, d.records.summarize(records).found ?? 0);
     }
   };
   const workers = loadConfig(process.env).DISCOVERY_WORKERS;
@@ -180,7 +190,7 @@ export function registerDiscoveryCommands(root: Command) {
               const trail: TrailEntry[] = [];
               const r = await d.discovery.discover(domain, { force: true, trail }).catch(
                 (err): DiscoveryRecord => ({
-                  ...d.svc.emptyRecord(domain, null),
+                  ...d.records.emptyRecord(domain, null),
                   status: "failed",
                   reason: (err as Error).message,
                 }),
@@ -203,7 +213,7 @@ export function registerDiscoveryCommands(root: Command) {
     .option("--status <status>", "found, nothing, refused, failed or taken_down")
     .action((o: { status?: DiscoveryRecord["status"] }) =>
       withDiscovery(async (d) =>
-        printJson((await d.discovery.list(o.status)).map(d.svc.discoveryView)),
+        printJson((await d.discovery.list(o.status)).map(d.records.discoveryView)),
       ),
     );
   group
@@ -213,7 +223,7 @@ export function registerDiscoveryCommands(root: Command) {
     .action((domain: string) =>
       withDiscovery(
         async (d) =>
-          printJson(d.svc.discoveryView(await d.discovery.discover(domain, { force: true }))),
+          printJson(d.records.discoveryView(await d.discovery.discover(domain, { force: true }))),
         true,
       ),
     );
@@ -223,7 +233,7 @@ export function registerDiscoveryCommands(root: Command) {
     .argument("<domain>")
     .action((domain: string) =>
       withDiscovery(async (d) =>
-        printJson(d.svc.discoveryView(await d.discovery.takedown(domain))),
+        printJson(d.records.discoveryView(await d.discovery.takedown(domain, cliOperator()))),
       ),
     );
 }

@@ -11,8 +11,14 @@
  *   (TLS to the site, the certificate checked against the site's name). With `proxyResolves`
  *   (DISCOVERY_PROXY_RESOLVES) the host is not resolved here: the proxy gets the name and
  *   resolves and enforces itself; the checks that need no DNS (checkUrl) still run first.
- * - A TLS failure (an untrusted, expired or misnamed certificate, a failed handshake) is a
- *   FetchError "tls": never retried over http://.
+ * - No downgrade under interference: a TLS failure (an untrusted, expired or misnamed
+ *   certificate, a failed handshake) is a FetchError "tls", a reset or other connection error
+ *   "connect", running out of time "timeout": none is retried over http://. Only an https
+ *   port that refuses the connection outright (ECONNREFUSED: nothing listening; through a
+ *   proxy, CONNECT answered 502) is "port_closed", and only then does `homepage` read the site
+ *   over plain http (what it finds there is marked as such by the caller).
+ * - Conditional GETs: `validators` (an earlier response's ETag and Last-Modified) are sent as
+ *   If-None-Match and If-Modified-Since; a 304 answers with no body.
  * - Bodies are read up to `maxBytes` after decoding (gzip, deflate, br): a Content-Length over
  *   the cap, or a body (or decompression bomb) that grows past it, is cut off. Each request
  *   has REQUEST_TIMEOUT_MS (headers and body together) and never outlives `deadline`.
@@ -31,18 +37,28 @@ export const REQUEST_TIMEOUT_MS = 5_000;
 export const HTML_MAX_BYTES = 2 * 1024 * 1024;
 export const IMAGE_MAX_BYTES = 1024 * 1024;
 
-export type FetchErrorCode = "connect" | "tls" | "timeout" | "too_large" | "redirects" | "protocol";
+export type FetchErrorCode =
+  | "connect"
+  | "port_closed"
+  | "tls"
+  | "timeout"
+  | "too_large"
+  | "redirects"
+  | "protocol";
 
 /** Error codes of a failed certificate check or TLS handshake (OpenSSL's, Node's, Bun's). */
 const TLS_ERROR = /CERT|SELF_SIGNED|UNABLE_TO_|ERR_TLS|ERR_SSL|EPROTO|HANDSHAKE|TLS/i;
 
-/** A request error as a FetchError: "tls" for certificate and handshake failures. */
-function requestError(url: URL, err: Error): FetchError {
+/**
+ * A request error as a FetchError: "tls" for certificate and handshake failures, "port_closed"
+ * for a refused connection (nothing listening), "connect" for any other (a reset included).
+ */
+export function fetchErrorOf(url: URL, err: Error): FetchError {
   if (err instanceof FetchError) return err;
   const code = String((err as { code?: string }).code ?? "");
   const tlsFailed = url.protocol === "https:" && TLS_ERROR.test(code);
   return new FetchError(
-    tlsFailed ? "tls" : "connect",
+    tlsFailed ? "tls" : code === "ECONNREFUSED" ? "port_closed" : "connect",
     `${url.href}: ${code ? `${code} ` : ""}${err.message}`,
   );
 }
@@ -65,6 +81,15 @@ export interface FetchResult {
   body: Buffer;
   /** every URL that redirected, in order */
   redirects: string[];
+  /** the final response's ETag and Last-Modified, when it sent them */
+  etag?: string;
+  lastModified?: string;
+}
+
+/** An earlier response's validators, for a conditional GET. */
+export interface Validators {
+  etag?: string;
+  lastModified?: string;
 }
 
 export interface FetcherOptions {
@@ -86,6 +111,8 @@ export interface GetOptions {
   /** epoch ms after which nothing more is sent or read */
   deadline: number;
   accept: string;
+  /** sent as If-None-Match / If-Modified-Since: a 304 means unchanged */
+  validators?: Validators;
 }
 
 interface Hop {
@@ -93,6 +120,8 @@ interface Hop {
   location: string | null;
   contentType: string;
   body: Buffer;
+  etag?: string;
+  lastModified?: string;
 }
 
 const DECODERS: Record<string, () => zlib.Gunzip | zlib.Inflate | zlib.BrotliDecompress> = {
@@ -131,6 +160,8 @@ export class GuardedFetcher {
           contentType: r.contentType,
           body: r.body,
           redirects,
+          ...(r.etag ? { etag: r.etag } : {}),
+          ...(r.lastModified ? { lastModified: r.lastModified } : {}),
         };
       }
       if (hop >= MAX_REDIRECTS)
@@ -144,26 +175,32 @@ export class GuardedFetcher {
     }
   }
 
-  /** https://domain/ first, then http://domain/ when https cannot connect or answer in time. */
+  /**
+   * https://domain/ first; http://domain/ only when the https port refused the connection
+   * outright ("port_closed"), never after a TLS error, a reset or a timeout.
+   */
   async homepage(domain: string, opts: GetOptions): Promise<FetchResult> {
     try {
       return await this.get(`https://${domain}/`, opts);
     } catch (err) {
-      if (!(err instanceof FetchError) || (err.code !== "connect" && err.code !== "timeout"))
-        throw err;
+      if (!(err instanceof FetchError) || err.code !== "port_closed") throw err;
       if (Date.now() >= opts.deadline) throw err;
       return this.get(`http://${domain}/`, opts);
     }
   }
 
-  private headers(url: URL, accept: string): Record<string, string> {
+  private headers(url: URL, opts: GetOptions): Record<string, string> {
     return {
       host: url.host,
       "user-agent": this.options.userAgent,
-      accept,
+      accept: opts.accept,
       "accept-encoding": "gzip, deflate, br",
       "accept-language": "en",
       connection: "close",
+      ...(opts.validators?.etag ? { "if-none-match": opts.validators.etag } : {}),
+      ...(opts.validators?.lastModified
+        ? { "if-modified-since": opts.validators.lastModified }
+        : {}),
     };
   }
 
@@ -194,9 +231,9 @@ export class GuardedFetcher {
           reject(err);
         };
         cleanup.push(() => fail(new FetchError("timeout", `${url.href} took over ${ms} ms`)));
-        this.open(url, addresses, opts.accept, cleanup).then((req) => {
+        this.open(url, addresses, opts, cleanup).then((req) => {
           cleanup.push(() => req.destroy());
-          req.on("error", (err) => fail(requestError(url, err)));
+          req.on("error", (err) => fail(fetchErrorOf(url, err)));
           req.on("response", (res) => {
             cleanup.push(() => res.destroy());
             readResponse(res, url, opts.maxBytes, cleanup).then((hop) => {
@@ -217,10 +254,10 @@ export class GuardedFetcher {
   private async open(
     url: URL,
     addresses: string[],
-    accept: string,
+    opts: GetOptions,
     cleanup: (() => void)[],
   ): Promise<http.ClientRequest> {
-    const headers = this.headers(url, accept);
+    const headers = this.headers(url, opts);
     const path = `${url.pathname}${url.search}`;
     const port = Number(url.port || (url.protocol === "https:" ? 443 : 80));
     if (!this.proxy) {
@@ -263,17 +300,25 @@ export class GuardedFetcher {
         if (res.statusCode === 200) resolve(socket);
         else {
           socket.destroy();
-          reject(new FetchError("connect", `proxy CONNECT ${host}: ${res.statusCode}`));
+          reject(connectRefused(host, res.statusCode));
         }
       });
       req.on("response", (res) => {
         res.resume();
-        reject(new FetchError("connect", `proxy CONNECT ${host}: ${res.statusCode}`));
+        reject(connectRefused(host, res.statusCode));
       });
       req.on("error", (err) => reject(new FetchError("connect", `proxy CONNECT ${host}: ${err}`)));
       req.end();
     });
   }
+}
+
+/** A CONNECT the proxy did not tunnel: 502 (the site's port refused it) is "port_closed". */
+function connectRefused(host: string, status: number | undefined): FetchError {
+  return new FetchError(
+    status === 502 ? "port_closed" : "connect",
+    `proxy CONNECT ${host}: ${status}`,
+  );
 }
 
 /** A `lookup` that answers only the addresses already checked (no second DNS query). */
@@ -299,6 +344,10 @@ function readResponse(
   const status = res.statusCode ?? 0;
   const contentType = String(res.headers["content-type"] ?? "").toLowerCase();
   const location = res.headers.location;
+  const validators = {
+    ...(res.headers.etag ? { etag: String(res.headers.etag) } : {}),
+    ...(res.headers["last-modified"] ? { lastModified: String(res.headers["last-modified"]) } : {}),
+  };
   if (status >= 300 && status < 400 && location) {
     res.resume();
     return Promise.resolve({ status, location, contentType, body: Buffer.alloc(0) });
@@ -342,7 +391,7 @@ function readResponse(
       chunks.push(chunk);
     });
     stream.on("end", () =>
-      resolve({ status, location: null, contentType, body: Buffer.concat(chunks) }),
+      resolve({ status, location: null, contentType, body: Buffer.concat(chunks), ...validators }),
     );
     stream.on("error", (err) =>
       reject(new FetchError("protocol", `${url.href}: ${(err as Error).message}`)),

@@ -1,6 +1,7 @@
 import { Elysia } from "elysia";
-import { requireOperator } from "../../guard";
-import { ApiError, ErrorBody } from "../../http/errors";
+import { type Operators, requireOperator } from "../../guard";
+import { ErrorBody } from "../../http/errors";
+import { conflict, invalid } from "../../platform/domain-errors";
 import {
   DiscoverBody,
   DiscoverResult,
@@ -9,17 +10,18 @@ import {
   DomainParams,
   ListQuery,
 } from "./model";
-import { type DiscoveryService, discoveryView, summarize } from "./service";
+import { discoveryView, summarize } from "./records";
+import type { DiscoveryService } from "./service";
 
 const DISABLED =
   "Web discovery is off on this service (DISCOVERY=off): it makes no outbound request. Set DISCOVERY=on to discover domains.";
 
 function requireEnabled(discovery: DiscoveryService) {
-  if (!discovery.enabled) throw new ApiError(409, "discovery_disabled", DISABLED);
+  if (!discovery.enabled) throw conflict("discovery_disabled", DISABLED);
 }
 
 function domainProblem(err: unknown): never {
-  throw new ApiError(422, "validation_error", `Invalid domain: ${(err as Error).message}`);
+  throw invalid(`Invalid domain: ${(err as Error).message}`);
 }
 
 /**
@@ -29,15 +31,15 @@ function domainProblem(err: unknown): never {
  */
 export function discoveryAdminController(deps: {
   discovery: DiscoveryService;
-  adminToken: string;
+  operators: Operators;
 }) {
   const { discovery } = deps;
   return new Elysia({ prefix: "/admin/discoveries", tags: ["admin"] })
     .onParse(({ request }) => {
-      requireOperator(request, deps.adminToken);
+      requireOperator(request, deps.operators);
     })
     .onTransform(({ request }) => {
-      requireOperator(request, deps.adminToken);
+      requireOperator(request, deps.operators);
     })
     .get(
       "",
@@ -96,8 +98,12 @@ export function discoveryAdminController(deps: {
     )
     .delete(
       "/:domain",
-      async ({ params }) =>
-        discoveryView(await discovery.takedown(params.domain).catch(domainProblem)),
+      async ({ params, request }) =>
+        discoveryView(
+          await discovery
+            .takedown(params.domain, requireOperator(request, deps.operators))
+            .catch(domainProblem),
+        ),
       {
         params: DomainParams,
         response: { 200: DiscoveryView, 401: ErrorBody, 422: ErrorBody },

@@ -40,9 +40,59 @@ export const DiscoveredAssetView = t.Object({
   verifiedMark: t.Optional(
     t.Boolean({
       description:
-        "BIMI only: whether the mark certificate named by the record carries the same SVG",
+        "BIMI only: whether the mark certificate named by the record passed every check (see bimi.failed)",
     }),
   ),
+  provenance: t.Optional(
+    t.Union(
+      [
+        t.Literal("bimi-verified"),
+        t.Literal("bimi"),
+        t.Literal("website"),
+        t.Literal("website-http"),
+      ],
+      {
+        description:
+          "How it was obtained: the BIMI logo with or without a verified mark, the website over https, or over plain http (never verified; replaced by the first later read over https)",
+      },
+    ),
+  ),
+  etag: t.Optional(
+    t.String({ description: "The response's ETag (the refresh's conditional GET)" }),
+  ),
+  lastModified: t.Optional(
+    t.String({ description: "The response's Last-Modified (the refresh's conditional GET)" }),
+  ),
+});
+
+const BimiCheckView = t.Object(
+  {
+    logo: t.String({ description: "The record's l= URL" }),
+    certificate: t.Union([t.String(), t.Null()], { description: "The record's a= URL" }),
+    verifiedMark: t.Boolean({ description: "true only when the certificate passed every check" }),
+    failed: t.Array(
+      t.Object({
+        check: t.String({
+          description:
+            "certificate (not fetched or unreadable), chain, self_signed, validity, usage (the BIMI extended key usage), domain, logotype or hash",
+        }),
+        reason: t.String(),
+      }),
+      { description: "Each failed check of the mark certificate" },
+    ),
+    unusable: t.Optional(
+      t.String({
+        description: "Why the logo itself is not used (not https, too large, not square ...)",
+      }),
+    ),
+    organization: t.Optional(t.Union([t.String(), t.Null()])),
+    notAfter: t.Optional(t.Union([t.String(), t.Null()])),
+  },
+  { description: "The domain's BIMI record and how its logo and mark certificate fared" },
+);
+
+const VariantHashes = t.Record(t.String(), t.String(), {
+  description: "sha256 of each variant the replaced artwork had",
 });
 
 export const DiscoveryView = t.Object({
@@ -65,6 +115,25 @@ export const DiscoveryView = t.Object({
   ),
   variants: t.Array(Variant),
   assets: t.Array(DiscoveredAssetView),
+  bimi: t.Optional(BimiCheckView),
+  pageValidators: t.Optional(
+    t.Object({ etag: t.Optional(t.String()), lastModified: t.Optional(t.String()) }),
+  ),
+  refreshAt: t.Optional(
+    t.String({ format: "date-time", description: "Found: when the domain is checked again" }),
+  ),
+  change: t.Optional(
+    t.Union([t.Literal("new"), t.Literal("unchanged"), t.Literal("replaced")], {
+      description:
+        "Found: the domain's first artwork, a check that found the same artwork, or other artwork that replaced the old",
+    }),
+  ),
+  previous: t.Optional(VariantHashes),
+  pinned: t.Optional(
+    t.Array(Variant, {
+      description: "Variants an operator's pin held when this was stored (the pin stays served)",
+    }),
+  ),
 });
 
 export const DiscoveryList = t.Object({

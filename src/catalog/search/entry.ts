@@ -4,7 +4,7 @@
  * the candidates of a query.
  */
 import { parse } from "tldts";
-import type { Brand } from "../types";
+import type { Brand } from "../built-catalog";
 import { abbreviations, compact, deletions, fold, wordParts, wordTails } from "./text";
 
 export interface Entry {
@@ -42,8 +42,8 @@ function hasArt(b: Pick<Brand, "variants">): boolean {
   return false;
 }
 
-/** "chatgpt.com" -> "chatgpt", "drive.google.com" -> "drivegoogle" */
-function hostName(domain: string): string {
+/** A domain as search keys it: "chatgpt.com" -> "chatgpt", "drive.google.com" -> "drivegoogle" */
+export function hostName(domain: string): string {
   const p = parse(domain, { allowPrivateDomains: true });
   return compact([p.subdomain, p.domainWithoutSuffix].filter(Boolean).join("."));
 }

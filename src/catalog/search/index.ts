@@ -1,8 +1,9 @@
 import { Elysia, type Static } from "elysia";
 import { type AuthDeps, authPlugin, noteMeter } from "../../guard";
-import { ApiError, ErrorBody, RateLimitedBody } from "../../http/errors";
+import { ErrorBody, RateLimitedBody } from "../../http/errors";
 import { documentedResponses, JSON_TYPE, preSerialized } from "../../http/json-responses";
 import { decimalQuery } from "../../http/params";
+import { invalid } from "../../platform/domain-errors";
 import type { CatalogService } from "../service";
 import { SearchQuery, SearchResponse } from "./model";
 import { SearchResponses } from "./responses";
@@ -31,10 +32,9 @@ export function searchController(
       ({ query, request, set }) => {
         const q = normalizeQuery(query.q ?? "");
         if ([...q].length < 2)
-          throw new ApiError(
-            422,
-            "query_too_short",
+          throw invalid(
             "Query parameter q must have at least 2 characters (after trimming and collapsing whitespace).",
+            "query_too_short",
           );
         // a cached or freshly assembled SearchResponse body (search/responses.ts); its entries
         // are the catalog's views, each checked against ServiceResponse in the catalog tests

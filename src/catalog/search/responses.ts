@@ -9,7 +9,7 @@
  * otherwise (enrichment adding colors).
  */
 import { LRUCache } from "lru-cache";
-import type { Brand } from "../types";
+import type { Brand } from "../built-catalog";
 import { normalizeQuery } from "./text";
 
 export interface SearchSource {

@@ -23,8 +23,8 @@
  */
 import { transliterate } from "transliteration";
 import { Lru } from "../../platform/cache";
-import type { CatalogDb, TermRow } from "../store/db";
-import type { Brand } from "../types";
+import type { Brand } from "../built-catalog";
+import type { CatalogDb, TermRow } from "../store/catalog-db";
 import { type Entry, exactKeys, FIELD, termsOf, toEntry } from "./entry";
 import {
   compact,

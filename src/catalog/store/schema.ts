@@ -19,8 +19,8 @@
 import { renameSync, rmSync } from "node:fs";
 import type { DatabaseSync, StatementSync } from "node:sqlite";
 import { countryOf, isCountrySuffix, normalizeHost, registrableDomain } from "../brand/domain";
+import type { Brand, StoredSvg, Variant } from "../built-catalog";
 import { deletionKeys, exactKeys, FIELD, TYPO_MIN, termsOf, toEntry } from "../search/entry";
-import type { Brand, StoredSvg, Variant } from "../types";
 
 export function createSchema(db: DatabaseSync, opts: { overlay?: boolean } = {}) {
   db.exec(`

@@ -2,17 +2,19 @@ import { existsSync, readdirSync, readFileSync, renameSync } from "node:fs";
 import { join } from "node:path";
 import { JWT_SECRET_NAME } from "../../accounts/jwt";
 import type { AccountEvent } from "../../accounts/model";
-import type { DataKeyRecord, TokenRecord } from "../../accounts/port";
-import type { BillingLink } from "../../billing/port";
-import type { DiscoveryRecord, EnrichmentRecord } from "../../catalog/enrichment-port";
+import type { EmbeddedAccountStore } from "../../accounts/store/embedded";
+import type { EmbeddedTokenStore } from "../../accounts/store/embedded-tokens";
+import type { DataKeyRecord, TokenRecord } from "../../accounts/store/port";
+import type { EmbeddedBillingStore } from "../../billing/store/embedded";
+import type { BillingLink } from "../../billing/store/port";
+import type { EmbeddedDiscoveryStore } from "../../catalog/discovery/store/embedded";
+import type { DiscoveryRecord } from "../../catalog/discovery/store/port";
+import type { EmbeddedEnrichmentStore } from "../../catalog/enrichment/store/embedded";
+import type { EnrichmentRecord } from "../../catalog/enrichment/store/port";
 import { JsonlLog } from "../../platform/jsonl";
 import { log } from "../../platform/log";
-import type { EmbeddedAccountStore } from "./accounts";
-import type { EmbeddedTokenStore } from "./accounts-tokens";
-import type { EmbeddedBillingStore } from "./billing";
+import type { EmbeddedVisitorStore } from "../../visitor-counter/store/embedded";
 import type { Database } from "./db";
-import type { EmbeddedEnrichmentStore } from "./enrichment";
-import type { EmbeddedVisitorStore } from "./visitors";
 
 /**
  * The files an earlier embedded store kept under DATA_DIR (everything but the usage events),
@@ -35,6 +37,7 @@ export interface LegacyStores {
   tokens: EmbeddedTokenStore;
   billing: EmbeddedBillingStore;
   enrichment: EmbeddedEnrichmentStore;
+  discoveries: EmbeddedDiscoveryStore;
   visitors: EmbeddedVisitorStore;
 }
 
@@ -168,7 +171,7 @@ export function importLegacyFiles(
     }
     if (has("discoveries.jsonl")) {
       const latest = latestDiscoveries(lines<DiscoveryRecord>(path("discoveries.jsonl")));
-      for (const r of latest) stores.enrichment.saveDiscoverySync(r, true);
+      for (const r of latest) stores.discoveries.saveSync(r, true);
       counts.discoveries = latest.length;
     }
     if (has("visitor-counter.json")) {

@@ -1,5 +1,5 @@
 import { Elysia } from "elysia";
-import { requireOperator } from "../../guard";
+import { type Operators, requireOperator } from "../../guard";
 import { ErrorBody } from "../../http/errors";
 import { decimalQuery } from "../../http/params";
 import type { UsageLog } from "../log/port";
@@ -7,10 +7,12 @@ import { MISSES_DESCRIPTION, rankedMisses } from "./misses";
 import { MissesQuery, MissesResponse } from "./model";
 
 /** GET /admin/analytics/misses: the misses of every account (mounted with the admin routes). */
-export function analyticsAdminController(deps: { usage: UsageLog; adminToken: string }) {
+export function analyticsAdminController(deps: { usage: UsageLog; operators: Operators }) {
   return new Elysia({ prefix: "/admin/analytics", tags: ["admin"] })
     .use(decimalQuery)
-    .onTransform(({ request }) => requireOperator(request, deps.adminToken))
+    .onTransform(({ request }) => {
+      requireOperator(request, deps.operators);
+    })
     .get("/misses", ({ query }) => rankedMisses(deps.usage, null, query), {
       query: MissesQuery,
       decimalQuery: MissesQuery,

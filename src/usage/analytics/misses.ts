@@ -4,7 +4,10 @@ import { type HistoryQuery, resolveRange } from "./service";
 export const MISSES_DESCRIPTION =
   "What was asked for and could not be served, ranked by requests: domains and e-mail domains " +
   "GET /v1/brand found no brand for (404), slugs that are unknown (404) or whose brand has no " +
-  "artwork yet (the placeholder was served), and search queries (normalised) without result. " +
+  "artwork yet (the placeholder was served), search queries (normalised) without result, and " +
+  "the merchants of card-statement descriptors no brand matched (GET /v1/brand?transaction=, " +
+  "POST /v1/transactions: the merchant's name cleaned of prefixes, numbers and place; never a " +
+  "person paid through a wallet, never a bank operation). " +
   "An e-mail address is stored as its domain only, never its local part. Days `from`..`to` " +
   "(default the 30 days ending today, at most 366), `kind` to keep one kind, `limit` rows " +
   "(1..1000, default 50).";
@@ -12,8 +15,8 @@ export const MISSES_DESCRIPTION =
 export const MISSES_DEFAULT_LIMIT = 50;
 export const MISSES_MAX_LIMIT = 1000;
 
-export type MissKind = "domain" | "email" | "slug" | "query";
-export const MISS_KINDS: readonly MissKind[] = ["domain", "email", "slug", "query"];
+export type MissKind = "domain" | "email" | "slug" | "query" | "transaction";
+export const MISS_KINDS: readonly MissKind[] = ["domain", "email", "slug", "query", "transaction"];
 
 export interface MissRow {
   kind: string;

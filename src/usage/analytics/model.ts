@@ -279,10 +279,19 @@ export const exportResponses = {
 export const MissesQuery = t.Object({
   ...range,
   kind: t.Optional(
-    t.Union([t.Literal("domain"), t.Literal("email"), t.Literal("slug"), t.Literal("query")], {
-      description: `Only misses of this kind: ${MISS_KINDS.join(", ")}`,
-      error: `Invalid query parameter kind: must be one of ${MISS_KINDS.join(", ")}`,
-    }),
+    t.Union(
+      [
+        t.Literal("domain"),
+        t.Literal("email"),
+        t.Literal("slug"),
+        t.Literal("query"),
+        t.Literal("transaction"),
+      ],
+      {
+        description: `Only misses of this kind: ${MISS_KINDS.join(", ")}`,
+        error: `Invalid query parameter kind: must be one of ${MISS_KINDS.join(", ")}`,
+      },
+    ),
   ),
   limit: t.Optional(queryInt("limit", 1, MISSES_MAX_LIMIT, MISSES_DEFAULT_LIMIT)),
 });
@@ -295,7 +304,7 @@ export const MissesResponse = t.Object(
       t.Object({
         kind: t.String({
           description:
-            "domain (GET /v1/brand?domain= without a brand), email (the domain of an address without a brand; never its local part), slug (unknown slug, or a brand served as a placeholder), query (a search without result, normalised)",
+            "domain (GET /v1/brand?domain= without a brand), email (the domain of an address without a brand; never its local part), slug (unknown slug, or a brand served as a placeholder), query (a search without result, normalised), transaction (the merchant of a card-statement descriptor no brand matched, folded to lower case)",
         }),
         value: t.String(),
         count: t.Integer({ minimum: 1, description: "Requests that missed it in the range" }),

@@ -1,7 +1,7 @@
 import { join } from "node:path";
 import { DAY_MS, dayStart, utcDay } from "../../platform/day";
+import type { CountableEvent } from "../../quota/gate";
 import type { Bucket } from "../../quota/limits";
-import type { CountableEvent } from "../../quota/port";
 import { Database, DB_FILE } from "../../store/embedded/db";
 import type { Granularity, Rollup } from "../analytics/cells";
 import { type Batch, dayNo, encodeFrames, eventId, idOf, parseEventId } from "./batch";

@@ -9,8 +9,8 @@ import {
 } from "mongodb";
 import { DAY_MS, dayStart, utcDay } from "../../platform/day";
 import { log } from "../../platform/log";
+import type { CountableEvent } from "../../quota/gate";
 import type { Bucket } from "../../quota/limits";
-import type { CountableEvent } from "../../quota/port";
 import { type Granularity, ROLLUP_NAMES, type Rollup } from "../analytics/cells";
 import { type Batch, dayNo, emptyBatch, idOf, nextQ, parseEventId, sameBatch } from "./batch";
 import { cellOfCounters, fieldsOfKey, keyOfFields } from "./cell-keys";

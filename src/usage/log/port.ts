@@ -1,5 +1,5 @@
+import type { CountableEvent } from "../../quota/gate";
 import type { Bucket } from "../../quota/limits";
-import type { CountableEvent } from "../../quota/port";
 import type { Granularity, Rollup } from "../analytics/cells";
 import type { Batch } from "./batch";
 import type { PCell } from "./period";

@@ -8,7 +8,7 @@ import { describe, expect, test } from "bun:test";
 import { normalizeHost } from "../../../src/catalog/brand/domain";
 import { BrandResolver } from "../../../src/catalog/brand/service";
 import { CatalogService } from "../../../src/catalog/service";
-import { FileCatalogSource } from "../../../src/store/embedded/catalog";
+import { FileCatalogSource } from "../../../src/catalog/store/embedded";
 import { CATALOG_FILE } from "../../support/app";
 import { isExpected, pct, readList } from "../lists/lists";
 

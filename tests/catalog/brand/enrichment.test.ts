@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createHash } from "node:crypto";
 import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import type { Brand, BuiltCatalog } from "../../../src/catalog/built-catalog";
 import { contrastRatio, DARK_SURFACE } from "../../../src/catalog/colors";
 import {
   applyEnrichment,
@@ -15,13 +16,12 @@ import {
   enrichmentBasis,
   isEnriched,
   recolorMono,
-} from "../../../src/catalog/enrichment";
-import type { EnrichmentStore } from "../../../src/catalog/enrichment-port";
+} from "../../../src/catalog/enrichment/service";
+import { EmbeddedEnrichmentStore } from "../../../src/catalog/enrichment/store/embedded";
+import type { EnrichmentStore } from "../../../src/catalog/enrichment/store/port";
 import { CatalogService } from "../../../src/catalog/service";
-import type { Brand, BuiltCatalog } from "../../../src/catalog/types";
+import { FileCatalogSource } from "../../../src/catalog/store/embedded";
 import { setLogLevel } from "../../../src/platform/log";
-import { FileCatalogSource } from "../../../src/store/embedded/catalog";
-import { EmbeddedEnrichmentStore } from "../../../src/store/embedded/enrichment";
 import { CATALOG_FILE, makeApp, tempDir } from "../../support/app";
 import { openDatabase } from "../../support/db";
 import { until } from "../../support/wait";
@@ -40,9 +40,11 @@ async function freshCatalog() {
 
 /** Brands with a mono mark that still lack dark and light (the usual case in the build). */
 function needy(n: number): Brand[] {
-  return built.brands
+  const out = built.brands
     .filter((b) => b.variants.mono && !b.variants.dark && !b.variants.light)
     .slice(0, n);
+  if (out.length < n) throw new Error(`the built catalog has ${out.length} such brands, not ${n}`);
+  return out;
 }
 
 /**

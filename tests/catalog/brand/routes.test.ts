@@ -2,7 +2,7 @@
  * GET /v1/brand through the real app (embedded store in a temp dir, real catalog).
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { VARIANTS } from "../../../src/catalog/types";
+import { VARIANTS } from "../../../src/catalog/built-catalog";
 import { makeApp, type TestApp } from "../../support/app";
 
 let t: TestApp;
@@ -46,6 +46,7 @@ describe("response", () => {
         "darkModeColor",
         "id",
         "name",
+        "provenance",
         "slug",
         "variants",
         "verified",
@@ -62,6 +63,8 @@ describe("response", () => {
     expect(variants).toContain("mono");
     // known names only, in the fixed order
     expect(variants).toEqual(VARIANTS.filter((v) => variants.includes(v)));
+    // every served variant says where it came from: the catalog's icon packages here
+    expect(r.body.provenance).toEqual(Object.fromEntries(variants.map((v) => [v, "catalog"])));
     expect(r.body._css).toEqual({
       "--brand-color": `#${r.body.brandColor}`,
       "--brand-color-dark": `#${r.body.darkModeColor}`,
@@ -187,7 +190,7 @@ describe("validation_error and boundaries", () => {
     const r = await brand("domain=github.com&email=alice@stripe.com");
     expect(r.status).toBe(422);
     expect(r.body.error).toBe("validation_error");
-    expect(r.body.message).toContain("not both");
+    expect(r.body.message).toContain("not two");
   });
   test("domain of 2 characters: 422; 3 characters: looked up", async () => {
     const short = await byDomain("a.b");
@@ -203,7 +206,9 @@ describe("validation_error and boundaries", () => {
     const label = "a".repeat(61);
     const exact = `b.${[label, label, label, label].join(".")}.com`; // 2 + 4*61 + 3 + 4
     expect(exact).toHaveLength(253);
-    expect((await byDomain(exact)).status).toBe(404);
+    const found = await byDomain(exact);
+    expect(found.status).toBe(404);
+    expect(found.body.error).toBe("domain_not_found");
     const over = await byDomain(`${exact}x`);
     expect(over.status).toBe(422);
     expect(over.body.error).toBe("validation_error");

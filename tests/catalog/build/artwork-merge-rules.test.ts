@@ -7,11 +7,11 @@
 import { describe, expect, test } from "bun:test";
 import { commonsFile, nameMergeAgrees } from "../../../scripts/catalog/nsi";
 import { MIN_VISIBLE_SHARE, paintFactsAll } from "../../../scripts/catalog/paint";
+import { undrawable } from "../../../scripts/catalog/variant-choice";
 import { nearWhite } from "../../../scripts/catalog/variant-rules";
-import { undrawable } from "../../../scripts/catalog/variants";
 import { BrandResolver } from "../../../src/catalog/brand/service";
+import type { Brand } from "../../../src/catalog/built-catalog";
 import { CatalogService } from "../../../src/catalog/service";
-import type { Brand } from "../../../src/catalog/types";
 import { builtCatalog, sharedCatalogSource } from "../../support/catalog";
 
 const brands = builtCatalog().brands;

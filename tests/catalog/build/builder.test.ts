@@ -4,11 +4,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { applyAliasOverrides } from "../../../scripts/catalog/aliases";
 import { assignDomains, claimsFromUrl, type DomainBrand } from "../../../scripts/catalog/domains";
+import { type DraftBrand, parseIconName } from "../../../scripts/catalog/icon-sets";
 import { type IconifySet, iconToSvg, resolveIcon } from "../../../scripts/catalog/iconify";
 import { assignIds } from "../../../scripts/catalog/ids";
 import { builderFiles, inputsVersion } from "../../../scripts/catalog/inputs";
 import { compactKey, siSlugify, TieredIndex } from "../../../scripts/catalog/keys";
-import { type DraftBrand, parseIconName } from "../../../scripts/catalog/merge";
 
 describe("iconify icons to SVG", () => {
   const set: IconifySet = {

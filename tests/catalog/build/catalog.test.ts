@@ -5,9 +5,9 @@ import { join, resolve } from "node:path";
 import { deriveMono } from "../../../scripts/catalog/mono";
 import { renderFlags } from "../../../scripts/catalog/render-check";
 import { SOURCE_LICENCES } from "../../../scripts/catalog/sources";
+import type { Brand, BuiltCatalog } from "../../../src/catalog/built-catalog";
 import { contrastRatio } from "../../../src/catalog/colors";
 import { sanitizeAndOptimizeSvg } from "../../../src/catalog/sanitize";
-import type { Brand, BuiltCatalog } from "../../../src/catalog/types";
 import { nonBlackPaint } from "./paint-scan";
 import { svgHazards } from "./svg-scan";
 

@@ -13,7 +13,7 @@ import { buildDirectory, type Candidate } from "../../../scripts/catalog/nsi";
 import { loadRedirects } from "../../../scripts/catalog/redirects";
 import { loadSet, parseIconName, type SetId } from "../../../scripts/catalog/sources";
 import { attachTickers } from "../../../scripts/catalog/tickers";
-import { chooseVariants } from "../../../scripts/catalog/variants";
+import { chooseVariants } from "../../../scripts/catalog/variant-choice";
 import { makeApp, type TestApp } from "../../support/app";
 import { builtCatalog } from "../../support/catalog";
 import { brandOf, draft, iconCandidate } from "./steps/draft";

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { applyRedirects, loadRedirects } from "../../../scripts/catalog/redirects";
-import type { Brand } from "../../../src/catalog/types";
+import type { Brand } from "../../../src/catalog/built-catalog";
 import { builtCatalog } from "../../support/catalog";
 
 const brand = (slug: string) => ({ slug }) as Brand;

@@ -6,7 +6,7 @@ import { attributionMarkdown, baseSource } from "../../../scripts/catalog/attrib
 import { recolor } from "../../../scripts/catalog/modes";
 import { renderFlags } from "../../../scripts/catalog/render-check";
 import { loadLobehub, parseIconName, SOURCE_LICENCES } from "../../../scripts/catalog/sources";
-import type { Brand } from "../../../src/catalog/types";
+import type { Brand } from "../../../src/catalog/built-catalog";
 
 const ROOT = resolve(import.meta.dir, "../../..");
 

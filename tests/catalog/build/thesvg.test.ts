@@ -2,8 +2,8 @@
 import { describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
+import type { DraftBrand } from "../../../scripts/catalog/icon-sets";
 import { compactKey, siSlugify, TieredIndex } from "../../../scripts/catalog/keys";
-import type { DraftBrand } from "../../../scripts/catalog/merge";
 import {
   exclusion,
   KEPT_LICENCES,

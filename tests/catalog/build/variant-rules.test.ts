@@ -18,10 +18,10 @@ import { popularBrands } from "../../../scripts/catalog/popular";
 import { applyVariantRules, type RuleBrand } from "../../../scripts/catalog/variant-rules";
 import { demultiply, squareFrame } from "../../../src/assets/render";
 import { BrandResolver } from "../../../src/catalog/brand/service";
+import type { Brand, BuiltCatalog, Variant } from "../../../src/catalog/built-catalog";
 import { contrastRatio, rgbToHex } from "../../../src/catalog/colors";
 import { CatalogService } from "../../../src/catalog/service";
-import type { Brand, BuiltCatalog, Variant } from "../../../src/catalog/types";
-import { FileCatalogSource } from "../../../src/store/embedded/catalog";
+import { FileCatalogSource } from "../../../src/catalog/store/embedded";
 import { tempDir } from "../../support/app";
 
 const ROOT = resolve(import.meta.dir, "../../..");

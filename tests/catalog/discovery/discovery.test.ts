@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import sharp from "sharp";
 import { DiscoveryService } from "../../../src/catalog/discovery/service";
-import type { DiscoveryRecord } from "../../../src/catalog/enrichment-port";
+import type { DiscoveryRecord } from "../../../src/catalog/discovery/store/port";
 import type { Deps } from "../../../src/deps";
 import { ADMIN_TOKEN, makeApp, type TestApp, tempDir } from "../../support/app";
 import { ICON_SVG, logoSites, SSRF_DNS } from "../../support/logo-sites";
@@ -46,7 +46,7 @@ async function discover(domain: string) {
 }
 
 const record = (domain: string) =>
-  t.deps.store.enrichment.discovery(domain) as Promise<DiscoveryRecord>;
+  t.deps.store.discoveries.discovery(domain) as Promise<DiscoveryRecord>;
 
 beforeAll(async () => {
   const sites = await logoSites();
@@ -338,10 +338,10 @@ describe("operator routes", () => {
 });
 
 describe("queue", () => {
-  test("a full queue drops and counts", () => {
+  test("a full queue drops and counts: one job runs, `queueSize` wait, the rest are dropped", () => {
     const d = t.deps;
     const svc = new DiscoveryService(
-      d.store.enrichment,
+      d.store.discoveries,
       d.enrichment,
       d.catalog,
       d.discovery.fetcher,
@@ -352,9 +352,12 @@ describe("queue", () => {
       },
     );
     expect(svc.requestDomain("q1.test")).toBe(true);
+    expect(svc.requestDomain("q2.test")).toBe(true);
+    // a domain queued already is not queued twice, and not counted as dropped
     expect(svc.requestDomain("q2.test")).toBe(false);
     expect(svc.requestDomain("q3.test")).toBe(false);
-    expect(svc.stats().dropped).toBe(2);
+    expect(svc.requestDomain("q4.test")).toBe(false);
+    expect(svc.stats()).toMatchObject({ running: 1, queued: 1, dropped: 2 });
     return svc.close();
   });
 });

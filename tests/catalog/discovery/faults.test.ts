@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import sharp from "sharp";
-import type { DiscoveryRecord } from "../../../src/catalog/enrichment-port";
+import type { DiscoveryRecord } from "../../../src/catalog/discovery/store/port";
 import type { Deps } from "../../../src/deps";
 import { ADMIN_TOKEN, makeApp, type TestApp, tempDir } from "../../support/app";
 import { ICON_SVG, ico, png } from "../../support/logo-sites";
@@ -44,7 +44,7 @@ async function settle() {
   await t.deps.enrichment.idle();
 }
 const record = (domain: string) =>
-  t.deps.store.enrichment.discovery(domain) as Promise<DiscoveryRecord>;
+  t.deps.store.discoveries.discovery(domain) as Promise<DiscoveryRecord>;
 const rediscover = async (domain: string) => {
   const r = await t.req(`/admin/discoveries/${domain}/rediscover`, {
     method: "POST",
@@ -235,7 +235,7 @@ describe("pages discovery got wrong", () => {
     const slug = ((await r.json()) as { slug: string }).slug;
     const rec = await record("tiny.test");
     expect(rec.assets[0]).toMatchObject({ kind: "raster", width: 16, lowRes: true });
-    expect(rec.variants.color?.source).toBe("web:raster:16x16");
+    expect(rec.variants.color?.source).toBe("web:http:raster:16x16");
     // the PNG route never draws it past 32 px, whatever the size asked
     const big = await t.get(`/v1/png/${slug}?variant=color&size=256`, pro);
     const { data, info } = await sharp(Buffer.from(await big.arrayBuffer()))
@@ -251,11 +251,15 @@ describe("pages discovery got wrong", () => {
       ...web.sites["tiny.test"],
       "/apple-touch-icon.png": bytes(await png(180, "#c8102e"), "image/png"),
     };
-    const aged = { ...rec, at: new Date(Date.now() - 25 * 3600_000).toISOString() };
-    t.deps.enrichment.applyDiscovery(await t.deps.store.enrichment.saveDiscovery(aged));
-    await settle();
-    expect((await t.get(`/v1/brand?domain=tiny.test`, ent)).status).toBe(200);
-    await settle();
+    // low-resolution artwork is due again a day later: the service's clock is moved on
+    expect(rec.refreshAt).toBe(new Date(Date.parse(rec.at) + 24 * 3600_000).toISOString());
+    t.deps.discovery.now = () => Date.parse(rec.at) + 25 * 3600_000;
+    try {
+      expect((await t.get(`/v1/brand?domain=tiny.test`, ent)).status).toBe(200);
+      await settle();
+    } finally {
+      t.deps.discovery.now = Date.now;
+    }
     const better = await record("tiny.test");
     expect(better.assets[0]).toMatchObject({ origin: "apple-touch-icon-root", width: 180 });
     expect(better.assets[0]?.lowRes).toBeUndefined();
@@ -291,7 +295,7 @@ describe("pages discovery got wrong", () => {
     const by = Object.fromEntries(rec.assets.map((a) => [a.variant, a]));
     expect(by.color).toMatchObject({ sourceUrl: "http://bestof.test/icon-512.png", width: 512 });
     expect(by.wordmark).toMatchObject({ sourceUrl: "http://bestof.test/wordmark.svg" });
-    expect(rec.variants.wordmark?.source).toBe("web:svg");
+    expect(rec.variants.wordmark?.source).toBe("web:http:svg");
   });
 });
 
@@ -327,7 +331,7 @@ describe("behind an egress proxy that resolves (DISCOVERY_PROXY_RESOLVES, DISCOV
       const r = await app.get("/v1/brand?domain=secure.test", key);
       expect(r.status).toBe(200);
       expect(((await r.json()) as { name: string }).name).toBe("Secure Co");
-      const rec = await app.deps.store.enrichment.discovery("secure.test");
+      const rec = await app.deps.store.discoveries.discovery("secure.test");
       expect(rec?.assets[0]?.sourceUrl).toBe("https://secure.test/i.svg");
       expect(lookups).toEqual([]);
     } finally {

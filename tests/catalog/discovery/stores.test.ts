@@ -7,13 +7,14 @@ import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "
 import type { MongoClient } from "mongodb";
 import { discoveryHooks } from "../../../src/catalog/discovery/cli";
 import type { Deps } from "../../../src/deps";
+import { openMongoStore } from "../../../src/deps";
 import { setLogLevel } from "../../../src/platform/log";
-import { openMongoStore } from "../../../src/store";
 import { cliInProcess } from "../../support/admin-cli";
 import { ADMIN_TOKEN, CATALOG_FILE, makeApp, type TestApp, tempDir } from "../../support/app";
 import { smallCatalogFile } from "../../support/catalog";
 import { logoSites, SSRF_DNS } from "../../support/logo-sites";
 import { mongoUrl, skipNote, testDbName } from "../../support/mongo";
+import { describeUnless } from "../../support/skip";
 import { type FixtureWeb, startFixtureWeb } from "../../support/web-fixtures";
 
 setDefaultTimeout(60_000);
@@ -122,7 +123,7 @@ describe("admin CLI discover (embedded store)", () => {
 
 const mongo = await mongoUrl();
 
-describe.skipIf(!mongo.url)(`discovery on MongoDB ${skipNote(mongo)}`.trim(), () => {
+describeUnless(mongo.reason)(`discovery on MongoDB ${skipNote(mongo)}`.trim(), () => {
   const dbName = testDbName("bapi_discovery");
   let client: MongoClient;
   const mongoApp = async (env: Record<string, string> = {}) => {

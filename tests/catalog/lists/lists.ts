@@ -3,8 +3,8 @@
  */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
+import type { Brand } from "../../../src/catalog/built-catalog";
 import { compact } from "../../../src/catalog/search/text";
-import type { Brand } from "../../../src/catalog/types";
 
 export interface ListEntry {
   input: string;

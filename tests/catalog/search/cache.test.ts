@@ -5,11 +5,11 @@
  * still metered.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import type { Brand } from "../../../src/catalog/built-catalog";
 import { SearchResponses } from "../../../src/catalog/search/responses";
 import { SearchIndex } from "../../../src/catalog/search/service";
 import { normalizeQuery } from "../../../src/catalog/search/text";
 import { CatalogService } from "../../../src/catalog/service";
-import type { Brand } from "../../../src/catalog/types";
 import { makeApp, type TestApp } from "../../support/app";
 import { sharedCatalogSource } from "../../support/catalog";
 import { readList } from "../lists/lists";
@@ -168,9 +168,11 @@ describe("invalidation", () => {
     () => {
       const { catalog, index, responses } = fresh();
       responses.json("github", 5);
+      // a reload to a few hundred brands without GitHub: installing the whole catalog again
+      // would only cost time
       const gone = {
         ...built,
-        brands: built.brands.filter((b) => b.slug !== "github"),
+        brands: built.brands.filter((b) => b.slug !== "github").slice(0, 500),
         version: `${built.version}-next`,
       };
       catalog.install(gone);

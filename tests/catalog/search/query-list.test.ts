@@ -5,7 +5,7 @@
 import { describe, expect, test } from "bun:test";
 import { SearchIndex } from "../../../src/catalog/search/service";
 import { CatalogService } from "../../../src/catalog/service";
-import { FileCatalogSource } from "../../../src/store/embedded/catalog";
+import { FileCatalogSource } from "../../../src/catalog/store/embedded";
 import { CATALOG_FILE } from "../../support/app";
 import { isExpected, pct, readList } from "../lists/lists";
 

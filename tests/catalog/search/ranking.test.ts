@@ -3,11 +3,11 @@
  * build/catalog.sqlite), with whole-catalog reloads: test:fast leaves this out.
  */
 import { beforeAll, describe, expect, test } from "bun:test";
+import type { Brand, BuiltCatalog } from "../../../src/catalog/built-catalog";
 import { popularityOf, SearchIndex } from "../../../src/catalog/search/service";
 import { compact } from "../../../src/catalog/search/text";
 import { CatalogService } from "../../../src/catalog/service";
-import type { Brand, BuiltCatalog } from "../../../src/catalog/types";
-import { FileCatalogSource } from "../../../src/store/embedded/catalog";
+import { FileCatalogSource } from "../../../src/catalog/store/embedded";
 import { CATALOG_FILE } from "../../support/app";
 import { sharedCatalogSource } from "../../support/catalog";
 
@@ -220,13 +220,17 @@ describe("index follows the catalog", () => {
     const github = bySlug("github");
     catalog.update({ ...github, aliases: [...github.aliases, "Octo Hub Zeta"] });
     expect(slugs("octo hub zeta")[0]).toBe("github");
+    // a reload to GitHub, Stripe (renamed) and a few hundred others: installing the whole
+    // catalog again would only cost time
+    const kept = built.brands.filter(
+      (b, i) => i < 500 || b.slug === "github" || b.slug === "stripe",
+    );
     catalog.install({
       ...built,
       version: `${built.version}-renamed`,
-      brands: built.brands.map((b) =>
-        b.slug === "stripe" ? { ...b, name: "Stryqe Payments" } : b,
-      ),
+      brands: kept.map((b) => (b.slug === "stripe" ? { ...b, name: "Stryqe Payments" } : b)),
     });
+    expect(catalog.brand("github")).toBeDefined();
     expect(slugs("stryqe")[0]).toBe("stripe");
     expect(slugs("octo hub zeta")).not.toContain("github");
     await catalog.load();

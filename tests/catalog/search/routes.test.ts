@@ -52,6 +52,7 @@ describe("query normalisation", () => {
         "darkModeColor",
         "id",
         "name",
+        "provenance",
         "slug",
         "svgVariants",
       ].sort(),

@@ -6,10 +6,10 @@
  */
 import { beforeAll, describe, expect, test } from "bun:test";
 import { transliterate } from "transliteration";
+import type { Brand } from "../../../src/catalog/built-catalog";
 import { SearchIndex } from "../../../src/catalog/search/service";
 import { compact, fold, transliterationSpellings } from "../../../src/catalog/search/text";
 import { CatalogService } from "../../../src/catalog/service";
-import type { Brand } from "../../../src/catalog/types";
 import { sharedCatalogSource } from "../../support/catalog";
 
 let index: SearchIndex;

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, expect, test } from "bun:test";
 import { existsSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { captureLogs } from "../../../src/platform/log";
@@ -7,7 +7,9 @@ import { eventsOf } from "../../../src/usage/log/batch";
 import { LogRecorder } from "../../../src/usage/log/recorder";
 import { readSpill, spillFiles } from "../../../src/usage/log/spill";
 import { ADMIN_TOKEN, makeApp, type TestApp, tempDir } from "../../support/app";
+import { smallCatalogFile } from "../../support/catalog";
 import { adminKey, startService } from "../../support/service";
+import { describeIf, NO_TMPFS } from "../../support/skip";
 import { accountEvents, storedEvents, until } from "../../usage/util";
 
 /**
@@ -53,12 +55,13 @@ function filesUnder(dir: string): string[] {
   return readdirSync(dir, { recursive: true }).map(String);
 }
 
-describe.skipIf(!mounted)("a full disk under DATA_DIR", () => {
+describeIf(mounted, NO_TMPFS)("a full disk under DATA_DIR", () => {
   let t: TestApp;
   let key: string;
   beforeAll(async () => {
+    // the small catalog: the store's record of the built brands (the audit's) fits the 2 MiB
     t = await makeApp(
-      { DATA_DIR: dataDir, USAGE_ON_STORE_FULL: "refuse" },
+      { DATA_DIR: dataDir, USAGE_ON_STORE_FULL: "refuse", CATALOG_FILE: smallCatalogFile() },
       {
         // the real recorder on the same store, with small bounds so the test reaches them
         customize: async (deps) => {
@@ -189,7 +192,7 @@ const bigMounted =
   mounted &&
   Bun.spawnSync(["mount", "-t", "tmpfs", "-o", "size=48m", "tmpfs", bigMount]).exitCode === 0;
 
-describe.skipIf(!bigMounted)("a full disk across a restart (real process)", () => {
+describeIf(bigMounted, NO_TMPFS)("a full disk across a restart (real process)", () => {
   const dir = join(bigMount, "data");
   const weight = join(bigMount, "ballast");
   const procs: Bun.Subprocess[] = [];

@@ -17,9 +17,9 @@ import {
 import { join } from "node:path";
 import { jwtVerify } from "jose";
 import { hashKey } from "../../../src/accounts/keys";
+import { openEmbeddedStore, type Store } from "../../../src/deps";
 import { addDays, utcDay } from "../../../src/platform/day";
 import { captureLogs } from "../../../src/platform/log";
-import { openEmbeddedStore, type Store } from "../../../src/store";
 import { LEGACY_FILES } from "../../../src/store/embedded/legacy-import";
 import { makeAuthApp } from "../../accounts/helpers";
 import { CATALOG_FILE, tempDir } from "../../support/app";
@@ -28,7 +28,7 @@ import { copyDatedFixture, datedFixture, shiftDates } from "../../support/dated-
 const FIXTURE = join(import.meta.dir, "../../fixtures/legacy-data-dir");
 const recorded = JSON.parse(readFileSync(join(FIXTURE, "expected.json"), "utf8"));
 /** the fixture replayed as if recorded today: its tokens as fresh as when it was made */
-const dated = datedFixture(recorded.day);
+const dated = datedFixture(join(FIXTURE, "data"), recorded.day);
 const expected = shiftDates(recorded, dated) as {
   keys: Record<"free" | "pro" | "user", string>;
   accounts: Record<"free" | "pro", string>;
@@ -218,7 +218,7 @@ test("a token that had expired when the store was imported is left out", async (
   copyDatedFixture(
     join(FIXTURE, "data"),
     dir,
-    datedFixture(recorded.day, addDays(utcDay(Date.now()), -2)),
+    datedFixture(join(FIXTURE, "data"), recorded.day, addDays(utcDay(Date.now()), -2)),
   );
   const logs = captureLogs();
   try {

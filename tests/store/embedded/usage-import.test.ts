@@ -5,7 +5,15 @@ import { utcDay } from "../../../src/platform/day";
 import { captureLogs } from "../../../src/platform/log";
 import type { EmbeddedUsageLog } from "../../../src/usage/log/embedded";
 import { makeApp, type TestApp, tempDir } from "../../support/app";
-import { copyDatedFixture, datedFixture, shiftDates } from "../../support/dated-fixture";
+import {
+  clearOfMidnight,
+  copyDatedFixture,
+  type DatedFixture,
+  datedFixture,
+  settled,
+  shiftDates,
+  shiftName,
+} from "../../support/dated-fixture";
 import { storedEvents } from "../../usage/util";
 
 /**
@@ -22,21 +30,29 @@ const WHO: Who[] = ["free", "pro", "user"];
 
 describe("a JSONL DATA_DIR imported into the SQLite store", () => {
   const recorded = JSON.parse(readFileSync(join(FIXTURE, "expected.json"), "utf8"));
-  const dated = datedFixture(recorded.day);
-  const expected = shiftDates(recorded, dated);
-  const day: string = expected.day;
+  // dated in beforeAll: today's counters need the whole file to run on the day it was dated
+  let dated: DatedFixture;
+  let expected: typeof recorded;
+  let day: string;
   const dir = tempDir("legacy-import-");
   let t: TestApp;
   let logs: ReturnType<typeof captureLogs>;
   beforeAll(async () => {
+    await clearOfMidnight(20_000);
+    dated = datedFixture(DATA, recorded.day);
+    expected = shiftDates(recorded, dated);
+    day = expected.day;
     copyDatedFixture(DATA, dir, dated);
+    // every event in the past (in a day's first seconds, the fixture's last one is not yet);
+    // the export lists them at once (USAGE_EXPORT_SETTLE_MS: 0): they are not in flight
+    await settled(dated);
     logs = captureLogs();
     try {
-      t = await makeApp({ DATA_DIR: dir });
+      t = await makeApp({ DATA_DIR: dir, USAGE_EXPORT_SETTLE_MS: "0" });
     } finally {
       logs.restore();
     }
-  });
+  }, 60_000);
   afterAll(async () => {
     await t?.close();
   });
@@ -71,7 +87,7 @@ describe("a JSONL DATA_DIR imported into the SQLite store", () => {
     expect(imported).toHaveLength(files.length);
     expect(existsSync(join(dir, "events"))).toBe(false);
     expect(readdirSync(join(dir, "events.imported")).sort()).toEqual(
-      files.map((f) => shiftDates(f.slice(0, 10), dated) + f.slice(10)).sort(),
+      files.map((f) => shiftName(f, dated)).sort(),
     );
     const events = storedEvents((t.deps.store.usage as EmbeddedUsageLog).db);
     expect(new Set(events.map((e) => e.id)).size).toBe(events.length);
@@ -102,7 +118,7 @@ describe("a JSONL DATA_DIR imported into the SQLite store", () => {
     await t.deps.close();
     const logs2 = captureLogs();
     try {
-      t = await makeApp({ DATA_DIR: dir });
+      t = await makeApp({ DATA_DIR: dir, USAGE_EXPORT_SETTLE_MS: "0" });
     } finally {
       logs2.restore();
     }

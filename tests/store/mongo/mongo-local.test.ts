@@ -1,8 +1,9 @@
-import { describe, expect, test } from "bun:test";
+import { expect, test } from "bun:test";
 import { existsSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { MongoClient } from "mongodb";
 import { findFerretDb, findPostgres, startMongoLocal } from "../../../scripts/mongo-local";
+import { describeUnless } from "../../support/skip";
 
 /**
  * The local MongoDB-wire server the MongoDB suites and benchmarks run on (scripts/mongo-local.ts):
@@ -69,7 +70,7 @@ async function runCli(env: Record<string, string>) {
   };
 }
 
-describe.skipIf(!!reason)(
+describeUnless(reason)(
   `local MongoDB-wire server ${reason ? `(skipped: ${reason})` : ""}`.trim(),
   () => {
     test("PostgreSQL backend: FerretDB stores into a throwaway cluster; stop ends both and removes the data", async () => {

@@ -12,6 +12,7 @@ import {
 import type { UsageEvent } from "../../../src/usage/event";
 import { batchesOfEvents } from "../../../src/usage/log/batch";
 import type { UsageLog } from "../../../src/usage/log/port";
+import { describeUnless } from "../../support/skip";
 import { type OpenedLog, usageLogKinds } from "../../support/usage-stores";
 
 /**
@@ -134,7 +135,7 @@ const principal = { accountId: "", tier: "pro", keyId: "key-a" } as Principal;
 const NOW = new Date("2025-04-30T12:00:00Z");
 
 for (const kind of await usageLogKinds())
-  describe.skipIf(kind.skip)(`grouped series ranked: ${kind.name}`, () => {
+  describeUnless(kind.skip)(`grouped series ranked: ${kind.name}`, () => {
     let opened: OpenedLog;
     let store: UsageLog;
     const acc = newId();

@@ -2,11 +2,12 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { newId } from "../../../src/platform/ids";
 import { setLogLevel } from "../../../src/platform/log";
 import type { Principal } from "../../../src/quota/principal";
+import type { Granularity, Rollup } from "../../../src/usage/analytics/cells";
 import { binValue, latencyBin, OTHER_BRAND, TOP_BRANDS } from "../../../src/usage/analytics/cells";
 import { usageSeries } from "../../../src/usage/analytics/series";
 import type { UsageEvent } from "../../../src/usage/event";
-import type { Granularity, Rollup } from "../../../src/usage/analytics/cells";
 import type { CellHint, UsageLog } from "../../../src/usage/log/port";
+import { describeUnless } from "../../support/skip";
 import { type OpenedLog, usageLogKinds } from "../../support/usage-stores";
 import { batchesOf, type Input } from "../util";
 
@@ -42,7 +43,13 @@ function reader(log: UsageLog) {
       await log.settled();
       return n;
     },
-    cells(accountId: string, view: `${Granularity}.${Rollup}`, from: string, to: string, hint?: CellHint) {
+    cells(
+      accountId: string,
+      view: `${Granularity}.${Rollup}`,
+      from: string,
+      to: string,
+      hint?: CellHint,
+    ) {
       const [g, r] = view.split(".") as [Granularity, Rollup];
       return log.cells(accountId, g, r, from, to, hint);
     },
@@ -57,7 +64,8 @@ function reader(log: UsageLog) {
         for (const l of new TextDecoder().decode(c).split("\n")) if (l) out.push(JSON.parse(l));
       return out;
     },
-    rebuildDaily: (progress?: (p: { day: string; events: number }) => void) => log.rebuild(progress),
+    rebuildDaily: (progress?: (p: { day: string; events: number }) => void) =>
+      log.rebuild(progress),
     close: () => log.close(),
   };
 }
@@ -68,7 +76,7 @@ const principal = (accountId: string): Principal =>
 const NOW = new Date("2025-03-31T12:00:00Z");
 
 for (const kind of await usageLogKinds())
-  describe.skipIf(kind.skip)(`analytics projections: ${kind.name}`, () => {
+  describeUnless(kind.skip)(`analytics projections: ${kind.name}`, () => {
     let opened: OpenedLog;
     let store: ReturnType<typeof reader>;
     beforeAll(async () => {
@@ -94,7 +102,12 @@ for (const kind of await usageLogKinds())
         ev(`${day}T12:00:00Z`, { accountId: acc, slug: null, bucket: "search", keyId: "" }),
       ]);
       for (const view of ["day.all", "hour.all"] as const) {
-        const every = await store.cells(acc, view, view.startsWith("day") ? day : `${day}T00`, view.startsWith("day") ? day : `${day}T23`);
+        const every = await store.cells(
+          acc,
+          view,
+          view.startsWith("day") ? day : `${day}T00`,
+          view.startsWith("day") ? day : `${day}T23`,
+        );
         expect(every.reduce((n, r) => n + r.cells.length, 0)).toBe(4);
         for (const hint of [
           { brand: "github" },
@@ -111,7 +124,13 @@ for (const kind of await usageLogKinds())
               cells: r.cells.filter((c) => c.f[at] === Object.values(hint)[0]),
             }))
             .filter((r) => r.cells.length > 0);
-          const got = await store.cells(acc, view, view.startsWith("day") ? day : `${day}T00`, view.startsWith("day") ? day : `${day}T23`, hint);
+          const got = await store.cells(
+            acc,
+            view,
+            view.startsWith("day") ? day : `${day}T00`,
+            view.startsWith("day") ? day : `${day}T23`,
+            hint,
+          );
           expect(got.filter((r) => r.cells.length > 0)).toEqual(want);
           expect(want.length).toBe(1);
         }
@@ -360,7 +379,8 @@ for (const kind of await usageLogKinds())
       await store.append([...first, ev("2025-03-20T10:00:00.500Z", { accountId: newId() })]);
       const q = { from: "2025-03-01", to: "2025-03-31", before: "2025-03-31T00:00:00Z" };
       const ts = (events: UsageEvent[]) => events.map((e) => e.ts);
-      const tsOf = (events: Partial<Input>[]) => events.map((e) => new Date(e.at as number).toISOString());
+      const tsOf = (events: Partial<Input>[]) =>
+        events.map((e) => new Date(e.at as number).toISOString());
       const p1 = await store.exportEvents(acc, { ...q, after: null, limit: 3 });
       expect(ts(p1)).toEqual(tsOf(first.slice(0, 3)));
       // appended between two pages: a later event, and one on the next day
@@ -395,27 +415,27 @@ for (const kind of await usageLogKinds())
     });
 
     test("two writing processes at once: no count lost", async () => {
-        const acc = newId();
-        const other = reader(await opened.reopen());
-        const batch = (k: number) =>
-          Array.from({ length: 20 }, (_, i) =>
-            ev(`2025-03-26T0${i % 3}:00:0${k}.${String(i).padStart(3, "0")}Z`, {
-              accountId: acc,
-              status: i % 5 === 0 ? 404 : 200,
-            }),
-          );
-        // (each process writes one batch at a time: the recorder runs one write at a time)
-        await Promise.all([store.append(batch(1)), other.append(batch(2))]);
-        await Promise.all([store.append(batch(3)), other.append(batch(4))]);
-        const s = await series(acc, {
-          from: "2025-03-26",
-          to: "2025-03-26",
-          granularity: "hour",
-          group_by: "status",
-        });
-        expect(s.totals).toMatchObject({ requests: 80, errors: 16 });
-        expect(s.series.slice(0, 3).map((p) => p.requests)).toEqual([28, 28, 24]);
+      const acc = newId();
+      const other = reader(await opened.reopen());
+      const batch = (k: number) =>
+        Array.from({ length: 20 }, (_, i) =>
+          ev(`2025-03-26T0${i % 3}:00:0${k}.${String(i).padStart(3, "0")}Z`, {
+            accountId: acc,
+            status: i % 5 === 0 ? 404 : 200,
+          }),
+        );
+      // (each process writes one batch at a time: the recorder runs one write at a time)
+      await Promise.all([store.append(batch(1)), other.append(batch(2))]);
+      await Promise.all([store.append(batch(3)), other.append(batch(4))]);
+      const s = await series(acc, {
+        from: "2025-03-26",
+        to: "2025-03-26",
+        granularity: "hour",
+        group_by: "status",
       });
+      expect(s.totals).toMatchObject({ requests: 80, errors: 16 });
+      expect(s.series.slice(0, 3).map((p) => p.requests)).toEqual([28, 28, 24]);
+    });
 
     test("more than TOP_BRANDS brands in an hour: that many brand rows and (other), totals exact", async () => {
       const acc = newId();

@@ -5,6 +5,7 @@ import type { Batch } from "../../../src/usage/log/batch";
 import { eventsOf } from "../../../src/usage/log/batch";
 import { OTHER } from "../../../src/usage/log/period";
 import type { UsageLog } from "../../../src/usage/log/port";
+import { describeUnless } from "../../support/skip";
 import { type OpenedLog, usageLogKinds } from "../../support/usage-stores";
 import { accountEvents, batchesOf, collect, type Input } from "../util";
 
@@ -20,7 +21,7 @@ const at = (day: string, over: Partial<Input> = {}): Partial<Input> => ({
 const copy = (b: Batch): Batch => ({ ...b, strings: [...b.strings] });
 
 for (const kind of await usageLogKinds())
-  describe.skipIf(kind.skip)(`usage log contract: ${kind.name}`, () => {
+  describeUnless(kind.skip)(`usage log contract: ${kind.name}`, () => {
     let opened: OpenedLog;
     let log: UsageLog;
     beforeAll(async () => {
@@ -123,7 +124,9 @@ for (const kind of await usageLogKinds())
           at("2025-08-06", { accountId, keyId: "k1", status: 200 }),
         ]),
       );
-      const tally = (await collect(log.tallyOfDay("2025-08-05"))).filter((t) => t.accountId === accountId);
+      const tally = (await collect(log.tallyOfDay("2025-08-05"))).filter(
+        (t) => t.accountId === accountId,
+      );
       expect(tally.sort((a, b) => a.keyId.localeCompare(b.keyId))).toEqual([
         { day: "2025-08-05", accountId, keyId: "k1", bucket: "svg", status: 200, events: 2 },
         { day: "2025-08-05", accountId, keyId: "k2", bucket: "svg", status: 429, events: 3 },
@@ -140,12 +143,16 @@ for (const kind of await usageLogKinds())
       const cells = all[0]?.cells ?? [];
       expect(cells.find((c) => c.f[0] === OTHER)?.n).toBe(2);
       expect(cells.find((c) => c.f[0] === "b3")?.n).toBe(2);
-      const b3 = await log.cells(accountId, "day", "all", "2025-08-10", "2025-08-10", { brand: "b3" });
+      const b3 = await log.cells(accountId, "day", "all", "2025-08-10", "2025-08-10", {
+        brand: "b3",
+      });
       expect(b3[0]?.cells.map((c) => [c.f[2], c.n]).sort()).toEqual([
         ["key-1", 1],
         ["other", 1],
       ]);
-      const key = await log.cells(accountId, "hour", "k", "2025-08-10T00", "2025-08-10T23", { key: "other" });
+      const key = await log.cells(accountId, "hour", "k", "2025-08-10T00", "2025-08-10T23", {
+        key: "other",
+      });
       expect(key.map((r) => [r.t, r.cells.map((c) => c.n)])).toEqual([["2025-08-10T12", [1]]]);
     });
 
@@ -182,7 +189,9 @@ for (const kind of await usageLogKinds())
       expect(r.events).toBeGreaterThanOrEqual(2);
       expect((await accountEvents(log, accountId, "2025-09-01")).length).toBe(0);
       expect((await accountEvents(log, accountId, "2025-09-03")).length).toBe(1);
-      expect((await log.daily(accountId, "2025-09-01", "2025-09-03")).map((d) => d.requests)).toEqual([1, 1, 1]);
+      expect(
+        (await log.daily(accountId, "2025-09-01", "2025-09-03")).map((d) => d.requests),
+      ).toEqual([1, 1, 1]);
       const hours = await log.cells(accountId, "hour", "bs", "2025-09-01T00", "2025-09-03T23");
       expect(hours.map((h) => h.t)).toEqual(["2025-09-03T12"]);
     });

@@ -16,7 +16,10 @@ const openLog = logOpener();
 const NOW = Date.parse("2025-06-30T12:00:00Z");
 const open = (dir: string, durable?: boolean) =>
   openLog(dir, { durable, now: () => NOW, hourlyDays: 36500 });
-const at = (ts: string, over: Partial<Input> = {}): Partial<Input> => ({ at: Date.parse(ts), ...over });
+const at = (ts: string, over: Partial<Input> = {}): Partial<Input> => ({
+  at: Date.parse(ts),
+  ...over,
+});
 const copy = (b: Batch): Batch => ({ ...b, strings: [...b.strings] });
 
 /** Requests counted by the history (usage_daily), the day.bs and hour.all cells, and events in the log. */
@@ -46,7 +49,13 @@ async function expectCounted(
 }
 
 /** The whole export of an account's range (pages of `limit`). */
-async function exported(s: EmbeddedUsageLog, accountId: string, from: string, to: string, limit = 10) {
+async function exported(
+  s: EmbeddedUsageLog,
+  accountId: string,
+  from: string,
+  to: string,
+  limit = 10,
+) {
   const out: UsageEvent[] = [];
   let after: string | null = null;
   for (;;) {
@@ -93,10 +102,16 @@ describe("embedded usage log (SQLite)", () => {
   test("any text round-trips: slugs, variants and misses as they were recorded", async () => {
     const s = open(tempDir("usage-e-"));
     const odd = 'x"},{"id":\n\\ bücher\u0001🙂';
-    await s.append(batchesOf([at("2025-03-05T10:00:00.000Z", { slug: odd, variant: odd, miss: [`slug:${odd}`] })]));
+    await s.append(
+      batchesOf([
+        at("2025-03-05T10:00:00.000Z", { slug: odd, variant: odd, miss: [`slug:${odd}`] }),
+      ]),
+    );
     const [e] = await exported(s, "acc-1", "2025-03-05", "2025-03-05");
     expect(e).toMatchObject({ slug: odd, variant: odd, miss: [`slug:${odd}`] });
-    expect(await s.misses("acc-1", "2025-03-05", "2025-03-05")).toEqual(new Map([[`slug:${odd}`, 1]]));
+    expect(await s.misses("acc-1", "2025-03-05", "2025-03-05")).toEqual(
+      new Map([[`slug:${odd}`, 1]]),
+    );
   });
 
   test("a retried batch counts once: daily, cells and misses, also sent with new batches", async () => {
@@ -124,7 +139,9 @@ describe("embedded usage log (SQLite)", () => {
     const dir = tempDir("usage-e-");
     const s = open(dir);
     const batches = batchesOf(
-      Array.from({ length: 20 }, (_, i) => at("2025-04-02T10:00:00.000Z", { accountId: `acc-${i % 4}` })),
+      Array.from({ length: 20 }, (_, i) =>
+        at("2025-04-02T10:00:00.000Z", { accountId: `acc-${i % 4}` }),
+      ),
     );
     await s.append(batches.slice(0, 2));
     // a spill file holding the written batches and the rest (a crash after the spill, before
@@ -137,11 +154,28 @@ describe("embedded usage log (SQLite)", () => {
     cpSync(join(spillDir, "usage-1.spill"), join(spillDir, "usage-2.spill"));
     // and events of the per-event log, spilled by an earlier version: one of them it had stored
     // as well (moved into the log with its id), the other not
-    const old = ["019a0000-0000-7000-8000-000000000001", "019a0000-0000-7000-8000-000000000002"].map(
-      (id, i) => ({ id, ts: `2025-04-02T11:00:0${i}.000Z`, day: "2025-04-02", accountId: "acc-9", keyId: "k", tier: "pro", bucket: "svg", route: "/v1/svg/:slug", slug: "x", variant: null, status: 200, latencyMs: 1 }),
-    );
+    const old = [
+      "019a0000-0000-7000-8000-000000000001",
+      "019a0000-0000-7000-8000-000000000002",
+    ].map((id, i) => ({
+      id,
+      ts: `2025-04-02T11:00:0${i}.000Z`,
+      day: "2025-04-02",
+      accountId: "acc-9",
+      keyId: "k",
+      tier: "pro",
+      bucket: "svg",
+      route: "/v1/svg/:slug",
+      slug: "x",
+      variant: null,
+      status: 200,
+      latencyMs: 1,
+    }));
     await s.append(batchesOfEvents(old.slice(0, 1) as UsageEvent[]));
-    writeFileSync(join(spillDir, "usage-3.jsonl"), `${old.map((e) => JSON.stringify(e)).join("\n")}\n`);
+    writeFileSync(
+      join(spillDir, "usage-3.jsonl"),
+      `${old.map((e) => JSON.stringify(e)).join("\n")}\n`,
+    );
     const writer = new LogRecorder(s, { flushMs: 10, flushEvents: 100, spillDir });
     await writer.flush();
     for (let i = 0; i < 3; i++) await writer.flush();
@@ -193,7 +227,9 @@ describe("embedded usage log (SQLite)", () => {
     // 50 batches of 50 events, a batch per minute
     const batches: Batch[] = [];
     for (let m = 0; m < 50; m++)
-      batches.push(...batchesOf(Array.from({ length: 50 }, (_, i) => ({ at: t0 + m * 60_000 + i * 1000 }))));
+      batches.push(
+        ...batchesOf(Array.from({ length: 50 }, (_, i) => ({ at: t0 + m * 60_000 + i * 1000 }))),
+      );
     await s.append(batches);
     const all = batches.flatMap((b) => eventsOf(b));
     const page = await s.exportStream("acc-1", {
@@ -284,12 +320,35 @@ describe("import of an older DATA_DIR's JSONL usage log", () => {
     expect(existsSync(join(dir, "events"))).toBe(false);
     expect(existsSync(join(dir, "events.imported", "2025-02-01.jsonl"))).toBe(true);
     expect(await s.daily("acc-1", "2024-12-01", "2025-02-01")).toEqual([
-      { accountId: "acc-1", day: "2024-12-01", bucket: "svg", requests: 7, errors: 1, rateLimited: 2 },
-      { accountId: "acc-1", day: "2025-01-31", bucket: "svg", requests: 1, errors: 0, rateLimited: 0 },
-      { accountId: "acc-1", day: "2025-02-01", bucket: "svg", requests: 2, errors: 1, rateLimited: 0 },
+      {
+        accountId: "acc-1",
+        day: "2024-12-01",
+        bucket: "svg",
+        requests: 7,
+        errors: 1,
+        rateLimited: 2,
+      },
+      {
+        accountId: "acc-1",
+        day: "2025-01-31",
+        bucket: "svg",
+        requests: 1,
+        errors: 0,
+        rateLimited: 0,
+      },
+      {
+        accountId: "acc-1",
+        day: "2025-02-01",
+        bucket: "svg",
+        requests: 2,
+        errors: 1,
+        rateLimited: 0,
+      },
     ]);
     await expectCounted(s, "acc-1", "2025-01-31", "2025-02-01", 3);
-    expect(await s.misses("acc-1", "2025-01-01", "2025-02-28")).toEqual(new Map([["slug:gone", 1]]));
+    expect(await s.misses("acc-1", "2025-01-01", "2025-02-28")).toEqual(
+      new Map([["slug:gone", 1]]),
+    );
     const msgs = logs.lines.map((l) => l.msg);
     expect(msgs.filter((m) => m === "imported usage events")).toHaveLength(2);
     expect(msgs.filter((m) => m === "skipped an unreadable usage event line")).toHaveLength(2);
@@ -304,7 +363,12 @@ describe("import of an older DATA_DIR's JSONL usage log", () => {
     // a big day file, so the kill lands inside the import
     const big = Array.from({ length: 60_000 }, (_, i) => {
       const ts = new Date(Date.parse("2025-03-15T00:00:00Z") + i * 1000).toISOString();
-      return ev(1000 + i, { ts, day: "2025-03-15", accountId: `acc-${i % 5}`, slug: `brand-${i % 20}` });
+      return ev(1000 + i, {
+        ts,
+        day: "2025-03-15",
+        accountId: `acc-${i % 5}`,
+        slug: `brand-${i % 20}`,
+      });
     });
     writeFileSync(join(dir, "events", "2025-03-15.jsonl"), big.map(line).join(""));
     const saved = join(dir, "events-copy");

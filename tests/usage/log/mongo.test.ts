@@ -6,6 +6,7 @@ import type { Batch } from "../../../src/usage/log/batch";
 import type { MongoUsageLog } from "../../../src/usage/log/mongo";
 import { mongoUrl, skipNote, testDbName } from "../../support/mongo";
 import { startMongoProxy } from "../../support/mongo-proxy";
+import { describeUnless } from "../../support/skip";
 import { batchesOf, type Input, until } from "../util";
 
 /**
@@ -18,7 +19,7 @@ import { batchesOf, type Input, until } from "../util";
 const mongo = await mongoUrl();
 const NOW = Date.parse("2025-10-02T12:00:00Z");
 
-describe.skipIf(!mongo.url)(`MongoDB usage log ${skipNote(mongo)}`.trim(), () => {
+describeUnless(mongo.reason)(`MongoDB usage log ${skipNote(mongo)}`.trim(), () => {
   let client: MongoClient;
   let db: Db;
   let Log: typeof MongoUsageLog;
@@ -48,16 +49,32 @@ describe.skipIf(!mongo.url)(`MongoDB usage log ${skipNote(mongo)}`.trim(), () =>
     setLogLevel("info");
   });
 
-  const at = (ts: string, over: Partial<Input> = {}): Partial<Input> => ({ at: Date.parse(ts), ...over });
+  const at = (ts: string, over: Partial<Input> = {}): Partial<Input> => ({
+    at: Date.parse(ts),
+    ...over,
+  });
   /** what the projections say about an account's day */
   const counts = async (s: MongoUsageLog, accountId: string, day: string) => {
     const sum = async (g: "day" | "hour", r: "bs" | "all" | "k" | "vf") =>
-      (await s.cells(accountId, g, r, g === "day" ? day : `${day}T00`, g === "day" ? day : `${day}T23`))
+      (
+        await s.cells(
+          accountId,
+          g,
+          r,
+          g === "day" ? day : `${day}T00`,
+          g === "day" ? day : `${day}T23`,
+        )
+      )
         .flatMap((x) => x.cells)
         .reduce((n, c) => n + c.n, 0);
     return {
       daily: (await s.daily(accountId, day, day)).reduce((n, r) => n + r.requests, 0),
-      views: [await sum("day", "bs"), await sum("day", "all"), await sum("hour", "k"), await sum("hour", "vf")],
+      views: [
+        await sum("day", "bs"),
+        await sum("day", "all"),
+        await sum("hour", "k"),
+        await sum("hour", "vf"),
+      ],
       misses: Object.fromEntries(await s.misses(accountId, day, day)),
     };
   };
@@ -77,7 +94,9 @@ describe.skipIf(!mongo.url)(`MongoDB usage log ${skipNote(mongo)}`.trim(), () =>
     let n = 0;
     for (const b of batches) {
       n += b.n;
-      for (const m of b.miss ?? []) for (const j of m ?? []) misses[b.strings[j] as string] = (misses[b.strings[j] as string] ?? 0) + 1;
+      for (const m of b.miss ?? [])
+        for (const j of m ?? [])
+          misses[b.strings[j] as string] = (misses[b.strings[j] as string] ?? 0) + 1;
     }
     return { daily: n, views: [n, n, n, n], misses };
   };
@@ -96,7 +115,10 @@ describe.skipIf(!mongo.url)(`MongoDB usage log ${skipNote(mongo)}`.trim(), () =>
     expect(d.n).toBe(6);
     expect((d.st as number[]).every((x) => Number.isInteger(x))).toBe(true);
     expect(d.p).toBeUndefined();
-    const periods = await db.collection<{ _id: string }>("usage_periods").find({ a: accountId }).toArray();
+    const periods = await db
+      .collection<{ _id: string }>("usage_periods")
+      .find({ a: accountId })
+      .toArray();
     expect(periods.map((p) => p._id).sort()).toEqual([
       `${accountId}|d|2025-10-01`,
       `${accountId}|h|2025-10-01T10`,
@@ -154,12 +176,19 @@ describe.skipIf(!mongo.url)(`MongoDB usage log ${skipNote(mongo)}`.trim(), () =>
             if (attempt > 5) throw err;
           }
         }
-        await until(async () => (await counts(s, accountId, "2025-10-04")).daily >= 20, 10_000, `${command} ${collection}`);
+        await until(
+          async () => (await counts(s, accountId, "2025-10-04")).daily >= 20,
+          10_000,
+          `${command} ${collection}`,
+        );
         expect({ step: `${command} ${collection}`, dropped: proxy.dropped }).toEqual({
           step: `${command} ${collection}`,
           dropped: before + 1,
         });
-        expect({ step: `${command} ${collection}`, counts: await counts(s, accountId, "2025-10-04") }).toEqual({
+        expect({
+          step: `${command} ${collection}`,
+          counts: await counts(s, accountId, "2025-10-04"),
+        }).toEqual({
           step: `${command} ${collection}`,
           counts: expected(batches),
         });
@@ -207,14 +236,19 @@ describe.skipIf(!mongo.url)(`MongoDB usage log ${skipNote(mongo)}`.trim(), () =>
       await until(
         async () => {
           await next.project().catch(() => 0);
-          return (await db.collection("usage_log").countDocuments({ p: true })) === 0 &&
-            (await db.collection("usage_projector").countDocuments({ _id: "group" as never })) === 0;
+          return (
+            (await db.collection("usage_log").countDocuments({ p: true })) === 0 &&
+            (await db.collection("usage_projector").countDocuments({ _id: "group" as never })) === 0
+          );
         },
         15_000,
         `the next holder after ${command} ${collection}`,
       );
       for (const [k, accountId] of accounts.entries())
-        expect({ step: `${command} ${collection}`, counts: await counts(next, accountId, "2025-10-05") }).toEqual({
+        expect({
+          step: `${command} ${collection}`,
+          counts: await counts(next, accountId, "2025-10-05"),
+        }).toEqual({
           step: `${command} ${collection}`,
           counts: expected(byAccount[k] as Batch[]),
         });
@@ -231,7 +265,11 @@ describe.skipIf(!mongo.url)(`MongoDB usage log ${skipNote(mongo)}`.trim(), () =>
     const t0 = Date.parse("2025-10-06T00:00:00Z");
     const batches: Batch[] = [];
     for (let m = 0; m < 10; m++)
-      batches.push(...batchesOf(Array.from({ length: 30 }, (_, i) => ({ accountId, at: t0 + m * 60_000 + i * 1000 }))));
+      batches.push(
+        ...batchesOf(
+          Array.from({ length: 30 }, (_, i) => ({ accountId, at: t0 + m * 60_000 + i * 1000 })),
+        ),
+      );
     await s.append(batches);
     const page = await s.exportStream(accountId, {
       from: "2025-10-06",
@@ -255,7 +293,9 @@ describe.skipIf(!mongo.url)(`MongoDB usage log ${skipNote(mongo)}`.trim(), () =>
       limit: 50,
     });
     expect(next.events).toBe(50);
-    const first = JSON.parse(new TextDecoder().decode((await next.next()) as Uint8Array).split("\n")[0] as string);
+    const first = JSON.parse(
+      new TextDecoder().decode((await next.next()) as Uint8Array).split("\n")[0] as string,
+    );
     expect(first.id).toBe(ids[100]);
   });
 });

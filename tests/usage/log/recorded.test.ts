@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { setLogLevel } from "../../../src/platform/log";
 import { batchesOfEvents } from "../../../src/usage/log/batch";
+import { describeUnless } from "../../support/skip";
 import {
   freshBatches,
   RECORDED_ACCOUNTS,
@@ -18,7 +19,7 @@ import { type OpenedLog, usageLogKinds } from "../../support/usage-stores";
  */
 
 for (const kind of await usageLogKinds())
-  describe.skipIf(kind.skip)(`the recorded event set: ${kind.name}`, () => {
+  describeUnless(kind.skip)(`the recorded event set: ${kind.name}`, () => {
     const want = readAnswers("answers.json.gz");
     beforeAll(() => setLogLevel("error"));
     afterAll(() => setLogLevel("info"));

@@ -165,9 +165,12 @@ describe("LogRecorder", () => {
     expect(s.spilled).toBeGreaterThan(0);
     expect(s.buffered).toBeLessThanOrEqual(10);
     expect(s.spilled + s.buffered).toBe(27);
-    expect(r.spillFiles()).toHaveLength(1);
-    const spilled = spilledEvents(r.spillDir, r.spillFiles());
-    expect(spilled).toHaveLength(s.spilled);
+    // one spill file, or more when a retry (every flushMs) spilled the buffer again meanwhile:
+    // every spilled event is in them
+    const files = r.spillFiles();
+    expect(files.length).toBeGreaterThanOrEqual(1);
+    const spilled = spilledEvents(r.spillDir, files);
+    expect(spilled).toHaveLength(r.writer.stats().spilled);
     r.store.down = false;
     await until(
       () => r.spillFiles().length === 0 && r.writer.stats().buffered === 0,
@@ -472,12 +475,11 @@ describe("LogRecorder: 429 refusals folded per key, bucket and second", () => {
 describe("LogRecorder: USAGE_DURABILITY=strict", () => {
   test("record resolves once its event is written (group commit, not after flushMs); 429s are not waited for", async () => {
     const r = rig({ durability: "strict", flushMs: 60_000, flushEvents: 500 });
-    const t0 = performance.now();
     const waits = Array.from({ length: 20 }, () => r.writer.rec());
     expect(waits.every((w) => w instanceof Promise)).toBe(true);
     expect(r.onDisk()).toHaveLength(0);
+    // resolved by the group commit: waiting for flushMs (60 s) would outlast the test's timeout
     await Promise.all(waits);
-    expect(performance.now() - t0).toBeLessThan(5_000);
     expect(r.onDisk()).toHaveLength(20);
     // one group for the 20 that arrived together
     expect(r.store.batches).toEqual([20]);

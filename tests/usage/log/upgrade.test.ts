@@ -2,13 +2,14 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { gunzipSync } from "node:zlib";
+import type { Document } from "mongodb";
 import { captureLogs, setLogLevel } from "../../../src/platform/log";
 import type { Principal } from "../../../src/quota/principal";
 import { Database, DB_FILE } from "../../../src/store/embedded/db";
 import { usageSeries } from "../../../src/usage/analytics/series";
 import { EmbeddedUsageLog } from "../../../src/usage/log/embedded";
-import type { Document } from "mongodb";
 import { mongoUrl, skipNote, testDbName } from "../../support/mongo";
+import { describeUnless } from "../../support/skip";
 import { tempDir } from "../../support/temp";
 import {
   RECORDED_ACCOUNTS,
@@ -50,11 +51,17 @@ const OLD_SCHEMA = `
 function fixtureDir(): string {
   const dir = tempDir("usage-upgrade-");
   mkdirSync(dir, { recursive: true });
-  writeFileSync(join(dir, DB_FILE), gunzipSync(readFileSync(join(FIXTURE, "embedded", `${DB_FILE}.gz`))));
+  writeFileSync(
+    join(dir, DB_FILE),
+    gunzipSync(readFileSync(join(FIXTURE, "embedded", `${DB_FILE}.gz`))),
+  );
   return dir;
 }
 
-function compare(got: Record<string, Record<string, unknown>>, want: Record<string, Record<string, unknown>>) {
+function compare(
+  got: Record<string, Record<string, unknown>>,
+  want: Record<string, Record<string, unknown>>,
+) {
   for (const acc of RECORDED_ACCOUNTS) {
     for (const q of [...RECORDED_QUERIES, "misses", "export"])
       expect({ acc, q, answer: got[acc]?.[q] }).toEqual({ acc, q, answer: want[acc]?.[q] });
@@ -109,7 +116,21 @@ describe("the embedded store's per-event layout", () => {
         const ts = new Date(t0 + i * 1000).toISOString();
         const id = `019a${String(i).padStart(4, "0").slice(-4)}-0000-7000-8000-${String(i).padStart(12, "0")}`;
         const accountId = `acc-${i % accounts}`;
-        const e = { id, ts, day: ts.slice(0, 10), accountId, keyId: "k", tier: "pro", bucket: "svg", route: "/v1/svg/:slug", slug: `b${i % 60}`, variant: null, format: "svg", status: i % 9 ? 200 : 404, latencyMs: 1 };
+        const e = {
+          id,
+          ts,
+          day: ts.slice(0, 10),
+          accountId,
+          keyId: "k",
+          tier: "pro",
+          bucket: "svg",
+          route: "/v1/svg/:slug",
+          slug: `b${i % 60}`,
+          variant: null,
+          format: "svg",
+          status: i % 9 ? 200 : 404,
+          latencyMs: 1,
+        };
         put.run(id, accountId, 0, t0 + i * 1000, JSON.stringify(e));
       }
     });
@@ -162,8 +183,29 @@ describe("the embedded store's per-event layout", () => {
     const db = new Database(join(dir, DB_FILE));
     db.exec(OLD_SCHEMA);
     const ev = (id: string, ts: string, slug: string, keyId: string) => {
-      const e = { id, ts, day: ts.slice(0, 10), accountId: "acc-m", keyId, tier: "pro", bucket: "svg", route: "/v1/svg/:slug", slug, variant: "mono", format: "svg", status: 200, latencyMs: 2 };
-      db.run("INSERT INTO usage_events VALUES (?, ?, ?, ?, ?)", id, "acc-m", 0, Date.parse(ts), JSON.stringify(e));
+      const e = {
+        id,
+        ts,
+        day: ts.slice(0, 10),
+        accountId: "acc-m",
+        keyId,
+        tier: "pro",
+        bucket: "svg",
+        route: "/v1/svg/:slug",
+        slug,
+        variant: "mono",
+        format: "svg",
+        status: 200,
+        latencyMs: 2,
+      };
+      db.run(
+        "INSERT INTO usage_events VALUES (?, ?, ?, ?, ?)",
+        id,
+        "acc-m",
+        0,
+        Date.parse(ts),
+        JSON.stringify(e),
+      );
     };
     ev("019a0000-0000-7000-8000-000000000001", "2025-03-20T09:00:00.000Z", "github", "key-a");
     ev("019a0000-0000-7000-8000-000000000002", "2025-03-20T09:10:00.000Z", "github", "key-b");
@@ -190,7 +232,9 @@ describe("the embedded store's per-event layout", () => {
       ["github", "key-b", 1],
       ["gitlab", "key-a", 1],
     ]);
-    expect((await log.daily("acc-m", "2025-03-19", "2025-03-20")).map((d) => [d.day, d.requests])).toEqual([
+    expect(
+      (await log.daily("acc-m", "2025-03-19", "2025-03-20")).map((d) => [d.day, d.requests]),
+    ).toEqual([
       ["2025-03-19", 5],
       ["2025-03-20", 3],
     ]);
@@ -199,58 +243,70 @@ describe("the embedded store's per-event layout", () => {
 });
 
 const mongo = await mongoUrl();
-describe.skipIf(!mongo.url)(`the MongoDB store's per-event layout ${skipNote(mongo)}`.trim(), () => {
-  /** A database holding the fixture's collections (with a batch a process left pending). */
-  async function restored() {
-    const { MongoClient } = await import("mongodb");
-    const { EJSON } = await import("bson");
-    const client = new MongoClient(mongo.url as string, { serverSelectionTimeoutMS: 5000 });
-    await client.connect();
-    const db = client.db(testDbName("bapi_usage_upgrade"));
-    const dump = EJSON.parse(gunzipSync(readFileSync(join(FIXTURE, "mongo", "dump.json.gz"))).toString(), {
-      relaxed: false,
-    }) as Record<string, Document[]>;
-    for (const [name, docs] of Object.entries(dump)) {
-      if (name.endsWith(".indexes") || docs.length === 0) continue;
-      await db.collection(name).insertMany(docs);
+describeUnless(mongo.reason)(
+  `the MongoDB store's per-event layout ${skipNote(mongo)}`.trim(),
+  () => {
+    /** A database holding the fixture's collections (with a batch a process left pending). */
+    async function restored() {
+      const { MongoClient } = await import("mongodb");
+      const { EJSON } = await import("bson");
+      const client = new MongoClient(mongo.url as string, { serverSelectionTimeoutMS: 5000 });
+      await client.connect();
+      const db = client.db(testDbName("bapi_usage_upgrade"));
+      const dump = EJSON.parse(
+        gunzipSync(readFileSync(join(FIXTURE, "mongo", "dump.json.gz"))).toString(),
+        {
+          relaxed: false,
+        },
+      ) as Record<string, Document[]>;
+      for (const [name, docs] of Object.entries(dump)) {
+        if (name.endsWith(".indexes") || docs.length === 0) continue;
+        await db.collection(name).insertMany(docs);
+      }
+      return { client, db };
     }
-    return { client, db };
-  }
 
-  test("moved once at start under the projector's lease, the pending batch counted; answers, ids and cursors as before", async () => {
-    const { MongoUsageLog } = await import("../../../src/usage/log/mongo");
-    const { migrateMongo } = await import("../../../src/usage/log/mongo-migrate");
-    const { client, db } = await restored();
-    try {
-      await MongoUsageLog.ensureIndexes(db);
-      const log = new MongoUsageLog(db, { now, projectEveryMs: 0 });
-      const logs = captureLogs();
+    test("moved once at start under the projector's lease, the pending batch counted; answers, ids and cursors as before", async () => {
+      const { MongoUsageLog } = await import("../../../src/usage/log/mongo");
+      const { migrateMongo } = await import("../../../src/usage/log/mongo-migrate");
+      const { client, db } = await restored();
       try {
-        await migrateMongo(db, log, now());
+        await MongoUsageLog.ensureIndexes(db);
+        const log = new MongoUsageLog(db, { now, projectEveryMs: 0 });
+        const logs = captureLogs();
+        try {
+          await migrateMongo(db, log, now());
+        } finally {
+          logs.restore();
+        }
+        const msgs = logs.lines.map((l) => l.msg);
+        expect(msgs[0]).toBe("usage log: moving the per-event MongoDB layout (once)");
+        expect(msgs).toContain("usage log: a batch left pending by the per-event layout counted");
+        expect(msgs.at(-1)).toBe("usage log: per-event layout moved");
+        const names = (await db.listCollections().toArray()).map((c) => c.name);
+        for (const old of [
+          "usage_events",
+          "usage_rollups",
+          "usage_batches",
+          "usage_brands",
+          "usage_daily",
+        ])
+          expect(names).not.toContain(old);
+        compare(await recordedAnswers(log), readAnswers("mongo/answers.json.gz"));
+        // once: a second start moves nothing
+        const logs2 = captureLogs();
+        try {
+          await migrateMongo(db, log, now());
+        } finally {
+          logs2.restore();
+        }
+        expect(logs2.lines).toEqual([]);
+        // new batches count on top of the moved cells
+        await log.close();
       } finally {
-        logs.restore();
+        await db.dropDatabase();
+        await client.close();
       }
-      const msgs = logs.lines.map((l) => l.msg);
-      expect(msgs[0]).toBe("usage log: moving the per-event MongoDB layout (once)");
-      expect(msgs).toContain("usage log: a batch left pending by the per-event layout counted");
-      expect(msgs.at(-1)).toBe("usage log: per-event layout moved");
-      const names = (await db.listCollections().toArray()).map((c) => c.name);
-      for (const old of ["usage_events", "usage_rollups", "usage_batches", "usage_brands", "usage_daily"])
-        expect(names).not.toContain(old);
-      compare(await recordedAnswers(log), readAnswers("mongo/answers.json.gz"));
-      // once: a second start moves nothing
-      const logs2 = captureLogs();
-      try {
-        await migrateMongo(db, log, now());
-      } finally {
-        logs2.restore();
-      }
-      expect(logs2.lines).toEqual([]);
-      // new batches count on top of the moved cells
-      await log.close();
-    } finally {
-      await db.dropDatabase();
-      await client.close();
-    }
-  }, 120_000);
-});
+    }, 120_000);
+  },
+);

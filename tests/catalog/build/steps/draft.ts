@@ -1,6 +1,6 @@
 import { resolve } from "node:path";
+import type { DraftBrand, IconCandidate } from "../../../../scripts/catalog/icon-sets";
 import { resolveIcon } from "../../../../scripts/catalog/iconify";
-import type { DraftBrand, IconCandidate } from "../../../../scripts/catalog/merge";
 import { loadSet, type SetId } from "../../../../scripts/catalog/sources";
 
 /** A draft brand for the step tests: a simple-icons brand unless told otherwise. */

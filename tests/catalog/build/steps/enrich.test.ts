@@ -4,7 +4,7 @@ import {
   domainOverrides,
   enrichDomains,
 } from "../../../../scripts/catalog/steps/enrich";
-import type { Brand } from "../../../../src/catalog/types";
+import type { Brand } from "../../../../src/catalog/built-catalog";
 import { brandOf, draft } from "./draft";
 
 const brand = (id: number, slug: string, over: Partial<Brand> = {}) =>

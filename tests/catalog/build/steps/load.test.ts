@@ -27,8 +27,11 @@ test("load maps each fixture file to its field and fails on a missing one", () =
   for (const file of files) writeFileSync(join(root, "fixtures", file), JSON.stringify({ file }));
   expect(() => loadFixtures(root)).toThrow("directory-parents.json");
   writeFileSync(join(root, "fixtures", "directory-parents.json"), "{}");
+  expect(() => loadFixtures(root)).toThrow("directory-joins.json");
+  writeFileSync(join(root, "fixtures", "directory-joins.json"), '{"join":{},"apart":{}}');
   const f = loadFixtures(root);
   expect(f.names as unknown).toEqual({ file: "name-overrides.json" });
   expect(f.colors as unknown).toEqual({ file: "color-overrides.json" });
   expect(f.directoryParents).toEqual({});
+  expect(f.directoryJoins).toEqual({ join: {}, apart: {} });
 });

@@ -8,7 +8,7 @@ import {
   job,
   optimizeJobs,
 } from "../../../../scripts/catalog/steps/normalise";
-import { undrawable } from "../../../../scripts/catalog/variants";
+import { undrawable } from "../../../../scripts/catalog/variant-choice";
 import { tempDir } from "../../../support/temp";
 import { draft } from "./draft";
 

@@ -3,7 +3,7 @@ import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { buildPaths } from "../../../../scripts/catalog/steps/context";
 import { type BuildOutcome, writeCatalog } from "../../../../scripts/catalog/steps/write";
-import type { Brand } from "../../../../src/catalog/types";
+import type { Brand } from "../../../../src/catalog/built-catalog";
 import { tempDir } from "../../../support/temp";
 
 const ROOT = resolve(import.meta.dir, "../../../..");
@@ -66,7 +66,7 @@ test("the catalog, report and attribution are written with the inputs' version",
     },
     enriched: {
       domains: { brandsWithDomain: 1, domains: 1, contested: [], unknownOverrideSlugs: [] },
-      directory: { entries: [], merged: 0, report: [], candidates: 0 },
+      directory: { entries: [], merged: 0, joined: [], report: [], candidates: 0 },
       tickers: {
         byDomain: 1,
         byName: 0,
