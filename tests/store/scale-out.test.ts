@@ -258,9 +258,9 @@ describeUnless(mongo.reason ?? (HAS_REDIS ? undefined : REDIS_MISSING))(
       const { accountId, apiKey } = await adminKey(a.base, "internal");
       const client = new MongoClient(mongo.url as string);
       const db = client.db(dbName);
-      // batches in the log not counted yet, and a projector's group left under way
+      // batches not counted yet, and a projector's group left under way
       const pendingBatches = async () =>
-        (await db.collection("usage_log").countDocuments({ p: true })) +
+        (await db.collection("usage_pending").countDocuments()) +
         (await db.collection("usage_projector").countDocuments({ _id: "group" as never }));
       try {
         let answered = 0;

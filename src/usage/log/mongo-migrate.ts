@@ -9,6 +9,7 @@ import {
   otherKey,
   presentAllKey,
   ROLLUP_NAMES,
+  type Rollup,
   rollupKey,
   TOP_BRANDS,
   type View,
@@ -16,7 +17,10 @@ import {
 import { isUsageEvent } from "../daily";
 import type { UsageEvent } from "../event";
 import { batchesOfEvents } from "./batch";
+import { fieldsOfKey } from "./cell-keys";
 import { docOfBatch, type MongoUsageLog } from "./mongo";
+import { DocStrings, type PeriodDoc, periodFields, readDocCells } from "./mongo-periods";
+import { PeriodCells } from "./period";
 import { firstHourKept } from "./port";
 
 /**
@@ -221,7 +225,10 @@ async function countPending(db: Db): Promise<void> {
   }
 }
 
-/** Step 2: the old cells as counters of their account and period's document. */
+/**
+ * Step 2: the old cells as the period documents of their account and period, each written whole
+ * (a run taken up again writes the same documents).
+ */
 async function moveCells(db: Db, firstHour: number): Promise<number> {
   const brands = new Map<string, string[]>();
   for await (const d of db.collection<{ _id: string; b?: string[] }>("usage_brands").find({}))
@@ -229,45 +236,45 @@ async function moveCells(db: Db, firstHour: number): Promise<number> {
       d._id,
       (d.b ?? []).map((x) => decodeURIComponent(x)),
     );
-  const periods = new Set<string>();
-  let ops: AnyBulkWriteOperation<Document>[] = [];
-  let sets = new Map<string, Record<string, unknown>>();
-  const flush = async () => {
-    for (const [_id, set] of sets)
-      ops.push({ updateOne: { filter: { _id } as Document, update: { $set: set }, upsert: true } });
-    sets = new Map();
-    for (let i = 0; i < ops.length; i += BULK)
-      await db.collection("usage_periods").bulkWrite(ops.slice(i, i + BULK), { ordered: false });
-    ops = [];
-  };
-  for await (const d of db
-    .collection<OldCell>("usage_rollups")
-    .find({}, { projection: { m: 0 } })
-    .sort({ _id: 1 })) {
-    const hourly = d.v.startsWith("hour.");
-    if (hourly && Date.parse(`${d.p}:00:00Z`) / 3_600_000 < firstHour) continue;
-    const rollup = d.v.slice(d.v.indexOf(".") + 1) as (typeof ROLLUP_NAMES)[number];
-    const prefix = `${d.a}|${d.v}|${d.p}|`;
-    let key = d._id.slice(prefix.length);
-    if (rollup === "all") key = presentAllKey(key);
-    // the old keys' encoding is the counters' (cell-keys.ts)
-    const name = `${rollup}~${key}`;
-    const _id = `${d.a}|${hourly ? "h" : "d"}|${d.p}`;
-    let set = sets.get(_id);
-    if (!set) {
-      set = { a: d.a, g: hourly ? "h" : "d", p: d.p, b: brands.get(`${d.a}|${d.p}`) ?? [] };
-      sets.set(_id, set);
-      periods.add(_id);
+  const rollups = db.collection<OldCell>("usage_rollups");
+  const periodDocs = db.collection<PeriodDoc>("usage_periods");
+  let periods = 0;
+  for (const a of (await rollups.distinct("a")) as string[])
+    for (const hourly of [false, true]) {
+      const views = ROLLUP_NAMES.map((r): View => `${hourly ? "hour" : "day"}.${r}`);
+      const list = ((await rollups.distinct("p", { a, v: { $in: views } })) as string[]).sort();
+      for (const p of list) {
+        if (hourly && Date.parse(`${p}:00:00Z`) / 3_600_000 < firstHour) continue;
+        const cells = new PeriodCells();
+        cells.brands = (brands.get(`${a}|${p}`) ?? []).slice();
+        for await (const d of rollups.find({ a, v: { $in: views }, p }, { projection: { m: 0 } })) {
+          const rollup = d.v.slice(d.v.indexOf(".") + 1) as Rollup;
+          let key = d._id.slice(`${d.a}|${d.v}|${d.p}|`.length);
+          if (rollup === "all") key = presentAllKey(key);
+          const bins = Object.keys(d.h ?? {})
+            .map(Number)
+            .sort((x, y) => x - y);
+          const h: number[] = [];
+          for (const bin of bins) h.push(bin, (d.h as Record<string, number>)[bin] as number);
+          cells.add(
+            ROLLUP_NAMES.indexOf(rollup),
+            fieldsOfKey(rollup, key),
+            d.n ?? 0,
+            d.e ?? 0,
+            d.r ?? 0,
+            h,
+          );
+        }
+        const g = hourly ? "h" : "d";
+        await periodDocs.replaceOne(
+          { _id: `${a}|${g}|${p}` },
+          { a, g, p, m: null, ...periodFields(cells, new DocStrings()) },
+          { upsert: true },
+        );
+        periods++;
+      }
     }
-    const c: Record<string, unknown> = { n: d.n ?? 0 };
-    if (d.e) c.e = d.e;
-    if (d.r) c.r = d.r;
-    c.h = d.h ?? {};
-    set[`c.${name}`] = c;
-    if (sets.size >= READ) await flush();
-  }
-  await flush();
-  return periods.size;
+  return periods;
 }
 
 /** Step 3: the old events as batches that keep their ids, counted already (no `p`). */
@@ -366,18 +373,15 @@ async function keepDaily(db: Db): Promise<number> {
   let kept = 0;
   for (const [k, list] of byDay) {
     const doc = await db
-      .collection<{ _id: string; c?: Record<string, { n?: number; e?: number; r?: number }> }>(
-        "usage_periods",
-      )
+      .collection<PeriodDoc>("usage_periods")
       .findOne({ _id: `${k.slice(0, k.lastIndexOf("|"))}|d|${k.slice(k.lastIndexOf("|") + 1)}` });
     const derived = new Map<string, { requests: number; errors: number; rateLimited: number }>();
-    for (const [name, c] of Object.entries(doc?.c ?? {})) {
-      if (!name.startsWith("bs~")) continue;
-      const bucket = name.slice(3, name.indexOf("|"));
+    for (const c of doc ? readDocCells(doc, ROLLUP_NAMES.indexOf("bs")) : []) {
+      const bucket = c.f[0] as string;
       const d = derived.get(bucket) ?? { requests: 0, errors: 0, rateLimited: 0 };
-      d.requests += c.n ?? 0;
-      d.errors += c.e ?? 0;
-      d.rateLimited += c.r ?? 0;
+      d.requests += c.n;
+      d.errors += c.e;
+      d.rateLimited += c.r;
       derived.set(bucket, d);
     }
     const same =

@@ -5,17 +5,24 @@ import {
   type Filter,
   MongoBulkWriteError,
   ObjectId,
+  type OptionalUnlessRequiredId,
   type WriteError,
 } from "mongodb";
 import { DAY_MS, dayStart, utcDay } from "../../platform/day";
 import { log } from "../../platform/log";
 import type { CountableEvent } from "../../quota/gate";
 import type { Bucket } from "../../quota/limits";
-import { type Granularity, ROLLUP_NAMES, type Rollup } from "../analytics/cells";
+import type { Granularity, Rollup } from "../analytics/cells";
 import { type Batch, dayNo, emptyBatch, idOf, nextQ, parseEventId, sameBatch } from "./batch";
-import { cellOfCounters, fieldsOfKey, keyOfFields } from "./cell-keys";
 import { exportLines } from "./export-lines";
-import { foldBatch, missesOfBatch, OTHER, type PCell, PeriodCells, rollupNo } from "./period";
+import {
+  cellsOfDoc,
+  DocStrings,
+  type PeriodDoc,
+  periodFields,
+  readDocCells,
+} from "./mongo-periods";
+import { foldBatch, missesOfBatch, OTHER, PeriodCells, rollupNo } from "./period";
 import {
   type CellHint,
   type DailyRow,
@@ -32,39 +39,52 @@ import {
  *  - `usage_log`: one document per batch (the bucket pattern): `_id` `account|t0|q` (t0 and q
  *    as 13-digit numbers, so ids sort by account, time and batch), `a`, `t` (a Date), the
  *    events as columnar arrays of ints (`dt`, `k`, `tr`, `r`, `sl`, `v`, `f`, `b`, `st`, `l`,
- *    and `c`, `x`, `ids` when needed) indexing the document's strings `s`; `p: true` until the
- *    projector has counted it. Insert-only (but for `p`), idempotent on `_id`.
+ *    and `c`, `x`, `ids` when needed) indexing the document's strings `s`. Insert-only,
+ *    idempotent on `_id`.
+ *  - `usage_pending`: a small document per batch not counted yet (`_id` the batch's), inserted
+ *    before the batch; `usage_counted`: one per batch counted. So a batch's state is read and
+ *    written without rewriting its document (which FerretDB does whole, slowly).
  *  - `usage_periods`: one document per account and period (`_id` `account|d|YYYY-MM-DD` or
- *    `account|h|YYYY-MM-DDTHH`): the brands the period keeps (`b`), its cells as counters
- *    (`c.<rollup>~<cell key>.{n,e,r,h.<bin>}`), and `m`, the group that last counted into it.
+ *    `account|h|YYYY-MM-DDTHH`): its cells as the bytes the embedded store's period rows hold
+ *    (`d`, with its strings `s`: mongo-periods.ts), and `m`, the group that last counted into it.
  *  - `usage_misses`: one document per account, day and miss (`n`, `m`).
  *  - `usage_projector`: the projector's lease (`_id` "lease") and its group under way ("group").
  *  - `usage_daily_kept`: counts of days the per-event layout kept apart from their cells.
  *
  * Appends only insert. The projections are written by one projector at a time, across every
  * instance: the holder of the lease (inserted to take it, renewed while held, taken over once it
- * ran out). It takes the batches still marked `p` (oldest id first), records them as its group
- * (`usage_projector` "group": their ids and a new group id), counts them into every period and
- * miss document they touch (each read first: one whose `m` is the group is left as it is; the
- * others are written with the group as their new `m`, on the condition that `m` is still what
- * was read), unmarks the batches, and clears the group. A projector that dies anywhere leaves the
- * group recorded: the next holder counts it again, and the documents it had reached are left
- * out by their `m`. So every batch is counted once, with no window, and no document is ever
- * written by two processes at once (which FerretDB, whose updates are a read then a write,
- * could not keep either).
+ * ran out). It takes pending batches (oldest id first; those counted already or not stored yet
+ * left out), records them as its group (`usage_projector` "group": their ids and a new group id),
+ * counts them into every period and miss document they touch (each read first: one whose `m` is
+ * the group is left as it is; the others are written with the group as their new `m`, on the
+ * condition that `m` is still what was read), records them as counted, drops their pending
+ * documents, and clears the group. A projector that dies anywhere leaves the group recorded: the
+ * next holder counts it again, and the documents it had reached are left out by their `m`. A
+ * batch appended again after it was counted (a retry, a replayed spill file) finds its counted
+ * document and is not counted again. So every batch is counted once, with no window, and no
+ * document is ever written by two processes at once.
  */
 
 /** How long a lease lasts unless its holder renews it (every third of it). */
 const LEASE_MS = 10_000;
 /** How often an instance looks for batches to count (the holder), or for a lease to take. */
 const PROJECT_EVERY_MS = 200;
-/** Batches one group counts. */
-const GROUP_BATCHES = 500;
+/**
+ * Batches one group counts: each of its documents is written once per group, so a backlog is
+ * counted in large groups (a few seconds of heavy traffic each).
+ */
+const GROUP_BATCHES = 4000;
 /**
  * Updates per bulk write. FerretDB v1 on PostgreSQL stops answering once one bulk write updates
  * about 48 or more existing documents; the adapter never sends more than this, on any server.
  */
 const UPDATES_PER_BULK = 32;
+/**
+ * A pending document whose batch is not in the log this long after it was written is dropped:
+ * its append failed (the batch then goes to a spill file, whose replay writes it again) or its
+ * process died before the insert.
+ */
+const ORPHAN_MS = 10 * 60_000;
 /** Log documents per query of the export and the walks. */
 const READ_DOCS = 1000;
 const DUPLICATE_KEY = 11000;
@@ -96,18 +116,14 @@ export interface LogDoc {
   /** misses: [position, string index, string index, ..., -1, position, ...] */
   x?: number[];
   ids?: string[];
-  /** not counted into the projections yet */
-  p?: true;
 }
 
-interface PeriodDoc {
+/** A batch not counted yet (`w`: when this was written), or one counted (usage_counted). */
+interface StateDoc {
   _id: string;
-  a: string;
-  g: "d" | "h";
-  p: string;
-  b?: string[];
-  m?: string;
-  c?: Record<string, { n?: number; e?: number; r?: number; h?: Record<string, number> }>;
+  /** the batch's time (retention) */
+  t: Date;
+  w?: Date;
 }
 
 interface MissDoc {
@@ -198,6 +214,26 @@ function writeErrorsOf(err: MongoBulkWriteError): WriteError[] {
   return w ? (Array.isArray(w) ? w : [w]) : [];
 }
 
+/**
+ * Insert documents, unordered; the indexes of those whose `_id` was there already (any other
+ * error is thrown).
+ */
+async function insertNew<T extends { _id: string }>(
+  col: Collection<T>,
+  docs: T[],
+): Promise<Set<number>> {
+  if (docs.length === 0) return new Set();
+  try {
+    await col.insertMany(docs as OptionalUnlessRequiredId<T>[], { ordered: false });
+    return new Set();
+  } catch (err) {
+    if (!(err instanceof MongoBulkWriteError)) throw err;
+    const errors = writeErrorsOf(err);
+    if (errors.length === 0 || errors.some((w) => w.code !== DUPLICATE_KEY)) throw err;
+    return new Set(errors.map((w) => w.index));
+  }
+}
+
 const periodId = (a: string, g: "d" | "h", p: string) => `${a}|${g}|${p}`;
 const hourName = (h: number) => new Date(h * 3_600_000).toISOString().slice(0, 13);
 
@@ -223,8 +259,10 @@ export class MongoUsageLog implements UsageLog {
   private timer: ReturnType<typeof setInterval> | null = null;
   /** the projection under way (one at a time in this process) */
   private projecting: Promise<number> | null = null;
-  /** batches marked `p`, as last counted */
+  /** pending batches, as the last look found them */
   private pending = 0;
+  /** the last projection, as the lease's holder, counted every stored batch pending then */
+  private drained = false;
   /** a rebuild or migration holds the projector */
   private paused = false;
   private closed = false;
@@ -252,6 +290,12 @@ export class MongoUsageLog implements UsageLog {
   private get periodDocs(): Collection<PeriodDoc> {
     return this.db.collection<PeriodDoc>("usage_periods");
   }
+  private get pendingDocs(): Collection<StateDoc> {
+    return this.db.collection<StateDoc>("usage_pending");
+  }
+  private get countedDocs(): Collection<StateDoc> {
+    return this.db.collection<StateDoc>("usage_counted");
+  }
   private get missDocs(): Collection<MissDoc> {
     return this.db.collection<MissDoc>("usage_misses");
   }
@@ -265,14 +309,16 @@ export class MongoUsageLog implements UsageLog {
   }
 
   /**
-   * The indexes (docs/mongodb.md): `usage_log` by `p` (sparse: the few batches not counted yet)
-   * and by `t` (a TTL index of USAGE_RETENTION_DAYS + 1 days where the server has TTL indexes;
-   * retention's prune removes old batches on every server); `usage_periods` by account, kind and
-   * period, and by period; `usage_misses` by account and day, and by day.
+   * The indexes (docs/mongodb.md): `usage_log` by `t` (a TTL index of USAGE_RETENTION_DAYS + 1
+   * days where the server has TTL indexes; retention's prune removes old batches on every
+   * server), its `_id` for the rest; `usage_pending` and `usage_counted` by `t` (retention);
+   * `usage_periods` by account, kind and period, and by period; `usage_misses` by account and
+   * day, and by day.
    */
   static async ensureIndexes(db: Db, opts: { retentionDays?: number } = {}) {
     const { ensureIndexes } = await import("../../store/mongo/indexes");
-    await ensureIndexes(db, "usage_log", [{ key: { p: 1 }, name: "p", sparse: true }]);
+    await ensureIndexes(db, "usage_pending", [{ key: { t: 1 }, name: "t" }]);
+    await ensureIndexes(db, "usage_counted", [{ key: { t: 1 }, name: "t" }]);
     const expireAfterSeconds =
       opts.retentionDays === undefined ? undefined : (opts.retentionDays + 1) * 86_400;
     const have = (await db
@@ -318,26 +364,22 @@ export class MongoUsageLog implements UsageLog {
   // ---- the log ----
 
   /**
-   * Insert the batches (each marked `p`), unordered; a batch whose `_id` is there already is
-   * read back: the same batch (a retry) is not stored again; another one that happens to have
-   * its id is stored under the next number. Then, when this instance projects, its batches are
-   * counted before this resolves.
+   * Insert the batches, unordered, each after its pending document: a batch whose `_id` is there
+   * already is read back: the same batch (a retry) is not stored again (and, counted already,
+   * not counted again); another one that happens to have its id is stored under the next number.
+   * Then, when this instance projects, its batches are counted.
    */
   async append(batches: Batch[]): Promise<number> {
     let stored = 0;
     let todo = batches.filter((b) => b.n > 0);
     for (let round = 0; todo.length > 0; round++) {
       if (round > 16) throw new Error("usage batch ids taken 16 times over");
-      const docs = todo.map((b) => ({ ...docOfBatch(b), p: true as const }));
-      let dup = new Set<number>();
-      try {
-        await this.logs.insertMany(docs, { ordered: false });
-      } catch (err) {
-        if (!(err instanceof MongoBulkWriteError)) throw err;
-        const errors = writeErrorsOf(err);
-        if (errors.length === 0 || errors.some((w) => w.code !== DUPLICATE_KEY)) throw err;
-        dup = new Set(errors.map((w) => w.index));
-      }
+      const w = new Date();
+      await insertNew(
+        this.pendingDocs,
+        todo.map((b) => ({ _id: batchId(b.account, b.t0, b.q), t: new Date(b.t0), w })),
+      );
+      const dup = await insertNew(this.logs, todo.map(docOfBatch));
       const again: Batch[] = [];
       const taken = todo.filter((_, i) => dup.has(i));
       todo.forEach((b, i) => {
@@ -439,60 +481,92 @@ export class MongoUsageLog implements UsageLog {
   }
 
   private async projectNow(): Promise<number> {
+    this.drained = false;
     if (this.paused || !(await this.holds_lease())) return 0;
     let counted = 0;
     const left = (await this.projector.findOne({ _id: "group" })) as GroupDoc | null;
     if (left) {
       const docs = await this.logs.find({ _id: { $in: left.ids } }).toArray();
       await this.applyGroup(docs.map(batchOfDoc), left.g);
-      await this.finishGroup(left.ids);
+      await this.finishGroup(docs);
       counted += docs.length;
       log("warn", "usage projection: a group left under way counted", { batches: docs.length });
     }
     for (;;) {
       if (this.closed || this.paused || this.heldUntil <= Date.now()) break;
-      const docs = await this.logs
-        .find({ p: true })
+      const pending = await this.pendingDocs
+        .find({})
         .sort({ _id: 1 })
         .limit(GROUP_BATCHES)
         .toArray();
-      // a full group: how many wait in all (the sparse index on p), for /readyz
+      // a full group: how many wait in all, for /readyz
       this.pending =
-        docs.length < GROUP_BATCHES ? docs.length : await this.logs.countDocuments({ p: true });
-      if (docs.length === 0) break;
+        pending.length < GROUP_BATCHES ? pending.length : await this.pendingDocs.countDocuments();
+      const docs = await this.countableOf(pending);
+      if (docs.length === 0) {
+        this.drained = true;
+        break;
+      }
       const g = new ObjectId().toHexString();
       const ids = docs.map((d) => d._id);
       await this.projector.replaceOne({ _id: "group" }, { _id: "group", g, ids } as GroupDoc, {
         upsert: true,
       });
       await this.applyGroup(docs.map(batchOfDoc), g);
-      await this.finishGroup(ids);
+      await this.finishGroup(docs);
       counted += docs.length;
-      if (docs.length < GROUP_BATCHES) {
-        this.pending = 0;
+      if (pending.length < GROUP_BATCHES) {
+        this.drained = true;
         break;
       }
     }
     return counted;
   }
 
-  /** A group counted: its batches unmarked, then the group cleared. */
-  private async finishGroup(ids: string[]) {
-    for (let i = 0; i < ids.length; i += UPDATES_PER_BULK)
-      await this.logs.bulkWrite(
-        ids.slice(i, i + UPDATES_PER_BULK).map((_id) => ({
-          updateOne: { filter: { _id }, update: { $unset: { p: "" } } },
-        })),
-        { ordered: false },
+  /**
+   * The log documents of pending batches still to count: a batch counted already (appended
+   * again) has its pending document dropped; one not in the log yet waits (its append is under
+   * way), unless its pending document is older than ORPHAN_MS (dropped).
+   */
+  private async countableOf(pending: StateDoc[]): Promise<LogDoc[]> {
+    if (pending.length === 0) return [];
+    const ids = pending.map((p) => p._id);
+    const counted = new Set(
+      (
+        await this.countedDocs.find({ _id: { $in: ids } }, { projection: { _id: 1 } }).toArray()
+      ).map((d) => d._id),
+    );
+    const docs = await this.logs
+      .find({ _id: { $in: ids.filter((id) => !counted.has(id)) } })
+      .sort({ _id: 1 })
+      .toArray();
+    const stored = new Set(docs.map((d) => d._id));
+    const old = Date.now() - ORPHAN_MS;
+    const drop = pending
+      .filter((p) => counted.has(p._id) || (!stored.has(p._id) && (p.w?.getTime() ?? 0) < old))
+      .map((p) => p._id);
+    if (drop.length > 0) await this.pendingDocs.deleteMany({ _id: { $in: drop } });
+    return docs;
+  }
+
+  /** A group counted: its batches recorded as counted, their pending documents dropped, the group cleared. */
+  private async finishGroup(docs: LogDoc[]) {
+    if (docs.length > 0) {
+      await insertNew(
+        this.countedDocs,
+        docs.map((d) => ({ _id: d._id, t: d.t })),
       );
+      await this.pendingDocs.deleteMany({ _id: { $in: docs.map((d) => d._id) } });
+    }
     await this.projector.deleteOne({ _id: "group" });
   }
 
   /**
    * Count batches into their period and miss documents as group `g`: each document read first;
-   * one that holds `g` already is left out; the others get the group's counts with `g` as their
-   * marker, on the condition that their marker is still the one read (so a document is never
-   * counted twice, even by a projector that lost its lease and did not know yet).
+   * one that holds `g` already is left out; the others are written whole (their cells with the
+   * group's added) with `g` as their marker, on the condition that their marker is still the
+   * one read (so a document is never counted twice, even by a projector that lost its lease and
+   * did not know yet).
    */
   private async applyGroup(batches: Batch[], g: string) {
     if (batches.length === 0) return;
@@ -508,24 +582,22 @@ export class MongoUsageLog implements UsageLog {
     }
     const had = new Map<string, PeriodDoc>();
     const list = [...ids];
-    for (let i = 0; i < list.length; i += 1000)
+    for (let i = 0; i < list.length; i += READ_DOCS)
       for (const d of await this.periodDocs
-        .find(
-          { _id: { $in: list.slice(i, i + 1000) } },
-          { projection: { b: 1, m: 1, a: 1, g: 1, p: 1 } },
-        )
+        .find({ _id: { $in: list.slice(i, i + READ_DOCS) } })
         .toArray())
         had.set(d._id, d);
-    // fold the batches into fresh cells over each document's kept brands
-    const cells = new Map<string, PeriodCells>();
+    // each document's cells, the group's folded in (those that hold the group already: left out)
+    const open = new Map<string, ReturnType<typeof cellsOfDoc>>();
+    const skip = { cells: new PeriodCells(), strings: new DocStrings() };
     const of = (id: string) => {
-      let c = cells.get(id);
+      let c = open.get(id);
       if (!c) {
-        c = new PeriodCells();
-        c.brands = had.get(id)?.b?.slice() ?? [];
-        cells.set(id, c);
+        const prev = had.get(id);
+        c = prev?.m === g ? skip : cellsOfDoc(prev);
+        open.set(id, c);
       }
-      return c;
+      return c.cells;
     };
     for (const b of batches)
       foldBatch(b, {
@@ -533,27 +605,13 @@ export class MongoUsageLog implements UsageLog {
         hour: (h) => (h < firstHour ? null : of(periodId(b.account, "h", hourName(h)))),
       });
     const ops: AnyBulkWriteOperation<PeriodDoc>[] = [];
-    for (const [_id, c] of cells) {
-      const prev = had.get(_id);
-      if (prev?.m === g) continue;
+    for (const [_id, c] of open) {
+      if (c === skip) continue;
       const [a, kind, p] = splitPeriodId(_id);
-      const inc: Record<string, number> = {};
-      c.views.forEach((m, v) => {
-        const r = ROLLUP_NAMES[v] as string;
-        for (const cell of m.values()) {
-          const path = `c.${r}~${keyOfFields(cell.f)}`;
-          inc[`${path}.n`] = (inc[`${path}.n`] ?? 0) + cell.n;
-          if (cell.e) inc[`${path}.e`] = (inc[`${path}.e`] ?? 0) + cell.e;
-          if (cell.r) inc[`${path}.r`] = (inc[`${path}.r`] ?? 0) + cell.r;
-          for (let i = 0; i < cell.h.length; i += 2)
-            inc[`${path}.h.${cell.h[i]}`] =
-              (inc[`${path}.h.${cell.h[i]}`] ?? 0) + (cell.h[i + 1] as number);
-        }
-      });
       ops.push({
         updateOne: {
-          filter: { _id, m: prev?.m ?? null } as Filter<PeriodDoc>,
-          update: { $set: { m: g, a, g: kind, p, b: c.brands }, $inc: inc } as never,
+          filter: { _id, m: had.get(_id)?.m ?? null } as Filter<PeriodDoc>,
+          update: { $set: { m: g, a, g: kind, p, ...periodFields(c.cells, c.strings) } },
           upsert: true,
         },
       });
@@ -619,11 +677,27 @@ export class MongoUsageLog implements UsageLog {
     }
   }
 
+  /** Resolves once every batch in the log is counted (by this instance or the lease's holder). */
   async settled(): Promise<void> {
     for (let wait = 5; ; wait = Math.min(200, wait * 2)) {
+      // a projection that starts now (one under way may have looked before the last appends)
+      if (this.projecting) await this.projecting.catch(() => 0);
       await this.project();
-      const left = await this.logs.countDocuments({ p: true });
-      this.pending = left;
+      // the holder counted what was pending; batches appended meanwhile are counted next
+      if (this.drained) return;
+      const pending = await this.pendingDocs
+        .find({}, { projection: { _id: 1 } })
+        .limit(READ_DOCS)
+        .toArray();
+      const ids = pending.map((d) => d._id);
+      const counted = new Set(
+        (
+          await this.countedDocs.find({ _id: { $in: ids } }, { projection: { _id: 1 } }).toArray()
+        ).map((d) => d._id),
+      );
+      const left = await this.logs.countDocuments({
+        _id: { $in: ids.filter((id) => !counted.has(id)) },
+      });
       if (left === 0 && !(await this.projector.findOne({ _id: "group" }))) return;
       await new Promise((r) => setTimeout(r, wait));
     }
@@ -686,22 +760,18 @@ export class MongoUsageLog implements UsageLog {
     hint?: CellHint,
   ): Promise<PeriodRow[]> {
     const g = granularity === "day" ? "d" : "h";
-    const prefix = `${rollup}~`;
-    const brandAt = rollup === "b" || rollup === "all" ? 0 : -1;
+    const v = rollupNo(rollup);
+    const brand =
+      hint?.brand !== undefined && (rollup === "b" || rollup === "all") ? hint.brand : undefined;
     const keyAt = rollup === "k" ? 0 : rollup === "all" ? 2 : -1;
     const out: PeriodRow[] = [];
     const cursor = this.periodDocs
-      .find({ a: accountId, g, p: { $gte: from, $lte: to } }, { projection: { b: 0, m: 0 } })
+      .find({ a: accountId, g, p: { $gte: from, $lte: to } }, { projection: { m: 0 } })
       .sort({ p: 1 });
     for await (const d of cursor) {
-      const cells: PCell[] = [];
-      for (const [k, counters] of Object.entries(d.c ?? {})) {
-        if (!k.startsWith(prefix)) continue;
-        const f = fieldsOfKey(rollup, k.slice(prefix.length));
-        if (hint?.brand !== undefined && brandAt >= 0 && f[brandAt] !== hint.brand) continue;
-        if (hint?.key !== undefined && keyAt >= 0 && f[keyAt] !== hint.key) continue;
-        cells.push(cellOfCounters(f, counters));
-      }
+      let cells = readDocCells(d, v, brand as string | null | typeof OTHER | undefined);
+      if (hint?.key !== undefined && keyAt >= 0)
+        cells = cells.filter((c) => c.f[keyAt] === hint.key);
       if (cells.length > 0) out.push({ t: d.p, cells });
     }
     return out;
@@ -805,22 +875,23 @@ export class MongoUsageLog implements UsageLog {
     for await (const d of cursor) yield batchOfDoc(d);
   }
 
+  /**
+   * The day's requests from its day documents (the batches this instance can count are counted
+   * first; those waiting for another instance's projector are not in them yet).
+   */
   async *tallyOfDay(day: string): AsyncIterable<CountableEvent> {
+    await this.project().catch((err) => this.projectionFailed(err));
     const k = rollupNo("k");
-    const prefix = `${ROLLUP_NAMES[k]}~`;
-    for await (const d of this.periodDocs.find({ g: "d", p: day }, { projection: { a: 1, c: 1 } }))
-      for (const [key, counters] of Object.entries(d.c ?? {})) {
-        if (!key.startsWith(prefix)) continue;
-        const f = fieldsOfKey("k", key.slice(prefix.length));
+    for await (const d of this.periodDocs.find({ g: "d", p: day }, { projection: { m: 0 } }))
+      for (const c of readDocCells(d, k))
         yield {
           day,
           accountId: d.a,
-          keyId: f[0] as string,
-          bucket: f[1] as Bucket,
-          status: f[2] as number,
-          events: counters.n ?? 0,
+          keyId: c.f[0] as string,
+          bucket: c.f[1] as Bucket,
+          status: c.f[2] as number,
+          events: c.n,
         };
-      }
   }
 
   async holds(ids: readonly { account: string; t0: number; q: number }[]): Promise<boolean[]> {
@@ -855,7 +926,7 @@ export class MongoUsageLog implements UsageLog {
   /**
    * Recompute the period and miss documents of every day still in the log, under the lease
    * (the projection waits): each account and day from its batches already counted (those still
-   * marked are counted by the projector afterwards, on top), the brands each period keeps
+   * pending are counted by the projector afterwards, on top), the brands each period keeps
    * staying; documents of days no longer in the log stay.
    */
   async rebuild(
@@ -867,17 +938,28 @@ export class MongoUsageLog implements UsageLog {
       const firstHour = firstHourKept(this.hourlyDays, this.now());
       const accounts = await this.logs.distinct("a");
       for (const account of accounts) {
-        const byDay = new Map<number, Batch[]>();
-        for await (const d of this.logs
-          .find({ a: account, p: { $exists: false } })
-          .sort({ _id: 1 })) {
-          const b = batchOfDoc(d);
-          const day = dayNo(b.t0);
+        const byDay = new Map<number, LogDoc[]>();
+        for await (const d of this.range(
+          account,
+          batchId(account, 0, 0),
+          batchId(account, 9e12, 0),
+        )) {
+          const day = dayNo(d.t.getTime());
           const list = byDay.get(day) ?? [];
-          list.push(b);
+          list.push(d);
           byDay.set(day, list);
         }
-        for (const [day, list] of byDay) {
+        for (const [day, docs] of byDay) {
+          // a pending document is written before its batch: read after the batches, it names
+          // every batch of these not counted yet
+          const pending = new Set(
+            (
+              await this.pendingDocs
+                .find({ _id: { $in: docs.map((d) => d._id) } }, { projection: { _id: 1 } })
+                .toArray()
+            ).map((d) => d._id),
+          );
+          const list = docs.filter((d) => !pending.has(d._id)).map(batchOfDoc);
           days.add(day);
           const g = new ObjectId().toHexString();
           const dayName = utcDay(day * DAY_MS);
@@ -885,19 +967,19 @@ export class MongoUsageLog implements UsageLog {
           for (let h = day * 24; h < day * 24 + 24; h++)
             if (h >= firstHour) ids.push(periodId(account, "h", hourName(h)));
           const had = new Map(
-            (
-              await this.periodDocs.find({ _id: { $in: ids } }, { projection: { b: 1 } }).toArray()
-            ).map((d) => [d._id, d.b ?? []]),
+            (await this.periodDocs.find({ _id: { $in: ids } }).toArray()).map((d) => [d._id, d]),
           );
-          const cells = new Map<string, PeriodCells>();
+          const cells = new Map<string, ReturnType<typeof cellsOfDoc>>();
           const of = (id: string) => {
             let c = cells.get(id);
             if (!c) {
-              c = new PeriodCells();
-              c.brands = (had.get(id) ?? []).slice();
+              // the brands the period keeps stay; its cells are counted again
+              const kept = cellsOfDoc(had.get(id), -1);
+              kept.cells.views = new PeriodCells().views;
+              c = kept;
               cells.set(id, c);
             }
-            return c;
+            return c.cells;
           };
           for (const b of list) {
             events += b.n;
@@ -917,7 +999,7 @@ export class MongoUsageLog implements UsageLog {
             ops.push({
               replaceOne: {
                 filter: { _id },
-                replacement: { a, g: kind, p, b: c.brands, m: g, c: countersOf(c) },
+                replacement: { a, g: kind, p, m: g, ...periodFields(c.cells, c.strings) },
                 upsert: true,
               },
             });
@@ -948,12 +1030,16 @@ export class MongoUsageLog implements UsageLog {
   }
 
   /**
-   * Retention: batches of days before `beforeDay` (counted ones: the projector counts the rest
-   * first) and hourly documents before `beforeHour` deleted; day documents and misses stay.
+   * Retention: batches of days before `beforeDay` (counted ones: pending ones are left for the
+   * projector) with their state documents, and hourly documents before `beforeHour` deleted;
+   * day documents and misses stay.
    */
   async prune(beforeDay: string, beforeHour?: string): Promise<{ days: number; events: number }> {
     const t = new Date(dayStart(beforeDay));
-    const old = { t: { $lt: t }, p: { $exists: false } } as Filter<LogDoc>;
+    const waiting = (
+      await this.pendingDocs.find({ t: { $lt: t } }, { projection: { _id: 1 } }).toArray()
+    ).map((d) => d._id);
+    const old = { t: { $lt: t }, _id: { $nin: waiting } } as Filter<LogDoc>;
     let events = 0;
     const days = new Set<number>();
     for await (const d of this.logs.find(old, { projection: { t: 1, n: 1 } })) {
@@ -961,6 +1047,7 @@ export class MongoUsageLog implements UsageLog {
       days.add(dayNo(d.t.getTime()));
     }
     await this.logs.deleteMany(old);
+    await this.countedDocs.deleteMany({ t: { $lt: t } });
     if (beforeHour !== undefined)
       await this.periodDocs.deleteMany({ g: "h", p: { $lt: beforeHour } });
     return { days: days.size, events };
@@ -987,23 +1074,6 @@ function splitPeriodId(id: string): [string, "d" | "h", string] {
   const i = id.lastIndexOf("|");
   const j = id.lastIndexOf("|", i - 1);
   return [id.slice(0, j), id.slice(j + 1, i) as "d" | "h", id.slice(i + 1)];
-}
-
-/** A period's cells as the counters a period document holds. */
-function countersOf(c: PeriodCells): NonNullable<PeriodDoc["c"]> {
-  const out: NonNullable<PeriodDoc["c"]> = {};
-  c.views.forEach((m, v) => {
-    const r = ROLLUP_NAMES[v] as string;
-    for (const cell of m.values()) {
-      const h: Record<string, number> = {};
-      for (let i = 0; i < cell.h.length; i += 2) h[String(cell.h[i])] = cell.h[i + 1] as number;
-      const d: { n: number; e?: number; r?: number; h: Record<string, number> } = { n: cell.n, h };
-      if (cell.e) d.e = cell.e;
-      if (cell.r) d.r = cell.r;
-      out[`${r}~${keyOfFields(cell.f)}`] = d;
-    }
-  });
-  return out;
 }
 
 export { OTHER };

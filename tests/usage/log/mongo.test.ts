@@ -1,5 +1,5 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
-import { type Db, MongoClient } from "mongodb";
+import { afterAll, beforeAll, beforeEach, expect, test } from "bun:test";
+import { Binary, type Db, MongoClient } from "mongodb";
 import { newId } from "../../../src/platform/ids";
 import { setLogLevel } from "../../../src/platform/log";
 import type { Batch } from "../../../src/usage/log/batch";
@@ -102,7 +102,7 @@ describeUnless(mongo.reason)(`MongoDB usage log ${skipNote(mongo)}`.trim(), () =
   };
   const copy = (b: Batch): Batch => ({ ...b, strings: [...b.strings] });
 
-  test("a document per batch: columnar int arrays and a Date, marked until counted; a period document per account and day or hour", async () => {
+  test("a document per batch: columnar int arrays and a Date, pending until counted; a period document per account and day or hour, its cells as bytes", async () => {
     const accountId = newId();
     const s = open();
     const batches = batchOf(accountId, "2025-10-01", 6);
@@ -114,11 +114,18 @@ describeUnless(mongo.reason)(`MongoDB usage log ${skipNote(mongo)}`.trim(), () =
     expect(d.t).toBeInstanceOf(Date);
     expect(d.n).toBe(6);
     expect((d.st as number[]).every((x) => Number.isInteger(x))).toBe(true);
-    expect(d.p).toBeUndefined();
+    // its state apart from it: counted, no longer pending
+    expect(await db.collection("usage_pending").countDocuments()).toBe(0);
+    const counted = await db.collection<{ _id: string }>("usage_counted").find().toArray();
+    expect(counted.map((x) => x._id)).toEqual([d._id as string]);
     const periods = await db
-      .collection<{ _id: string }>("usage_periods")
+      .collection<{ _id: string; s: string[]; d: Binary }>("usage_periods")
       .find({ a: accountId })
       .toArray();
+    for (const p of periods) {
+      expect(p.d).toBeInstanceOf(Binary);
+      expect(p.s).toContain("key-1");
+    }
     expect(periods.map((p) => p._id).sort()).toEqual([
       `${accountId}|d|2025-10-01`,
       `${accountId}|h|2025-10-01T10`,
@@ -145,11 +152,13 @@ describeUnless(mongo.reason)(`MongoDB usage log ${skipNote(mongo)}`.trim(), () =
 
   /** every write of an append and of its projection, in order */
   const STEPS: [string, string][] = [
+    ["insert", "usage_pending"],
     ["insert", "usage_log"],
     ["update", "usage_projector"],
     ["update", "usage_periods"],
     ["update", "usage_misses"],
-    ["update", "usage_log"],
+    ["insert", "usage_counted"],
+    ["delete", "usage_pending"],
     ["delete", "usage_projector"],
   ];
 
@@ -201,7 +210,7 @@ describeUnless(mongo.reason)(`MongoDB usage log ${skipNote(mongo)}`.trim(), () =
   }, 120_000);
 
   test("a projector that dies at each write of its group (kill -9): the next holder of the lease counts the rest, none twice", async () => {
-    for (const [command, collection] of STEPS.slice(1)) {
+    for (const [command, collection] of STEPS.slice(2)) {
       db = client.db(testDbName("bapi_usage_log_mongo"));
       dbs.push(db);
       await Log.ensureIndexes(db);
@@ -237,7 +246,7 @@ describeUnless(mongo.reason)(`MongoDB usage log ${skipNote(mongo)}`.trim(), () =
         async () => {
           await next.project().catch(() => 0);
           return (
-            (await db.collection("usage_log").countDocuments({ p: true })) === 0 &&
+            (await db.collection("usage_pending").countDocuments()) === 0 &&
             (await db.collection("usage_projector").countDocuments({ _id: "group" as never })) === 0
           );
         },
