@@ -284,7 +284,8 @@ async function* appends(n: number, per: number) {
 async function storeThroughput(n: number) {
   const dir = tempDir("bench-usage-store-");
   const store = EmbeddedUsageLog.open(dir, { writer: "inline" });
-  const list: Awaited<ReturnType<typeof appends>> extends AsyncGenerator<infer B> ? B[] : never = [];
+  const list: Awaited<ReturnType<typeof appends>> extends AsyncGenerator<infer B> ? B[] : never =
+    [];
   for await (const b of appends(n, 8192)) list.push(b);
   const cpu = process.cpuUsage();
   const t0 = performance.now();

@@ -42,7 +42,13 @@ async function start(dir: string) {
   const t0 = performance.now();
   const proc = Bun.spawn([process.execPath, "src/main.ts"], {
     cwd: ROOT,
-    env: { ...process.env, DATA_DIR: dir, PORT: String(port), HOST: "127.0.0.1", LOG_LEVEL: "error" },
+    env: {
+      ...process.env,
+      DATA_DIR: dir,
+      PORT: String(port),
+      HOST: "127.0.0.1",
+      LOG_LEVEL: "error",
+    },
     stdout: "ignore",
     stderr: "inherit",
   });

@@ -5,10 +5,15 @@ import { invalidApiKey, rateLimited } from "../http/errors";
 import type { QuotaDecision, QuotaGate } from "../quota/gate";
 import type { Bucket } from "../quota/limits";
 import type { Principal } from "../quota/principal";
-import { dailyLimitMessage, type MeterTarget, startMeter } from "../usage/meter";
 import type { UsageRecorder } from "../usage/log/recorder";
+import {
+  dailyLimitMessage,
+  type MeterTarget,
+  openMeter,
+  settleHook,
+  startMeter,
+} from "../usage/meter";
 import { apiKeyOf, authenticate, type BearerPolicy } from "./credentials";
-import { openMeter, settleHook } from "../usage/meter";
 
 export interface AuthDeps {
   accounts: AccountService;

@@ -23,6 +23,7 @@ import type { Principal } from "../quota/principal";
 import type { RateLimiter } from "../quota/rate-limit";
 import type { QuotaService } from "../quota/service";
 import { CurrentUsageService } from "../usage/current/service";
+import type { UsageRecorder } from "../usage/log/recorder";
 import {
   closeMeter,
   dailyLimitMessage,
@@ -30,7 +31,6 @@ import {
   type MeterTarget,
   startMeter,
 } from "../usage/meter";
-import type { UsageRecorder } from "../usage/log/recorder";
 import {
   BrandOutput,
   ListInput,

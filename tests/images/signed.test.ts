@@ -2,9 +2,9 @@ import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "
 import { canonicalQuery, signPath, webCryptoMac } from "../../packages/client/src/signing";
 import { type AuthTestApp, makeAuthApp } from "../accounts/helpers";
 import { PNG_SIGNATURE, pngSize } from "../assets/util";
-import { accountEvents } from "../usage/util";
 import { createEnterprise } from "../support/app";
 import { expectError } from "../support/errors";
+import { accountEvents } from "../usage/util";
 
 // argon2id (register, delete) is CPU-bound: leave room on a loaded machine
 setDefaultTimeout(30_000);

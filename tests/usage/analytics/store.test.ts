@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, expect, test } from "bun:test";
 import { newId } from "../../../src/platform/ids";
 import { setLogLevel } from "../../../src/platform/log";
 import type { Principal } from "../../../src/quota/principal";

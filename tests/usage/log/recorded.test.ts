@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, expect, test } from "bun:test";
 import { setLogLevel } from "../../../src/platform/log";
 import { batchesOfEvents } from "../../../src/usage/log/batch";
 import { describeUnless } from "../../support/skip";
