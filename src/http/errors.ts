@@ -1,5 +1,5 @@
 import { t } from "elysia";
-import { DomainError, invalid, limitReached, type Refusal } from "../platform/domain-errors";
+import { DomainError, limitReached, type Refusal } from "../platform/domain-errors";
 
 /** The one error model: every error body is { error, message } (+ extra fields on 429). */
 export class ApiError extends Error {
@@ -112,9 +112,6 @@ export const storageUnavailable = (retryAfterSeconds = 30) =>
     {},
     { "retry-after": String(retryAfterSeconds) },
   );
-
-/** 422 validation_error (`invalid`), for the usage routes' query checks. */
-export const validationError = (message: string) => invalid(message);
 
 export const ErrorBody = t.Object(
   {

@@ -1,4 +1,4 @@
-import { validationError } from "../../http/errors";
+import { invalid } from "../../platform/domain-errors";
 import type { UsageEvent } from "../event";
 import type { UsageLog } from "../log/port";
 import { type HistoryQuery, resolveRange } from "./service";
@@ -72,7 +72,7 @@ export async function exportPage(
 ): Promise<ExportPage> {
   const { from, to } = resolveRange(q, now);
   if (q.cursor !== undefined && !ID.test(q.cursor))
-    throw validationError(
+    throw invalid(
       "Invalid query parameter cursor: must be an event id (X-Next-Cursor of the previous page)",
     );
   const limit = q.limit ?? EXPORT_DEFAULT_LIMIT;

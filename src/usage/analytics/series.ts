@@ -1,4 +1,4 @@
-import { validationError } from "../../http/errors";
+import { invalid } from "../../platform/domain-errors";
 import type { Bucket, Tier } from "../../quota/limits";
 import type { Principal } from "../../quota/principal";
 import { type FieldValue, OTHER, type PCell } from "../log/period";
@@ -102,7 +102,7 @@ function parseGroupBy(value: string | undefined): GroupField[] {
     new Set(parts).size === parts.length &&
     parts.every((p) => (GROUP_FIELDS as readonly string[]).includes(p));
   if (!ok)
-    throw validationError(
+    throw invalid(
       `Invalid query parameter group_by: one or two distinct of ${GROUP_FIELDS.join(", ")}, comma-separated (got "${value}")`,
     );
   return parts as GroupField[];
@@ -314,7 +314,7 @@ export async function usageSeries(
   });
   // hours older than USAGE_HOURLY_DAYS are kept only in their days' counts
   if (hourly && Number.isFinite(hourlyDays) && from < retentionCutoff(hourlyDays, now))
-    throw validationError(
+    throw invalid(
       `Invalid query parameter from: granularity=hour covers the last ${hourlyDays} days (from ${retentionCutoff(hourlyDays, now)}); older days are answered per day`,
     );
   const limit = q.limit ?? DEFAULT_LIMIT;

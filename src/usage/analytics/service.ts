@@ -1,5 +1,5 @@
-import { validationError } from "../../http/errors";
 import { DAY_MS, dayStart, utcDay } from "../../platform/day";
+import { invalid } from "../../platform/domain-errors";
 import { BUCKETS, type Bucket, type Tier } from "../../quota/limits";
 import type { Principal } from "../../quota/principal";
 import { addCounts, zeroCounts } from "../daily";
@@ -37,7 +37,7 @@ function parseDay(value: string, name: string): number {
     ? new Date(0).setUTCFullYear(Number(m[1]), Number(m[2]) - 1, Number(m[3]))
     : Number.NaN;
   if (!m || Number.isNaN(ms) || utcDay(ms) !== value)
-    throw validationError(
+    throw invalid(
       `Invalid query parameter ${name}: must be a calendar date YYYY-MM-DD (got "${value}")`,
     );
   return ms;
@@ -61,12 +61,10 @@ export function resolveRange(
       ? to - ((opts.defaultDays ?? DEFAULT_RANGE_DAYS) - 1) * DAY_MS
       : parseDay(q.from, "from");
   if (to < from)
-    throw validationError(
-      `Invalid date range: to (${utcDay(to)}) is before from (${utcDay(from)})`,
-    );
+    throw invalid(`Invalid date range: to (${utcDay(to)}) is before from (${utcDay(from)})`);
   const days = (to - from) / DAY_MS + 1;
   if (days > maxDays)
-    throw validationError(
+    throw invalid(
       `Invalid date range: ${days} days requested, at most ${maxDays} per call${opts.what ? ` ${opts.what}` : ""}`,
     );
   return { from: utcDay(from), to: utcDay(to) };
