@@ -1,3 +1,4 @@
+import { systemTimers, type Timers } from "../platform/clock";
 import { log } from "../platform/log";
 
 /**
@@ -18,8 +19,6 @@ export interface Listener {
   /** requests not answered yet (undefined when the runtime does not tell) */
   pending?(): number;
 }
-
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /** Probes answer at once while draining (/readyz says 503 from the first moment). */
 const isProbe = (url: string) => /^[a-z]+:\/\/[^/]*\/(readyz|healthz)(\?|$)/.test(url);
@@ -44,6 +43,12 @@ function closing(res: Response): Response {
 export class Drain {
   private since: number | null = null;
   private hold: Promise<void> | null = null;
+
+  constructor(private readonly timers: Timers = systemTimers) {}
+
+  private sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => this.timers.setTimeout(resolve, ms));
+  }
 
   /** true from the start of the shutdown */
   get draining(): boolean {
@@ -80,18 +85,22 @@ export class Drain {
     this.hold = new Promise((resolve) => {
       release = resolve;
     });
-    await sleep(Math.min(DRAIN_HOLD_MS, graceMs));
+    let graceTimer: unknown;
+    const graceOver = new Promise<"forced">((resolve) => {
+      graceTimer = this.timers.setTimeout(() => resolve("forced"), graceMs);
+    });
+    await this.sleep(Math.min(DRAIN_HOLD_MS, graceMs));
     // listener first, then the held requests: each one's connection then closes after its answer
     const stopped = Promise.resolve(listener.stop());
     this.hold = null;
     release();
     const idle = async () => {
       await stopped;
-      while ((listener.pending?.() ?? 0) > 0) await sleep(10);
+      while ((listener.pending?.() ?? 0) > 0) await this.sleep(10);
       return "drained" as const;
     };
-    const left = Math.max(0, graceMs - (Date.now() - since));
-    const outcome = await Promise.race([idle(), sleep(left).then(() => "forced" as const)]);
+    const outcome = await Promise.race([idle(), graceOver]);
+    this.timers.clearTimeout(graceTimer);
     if (outcome === "forced") {
       log("warn", "shutdown grace period over; closing the remaining connections", {
         graceMs,

@@ -145,6 +145,22 @@ describe("API keys", () => {
     expect(svc.cachedKey(issued.apiKey)).toBeUndefined();
   });
 
+  test("a key revoked by another instance is refused there once its cache entry expires", async () => {
+    const d = dir();
+    let t = 1_000_000;
+    const a = new AccountService(store(d), 30_000, () => t);
+    const b = new AccountService(store(d), 30_000, () => t);
+    const issued = await a.createAccountWithKey({ tier: "free" });
+    expect(await b.verifyKey(issued.apiKey)).not.toBeNull();
+    await a.revokeKey(issued.keyId);
+    expect(await a.verifyKey(issued.apiKey)).toBeNull();
+    // B answers from its cache for the rest of the entry's lifetime, then reads the revocation
+    t += 29_999;
+    expect(await b.verifyKey(issued.apiKey)).not.toBeNull();
+    t += 2;
+    expect(await b.verifyKey(issued.apiKey)).toBeNull();
+  });
+
   test("cache entries expire after the TTL", async () => {
     let t = 1_000_000;
     const svc = new AccountService(store(dir()), 30_000, () => t);

@@ -1,9 +1,11 @@
 import { afterAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { rmSync } from "node:fs";
 import { connect, type Socket } from "node:net";
-import { Drain } from "../../src/http/drain";
+import { DRAIN_HOLD_MS, Drain } from "../../src/http/drain";
 import { tempDir } from "../support/app";
+import { ManualTimers } from "../support/clock";
 import { adminKey, startService } from "../support/service";
+import { until } from "../support/wait";
 import { storedEvents } from "../usage/util";
 
 /**
@@ -219,16 +221,26 @@ describe("Drain", () => {
   });
 
   test("past the grace period the remaining connections are cut, then the stores closed", async () => {
-    const drain = new Drain();
+    const timers = new ManualTimers();
+    const drain = new Drain(timers);
     const l = listener(new Promise(() => {}));
     let closed = false;
-    const started = Date.now();
-    const outcome = await drain.run(l, 400, async () => {
+    const running = drain.run(l, 400, async () => {
       closed = true;
     });
-    expect(outcome).toBe("forced");
-    expect(Date.now() - started).toBeGreaterThanOrEqual(390);
+    // the hold, then the listener stops
+    timers.advance(DRAIN_HOLD_MS);
+    await until(() => l.calls.length > 0, 4_000, "the listener stopped");
+    expect(l.calls).toEqual(["stop"]);
+    // a connection still open just before the grace period ends is not cut yet
+    timers.advance(400 - DRAIN_HOLD_MS - 1);
+    await Bun.sleep(1);
+    expect(l.calls).toEqual(["stop"]);
+    expect(closed).toBe(false);
+    timers.advance(1);
+    expect(await running).toBe("forced");
     expect(l.calls).toEqual(["stop", "force"]);
     expect(closed).toBe(true);
+    expect(timers.pending).toEqual([]);
   });
 });

@@ -175,17 +175,15 @@ describeUnless(mongo.reason ?? (HAS_REDIS ? undefined : REDIS_MISSING))(
         headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
       });
       expect(r.status).toBe(200);
-      const revokedAt = Date.now();
       expect(await status(`${a.base}/v1/catalog/github`, apiKey)).toBe(401);
+      // B refuses it once its cache entry expires (the lifetime itself is tested on a clock the
+      // test moves, tests/accounts/keys.test.ts); the poll's bound only keeps a failure short
       const last = await poll(
-        KEY_CACHE_TTL_MS + 5_000,
+        KEY_CACHE_TTL_MS + 15_000,
         () => status(`${b.base}/v1/catalog/github`, apiKey),
         (s) => s === 401,
       );
-      const took = Date.now() - revokedAt;
       expect(last).toBe(401);
-      // within the cache's lifetime, plus slack for one MongoDB read on a loaded machine
-      expect(took).toBeLessThanOrEqual(KEY_CACHE_TTL_MS + 1_500);
     }, 30_000);
 
     test("kill -9 of A under load: B answers every request; A restarted loses no acknowledged account or key", async () => {

@@ -93,6 +93,8 @@ export interface ClientOptions {
   /** retries of such answers per call; default 2 */
   maxRetries?: number;
   fetch?: (url: string, init: RequestInit) => Promise<Response>;
+  /** how a retry waits out Retry-After (default: a timer of that many ms) */
+  sleep?: (ms: number) => Promise<void>;
 }
 
 type Empty = Record<string, never>;
@@ -114,6 +116,7 @@ export interface ImageUrlOptions extends ImageOptionsInput {
 }
 
 const DAY = 86_400;
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 export class BrandApi {
   private readonly base: string;
@@ -160,7 +163,7 @@ export class BrandApi {
         error.retryAfter <= maxWait &&
         attempt < maxRetries
       ) {
-        await new Promise((resolve) => setTimeout(resolve, error.retryAfter! * 1000));
+        await (this.opts.sleep ?? sleep)(error.retryAfter * 1000);
         continue;
       }
       throw error;

@@ -11,14 +11,12 @@
 import { Lru } from "../../platform/cache";
 import { type DomainError, invalid, notFound } from "../../platform/domain-errors";
 import { type Tier, TRANSACTIONS_CAP } from "../../quota/limits";
-import { countryOf, registrableDomain } from "../brand/domain";
 import { type BrandResolver, toBrandView } from "../brand/service";
 import type { Brand } from "../built-catalog";
-import { FIELD, hostName } from "../search/entry";
+import { FIELD } from "../search/entry";
 import { compact, fold } from "../search/text";
 import type { CatalogDb } from "../store/catalog-db";
-import { splitRegistrable } from "../store/schema";
-import { brandGroups, type Group, mccGroups } from "./categories";
+import { type Group, mccGroups } from "./categories";
 import {
   type Descriptor,
   expansions,
@@ -29,7 +27,8 @@ import {
   readDescriptor,
   type Word,
 } from "./descriptor";
-import { type IntermediaryKind, NATIONALITIES } from "./rules";
+import { type Profile, profileOf, sameCompany } from "./profile";
+import type { IntermediaryKind } from "./rules";
 
 /** Below this confidence a lookup answers 404 merchant_not_found. */
 export const CONFIDENCE_THRESHOLD = 0.7;
@@ -74,22 +73,6 @@ export interface TransactionCatalog {
   readonly database: CatalogDb;
   brandById(id: number): Brand | undefined;
   onChange(listener: (updated?: Brand) => void): void;
-}
-
-/** What a brand is for the matcher: its names and where and as what it trades. */
-interface Profile {
-  name: string;
-  names: Set<string>;
-  compacts: Set<string>;
-  labels: Set<string>;
-  popularity: number;
-  /** countries it trades in (OSM's, or its domains' when all are national); null: anywhere */
-  countries: Set<string> | null;
-  /** per domain label, the countries of the domains of that label when all are national */
-  labelCountries: Map<string, Set<string> | null>;
-  /** countries its description names it after ("American", "Canadian") */
-  home: Set<string>;
-  groups: Set<Group>;
 }
 
 /** What the merchant words found: the best candidate, the country, the words that named it. */
@@ -493,80 +476,13 @@ export class TransactionMatcher {
   private profile(id: number): Profile | null {
     let p = this.profiles.get(id);
     if (p === undefined) {
-      p = this.readProfile(id);
+      const entry = this.catalog.database.entry(id);
+      const brand = this.catalog.brandById(id);
+      p = entry && brand ? profileOf(entry, brand) : null;
       this.profiles.set(id, p);
     }
     return p;
   }
-
-  private readProfile(id: number): Profile | null {
-    const entry = this.catalog.database.entry(id);
-    const brand = this.catalog.brandById(id);
-    if (!entry || !brand) return null;
-    return {
-      name: entry.names[0] ?? fold(brand.name),
-      names: new Set(entry.names),
-      compacts: new Set(entry.compacts),
-      labels: new Set(entry.hostNames),
-      popularity: entry.popularity,
-      countries: brand.countries?.length
-        ? new Set(brand.countries)
-        : domainCountries(brand.domains),
-      labelCountries: labelCountries(brand.domains),
-      home: homeCountries(brand.description),
-      groups: brandGroups(brand),
-    };
-  }
-}
-
-/**
- * Whether two catalog entries are the same company entered twice (Tesco and Tesco, TIM and TIM):
- * the same name, at least one mapped by OpenStreetMap, and nothing known of them disagreeing
- * (countries, home country, kind of business).
- */
-function sameCompany(a: Profile | null, b: Profile | null): boolean {
-  if (!a || !b || a.name !== b.name) return false;
-  if (!a.groups.size && !b.groups.size && !a.countries && !b.countries) return false;
-  const meet = <T>(x: Set<T> | null, y: Set<T> | null) =>
-    !x?.size || !y?.size || [...x].some((v) => y.has(v));
-  return meet(a.countries, b.countries) && meet(a.home, b.home) && meet(a.groups, b.groups);
-}
-
-/** The countries of a brand's domains when every one is a country's ("sainsburys.co.uk" -> gb). */
-function domainCountries(domains: string[]): Set<string> | null {
-  if (!domains.length) return null;
-  const out = new Set<string>();
-  for (const d of domains) {
-    const reg = registrableDomain(d);
-    if (!reg) return null;
-    const c = countryOf(splitRegistrable(reg)[1]);
-    if (!c) return null;
-    out.add(c === "uk" ? "gb" : c);
-  }
-  return out;
-}
-
-/** Per domain label (as the search entry keys it), the countries of its domains when all are national. */
-function labelCountries(domains: string[]): Map<string, Set<string> | null> {
-  const byLabel = new Map<string, string[]>();
-  for (const d of domains) {
-    const label = hostName(d);
-    byLabel.set(label, [...(byLabel.get(label) ?? []), d]);
-  }
-  return new Map([...byLabel].map(([label, ds]) => [label, domainCountries(ds)]));
-}
-
-/** The countries a description names a company after ("American fast food chain" -> us). */
-function homeCountries(description: string | undefined): Set<string> {
-  const out = new Set<string>();
-  const d = description?.toLowerCase() ?? "";
-  for (const [word, code] of Object.entries(NATIONALITIES))
-    if (
-      d.includes(word) &&
-      new RegExp(`(?:^|[^a-z])${word.replace(".", "\\.")}(?:[^a-z]|$)`).test(d)
-    )
-      out.add(code);
-  return out;
 }
 
 /** 404 merchant_not_found for a lookup that found no brand, with what was read from the descriptor. */
