@@ -1,7 +1,15 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
+import { openEmbeddedStore } from "../../src/deps";
 import { utcDay } from "../../src/platform/day";
 import { dailyKey, KEY_PREFIX } from "../../src/quota/store/port";
-import { ADMIN_TOKEN, createEnterprise, makeApp, type TestApp, tempDir } from "../support/app";
+import {
+  ADMIN_TOKEN,
+  createEnterprise,
+  makeApp,
+  type TestApp,
+  tempDir,
+  testConfig,
+} from "../support/app";
 import { expectError } from "../support/errors";
 import { HAS_REDIS, type RedisHarness, startRedisHarness, withRedis } from "../support/redis";
 
@@ -90,7 +98,12 @@ withRedis("two service instances on one counter store", () => {
   test("enforce one shared quota", async () => {
     const dataDir = tempDir();
     const a = await makeApp({ ...h.env, DATA_DIR: dataDir });
-    const b = await makeApp({ ...h.env, DATA_DIR: dataDir });
+    // b reads a's accounts (one account database, as two instances share one MongoDB); each
+    // instance has a DATA_DIR of its own for its usage writer, as a service process needs
+    const b = await makeApp(
+      { ...h.env, DATA_DIR: tempDir() },
+      { store: openEmbeddedStore(testConfig({ ...h.env, DATA_DIR: dataDir })) },
+    );
     try {
       expect(a.deps.quota).not.toBe(b.deps.quota);
       const acct = await createEnterprise(a, { catalog: 6 });
