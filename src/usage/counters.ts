@@ -7,7 +7,7 @@ import { utcDay } from "../platform/day";
 import type { CountableEvent } from "../quota/gate";
 import type { QuotaService } from "../quota/service";
 import { createCounterStore, createQuotas } from "../quota/setup";
-import { bucketName, dayNo } from "./log/batch";
+import { countablesOf, dayNo } from "./log/batch";
 import type { UsageLog } from "./log/port";
 import { spilledBatches, spillFiles } from "./log/spill";
 
@@ -52,21 +52,8 @@ async function* todaysCounts(
       (b) => dayNo(b.t0) === today,
     );
     const held = await usage.holds(batches);
-    for (let k = 0; k < batches.length; k++) {
-      if (held[k]) continue;
-      const b = batches[k] as (typeof batches)[number];
-      for (let i = 0; i < b.n; i++) {
-        const key = b.key[i] as number;
-        yield {
-          day,
-          accountId: b.account,
-          keyId: key < 0 ? "" : (b.strings[key] as string),
-          bucket: bucketName(b.bucket[i] as number),
-          status: b.status[i] as number,
-          events: b.count ? (b.count[i] as number) : 1,
-        };
-      }
-    }
+    for (let k = 0; k < batches.length; k++)
+      if (!held[k]) yield* countablesOf(batches[k] as (typeof batches)[number], day);
   }
 }
 

@@ -1,4 +1,5 @@
 import { crc32 } from "node:zlib";
+import type { CountableEvent } from "../../quota/gate";
 import { BUCKETS, type Bucket, type Tier } from "../../quota/limits";
 import type { UsageEvent } from "../event";
 import { ByteReader, ByteWriter } from "./bytes";
@@ -49,6 +50,21 @@ const BUCKET_INDEX = new Map<string, number>(BUCKETS.map((b, i) => [b, i]));
 
 export const bucketIndex = (b: string): number => BUCKET_INDEX.get(b) ?? 0;
 export const bucketName = (i: number): Bucket => (BUCKETS[i] ?? "svg") as Bucket;
+
+/** A batch's events as the quota counters count them (a folded refusal stands for its count). */
+export function* countablesOf(b: Batch, day: string): Iterable<CountableEvent> {
+  for (let i = 0; i < b.n; i++) {
+    const key = b.key[i] as number;
+    yield {
+      day,
+      accountId: b.account,
+      keyId: key < 0 ? "" : (b.strings[key] as string),
+      bucket: bucketName(b.bucket[i] as number),
+      status: b.status[i] as number,
+      events: b.count ? (b.count[i] as number) : 1,
+    };
+  }
+}
 
 /** Bytes of the columns of one event (at, 6 string columns, bucket, status, latency). */
 const EVENT_BYTES = 8 + 6 * 4 + 4 + 2 + 1;

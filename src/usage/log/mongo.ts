@@ -13,7 +13,16 @@ import { log } from "../../platform/log";
 import type { CountableEvent } from "../../quota/gate";
 import type { Bucket } from "../../quota/limits";
 import type { Granularity, Rollup } from "../analytics/cells";
-import { type Batch, dayNo, emptyBatch, idOf, nextQ, parseEventId, sameBatch } from "./batch";
+import {
+  type Batch,
+  countablesOf,
+  dayNo,
+  emptyBatch,
+  idOf,
+  nextQ,
+  parseEventId,
+  sameBatch,
+} from "./batch";
 import { exportLines } from "./export-lines";
 import {
   cellsOfDoc,
@@ -882,7 +891,10 @@ export class MongoUsageLog implements UsageLog {
   async *tallyOfDay(day: string): AsyncIterable<CountableEvent> {
     await this.project().catch((err) => this.projectionFailed(err));
     const k = rollupNo("k");
-    for await (const d of this.periodDocs.find({ g: "d", p: day }, { projection: { m: 0 } }))
+    /** each account's day document's marker: the group that last counted into it */
+    const marks = new Map<string, string | null | undefined>();
+    for await (const d of this.periodDocs.find({ g: "d", p: day })) {
+      marks.set(d.a, d.m);
       for (const c of readDocCells(d, k))
         yield {
           day,
@@ -892,6 +904,41 @@ export class MongoUsageLog implements UsageLog {
           status: c.f[2] as number,
           events: c.n,
         };
+    }
+    yield* this.uncountedOfDay(day, marks);
+  }
+
+  /**
+   * The day's batches stored but not counted yet (their projector died, or is behind), so that
+   * a tally has them before they are counted. Read after the day's documents (`marks`): the
+   * group under way, then the pending batches. A pending batch outside that group had reached
+   * no document when they were read; one in it had reached its account's day document if that
+   * document holds the group's marker.
+   */
+  private async *uncountedOfDay(
+    day: string,
+    marks: Map<string, string | null | undefined>,
+  ): AsyncIterable<CountableEvent> {
+    const group = (await this.projector.findOne({ _id: "group" })) as GroupDoc | null;
+    const from = dayStart(day);
+    const pending = await this.pendingDocs
+      .find(
+        { t: { $gte: new Date(from), $lt: new Date(from + DAY_MS) } },
+        { projection: { _id: 1 } },
+      )
+      .toArray();
+    const inGroup = new Set(group?.ids ?? []);
+    for (let i = 0; i < pending.length; i += READ_DOCS) {
+      const ids = pending.slice(i, i + READ_DOCS).map((p) => p._id);
+      const counted = new Set(
+        (
+          await this.countedDocs.find({ _id: { $in: ids } }, { projection: { _id: 1 } }).toArray()
+        ).map((d) => d._id),
+      );
+      for await (const d of this.logs.find({ _id: { $in: ids.filter((id) => !counted.has(id)) } }))
+        if (!(inGroup.has(d._id) && marks.get(d.a) === group?.g))
+          yield* countablesOf(batchOfDoc(d), day);
+    }
   }
 
   async holds(ids: readonly { account: string; t0: number; q: number }[]): Promise<boolean[]> {
