@@ -885,8 +885,8 @@ export class MongoUsageLog implements UsageLog {
   }
 
   /**
-   * The day's requests from its day documents (the batches this instance can count are counted
-   * first; those waiting for another instance's projector are not in them yet).
+   * The day's requests: its day documents (the batches this instance can count are counted
+   * first), plus the day's batches stored but not counted into them yet (`uncountedOfDay`).
    */
   async *tallyOfDay(day: string): AsyncIterable<CountableEvent> {
     await this.project().catch((err) => this.projectionFailed(err));
