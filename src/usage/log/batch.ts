@@ -414,6 +414,40 @@ export function encodeBatch(b: Batch, w = new ByteWriter(64 + b.n * 12)): Uint8A
   return w.done();
 }
 
+/**
+ * The optional columns that end a batch's bytes (encodeBatch's, and the store rows' of rows.ts):
+ * folded refusals' counts, misses (their string indexes mapped through `str`), explicit ids.
+ */
+export function readOptionalColumns(
+  r: ByteReader,
+  b: Batch,
+  has: { count: boolean; miss: boolean; ids: boolean },
+  str: (i: number) => number = (i) => i,
+): void {
+  const n = b.n;
+  if (has.count) {
+    b.count = new Uint32Array(n);
+    for (let i = 0; i < n; i++) b.count[i] = r.uint();
+  }
+  if (has.miss) {
+    b.miss = new Array(n);
+    for (let i = 0; i < n; i++) {
+      const k = r.uint();
+      if (k === 0) {
+        b.miss[i] = null;
+        continue;
+      }
+      const m: number[] = [];
+      for (let j = 0; j < k; j++) m.push(str(r.uint()));
+      b.miss[i] = m;
+    }
+  }
+  if (has.ids) {
+    b.ids = [];
+    for (let i = 0; i < n; i++) b.ids.push(r.str());
+  }
+}
+
 /** A batch read back from encodeBatch's bytes (RangeError when they are cut short or not a batch). */
 export function decodeBatch(bytes: Uint8Array): Batch {
   const r = new ByteReader(bytes);
@@ -436,27 +470,11 @@ export function decodeBatch(bytes: Uint8Array): Batch {
   for (let i = 0; i < n; i++) b.bucket[i] = r.byte();
   for (let i = 0; i < n; i++) b.status[i] = r.uint();
   for (let i = 0; i < n; i++) b.lat[i] = r.uint();
-  if (flags & HAS_COUNT) {
-    b.count = new Uint32Array(n);
-    for (let i = 0; i < n; i++) b.count[i] = r.uint();
-  }
-  if (flags & HAS_MISS) {
-    b.miss = new Array(n);
-    for (let i = 0; i < n; i++) {
-      const k = r.uint();
-      if (k === 0) {
-        b.miss[i] = null;
-        continue;
-      }
-      const m: number[] = [];
-      for (let j = 0; j < k; j++) m.push(r.uint());
-      b.miss[i] = m;
-    }
-  }
-  if (explicit) {
-    b.ids = [];
-    for (let i = 0; i < n; i++) b.ids.push(r.str());
-  }
+  readOptionalColumns(r, b, {
+    count: (flags & HAS_COUNT) !== 0,
+    miss: (flags & HAS_MISS) !== 0,
+    ids: explicit,
+  });
   for (const col of [b.key, b.tier, b.route, b.slug, b.variant, b.format])
     for (let i = 0; i < n; i++)
       if ((col[i] as number) >= ns) throw new RangeError("string index out of range");

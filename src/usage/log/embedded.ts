@@ -11,7 +11,16 @@ import { accountOfKey, EmbeddedWrites, periodKey, periodOfKey, SCHEMA } from "./
 import { exportLines } from "./export-lines";
 import { RowLines, type RowScan, scanRow } from "./export-rows";
 import { decodePeriod, OTHER, periodIds, readCells, rollupNo } from "./period";
-import type { CellHint, DailyRow, ExportQuery, ExportStream, PeriodRow, UsageLog } from "./port";
+import {
+  byDayAndBucket,
+  type CellHint,
+  type DailyRow,
+  dailyRowsOf,
+  type ExportQuery,
+  type ExportStream,
+  type PeriodRow,
+  type UsageLog,
+} from "./port";
 import { decodeRow, rowIds } from "./rows";
 import { StringTable } from "./strings";
 
@@ -189,21 +198,15 @@ export class EmbeddedUsageLog implements UsageLog {
         if (overridden.has(day)) continue;
         this.strings.resolve(periodIds(r.d, BS));
         const p = decodePeriod(r.d, this.strings, BS);
-        const byBucket = new Map<string, DailyRow>();
-        for (const c of (
-          p.views[BS] as Map<string, { f: unknown[]; n: number; e: number; r: number }>
-        ).values()) {
-          const bucket = c.f[0] as Bucket;
-          let row = byBucket.get(bucket);
-          if (!row) {
-            row = { accountId, day, bucket, requests: 0, errors: 0, rateLimited: 0 };
-            byBucket.set(bucket, row);
-          }
-          row.requests += c.n;
-          row.errors += c.e;
-          row.rateLimited += c.r;
-        }
-        out.push(...byBucket.values());
+        out.push(
+          ...dailyRowsOf(
+            accountId,
+            day,
+            (
+              p.views[BS] as Map<string, { f: unknown[]; n: number; e: number; r: number }>
+            ).values(),
+          ),
+        );
       }
     }
     for (const r of overrides)
@@ -215,17 +218,7 @@ export class EmbeddedUsageLog implements UsageLog {
         errors: r.errors,
         rateLimited: r.rl,
       });
-    return out.sort((x, y) =>
-      x.day !== y.day
-        ? x.day < y.day
-          ? -1
-          : 1
-        : x.bucket < y.bucket
-          ? -1
-          : x.bucket > y.bucket
-            ? 1
-            : 0,
-    );
+    return out.sort(byDayAndBucket);
   }
 
   async cells(

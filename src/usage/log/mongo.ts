@@ -33,8 +33,10 @@ import {
 } from "./mongo-periods";
 import { foldBatch, missesOfBatch, OTHER, PeriodCells, rollupNo } from "./period";
 import {
+  byDayAndBucket,
   type CellHint,
   type DailyRow,
+  dailyRowsOf,
   type ExportQuery,
   type ExportStream,
   firstHourKept,
@@ -723,20 +725,7 @@ export class MongoUsageLog implements UsageLog {
     const kept = await this.kept.find({ a: accountId, day: { $gte: from, $lte: to } }).toArray();
     const overridden = new Set(kept.map((r) => r.day));
     for (const row of await this.cells(accountId, "day", "bs", from, to)) {
-      if (overridden.has(row.t)) continue;
-      const byBucket = new Map<string, DailyRow>();
-      for (const c of row.cells) {
-        const bucket = c.f[0] as Bucket;
-        let r = byBucket.get(bucket);
-        if (!r) {
-          r = { accountId, day: row.t, bucket, requests: 0, errors: 0, rateLimited: 0 };
-          byBucket.set(bucket, r);
-        }
-        r.requests += c.n;
-        r.errors += c.e;
-        r.rateLimited += c.r;
-      }
-      out.push(...byBucket.values());
+      if (!overridden.has(row.t)) out.push(...dailyRowsOf(accountId, row.t, row.cells));
     }
     for (const r of kept)
       out.push({
@@ -747,17 +736,7 @@ export class MongoUsageLog implements UsageLog {
         errors: (r.errors as number) ?? 0,
         rateLimited: (r.rateLimited as number) ?? 0,
       });
-    return out.sort((x, y) =>
-      x.day !== y.day
-        ? x.day < y.day
-          ? -1
-          : 1
-        : x.bucket < y.bucket
-          ? -1
-          : x.bucket > y.bucket
-            ? 1
-            : 0,
-    );
+    return out.sort(byDayAndBucket);
   }
 
   async cells(

@@ -20,6 +20,39 @@ export interface DailyRow extends DailyCounts {
   bucket: Bucket;
 }
 
+/** A day's rows, one per bucket, from its `bs` cells (bucket, status). */
+export function dailyRowsOf(
+  accountId: string,
+  day: string,
+  cells: Iterable<{ f: unknown[]; n: number; e: number; r: number }>,
+): DailyRow[] {
+  const byBucket = new Map<string, DailyRow>();
+  for (const c of cells) {
+    const bucket = c.f[0] as Bucket;
+    let row = byBucket.get(bucket);
+    if (!row) {
+      row = { accountId, day, bucket, requests: 0, errors: 0, rateLimited: 0 };
+      byBucket.set(bucket, row);
+    }
+    row.requests += c.n;
+    row.errors += c.e;
+    row.rateLimited += c.r;
+  }
+  return [...byBucket.values()];
+}
+
+/** Daily rows in day order, then bucket order. */
+export const byDayAndBucket = (x: DailyRow, y: DailyRow): number =>
+  x.day !== y.day
+    ? x.day < y.day
+      ? -1
+      : 1
+    : x.bucket < y.bucket
+      ? -1
+      : x.bucket > y.bucket
+        ? 1
+        : 0;
+
 /** One period's cells of one rollup, as read for a query. */
 export interface PeriodRow {
   /** the period: YYYY-MM-DD, or YYYY-MM-DDTHH */

@@ -1,4 +1,4 @@
-import { type Batch, emptyBatch, NONE } from "./batch";
+import { type Batch, emptyBatch, NONE, readOptionalColumns } from "./batch";
 import { ByteReader, ByteWriter } from "./bytes";
 import type { StringIds } from "./period";
 
@@ -182,27 +182,16 @@ export function decodeRow(
   let i = 0;
   for (const run of runs) for (let j = 0; j < run.n; j++, i++) b.at[i] = run.t0 + r.uint();
   for (let i = 0; i < n; i++) b.lat[i] = r.uint();
-  if (flags & HAS_COUNT) {
-    b.count = new Uint32Array(n);
-    for (let i = 0; i < n; i++) b.count[i] = r.uint();
-  }
-  if (flags & HAS_MISS) {
-    b.miss = new Array(n);
-    for (let i = 0; i < n; i++) {
-      const k = r.uint();
-      if (k === 0) {
-        b.miss[i] = null;
-        continue;
-      }
-      const m: number[] = [];
-      for (let j = 0; j < k; j++) m.push(local(r.uint()));
-      b.miss[i] = m;
-    }
-  }
-  if (flags & HAS_IDS) {
-    b.ids = [];
-    for (let i = 0; i < n; i++) b.ids.push(r.str());
-  }
+  readOptionalColumns(
+    r,
+    b,
+    {
+      count: (flags & HAS_COUNT) !== 0,
+      miss: (flags & HAS_MISS) !== 0,
+      ids: (flags & HAS_IDS) !== 0,
+    },
+    local,
+  );
   if (runs.length === 1) {
     b.t0 = t;
     b.q = q;
