@@ -318,6 +318,28 @@ export const latencyUs = (ms: unknown): number =>
   typeof ms === "number" && ms > 0 ? Math.min(0xffffffff, Math.round(ms * 1000)) : 0;
 
 /**
+ * Events moved from the per-event layout (both stores) as batches that keep their ids, each
+ * numbered from its first event's id: a move run again makes the same batches, found and
+ * skipped.
+ */
+export function movedBatches(events: Iterable<UsageEvent>): Batch[] {
+  const batches = batchesOfEvents(events, () => 0);
+  for (const b of batches) b.q = idHash(b.ids?.[0] ?? "");
+  return batches;
+}
+
+/** 40 bits of an id's hash (FNV-1a over its characters, two ways). */
+function idHash(id: string): number {
+  let h1 = 0x811c9dc5;
+  let h2 = 0x01000193;
+  for (let i = 0; i < id.length; i++) {
+    h1 = Math.imul(h1 ^ id.charCodeAt(i), 16777619);
+    h2 = Math.imul(h2 ^ id.charCodeAt(i), 2246822519);
+  }
+  return ((h1 >>> 0) % 2 ** 20) * 2 ** 20 + ((h2 >>> 0) % 2 ** 20);
+}
+
+/**
  * Events of the per-event log (JSON, as stored or spilled by earlier versions) as batches that
  * keep their ids: per account and UTC day, ordered by id, numbered by `q` (default: mintQ).
  */

@@ -6,7 +6,7 @@ import type { Database } from "../../store/embedded/db";
 import { presentAllKey, ROLLUP_NAMES, type Rollup, VIEWS } from "../analytics/cells";
 import { addCounts, isUsageEvent, zeroCounts } from "../daily";
 import type { UsageEvent } from "../event";
-import { type Batch, batchesOfEvents } from "./batch";
+import { movedBatches } from "./batch";
 import { fieldsOfKey } from "./cell-keys";
 import type { EmbeddedWrites } from "./embedded-writes";
 import { PeriodCells } from "./period";
@@ -29,24 +29,6 @@ const ARCHIVE = "daily-archive.jsonl";
 const CHUNK_BYTES = 4 * 1024 * 1024;
 /** Events read per query while moving the per-event log. */
 const READ_EVENTS = 20_000;
-
-/** The batches of moved events, numbered from their first event's id (a second run: the same). */
-function movedBatches(events: UsageEvent[]): Batch[] {
-  const batches = batchesOfEvents(events, () => 0);
-  for (const b of batches) b.q = idHash(b.ids?.[0] ?? "");
-  return batches;
-}
-
-/** 40 bits of an id's hash (FNV-1a over its characters). */
-function idHash(id: string): number {
-  let h1 = 0x811c9dc5;
-  let h2 = 0x01000193;
-  for (let i = 0; i < id.length; i++) {
-    h1 = Math.imul(h1 ^ id.charCodeAt(i), 16777619);
-    h2 = Math.imul(h2 ^ id.charCodeAt(i), 2246822519);
-  }
-  return ((h1 >>> 0) % 2 ** 20) * 2 ** 20 + ((h2 >>> 0) % 2 ** 20);
-}
 
 const hasTable = (db: Database, name: string) =>
   db.get("SELECT 1 AS x FROM sqlite_schema WHERE type = 'table' AND name = ?", name) !== undefined;

@@ -16,7 +16,7 @@ import {
 } from "../analytics/cells";
 import { isUsageEvent } from "../daily";
 import type { UsageEvent } from "../event";
-import { batchesOfEvents } from "./batch";
+import { movedBatches } from "./batch";
 import { fieldsOfKey } from "./cell-keys";
 import { docOfBatch, type MongoUsageLog } from "./mongo";
 import { DocStrings, type PeriodDoc, periodFields, readDocCells } from "./mongo-periods";
@@ -285,10 +285,7 @@ async function moveEvents(db: Db, total: number): Promise<number> {
   let chunk: UsageEvent[] = [];
   const put = async () => {
     if (chunk.length === 0) return;
-    const docs = batchesOfEvents(chunk, () => 0).map((b) => {
-      b.q = idHash(b.ids?.[0] ?? "");
-      return docOfBatch(b);
-    });
+    const docs = movedBatches(chunk).map(docOfBatch);
     try {
       await db.collection("usage_log").insertMany(docs as never[], { ordered: false });
     } catch (err) {
@@ -322,17 +319,6 @@ async function moveEvents(db: Db, total: number): Promise<number> {
   }
   await put();
   return moved;
-}
-
-/** 40 bits of an id's hash: the number of a moved batch, the same at every run. */
-function idHash(id: string): number {
-  let h1 = 0x811c9dc5;
-  let h2 = 0x01000193;
-  for (let i = 0; i < id.length; i++) {
-    h1 = Math.imul(h1 ^ id.charCodeAt(i), 16777619);
-    h2 = Math.imul(h2 ^ id.charCodeAt(i), 2246822519);
-  }
-  return ((h1 >>> 0) % 2 ** 20) * 2 ** 20 + ((h2 >>> 0) % 2 ** 20);
 }
 
 /** Step 4: old usage_daily rows (summed per account, day and bucket) that differ from the cells. */
