@@ -6,6 +6,23 @@
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
+/**
+ * `buf` when `n` more bytes fit after `pos`, else a larger copy (doubled until they fit) of its
+ * first `pos` bytes.
+ */
+export function roomFor<B extends Uint8Array>(
+  buf: B,
+  pos: number,
+  n: number,
+): B | Uint8Array<ArrayBuffer> {
+  if (pos + n <= buf.length) return buf;
+  let size = buf.length * 2;
+  while (size < pos + n) size *= 2;
+  const next = new Uint8Array(size);
+  next.set(buf.subarray(0, pos));
+  return next;
+}
+
 /** A growable byte buffer written front to back. */
 export class ByteWriter {
   buf: Uint8Array;
@@ -16,12 +33,7 @@ export class ByteWriter {
   }
 
   private room(n: number) {
-    if (this.pos + n <= this.buf.length) return;
-    let size = this.buf.length * 2;
-    while (size < this.pos + n) size *= 2;
-    const next = new Uint8Array(size);
-    next.set(this.buf.subarray(0, this.pos));
-    this.buf = next;
+    this.buf = roomFor(this.buf, this.pos, n);
   }
 
   /** An unsigned integer up to 2^53 - 1. */

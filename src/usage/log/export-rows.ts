@@ -1,5 +1,5 @@
 import { BUCKETS } from "../../quota/limits";
-import { ByteReader } from "./bytes";
+import { ByteReader, roomFor } from "./bytes";
 import { HAS_COUNT, HAS_IDS, HAS_MISS } from "./rows";
 
 /**
@@ -118,12 +118,7 @@ export class RowLines {
   }
 
   private room(n: number) {
-    if (this.pos + n <= this.buf.length) return;
-    let size = this.buf.length * 2;
-    while (size < this.pos + n) size *= 2;
-    const next = new Uint8Array(size);
-    next.set(this.buf.subarray(0, this.pos));
-    this.buf = next;
+    this.buf = roomFor(this.buf, this.pos, n);
   }
 
   private put(b: Uint8Array) {
