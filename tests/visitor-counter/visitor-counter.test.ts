@@ -206,7 +206,8 @@ describe("visitor counter over a shared Upstash counter store (real redis-server
     const store = openEmbeddedStore(config);
     // instance A does not close the store instance B closes
     const a = await buildDeps(config, { ...store, close: async () => {} });
-    const b = await buildDeps(config, store);
+    // each instance with a DATA_DIR of its own for its usage writer (one service per DATA_DIR)
+    const b = await buildDeps(testConfig({ ...ON, ...h.env, DATA_DIR: tempDir() }), store);
     const appA = createApp(a);
     const appB = createApp(b);
     const on = (app: typeof appA, method: string, ip: string) =>
