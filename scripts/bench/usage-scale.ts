@@ -235,6 +235,8 @@ async function main() {
       ["from the first day", day(Math.max(info.from, info.to - 365 * DAY_MS)), 2_000_000],
       ["from the middle of the range", mid, 2_000_000],
       ["of the last day only", last, 2_000_000],
+      // the first export ran on a cold process (JIT, caches): once more, warm
+      ["from the first day, again", day(Math.max(info.from, info.to - 365 * DAY_MS)), 2_000_000],
     ] as const) {
       const t0 = performance.now();
       const first = await get(`/v1/analytics/events?from=${from}&to=${last}&limit=1000`);
