@@ -181,6 +181,8 @@ export class LogRecorder implements UsageRecorder {
   private oldest = Number.POSITIVE_INFINITY;
   private waiting = new Map<Batch, Waiter>();
   private timer: ReturnType<typeof setTimeout> | null = null;
+  /** strict mode, the store down: the spill of the events recorded since (one per tick) */
+  private spillTimer: ReturnType<typeof setTimeout> | null = null;
   private armedMs = -1;
   private running: Promise<void> | null = null;
   /** consecutive failed writes; > 0 means the store is considered down */
@@ -323,13 +325,21 @@ export class LogRecorder implements UsageRecorder {
       this.seal();
       this.spillBuffer();
     }
-    // a write runs or the store is down: the chunk waits (or goes to disk now when behind)
+    // a write runs or the store is down: the chunk waits (or goes to disk now when behind; in
+    // strict mode with the store down, at once: its requests wait for a spill file, not a retry)
     if (this.running || this.failures > 0) {
       const first = this.buffered > 0 ? this.oldest : (this.chunk.at[0] as number);
       if (this.buffered + this.chunk.n > 0 && m.at.getTime() - first > this.maxLag) {
         this.seal();
         this.spillBuffer("writer behind: events older than the lag bound");
-      }
+      } else if (durable && this.failures > 0 && !this.spillTimer)
+        // the events of this tick go to one spill file write together
+        this.spillTimer = setTimeout(() => {
+          this.spillTimer = null;
+          if (this.failures === 0 || this.closed) return;
+          this.seal();
+          this.spillBuffer("event store down");
+        }, 0);
       if (this.failures > 0 && !this.running && !this.timer) this.arm(this.backoffMin);
       return durable;
     }
@@ -401,6 +411,8 @@ export class LogRecorder implements UsageRecorder {
     await new Promise((resolve) => setTimeout(resolve, 0));
     this.seal();
     this.disarm();
+    if (this.spillTimer) clearTimeout(this.spillTimer);
+    this.spillTimer = null;
     if (this.running) await this.running;
     await this.drain(true);
     this.closed = true;

@@ -486,6 +486,17 @@ describe("LogRecorder: USAGE_DURABILITY=strict", () => {
     expect(r.writer.rec({ status: 429 })).toBeUndefined();
   });
 
+  test("store down: requests after the first failure are answered from a spill file at once, not after the next retry", async () => {
+    // a retry a minute away: waiting for it would outlast the test's timeout
+    const r = rig({ durability: "strict", backoffMinMs: 60_000, backoffMaxMs: 60_000 });
+    r.store.down = true;
+    await r.writer.rec(); // the write fails: the store is down from now on
+    const later = Array.from({ length: 5 }, () => r.writer.rec());
+    await Promise.all(later);
+    expect(spilledEvents(r.spillDir, r.spillFiles())).toHaveLength(6);
+    expect(r.onDisk()).toHaveLength(0);
+  });
+
   test("store down: resolves once the event is in a spill file; dropped: rejects", async () => {
     const r = rig({ durability: "strict" });
     r.store.down = true;
