@@ -11,6 +11,7 @@
  * after the last test file. Without a FerretDB binary the answer carries the one-line reason to skip.
  * Each caller should use its own database (`testDbName`), dropped when it is done.
  */
+import type { Db } from "mongodb";
 import { findFerretDb, type MongoLocal, startMongoLocal } from "../../scripts/mongo-local";
 
 export type MongoAvailability = { url: string; reason?: undefined } | { url: null; reason: string };
@@ -58,4 +59,37 @@ export async function stopMongo(): Promise<void> {
   local = null;
   started = null;
   await l?.stop();
+}
+
+/** An account's events in the MongoDB usage log: its batch documents' counts summed. */
+export async function eventsInLog(db: Db, accountId: string): Promise<number> {
+  const [row] = await db
+    .collection("usage_log")
+    .aggregate<{ n: number }>([
+      { $match: { a: accountId } },
+      { $group: { _id: null, n: { $sum: "$n" } } },
+    ])
+    .toArray();
+  return row?.n ?? 0;
+}
+
+/**
+ * Batches the MongoDB usage log holds and has not counted yet, and a projector's group left
+ * under way. A pending document whose batch never reached the log (its process died between
+ * the two inserts: the request was never answered) is not one; the log drops it later.
+ */
+export async function uncountedBatches(db: Db): Promise<number> {
+  const idsOf = async (name: string, filter: object) =>
+    (
+      await db
+        .collection<{ _id: string }>(name)
+        .find(filter, { projection: { _id: 1 } })
+        .toArray()
+    ).map((d) => d._id);
+  const pending = await idsOf("usage_pending", {});
+  const inSet = { _id: { $in: pending } };
+  const stored = pending.length === 0 ? [] : await idsOf("usage_log", inSet);
+  const counted = new Set(pending.length === 0 ? [] : await idsOf("usage_counted", inSet));
+  const group = await db.collection("usage_projector").countDocuments({ _id: "group" as never });
+  return stored.filter((id) => !counted.has(id)).length + group;
 }

@@ -4,7 +4,7 @@ import { MongoClient } from "mongodb";
 import { eventsOf } from "../../src/usage/log/batch";
 import { readSpill, spillFiles } from "../../src/usage/log/spill";
 import { tempDir } from "../support/app";
-import { mongoUrl, skipNote, testDbName } from "../support/mongo";
+import { eventsInLog, mongoUrl, skipNote, testDbName, uncountedBatches } from "../support/mongo";
 import { type MongoProxy, startMongoProxy } from "../support/mongo-proxy";
 import { adminKey, type ServiceProcess, startService } from "../support/service";
 import { describeUnless } from "../support/skip";
@@ -83,20 +83,10 @@ describeUnless(mongo.reason)(
       return statuses;
     }
 
-    /** The account's events in the log (the batch documents' counts). */
-    async function inLog(accountId: string): Promise<number> {
-      const [row] = await client
-        .db(dbName)
-        .collection("usage_log")
-        .aggregate<{ n: number }>([
-          { $match: { a: accountId } },
-          { $group: { _id: null, n: { $sum: "$n" } } },
-        ])
-        .toArray();
-      return row?.n ?? 0;
-    }
+    const inLog = (accountId: string) => eventsInLog(client.db(dbName), accountId);
 
-    const pending = () => client.db(dbName).collection("usage_pending").countDocuments();
+    /** batches stored and not counted yet (not a pending document of a batch never stored) */
+    const pending = () => uncountedBatches(client.db(dbName));
 
     /** today's analytics totals and /v1/usage's catalog count, as the service answers them */
     async function answers(base: string, apiKey: string) {
