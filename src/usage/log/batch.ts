@@ -170,6 +170,19 @@ export function nextQ(b: Batch): number {
   return (b.q + 1 + (h >>> 0)) % 2 ** 40;
 }
 
+/** An event's fixed fields as a batch holds them (string indexes, bucket index, µs). */
+interface EventFields {
+  key: number;
+  tier: number;
+  route: number;
+  slug: number;
+  variant: number;
+  format: number;
+  bucket: number;
+  status: number;
+  lat: number;
+}
+
 /**
  * Builds batches: strings interned per batch, events added in any order, then `done()` sorts
  * them by time and splits them per account and UTC day (and at MAX_BATCH_EVENTS).
@@ -177,22 +190,13 @@ export function nextQ(b: Batch): number {
 export class BatchBuilder {
   private strings: string[] = [];
   private index = new Map<string, number>();
-  private rows: {
+  private rows: (EventFields & {
     account: string;
     at: number;
-    key: number;
-    tier: number;
-    route: number;
-    slug: number;
-    variant: number;
-    format: number;
-    bucket: number;
-    status: number;
-    lat: number;
     count: number;
     miss: number[] | null;
     id: string | null;
-  }[] = [];
+  })[] = [];
 
   /** The index of a string (NONE for null). */
   ref(s: string | null | undefined): number {
@@ -209,20 +213,7 @@ export class BatchBuilder {
   add(
     account: string,
     at: number,
-    fields: {
-      key: number;
-      tier: number;
-      route: number;
-      slug: number;
-      variant: number;
-      format: number;
-      bucket: number;
-      status: number;
-      lat: number;
-      count?: number;
-      miss?: number[] | null;
-      id?: string | null;
-    },
+    fields: EventFields & { count?: number; miss?: number[] | null; id?: string | null },
   ): void {
     this.rows.push({
       account,
