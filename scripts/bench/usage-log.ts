@@ -278,6 +278,8 @@ async function* appends(n: number, per: number) {
     }
   }
   if (internals.chunk.n > 0) yield formBatches(internals.chunk, internals.strings);
+  internals.chunk.n = 0;
+  await r.close();
 }
 
 /** EmbeddedUsageLog.append on the calling thread: events/s and CPU µs per event. */
