@@ -74,11 +74,12 @@ export async function eventsInLog(db: Db, accountId: string): Promise<number> {
 }
 
 /**
- * Batches the MongoDB usage log holds and has not counted yet, and a projector's group left
- * under way. A pending document whose batch never reached the log (its process died between
- * the two inserts: the request was never answered) is not one; the log drops it later.
+ * Batches the MongoDB usage log holds and has not counted yet (of one account, or all), and a
+ * projector's group left under way (with a batch of that account). A pending document whose
+ * batch never reached the log (its process died between the two inserts: the request was never
+ * answered) is not one; the log drops it later.
  */
-export async function uncountedBatches(db: Db): Promise<number> {
+export async function uncountedBatches(db: Db, accountId?: string): Promise<number> {
   const idsOf = async (name: string, filter: object) =>
     (
       await db
@@ -86,10 +87,16 @@ export async function uncountedBatches(db: Db): Promise<number> {
         .find(filter, { projection: { _id: 1 } })
         .toArray()
     ).map((d) => d._id);
-  const pending = await idsOf("usage_pending", {});
+  // batch ids are `account|t0|q`: an account's are the ids from "account|" up to "account}"
+  const mine = accountId ? { _id: { $gte: `${accountId}|`, $lt: `${accountId}}` } } : {};
+  const pending = await idsOf("usage_pending", mine);
   const inSet = { _id: { $in: pending } };
   const stored = pending.length === 0 ? [] : await idsOf("usage_log", inSet);
   const counted = new Set(pending.length === 0 ? [] : await idsOf("usage_counted", inSet));
-  const group = await db.collection("usage_projector").countDocuments({ _id: "group" as never });
-  return stored.filter((id) => !counted.has(id)).length + group;
+  const group = await db
+    .collection<{ _id: string; ids?: string[] }>("usage_projector")
+    .findOne({ _id: "group" });
+  const groupOpen =
+    group && (!accountId || group.ids?.some((id) => id.startsWith(`${accountId}|`))) ? 1 : 0;
+  return stored.filter((id) => !counted.has(id)).length + groupOpen;
 }
