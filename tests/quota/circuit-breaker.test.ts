@@ -1,4 +1,5 @@
-import { afterEach, beforeEach, describe, expect, setSystemTime, spyOn, test } from "bun:test";
+import { afterEach, beforeEach, describe, expect, setSystemTime, test } from "bun:test";
+import { captureLogs } from "../../src/platform/log";
 import { CircuitBreaker } from "../../src/quota/circuit-breaker";
 
 /** Breaker and log behaviour on a fake clock (Date.now); the operations are plain promises. */
@@ -9,18 +10,16 @@ const tick = (ms: number) => {
   setSystemTime(new Date(clock));
 };
 type LogLine = { level: string; msg: string; failures?: number };
-let errSpy: ReturnType<typeof spyOn<Console, "error">>;
-let outSpy: ReturnType<typeof spyOn<Console, "log">>;
+// the log lines, kept at level info whatever LOG_LEVEL an earlier test in this process set
+let logs: ReturnType<typeof captureLogs>;
 beforeEach(() => {
   clock = Date.UTC(2026, 0, 1);
   setSystemTime(new Date(clock));
-  errSpy = spyOn(console, "error").mockImplementation(() => {});
-  outSpy = spyOn(console, "log").mockImplementation(() => {});
+  logs = captureLogs();
 });
 afterEach(() => {
   setSystemTime();
-  errSpy.mockRestore();
-  outSpy.mockRestore();
+  logs.restore();
 });
 
 const guard = () =>
@@ -33,8 +32,7 @@ const guard = () =>
   });
 const fail = () => Promise.reject(new Error("ECONNREFUSED"));
 const warnings = () =>
-  errSpy.mock.calls
-    .map((c: unknown[]) => JSON.parse(String(c[0])) as LogLine & { counterStore?: string })
+  (logs.lines as (LogLine & { counterStore?: string })[])
     // the condition lines (degraded / ok) have their own test
     .filter((l) => l.level === "warn" && !l.counterStore);
 
@@ -112,7 +110,7 @@ describe("CircuitBreaker", () => {
     expect(warnings()[1]?.failures).toBeGreaterThan(1);
     tick(2000);
     expect(await g.run(async () => 1)).toEqual({ ok: true, value: 1 });
-    const infos = outSpy.mock.calls.map((c: unknown[]) => JSON.parse(String(c[0])) as LogLine);
+    const infos = logs.lines as LogLine[];
     expect(infos.filter((l) => l.msg.startsWith("counter store ok"))).toHaveLength(1);
   });
 
@@ -158,9 +156,7 @@ describe("CircuitBreaker", () => {
       { state: "degraded", since },
       { state: "ok", since: null },
     ]);
-    const lines = [...errSpy.mock.calls, ...outSpy.mock.calls].map(
-      (c: unknown[]) => JSON.parse(String(c[0])) as LogLine & { counterStore?: string },
-    );
+    const lines = logs.lines as (LogLine & { counterStore?: string })[];
     expect(lines.filter((l) => l.counterStore).map((l) => l.counterStore)).toEqual([
       "degraded",
       "ok",
