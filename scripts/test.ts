@@ -34,6 +34,8 @@ const TIMINGS = "tests/timings.json";
  * costs about a second of module loading each); a worker's memory is released when its run ends.
  */
 const SHARDS = Number(process.env.TEST_SHARDS ?? 2);
+/** `bun test` workers per run (most tests wait on servers and processes more than they compute) */
+const WORKERS = Number(process.env.TEST_WORKERS ?? 2);
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 export const CHROMIUM_ARGS = [
@@ -151,7 +153,7 @@ async function main() {
   // the whole suite in SHARDS runs one after the other; a run that names files or folders: one
   const parts = args.some((a) => !a.startsWith("-")) ? [[]] : balancedShards(SHARDS);
   for (const part of parts) {
-    const cmd = [process.execPath, "test", "--timeout", "30000", "--parallel=2", "--no-isolate"];
+    const cmd = [process.execPath, "test", "--timeout", "30000", `--parallel=${WORKERS}`, "--no-isolate"];
     // per-file durations of an earlier run: the workers start the slowest files first, so both
     // finish together (refresh with `npm test -- --update-timings`: each run merges its files'
     // durations into the file)

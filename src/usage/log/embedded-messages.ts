@@ -1,6 +1,6 @@
 /** The messages between the usage write thread (embedded-worker.ts) and the store (embedded-thread.ts). */
 export type WriteRequest = { id: number } & (
-  | { op: "open"; path: string; durable: boolean; hourlyDays: number }
+  | { op: "open"; path: string; durable: boolean; hourlyDays: number; busyTimeoutMs?: number }
   /** batches as frames (encodeFrames); `now` is the caller's clock (hourly cells' age) */
   | { op: "append"; frames: ArrayBuffer; now: number }
   | { op: "prune"; beforeDay: string; beforeHour?: number }

@@ -47,7 +47,7 @@ export class WriteThread {
   private readonly url: URL | null;
 
   constructor(
-    private readonly open: { path: string; durable: boolean; hourlyDays: number },
+    private readonly open: Omit<Extract<WriteRequest, { op: "open" }>, "op" | "id">,
     url?: URL,
   ) {
     this.url =

@@ -20,7 +20,7 @@ let now = Date.now();
 
 async function handle(m: WriteRequest): Promise<unknown> {
   if (m.op === "open") {
-    writes = new EmbeddedWrites(new Database(m.path), {
+    writes = new EmbeddedWrites(new Database(m.path, { busyTimeoutMs: m.busyTimeoutMs }), {
       durable: m.durable,
       hourlyDays: m.hourlyDays,
       now: () => now,

@@ -39,6 +39,8 @@ export interface EmbeddedLogOptions {
    * `inline` the store's connection, on the calling thread
    */
   writer?: "worker" | "inline";
+  /** how long the write thread waits for another connection's write lock, in ms (default 5000) */
+  busyTimeoutMs?: number;
   /** the write thread's script (tests; default: embedded-worker beside this module) */
   workerUrl?: URL;
   /** the clock (tests) */
@@ -97,7 +99,12 @@ export class EmbeddedUsageLog implements UsageLog {
     this.thread =
       (opts.writer ?? "worker") === "worker" && db.path !== ":memory:"
         ? new WriteThread(
-            { path: db.path, durable: opts.durable === true, hourlyDays: opts.hourlyDays ?? 90 },
+            {
+              path: db.path,
+              durable: opts.durable === true,
+              hourlyDays: opts.hourlyDays ?? 90,
+              busyTimeoutMs: opts.busyTimeoutMs,
+            },
             opts.workerUrl,
           )
         : null;

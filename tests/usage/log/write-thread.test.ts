@@ -125,9 +125,9 @@ describe("usage write thread", () => {
   });
 
   test("a storage error from the thread keeps its code (the writer's hold-and-retry reads it)", async () => {
-    const s = open();
+    const s = open({ busyTimeoutMs: 50 });
     await s.append(batch(1));
-    // another connection holds the write lock past the thread's busy timeout
+    // another connection holds the write lock past the thread's busy timeout (50 ms)
     s.db.exec("PRAGMA busy_timeout = 0");
     s.db.db.exec("BEGIN IMMEDIATE");
     try {
