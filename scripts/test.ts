@@ -153,7 +153,14 @@ async function main() {
   // the whole suite in SHARDS runs one after the other; a run that names files or folders: one
   const parts = args.some((a) => !a.startsWith("-")) ? [[]] : balancedShards(SHARDS);
   for (const part of parts) {
-    const cmd = [process.execPath, "test", "--timeout", "30000", `--parallel=${WORKERS}`, "--no-isolate"];
+    const cmd = [
+      process.execPath,
+      "test",
+      "--timeout",
+      "30000",
+      `--parallel=${WORKERS}`,
+      "--no-isolate",
+    ];
     // per-file durations of an earlier run: the workers start the slowest files first, so both
     // finish together (refresh with `npm test -- --update-timings`: each run merges its files'
     // durations into the file)
