@@ -1,3 +1,4 @@
+import { LRUCache } from "lru-cache";
 import { DAY_MS, utcDay } from "../../platform/day";
 import type { Database } from "../../store/embedded/db";
 import { type Batch, dayNo, nextQ, sameBatch } from "./batch";
@@ -71,10 +72,17 @@ CREATE TABLE IF NOT EXISTS usage_meta (
 const WRITER_CACHE_KB = 65_536;
 
 /**
- * Period rows a writer keeps decoded in memory (then it starts over): the rows of the last two
- * days and hours, a few per active account.
+ * Cells of period rows a writer keeps decoded in memory (about 350 bytes of heap each: 70 MB),
+ * the rows of the last two days and hours of the active accounts, the least recently written
+ * out first. A row's cells are counted each time it is written back.
  */
-const CACHE_ROWS = 20_000;
+const CACHE_CELLS = 200_000;
+
+const cellsOf = (p: PeriodCells): number => {
+  let n = 1;
+  for (const v of p.views) n += v.size;
+  return n;
+};
 
 export interface WriteOptions {
   /** each transaction on disk before it returns (USAGE_DURABILITY=strict) */
@@ -83,6 +91,8 @@ export interface WriteOptions {
   hourlyDays?: number;
   /** the clock (tests) */
   now?: () => number;
+  /** cells of period rows kept decoded between appends (default CACHE_CELLS) */
+  cacheCells?: number;
 }
 
 /** Period numbers per account in a period row's key (hour numbers up to the year 3883). */
@@ -110,7 +120,7 @@ export class EmbeddedWrites {
    * valid while no other connection wrote usage rows since (usage_meta `writes`, a counter every
    * usage write transaction raises), dropped when a transaction rolls back.
    */
-  private cache = new Map<string, PeriodCells>();
+  private cache: LRUCache<string, PeriodCells>;
   /** `writes` as this writer's last transaction left it (-1: unknown) */
   private writesSeen = -1;
   private readonly durable: boolean;
@@ -121,6 +131,10 @@ export class EmbeddedWrites {
     readonly db: Database,
     opts: WriteOptions = {},
   ) {
+    this.cache = new LRUCache({
+      maxSize: opts.cacheCells ?? CACHE_CELLS,
+      sizeCalculation: cellsOf,
+    });
     db.exec(SCHEMA);
     // appends touch the newest leaf of every active account's rows: kept in the page cache
     db.exec(`PRAGMA cache_size = -${WRITER_CACHE_KB}`);
@@ -238,9 +252,16 @@ export class EmbeddedWrites {
     return had !== undefined && sameBatch(had, b);
   }
 
+  /** Cells of the period rows kept decoded between appends. */
+  get cachedCells(): number {
+    return this.cache.calculatedSize;
+  }
+
   /** Count new batches of account `a` into its day and hour rows and its misses. */
   project(a: number, list: readonly Batch[], keepCells?: Map<string, PeriodCells>): void {
     const rows = keepCells ?? new Map<string, PeriodCells>();
+    // the cache keys of the rows below that stay in memory, by their keys in `rows`
+    const hot = new Map<string, string>();
     const now = this.now();
     const firstHour = firstHourKept(this.hourlyDays, now);
     // the rows live traffic writes again and again: yesterday's and today's, the last hours'
@@ -250,14 +271,11 @@ export class EmbeddedWrites {
       const k = `${key.table}|${key.p}`;
       let p = rows.get(k);
       if (!p) {
-        const hot = !keepCells && key.p >= (key.table === "usage_days" ? hotDay : hotHour);
+        const isHot = !keepCells && key.p >= (key.table === "usage_days" ? hotDay : hotHour);
         const ck = `${key.table}|${key.a}|${key.p}`;
-        p = (hot ? this.cache.get(ck) : undefined) ?? this.readPeriod(key) ?? new PeriodCells();
+        p = (isHot ? this.cache.get(ck) : undefined) ?? this.readPeriod(key) ?? new PeriodCells();
         rows.set(k, p);
-        if (hot) {
-          if (this.cache.size >= CACHE_ROWS) this.cache.clear();
-          this.cache.set(ck, p);
-        }
+        if (isHot) hot.set(k, ck);
       }
       return p;
     };
@@ -267,6 +285,8 @@ export class EmbeddedWrites {
         hour: (p) => (p < firstHour ? null : get({ table: "usage_hours", a, p })),
       });
     if (!keepCells) this.writePeriods(a, rows);
+    // kept (or kept again) with the cells they hold now
+    for (const [k, ck] of hot) this.cache.set(ck, rows.get(k) as PeriodCells);
     const misses = this.db.stmt(
       `INSERT INTO usage_misses (day, account, miss, n) VALUES (?, ?, ?, ?)
        ON CONFLICT DO UPDATE SET n = n + excluded.n`,
