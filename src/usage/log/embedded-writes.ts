@@ -3,7 +3,7 @@ import { DAY_MS, utcDay } from "../../platform/day";
 import type { Database } from "../../store/embedded/db";
 import { type Batch, dayNo, nextQ, sameBatch } from "./batch";
 import { decodePeriod, encodePeriod, foldBatch, missesOfBatch, PeriodCells } from "./period";
-import { firstHourKept } from "./port";
+import { dailyRowsOf, firstHourKept } from "./port";
 import { decodeRow, encodeRow, rowIds } from "./rows";
 import { StringTable } from "./strings";
 
@@ -320,14 +320,12 @@ export class EmbeddedWrites {
     const a = this.strings.find(account);
     if (a === undefined) return out;
     const p = this.readPeriod({ table: "usage_days", a, p: dayNo(Date.parse(`${day}T00:00:00Z`)) });
-    for (const c of p?.views[0]?.values() ?? []) {
-      const bucket = c.f[0] as string;
-      const d = out.get(bucket) ?? { requests: 0, errors: 0, rateLimited: 0 };
-      d.requests += c.n;
-      d.errors += c.e;
-      d.rateLimited += c.r;
-      out.set(bucket, d);
-    }
+    for (const { bucket, requests, errors, rateLimited } of dailyRowsOf(
+      account,
+      day,
+      p?.views[0]?.values() ?? [],
+    ))
+      out.set(bucket, { requests, errors, rateLimited });
     return out;
   }
 

@@ -21,7 +21,7 @@ import { fieldsOfKey } from "./cell-keys";
 import { docOfBatch, type MongoUsageLog } from "./mongo";
 import { DocStrings, type PeriodDoc, periodFields, readDocCells } from "./mongo-periods";
 import { PeriodCells } from "./period";
-import { firstHourKept } from "./port";
+import { type DailyCounts, dailyRowsOf, firstHourKept } from "./port";
 
 /**
  * The per-event MongoDB layout (`usage_events`: a document per event; `usage_rollups`: a
@@ -361,15 +361,10 @@ async function keepDaily(db: Db): Promise<number> {
     const doc = await db
       .collection<PeriodDoc>("usage_periods")
       .findOne({ _id: `${k.slice(0, k.lastIndexOf("|"))}|d|${k.slice(k.lastIndexOf("|") + 1)}` });
-    const derived = new Map<string, { requests: number; errors: number; rateLimited: number }>();
-    for (const c of doc ? readDocCells(doc, ROLLUP_NAMES.indexOf("bs")) : []) {
-      const bucket = c.f[0] as string;
-      const d = derived.get(bucket) ?? { requests: 0, errors: 0, rateLimited: 0 };
-      d.requests += c.n;
-      d.errors += c.e;
-      d.rateLimited += c.r;
-      derived.set(bucket, d);
-    }
+    const cells = doc ? readDocCells(doc, ROLLUP_NAMES.indexOf("bs")) : [];
+    const derived = new Map<string, DailyCounts>(
+      dailyRowsOf("", "", cells).map((r) => [r.bucket, r]),
+    );
     const same =
       derived.size === list.length &&
       list.every((r) => {
